@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs pegplus's build and test dependencies from Debian 12 packages, only when missing.
+# Run as root (or through sudo); does nothing when everything is already installed.
+set -eu
+PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubunit-dev \
+liblapacke-dev libopenblas-dev libqhull-dev"
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "pegplus: missing Debian packages:$missing" >&2
+    echo "pegplus: run this script as root, or: sudo apt-get install$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing

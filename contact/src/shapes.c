@@ -1,0 +1,2 @@
+/* placeholder: the geometry work replaces this file. */
+typedef int pp_placeholder_shapes;

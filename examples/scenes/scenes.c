@@ -1,0 +1,182 @@
+/* Scene builders shared by tests, demo, compare tool and benchmarks (see scenes.h). */
+#include "scenes.h"
+
+#include <math.h>
+#include <string.h>
+
+void pp_scenes_init_ode(void)
+{
+    static int done = 0;
+    if (!done) {
+        dInitODE2(0);
+        done = 1;
+    }
+}
+
+static void scene_begin(pp_scene *s, const char *name, int ground, double gravity_z)
+{
+    pp_scenes_init_ode();
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->world = dWorldCreate();
+    s->space = dHashSpaceCreate(0);
+    dWorldSetGravity(s->world, 0, 0, gravity_z);
+    if (ground) s->ground = dCreatePlane(s->space, 0, 0, 1, 0);
+}
+
+static dBodyID add_body(pp_scene *s, dGeomID g, const dMass *m, const double pos[3])
+{
+    dBodyID b = dBodyCreate(s->world);
+    dBodySetMass(b, m);
+    dGeomSetBody(g, b);
+    dBodySetPosition(b, pos[0], pos[1], pos[2]);
+    if (s->body_count < PP_SCENE_MAX_BODIES) {
+        s->bodies[s->body_count] = b;
+        s->geoms[s->body_count] = g;
+        s->body_count++;
+    }
+    return b;
+}
+
+dBodyID pp_scene_add_box(pp_scene *s, const double lengths[3], double mass, const double pos[3])
+{
+    dMass m;
+    dMassSetBoxTotal(&m, mass, lengths[0], lengths[1], lengths[2]);
+    return add_body(s, dCreateBox(s->space, lengths[0], lengths[1], lengths[2]), &m, pos);
+}
+
+dBodyID pp_scene_add_sphere(pp_scene *s, double radius, double mass, const double pos[3])
+{
+    dMass m;
+    dMassSetSphereTotal(&m, mass, radius);
+    return add_body(s, dCreateSphere(s->space, radius), &m, pos);
+}
+
+static void set_rotation(dBodyID b, double ax, double ay, double az, double angle)
+{
+    dQuaternion q;
+    dQFromAxisAndAngle(q, ax, ay, az, angle);
+    dBodySetQuaternion(b, q);
+}
+
+void pp_scene_free_flight(pp_scene *s, int gyroscopic, int gravity)
+{
+    scene_begin(s, "free_flight", 0, gravity ? -9.81 : 0.0);
+    dBodyID b;
+
+    b = pp_scene_add_box(s, (const double[3]){0.1, 0.4, 0.9}, 10.0, (const double[3]){0, 0, 0});
+    dBodySetLinearVel(b, -0.9, 0.4, 0.1);
+    dBodySetAngularVel(b, 0.5, 0, 0);
+
+    b = pp_scene_add_box(s, (const double[3]){0.3, 0.3, 0.1}, 2.0, (const double[3]){2, 0, 0});
+    set_rotation(b, 1, 0, 0, 0.3);
+    dBodySetAngularVel(b, 0.2, -0.1, 15.0);
+
+    b = pp_scene_add_box(s, (const double[3]){0.2, 0.5, 0.3}, 1.5, (const double[3]){0, 3, 1});
+    set_rotation(b, 0.3, 1, -0.2, 1.1);
+    dBodySetLinearVel(b, 0.3, -0.2, 2.0);
+    dBodySetAngularVel(b, 1.5, -2.0, 0.7);
+    dBodySetLinearDamping(b, 0.01);
+    dBodySetAngularDamping(b, 0.02);
+    dBodySetLinearDampingThreshold(b, 0.1);
+    dBodySetAngularDampingThreshold(b, 0.1);
+
+    b = pp_scene_add_sphere(s, 0.2, 3.0, (const double[3]){-2, 0, 5});
+    dBodySetGravityMode(b, 0);
+    dBodySetLinearVel(b, 0, 0, 1);
+    dBodySetAngularVel(b, 0, 30, 0);
+    dBodySetMaxAngularSpeed(b, 20.0);
+
+    b = pp_scene_add_box(s, (const double[3]){0.6, 0.2, 0.1}, 0.7, (const double[3]){4, 4, 4});
+    dBodySetFiniteRotationMode(b, 1);
+    dBodySetAngularVel(b, 4.0, 1.0, -2.0);
+
+    b = pp_scene_add_box(s, (const double[3]){0.6, 0.2, 0.1}, 0.7, (const double[3]){-4, 4, 4});
+    dBodySetFiniteRotationMode(b, 1);
+    dBodySetFiniteRotationAxis(b, 0, 0, 1);
+    dBodySetAngularVel(b, 1.0, 2.0, 6.0);
+
+    b = pp_scene_add_box(s, (const double[3]){0.4, 0.4, 0.4}, 5.0, (const double[3]){-4, -4, 0});
+    dBodySetLinearVel(b, 0.1, 0.2, 0.3);
+    dBodySetAngularVel(b, 0.5, 0.5, 0.5);
+    dBodySetKinematic(b);
+
+    for (int i = 0; i < s->body_count; ++i)
+        dBodySetGyroscopicMode(s->bodies[i], gyroscopic);
+}
+
+void pp_scene_drop(pp_scene *s)
+{
+    scene_begin(s, "drop", 1, -9.81);
+    pp_scene_add_box(s, (const double[3]){1, 1, 1}, 1.0, (const double[3]){0, 0, 2.0});
+    dBodyID b = pp_scene_add_box(s, (const double[3]){0.5, 0.8, 0.3}, 2.0, (const double[3]){2, 0, 1.5});
+    set_rotation(b, 1, 1, 0, 0.4);
+    pp_scene_add_sphere(s, 0.25, 1.0, (const double[3]){-2, 0, 1.0});
+    b = pp_scene_add_sphere(s, 0.4, 3.0, (const double[3]){0, 2, 3.0});
+    dBodySetLinearVel(b, 0.5, 0, 0);
+}
+
+void pp_scene_destroy(pp_scene *s)
+{
+    if (s->space) dSpaceDestroy(s->space);
+    if (s->world) dWorldDestroy(s->world);
+    memset(s, 0, sizeof *s);
+}
+
+double pp_scene_kinetic_energy(const pp_scene *s)
+{
+    double e = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        dBodyID b = s->bodies[i];
+        if (dBodyIsKinematic(b)) continue;
+        dMass m;
+        dBodyGetMass(b, &m);
+        const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b), *R = dBodyGetRotation(b);
+        double wb[3]; /* body-frame angular velocity R^T w */
+        for (int k = 0; k < 3; ++k) wb[k] = R[k] * w[0] + R[4 + k] * w[1] + R[8 + k] * w[2];
+        double rot = 0.0;
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) rot += wb[r] * m.I[4 * r + c] * wb[c];
+        e += 0.5 * m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * rot;
+    }
+    return e;
+}
+
+void pp_scene_angular_momentum(const pp_scene *s, double L[3])
+{
+    L[0] = L[1] = L[2] = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        dBodyID b = s->bodies[i];
+        if (dBodyIsKinematic(b)) continue;
+        dMass m;
+        dBodyGetMass(b, &m);
+        const dReal *x = dBodyGetPosition(b), *v = dBodyGetLinearVel(b);
+        const dReal *w = dBodyGetAngularVel(b), *R = dBodyGetRotation(b);
+        double wb[3], Lb[3];
+        for (int k = 0; k < 3; ++k) wb[k] = R[k] * w[0] + R[4 + k] * w[1] + R[8 + k] * w[2];
+        for (int r = 0; r < 3; ++r) Lb[r] = m.I[4 * r] * wb[0] + m.I[4 * r + 1] * wb[1] + m.I[4 * r + 2] * wb[2];
+        for (int r = 0; r < 3; ++r)
+            L[r] += R[4 * r] * Lb[0] + R[4 * r + 1] * Lb[1] + R[4 * r + 2] * Lb[2];
+        L[0] += m.mass * (x[1] * v[2] - x[2] * v[1]);
+        L[1] += m.mass * (x[2] * v[0] - x[0] * v[2]);
+        L[2] += m.mass * (x[0] * v[1] - x[1] * v[0]);
+    }
+}
+
+double pp_scene_max_penetration(const pp_scene *s)
+{
+    int n = dSpaceGetNumGeoms(s->space);
+    double deepest = 0.0;
+    dContactGeom contacts[16];
+    for (int i = 0; i < n; ++i) {
+        dGeomID a = dSpaceGetGeom(s->space, i);
+        for (int j = i + 1; j < n; ++j) {
+            dGeomID b = dSpaceGetGeom(s->space, j);
+            if (!dGeomGetBody(a) && !dGeomGetBody(b)) continue;
+            int k = dCollide(a, b, 16, contacts, sizeof(dContactGeom));
+            for (int c = 0; c < k; ++c)
+                if (contacts[c].depth > deepest) deepest = contacts[c].depth;
+        }
+    }
+    return deepest;
+}

@@ -1,0 +1,194 @@
+/*
+ * pegplus/pegplus.h — the ODE-facing API of pegplus.
+ *
+ * An ODE program that steps its world with
+ *
+ *     dSpaceCollide(space, data, near_callback);   // contact joints from dCollide
+ *     dWorldStep(world, h);
+ *     dJointGroupEmpty(contact_group);
+ *
+ * replaces those three lines with one call:
+ *
+ *     pp_world_step(pw, h);
+ *
+ * after creating `pw` once with pp_world_create(world, space, &config). The contact model
+ * is chosen by config.model and may be switched between steps (pp_world_set_model):
+ *
+ *   PP_MODEL_ODE       stock ODE exactly as a typical program runs it: dSpaceCollide, a
+ *                      near callback calling dCollide (up to config.ode_max_contacts per
+ *                      pair), contact joints built from the pair's pp_surface, dWorldStep
+ *                      or dWorldQuickStep, the joint group emptied. The baseline.
+ *   PP_MODEL_STANDARD  pegplus's own Stewart–Trinkle stepper; every near feature pair is a
+ *                      unilateral constraint (the "standard model" of the PEG paper).
+ *   PP_MODEL_PEG       the same stepper with PEG's U/I/X constraints between polytopes.
+ *
+ * Under the pegplus models the library integrates the managed bodies itself, in the order
+ * ODE's dWorldStep uses (gravity, implicit gyroscopic torque, semi-implicit Euler, quaternion
+ * update + normalisation, then damping), and writes position, orientation and velocities back
+ * with dBodySet*, clearing the force and torque accumulators as ODE does.
+ *
+ * Which bodies are managed: every body reachable from the space tree given at creation (through
+ * its geoms) or through the joint graph from those bodies, plus bodies registered explicitly with
+ * pp_world_register_body (ODE has no public body list). Disabled bodies are not stepped (as in
+ * ODE) and take part in contact as immovable. ODE's auto-disable is not reproduced by the
+ * pegplus models (reported once through the log hook if the world or a body enables it).
+ *
+ * Current build status (see README "Status"): PP_MODEL_ODE is complete. PP_MODEL_STANDARD and
+ * PP_MODEL_PEG step bodies in free flight; when shapes come within the proximity margin of each
+ * other, pp_world_step returns PP_ERR_UNSUPPORTED ("contact model not built yet") and changes
+ * nothing. Bodies attached to non-contact joints are likewise rejected with PP_ERR_UNSUPPORTED by
+ * the pegplus models.
+ *
+ * Conventions: see pegplus/base.h (double precision, SI units, (w,x,y,z) quaternions).
+ * Errors: every call returns a pp_status; a rejected call logs one message naming the problem
+ * through the log hook (pp_set_log_hook) and changes nothing in ODE.
+ */
+#ifndef PEGPLUS_PEGPLUS_H
+#define PEGPLUS_PEGPLUS_H
+
+#include <ode/ode.h>
+
+#include "pegplus/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pp_model {
+    PP_MODEL_ODE = 0,      /* stock ODE: dCollide + contact joints + dWorldStep/QuickStep */
+    PP_MODEL_STANDARD = 1, /* Stewart–Trinkle stepper, one unilateral constraint per near pair */
+    PP_MODEL_PEG = 2       /* Stewart–Trinkle stepper with PEG constraints */
+} pp_model;
+
+/* A short name: "ode", "standard", "peg". */
+const char *pp_model_name(pp_model model);
+
+typedef enum pp_ode_stepper {
+    PP_ODE_WORLD_STEP = 0, /* dWorldStep (Dantzig LCP, exact) */
+    PP_ODE_QUICK_STEP = 1  /* dWorldQuickStep (projected Gauss–Seidel / SOR) */
+} pp_ode_stepper;
+
+/*
+ * Surface parameters of one geom pair.
+ *
+ * mu, bounce and bounce_vel are read by every model:
+ *   mu          Coulomb friction coefficient, >= 0 (dInfinity allowed: no sliding).
+ *   bounce      restitution in [0, 1]: ODE's bounce in PP_MODEL_ODE, PLUS's e_min otherwise.
+ *   bounce_vel  m/s, >= 0: ODE's bounce_vel (minimum approach speed for a bounce), PLUS's
+ *               capture speed v_capture otherwise.
+ * The ode_* fields are read only by PP_MODEL_ODE and ignored by the pegplus models:
+ *   ode_mode    dContact surface.mode flags (default dContactApprox1); dContactBounce is added
+ *               when bounce > 0, dContactSoftERP/CFM when ode_soft_erp/cfm are >= 0.
+ *   ode_soft_erp, ode_soft_cfm  copied to surface.soft_erp/soft_cfm when >= 0 (default -1: unset).
+ */
+typedef struct pp_surface {
+    double mu;
+    double bounce;
+    double bounce_vel;
+    int ode_mode;
+    double ode_soft_erp;
+    double ode_soft_cfm;
+} pp_surface;
+
+/*
+ * Per-pair surface callback, in the spirit of ODE's near callback. Called once per geom pair
+ * that may touch in this step, with *surface pre-filled from pp_config.surface. Return 0 to
+ * let the pair pass through each other (no contact), non-zero to keep it.
+ */
+typedef int (*pp_surface_fn)(void *user, dGeomID g1, dGeomID g2, pp_surface *surface);
+
+typedef struct pp_config {
+    pp_model model;               /* default PP_MODEL_PEG */
+    pp_ode_stepper ode_stepper;   /* PP_MODEL_ODE only; default PP_ODE_WORLD_STEP */
+    int ode_max_contacts;         /* PP_MODEL_ODE: dCollide contacts per pair, 1..64; default 8 */
+    pp_surface surface;           /* default surface of every pair: mu 0.5, bounce 0, bounce_vel 0 */
+    pp_surface_fn surface_fn;     /* optional per-pair override; NULL = use `surface` */
+    void *surface_user;           /* passed to surface_fn */
+    double proximity_margin;      /* eps, m: pairs closer than this get constraints; default 0.01 */
+    int friction_directions;      /* k, directions of the friction pyramid, 3..64; default 8 */
+} pp_config;
+
+/* Every parameter at its documented default. */
+pp_config pp_config_default(void);
+
+/* PP_OK, or PP_ERR_INVALID_ARGUMENT with a message naming the first bad field. */
+pp_status pp_config_validate(const pp_config *config);
+
+/* Statistics of the last pp_world_step. Times in seconds (wall clock, monotonic). */
+typedef enum pp_stage {
+    PP_STAGE_SNAPSHOT = 0,
+    PP_STAGE_BROADPHASE,
+    PP_STAGE_PROXIMITY,
+    PP_STAGE_FEATURES,
+    PP_STAGE_CONSTRAINTS,
+    PP_STAGE_IMPACT,
+    PP_STAGE_TIME_STEP,
+    PP_STAGE_INTEGRATE,
+    PP_STAGE_WRITE_BACK,
+    PP_STAGE_COUNT
+} pp_stage;
+
+typedef struct pp_step_stats {
+    pp_model model;          /* model that ran the step */
+    pp_status status;        /* what pp_world_step returned */
+    int bodies;              /* managed (stepped) bodies */
+    int shapes;              /* geoms seen in the space tree */
+    int ode_contacts;        /* PP_MODEL_ODE: contact joints created */
+    double ode_max_depth;    /* PP_MODEL_ODE: deepest dContactGeom.depth reported, m */
+    double time_total;       /* the whole pp_world_step */
+    double time_stage[PP_STAGE_COUNT];
+} pp_step_stats;
+
+typedef struct pp_world pp_world;
+
+/*
+ * Create the pegplus world for an ODE world and the (top-level) space holding its geoms.
+ * `space` may be NULL when all bodies are registered explicitly. `config` NULL = defaults.
+ * On success *out receives the world; on failure *out is NULL and a message is logged.
+ */
+pp_status pp_world_create(dWorldID world, dSpaceID space, const pp_config *config,
+                          pp_world **out);
+
+/* Destroys the pegplus world and the convex geoms created by pp_convex_create with it.
+ * ODE's world, space, bodies and other geoms are left untouched. NULL is a no-op. */
+void pp_world_destroy(pp_world *world);
+
+/* Advance by h seconds (finite, > 0) with the current model. On any error nothing in ODE has
+ * changed: bodies keep their state and force accumulators. */
+pp_status pp_world_step(pp_world *world, double h);
+
+/* Switch the contact model between steps. */
+pp_status pp_world_set_model(pp_world *world, pp_model model);
+pp_model pp_world_get_model(const pp_world *world);
+
+/* Replace the whole configuration (validated first; on error the old one stays). */
+pp_status pp_world_set_config(pp_world *world, const pp_config *config);
+pp_config pp_world_get_config(const pp_world *world);
+
+/* Statistics of the last step (valid until the next step or destroy). */
+const pp_step_stats *pp_world_get_stats(const pp_world *world);
+
+/* Manage a body ODE cannot show us (no geom in the space tree, no joint to one that has).
+ * It must belong to the same ODE world. Registering twice is harmless. */
+pp_status pp_world_register_body(pp_world *world, dBodyID body);
+
+/*
+ * Convex polytopes. ODE keeps no copy of a dConvex's data and has no getter for it, so pegplus
+ * records the polytope itself:
+ *  - pp_convex_create builds the convex hull of `count` points (xyz triples, body frame, metres)
+ *    with qhull, creates the dConvex in `space` and records its polytope; the geom's arrays are
+ *    owned by the pegplus world, which destroys the geom in pp_world_destroy.
+ *  - pp_world_register_convex records the polytope of a dConvex the caller created, given the
+ *    same points (the hull of them must be the geom's shape).
+ * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
+ * or PP_ERR_INVALID_ARGUMENT with a message.
+ */
+pp_status pp_convex_create(pp_world *world, dSpaceID space, const double *points, int count,
+                           dGeomID *out);
+pp_status pp_world_register_convex(pp_world *world, dGeomID convex, const double *points,
+                                   int count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_PEGPLUS_H */

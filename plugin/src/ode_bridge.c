@@ -1,0 +1,247 @@
+/*
+ * The bridge to ODE: find the bodies to manage (stage 1 discovery), check them, copy their
+ * state out (snapshot) and write the result back (stage 9). Only plugin/ talks to ODE.
+ *
+ * ODE 0.16 has no public list of a world's bodies (spec/ODE.md §1): they are found through the
+ * space tree (geom -> body), the joint graph (body -> joint -> body) and explicit registration.
+ */
+#include "world_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(dReal) == sizeof(double), "pegplus needs ODE built in double precision");
+
+pp_status pp_grow(void **array, int *capacity, int need, size_t size)
+{
+    if (need <= *capacity) return PP_OK;
+    int cap = *capacity > 0 ? *capacity : 16;
+    while (cap < need) cap *= 2;
+    void *grown = realloc(*array, (size_t)cap * size);
+    if (!grown) {
+        pp_log(PP_LOG_ERROR, "out of memory growing an array to %d elements", cap);
+        return PP_ERR_NO_MEMORY;
+    }
+    *array = grown;
+    *capacity = cap;
+    return PP_OK;
+}
+
+static int find_body(const pp_world *world, dBodyID body)
+{
+    for (int i = 0; i < world->body_count; ++i)
+        if (world->bodies[i].id == body) return i;
+    return -1;
+}
+
+/* Append a body once. Disabled bodies are not stepped (as in ODE) and are left out. */
+static pp_status add_body(pp_world *world, dBodyID body)
+{
+    if (!dBodyIsEnabled(body) || find_body(world, body) >= 0) return PP_OK;
+    if (dBodyGetWorld(body) != world->ode_world) {
+        pp_log(PP_LOG_ERROR, "body %p belongs to another ODE world than the pegplus world's",
+               (void *)body);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_status st = pp_grow((void **)&world->bodies, &world->body_capacity, world->body_count + 1,
+                           sizeof(pp_body));
+    if (st != PP_OK) return st;
+    memset(&world->bodies[world->body_count], 0, sizeof(pp_body));
+    world->bodies[world->body_count++].id = body;
+    return PP_OK;
+}
+
+static pp_status walk_space(pp_world *world, dSpaceID space)
+{
+    int n = dSpaceGetNumGeoms(space);
+    for (int i = 0; i < n; ++i) {
+        dGeomID g = dSpaceGetGeom(space, i);
+        pp_status st;
+        if (dGeomIsSpace(g)) {
+            st = walk_space(world, (dSpaceID)g);
+        } else {
+            st = pp_grow((void **)&world->geoms, &world->geom_capacity, world->geom_count + 1,
+                         sizeof(dGeomID));
+            if (st == PP_OK) {
+                world->geoms[world->geom_count++] = g;
+                if (dGeomGetBody(g)) st = add_body(world, dGeomGetBody(g));
+            }
+        }
+        if (st != PP_OK) return st;
+    }
+    return PP_OK;
+}
+
+pp_status pp_bridge_collect(pp_world *world)
+{
+    pp_status st = PP_OK;
+    world->body_count = 0;
+    world->geom_count = 0;
+    if (world->space) st = walk_space(world, world->space);
+    for (int i = 0; st == PP_OK && i < world->registered_count; ++i)
+        st = add_body(world, world->registered[i]);
+    /* The joint graph: breadth first over the growing body list. */
+    for (int i = 0; st == PP_OK && i < world->body_count; ++i) {
+        dBodyID b = world->bodies[i].id;
+        int joints = dBodyGetNumJoints(b);
+        for (int j = 0; st == PP_OK && j < joints; ++j) {
+            dJointID joint = dBodyGetJoint(b, j);
+            for (int k = 0; st == PP_OK && k < 2; ++k) {
+                dBodyID other = dJointGetBody(joint, k);
+                if (other) st = add_body(world, other);
+            }
+        }
+    }
+    return st;
+}
+
+int pp_bridge_body_has_joints(dBodyID body)
+{
+    int n = dBodyGetNumJoints(body);
+    for (int j = 0; j < n; ++j)
+        if (dJointGetType(dBodyGetJoint(body, j)) != dJointTypeContact) return 1;
+    return 0;
+}
+
+static int finite_array(const dReal *a, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+/* Names the first problem of one body, or returns NULL when it is fine. */
+const char *pp_body_problem(const pp_body *b)
+{
+    if (!isfinite(b->mass) || b->mass <= 0.0) return "mass is zero, negative or not finite";
+    for (int i = 0; i < 9; ++i)
+        if (!isfinite(b->inertia_body[i])) return "inertia tensor is not finite";
+    if (b->inertia_body[0] <= 0.0 || b->inertia_body[4] <= 0.0 || b->inertia_body[8] <= 0.0)
+        return "inertia tensor has a non-positive diagonal";
+    double inv[9];
+    if (!pp_invert_inertia(inv, b->inertia_body)) return "inertia tensor is singular";
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(b->x[k])) return "position is NaN or infinite";
+        if (!isfinite(b->v[k])) return "linear velocity is NaN or infinite";
+        if (!isfinite(b->w[k])) return "angular velocity is NaN or infinite";
+        if (!isfinite(b->force[k])) return "force accumulator is NaN or infinite";
+        if (!isfinite(b->torque[k])) return "torque accumulator is NaN or infinite";
+    }
+    double qn = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        if (!isfinite(b->q[k])) return "quaternion is NaN or infinite";
+        qn += b->q[k] * b->q[k];
+    }
+    if (qn < 0.5 || qn > 2.0) return "quaternion is far from unit length";
+    return NULL;
+}
+
+static void copy_rotation(double R[9], const dReal *ode_R)
+{
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) R[3 * r + c] = ode_R[4 * r + c];
+}
+
+static void read_body(pp_body *b)
+{
+    dBodyID id = b->id;
+    dMass m;
+    dBodyGetMass(id, &m);
+    b->mass = m.mass;
+    b->kinematic = dBodyIsKinematic(id);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) b->inertia_body[3 * r + c] = m.I[4 * r + c];
+    const dReal *x = dBodyGetPosition(id), *q = dBodyGetQuaternion(id);
+    const dReal *v = dBodyGetLinearVel(id), *w = dBodyGetAngularVel(id);
+    const dReal *f = dBodyGetForce(id), *t = dBodyGetTorque(id);
+    for (int k = 0; k < 3; ++k) {
+        b->x[k] = x[k];
+        b->v[k] = v[k];
+        b->w[k] = w[k];
+        b->force[k] = f[k];
+        b->torque[k] = t[k];
+    }
+    for (int k = 0; k < 4; ++k) b->q[k] = q[k];
+    copy_rotation(b->R, dBodyGetRotation(id));
+    b->gravity = dBodyGetGravityMode(id) != 0;
+    b->gyroscopic = dBodyGetGyroscopicMode(id) != 0; /* ODE returns the flag value (256) */
+    b->finite_rotation = dBodyGetFiniteRotationMode(id) != 0;
+    dVector3 axis;
+    dBodyGetFiniteRotationAxis(id, axis);
+    for (int k = 0; k < 3; ++k) b->finite_rotation_axis[k] = axis[k];
+    b->finite_rotation_axis_set = axis[0] != 0 || axis[1] != 0 || axis[2] != 0;
+    b->linear_damping = dBodyGetLinearDamping(id);
+    b->angular_damping = dBodyGetAngularDamping(id);
+    double lt = dBodyGetLinearDampingThreshold(id), at = dBodyGetAngularDampingThreshold(id);
+    b->linear_threshold2 = lt * lt;
+    b->angular_threshold2 = at * at;
+    b->max_angular_speed = dBodyGetMaxAngularSpeed(id);
+}
+
+pp_status pp_bridge_snapshot(pp_world *world, double h)
+{
+    (void)h;
+    for (int i = 0; i < world->body_count; ++i) {
+        pp_body *b = &world->bodies[i];
+        read_body(b);
+        const char *problem = pp_body_problem(b);
+        if (problem) {
+            const dReal *x = dBodyGetPosition(b->id);
+            pp_log(PP_LOG_ERROR, "body %d (%p at %g %g %g): %s; step rejected, nothing changed", i,
+                   (void *)b->id, x[0], x[1], x[2], problem);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+        if (b->kinematic) {
+            b->inv_mass = 0.0;
+            memset(b->inv_inertia_body, 0, sizeof b->inv_inertia_body);
+        } else {
+            b->inv_mass = 1.0 / b->mass;
+            pp_invert_inertia(b->inv_inertia_body, b->inertia_body);
+        }
+    }
+    return PP_OK;
+}
+
+pp_status pp_bridge_validate(const pp_world *world)
+{
+    /* Everything ODE would read in a step: poses, velocities, accumulators, mass. */
+    for (int i = 0; i < world->body_count; ++i) {
+        dBodyID id = world->bodies[i].id;
+        const char *what = NULL;
+        if (!finite_array(dBodyGetPosition(id), 3)) what = "position is NaN or infinite";
+        else if (!finite_array(dBodyGetQuaternion(id), 4)) what = "quaternion is NaN or infinite";
+        else if (!finite_array(dBodyGetLinearVel(id), 3)) what = "linear velocity is NaN or infinite";
+        else if (!finite_array(dBodyGetAngularVel(id), 3)) what = "angular velocity is NaN or infinite";
+        else if (!finite_array(dBodyGetForce(id), 3)) what = "force accumulator is NaN or infinite";
+        else if (!finite_array(dBodyGetTorque(id), 3)) what = "torque accumulator is NaN or infinite";
+        if (what) {
+            pp_log(PP_LOG_ERROR, "body %d (%p): %s; step rejected, nothing changed", i, (void *)id,
+                   what);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    }
+    return PP_OK;
+}
+
+pp_status pp_bridge_write_back(pp_world *world)
+{
+    /* Check everything first so that a non-finite result writes nothing at all. */
+    for (int i = 0; i < world->body_count; ++i) {
+        if (!pp_body_is_finite(&world->bodies[i])) {
+            pp_log(PP_LOG_ERROR, "body %d: the step produced a non-finite state; nothing written", i);
+            return PP_ERR_NUMERICAL;
+        }
+    }
+    for (int i = 0; i < world->body_count; ++i) {
+        const pp_body *b = &world->bodies[i];
+        dQuaternion q = {b->q[0], b->q[1], b->q[2], b->q[3]};
+        dBodySetPosition(b->id, b->x[0], b->x[1], b->x[2]);
+        dBodySetQuaternion(b->id, q);
+        dBodySetLinearVel(b->id, b->v[0], b->v[1], b->v[2]);
+        dBodySetAngularVel(b->id, b->w[0], b->w[1], b->w[2]);
+        dBodySetForce(b->id, 0, 0, 0);
+        dBodySetTorque(b->id, 0, 0, 0);
+    }
+    return PP_OK;
+}

@@ -1,0 +1,89 @@
+/* Private to plugin/: the pegplus world and the plain-data body snapshot. */
+#ifndef PP_PLUGIN_WORLD_INTERNAL_H
+#define PP_PLUGIN_WORLD_INTERNAL_H
+
+#include "pegplus/pegplus.h"
+
+/* One managed ODE body, copied out of ODE at the start of a step (stage 1) and written
+ * back at its end (stage 9). Matrices are 3x3 row-major; everything in the world frame
+ * unless the name says body frame. */
+typedef struct pp_body {
+    dBodyID id;
+    double mass, inv_mass;     /* inv_mass = 0 for kinematic bodies */
+    double inertia_body[9];    /* body-frame inertia about the centre of mass */
+    double inv_inertia_body[9];
+    double inv_inertia_world[9];
+    double x[3], q[4], R[9];   /* position, orientation (w,x,y,z), rotation */
+    double v[3], w[3];         /* linear and angular velocity */
+    double force[3], torque[3];/* user accumulators (without gravity) */
+    int gravity, gyroscopic, kinematic;
+    int finite_rotation, finite_rotation_axis_set;
+    double finite_rotation_axis[3];
+    double linear_damping, angular_damping;             /* 0 = off */
+    double linear_threshold2, angular_threshold2;       /* squared speed thresholds */
+    double max_angular_speed;                           /* dInfinity = off */
+} pp_body;
+
+/* A convex geom whose polytope pegplus recorded (ODE has no getter for dConvex data). */
+typedef struct pp_convex_record {
+    dGeomID geom;
+    int owned;                 /* created by pp_convex_create: destroyed with the world */
+    double *planes;            /* ODE arrays that must outlive the geom (owned == 1) */
+    double *points;
+    unsigned *polygons;
+    struct pp_polytope *polytope;
+} pp_convex_record;
+
+struct pp_world {
+    dWorldID ode_world;
+    dSpaceID space;
+    pp_config config;
+    pp_step_stats stats;
+
+    dJointGroupID contact_group;   /* PP_MODEL_ODE contact joints */
+
+    dBodyID *registered;           /* pp_world_register_body */
+    int registered_count, registered_capacity;
+
+    pp_body *bodies;               /* snapshot of the managed bodies */
+    int body_count, body_capacity;
+
+    dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces) */
+    int geom_count, geom_capacity;
+
+    pp_convex_record *convexes;
+    int convex_count, convex_capacity;
+
+    int warned_auto_disable;
+    int warned_unsupported_class[16];
+};
+
+/* ode_bridge.c: discovery, validation, snapshot and write-back (stages 1 and 9). */
+pp_status pp_bridge_collect(pp_world *world);
+pp_status pp_bridge_validate(const pp_world *world);
+pp_status pp_bridge_snapshot(pp_world *world, double h);
+pp_status pp_bridge_write_back(pp_world *world);
+int pp_bridge_body_has_joints(dBodyID body);
+
+/* integrate.c: ODE's free-body update on plain data (stage 8 and the velocity part of 7). */
+void pp_body_apply_external_impulse(pp_body *body, const double gravity[3], double h);
+void pp_body_integrate_pose(pp_body *body, double h);
+int pp_body_is_finite(const pp_body *body);
+
+/* ode_baseline.c: PP_MODEL_ODE. */
+pp_status pp_ode_baseline_step(pp_world *world, double h);
+
+/* convex.c */
+void pp_convex_records_free(pp_world *world);
+
+/* Grow a dynamic array to hold at least `need` elements of `size` bytes. */
+pp_status pp_grow(void **array, int *capacity, int need, size_t size);
+
+double pp_now_seconds(void);
+
+#endif
+
+void pp_quaternion_to_rotation(const double q[4], double R[9]);
+int pp_invert_inertia(double out[9], const double inertia[9]);
+const char *pp_body_problem(const pp_body *body);
+int pp_pair_surface(const pp_world *world, dGeomID g1, dGeomID g2, pp_surface *surface);
