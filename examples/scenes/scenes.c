@@ -1,4 +1,5 @@
 /* Scene builders shared by tests, demo, compare tool and benchmarks (see scenes.h). */
+#define _DEFAULT_SOURCE /* M_PI */
 #include "scenes.h"
 
 #include <math.h>
@@ -114,6 +115,74 @@ void pp_scene_drop(pp_scene *s)
     pp_scene_add_sphere(s, 0.25, 1.0, (const double[3]){-2, 0, 1.0});
     b = pp_scene_add_sphere(s, 0.4, 3.0, (const double[3]){0, 2, 3.0});
     dBodySetLinearVel(b, 0.5, 0, 0);
+}
+
+void pp_scene_box_drop(pp_scene *s, double drop_height)
+{
+    scene_begin(s, "box_drop", 1, -9.81);
+    pp_scene_add_box(s, (const double[3]){1, 1, 1}, 1.0, (const double[3]){0, 0, 0.5 + drop_height});
+}
+
+void pp_scene_box_column(pp_scene *s, int count, double gap)
+{
+    scene_begin(s, "box_column", 1, -9.81);
+    for (int i = 0; i < count; ++i)
+        pp_scene_add_box(s, (const double[3]){1, 1, 1}, 1.0,
+                         (const double[3]){0, 0, 0.5 + i * (1.0 + gap) + gap});
+}
+
+void pp_scene_incline(pp_scene *s, double theta)
+{
+    scene_begin(s, "incline", 1, 0.0);
+    dWorldSetGravity(s->world, 9.81 * sin(theta), 0, -9.81 * cos(theta));
+    pp_scene_add_box(s, (const double[3]){1, 1, 1}, 1.0, (const double[3]){0, 0, 0.5});
+}
+
+void pp_scene_st96_rod(pp_scene *s, double height)
+{
+    scene_begin(s, "st96_rod", 1, -9.81);
+    const double radius = 0.05, length = 0.5, inertia = 0.002;
+    dMass m;
+    dMassSetZero(&m);
+    /* as printed: 0.002 about the axes across the rod; the spin about the rod's own axis is
+     * not part of the planar problem and gets the capsule's value */
+    dMassSetParameters(&m, 1.0, 0, 0, 0, inertia, inertia, 0.5 * radius * radius, 0, 0, 0);
+    dBodyID b = add_body(s, dCreateCapsule(s->space, radius, length), &m,
+                         (const double[3]){0, 0, height});
+    /* the capsule axis is local z; 30 degrees to the table = 60 degrees from the vertical */
+    set_rotation(b, 0, 1, 0, M_PI / 2 - M_PI / 6);
+    dBodySetAngularVel(b, 0, 4.0, 0);
+}
+
+void pp_scene_st96_balls(pp_scene *s)
+{
+    scene_begin(s, "st96_balls", 1, -9.81);
+    const double centres[4][3] = {{0, 0, 1}, {1, 0, 0.1}, {1.2 + 1e-5, 0, 0.1}, {1.4 + 2e-5, 0, 0.1}};
+    for (int i = 0; i < 4; ++i) pp_scene_add_sphere(s, 0.1, 1.0, centres[i]);
+    dBodySetLinearVel(s->bodies[0], 1.5, 0.1, 0);
+}
+
+/* Park–Miller minimal standard generator: the same heap on every machine. */
+static double next_uniform(unsigned *state)
+{
+    *state = (unsigned)((16807ull * (*state ? *state : 1u)) % 2147483647ull);
+    return (double)*state / 2147483647.0;
+}
+
+void pp_scene_box_pile(pp_scene *s, int count, unsigned seed)
+{
+    scene_begin(s, "box_pile", 1, -9.81);
+    unsigned state = seed * 2654435761u + 1u;
+    for (int i = 0; i < count; ++i) {
+        double lengths[3], pos[3];
+        for (int k = 0; k < 3; ++k) lengths[k] = 0.3 + 0.4 * next_uniform(&state);
+        pos[0] = 1.6 * ((i % 3) - 1) + 0.1 * next_uniform(&state);
+        pos[1] = 1.6 * (((i / 3) % 3) - 1) + 0.1 * next_uniform(&state);
+        pos[2] = 0.7 + 1.3 * (i / 9); /* 1.3 m > two half-diagonals: no initial overlap */
+        dBodyID b = pp_scene_add_box(s, lengths, 1.0, pos);
+        set_rotation(b, next_uniform(&state), next_uniform(&state), next_uniform(&state) + 0.1,
+                     2.0 * M_PI * next_uniform(&state));
+    }
 }
 
 void pp_scene_destroy(pp_scene *s)

@@ -38,6 +38,31 @@ void pp_scene_drop(pp_scene *scene);
 dBodyID pp_scene_add_box(pp_scene *scene, const double lengths[3], double mass, const double pos[3]);
 dBodyID pp_scene_add_sphere(pp_scene *scene, double radius, double mass, const double pos[3]);
 
+/* A unit box (1 kg, 1 m) released at rest with its bottom face `drop_height` above z = 0. */
+void pp_scene_box_drop(pp_scene *scene, double drop_height);
+
+/* A column of `count` unit boxes (1 kg, 1 m) on the plane, released at rest. `gap` is the
+ * vertical gap between consecutive boxes and between the lowest box and the plane (0: exactly
+ * touching, as in SCENES.md). */
+void pp_scene_box_column(pp_scene *scene, int count, double gap);
+
+/* A unit box (1 kg) resting on the plane z = 0 with gravity tilted by `theta` radians about y,
+ * which is a plane inclined by theta; the box would slide along +x. */
+void pp_scene_incline(pp_scene *scene, double theta);
+
+/* Stewart–Trinkle 1996 spinning rod: capsule of cylinder length 0.5 m (between the centres of
+ * the rounded ends), radius 0.05 m, 1 kg, inertia 0.002 kg m^2 about the axis normal to the
+ * motion plane (y), centre at height `height`, 30 degrees to the table, w = 4 rad/s about y. */
+void pp_scene_st96_rod(pp_scene *scene, double height);
+
+/* Stewart–Trinkle 1996 four balls: m = 1 kg, r = 0.1 m, centres [0,0,1], [1,0,0.1],
+ * [1.2+1e-5,0,0.1], [1.4+2e-5,0,0.1], ball 1 at v = [1.5, 0.1, 0]. */
+void pp_scene_st96_balls(pp_scene *scene);
+
+/* `count` unit-ish boxes (random sizes 0.3..0.7 m, 1 kg) released in a loose heap above the
+ * plane, reproducible from `seed`. */
+void pp_scene_box_pile(pp_scene *scene, int count, unsigned seed);
+
 void pp_scene_destroy(pp_scene *scene);
 
 /* Total kinetic energy (J) and world angular momentum about the origin (kg m^2/s). */
