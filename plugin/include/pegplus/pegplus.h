@@ -135,6 +135,15 @@ typedef struct pp_step_stats {
     int shapes;              /* geoms seen in the space tree */
     int ode_contacts;        /* PP_MODEL_ODE: contact joints created */
     double ode_max_depth;    /* PP_MODEL_ODE: deepest dContactGeom.depth reported, m */
+    int candidate_pairs;     /* broadphase pairs (AABBs inflated by the speculative margin) */
+    int near_pairs;          /* pairs within the margin after the proximity query */
+    int contacts;            /* contacts (feature pairs) handed to the time stepper */
+    int lcp_size;            /* unknowns of the LCP solved this step */
+    int lcp_status;          /* pp_lcp status of the final solve (0 = solved) */
+    int lcp_pivots;          /* pivots of Lemke's method, all attempts */
+    double lcp_residual;     /* natural-map residual of the accepted solution */
+    int lcp_fallback;        /* 0 none, 1 regularised, 2 previous impulses / no impulse */
+    double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
@@ -164,6 +173,21 @@ pp_model pp_world_get_model(const pp_world *world);
 /* Replace the whole configuration (validated first; on error the old one stays). */
 pp_status pp_world_set_config(pp_world *world, const pp_config *config);
 pp_config pp_world_get_config(const pp_world *world);
+
+/* One contact of the last step under a pegplus model: geoms (g2 may be a static geom), the
+ * contact point on g1, the unit normal from g1 to g2, the gap at the start of the step and the
+ * impulses the time stepper applied (N s; normal >= 0, friction in the tangent plane). */
+typedef struct pp_contact_info {
+    dGeomID g1, g2;
+    double position[3];
+    double normal[3];
+    double gap;
+    double normal_impulse;
+    double friction_impulse[3];
+} pp_contact_info;
+
+/* The contacts of the last step; *out valid until the next step or destroy. Returns the count. */
+int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out);
 
 /* Statistics of the last step (valid until the next step or destroy). */
 const pp_step_stats *pp_world_get_stats(const pp_world *world);

@@ -1,0 +1,86 @@
+/*
+ * pegplus/features.h — contacts between feature pairs of polytopes (and polytope–half-space),
+ * the input of the standard contact model and of PEG (spec/PEG.md §3, §4).
+ *
+ * A contact C = {A, B, p_a, n, psi} (PEG Eq 3 context): n is the unit normal from A to B,
+ * p_a the contact point on A, psi the gap (> 0 separated, < 0 overlapping), p_b = p_a + psi n.
+ *
+ *   vertex–face  (A's vertex v, B's face f):  p_a = v, n = -eta_f, psi = eta_f . v - d_f
+ *   face–vertex  (A's face f, B's vertex v):  n = eta_f, psi = eta_f . v - d_f, p_a = v - psi n
+ *   edge–edge    closest points p_a, p_b of the two segments; n = ±(e_a x e_b)/|.| with the
+ *                sign that makes n . (eta_b1 + eta_b2) < 0; psi = n . (p_b - p_a)
+ *
+ * A pair is reported when psi < eps and psi > -eps (deeper pairs are ignored: by then the
+ * pose is already broken and the pair's half-space would push the wrong way), and
+ *   vertex–face: v projects inside the face (tolerance 1e-9 m) and APPL^vf(v, f) >= appl_vf,
+ *                APPL^vf(v, f) = min over neighbours w of v of eta_f . (w - v)/|w - v| (§3);
+ *   edge–edge:   the closest points are interior to both segments and the edges are not
+ *                parallel (|e_a x e_b| > 1e-9 |e_a||e_b|).
+ * No ODE here: plain arrays in, plain structs out.
+ */
+#ifndef PEGPLUS_FEATURES_H
+#define PEGPLUS_FEATURES_H
+
+#include "pegplus/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A polytope's features in world coordinates. Index arrays may be borrowed from the polytope;
+ * only vertices, face normals and offsets change with the pose. */
+typedef struct pp_polytope_view {
+    int vertex_count;
+    const double *vertices;      /* 3 per vertex */
+    int face_count;
+    const double *face_normals;  /* 3 per face, outward unit */
+    const double *face_offsets;  /* face plane: normal . x = offset */
+    const int *face_first;       /* face f: face_vertices[face_first[f] .. face_first[f + 1]) */
+    const int *face_vertices;    /* counter-clockwise seen from outside */
+    int edge_count;
+    const int *edges;            /* 4 per edge: tail, head, f1, f2 (f1 runs tail -> head) */
+    const int *neighbour_first;  /* omega(v): neighbours[neighbour_first[v] .. [v + 1]) */
+    const int *neighbours;
+} pp_polytope_view;
+
+typedef enum pp_contact_kind {
+    PP_CONTACT_VERTEX_FACE = 0, /* feature_a = vertex of A, feature_b = face of B */
+    PP_CONTACT_FACE_VERTEX = 1, /* feature_a = face of A, feature_b = vertex of B */
+    PP_CONTACT_EDGE_EDGE = 2,   /* feature_a, feature_b = edges */
+    PP_CONTACT_POINT = 3        /* smooth shapes: closest points; features -1 */
+} pp_contact_kind;
+
+typedef struct pp_contact {
+    int body_a, body_b;         /* caller's body indices, -1 = static (infinite mass) */
+    int shape_a, shape_b;       /* caller's shape indices */
+    pp_contact_kind kind;
+    int feature_a, feature_b;
+    double p_a[3];              /* contact point on A, world */
+    double n[3];                /* unit normal from A to B */
+    double psi;                 /* gap, m */
+    double mu;                  /* Coulomb friction of the pair */
+} pp_contact;
+
+/* Default relaxed applicability threshold for vertex–face pairs (PEG authors' code: -0.3). */
+#define PP_APPL_VF_DEFAULT (-0.3)
+
+/*
+ * Append the contacts between polytopes A and B (vertex–face both ways, then edge–edge) to
+ * out[*count ..], never beyond `capacity`. Each contact gets body/shape indices -1 and mu 0;
+ * the caller fills them. Returns PP_OK, or PP_ERR_NO_MEMORY when `capacity` was too small
+ * (the contacts that fit are kept and *needed holds the total that would have been written).
+ */
+pp_status pp_features_polytopes(const pp_polytope_view *a, const pp_polytope_view *b, double eps,
+                                double appl_vf, pp_contact *out, int capacity, int *count,
+                                int *needed);
+
+/* Contacts between polytope A's vertices and the half-space below the plane normal . x = offset
+ * (B). Same conventions and return codes. */
+pp_status pp_features_polytope_plane(const pp_polytope_view *a, const double normal[3],
+                                     double offset, double eps, pp_contact *out, int capacity,
+                                     int *count, int *needed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

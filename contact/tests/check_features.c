@@ -1,0 +1,240 @@
+/*
+ * Feature-pair contacts (pegplus/features.h) on hand-built boxes with hand-computed answers:
+ * face on face, vertex down, crossed edges, box on a plane, and what must NOT be reported
+ * (side faces of a stack, pairs beyond eps, parallel edges).
+ */
+#define _DEFAULT_SOURCE /* M_PI */
+#include "pegplus/features.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double EPS = 0.01;
+static const double TOL = 1e-12;
+
+/* A box's features posed in the world. Faces CCW from outside. */
+typedef struct box_view {
+    double vertices[24], normals[18], offsets[6];
+    int face_first[7], face_vertices[24], edges[48], neighbour_first[9], neighbours[24];
+    pp_polytope_view view;
+} box_view;
+
+static const int FACES[6][4] = {
+    {1, 3, 7, 5}, {0, 4, 6, 2}, /* +x, -x */
+    {2, 6, 7, 3}, {0, 1, 5, 4}, /* +y, -y */
+    {4, 5, 7, 6}, {0, 2, 3, 1}, /* +z, -z */
+};
+
+/* R row-major, vertex i has local coordinates (±hx, ±hy, ±hz) with bits x = 1, y = 2, z = 4. */
+static void box_make(box_view *b, const double half[3], const double R[9], const double t[3])
+{
+    for (int i = 0; i < 8; ++i) {
+        double l[3] = {(i & 1) ? half[0] : -half[0], (i & 2) ? half[1] : -half[1],
+                       (i & 4) ? half[2] : -half[2]};
+        for (int r = 0; r < 3; ++r)
+            b->vertices[3 * i + r] = R[3 * r] * l[0] + R[3 * r + 1] * l[1] + R[3 * r + 2] * l[2] + t[r];
+    }
+    int ne = 0;
+    for (int f = 0; f < 6; ++f) {
+        b->face_first[f] = 4 * f;
+        const double *p0 = b->vertices + 3 * FACES[f][0], *p1 = b->vertices + 3 * FACES[f][1],
+                     *p2 = b->vertices + 3 * FACES[f][2];
+        double u[3], v[3], n[3];
+        for (int k = 0; k < 3; ++k) {
+            u[k] = p1[k] - p0[k];
+            v[k] = p2[k] - p1[k];
+        }
+        n[0] = u[1] * v[2] - u[2] * v[1];
+        n[1] = u[2] * v[0] - u[0] * v[2];
+        n[2] = u[0] * v[1] - u[1] * v[0];
+        double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int k = 0; k < 3; ++k) b->normals[3 * f + k] = n[k] / len;
+        b->offsets[f] = (b->normals[3 * f] * p0[0] + b->normals[3 * f + 1] * p0[1] +
+                         b->normals[3 * f + 2] * p0[2]);
+        for (int i = 0; i < 4; ++i) {
+            b->face_vertices[4 * f + i] = FACES[f][i];
+            int tail = FACES[f][i], head = FACES[f][(i + 1) % 4];
+            /* f1 is the face whose CCW order runs tail -> head; record each edge once */
+            int found = 0;
+            for (int e = 0; e < ne; ++e)
+                if (b->edges[4 * e] == head && b->edges[4 * e + 1] == tail) {
+                    b->edges[4 * e + 3] = f;
+                    found = 1;
+                }
+            if (!found) {
+                b->edges[4 * ne] = tail;
+                b->edges[4 * ne + 1] = head;
+                b->edges[4 * ne + 2] = f;
+                ne++;
+            }
+        }
+    }
+    b->face_first[6] = 24;
+    for (int v = 0; v < 8; ++v) {
+        b->neighbour_first[v] = 3 * v;
+        for (int k = 0; k < 3; ++k) b->neighbours[3 * v + k] = v ^ (1 << k);
+    }
+    b->neighbour_first[8] = 24;
+    b->view = (pp_polytope_view){8, b->vertices, 6, b->normals, b->offsets, b->face_first,
+                                 b->face_vertices, ne, b->edges, b->neighbour_first, b->neighbours};
+}
+
+static const double IDENTITY[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+static const double UNIT_HALF[3] = {0.5, 0.5, 0.5};
+
+static void rotation(double R[9], const double axis[3], double angle)
+{
+    double l = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double x = axis[0] / l, y = axis[1] / l, z = axis[2] / l, c = cos(angle), s = sin(angle), C = 1 - c;
+    double M[9] = {x * x * C + c,     x * y * C - z * s, x * z * C + y * s,
+                   y * x * C + z * s, y * y * C + c,     y * z * C - x * s,
+                   z * x * C - y * s, z * y * C + x * s, z * z * C + c};
+    memcpy(R, M, sizeof M);
+}
+
+START_TEST(test_box_edges_built_consistently)
+{
+    box_view b;
+    box_make(&b, UNIT_HALF, IDENTITY, (const double[3]){0, 0, 0});
+    ck_assert_int_eq(b.view.edge_count, 12);
+    for (int e = 0; e < 12; ++e) ck_assert_int_ne(b.edges[4 * e + 2], b.edges[4 * e + 3]);
+}
+END_TEST
+
+/* _i: gap between the faces, from the table */
+static const double face_gaps[] = {0.0, 0.005, -0.004, 0.0099, 0.02};
+
+START_TEST(test_face_on_face)
+{
+    double g = face_gaps[_i];
+    box_view a, b;
+    box_make(&a, UNIT_HALF, IDENTITY, (const double[3]){0, 0, 0});
+    box_make(&b, UNIT_HALF, IDENTITY, (const double[3]){0.2, 0.1, 1.0 + g});
+    pp_contact c[64];
+    int count = 0, needed = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, EPS, PP_APPL_VF_DEFAULT, c, 64, &count, &needed), PP_OK);
+    if (g >= EPS) {
+        ck_assert_int_eq(count, 0);
+        return;
+    }
+    /* The squares overlap in [-0.3, 0.5] x [-0.4, 0.5]: its corners are one corner of A (0.5,
+     * 0.5), one of B (-0.3, -0.4) and two edge crossings; all with gap g, normal +z. */
+    int vf = 0, fv = 0, ee = 0;
+    for (int i = 0; i < count; ++i) {
+        ck_assert_double_eq_tol(c[i].psi, g, TOL);
+        ck_assert_double_eq_tol(c[i].n[2], 1.0, TOL);
+        /* p_b = p_a + psi n lies on B's bottom face, p_a on A's top face */
+        ck_assert_double_eq_tol(c[i].p_a[2], 0.5, TOL);
+        vf += c[i].kind == PP_CONTACT_VERTEX_FACE;
+        fv += c[i].kind == PP_CONTACT_FACE_VERTEX;
+        ee += c[i].kind == PP_CONTACT_EDGE_EDGE;
+    }
+    ck_assert_int_eq(vf, 1);
+    ck_assert_int_eq(fv, 1);
+    ck_assert_int_eq(ee, 2);
+    ck_assert_int_eq(needed, count);
+}
+END_TEST
+
+/* An exactly aligned stack: 4 + 4 coincident corner contacts, none on the side faces. */
+START_TEST(test_aligned_stack_has_no_side_contacts)
+{
+    box_view a, b;
+    box_make(&a, UNIT_HALF, IDENTITY, (const double[3]){0, 0, 0});
+    box_make(&b, UNIT_HALF, IDENTITY, (const double[3]){0, 0, 1.0});
+    pp_contact c[64];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, EPS, PP_APPL_VF_DEFAULT, c, 64, &count, NULL), PP_OK);
+    ck_assert_int_eq(count, 8);
+    for (int i = 0; i < count; ++i) {
+        ck_assert_double_eq_tol(c[i].n[2], 1.0, TOL);
+        ck_assert_double_eq_tol(c[i].psi, 0.0, TOL);
+    }
+}
+END_TEST
+
+/* B stands on a vertex above A's top face: one face–vertex contact, n = +z. */
+START_TEST(test_vertex_down)
+{
+    double g = 0.003, R[9], axis[3] = {1, -1, 0};
+    rotation(R, axis, acos(1.0 / sqrt(3.0))); /* takes (1,1,1)/sqrt3 ... to +z; vertex 0 points down */
+    box_view a, b;
+    box_make(&a, UNIT_HALF, IDENTITY, (const double[3]){0, 0, 0});
+    /* lowest vertex of B at distance sqrt(3)/2 below its centre */
+    box_make(&b, UNIT_HALF, R, (const double[3]){0.1, 0.05, 0.5 + sqrt(3.0) / 2 + g});
+    pp_contact c[64];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, EPS, PP_APPL_VF_DEFAULT, c, 64, &count, NULL), PP_OK);
+    ck_assert_int_eq(count, 1);
+    ck_assert_int_eq(c[0].kind, PP_CONTACT_FACE_VERTEX);
+    ck_assert_double_eq_tol(c[0].psi, g, 1e-12);
+    ck_assert_double_eq_tol(c[0].n[2], 1.0, TOL);
+    ck_assert_double_eq_tol(c[0].p_a[0], 0.1, 1e-12);
+    ck_assert_double_eq_tol(c[0].p_a[2], 0.5, 1e-12);
+}
+END_TEST
+
+/* A has an edge on top along x, B an edge at the bottom along y: one edge–edge contact. */
+START_TEST(test_crossed_edges)
+{
+    double g = 0.004, Ra[9], Rb[9], h = sqrt(0.5);
+    rotation(Ra, (const double[3]){1, 0, 0}, M_PI / 4);
+    rotation(Rb, (const double[3]){0, 1, 0}, M_PI / 4);
+    box_view a, b;
+    box_make(&a, UNIT_HALF, Ra, (const double[3]){0, 0, 0});
+    box_make(&b, UNIT_HALF, Rb, (const double[3]){0.1, -0.2, 2 * h + g});
+    pp_contact c[64];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, EPS, PP_APPL_VF_DEFAULT, c, 64, &count, NULL), PP_OK);
+    ck_assert_int_eq(count, 1);
+    ck_assert_int_eq(c[0].kind, PP_CONTACT_EDGE_EDGE);
+    ck_assert_double_eq_tol(c[0].psi, g, 1e-12);
+    ck_assert_double_eq_tol(c[0].n[2], 1.0, 1e-12);
+    ck_assert_double_eq_tol(c[0].p_a[0], 0.1, 1e-12);
+    ck_assert_double_eq_tol(c[0].p_a[1], 0.0, 1e-12);
+    ck_assert_double_eq_tol(c[0].p_a[2], h, 1e-12);
+}
+END_TEST
+
+START_TEST(test_box_on_plane)
+{
+    box_view a;
+    double g = 0.002, R[9];
+    rotation(R, (const double[3]){0, 0, 1}, 0.7);
+    box_make(&a, UNIT_HALF, R, (const double[3]){3, 1, 0.5 + g});
+    pp_contact c[16];
+    int count = 0;
+    const double up[3] = {0, 0, 1};
+    ck_assert_int_eq(pp_features_polytope_plane(&a.view, up, 0.0, EPS, c, 16, &count, NULL), PP_OK);
+    ck_assert_int_eq(count, 4);
+    for (int i = 0; i < 4; ++i) {
+        ck_assert_double_eq_tol(c[i].psi, g, TOL);
+        ck_assert_double_eq_tol(c[i].n[2], -1.0, TOL); /* from the box (A) to the plane (B) */
+    }
+    /* too little room: the call says so and reports how many it needs */
+    int small = 0, needed = 0;
+    ck_assert_int_eq(pp_features_polytope_plane(&a.view, up, 0.0, EPS, c, 2, &small, &needed), PP_ERR_NO_MEMORY);
+    ck_assert_int_eq(small, 2);
+    ck_assert_int_eq(needed, 4);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("features");
+    TCase *tc = tcase_create("boxes");
+    tcase_add_test(tc, test_box_edges_built_consistently);
+    tcase_add_loop_test(tc, test_face_on_face, 0, 5);
+    tcase_add_test(tc, test_aligned_stack_has_no_side_contacts);
+    tcase_add_test(tc, test_vertex_down);
+    tcase_add_test(tc, test_crossed_edges);
+    tcase_add_test(tc, test_box_on_plane);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
