@@ -1,2 +1,185 @@
-/* placeholder: the geometry work replaces this file. */
-typedef int pp_placeholder_shapes;
+/*
+ * Posed shapes (pegplus/geometry.h): constructors, validation, support functions, centres
+ * and bounding boxes.
+ */
+#include "geometry_internal.h"
+
+#include <string.h>
+
+static const double IDENTITY[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+static const double ORIGIN[3] = {0, 0, 0};
+static const double UNIT_TOLERANCE = 1e-9; /* |n| - 1, |R^T R - I| */
+
+static pp_shape shape_posed(pp_shape_kind kind, const double position[3], const double R[9])
+{
+    pp_shape s;
+    memset(&s, 0, sizeof s);
+    s.kind = kind;
+    memcpy(s.position, position ? position : ORIGIN, sizeof s.position);
+    memcpy(s.R, R ? R : IDENTITY, sizeof s.R);
+    return s;
+}
+
+pp_shape pp_shape_make_sphere(double radius, const double position[3])
+{
+    pp_shape s = shape_posed(PP_SHAPE_SPHERE, position, NULL);
+    s.radius = radius;
+    return s;
+}
+
+pp_shape pp_shape_make_box(const double lengths[3], const double position[3], const double R[9])
+{
+    pp_shape s = shape_posed(PP_SHAPE_BOX, position, R);
+    memcpy(s.lengths, lengths, sizeof s.lengths);
+    return s;
+}
+
+pp_shape pp_shape_make_capsule(double radius, double length, const double position[3],
+                               const double R[9])
+{
+    pp_shape s = shape_posed(PP_SHAPE_CAPSULE, position, R);
+    s.radius = radius;
+    s.length = length;
+    return s;
+}
+
+pp_shape pp_shape_make_plane(const double normal[3], double offset)
+{
+    pp_shape s = shape_posed(PP_SHAPE_PLANE, NULL, NULL);
+    memcpy(s.normal, normal, sizeof s.normal);
+    s.offset = offset;
+    return s;
+}
+
+pp_shape pp_shape_make_polytope(const pp_polytope *poly, const double position[3],
+                                const double R[9])
+{
+    pp_shape s = shape_posed(PP_SHAPE_POLYTOPE, position, R);
+    s.polytope = poly;
+    return s;
+}
+
+static pp_status invalid(const char *what)
+{
+    pp_log(PP_LOG_ERROR, "pp_shape: %s", what);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
+pp_status pp_shape_validate(const pp_shape *s)
+{
+    if (!s) {
+        pp_log(PP_LOG_ERROR, "pp_shape: NULL shape");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    switch (s->kind) {
+    case PP_SHAPE_SPHERE:
+        if (!(isfinite(s->radius) && s->radius > 0.0)) return invalid("sphere radius must be > 0");
+        break;
+    case PP_SHAPE_BOX:
+        for (int k = 0; k < 3; ++k)
+            if (!(isfinite(s->lengths[k]) && s->lengths[k] > 0.0))
+                return invalid("box side lengths must be > 0");
+        break;
+    case PP_SHAPE_CAPSULE:
+        if (!(isfinite(s->radius) && s->radius > 0.0)) return invalid("capsule radius must be > 0");
+        if (!(isfinite(s->length) && s->length >= 0.0)) return invalid("capsule length must be >= 0");
+        break;
+    case PP_SHAPE_PLANE:
+        if (!pp_v3_finite(s->normal) || !isfinite(s->offset) ||
+            fabs(pp_v3_norm(s->normal) - 1.0) > UNIT_TOLERANCE)
+            return invalid("plane normal must be a finite unit vector and its offset finite");
+        return PP_OK;
+    case PP_SHAPE_POLYTOPE:
+        if (!s->polytope) {
+            pp_log(PP_LOG_ERROR, "pp_shape: polytope shape without a polytope");
+            return PP_ERR_NULL_ARGUMENT;
+        }
+        break;
+    default:
+        return invalid("unknown shape kind");
+    }
+    if (!pp_v3_finite(s->position)) return invalid("position is NaN or infinite");
+    for (int i = 0; i < 9; ++i)
+        if (!isfinite(s->R[i])) return invalid("rotation is NaN or infinite");
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            double g = s->R[r] * s->R[c] + s->R[3 + r] * s->R[3 + c] + s->R[6 + r] * s->R[6 + c];
+            if (fabs(g - (r == c)) > UNIT_TOLERANCE) return invalid("R is not orthonormal");
+        }
+    double x[3];
+    pp_v3_cross(x, s->R, s->R + 3);
+    if (pp_v3_dot(x, s->R + 6) < 0.0) return invalid("R is a reflection (det < 0)");
+    return PP_OK;
+}
+
+double pp_shape_core_radius(const pp_shape *s)
+{
+    return s->kind == PP_SHAPE_SPHERE || s->kind == PP_SHAPE_CAPSULE ? s->radius : 0.0;
+}
+
+/* Support of the core in world direction d: R s_local(R^T d) + position. */
+void pp_shape_core_support(const pp_shape *s, const double dir[3], double out[3])
+{
+    double d[3], local[3] = {0.0, 0.0, 0.0};
+    pp_m3_tmul(d, s->R, dir);
+    switch (s->kind) {
+    case PP_SHAPE_BOX:
+        for (int k = 0; k < 3; ++k) local[k] = (d[k] >= 0.0 ? 0.5 : -0.5) * s->lengths[k];
+        break;
+    case PP_SHAPE_CAPSULE:
+        local[2] = (d[2] >= 0.0 ? 0.5 : -0.5) * s->length;
+        break;
+    case PP_SHAPE_POLYTOPE:
+        pp_v3_copy(local, s->polytope->vertices + 3 * pp_polytope_support_index(s->polytope, d));
+        break;
+    default: /* sphere: its centre */
+        break;
+    }
+    pp_m3_mul(out, s->R, local);
+    pp_v3_add(out, out, s->position);
+}
+
+int pp_shape_support(const pp_shape *s, const double dir[3], double margin, double out[3])
+{
+    if (s->kind == PP_SHAPE_PLANE) return 0;
+    pp_shape_core_support(s, dir, out);
+    double grow = pp_shape_core_radius(s) + margin, len = pp_v3_norm(dir);
+    if (grow != 0.0 && len > 0.0) pp_v3_axpy(out, out, grow / len, dir);
+    return 1;
+}
+
+void pp_shape_center(const pp_shape *s, double out[3])
+{
+    if (s->kind == PP_SHAPE_PLANE) {
+        pp_v3_scale(out, s->offset, s->normal);
+    } else if (s->kind == PP_SHAPE_POLYTOPE) {
+        pp_m3_mul(out, s->R, s->polytope->centroid);
+        pp_v3_add(out, out, s->position);
+    } else {
+        pp_v3_copy(out, s->position);
+    }
+}
+
+void pp_shape_aabb(const pp_shape *s, double margin, pp_aabb *out)
+{
+    if (s->kind == PP_SHAPE_PLANE) {
+        /* The half-space n.x <= d is bounded only along an axis n is aligned with. */
+        for (int k = 0; k < 3; ++k) {
+            out->min[k] = -HUGE_VAL;
+            out->max[k] = HUGE_VAL;
+            int aligned = fabs(s->normal[k]) == 1.0;
+            if (aligned && s->normal[k] > 0.0) out->max[k] = s->offset + margin;
+            if (aligned && s->normal[k] < 0.0) out->min[k] = -s->offset - margin;
+        }
+        return;
+    }
+    for (int k = 0; k < 3; ++k) {
+        double e[3] = {0.0, 0.0, 0.0}, hi[3], lo[3];
+        e[k] = 1.0;
+        pp_shape_support(s, e, margin, hi);
+        e[k] = -1.0;
+        pp_shape_support(s, e, margin, lo);
+        out->max[k] = hi[k];
+        out->min[k] = lo[k];
+    }
+}

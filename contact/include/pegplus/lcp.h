@@ -1,0 +1,189 @@
+/*
+ * pegplus/lcp.h — the linear complementarity problem and Lemke's method.
+ *
+ *   LCP(M, q): find z in R^n with  z >= 0,  w = M z + q >= 0,  z^T w = 0.
+ *
+ * Storage: M is dense, n x n, COLUMN-MAJOR with leading dimension n (M[i + j*n] = M_ij),
+ * the LAPACK convention. q, z, w and covering vectors are length-n arrays.
+ *
+ * Solver: Lemke's complementary pivoting (Cottle–Pang–Stone Algorithm 4.4.1, the method
+ * Stewart & Trinkle 1996 §4 use) on an explicit tableau with lexicographic degeneracy
+ * resolution (CPS §4.9), so degenerate problems do not cycle. Lemke processes every
+ * LCP whose matrix is copositive-plus, and the copositive Stewart–Trinkle friction LCP
+ * (ST96 §3.2, CPS Theorem 4.4.12); for other matrices ray termination may mean either
+ * "no solution" or "Lemke cannot find it".
+ *
+ * Every solve reports a residual computed independently of the pivoting, from the
+ * original M, q and the returned z: the natural-map residual
+ *     r(z) = || min(z, w) ||_inf,   w = M z + q,
+ * which is zero exactly at solutions, and its row-wise relative form
+ *     rel(z) = max_i |min(z_i, w_i)| / s_i,   s_i = |q_i| + (sum_j |M_ij|) ||z||_inf
+ * (s_i bounds |w_i| and the rounding in it; 0/0 counts as 0): the normwise backward error
+ * of each row. Scaling row by row, rather than by ||M|| ||z|| overall, keeps a row with
+ * small data from hiding behind a large one. A result is PP_LCP_SOLVED only when
+ *     rel(z) <= residual_tol,
+ * or, when the fallback solved M + eps I instead, rel(z) against the ORIGINAL M, q is
+ * <= max(residual_tol, regularised_tol) and the shift is negligible,
+ * eps ||z||_inf <= regularised_tol ||q||_inf (an infeasible LCP is not "solved" by a z that
+ * grows like 1/eps).
+ *
+ * Memory: a workspace sized once for n_max; no solve allocates. Ownership: every array is
+ * the caller's; the solver reads M and q and writes only z, basis and the result.
+ * Two error channels (base.h): bad arguments return PP_ERR_NULL_ARGUMENT /
+ * PP_ERR_INVALID_ARGUMENT (nothing written); a solve that ran returns PP_OK when solved and
+ * PP_ERR_SOLVER otherwise, with the reason in pp_lcp_result.status and z set to zero.
+ * z never holds NaN or Inf on return.
+ */
+#ifndef PEGPLUS_LCP_H
+#define PEGPLUS_LCP_H
+
+#include "pegplus/base.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Outcome of a solve. 0 is "solved" (pp_step_stats.lcp_status relies on it). */
+typedef enum pp_lcp_status {
+    PP_LCP_SOLVED = 0,          /* z is a solution: r(z) within tolerance */
+    PP_LCP_RAY_TERMINATION = 1, /* the entering column has no positive entry: secondary ray */
+    PP_LCP_PIVOT_CAP = 2,       /* max_pivots reached */
+    PP_LCP_NUMERICAL = 3        /* tiny pivot, non-finite tableau, or a final residual too big */
+} pp_lcp_status;
+
+/* A short constant English name ("solved", "ray termination", ...). */
+const char *pp_lcp_status_string(pp_lcp_status status);
+
+/* How the minimum-ratio test breaks ties between blocking rows. */
+typedef enum pp_lcp_tie_break {
+    PP_LCP_LEXICOGRAPHIC = 0,   /* CPS §4.9: compare rows of [q_bar, B^-1] / pivot column */
+    PP_LCP_FIRST_INDEX = 1      /* smallest row index; may cycle — kept only to show why */
+} pp_lcp_tie_break;
+
+typedef struct pp_lcp_options {
+    int max_pivots;             /* <= 0: 50 n + 100 */
+    double pivot_tol;           /* a pivot entry must exceed pivot_tol * ||column||_inf; 1e-11 */
+    double tie_tol;             /* relative tolerance under which two ratios tie; 1e-12 */
+    double residual_tol;        /* acceptance: rel(z) <= residual_tol; 1e-9 */
+    double regularised_tol;     /* acceptance of a regularised (fallback) solve; 1e-6 */
+    const double *covering;     /* covering vector d (n entries, all > 0); NULL = all ones */
+    pp_lcp_tie_break tie_break; /* default PP_LCP_LEXICOGRAPHIC */
+    int warm_start;             /* nonzero: try the complementary basis passed in `basis` */
+} pp_lcp_options;
+
+/* The defaults above (warm_start on: it is used only when a basis is passed). */
+pp_lcp_options pp_lcp_options_default(void);
+
+typedef struct pp_lcp_result {
+    pp_lcp_status status;
+    int pivots;                 /* Lemke pivots, over all attempts (0: warm start or q >= 0) */
+    int warm_started;           /* 1: accepted from the given basis without pivoting */
+    int attempts;               /* solves run: 1 + regularised retries (pp_lcp_solve) */
+    double epsilon;             /* eps of the accepted M + eps I; 0 = unregularised */
+    double residual;            /* r(z) = ||min(z, Mz + q)||_inf from the ORIGINAL M, q */
+    double relative_residual;   /* rel(z) (see the top); SOLVED needs it <= the tolerance */
+    double scale;               /* max_i s_i */
+    double min_z;               /* min_i z_i */
+    double min_w;               /* min_i w_i, w = M z + q (original M, q) */
+    double complementarity;     /* max_i |z_i w_i| */
+} pp_lcp_result;
+
+/* ---- Workspace ---------------------------------------------------------------------- */
+
+typedef struct pp_lcp_workspace pp_lcp_workspace;
+
+/* Bytes a workspace for problems up to n_max unknowns needs (0 if n_max < 1 or too big). */
+size_t pp_lcp_workspace_size(int n_max);
+
+/* Allocate a workspace for n <= n_max. PP_ERR_INVALID_ARGUMENT if n_max < 1,
+ * PP_ERR_NO_MEMORY if the allocation fails (*out = NULL). */
+pp_status pp_lcp_workspace_create(int n_max, pp_lcp_workspace **out);
+
+/* Lay a workspace out in a caller's buffer of at least pp_lcp_workspace_size(n_max) bytes,
+ * aligned for double (malloc'ed memory or an arena block). The caller keeps ownership;
+ * do not call pp_lcp_workspace_destroy on it. */
+pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_workspace **out);
+
+/* Frees a workspace made by pp_lcp_workspace_create. NULL is a no-op. */
+void pp_lcp_workspace_destroy(pp_lcp_workspace *workspace);
+
+/* The n_max the workspace was sized for. */
+int pp_lcp_workspace_capacity(const pp_lcp_workspace *workspace);
+
+/* ---- Solvers ------------------------------------------------------------------------ */
+
+/*
+ * One Lemke solve of LCP(M, q), n <= capacity of `workspace`.
+ *  - q >= 0: z = 0 with no pivot.
+ *  - basis (optional, n bytes; basis[i] = 1 when z_i is basic, i.e. may be nonzero, 0 when
+ *    w_i is): on entry, with options->warm_start, the complementary basis to try first
+ *    (solve M_BB z_B = -q_B by LU, accept if z_B >= 0, w >= 0 and r(z) within tolerance);
+ *    on exit, the final complementary basis, for the next call. All zeros on failure.
+ *  - options NULL = pp_lcp_options_default().
+ * Returns PP_OK (result->status == PP_LCP_SOLVED) or PP_ERR_SOLVER (z = 0); argument errors
+ * as described at the top. `result` is always filled when the arguments were valid; its
+ * residual fields always describe the z returned (on failure z = 0, residual ||min(0,q)||).
+ */
+pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+                             const double *q, const pp_lcp_options *options,
+                             unsigned char *basis, double *z, pp_lcp_result *result);
+
+/* First regularisation and its cap (PEG authors' LCPdynamics.m, spec/PEG.md §6). */
+#define PP_LCP_EPS_FIRST 1e-16
+#define PP_LCP_EPS_MAX 1e-6
+
+/*
+ * pp_lcp_solve_lemke with the documented fallback (spec/PEG.md §6): when the plain solve
+ * fails, retry from scratch with M + eps I for eps = 1e-16, 2e-16, 4e-16, ... while
+ * eps <= 1e-6. The first accepted attempt wins; result->epsilon says which eps (0 = none)
+ * and result->residual is still measured against the ORIGINAL M. If every attempt fails,
+ * z = 0, basis = all w, result->status is the first (unregularised) failure and a warning
+ * goes to the log. Returns PP_OK or PP_ERR_SOLVER.
+ */
+pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+                       const pp_lcp_options *options, unsigned char *basis, double *z,
+                       pp_lcp_result *result);
+
+/*
+ * The independent check: fills residual, relative_residual, scale, min_z, min_w and
+ * complementarity of `result` from M, q, z alone (status and counters untouched).
+ * w_out (optional) gets w = M z + q. No workspace needed.
+ */
+void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, double *w_out,
+                     pp_lcp_result *result);
+
+/* ---- Instances on disk (regression tests from failing solves) --------------------- */
+
+/*
+ * Text format, one token stream, '#' starts a comment line:
+ *   pp_lcp 1
+ *   n <n>
+ *   M            followed by n rows of n numbers (row i: M_i0 ... M_i,n-1)
+ *   q            followed by n numbers
+ *   z            (optional) followed by n numbers: a known solution
+ * Numbers are written with %.17g so a load reproduces the bits.
+ */
+typedef struct pp_lcp_instance {
+    int n;
+    double *M;                  /* column-major n x n (owned) */
+    double *q;                  /* n (owned) */
+    double *z;                  /* n known solution, or NULL (owned) */
+} pp_lcp_instance;
+
+/* Write LCP(M, q) (and z if non-NULL) to `path`; `comment` (optional, one line) is kept as
+ * a '#' line. PP_ERR_INVALID_ARGUMENT if the file cannot be written. */
+pp_status pp_lcp_instance_save(const char *path, int n, const double *M, const double *q,
+                               const double *z, const char *comment);
+
+/* Read an instance; on success the arrays are owned by *out (pp_lcp_instance_free).
+ * PP_ERR_INVALID_ARGUMENT on an unreadable or malformed file (message logged). */
+pp_status pp_lcp_instance_load(const char *path, pp_lcp_instance *out);
+
+void pp_lcp_instance_free(pp_lcp_instance *instance);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_LCP_H */

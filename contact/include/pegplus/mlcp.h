@@ -1,0 +1,126 @@
+/*
+ * pegplus/mlcp.h — the Stewart–Trinkle time-stepping subproblem with a friction pyramid
+ * (Stewart & Trinkle 1996 Eqs 25–29; spec/PEG.md §1), reduced to an LCP by eliminating the
+ * velocities (Schur complement, ST96 Eq 17/29) and solved with Lemke (pegplus/lcp.h).
+ *
+ * Plain data in, plain data out; no ODE. Units SI; vectors world frame; impulses p = h λ.
+ *
+ * Bodies. Body b has inverse mass m_b^-1, world-frame inverse inertia J_b^-1 and the FREE
+ * velocity nu*_b = nu^l_b + h M_b^-1 lambda_ext,b (v*, w*): the velocity the body would have
+ * at the end of the step without contact. A contact's body index -1 is static ground (no
+ * velocity). A body with inv_mass 0 and inv_inertia 0 is kinematic: infinite mass, its
+ * given velocity enters the gap rates and is returned unchanged.
+ *
+ * Contacts (pegplus/features.h pp_contact; kind, shape and feature fields are ignored).
+ * C = {A, B, p_a, n, psi, mu}: n the unit normal from A to B, p_a the point on A, psi the gap,
+ * p_b = p_a + psi n, lever arms r_a = p_a - x_A and r_b = p_b - x_B. Jacobian columns
+ * (spec/PEG.md §1, §4):
+ *     normal          A: [-n;   -(r_a x n)]      B: [n;   r_b x n]      so G_n^T nu = dpsi/dt
+ *     friction d_j    A: [-d_j; -(r_a x d_j)]    B: [d_j; r_b x d_j]   (relative slip along d_j)
+ * The directions d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2 (j = 0..k-1) are evenly spaced in
+ * the tangent plane; t1 is the projection of the world axis least aligned with n, t2 = n x t1.
+ * For even k every d_j has its opposite d_{j+k/2} (ST96 Eq 13); odd k still spans the plane
+ * positively (so D^T v >= 0 forces v = 0) but the pyramid is not symmetric.
+ *
+ * The LCP (unknowns x = [p_n (nc); beta (nc k, contact-major); sigma (nc)], W = M^-1):
+ *   [ G_n^T W G_n   G_n^T W G_f   0 ]       [ G_n^T nu* + psi/h ]   rho_n ⊥ p_n
+ *   [ G_f^T W G_n   G_f^T W G_f   E ] x  +  [ G_f^T nu*         ] = rho_f ⊥ beta      (ST96 29)
+ *   [ U            -E^T           0 ]       [ 0                 ]   rho_s ⊥ sigma
+ * E = blockdiag(1_k), U = diag(mu). Then nu^{l+1} = nu* + W (G_n p_n + G_f beta).
+ * rho_n = G_n^T nu^{l+1} + psi/h >= 0 is the linearised non-penetration at the end of the
+ * step (PEG Eq 7); sigma approximates the sliding speed; sum_j beta_j <= mu p_n per contact.
+ */
+#ifndef PEGPLUS_MLCP_H
+#define PEGPLUS_MLCP_H
+
+#include "pegplus/base.h"
+#include "pegplus/features.h"
+#include "pegplus/lcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default number of friction directions (ST96 §4 used 8: an octagonal pyramid). */
+#define PP_MLCP_DIRECTIONS_DEFAULT 8
+#define PP_MLCP_DIRECTIONS_MIN 3
+#define PP_MLCP_DIRECTIONS_MAX 64
+
+typedef struct pp_mlcp_body {
+    double inv_mass;            /* 1/m, 1/kg, >= 0 */
+    double inv_inertia[9];      /* world-frame J^-1, row-major 3x3, symmetric PSD, 1/(kg m^2) */
+    double x[3];                /* centre of mass, m */
+    double v[3];                /* free linear velocity v*, m/s */
+    double w[3];                /* free angular velocity w*, rad/s (world frame) */
+} pp_mlcp_body;
+
+typedef struct pp_mlcp_problem {
+    double h;                       /* step, s, > 0 */
+    int body_count;
+    const pp_mlcp_body *bodies;
+    int contact_count;
+    const pp_contact *contacts;     /* body_a, body_b in -1..body_count-1, not the same body */
+    int friction_directions;        /* k in 3..64; 0 = PP_MLCP_DIRECTIONS_DEFAULT */
+} pp_mlcp_problem;
+
+/* Output arrays, all the caller's. Required: normal_impulse, velocity. Optional (NULL):
+ * friction_impulse, sigma, friction_vector. */
+typedef struct pp_mlcp_solution {
+    double *normal_impulse;     /* nc: p_n >= 0, N s, acting on B along n (on A along -n) */
+    double *friction_impulse;   /* nc k: beta >= 0, contact-major, along d_j on B */
+    double *sigma;              /* nc: the sliding-speed multiplier, m/s */
+    double *friction_vector;    /* 3 nc: sum_j beta_j d_j, the friction impulse on B (N s) */
+    double *velocity;           /* 6 nb: nu^{l+1} per body as (v, w) */
+} pp_mlcp_solution;
+
+typedef struct pp_mlcp_stats {
+    int lcp_size;               /* nc (k + 2) */
+    int directions;             /* k used */
+    pp_lcp_result lcp;          /* the LCP solve: status, pivots, residual, epsilon, ... */
+} pp_mlcp_stats;
+
+typedef struct pp_mlcp_workspace pp_mlcp_workspace;
+
+/* Unknowns of the LCP for nc contacts and k directions: nc (k + 2). */
+int pp_mlcp_lcp_size(int contact_count, int directions);
+
+/* Workspace for up to max_bodies bodies, max_contacts contacts and max_directions
+ * directions (0 = default). Returns PP_ERR_INVALID_ARGUMENT / PP_ERR_NO_MEMORY. */
+pp_status pp_mlcp_workspace_create(int max_bodies, int max_contacts, int max_directions,
+                                   pp_mlcp_workspace **out);
+void pp_mlcp_workspace_destroy(pp_mlcp_workspace *workspace);
+
+/*
+ * Build and solve one Stewart–Trinkle step.
+ *  - options: LCP options (NULL = pp_lcp_options_default()); the regularisation fallback of
+ *    pp_lcp_solve applies.
+ *  - basis: optional, pp_mlcp_lcp_size(nc, k) bytes, the warm-start basis of the previous
+ *    step on entry (when options->warm_start) and the final basis on exit (pp_lcp_solve).
+ *    The caller keeps the contact order stable for it to be useful.
+ * Returns PP_OK, PP_ERR_SOLVER (every impulse 0, velocity = nu*, stats->lcp says why), or
+ * an argument error (nothing written). Never writes NaN.
+ */
+pp_status pp_mlcp_solve(pp_mlcp_workspace *workspace, const pp_mlcp_problem *problem,
+                        const pp_lcp_options *options, unsigned char *basis,
+                        pp_mlcp_solution *solution, pp_mlcp_stats *stats);
+
+/* The LCP of the last pp_mlcp_solve (column-major M, q; valid until the next solve or
+ * destroy), e.g. for pp_lcp_instance_save of a failing step. */
+void pp_mlcp_last_lcp(const pp_mlcp_workspace *workspace, int *n, const double **M,
+                      const double **q);
+
+/* The k friction directions of unit normal n (3 doubles each, into d[3k]). */
+void pp_mlcp_friction_directions(const double n[3], int k, double *d);
+
+/*
+ * Jacobian blocks of contact c for direction u (u = n: the normal column; u = d_j: a friction
+ * column): g_a = [-u; -(r_a x u)] for body A at centre x_a, g_b = [u; r_b x u] for body B at
+ * x_b, r_a = p_a - x_a, r_b = p_a + psi n - x_b. Either x may be NULL (static side: block 0).
+ */
+void pp_mlcp_contact_jacobian(const pp_contact *c, const double x_a[3], const double x_b[3],
+                              const double u[3], double g_a[6], double g_b[6]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_MLCP_H */

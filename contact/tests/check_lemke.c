@@ -1,0 +1,620 @@
+/*
+ * Unit tests of pegplus/lcp.h: Lemke's method, warm start, the regularisation fallback and
+ * instance files. Every solution is checked by this file's own residual (check_solution),
+ * computed from M, q and z alone, not by the solver's report.
+ */
+#include "pegplus/lcp.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PP_TEST_DATA_DIR
+#error "PP_TEST_DATA_DIR must name contact/tests/data"
+#endif
+
+/* Tolerances, named once. */
+#define TOL_RESIDUAL 1e-9  /* natural-map residual relative to the row data */
+#define TOL_SAME_Z 1e-9    /* two solutions of a problem with a unique solution */
+#define N_MAX 64
+
+/* ---- Helpers ----------------------------------------------------------------------------- */
+
+static uint64_t g_rng;
+
+static void rng_seed(uint64_t seed)
+{
+    g_rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+}
+
+static double rng_uniform(double lo, double hi) /* xorshift64* */
+{
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    uint64_t x = g_rng * 0x2545F4914F6CDD1Dull;
+    return lo + (hi - lo) * (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#define AT(M, n, i, j) ((M)[(i) + (size_t)(j) * (n)])
+
+/* Independent validity check: z >= 0, w = Mz + q >= 0, |min(z_i, w_i)| <= tol * s_i with
+ * s_i = |q_i| + (sum_j |M_ij|) ||z||_inf (the data entering row i). Returns the worst ratio. */
+static double check_solution(int n, const double *M, const double *q, const double *z)
+{
+    double worst = 0.0, z_norm = 0.0;
+    for (int j = 0; j < n; ++j) z_norm = fmax(z_norm, fabs(z[j]));
+    for (int i = 0; i < n; ++i) {
+        ck_assert_msg(isfinite(z[i]), "z[%d] not finite", i);
+        double w = q[i], s = fabs(q[i]);
+        for (int j = 0; j < n; ++j) {
+            w += AT(M, n, i, j) * z[j];
+            s += fabs(AT(M, n, i, j)) * z_norm;
+        }
+        double r = fabs(fmin(z[i], w));
+        double ratio = s > 0.0 ? r / s : r;
+        ck_assert_msg(ratio <= TOL_RESIDUAL, "row %d: z = %.17g, w = %.17g, |min| / s = %g", i,
+                      z[i], w, ratio);
+        if (ratio > worst) worst = ratio;
+    }
+    return worst;
+}
+
+static pp_lcp_workspace *g_ws;
+
+static void setup(void)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    ck_assert_int_eq(pp_lcp_workspace_create(N_MAX, &g_ws), PP_OK);
+}
+
+static void teardown(void)
+{
+    pp_lcp_workspace_destroy(g_ws);
+    pp_set_log_hook(NULL, NULL);
+}
+
+/* Solve, assert SOLVED and independently valid; returns the result. */
+static pp_lcp_result solve_valid(int n, const double *M, const double *q, unsigned char *basis,
+                                 double *z)
+{
+    pp_lcp_result r;
+    pp_status s = pp_lcp_solve_lemke(g_ws, n, M, q, NULL, basis, z, &r);
+    ck_assert_msg(s == PP_OK, "n = %d: %s after %d pivots, rel residual %g", n,
+                  pp_lcp_status_string(r.status), r.pivots, r.relative_residual);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    check_solution(n, M, q, z);
+    ck_assert(r.relative_residual <= TOL_RESIDUAL);
+    return r;
+}
+
+/* Solve M_BB z_B = -q_B by Gaussian elimination with partial pivoting (test's own). */
+static int solve_small(int n, const double *M, const double *q, unsigned mask, double *z)
+{
+    double A[N_MAX][N_MAX + 1];
+    int idx[N_MAX], m = 0;
+    for (int i = 0; i < n; ++i)
+        if (mask & (1u << i)) idx[m++] = i;
+    for (int a = 0; a < m; ++a) {
+        for (int b = 0; b < m; ++b) A[a][b] = AT(M, n, idx[a], idx[b]);
+        A[a][m] = -q[idx[a]];
+    }
+    for (int c = 0; c < m; ++c) {
+        int p = c;
+        for (int r = c + 1; r < m; ++r)
+            if (fabs(A[r][c]) > fabs(A[p][c])) p = r;
+        if (fabs(A[p][c]) < 1e-13) return 0;
+        for (int j = 0; j <= m; ++j) {
+            double t = A[c][j];
+            A[c][j] = A[p][j];
+            A[p][j] = t;
+        }
+        for (int r = 0; r < m; ++r) {
+            if (r == c) continue;
+            double f = A[r][c] / A[c][c];
+            for (int j = c; j <= m; ++j) A[r][j] -= f * A[c][j];
+        }
+    }
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+    for (int a = 0; a < m; ++a) z[idx[a]] = A[a][m] / A[a][a];
+    return 1;
+}
+
+/* All solutions by enumerating the 2^n complementary bases; returns how many distinct
+ * bases give a solution and the first one in z. */
+static int enumerate_solutions(int n, const double *M, const double *q, double *z)
+{
+    int found = 0;
+    double zt[N_MAX];
+    for (unsigned mask = 0; mask < (1u << n); ++mask) {
+        if (!solve_small(n, M, q, mask, zt)) continue;
+        int ok = 1;
+        for (int i = 0; i < n && ok; ++i) {
+            double w = q[i];
+            for (int j = 0; j < n; ++j) w += AT(M, n, i, j) * zt[j];
+            if (zt[i] < -1e-10 || w < -1e-10) ok = 0;
+        }
+        if (ok) {
+            if (!found) memcpy(z, zt, (size_t)n * sizeof *z);
+            ++found;
+        }
+    }
+    return found;
+}
+
+/* ---- Random problem families --------------------------------------------------------------- */
+
+static const int k_sizes[] = {1, 2, 3, 5, 8, 13, 21, 34, 60};
+#define N_SIZES ((int)(sizeof k_sizes / sizeof k_sizes[0]))
+
+/* M = A^T A + 1e-3 I (SPD), q uniform in [-1, 1]. */
+static void random_spd(int n, double *M, double *q)
+{
+    double A[N_MAX * N_MAX];
+    for (int i = 0; i < n * n; ++i) A[i] = rng_uniform(-1.0, 1.0);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double s = i == j ? 1e-3 : 0.0;
+            for (int k = 0; k < n; ++k) s += AT(A, n, k, i) * AT(A, n, k, j);
+            AT(M, n, i, j) = s;
+        }
+    for (int i = 0; i < n; ++i) q[i] = rng_uniform(-1.0, 1.0);
+}
+
+START_TEST(test_spd_random)
+{
+    int n = k_sizes[_i % N_SIZES];
+    rng_seed(1000 + (uint64_t)_i);
+    double M[N_MAX * N_MAX], q[N_MAX], z[N_MAX];
+    random_spd(n, M, q);
+    pp_lcp_result r = solve_valid(n, M, q, NULL, z);
+    ck_assert_int_le(r.pivots, 50 * n + 100);
+}
+END_TEST
+
+/* Strictly row diagonally dominant with a positive diagonal => every principal submatrix is
+ * too => nonsingular with positive determinant: a (nonsymmetric) P-matrix, unique solution. */
+START_TEST(test_p_matrix_random)
+{
+    int n = k_sizes[_i % N_SIZES];
+    rng_seed(2000 + (uint64_t)_i);
+    double M[N_MAX * N_MAX] = {0}, q[N_MAX] = {0}, z[N_MAX], z_ref[N_MAX];
+    for (int i = 0; i < n; ++i) {
+        double off = 0.0;
+        for (int j = 0; j < n; ++j) {
+            if (i == j) continue;
+            AT(M, n, i, j) = rng_uniform(-1.0, 1.0);
+            off += fabs(AT(M, n, i, j));
+        }
+        AT(M, n, i, i) = off + rng_uniform(0.1, 1.0);
+        q[i] = rng_uniform(-1.0, 1.0);
+    }
+    solve_valid(n, M, q, NULL, z);
+    if (n <= 8) {
+        ck_assert_int_eq(enumerate_solutions(n, M, q, z_ref), 1);
+        for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(z[i], z_ref[i], TOL_SAME_Z);
+    }
+}
+END_TEST
+
+/* Copositive-plus, not P: M = B^T B + K with B of rank n/2 (PSD, singular symmetric part)
+ * and K skew-symmetric; q = w* - M z* for a complementary pair (z*, w*) >= 0, so a solution
+ * exists and Lemke must find one (CPS Theorem 4.4.13). */
+START_TEST(test_copositive_plus_random)
+{
+    int n = 2 + (_i % 7) * 4;
+    rng_seed(3000 + (uint64_t)_i);
+    int rank = n / 2;
+    double B[N_MAX * N_MAX], M[N_MAX * N_MAX], q[N_MAX], z[N_MAX], zs[N_MAX];
+    for (int i = 0; i < rank * n; ++i) B[i] = rng_uniform(-1.0, 1.0);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < rank; ++k) s += B[k + (size_t)i * rank] * B[k + (size_t)j * rank];
+            double skew = i == j ? 0.0 : rng_uniform(-1.0, 1.0);
+            AT(M, n, i, j) = s + skew;
+            AT(M, n, j, i) = s - skew;
+        }
+    for (int i = 0; i < n; ++i) {
+        int active = rng_uniform(0.0, 1.0) < 0.5;
+        zs[i] = active ? rng_uniform(0.1, 1.0) : 0.0;
+    }
+    for (int i = 0; i < n; ++i) {
+        double mz = 0.0;
+        for (int j = 0; j < n; ++j) mz += AT(M, n, i, j) * zs[j];
+        q[i] = (zs[i] > 0.0 ? 0.0 : rng_uniform(0.0, 1.0)) - mz;
+    }
+    solve_valid(n, M, q, NULL, z);
+}
+END_TEST
+
+/* ---- The Stewart–Trinkle friction LCP, built by hand ---------------------------------- */
+
+/*
+ * A box (mass 2 kg, half extents 0.5 x 0.4 x 0.25 m) on the static plane z = 0, four corner
+ * contacts, psi = 0, n = +z from the ground (A, static) to the box (B), k = 4 directions
+ * d = (+x, +y, -x, -y), mu = 0.5. Free velocity nu* = (vx, vy, -g h; 0). Unknowns
+ * [p_n (4); beta (16); sigma (4)], ST96 Eq 29, B-blocks [u; r x u], r = corner - x_B.
+ */
+#define BOX_NC 4
+#define BOX_K 4
+#define BOX_N (BOX_NC * (BOX_K + 2))
+
+static void box_friction_lcp(double vx, double vy, double *M, double *q)
+{
+    const double m = 2.0, a = 0.5, b = 0.4, c = 0.25, h = 0.01, g = 9.81, mu = 0.5;
+    const double inv_i[3] = {3.0 / (m * (b * b + c * c)), 3.0 / (m * (a * a + c * c)),
+                             3.0 / (m * (a * a + b * b))};
+    const double corners[BOX_NC][3] = {{a, b, -c}, {-a, b, -c}, {-a, -b, -c}, {a, -b, -c}};
+    const double dirs[BOX_K][3] = {{1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}};
+    const double n_hat[3] = {0, 0, 1};
+    const double nu[6] = {vx, vy, -g * h, 0, 0, 0};
+    double G[BOX_NC * (BOX_K + 1)][6];
+    int ncol = BOX_NC * (BOX_K + 1);
+    for (int i = 0; i < BOX_NC; ++i)
+        for (int l = 0; l <= BOX_K; ++l) {
+            const double *u = l == 0 ? n_hat : dirs[l - 1];
+            const double *r = corners[i];
+            int col = l == 0 ? i : BOX_NC + i * BOX_K + (l - 1);
+            G[col][0] = u[0];
+            G[col][1] = u[1];
+            G[col][2] = u[2];
+            G[col][3] = r[1] * u[2] - r[2] * u[1];
+            G[col][4] = r[2] * u[0] - r[0] * u[2];
+            G[col][5] = r[0] * u[1] - r[1] * u[0];
+        }
+    memset(M, 0, sizeof(double) * BOX_N * BOX_N);
+    for (int r = 0; r < ncol; ++r)
+        for (int s = 0; s < ncol; ++s) {
+            double v = 0.0;
+            for (int e = 0; e < 3; ++e)
+                v += G[r][e] * G[s][e] / m + G[r][3 + e] * G[s][3 + e] * inv_i[e];
+            AT(M, BOX_N, r, s) = v;
+        }
+    for (int i = 0; i < BOX_NC; ++i) {
+        int sig = BOX_NC + BOX_NC * BOX_K + i;
+        AT(M, BOX_N, sig, i) = mu;
+        for (int j = 0; j < BOX_K; ++j) {
+            int f = BOX_NC + i * BOX_K + j;
+            AT(M, BOX_N, f, sig) = 1.0;
+            AT(M, BOX_N, sig, f) = -1.0;
+        }
+    }
+    for (int r = 0; r < ncol; ++r) {
+        double v = 0.0;
+        for (int e = 0; e < 6; ++e) v += G[r][e] * nu[e];
+        q[r] = v; /* psi = 0 */
+    }
+    for (int i = 0; i < BOX_NC; ++i) q[BOX_NC + BOX_NC * BOX_K + i] = 0.0;
+}
+
+START_TEST(test_friction_lcp_box_cold_and_warm)
+{
+    static double M[BOX_N * BOX_N];
+    double q[BOX_N], z[BOX_N], z2[BOX_N];
+    unsigned char basis[BOX_N];
+    const double mu = 0.5, m = 2.0, gh = 9.81 * 0.01;
+    box_friction_lcp(0.3, 0.1, M, q);
+
+    memset(basis, 0, sizeof basis);
+    pp_lcp_result cold = solve_valid(BOX_N, M, q, basis, z);
+    ck_assert_int_eq(cold.warm_started, 0);
+    ck_assert_int_gt(cold.pivots, 0);
+
+    /* Physics of the solution: the box stops sinking, sum p_n = m g h; sliding, so each
+     * loaded contact sits on the pyramid's boundary: sum_j beta_j = mu p_n. */
+    double pn = 0.0;
+    for (int i = 0; i < BOX_NC; ++i) {
+        pn += z[i];
+        double fsum = 0.0;
+        for (int j = 0; j < BOX_K; ++j) fsum += z[BOX_NC + i * BOX_K + j];
+        ck_assert_double_eq_tol(fsum, mu * z[i], 1e-12);
+    }
+    ck_assert_double_eq_tol(pn, m * gh, 1e-12);
+
+    pp_lcp_result warm = solve_valid(BOX_N, M, q, basis, z2);
+    ck_assert_int_eq(warm.warm_started, 1);
+    ck_assert_int_eq(warm.pivots, 0);
+    for (int i = 0; i < BOX_N; ++i) ck_assert_double_eq_tol(z2[i], z[i], 1e-14);
+
+    /* The next step's problem: a slightly slower slide, same contact mode. */
+    double q_next[BOX_N];
+    box_friction_lcp(0.25, 0.09, M, q_next);
+    pp_lcp_result next = solve_valid(BOX_N, M, q_next, basis, z2);
+    printf("check_lemke: friction LCP n = %d: cold %d pivots, warm (same) %d, warm (next step) "
+           "%d (warm_started %d)\n", BOX_N, cold.pivots, warm.pivots, next.pivots,
+           next.warm_started);
+}
+END_TEST
+
+/* ---- Degeneracy, rays, warm start, fallback ------------------------------------------- */
+
+/* Rows all tie at every ratio test; the smallest-index rule revisits bases forever, the
+ * lexicographic rule cannot (file comment of lemke.c) and reaches z = (1, 1, 1). */
+START_TEST(test_degenerate_cycles_without_lexicographic_rule)
+{
+    const double M[9] = {1, -2, 2, 2, 1, -2, -2, 2, 1}; /* column-major of the file's matrix */
+    const double q[3] = {-1, -1, -1};
+    double z[3];
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_lcp_result r;
+
+    o.tie_break = PP_LCP_FIRST_INDEX;
+    o.max_pivots = 1000;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 3, M, q, &o, NULL, z, &r), PP_ERR_SOLVER);
+    ck_assert_int_eq(r.status, PP_LCP_PIVOT_CAP);
+    ck_assert_int_eq(r.pivots, 1000);
+    for (int i = 0; i < 3; ++i) ck_assert(z[i] == 0.0);
+
+    o.tie_break = PP_LCP_LEXICOGRAPHIC;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 3, M, q, &o, NULL, z, &r), PP_OK);
+    ck_assert_int_le(r.pivots, 10);
+    check_solution(3, M, q, z);
+    for (int i = 0; i < 3; ++i) ck_assert_double_eq_tol(z[i], 1.0, 1e-14);
+}
+END_TEST
+
+/* Many ties in a larger problem: a block of the resting-box friction LCP repeated
+ * (psi = 0, zero tangential velocity: q_f = 0, sigma rows 0) has degenerate rows everywhere. */
+START_TEST(test_degenerate_resting_box)
+{
+    static double M[BOX_N * BOX_N];
+    double q[BOX_N], z[BOX_N];
+    box_friction_lcp(0.0, 0.0, M, q);
+    int zero_rows = 0;
+    for (int i = 0; i < BOX_N; ++i) zero_rows += q[i] == 0.0;
+    ck_assert_int_ge(zero_rows, BOX_N - BOX_NC);
+    solve_valid(BOX_N, M, q, NULL, z);
+    double pn = 0.0, fx = 0.0, fy = 0.0;
+    for (int i = 0; i < BOX_NC; ++i) {
+        const double *beta = &z[BOX_NC + i * BOX_K]; /* d = +x, +y, -x, -y */
+        pn += z[i];
+        fx += beta[0] - beta[2];
+        fy += beta[1] - beta[3];
+    }
+    ck_assert_double_eq_tol(pn, 2.0 * 9.81 * 0.01, 1e-12);
+    ck_assert_double_eq_tol(fx, 0.0, 1e-12);
+    ck_assert_double_eq_tol(fy, 0.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_trivial_q_nonnegative)
+{
+    const double M[4] = {-1, 3, 5, -7};
+    const double q[2] = {0.0, 2.0};
+    double z[2] = {9, 9};
+    pp_lcp_result r = solve_valid(2, M, q, NULL, z);
+    ck_assert_int_eq(r.pivots, 0);
+    ck_assert(z[0] == 0.0 && z[1] == 0.0);
+}
+END_TEST
+
+/* M = -I, q = -1: w = -z - 1 < 0 for every z >= 0, infeasible; M = [[1,-1],[-1,1]] (PSD,
+ * copositive-plus), q = -1: w_1 + w_2 = -2 < 0, infeasible. Lemke must end on a ray. */
+START_TEST(test_infeasible_ray_termination)
+{
+    const double neg_i[4] = {-1, 0, 0, -1};
+    const double psd[4] = {1, -1, -1, 1};
+    const double q[2] = {-1, -1};
+    const double *cases[2] = {neg_i, psd};
+    for (int c = 0; c < 2; ++c) {
+        double z[2] = {7, 7};
+        unsigned char basis[2] = {1, 1};
+        pp_lcp_result r;
+        ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 2, cases[c], q, NULL, basis, z, &r),
+                         PP_ERR_SOLVER);
+        ck_assert_int_eq(r.status, PP_LCP_RAY_TERMINATION);
+        ck_assert(z[0] == 0.0 && z[1] == 0.0);
+        ck_assert(basis[0] == 0 && basis[1] == 0);
+        /* The fallback cannot invent a solution either: z stays 0, status kept, no NaN. */
+        z[0] = z[1] = 7;
+        ck_assert_int_eq(pp_lcp_solve(g_ws, 2, cases[c], q, NULL, NULL, z, &r), PP_ERR_SOLVER);
+        ck_assert_int_eq(r.status, PP_LCP_RAY_TERMINATION);
+        ck_assert_int_gt(r.attempts, 30);
+        ck_assert(z[0] == 0.0 && z[1] == 0.0);
+        ck_assert(isfinite(r.residual));
+    }
+}
+END_TEST
+
+START_TEST(test_warm_start_repeated_and_wrong_basis)
+{
+    const int n = 30;
+    double M[N_MAX * N_MAX], q[N_MAX], z[N_MAX], z2[N_MAX];
+    unsigned char basis[N_MAX];
+    rng_seed(42);
+    random_spd(n, M, q);
+    memset(basis, 0, sizeof basis);
+    pp_lcp_result cold = solve_valid(n, M, q, basis, z);
+    ck_assert_int_gt(cold.pivots, 0);
+
+    pp_lcp_result warm = solve_valid(n, M, q, basis, z2);
+    ck_assert_int_eq(warm.pivots, 0);
+    ck_assert_int_eq(warm.warm_started, 1);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(z2[i], z[i], 1e-14);
+
+    /* Warm start disabled by option: pivots again, same unique solution (M is SPD). */
+    pp_lcp_options o = pp_lcp_options_default();
+    o.warm_start = 0;
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, n, M, q, &o, basis, z2, &r), PP_OK);
+    ck_assert_int_eq(r.pivots, cold.pivots);
+
+    /* A wrong basis (every z basic) is rejected by the residual and Lemke runs instead. */
+    memset(basis, 1, (size_t)n);
+    pp_lcp_result wrong = solve_valid(n, M, q, basis, z2);
+    ck_assert_int_eq(wrong.warm_started, 0);
+    ck_assert_int_gt(wrong.pivots, 0);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(z2[i], z[i], TOL_SAME_Z);
+}
+END_TEST
+
+/* The nonmonotone instance of data/nonmonotone_fallback_3x3.lcp. */
+START_TEST(test_regularisation_fallback)
+{
+    const double M[9] = {0, 0, 2, 2, 0, 1, 0, 1, 0};
+    const double q[3] = {-2, -3, -3};
+    double z[3];
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 3, M, q, NULL, NULL, z, &r), PP_ERR_SOLVER);
+    ck_assert_int_eq(r.status, PP_LCP_RAY_TERMINATION);
+
+    ck_assert_int_eq(pp_lcp_solve(g_ws, 3, M, q, NULL, NULL, z, &r), PP_OK);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    ck_assert(r.epsilon >= PP_LCP_EPS_FIRST && r.epsilon <= PP_LCP_EPS_MAX);
+    ck_assert_int_gt(r.attempts, 1);
+    check_solution(3, M, q, z);
+    ck_assert_double_eq_tol(z[0], 1.0, 1e-12);
+    ck_assert_double_eq_tol(z[1], 1.0, 1e-12);
+    ck_assert_double_eq_tol(z[2], 3.0, 1e-12);
+
+    /* A problem the plain solve handles never reaches the fallback. */
+    const double spd[4] = {2, 1, 1, 2};
+    const double q2[2] = {-5, -6};
+    ck_assert_int_eq(pp_lcp_solve(g_ws, 2, spd, q2, NULL, NULL, z, &r), PP_OK);
+    ck_assert(r.epsilon == 0.0);
+    ck_assert_int_eq(r.attempts, 1);
+}
+END_TEST
+
+START_TEST(test_bad_arguments_rejected)
+{
+    double M[4] = {1, 0, 0, 1}, q[2] = {-1, -1}, z[2] = {5, 5};
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, N_MAX + 1, M, q, NULL, NULL, z, &r),
+                     PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 2, NULL, q, NULL, NULL, z, &r), PP_ERR_NULL_ARGUMENT);
+    M[1] = NAN;
+    ck_assert_int_eq(pp_lcp_solve(g_ws, 2, M, q, NULL, NULL, z, &r), PP_ERR_INVALID_ARGUMENT);
+    ck_assert(z[0] == 5.0 && z[1] == 5.0);
+    M[1] = 0.0;
+    double d[2] = {1.0, 0.0};
+    pp_lcp_options o = pp_lcp_options_default();
+    o.covering = d;
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 2, M, q, &o, NULL, z, &r), PP_ERR_INVALID_ARGUMENT);
+    d[1] = 3.0; /* any positive covering vector works */
+    ck_assert_int_eq(pp_lcp_solve_lemke(g_ws, 2, M, q, &o, NULL, z, &r), PP_OK);
+    check_solution(2, M, q, z);
+}
+END_TEST
+
+START_TEST(test_caller_buffer_workspace)
+{
+    size_t bytes = pp_lcp_workspace_size(4);
+    ck_assert_uint_gt(bytes, 0);
+    double *buffer = malloc(bytes);
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_init(buffer, bytes - 1, 4, &ws), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_lcp_workspace_init(buffer, bytes, 4, &ws), PP_OK);
+    ck_assert_int_eq(pp_lcp_workspace_capacity(ws), 4);
+    const double M[4] = {2, 1, 1, 2}, q[2] = {-5, -6};
+    double z[2];
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, 2, M, q, NULL, NULL, z, &r), PP_OK);
+    check_solution(2, M, q, z);
+    free(buffer);
+}
+END_TEST
+
+/* ---- Golden instances and the file format ---------------------------------------------- */
+
+typedef struct golden {
+    const char *file;
+    int unique;        /* solution unique: compare z with the file's */
+    int fallback;      /* needs pp_lcp_solve's regularisation */
+} golden;
+
+static const golden k_golden[] = {
+    {"cps_2x2_pd.lcp", 1, 0},
+    {"cyclic_degenerate_3x3.lcp", 1, 0},
+    {"murty_lower_5x5.lcp", 1, 0},
+    {"ones_rank1_4x4.lcp", 0, 0},
+    {"nonmonotone_fallback_3x3.lcp", 0, 1},
+    {"box_friction_4c_k8.lcp", 0, 0},
+};
+#define N_GOLDEN ((int)(sizeof k_golden / sizeof k_golden[0]))
+
+START_TEST(test_golden_instances)
+{
+    const golden *g = &k_golden[_i];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, g->file);
+    pp_lcp_instance inst;
+    ck_assert_msg(pp_lcp_instance_load(path, &inst) == PP_OK, "cannot load %s", path);
+    ck_assert_ptr_nonnull(inst.z);
+    ck_assert_int_le(inst.n, N_MAX);
+    check_solution(inst.n, inst.M, inst.q, inst.z); /* the file's own answer is valid */
+
+    double z[N_MAX];
+    pp_lcp_result r;
+    pp_status s = g->fallback ? pp_lcp_solve(g_ws, inst.n, inst.M, inst.q, NULL, NULL, z, &r)
+                              : pp_lcp_solve_lemke(g_ws, inst.n, inst.M, inst.q, NULL, NULL, z, &r);
+    ck_assert_msg(s == PP_OK, "%s: %s", g->file, pp_lcp_status_string(r.status));
+    check_solution(inst.n, inst.M, inst.q, z);
+    if (g->unique)
+        for (int i = 0; i < inst.n; ++i) ck_assert_double_eq_tol(z[i], inst.z[i], TOL_SAME_Z);
+    pp_lcp_instance_free(&inst);
+}
+END_TEST
+
+START_TEST(test_instance_round_trip)
+{
+    const int n = 7;
+    double M[N_MAX * N_MAX], q[N_MAX], z[N_MAX];
+    rng_seed(7);
+    random_spd(n, M, q);
+    solve_valid(n, M, q, NULL, z);
+    const char *path = "check_lemke_round_trip.lcp";
+    ck_assert_int_eq(pp_lcp_instance_save(path, n, M, q, z, "round trip\nsecond line"), PP_OK);
+    pp_lcp_instance inst;
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    ck_assert_int_eq(inst.n, n);
+    ck_assert_mem_eq(inst.M, M, sizeof(double) * n * n);
+    ck_assert_mem_eq(inst.q, q, sizeof(double) * n);
+    ck_assert_mem_eq(inst.z, z, sizeof(double) * n);
+    pp_lcp_instance_free(&inst);
+
+    ck_assert_int_eq(pp_lcp_instance_save(path, n, M, q, NULL, NULL), PP_OK);
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    ck_assert_ptr_null(inst.z);
+    pp_lcp_instance_free(&inst);
+
+    FILE *f = fopen(path, "w");
+    fputs("pp_lcp 1\nn 2\nM\n1 0\n0\nq\n", f);
+    fclose(f);
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(inst.M);
+    remove(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("lemke");
+    TCase *tc = tcase_create("lemke");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_spd_random, 0, 4 * N_SIZES);
+    tcase_add_loop_test(tc, test_p_matrix_random, 0, 4 * N_SIZES);
+    tcase_add_loop_test(tc, test_copositive_plus_random, 0, 28);
+    tcase_add_test(tc, test_friction_lcp_box_cold_and_warm);
+    tcase_add_test(tc, test_degenerate_cycles_without_lexicographic_rule);
+    tcase_add_test(tc, test_degenerate_resting_box);
+    tcase_add_test(tc, test_trivial_q_nonnegative);
+    tcase_add_test(tc, test_infeasible_ray_termination);
+    tcase_add_test(tc, test_warm_start_repeated_and_wrong_basis);
+    tcase_add_test(tc, test_regularisation_fallback);
+    tcase_add_test(tc, test_bad_arguments_rejected);
+    tcase_add_test(tc, test_caller_buffer_workspace);
+    tcase_add_loop_test(tc, test_golden_instances, 0, N_GOLDEN);
+    tcase_add_test(tc, test_instance_round_trip);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
