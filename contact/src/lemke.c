@@ -535,15 +535,20 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
         }
     }
 
+    /* z = 0 when q >= 0 up to the rounding level of q (64 u ||q||_inf): a separating
+     * contact's tangential rows come out as -1e-15 m/s, and pivoting on that noise in a fully
+     * degenerate tableau can fail where z = 0 is the answer to working precision. */
+    double q_floor = -64.0 * DBL_EPSILON * vector_inf_norm(n, q);
     int q_nonnegative = 1;
     for (int i = 0; i < n; ++i)
-        if (q[i] < 0.0) q_nonnegative = 0;
+        if (q[i] < q_floor) q_nonnegative = 0;
     if (q_nonnegative) {
+        for (int i = 0; i < n; ++i) zt[i] = 0.0;
+        accept(n, M, q, eps, o, zt, w, result);
         for (int i = 0; i < n; ++i) {
             z[i] = 0.0;
             basis_out[i] = 0;
         }
-        accept(n, M, q, eps, o, z, w, result);
         return PP_LCP_SOLVED;
     }
 

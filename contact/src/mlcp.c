@@ -202,6 +202,10 @@ static pp_status validate(const pp_mlcp_workspace *ws, const pp_mlcp_problem *p,
         pp_log(PP_LOG_ERROR, "%s: NULL array (normal_impulse, velocity, contacts or bodies)", who);
         return PP_ERR_NULL_ARGUMENT;
     }
+    if (!(p->compliance >= 0.0) || !(p->compliance < 1.0)) {
+        pp_log(PP_LOG_ERROR, "%s: compliance = %g must be in [0, 1)", who, p->compliance);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
     if (!(p->h > 0.0) || !isfinite(p->h)) {
         pp_log(PP_LOG_ERROR, "%s: h = %g must be finite and > 0", who, p->h);
         return PP_ERR_INVALID_ARGUMENT;
@@ -334,6 +338,13 @@ static void assemble_lcp(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
                 }
             }
         }
+    }
+
+    /* Compliance (pp_mlcp_problem.compliance): r max_i M_ii on the p_n and beta diagonal. */
+    if (p->compliance > 0.0) {
+        double dmax = 0.0;
+        for (int i = 0; i < nc * cols; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
+        for (int i = 0; i < nc * cols; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
     }
 
     /* E, -E^T and U blocks; q = [G_n^T nu* + psi/h; G_f^T nu*; 0]. */

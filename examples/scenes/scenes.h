@@ -52,7 +52,8 @@ void pp_scene_incline(pp_scene *scene, double theta);
 
 /* Stewart–Trinkle 1996 spinning rod: capsule of cylinder length 0.5 m (between the centres of
  * the rounded ends), radius 0.05 m, 1 kg, inertia 0.002 kg m^2 about the axis normal to the
- * motion plane (y), centre at height `height`, 30 degrees to the table, w = 4 rad/s about y. */
+ * motion plane (y), centre at height `height`, 30 degrees to the table, 4 rad/s about y in the
+ * sense that raises its elevation (height 0.9908 m: first impact at 0.383 s). */
 void pp_scene_st96_rod(pp_scene *scene, double height);
 
 /* Stewart–Trinkle 1996 four balls: m = 1 kg, r = 0.1 m, centres [0,0,1], [1,0,0.1],

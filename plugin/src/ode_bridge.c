@@ -245,3 +245,147 @@ pp_status pp_bridge_write_back(pp_world *world)
     }
     return PP_OK;
 }
+
+/* ---- Shapes (stage 1, geometry half) ----------------------------------------------------- */
+
+static const char *class_name(int cls)
+{
+    switch (cls) {
+    case dCylinderClass: return "cylinder";
+    case dRayClass: return "ray";
+    case dGeomTransformClass: return "geom transform";
+    case dTriMeshClass: return "trimesh";
+    case dHeightfieldClass: return "heightfield";
+    }
+    return "user-defined";
+}
+
+/* Fill shape from a geom; 0 when the geom is not one pegplus models (reported once). */
+static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
+{
+    int cls = dGeomGetClass(g);
+    const dReal *x = NULL, *R = NULL;
+    if (cls != dPlaneClass) {
+        x = dGeomGetPosition(g);
+        R = dGeomGetRotation(g);
+    }
+    double position[3] = {0, 0, 0}, rot[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    if (x) {
+        for (int k = 0; k < 3; ++k) position[k] = x[k];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) rot[3 * r + c] = R[4 * r + c];
+    }
+    switch (cls) {
+    case dSphereClass:
+        *s = pp_shape_make_sphere(dGeomSphereGetRadius(g), position);
+        return 1;
+    case dBoxClass: {
+        dVector3 l;
+        dGeomBoxGetLengths(g, l);
+        double lengths[3] = {l[0], l[1], l[2]};
+        const pp_polytope *poly = pp_box_polytope(world, lengths);
+        *s = poly ? pp_shape_make_polytope(poly, position, rot)
+                  : pp_shape_make_box(lengths, position, rot); /* invalid lengths: rejected */
+        return 1;
+    }
+    case dCapsuleClass: {
+        dReal radius, length;
+        dGeomCapsuleGetParams(g, &radius, &length);
+        *s = pp_shape_make_capsule(radius, length, position, rot);
+        return 1;
+    }
+    case dPlaneClass: {
+        dVector4 p;
+        dGeomPlaneGetParams(g, p);
+        double normal[3] = {p[0], p[1], p[2]};
+        *s = pp_shape_make_plane(normal, p[3]);
+        return 1;
+    }
+    case dConvexClass: {
+        const pp_polytope *poly = pp_convex_find(world, g);
+        if (poly) {
+            *s = pp_shape_make_polytope(poly, position, rot);
+            return 1;
+        }
+        if (!world->warned_unregistered_convex) {
+            world->warned_unregistered_convex = 1;
+            pp_log(PP_LOG_WARNING,
+                   "dConvex geom %p was not made by pp_convex_create nor registered with "
+                   "pp_world_register_convex: ODE cannot tell pegplus its shape, so the %s model "
+                   "skips it (it collides with nothing); reported once", (void *)g,
+                   pp_model_name(world->config.model));
+        }
+        return 0;
+    }
+    }
+    int slot = cls >= 0 && cls < 16 ? cls : 15;
+    if (!world->warned_unsupported_class[slot]) {
+        world->warned_unsupported_class[slot] = 1;
+        pp_log(PP_LOG_WARNING,
+               "%s geoms (class %d) are not modelled by the %s model: they are skipped (collide "
+               "with nothing); use PP_MODEL_ODE for scenes that need them; reported once",
+               class_name(cls), cls, pp_model_name(world->config.model));
+    }
+    return 0;
+}
+
+pp_status pp_bridge_shapes(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    s->shape_count = 0;
+    int need = world->geom_count;
+    if (need > s->shape_capacity) {
+        int cap = s->shape_capacity;
+        pp_status st = PP_OK;
+        void *arrays[7] = {s->shapes, s->shape_geom, s->shape_body, s->shape_motion, s->aabbs,
+                           s->is_static, s->attachment};
+        size_t sizes[7] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
+                           sizeof(pp_aabb), 1, sizeof(pp_shape_attachment)};
+        for (int a = 0; a < 7 && st == PP_OK; ++a) {
+            cap = s->shape_capacity;
+            st = pp_grow(&arrays[a], &cap, need, sizes[a]);
+        }
+        s->shapes = arrays[0];
+        s->shape_geom = arrays[1];
+        s->shape_body = arrays[2];
+        s->shape_motion = arrays[3];
+        s->aabbs = arrays[4];
+        s->is_static = arrays[5];
+        s->attachment = arrays[6];
+        if (st != PP_OK) return st;
+        s->shape_capacity = cap;
+    }
+    for (int i = 0; i < world->geom_count; ++i) {
+        dGeomID geom = world->geoms[i];
+        pp_shape shape;
+        if (!dGeomIsEnabled(geom) || !geom_shape(world, geom, &shape)) continue;
+        if (pp_shape_validate(&shape) != PP_OK) {
+            pp_log(PP_LOG_ERROR, "geom %p has an invalid pose or size; step rejected, nothing "
+                                 "changed", (void *)geom);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+        dBodyID body = dGeomGetBody(geom);
+        int b = body ? find_body(world, body) : -1;
+        int k = s->shape_count++;
+        s->shapes[k] = shape;
+        s->shape_geom[k] = geom;
+        s->shape_body[k] = b;
+        s->is_static[k] = b < 0;
+        if (b >= 0) {
+            /* The geom's pose in its body's frame (ODE's offset, or identity): sub-steps pose
+             * the shape from the body's integrated state. */
+            const pp_body *pb = &world->bodies[b];
+            pp_shape_attachment *at = &s->attachment[k];
+            for (int r = 0; r < 3; ++r) {
+                at->p[r] = 0.0;
+                for (int c = 0; c < 3; ++c) {
+                    at->p[r] += pb->R[3 * c + r] * (shape.position[c] - pb->x[c]);
+                    double m = 0.0;
+                    for (int j = 0; j < 3; ++j) m += pb->R[3 * j + r] * shape.R[3 * j + c];
+                    at->R[3 * r + c] = m;
+                }
+            }
+        }
+    }
+    return PP_OK;
+}

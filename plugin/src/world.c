@@ -36,6 +36,7 @@ pp_config pp_config_default(void)
     c.surface.mu = 0.5;
     c.surface.bounce = 0.0;
     c.surface.bounce_vel = 0.0;
+    c.surface.plus_v_plastic = 0.0;
     c.surface.ode_mode = dContactApprox1;
     c.surface.ode_soft_erp = -1.0;
     c.surface.ode_soft_cfm = -1.0;
@@ -43,6 +44,7 @@ pp_config pp_config_default(void)
     c.surface_user = NULL;
     c.proximity_margin = 0.01;
     c.friction_directions = 8;
+    c.compliance = 1e-10;
     return c;
 }
 
@@ -70,12 +72,16 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("surface.bounce must be in [0, 1]", c->surface.bounce);
     if (!(c->surface.bounce_vel >= 0.0) || !isfinite(c->surface.bounce_vel))
         return reject("surface.bounce_vel must be finite and >= 0 m/s", c->surface.bounce_vel);
+    if (!(c->surface.plus_v_plastic >= 0.0) || !isfinite(c->surface.plus_v_plastic))
+        return reject("surface.plus_v_plastic must be finite and >= 0 m/s", c->surface.plus_v_plastic);
     if (isnan(c->surface.ode_soft_erp) || isnan(c->surface.ode_soft_cfm))
         return reject("surface.ode_soft_erp/cfm must not be NaN (negative = unset)", NAN);
     if (!(c->proximity_margin > 0.0) || !isfinite(c->proximity_margin) || c->proximity_margin > 1e3)
         return reject("proximity_margin must be finite, > 0 and at most 1e3 m", c->proximity_margin);
     if (c->friction_directions < 3 || c->friction_directions > 64)
         return reject("friction_directions must be in 3..64", c->friction_directions);
+    if (!(c->compliance >= 0.0) || !(c->compliance <= 1e-3))
+        return reject("compliance must be in [0, 1e-3]", c->compliance);
     return PP_OK;
 }
 
@@ -112,6 +118,7 @@ void pp_world_destroy(pp_world *world)
 {
     if (!world) return;
     pp_convex_records_free(world);
+    pp_step_scratch_free(&world->scratch);
     dJointGroupDestroy(world->contact_group);
     free(world->registered);
     free(world->bodies);
@@ -215,62 +222,6 @@ static pp_status snapshot_bodies(pp_world *world, double h)
     return PP_OK;
 }
 
-/* Lowest value of n.x over an axis-aligned box [min, max] (ODE's AABB layout). */
-static double aabb_min_along(const dReal aabb[6], const dReal n[3])
-{
-    double s = 0.0;
-    for (int k = 0; k < 3; ++k) s += n[k] * (n[k] >= 0 ? aabb[2 * k] : aabb[2 * k + 1]);
-    return s;
-}
-
-static int aabbs_within(const dReal a[6], const dReal b[6], double margin)
-{
-    for (int k = 0; k < 3; ++k)
-        if (a[2 * k] > b[2 * k + 1] + margin || b[2 * k] > a[2 * k + 1] + margin) return 0;
-    return 1;
-}
-
-/* Stages 2-6 are not built yet: a pair that may come within the proximity margin during the
- * step (speculative margin eps + |v| h, DESIGN.md conventions) makes the step unsupported. */
-static pp_status find_near_pairs(pp_world *world, double h)
-{
-    double vmax = 0.0;
-    for (int i = 0; i < world->body_count; ++i) {
-        const pp_body *b = &world->bodies[i];
-        double v = sqrt(b->v[0] * b->v[0] + b->v[1] * b->v[1] + b->v[2] * b->v[2]);
-        if (v > vmax) vmax = v;
-    }
-    double margin = world->config.proximity_margin + 2.0 * vmax * h;
-    for (int i = 0; i < world->geom_count; ++i) {
-        for (int j = i + 1; j < world->geom_count; ++j) {
-            dGeomID a = world->geoms[i], b = world->geoms[j];
-            if (!dGeomGetBody(a) && !dGeomGetBody(b)) continue;
-            dReal box_a[6], box_b[6];
-            int near;
-            if (dGeomGetClass(a) == dPlaneClass || dGeomGetClass(b) == dPlaneClass) {
-                dGeomID plane = dGeomGetClass(a) == dPlaneClass ? a : b;
-                dGeomID other = plane == a ? b : a;
-                dVector4 p;
-                dGeomPlaneGetParams(plane, p);
-                dGeomGetAABB(other, box_a);
-                near = aabb_min_along(box_a, p) - p[3] < margin;
-            } else {
-                dGeomGetAABB(a, box_a);
-                dGeomGetAABB(b, box_b);
-                near = aabbs_within(box_a, box_b, margin);
-            }
-            if (near) {
-                pp_log(PP_LOG_ERROR,
-                       "geoms %p and %p are within the proximity margin: the %s contact model is "
-                       "not built yet; use PP_MODEL_ODE (nothing was changed)",
-                       (void *)a, (void *)b, pp_model_name(world->config.model));
-                return PP_ERR_UNSUPPORTED;
-            }
-        }
-    }
-    return PP_OK;
-}
-
 /* Stage 7: nu* = nu + h M^-1 (f_ext + tau_gyro) (Stewart–Trinkle Eq 5 without contacts). */
 static void time_step_free(pp_world *world, double h)
 {
@@ -287,24 +238,78 @@ static void integrate_bodies(pp_world *world, double h)
     for (int i = 0; i < world->body_count; ++i) pp_body_integrate_pose(&world->bodies[i], h);
 }
 
+/* Stage 5 for PP_MODEL_PEG: the U/I/X constraint sets are not built yet (issue 4). */
+static pp_status check_model_constraints(const pp_world *world)
+{
+    if (world->config.model == PP_MODEL_PEG && world->scratch.contact_count > 0) {
+        pp_log(PP_LOG_ERROR, "the PEG constraints (U/I/X) are not built yet: %d contacts this "
+                             "step; use PP_MODEL_STANDARD or PP_MODEL_ODE (nothing was changed)",
+               world->scratch.contact_count);
+        return PP_ERR_UNSUPPORTED;
+    }
+    return PP_OK;
+}
+
+/* Stages 2-5 for the interval ahead (dt): pose the shapes, find the near pairs and their
+ * contacts, and check the model can take them. */
+static pp_status find_contacts(pp_world *world, double dt, double *clock)
+{
+    const pp_pair *pairs = NULL;
+    int pair_count = 0;
+    pp_stage_pose_shapes(world, dt);
+    pp_status st = pp_stage_broadphase(world, &pairs, &pair_count);  /* 2. broadphase   */
+    mark(world, PP_STAGE_BROADPHASE, clock);
+    if (st != PP_OK) return st;
+    st = pp_stage_contacts(world, pairs, pair_count, dt);           /* 3-4. proximity,  */
+    mark(world, PP_STAGE_FEATURES, clock);                          /*      features    */
+    if (st != PP_OK) return st;
+    st = check_model_constraints(world);                            /* 5. constraints   */
+    mark(world, PP_STAGE_CONSTRAINTS, clock);
+    return st;
+}
+
+/* A step is one sub-step unless a bouncing contact closes during it: then it is split at the
+ * moment of touch so PLUS sees the true approach velocity (impact_stage.c). */
+#define PP_MAX_SUBSTEPS 16
+
 static pp_status pegplus_step(pp_world *world, double h)
 {
     double clock = pp_now_seconds();
-    pp_status st = snapshot_bodies(world, h);                 /* 1. snapshot    */
+    pp_status st = snapshot_bodies(world, h);                       /* 1. snapshot      */
+    if (st == PP_OK) st = pp_bridge_shapes(world);
     mark(world, PP_STAGE_SNAPSHOT, &clock);
     if (st != PP_OK) return st;
 
-    st = find_near_pairs(world, h);                            /* 2-6. proximity */
-    mark(world, PP_STAGE_BROADPHASE, &clock);
-    if (st != PP_OK) return st;
+    double t = 0.0;
+    world->scratch.impacts = 0;
+    for (int sub = 1; t < h && st == PP_OK; ++sub) {
+        double dt = h - t;
+        st = find_contacts(world, dt, &clock);                      /* 2-5              */
+        if (st != PP_OK) return st;
 
-    time_step_free(world, h);                                  /* 7. time step   */
-    mark(world, PP_STAGE_TIME_STEP, &clock);
+        int impacts = world->scratch.impacts;
+        st = pp_stage_impact(world);                                /* 6. impact (PLUS) */
+        mark(world, PP_STAGE_IMPACT, &clock);
+        if (st != PP_OK) return st;
+        if (world->scratch.impacts != impacts) {
+            st = find_contacts(world, dt, &clock); /* new velocities, new reach */
+            if (st != PP_OK) return st;
+        }
+        if (sub < PP_MAX_SUBSTEPS) dt = pp_time_to_impact(world, dt);
 
-    integrate_bodies(world, h);                                /* 8. integrate   */
-    mark(world, PP_STAGE_INTEGRATE, &clock);
+        time_step_free(world, dt);                                  /* 7. time step     */
+        st = pp_stage_time_step(world, dt);
+        mark(world, PP_STAGE_TIME_STEP, &clock);
+        if (st != PP_OK) return st;
 
-    st = pp_bridge_write_back(world);                          /* 9. write back  */
+        integrate_bodies(world, dt);                                /* 8. integrate     */
+        mark(world, PP_STAGE_INTEGRATE, &clock);
+        t = dt == h - t ? h : t + dt;
+        world->stats.substeps = sub;
+    }
+    world->stats.impacts = world->scratch.impacts;
+
+    st = pp_bridge_write_back(world);                               /* 9. write back    */
     mark(world, PP_STAGE_WRITE_BACK, &clock);
     return st;
 }

@@ -3,6 +3,8 @@
 #define PP_PLUGIN_WORLD_INTERNAL_H
 
 #include "pegplus/pegplus.h"
+#include "pegplus/geometry.h"
+#include "pegplus/mlcp.h"
 
 /* One managed ODE body, copied out of ODE at the start of a step (stage 1) and written
  * back at its end (stage 9). Matrices are 3x3 row-major; everything in the world frame
@@ -34,6 +36,62 @@ typedef struct pp_convex_record {
     struct pp_polytope *polytope;
 } pp_convex_record;
 
+/* A shape's pose in its body's frame: world = R_b (R p_local) ... i.e. position
+ * x_b + R_b p, rotation R_b R. */
+typedef struct pp_shape_attachment {
+    double p[3];
+    double R[9];
+} pp_shape_attachment;
+
+/* Per-step arrays of stages 2-7: they grow to the peak and are reused (STYLE.md "Memory"). */
+typedef struct pp_step_scratch {
+    pp_shape *shapes;              /* stage 1: managed geoms as posed shapes */
+    dGeomID *shape_geom;
+    int *shape_body;               /* index into world->bodies, -1 = static */
+    double *shape_motion;          /* h (|v| + |w| r): how far the shape can move in the step */
+    pp_shape_attachment *attachment; /* body-frame pose of shapes on bodies */
+    pp_aabb *aabbs;
+    unsigned char *is_static;
+    int shape_count, shape_capacity;
+
+    pp_broadphase *broadphase;
+    int *sap_index;                /* shape index of each broadphase box (planes are not boxed) */
+    int sap_capacity;
+    pp_pair *pairs;                /* candidate pairs, shape indices */
+    int pair_capacity;
+
+    pp_contact *contacts;          /* stage 4 */
+    int contact_count, contact_capacity;
+    double *restitution;           /* 2 per contact: the pair's bounce (e_min), bounce_vel */
+    int restitution_capacity;
+
+    struct pp_plus_solver *plus;   /* stage 6 */
+    int plus_capacity;
+    double *plus_work;             /* A (9 m^2), v, pi (3 m each), body dnu (6 nb) */
+    size_t plus_work_capacity;
+    int *plus_contact, *plus_island;
+    int plus_index_capacity;
+    int impacts;                   /* impacts resolved this step */
+
+    pp_contact_info *info;         /* pp_world_get_contacts */
+    int info_count, info_capacity;
+
+    pp_mlcp_workspace *mlcp;       /* stage 7 */
+    int mlcp_bodies, mlcp_contacts, mlcp_directions;
+    pp_mlcp_body *mlcp_body;
+    int mlcp_body_capacity;
+    double *normal_impulse, *friction_vector;
+    int normal_capacity, friction_capacity;
+    double *velocity;
+    int velocity_capacity;
+
+    /* Warm start (issue 3): the previous step's contact keys and final LCP basis. */
+    unsigned char *basis;
+    int basis_size, basis_capacity;
+    struct pp_contact_key *keys;
+    int key_count, key_capacity;
+} pp_step_scratch;
+
 struct pp_world {
     dWorldID ode_world;
     dSpaceID space;
@@ -54,8 +112,14 @@ struct pp_world {
     pp_convex_record *convexes;
     int convex_count, convex_capacity;
 
+    struct pp_box_record *boxes;   /* the polytope of each box size seen (convex.c) */
+    int box_count, box_capacity;
+
     int warned_auto_disable;
     int warned_unsupported_class[16];
+    int warned_unregistered_convex;
+
+    pp_step_scratch scratch;
 };
 
 /* ode_bridge.c: discovery, validation, snapshot and write-back (stages 1 and 9). */
@@ -75,15 +139,31 @@ pp_status pp_ode_baseline_step(pp_world *world, double h);
 
 /* convex.c */
 void pp_convex_records_free(pp_world *world);
+const pp_polytope *pp_convex_find(const pp_world *world, dGeomID geom);
+const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3]);
+
+/* ode_bridge.c: the managed geoms as pp_shapes (stage 1). */
+pp_status pp_bridge_shapes(pp_world *world);
+
+/* contact_stages.c: stages 2-7 of the pegplus models. */
+void pp_stage_pose_shapes(pp_world *world, double dt);
+pp_status pp_stage_broadphase(pp_world *world, const pp_pair **pairs, int *pair_count);
+pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_count, double h);
+pp_status pp_stage_time_step(pp_world *world, double h);
+
+/* impact_stage.c: stage 6 (PLUS) and the time of the next impact. */
+pp_status pp_stage_impact(pp_world *world);
+double pp_time_to_impact(const pp_world *world, double remaining);
+void pp_step_scratch_free(pp_step_scratch *scratch);
 
 /* Grow a dynamic array to hold at least `need` elements of `size` bytes. */
 pp_status pp_grow(void **array, int *capacity, int need, size_t size);
 
 double pp_now_seconds(void);
 
-#endif
-
 void pp_quaternion_to_rotation(const double q[4], double R[9]);
 int pp_invert_inertia(double out[9], const double inertia[9]);
 const char *pp_body_problem(const pp_body *body);
 int pp_pair_surface(const pp_world *world, dGeomID g1, dGeomID g2, pp_surface *surface);
+
+#endif

@@ -276,11 +276,12 @@ START_TEST(test_body_discovery)
 }
 END_TEST
 
-/* Until the contact stages exist, a near pair is refused honestly and nothing moves. */
-START_TEST(test_contact_refused_until_built)
+/* The standard model takes contacts; the PEG constraints are refused honestly until they
+ * exist, and nothing moves. */
+START_TEST(test_peg_refused_until_built)
 {
     fixture f;
-    fixture_make(&f, PP_MODEL_STANDARD);
+    fixture_make(&f, PP_MODEL_PEG);
     dCreatePlane(f.space, 0, 0, 1, 0);
     dBodySetPosition(f.body, 0, 0, 0.255);
     body_bytes before = read_bytes(f.body);
@@ -288,8 +289,189 @@ START_TEST(test_contact_refused_until_built)
     body_bytes after = read_bytes(f.body);
     ck_assert(memcmp(&before, &after, sizeof before) == 0);
     ck_assert_ptr_nonnull(strstr(g_message, "not built yet"));
-    dBodySetPosition(f.body, 0, 0, 3.0); /* far from the plane: free flight is fine */
+    ck_assert_int_eq(pp_world_set_model(f.pw, PP_MODEL_STANDARD), PP_OK);
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    fixture_free(&f);
+}
+END_TEST
+
+static const double g_cube[8 * 3] = {
+    -0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -0.5, 0.5, -0.5, 0.5, 0.5, -0.5,
+    -0.5, -0.5, 0.5,  0.5, -0.5, 0.5,  -0.5, 0.5, 0.5,  0.5, 0.5, 0.5};
+
+/* Degenerate point sets: rejected with a message, no geom created. */
+START_TEST(test_convex_degenerate_rejected)
+{
+    double pts[8 * 3];
+    int count = 8;
+    pp_status want = PP_ERR_DEGENERATE;
+    const char *words = NULL;
+    memcpy(pts, g_cube, sizeof pts);
+    switch (_i) {
+    case 0: count = 3; break;                                  /* fewer than 4 points */
+    case 1: for (int v = 0; v < 8; ++v) pts[3 * v + 2] = 0.25; break; /* coplanar */
+    case 2: for (int v = 4; v < 8; ++v) memcpy(&pts[3 * v], &pts[0], 3 * sizeof(double));
+            for (int v = 1; v < 4; ++v) memcpy(&pts[3 * v], &pts[3], 3 * sizeof(double));
+            break;                                             /* duplicates: 2 distinct */
+    case 3: pts[7] = NAN; want = PP_ERR_INVALID_ARGUMENT; break;
+    case 4: for (int v = 0; v < 8; ++v) { pts[3 * v + 1] = pts[3 * v]; pts[3 * v + 2] = pts[3 * v]; }
+            break;                                             /* collinear */
+    case 5: count = -1; want = PP_ERR_INVALID_ARGUMENT; break;
+    }
+    (void)words;
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, NULL, &pw), PP_OK);
+    dGeomID g = (dGeomID)0x1;
+    g_messages = 0;
+    ck_assert_int_eq(pp_convex_create(pw, space, pts, count, &g), want);
+    ck_assert_ptr_eq(g, (dGeomID)0x1);
+    ck_assert_int_eq(dSpaceGetNumGeoms(space), 0);
+    ck_assert_int_gt(g_messages, 0);
+    ck_assert_ptr_nonnull(strstr(g_message, "pp_convex_create"));
+    pp_world_destroy(pw);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+END_TEST
+
+/* pp_convex_create makes a real dConvex: ODE collides it with its own arrays (a unit cube
+ * 0.01 m into the plane: 4 corners at depth 0.01), and the pegplus world owns and frees it. */
+START_TEST(test_convex_create_is_an_ode_convex)
+{
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, NULL, &pw), PP_OK);
+    double pts[9 * 3];
+    memcpy(pts, g_cube, sizeof g_cube);
+    pts[24] = 0.1, pts[25] = 0.2, pts[26] = 0.0; /* an interior point is dropped */
+    dGeomID g = NULL;
+    ck_assert_int_eq(pp_convex_create(pw, space, pts, 9, &g), PP_OK);
+    ck_assert_int_eq(dGeomGetClass(g), dConvexClass);
+    ck_assert_int_eq(dSpaceGetNumGeoms(space), 1);
+    dGeomSetPosition(g, 0, 0, 0.49);
+    dGeomID plane = dCreatePlane(space, 0, 0, 1, 0);
+    dContactGeom contacts[8];
+    int n = dCollide(g, plane, 8, contacts, sizeof(dContactGeom));
+    ck_assert_int_eq(n, 4);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(contacts[i].depth, 0.01, 1e-12);
+    dReal box[6];
+    dGeomGetAABB(g, box);
+    ck_assert_double_eq_tol(box[0], -0.5, 1e-12);
+    ck_assert_double_eq_tol(box[5], 0.99, 1e-12);
+    /* Registering the same geom again is refused; the owner destroys it. */
+    ck_assert_int_eq(pp_world_register_convex(pw, g, g_cube, 8), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_convex_destroy(pw, g), PP_OK);
+    ck_assert_int_eq(dSpaceGetNumGeoms(space), 1);
+    ck_assert_int_eq(pp_convex_destroy(pw, g), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_convex_create(pw, space, g_cube, 8, &g), PP_OK);
+    pp_world_destroy(pw); /* destroys the second convex */
+    ck_assert_int_eq(dSpaceGetNumGeoms(space), 1);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+END_TEST
+
+/* A dConvex the caller made can be registered with its points; the wrong points or a geom that
+ * is not a dConvex are refused. */
+START_TEST(test_register_convex)
+{
+    static const dReal planes[6 * 4] = {1, 0, 0, 0.5, -1, 0, 0, 0.5, 0, 1, 0, 0.5,
+                                        0, -1, 0, 0.5, 0, 0, 1, 0.5, 0, 0, -1, 0.5};
+    static const unsigned polygons[6 * 5] = {4, 1, 3, 7, 5, 4, 0, 4, 6, 2, 4, 2, 6, 7, 3,
+                                             4, 0, 1, 5, 4, 4, 4, 5, 7, 6, 4, 0, 2, 3, 1};
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, NULL, &pw), PP_OK);
+    dGeomID g = dCreateConvex(space, planes, 6, g_cube, 8, polygons);
+    dGeomSetPosition(g, 1, 2, 3);
+    double wrong[8 * 3];
+    for (int i = 0; i < 24; ++i) wrong[i] = 2.0 * g_cube[i];
+    ck_assert_int_eq(pp_world_register_convex(pw, g, wrong, 8), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(g_message, "does not match"));
+    ck_assert_int_eq(pp_world_register_convex(pw, g, g_cube, 8), PP_OK);
+    dGeomID sphere = dCreateSphere(space, 0.5);
+    ck_assert_int_eq(pp_world_register_convex(pw, sphere, g_cube, 8), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(g_message, "not a dConvex"));
+    pp_world_destroy(pw); /* a registered geom stays the caller's */
+    ck_assert_int_eq(dSpaceGetNumGeoms(space), 2);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+END_TEST
+
+/* Unsupported geoms are reported once, by name, and skipped. */
+START_TEST(test_unsupported_geom_reported_once)
+{
+    fixture f;
+    fixture_make(&f, PP_MODEL_STANDARD);
+    dGeomID cyl = dCreateCylinder(f.space, 0.5, 1.0);
+    dGeomSetPosition(cyl, 0, 0, -20);
+    g_messages = 0;
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    ck_assert_int_eq(g_messages, 1);
+    ck_assert_ptr_nonnull(strstr(g_message, "cylinder"));
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    ck_assert_int_eq(g_messages, 1);
+    fixture_free(&f);
+}
+END_TEST
+
+static int bad_mu(void *user, dGeomID g1, dGeomID g2, pp_surface *surface)
+{
+    (void)user, (void)g1, (void)g2;
+    surface->mu = NAN;
+    return 1;
+}
+
+/* A surface callback's NaN friction is rejected; nothing in ODE changes. */
+START_TEST(test_bad_surface_rejected)
+{
+    fixture f;
+    fixture_make(&f, PP_MODEL_STANDARD);
+    dCreatePlane(f.space, 0, 0, 1, 0);
+    dBodySetPosition(f.body, 0, 0, 0.25);
+    pp_config c = pp_world_get_config(f.pw);
+    c.surface_fn = bad_mu;
+    ck_assert_int_eq(pp_world_set_config(f.pw, &c), PP_OK);
+    body_bytes before = read_bytes(f.body);
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_ERR_INVALID_ARGUMENT);
+    body_bytes after = read_bytes(f.body);
+    ck_assert(memcmp(&before, &after, sizeof before) == 0);
+    ck_assert_ptr_nonnull(strstr(g_message, "mu"));
+    fixture_free(&f);
+}
+END_TEST
+
+/* The contacts of a step: a box resting on the plane has its 4 bottom corners in contact, and
+ * the normal impulses carry its weight over the step (sum p_n = m g h, ST96 Eq 25 at rest). */
+START_TEST(test_contacts_reported)
+{
+    fixture f;
+    fixture_make(&f, PP_MODEL_STANDARD);
+    dGeomID plane = dCreatePlane(f.space, 0, 0, 1, 0);
+    dBodySetPosition(f.body, 0, 0, 0.25);
+    dBodySetLinearVel(f.body, 0, 0, 0);
+    dBodySetForce(f.body, 0, 0, 0);
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    const pp_contact_info *info = NULL;
+    int n = pp_world_get_contacts(f.pw, &info);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(pp_world_get_stats(f.pw)->contacts, 4);
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) {
+        ck_assert(info[i].g1 == plane || info[i].g2 == plane);
+        ck_assert_double_eq_tol(fabs(info[i].gap), 0.0, 1e-12);
+        ck_assert_double_eq_tol(fabs(info[i].normal[2]), 1.0, 1e-12);
+        ck_assert_double_ge(info[i].normal_impulse, 0.0);
+        sum += info[i].normal_impulse;
+    }
+    ck_assert_double_eq_tol(sum, 2.0 * 9.81 * 0.01, 1e-9);
+    ck_assert_double_eq_tol(dBodyGetLinearVel(f.body)[2], 0.0, 1e-9);
+    ck_assert_int_eq(pp_world_get_contacts(NULL, &info), 0);
     fixture_free(&f);
 }
 END_TEST
@@ -306,7 +488,13 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_config_rejected, 0, 10);
     tcase_add_test(tc, test_model_switch_between_steps);
     tcase_add_test(tc, test_body_discovery);
-    tcase_add_test(tc, test_contact_refused_until_built);
+    tcase_add_test(tc, test_peg_refused_until_built);
+    tcase_add_loop_test(tc, test_convex_degenerate_rejected, 0, 6);
+    tcase_add_test(tc, test_convex_create_is_an_ode_convex);
+    tcase_add_test(tc, test_register_convex);
+    tcase_add_test(tc, test_unsupported_geom_reported_once);
+    tcase_add_test(tc, test_bad_surface_rejected);
+    tcase_add_test(tc, test_contacts_reported);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -61,6 +61,12 @@ typedef struct pp_mlcp_problem {
     int contact_count;
     const pp_contact *contacts;     /* body_a, body_b in -1..body_count-1, not the same body */
     int friction_directions;        /* k in 3..64; 0 = PP_MLCP_DIRECTIONS_DEFAULT */
+    double compliance;              /* r >= 0 (relative): r * max_i M_ii is added to the diagonal
+                                       of the normal and friction blocks (a constraint-force
+                                       mixing term like ODE's CFM). Redundant contacts (a face
+                                       on a face: 4 corners for 3 freedoms) make the LCP
+                                       degenerate; r ~ 1e-10 makes its solution unique at a
+                                       velocity error of r |M| p. 0 = exact (ST96). */
 } pp_mlcp_problem;
 
 /* Output arrays, all the caller's. Required: normal_impulse, velocity. Optional (NULL):

@@ -76,6 +76,10 @@ typedef enum pp_ode_stepper {
  *   bounce      restitution in [0, 1]: ODE's bounce in PP_MODEL_ODE, PLUS's e_min otherwise.
  *   bounce_vel  m/s, >= 0: ODE's bounce_vel (minimum approach speed for a bounce), PLUS's
  *               capture speed v_capture otherwise.
+ *   plus_v_plastic  m/s, read by the pegplus models only: the approach speed at which PLUS's
+ *               coefficient of restitution reaches `bounce` (its Fig. 2 line runs from 1 at
+ *               rest to bounce at plus_v_plastic). Default 0 (or anything <= bounce_vel): the
+ *               COR is 0 up to bounce_vel and `bounce` above it, as in ODE.
  * The ode_* fields are read only by PP_MODEL_ODE and ignored by the pegplus models:
  *   ode_mode    dContact surface.mode flags (default dContactApprox1); dContactBounce is added
  *               when bounce > 0, dContactSoftERP/CFM when ode_soft_erp/cfm are >= 0.
@@ -85,6 +89,7 @@ typedef struct pp_surface {
     double mu;
     double bounce;
     double bounce_vel;
+    double plus_v_plastic;
     int ode_mode;
     double ode_soft_erp;
     double ode_soft_cfm;
@@ -106,6 +111,11 @@ typedef struct pp_config {
     void *surface_user;           /* passed to surface_fn */
     double proximity_margin;      /* eps, m: pairs closer than this get constraints; default 0.01 */
     int friction_directions;      /* k, directions of the friction pyramid, 3..64; default 8 */
+    double compliance;            /* relative constraint-force mixing of the time-stepping LCP
+                                     (pegplus/mlcp.h), in [0, 1e-3]; default 1e-10. Makes the
+                                     LCP of redundant contacts (stacked faces) well posed; costs
+                                     a steady overlap of about compliance * |M| * p_n / h (2e-12 m
+                                     for a column of 10 unit boxes). 0 = exact ST96. */
 } pp_config;
 
 /* Every parameter at its documented default. */
@@ -142,7 +152,11 @@ typedef struct pp_step_stats {
     int lcp_status;          /* pp_lcp status of the final solve (0 = solved) */
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
     double lcp_residual;     /* natural-map residual of the accepted solution */
-    int lcp_fallback;        /* 0 none, 1 regularised, 2 previous impulses / no impulse */
+    int lcp_fallback;        /* 0 none; 1 solved only as M + eps I (regularised); 2 unsolved:
+                                the step ran without contact impulses (see README "Failures") */
+    int lcp_warm_started;    /* 1: the previous step's basis solved it without pivoting */
+    int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
+    int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
@@ -204,13 +218,22 @@ pp_status pp_world_register_body(pp_world *world, dBodyID body);
  *    owned by the pegplus world, which destroys the geom in pp_world_destroy.
  *  - pp_world_register_convex records the polytope of a dConvex the caller created, given the
  *    same points (the hull of them must be the geom's shape).
+ *    A cheap consistency check compares the geom's ODE bounding box with the hull's.
+ *  - pp_convex_destroy destroys a geom made by pp_convex_create (or forgets a registered one).
+ *    Do not call dGeomDestroy on a geom made by pp_convex_create, and destroy the pegplus world
+ *    before the space that holds such geoms (dSpaceDestroy would free them under us).
+ * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
+ * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
+ * registered here is skipped by the pegplus models (one warning), as are cylinder, ray,
+ * trimesh and heightfield geoms: use PP_MODEL_ODE for scenes that need them.
  * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
- * or PP_ERR_INVALID_ARGUMENT with a message.
+ * or PP_ERR_INVALID_ARGUMENT with a message, and nothing is created.
  */
 pp_status pp_convex_create(pp_world *world, dSpaceID space, const double *points, int count,
                            dGeomID *out);
 pp_status pp_world_register_convex(pp_world *world, dGeomID convex, const double *points,
                                    int count);
+pp_status pp_convex_destroy(pp_world *world, dGeomID convex);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,49 @@
+/*
+ * pegplus/narrowphase.h — the contacts between two posed shapes (DESIGN.md stage 4): the
+ * feature pairs of polytopes (pegplus/features.h) and closest-point contacts of smooth shapes.
+ *
+ * Conventions as in features.h: each contact has n the unit normal from the FIRST shape (A)
+ * to the SECOND (B), p_a on A, psi the gap (> 0 apart), p_b = p_a + psi n; body and shape
+ * indices are -1 and mu 0 for the caller to fill. Only contacts with psi < eps are reported.
+ *
+ *   box/polytope – box/polytope   vertex–face, face–vertex, edge–edge (pp_features_polytopes);
+ *                                 a box is its 8-vertex polytope
+ *   box/polytope – plane          the polytope's vertices below eps (pp_features_polytope_plane)
+ *   sphere – anything             one closest-point contact (pp_shape_distance), any depth
+ *   capsule – plane               the two end spheres, each when within eps (a capsule lying
+ *                                 on a plane gets 2 contacts)
+ *   capsule – box/polytope/capsule  the end spheres' contacts, plus the closest-point contact of
+ *                                 the whole capsule when it is not at an end (1e-6 m)
+ *   capsule – sphere              one closest-point contact
+ * Fallback: a polytope pair that pp_shape_distance finds within eps but whose feature rules
+ * give no contact (deeper than -eps, or vertex–edge / vertex–vertex configurations the
+ * standard model does not classify) gets one closest-point contact, so no near pair is left
+ * unconstrained. Plane–plane: PP_ERR_UNSUPPORTED.
+ */
+#ifndef PEGPLUS_NARROWPHASE_H
+#define PEGPLUS_NARROWPHASE_H
+
+#include "pegplus/features.h"
+#include "pegplus/geometry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Append the contacts of shapes a and b within eps (finite, > 0) to out[*count ..], never
+ * beyond `capacity`; appl_vf is the vertex–face applicability threshold (PP_APPL_VF_DEFAULT).
+ * Returns PP_OK; PP_ERR_NO_MEMORY when they did not fit (the ones that fit are kept, *count is
+ * capacity, and *needed the count that would have been reached); PP_ERR_NULL_ARGUMENT,
+ * PP_ERR_INVALID_ARGUMENT (pp_shape_validate, eps), PP_ERR_UNSUPPORTED (plane–plane), or a
+ * pp_shape_distance error. Box shapes allocate their polytope for the call: callers that
+ * query the same box often should pass it as a PP_SHAPE_POLYTOPE (pp_polytope_box).
+ */
+pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
+                                  double appl_vf, pp_contact *out, int capacity, int *count,
+                                  int *needed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_NARROWPHASE_H */

@@ -1,0 +1,375 @@
+/*
+ * pegplus/peg.h — the PEG contact model at the contact level (Williams, Lu, Trinkle 2016;
+ * the maths in shared/spec/PEG.md): geometric tests, the configurations of a near polytope
+ * pair, the U / I / X constraint sets they generate, and the PEG time-stepping problem
+ * (Eqs 39–49) solved as an LCP with Lemke.
+ *
+ * Conventions (besides those of base.h, features.h and mlcp.h):
+ *  - A and B are the two polytopes of a call, posed in the world (pp_polytope_view). Every
+ *    contact a call returns is written in the frame A -> B: n points from A to B, p_a lies on
+ *    A's feature, psi > 0 separated (spec §4 table):
+ *      vertex–face  (vertex v of A, face f of B):  p_a = v, n = -eta_f, psi = eta_f . v - d_f
+ *      face–vertex  (face f of A, vertex v of B):  the vertex–face contact of v against f
+ *                   written B -> A, then flipped (pp_peg_contact_flip): n = eta_f,
+ *                   p_a = v - psi eta_f
+ *      edge–edge    n = ±(e_a x e_b)/|.|, the sign for which A's faces at e_a recede from n
+ *                   (the sign APPL^ee picks, below); p_a = closest point of e_a to e_b;
+ *                   psi = n . (p_b - p_a), the signed distance of the two LINES.
+ *  - Applicability values are cosines (dimensionless, in [-1, 1]); >= 0 is the classical
+ *    test (PEG Eq 28), >= eps_theta < 0 the relaxed one. Lengths in metres, angles in radians.
+ *  - No allocation in the solve: workspaces are sized once (create) and reused.
+ */
+#ifndef PEGPLUS_PEG_H
+#define PEGPLUS_PEG_H
+
+#include "pegplus/base.h"
+#include "pegplus/features.h"
+#include "pegplus/lcp.h"
+#include "pegplus/mlcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Parameters (spec/PEG.md §3 "Parameters used in the code"). The proximity distance eps is not
+ * here: every call takes it, because the stepper's eps grows with the pair's speed.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct pp_peg_params {
+    double delta;          /* m, a vertex projecting inside a face is feasible down to
+                              psi >= -delta; 0.0025 */
+    double phi;            /* rad, a vertex outside the face's region is feasible while its
+                              elevation asin(psi / D) >= -phi; 0.4 */
+    double appl_vf;        /* vertex–face candidates: APPL^vf > appl_vf; -0.3 */
+    double appl_vv;        /* vertex–vertex, faces at the other vertex: APPL^vf > appl_vv; -0.4 */
+    double appl_ee;        /* edge–edge U constraints: APPL^ee > appl_ee; -0.4 */
+    double appl_ve_edge;   /* vertex–edge, A's edges at the vertex in an X: APPL^ee > -0.1 */
+    double appl_x;         /* X candidates that must be (nearly) classically applicable: the
+                              vertex–vertex X's faces and edge pairs, the extra faces of a
+                              vertex–edge X: APPL >= appl_x; -1e-3 (round-off of 0) */
+    double coplanar_cos;   /* vertex–edge with eta_1 . eta_2 > coplanar_cos: the edge only
+                              splits a plane, U on face f1 alone; 0.995 */
+} pp_peg_params;
+
+/* The defaults above. */
+pp_peg_params pp_peg_params_default(void);
+
+/* PP_OK, or PP_ERR_INVALID_ARGUMENT with a message (delta < 0, phi outside [0, pi/2],
+ * an applicability threshold outside [-1, 1], coplanar_cos outside (0, 1], NaN). */
+pp_status pp_peg_params_validate(const pp_peg_params *params);
+
+/* ------------------------------------------------------------------------------------------
+ * Geometric tests (spec §3). Views are not validated (they come from pp_polytope_pose_view).
+ * ---------------------------------------------------------------------------------------- */
+
+/*
+ * APPL^vf(v_a, f_b) = min over w in omega(v_a) of eta_b . (w - v_a)/|w - v_a|   (Eq 28 and
+ * its relaxation): >= 0 when no edge of A at v_a points below the plane of f_b, i.e. v_a is
+ * A's extreme point against f_b. A vertex with no neighbour gives 1.
+ */
+double pp_peg_applicability_vf(const pp_polytope_view *a, int vertex, const pp_polytope_view *b,
+                               int face);
+
+/*
+ * APPL^ee(e_a, e_b) = max(min(d), min(-d)), d = [n.t_a1, n.t_a2, -n.t_b1, -n.t_b2],
+ * n = (e_a x e_b)/|.| and t the unit vectors from each edge into its two faces (t1 =
+ * eta_f1 x e, t2 = e x eta_f2). >= 0 when, for one sign of n, A's faces at e_a recede from n
+ * and B's faces at e_b recede from -n: the edges' Gauss-map arcs cross, so e_a x e_b is a
+ * separating-axis candidate. Parallel edges (|e_a x e_b| <= 1e-9 |e_a||e_b|) give -1: their
+ * contact is carried by the vertex–edge / vertex–face contacts at their endpoints.
+ * normal (optional) receives the unit n oriented from A to B (the sign of min(-d)); zero for
+ * parallel edges.
+ */
+double pp_peg_applicability_ee(const pp_polytope_view *a, int edge_a, const pp_polytope_view *b,
+                               int edge_b, double normal[3]);
+
+/* The orientation vector O_e = e x (-(eta_f1 + eta_f2)) of edge e (not normalised): it is
+ * perpendicular to e and to the inward bisector of the edge's faces and points toward f1's
+ * side. The orientation of a direction u against e is u . O_e (spec §3). */
+void pp_peg_edge_orientation(const pp_polytope_view *p, int edge, double out[3]);
+
+/* Vertex–face feasibility (spec §3, paper's angle phi and depth delta), generalised from the
+ * authors' triangles to our convex polygon faces. */
+typedef struct pp_peg_vf_test {
+    int feasible;          /* 1 feasible, 0 not */
+    int inside;            /* 1 when v projects inside the face polygon (tolerance 1e-9 m) */
+    double psi;            /* eta_f . v - d_f, m */
+    double distance;       /* D: distance from v to the face polygon, m */
+    double outside;        /* in-plane distance from v's projection to the polygon, m (0 inside) */
+} pp_peg_vf_test;
+
+/*
+ * Infeasible if |psi| > eps, D > eps or outside > eps. Otherwise feasible iff psi >= -delta
+ * when v projects inside the face, and iff asin(psi / D) >= -phi when it does not (D = 0
+ * counts as feasible). The authors' code measured `outside` from the nearest edge's line;
+ * we use the distance to the polygon, which is the same inside an edge's slab and does not
+ * under-estimate beyond a corner.
+ */
+pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int vertex,
+                                     const pp_polytope_view *b, int face, double eps,
+                                     const pp_peg_params *params);
+
+/*
+ * Closest points of segments [p0, p1] and [q0, q1] (Ericson, Real-Time Collision Detection
+ * §5.1.9; robust for parallel and degenerate segments: for parallel ones the point of the
+ * first segment is its parameter 0 clamped). Returns the distance; s, t (optional) the
+ * parameters of c_p = p0 + s (p1 - p0) and c_q = q0 + t (q1 - q0), both in [0, 1].
+ */
+double pp_peg_segments_closest(const double p0[3], const double p1[3], const double q0[3],
+                               const double q1[3], double c_p[3], double c_q[3], double *s,
+                               double *t);
+
+/* Edge–edge feasibility: segment distance <= eps (spec §3). Fills the closest points p_a on
+ * e_a and p_b on e_b and the distance (each optional). Returns 1 feasible, 0 not. */
+int pp_peg_feasibility_ee(const pp_polytope_view *a, int edge_a, const pp_polytope_view *b,
+                          int edge_b, double eps, double p_a[3], double p_b[3], double *distance);
+
+/* The same-frame rule (spec §2.4): rewrite contact c, given as B -> A, as A -> B. Swaps the
+ * bodies, shapes and features, p_a <- p_a + psi n, n <- -n, psi unchanged; vertex–face
+ * becomes face–vertex and back. Applying it twice restores c (up to round-off in p_a). */
+void pp_peg_contact_flip(pp_contact *c);
+
+/* ------------------------------------------------------------------------------------------
+ * Configurations of a near pair (spec §3 "Constraint rules", 3D)
+ * ---------------------------------------------------------------------------------------- */
+typedef enum pp_peg_config_kind {
+    PP_PEG_VERTEX_FACE = 0,    /* feature_a vertex of A, feature_b face of B */
+    PP_PEG_FACE_VERTEX = 1,    /* feature_a face of A, feature_b vertex of B */
+    PP_PEG_EDGE_EDGE = 2,      /* edges; closest points interior (farther than eps from ends) */
+    PP_PEG_VERTEX_EDGE = 3,    /* vertex of A near the interior of edge of B */
+    PP_PEG_EDGE_VERTEX = 4,    /* edge of A, vertex of B near its interior */
+    PP_PEG_VERTEX_VERTEX = 5,  /* vertex of A near vertex of B */
+    PP_PEG_PLANE = 6           /* vertex of A against a half-space (feature_b = -1) */
+} pp_peg_config_kind;
+
+/* A short constant name ("vertex-face", ...). */
+const char *pp_peg_config_kind_string(pp_peg_config_kind kind);
+
+typedef struct pp_peg_config {
+    pp_peg_config_kind kind;
+    int feature_a, feature_b;
+    double p_a[3], p_b[3];     /* nearest points of the two features, world */
+    double distance;           /* |p_b - p_a| (vertex–face: psi, signed), m */
+    double applicability;      /* APPL^vf (vertex–face, both ways), APPL^ee (edge–edge); else 0 */
+} pp_peg_config;
+
+/*
+ * Classification of a near pair into configurations (spec §3, 3D; the authors'
+ * configuration_determine_constraints, made direct):
+ *  1. vertex–vertex: |v_a - v_b| <= eps;
+ *  2. vertex–edge / edge–vertex: a vertex within eps of an edge and farther than eps from
+ *     both of the edge's endpoints (else 1. holds), so its closest point is interior;
+ *  3. edge–edge: non-parallel edges within eps such that no endpoint of either is within eps
+ *     of the other segment (else a configuration of 1./2. at that endpoint describes the
+ *     pair, and its X sets carry the edge pair), and with APPL^ee > appl_ee;
+ *  4. vertex–face / face–vertex: every vertex not in 1.–2., against the faces of the other
+ *     body that are feasible with APPL^vf > appl_vf; ONE face per vertex, the one with the
+ *     largest psi (ties: larger applicability, then lower index). A point is outside a convex
+ *     polytope iff it is outside some face plane, so max_f psi_f >= 0 is exactly "v not in B":
+ *     the largest-psi face is the constraint that never blocks a free vertex (the authors'
+ *     peg_heuristic took the smallest non-negative psi, which over-constrains a vertex near
+ *     two faces).
+ * Appends to out[*count ..] (never beyond capacity) in the order 1, 2 (A's vertices, then B's),
+ * 3, 4. Returns PP_OK; PP_ERR_NO_MEMORY if capacity was too small (*needed = total);
+ * PP_ERR_NULL_ARGUMENT; PP_ERR_INVALID_ARGUMENT (eps <= 0 or not finite, bad params).
+ * params NULL = defaults. `workspace` as for pp_peg_constraints_polytopes (NULL: allocates).
+ */
+typedef struct pp_peg_builder pp_peg_builder;
+
+pp_status pp_peg_classify(pp_peg_builder *builder, const pp_polytope_view *a,
+                          const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                          pp_peg_config *out, int capacity, int *count, int *needed);
+
+/* ------------------------------------------------------------------------------------------
+ * Constraint sets (spec §2.3–2.4)
+ * ---------------------------------------------------------------------------------------- */
+typedef enum pp_peg_set_kind {
+    PP_PEG_SET_U = 0,   /* one contact: 0 <= psi ⊥ p >= 0                         (Eqs 17–18) */
+    PP_PEG_SET_I = 1,   /* one feature against several: max_s psi_s >= 0, one impulse on the
+                           primary contact, |C_iota| = 1                  (Eqs 20, 24, 39–40) */
+    PP_PEG_SET_X = 2    /* cross-contact max(psi_a, psi_b, ...) >= 0 in the robust "X-b" form:
+                           an I set whose primary carries an impulse         (Eq 16; §2.3) */
+} pp_peg_set_kind;
+
+const char *pp_peg_set_kind_string(pp_peg_set_kind kind);
+
+/*
+ * A constraint set owns contacts[first .. first + count): contacts[first] is the primary
+ * (iota, the only one with an impulse), the others are the secondaries (kappa), all in the
+ * primary's frame. U sets have count 1, I and X sets count >= 2. The PEG step enforces, at
+ * the end of the step and linearised (Eqs 20, 24 -> 39, 40),
+ *     max_s psi_s >= 0,   p >= 0,   p (max_s psi_s) = 0.
+ */
+typedef struct pp_peg_set {
+    pp_peg_set_kind kind;
+    pp_peg_config_kind origin;  /* the configuration that produced it */
+    int first, count;
+} pp_peg_set;
+
+/* Output of the constraint builders: caller-owned arrays, appended to. A call that runs out
+ * of room writes only whole sets and reports the totals it needed. */
+typedef struct pp_peg_output {
+    pp_peg_set *sets;
+    int set_capacity, set_count, sets_needed;
+    pp_contact *contacts;
+    double *applicability;      /* optional, one per contact: APPL^vf or APPL^ee (1 for a
+                                   half-space contact) */
+    int contact_capacity, contact_count, contacts_needed;
+} pp_peg_output;
+
+/* Scratch of the builders (configurations and per-feature flags); grows to the peak pair and
+ * is reused. Passing NULL to a builder makes it allocate and free its own for the call. */
+pp_status pp_peg_builder_create(pp_peg_builder **out);
+void pp_peg_builder_destroy(pp_peg_builder *builder);
+
+/*
+ * The PEG constraint sets of polytopes A and B within eps (spec §3 rules, 3D), appended to
+ * `out`. Every contact has body/shape indices -1 and mu 0 (the caller fills them: all are
+ * A -> B) and kind/feature fields as in features.h.
+ *
+ * The vertex set of a vertex v against the other body Q: "v is not inside Q", as
+ *     max over the faces g of Q within eps of v (point-to-polygon distance) of psi(v, g) >= 0,
+ * a U when one face is within eps, else an I. If v is outside Q within eps, a face through
+ * Q's point nearest to v has psi >= 0 and is within eps, so this never blocks a separated
+ * pair however small Q's features are; if v is inside Q every psi is <= 0. The set is made
+ * when some face "qualifies" (feasible with the configuration's applicability threshold),
+ * and the primary is taken among the qualifying faces. (The authors kept only qualifying
+ * faces in the max: for separated random polytopes that blocked a vertex outside Q through
+ * a filtered face.) Per configuration:
+ *  - vertex–face, face–vertex (every vertex without a set from the rules below): the vertex
+ *    set, qualifying = feasible with APPL^vf > appl_vf. Usually a U on one face.
+ *  - edge–edge: U.
+ *  - vertex–edge (v_a near edge e_b with faces f1, f2), spec Eq 36:
+ *      if eta_1 . eta_2 > coplanar_cos (the edge only splits a plane): the vertex set without
+ *      the lower of f1, f2 (smaller psi; f2 on a tie), no X;
+ *      else if neither f1 nor f2 is feasible: nothing (v_a then gets the vertex–face rule);
+ *      else the vertex set (qualifying = feasible: I(C(v_a, f1), C(v_a, f2), ...)), plus
+ *      for every edge e_a of A at v_a with APPL^ee(e_a, e_b) > appl_ve_edge an X-b set
+ *      {C(v_a, f_i), C(e_a, e_b)} with f_i = f1 when u . O_{e_b} > 0 (u along e_a from v_a)
+ *      and f2 when < 0, kept when f_i or the edge pair is feasible and the edges' lines meet
+ *      within the segments (each extended by eps); it also holds the faces g other than
+ *      f1, f2 within eps with APPL^vf(v_a, g) >= appl_x (A is then locally outside g's
+ *      half-space, which contains B). Edge–vertex: the same with the roles swapped.
+ *  - vertex–vertex (spec Eqs 37–38): the vertex sets of v_a against B and of v_b against A
+ *    (qualifying = feasible with APPL^vf > appl_vv), then ONE X-b set, the local
+ *    separating-axis condition
+ *        max( psi(v_a, f_b), psi(v_b, f_a), psi(e_a, e_b) ) >= 0
+ *    over the faces within eps of v_a (of B) and of v_b (of A) and the non-parallel edge
+ *    pairs at (v_a, v_b) whose lines meet within the segments, all with applicability
+ *    >= appl_x. With classical applicability these are the faces of A (+) (-B) at the
+ *    vertex v_a - v_b, so the condition is local non-penetration itself: it catches two
+ *    edges crossing while neither vertex is inside the other body. It is omitted when it
+ *    has no edge pair, or when it is implied by v_a's or v_b's set (all of that set's faces
+ *    among the X's). Per face pair, as one reading of Eq 38 has it, the max can be negative
+ *    for separated boxes, so we do not.
+ *  - an edge–edge configuration has no endpoint near the other edge while the edge pairs of
+ *    the X sets have one, so no edge pair gets both a U and an X.
+ * Primary contact of every I/X set (|C_iota| = 1, the documented heuristic): among the
+ * eligible contacts (qualifying faces; in X sets vertex–face contacts with a feasible face
+ * and edge–edge contacts with feasible segments; all when none is eligible), the one with
+ * the largest psi; ties within 1e-12 m go to the larger applicability, then to the earlier
+ * candidate. The largest gap is the supporting plane of max_s psi_s (its subgradient): for
+ * a vertex resting on a face near a convex edge it is the face it rests on, which the
+ * authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge (spec §2.5
+ * numerical check).
+ * Measured (check_peg_constraints, random boxes and random 12-point hulls within eps):
+ * separated pairs never have a set with max psi < 0, penetrating pairs always have one,
+ * for boxes; for small-featured hulls about 1 in 30000 pairs fails either way.
+ * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals;
+ * or the builder could not grow), PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
+ */
+pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
+                                       const pp_polytope_view *b, double eps,
+                                       const pp_peg_params *params, pp_peg_output *out);
+
+/* A polytope against the half-space normal . x <= offset (B, static): a U vertex–face set
+ * for every vertex with -eps < psi < eps (a half-space has no edges to cross). */
+pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const double normal[3],
+                                            double offset, double eps, pp_peg_output *out);
+
+/*
+ * The slack rows of one set at the position level (Eq 20 with Lemma 1.1/1.2): given the gaps
+ * psi[0..count) with psi[0] the primary's, solve the unit lower-triangular complementarity
+ * system  0 <= (psi_0 - psi_s) + sum_{r=1}^{s} c_r  ⊥  c_s >= 0  (s = 1..count-1) by forward
+ * substitution into c[1..count) (c[0] = 0). Returns psi_0 + sum_r c_r, which equals
+ * max_s psi_s. c may be NULL.
+ */
+double pp_peg_set_slacks(const double *psi, int count, double *c);
+
+/* ------------------------------------------------------------------------------------------
+ * The PEG time step (spec §2.5, Eqs 39–49), as an LCP
+ *
+ * Unknowns per set j (n_s sets, K = sum_j (count_j - 1) slacks, k friction directions):
+ * the primary impulse p_j, slacks c_j (count_j - 1, velocity units: c is rescaled by 1/h,
+ * Eq 39), friction beta_j (k, on the primary, along its tangent directions d_l as in
+ * mlcp.h) and sigma_j. With W = M^-1, G_p the primaries' normal columns, G_I the columns
+ * G_iota - G_s (primary minus secondary, same frame, Eq 45 layout), G_f the friction columns:
+ *
+ *   rows p:      G_p^T nu + E_I2 c + psi_p/h >= 0  ⊥ p           (Eq 40; Eq 24 for U sets)
+ *   rows c:      G_I^T nu + E_I1 c + psi_I/h >= 0  ⊥ c           (Eq 39)
+ *   rows beta:   G_f^T nu + E sigma          >= 0  ⊥ beta        (ST96 Eq 26)
+ *   rows sigma:  mu p - E^T beta             >= 0  ⊥ sigma
+ *   nu = nu* + W (G_p p + G_f beta)                               (Eq 41: slacks carry no
+ *                                                                  impulse)
+ * E_I1 = blockdiag(tril(ones(k_j))) (Eq 43), E_I2 = blockdiag(ones(1, k_j)) (Eq 44),
+ * psi_I = psi_iota - psi_s (Eq 45). Eliminating nu gives the LCP in
+ * x = [p (n_s); c (K); beta (n_s k, set-major); sigma (n_s)] (spec §2.5 "Schur complement").
+ * With only U sets this is exactly the LCP of pp_mlcp_solve on the same contacts.
+ * The matrix is not symmetric nor copositive in general (spec §6): Lemke may fail; then the
+ * step returns PP_ERR_SOLVER and the caller falls back to the standard model for the step.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct pp_peg_problem {
+    pp_mlcp_problem base;       /* h, bodies (free velocities), contacts, friction_directions,
+                                   compliance: exactly as for pp_mlcp_solve (the compliance
+                                   goes on the p and beta diagonals, not on the slacks) */
+    int set_count;
+    const pp_peg_set *sets;     /* disjoint ranges of base.contacts; contacts in no set are
+                                   ignored (impulse 0). A secondary given in the frame B -> A
+                                   of its primary is flipped (pp_peg_contact_flip); a secondary
+                                   of another body pair is an argument error. mu is the
+                                   primary's. */
+} pp_peg_problem;
+
+typedef struct pp_peg_stats {
+    int lcp_size;               /* n_s (k + 2) + K */
+    int directions;             /* k used */
+    int u_sets, i_sets, x_sets; /* by kind */
+    int slacks;                 /* K */
+    pp_lcp_result lcp;          /* status, pivots, residual, epsilon of the solve */
+} pp_peg_stats;
+
+typedef struct pp_peg_workspace pp_peg_workspace;
+
+/* LCP size for set_count sets with slack_count slacks and k directions. */
+int pp_peg_lcp_size(int set_count, int slack_count, int directions);
+
+/* Workspace for up to max_bodies bodies, max_contacts contacts (primaries + secondaries),
+ * max_sets sets and max_directions directions (0 = default). PP_ERR_INVALID_ARGUMENT,
+ * PP_ERR_NO_MEMORY. */
+pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets,
+                                  int max_directions, pp_peg_workspace **out);
+void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
+
+/*
+ * Build and solve one PEG step. solution is a pp_mlcp_solution indexed by CONTACT (so the
+ * stepper uses one output for either model): the primary of set j gets p_j and its friction
+ * (beta, sigma, friction vector); secondaries and contacts in no set get 0. slack (optional,
+ * one per contact) receives c of each secondary's row (m/s; 0 for primaries and U contacts).
+ * options, basis: as for pp_mlcp_solve (basis has pp_peg_lcp_size bytes; keep the set order
+ * stable for the warm start to help).
+ * Returns PP_OK; PP_ERR_SOLVER (Lemke and its regularisation failed: every impulse 0,
+ * velocity = nu*, stats->lcp says why; fall back to the standard model); argument errors
+ * (nothing written). Never writes NaN.
+ */
+pp_status pp_peg_solve(pp_peg_workspace *workspace, const pp_peg_problem *problem,
+                       const pp_lcp_options *options, unsigned char *basis,
+                       pp_mlcp_solution *solution, double *slack, pp_peg_stats *stats);
+
+/* The LCP of the last pp_peg_solve (column-major; valid until the next solve or destroy). */
+void pp_peg_last_lcp(const pp_peg_workspace *workspace, int *n, const double **M,
+                     const double **q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_PEG_H */

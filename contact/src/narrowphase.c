@@ -1,0 +1,221 @@
+/*
+ * Contacts between two posed shapes: the dispatch of pegplus/narrowphase.h.
+ */
+#include "pegplus/narrowphase.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An end-sphere contact and the capsule's closest-point contact are the same contact when
+ * their points on A are closer than this (m). */
+#define SAME_POINT 1e-6
+
+typedef struct sink {
+    pp_contact *out;
+    int capacity, *count, needed;
+} sink;
+
+static void emit(sink *s, const pp_contact *c)
+{
+    if (*s->count < s->capacity) s->out[(*s->count)++] = *c;
+    s->needed++;
+}
+
+static pp_contact point_contact(const pp_proximity *p)
+{
+    pp_contact c;
+    memset(&c, 0, sizeof c);
+    c.body_a = c.body_b = c.shape_a = c.shape_b = -1;
+    c.kind = PP_CONTACT_POINT;
+    c.feature_a = c.feature_b = -1;
+    memcpy(c.p_a, p->p_a, sizeof c.p_a);
+    memcpy(c.n, p->n, sizeof c.n);
+    c.psi = p->distance;
+    return c;
+}
+
+static int is_polytope(const pp_shape *s)
+{
+    return s->kind == PP_SHAPE_BOX || s->kind == PP_SHAPE_POLYTOPE;
+}
+
+/* A posed view of a box or polytope shape, with the scratch it borrows. */
+typedef struct posed {
+    pp_polytope *owned;          /* a box's polytope, made for the call */
+    double *scratch;
+    double local[6 * 64];        /* small polytopes need no allocation for the posed arrays */
+    pp_polytope_view view;
+} posed;
+
+static pp_status pose(const pp_shape *s, posed *p)
+{
+    p->owned = NULL;
+    p->scratch = NULL;
+    const pp_polytope *poly = s->polytope;
+    if (s->kind == PP_SHAPE_BOX) {
+        pp_status st = pp_polytope_box(s->lengths, &p->owned);
+        if (st != PP_OK) return st;
+        poly = p->owned;
+    }
+    size_t need = 3 * (size_t)poly->vertex_count + 4 * (size_t)poly->face_count;
+    double *w = p->local;
+    if (need > sizeof p->local / sizeof p->local[0]) {
+        w = p->scratch = malloc(need * sizeof(double));
+        if (!w) {
+            pp_polytope_destroy(p->owned);
+            pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: out of memory");
+            return PP_ERR_NO_MEMORY;
+        }
+    }
+    double *normals = w + 3 * poly->vertex_count, *offsets = normals + 3 * poly->face_count;
+    pp_polytope_pose_view(poly, s->position, s->R, w, normals, offsets, &p->view);
+    return PP_OK;
+}
+
+static void unpose(posed *p)
+{
+    free(p->scratch);
+    pp_polytope_destroy(p->owned);
+}
+
+/* The sphere of the capsule's radius at segment end e (-1 or +1): local z is the axis. */
+static pp_shape end_sphere(const pp_shape *capsule, int e)
+{
+    double c[3];
+    for (int k = 0; k < 3; ++k)
+        c[k] = capsule->position[k] + e * 0.5 * capsule->length * capsule->R[3 * k + 2];
+    return pp_shape_make_sphere(capsule->radius, c);
+}
+
+static pp_status closest_point(const pp_shape *a, const pp_shape *b, double eps, sink *s,
+                               pp_proximity *out)
+{
+    pp_proximity p;
+    pp_status st = pp_shape_distance(a, b, &p);
+    if (st != PP_OK) return st;
+    if (p.distance < eps) {
+        pp_contact c = point_contact(&p);
+        emit(s, &c);
+    }
+    if (out) *out = p;
+    return PP_OK;
+}
+
+/* Capsule A against B (not a plane, not a sphere): end spheres, then the whole capsule's
+ * closest point unless it coincides with an end contact. */
+static pp_status capsule_contacts(const pp_shape *a, const pp_shape *b, double eps, sink *s)
+{
+    int first = *s->count;
+    for (int e = -1; e <= 1; e += 2) {
+        pp_shape end = end_sphere(a, e);
+        pp_status st = closest_point(&end, b, eps, s, NULL);
+        if (st != PP_OK) return st;
+    }
+    pp_proximity p;
+    pp_status st = pp_shape_distance(a, b, &p);
+    if (st != PP_OK || !(p.distance < eps)) return st;
+    for (int i = first; i < *s->count; ++i) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; ++k) d2 += (s->out[i].p_a[k] - p.p_a[k]) * (s->out[i].p_a[k] - p.p_a[k]);
+        if (d2 < SAME_POINT * SAME_POINT) return PP_OK;
+    }
+    pp_contact c = point_contact(&p);
+    emit(s, &c);
+    return PP_OK;
+}
+
+/* Contacts of (a, b) with n from a to b; `a` is never a plane here unless b is not one. */
+static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, double appl_vf,
+                          sink *s)
+{
+    if (a->kind == PP_SHAPE_SPHERE || b->kind == PP_SHAPE_SPHERE)
+        return closest_point(a, b, eps, s, NULL);
+    if (is_polytope(a) && b->kind == PP_SHAPE_PLANE) {
+        posed pa;
+        pp_status st = pose(a, &pa);
+        if (st != PP_OK) return st;
+        int needed = 0;
+        st = pp_features_polytope_plane(&pa.view, b->normal, b->offset, eps, s->out, s->capacity,
+                                        s->count, &needed);
+        if (needed > s->needed) s->needed = needed;
+        unpose(&pa);
+        return st == PP_ERR_NO_MEMORY ? PP_OK : st;
+    }
+    if (is_polytope(a) && is_polytope(b)) {
+        posed pa, pb;
+        pp_status st = pose(a, &pa);
+        if (st != PP_OK) return st;
+        st = pose(b, &pb);
+        if (st != PP_OK) {
+            unpose(&pa);
+            return st;
+        }
+        int before = s->needed, needed = 0;
+        st = pp_features_polytopes(&pa.view, &pb.view, eps, appl_vf, s->out, s->capacity,
+                                   s->count, &needed);
+        unpose(&pa);
+        unpose(&pb);
+        if (st != PP_OK && st != PP_ERR_NO_MEMORY) return st;
+        if (needed > s->needed) s->needed = needed;
+        if (s->needed == before) return closest_point(a, b, eps, s, NULL); /* fallback */
+        return PP_OK;
+    }
+    if (a->kind == PP_SHAPE_CAPSULE && b->kind == PP_SHAPE_PLANE) {
+        for (int e = -1; e <= 1; e += 2) {
+            pp_shape end = end_sphere(a, e);
+            pp_status st = closest_point(&end, b, eps, s, NULL);
+            if (st != PP_OK) return st;
+        }
+        return PP_OK;
+    }
+    if (a->kind == PP_SHAPE_CAPSULE) return capsule_contacts(a, b, eps, s);
+    return PP_ERR_UNSUPPORTED; /* handled by the caller by swapping */
+}
+
+static void flip(pp_contact *c)
+{
+    for (int k = 0; k < 3; ++k) {
+        c->p_a[k] += c->psi * c->n[k];
+        c->n[k] = -c->n[k];
+    }
+    int f = c->feature_a;
+    c->feature_a = c->feature_b;
+    c->feature_b = f;
+    if (c->kind == PP_CONTACT_VERTEX_FACE) c->kind = PP_CONTACT_FACE_VERTEX;
+    else if (c->kind == PP_CONTACT_FACE_VERTEX) c->kind = PP_CONTACT_VERTEX_FACE;
+}
+
+pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
+                                  double appl_vf, pp_contact *out, int capacity, int *count,
+                                  int *needed)
+{
+    if (!a || !b || !count || (capacity > 0 && !out)) {
+        pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: NULL argument");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (!(eps > 0.0) || !isfinite(eps) || *count < 0 || capacity < 0) {
+        pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: eps = %g must be finite and > 0 (count "
+                             "%d, capacity %d)", eps, *count, capacity);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_status st = pp_shape_validate(a);
+    if (st == PP_OK) st = pp_shape_validate(b);
+    if (st != PP_OK) return st;
+    if (a->kind == PP_SHAPE_PLANE && b->kind == PP_SHAPE_PLANE) {
+        pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: plane against plane is not supported");
+        return PP_ERR_UNSUPPORTED;
+    }
+    /* Put the shape the rules are written for first; flip the results back. */
+    int swap = a->kind == PP_SHAPE_PLANE ||
+               (b->kind == PP_SHAPE_CAPSULE && a->kind != PP_SHAPE_CAPSULE &&
+                a->kind != PP_SHAPE_SPHERE);
+    sink s = {out, capacity, count, *count};
+    int first = *count;
+    st = swap ? dispatch(b, a, eps, appl_vf, &s) : dispatch(a, b, eps, appl_vf, &s);
+    if (st != PP_OK) return st;
+    if (swap)
+        for (int i = first; i < *count; ++i) flip(&out[i]);
+    if (needed) *needed = s.needed;
+    return s.needed > capacity ? PP_ERR_NO_MEMORY : PP_OK;
+}

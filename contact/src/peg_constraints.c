@@ -1,0 +1,466 @@
+/*
+ * PEG constraint sets (spec/PEG.md §2.3–2.4 and the 3D rules of §3; pegplus/peg.h).
+ *
+ * From the configurations of a near pair (peg_geometry.c) to U, I and X-b sets:
+ *   U(C)                 0 <= psi ⊥ p >= 0                                     (Eqs 17–18)
+ *   I(C_iota, C_kappa)   max_s psi_s >= 0, p on the primary only, |C_iota| = 1  (Eqs 20, 24)
+ *   X(C_a, C_b, ...)     max(psi_a, psi_b, ...) >= 0 written as an I set whose primary
+ *                        carries an impulse: the authors' heuristic "X-b" form  (Eq 16, §2.3)
+ * Each set is written as a contiguous run of contacts, primary first, all A -> B (the
+ * same-frame rule of §2.4 is applied as the contacts are made: contacts computed from B's
+ * side are flipped with pp_peg_contact_flip).
+ */
+#include "peg_internal.h"
+
+#include "geometry_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static const double TIE_TOLERANCE = 1e-12; /* m: psi ties in the primary choice */
+
+const char *pp_peg_set_kind_string(pp_peg_set_kind kind)
+{
+    switch (kind) {
+    case PP_PEG_SET_U: return "U";
+    case PP_PEG_SET_I: return "I";
+    case PP_PEG_SET_X: return "X";
+    }
+    return "unknown";
+}
+
+/* Eq 20 by forward substitution. Row s of the unit lower-triangular system reads
+ * w_s = (psi_0 - psi_s) + sum_{r<s} c_r + c_s >= 0 ⊥ c_s >= 0, so with the partial maximum
+ * m_{s-1} = psi_0 + sum_{r<s} c_r (= max(psi_0..psi_{s-1}) by induction) the unique solution
+ * is c_s = max(psi_s - m_{s-1}, 0) (Lemma 1.2), and m_s = m_{s-1} + c_s = max(m_{s-1}, psi_s)
+ * (Lemma 1.1). */
+double pp_peg_set_slacks(const double *psi, int count, double *c)
+{
+    PP_ASSERT(psi && count >= 1, "pp_peg_set_slacks: psi and count >= 1");
+    double m = psi[0];
+    if (c) c[0] = 0.0;
+    for (int s = 1; s < count; ++s) {
+        double cs = fmax(psi[s] - m, 0.0);
+        if (c) c[s] = cs;
+        m += cs;
+    }
+    return m;
+}
+
+/* ---- Building one set --------------------------------------------------------------------- */
+
+typedef struct ctx {
+    pp_peg_builder *b;
+    pp_peg_output *out;
+    const pp_peg_params *params;
+    double eps;
+    int n;       /* candidates of the set being built */
+    int full;    /* out ran out of room: count what would be needed, write nothing more */
+    pp_status error;
+} ctx;
+
+static int reserve_one(ctx *c)
+{
+    if (c->error != PP_OK) return 0;
+    pp_status st = pp_peg_builder_reserve_candidates(c->b, c->n + 1);
+    if (st != PP_OK) {
+        c->error = st;
+        return 0;
+    }
+    return 1;
+}
+
+/* Candidate: vertex v of p against face f of q, flipped to A -> B when p is B. Eligible as a
+ * primary when the face is feasible. */
+static void add_vertex_face(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                            int f, int flip, int feasible)
+{
+    if (!reserve_one(c)) return;
+    pp_contact *k = &c->b->candidates[c->n];
+    pp_peg_vertex_face_contact(p, v, q, f, k);
+    if (flip) pp_peg_contact_flip(k);
+    c->b->candidate_appl[c->n] = pp_peg_applicability_vf(p, v, q, f);
+    c->b->candidate_eligible[c->n] = (unsigned char)(feasible != 0);
+    c->n++;
+}
+
+/* Candidate: edge e_p of p against e_q of q. Returns 0 for parallel edges (nothing added). */
+static int add_edge_edge(ctx *c, const pp_polytope_view *p, int ep, const pp_polytope_view *q,
+                         int eq, int flip)
+{
+    if (!reserve_one(c)) return 0;
+    pp_contact *k = &c->b->candidates[c->n];
+    double appl;
+    int feasible;
+    if (!pp_peg_edge_edge_contact(p, ep, q, eq, c->eps, k, &appl, &feasible)) return 0;
+    if (flip) pp_peg_contact_flip(k);
+    c->b->candidate_appl[c->n] = appl;
+    c->b->candidate_eligible[c->n] = (unsigned char)feasible;
+    c->n++;
+    return 1;
+}
+
+/* The documented primary heuristic (peg.h): largest psi among the eligible candidates (all,
+ * if none is), ties to the larger applicability, then to the earlier candidate. */
+static int choose_primary(const ctx *c)
+{
+    int any_eligible = 0;
+    for (int i = 0; i < c->n; ++i) any_eligible |= c->b->candidate_eligible[i];
+    int best = -1;
+    for (int i = 0; i < c->n; ++i) {
+        if (any_eligible && !c->b->candidate_eligible[i]) continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        double psi = c->b->candidates[i].psi, best_psi = c->b->candidates[best].psi;
+        if (psi > best_psi + TIE_TOLERANCE ||
+            (fabs(psi - best_psi) <= TIE_TOLERANCE &&
+             c->b->candidate_appl[i] > c->b->candidate_appl[best]))
+            best = i;
+    }
+    return best;
+}
+
+/* Write the candidates as one set (primary first, the others in their order) and reset. */
+static void emit_set(ctx *c, pp_peg_set_kind kind, pp_peg_config_kind origin)
+{
+    if (c->error != PP_OK || c->n == 0) {
+        c->n = 0;
+        return;
+    }
+    pp_peg_output *o = c->out;
+    o->sets_needed++;
+    o->contacts_needed += c->n;
+    if (!c->full && (o->set_count >= o->set_capacity ||
+                     o->contact_count + c->n > o->contact_capacity))
+        c->full = 1;
+    if (!c->full) {
+        int primary = c->n > 1 ? choose_primary(c) : 0;
+        pp_peg_set *s = &o->sets[o->set_count++];
+        s->kind = kind;
+        s->origin = origin;
+        s->first = o->contact_count;
+        s->count = c->n;
+        for (int pass = 0; pass < 2; ++pass)
+            for (int i = 0; i < c->n; ++i) {
+                if ((pass == 0) != (i == primary)) continue;
+                if (o->applicability) o->applicability[o->contact_count] = c->b->candidate_appl[i];
+                o->contacts[o->contact_count++] = c->b->candidates[i];
+            }
+    }
+    c->n = 0;
+}
+
+/* ---- The configurations ------------------------------------------------------------------- */
+
+/*
+ * The set of a vertex v of p against q: "v is not inside q", max over the faces g of q
+ * within eps of v (distance D_g from v to the face polygon) of psi(v, g) >= 0.
+ *
+ * Why these faces. If v is outside q with dist(v, q) <= eps, let c be q's point nearest to v;
+ * v - c lies in q's normal cone at c, spanned by the normals of the faces through c, so some
+ * face g through c has eta_g . (v - c) = psi_g(v) >= 0 (if v - c = sum l_g eta_g, l >= 0, then
+ * sum l_g psi_g = |v - c|^2 > 0); and every face through c has D_g = |v - c| <= eps. So the
+ * max over the faces within eps is >= 0 for every vertex outside q: the set never blocks a
+ * separated pair, however small q's features are against eps. If v is inside q every psi is
+ * <= 0, so the set still sees it. The configuration's own faces (f1, f2 of the edge near v;
+ * the faces at the vertex near v) are within eps by construction, so they are candidates.
+ *
+ * Only the primary is restricted (feasible, APPL^vf > appl_min): the set is made when some
+ * face qualifies, and the primary is the qualifying face with the largest psi. The authors'
+ * code kept only qualifying faces in the max (and a U for a single one): that blocked
+ * separated random polytope pairs in check_peg_constraints.
+ * exclude (or -1): a face left out (the lower of two near-coplanar faces). Returns 1 when a
+ * set was made.
+ */
+static int vertex_set(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                      int flip, double appl_min, int exclude, pp_peg_config_kind origin)
+{
+    int qualifying = 0;
+    for (int g = 0; g < q->face_count; ++g) {
+        if (g == exclude) continue;
+        double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
+        if (fabs(psi) > c->eps) continue; /* D_g >= |psi_g| */
+        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        if (t.distance > c->eps) continue;
+        int ok = t.feasible && pp_peg_applicability_vf(p, v, q, g) > appl_min;
+        qualifying += ok;
+        add_vertex_face(c, p, v, q, g, flip, ok);
+    }
+    if (qualifying == 0) {
+        c->n = 0;
+        return 0;
+    }
+    emit_set(c, c->n >= 2 ? PP_PEG_SET_I : PP_PEG_SET_U, origin);
+    return 1;
+}
+
+/* Faces g of q other than f1, f2 within eps of v with APPL^vf(v, g) >= appl_x, as
+ * secondaries of an X. Where q's features are small against eps a third face can bound q
+ * near v; if v is outside g's plane and p's edges at v all rise from it (applicable), p is
+ * locally outside g's half-space, which contains q: no edge of p at v can cross into q. */
+static void add_other_faces(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                            int flip, int f1, int f2)
+{
+    for (int g = 0; g < q->face_count; ++g) {
+        if (g == f1 || g == f2) continue;
+        double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
+        if (fabs(psi) > c->eps) continue;
+        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        if (t.distance <= c->eps && pp_peg_applicability_vf(p, v, q, g) >= c->params->appl_x)
+            add_vertex_face(c, p, v, q, g, flip, 0);
+    }
+}
+
+/*
+ * Vertex v of p near the interior of edge e of q (spec Eq 36; the authors'
+ * conf_make_vertex_edge). flip = 1 when p is B. Returns 1 when a set about v was made.
+ *
+ * Near a convex edge, v is outside q iff it is outside f1's or f2's plane: the I set
+ * max(psi_1, psi_2) >= 0 (with any other face within eps, see vertex_set). The X sets cover
+ * an edge e_p of p at v crossing e: e_p heads to f1's side of e when u . O_e > 0 (O_e points
+ * toward f1's side), and then "v above f1 or e_p beyond e along their common normal" is
+ * max(psi(v, f1), psi(e_p, e)) >= 0 (with any face other than f1, f2 within eps of v).
+ */
+static int vertex_edge(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q, int e,
+                       int flip)
+{
+    const int *edge = q->edges + 4 * e;
+    const int f1 = edge[2], f2 = edge[3];
+    const pp_peg_config_kind origin = flip ? PP_PEG_EDGE_VERTEX : PP_PEG_VERTEX_EDGE;
+    pp_peg_vf_test t1 = pp_peg_feasibility_vf(p, v, q, f1, c->eps, c->params);
+    pp_peg_vf_test t2 = pp_peg_feasibility_vf(p, v, q, f2, c->eps, c->params);
+
+    if (pp_v3_dot(q->face_normals + 3 * f1, q->face_normals + 3 * f2) > c->params->coplanar_cos) {
+        /* The edge only splits a plane (authors' special case): the two faces are one, and
+         * the lower of them (smaller psi) is left out; f1 on a tie. No X: an edge of p cannot
+         * cross e without v crossing the (nearly) common plane. */
+        return vertex_set(c, p, v, q, flip, -2.0, t2.psi > t1.psi ? f1 : f2, origin);
+    }
+    /* The authors required a feasible f1 or f2 (no applicability test on them). */
+    if (!t1.feasible && !t2.feasible) return 0;
+    if (!vertex_set(c, p, v, q, flip, -2.0, -1, origin)) return 0;
+
+    double O[3];
+    pp_peg_edge_orientation(q, e, O);
+    int m = pp_peg_edges_at_vertex(c->b, p, v, 0);
+    if (m < 0) {
+        c->error = PP_ERR_NO_MEMORY;
+        return 1;
+    }
+    for (int k = 0; k < m; ++k) {
+        int ep = c->b->indices[k];
+        const int *pe = p->edges + 4 * ep;
+        int other = pe[0] == v ? pe[1] : pe[0];
+        double u[3];
+        pp_v3_sub(u, p->vertices + 3 * other, p->vertices + 3 * v);
+        double orientation = pp_v3_dot(u, O);
+        if (orientation == 0.0) continue;
+        int fi = orientation > 0.0 ? f1 : f2, fi_feasible = orientation > 0.0 ? t1.feasible
+                                                                             : t2.feasible;
+        add_vertex_face(c, p, v, q, fi, flip, fi_feasible);
+        add_other_faces(c, p, v, q, flip, f1, f2);
+        if (!add_edge_edge(c, p, ep, q, e, flip) ||
+            !(c->b->candidate_appl[c->n - 1] > c->params->appl_ve_edge) ||
+            (!fi_feasible && !c->b->candidate_eligible[c->n - 1]) ||
+            !pp_peg_edge_lines_meet(p, ep, q, e, c->eps)) {
+            /* parallel, not applicable, neither contact feasible, or e_p heads away from e's
+             * line (the lines meet behind v or beyond e's ends: psi_ee is then no gap of the
+             * segments and the X would block a separated pair): no X */
+            c->n = 0;
+            continue;
+        }
+        emit_set(c, PP_PEG_SET_X, origin);
+    }
+    return 1;
+}
+
+/* Faces of q within eps of vertex v of p with APPL^vf >= appl_x, as X candidates. Returns
+ * 1 when every face within eps passed (the vertex's own set is then among the X's). */
+static int add_vertex_faces_to_x(ctx *c, const pp_polytope_view *p, int v,
+                                 const pp_polytope_view *q, int flip)
+{
+    int all = 1;
+    for (int g = 0; g < q->face_count; ++g) {
+        double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
+        if (fabs(psi) > c->eps) continue;
+        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        if (t.distance > c->eps) continue;
+        if (pp_peg_applicability_vf(p, v, q, g) >= c->params->appl_x)
+            add_vertex_face(c, p, v, q, g, flip, t.feasible);
+        else
+            all = 0;
+    }
+    return all;
+}
+
+/*
+ * Vertex v_a of A near vertex v_b of B (spec Eqs 37–38): the set of v_a against B and of v_b
+ * against A (vertex_set, primaries among the feasible faces with APPL^vf > appl_vv), and the
+ * local separating-axis X (see peg.h) over the faces within eps of either vertex and the
+ * edge pairs at (v_a, v_b) with APPL >= appl_x whose lines meet within the segments.
+ * covered[0..1] report whether a set about v_a / v_b was made.
+ */
+static void vertex_vertex(ctx *c, const pp_polytope_view *a, int va, const pp_polytope_view *b,
+                          int vb, int covered[2])
+{
+    const pp_peg_params *prm = c->params;
+    covered[0] = vertex_set(c, a, va, b, 0, prm->appl_vv, -1, PP_PEG_VERTEX_VERTEX);
+    covered[1] = vertex_set(c, b, vb, a, 1, prm->appl_vv, -1, PP_PEG_VERTEX_VERTEX);
+
+    int nea = pp_peg_edges_at_vertex(c->b, a, va, 0);
+    int neb = nea < 0 ? -1 : pp_peg_edges_at_vertex(c->b, b, vb, nea);
+    if (neb < 0) {
+        c->error = PP_ERR_NO_MEMORY;
+        return;
+    }
+    /* b->indices does not move below: the candidate arrays are separate. */
+    const int *ea = c->b->indices, *eb = ea + nea;
+    int implied_a = add_vertex_faces_to_x(c, a, va, b, 0) && covered[0];
+    int implied_b = add_vertex_faces_to_x(c, b, vb, a, 1) && covered[1];
+    int edge_pairs = 0;
+    for (int i = 0; i < nea; ++i)
+        for (int j = 0; j < neb; ++j) {
+            if (!add_edge_edge(c, a, ea[i], b, eb[j], 0)) continue;
+            if (c->b->candidate_appl[c->n - 1] >= prm->appl_x &&
+                pp_peg_edge_lines_meet(a, ea[i], b, eb[j], c->eps))
+                ++edge_pairs;
+            else
+                c->n--;
+        }
+    /* Implied by v_a's (or v_b's) set when that set's faces are all among the X's. */
+    if (edge_pairs == 0 || implied_a || implied_b) {
+        c->n = 0;
+        return;
+    }
+    emit_set(c, PP_PEG_SET_X, PP_PEG_VERTEX_VERTEX);
+}
+
+/* ---- Entry points ------------------------------------------------------------------------- */
+
+static pp_status finish(const ctx *c)
+{
+    if (c->error != PP_OK) return c->error;
+    return c->full ? PP_ERR_NO_MEMORY : PP_OK;
+}
+
+static int output_ok(const char *who, const pp_peg_output *out)
+{
+    if (!out || (!out->sets && out->set_capacity > 0) ||
+        (!out->contacts && out->contact_capacity > 0)) {
+        pp_log(PP_LOG_ERROR, "%s: NULL output array", who);
+        return 0;
+    }
+    return 1;
+}
+
+pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
+                                       const pp_polytope_view *b, double eps,
+                                       const pp_peg_params *params, pp_peg_output *out)
+{
+    const char *who = "pp_peg_constraints_polytopes";
+    if (!output_ok(who, out)) return PP_ERR_NULL_ARGUMENT;
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    pp_status st = pp_peg_check_pair(who, a, b, eps, params);
+    if (st != PP_OK) return st;
+    pp_peg_builder *own = NULL;
+    if (!builder) {
+        st = pp_peg_builder_create(&own);
+        if (st != PP_OK) return st;
+        builder = own;
+    }
+
+    ctx c = {builder, out, params, eps, 0, 0, PP_OK};
+    out->sets_needed = out->set_count;
+    out->contacts_needed = out->contact_count;
+    int n = 0;
+    c.error = pp_peg_classify_near_features(builder, a, b, eps, params, &n);
+
+    /* The classification's flags become "a set about this vertex exists". */
+    unsigned char *covered_a = builder->vertex_flags, *covered_b = covered_a + a->vertex_count;
+    if (c.error == PP_OK) memset(builder->vertex_flags, 0, (size_t)(a->vertex_count + b->vertex_count));
+
+    /* Vertex configurations first; edge–edge pairs inside their X sets never reach the U
+     * list below: an edge–edge configuration has no endpoint near the other edge, while the
+     * X sets only hold edges at a vertex that is near the other feature. */
+    for (int i = 0; i < n && c.error == PP_OK; ++i) {
+        const pp_peg_config *g = &builder->configs[i];
+        int covered[2] = {0, 0};
+        switch (g->kind) {
+        case PP_PEG_VERTEX_VERTEX:
+            vertex_vertex(&c, a, g->feature_a, b, g->feature_b, covered);
+            if (covered[0]) covered_a[g->feature_a] = 1;
+            if (covered[1]) covered_b[g->feature_b] = 1;
+            break;
+        case PP_PEG_VERTEX_EDGE:
+            if (vertex_edge(&c, a, g->feature_a, b, g->feature_b, 0)) covered_a[g->feature_a] = 1;
+            break;
+        case PP_PEG_EDGE_VERTEX:
+            if (vertex_edge(&c, b, g->feature_b, a, g->feature_a, 1)) covered_b[g->feature_b] = 1;
+            break;
+        case PP_PEG_EDGE_EDGE:
+            if (add_edge_edge(&c, a, g->feature_a, b, g->feature_b, 0))
+                emit_set(&c, PP_PEG_SET_U, PP_PEG_EDGE_EDGE);
+            break;
+        default: break;
+        }
+    }
+
+    /* Vertex–face for every vertex without a set: the vertex set with primaries among the
+     * feasible faces with APPL^vf > appl_vf; a U unless other faces are within eps. */
+    for (int side = 0; side < 2 && c.error == PP_OK; ++side) {
+        const pp_polytope_view *p = side == 0 ? a : b, *q = side == 0 ? b : a;
+        const unsigned char *covered = side == 0 ? covered_a : covered_b;
+        for (int v = 0; v < p->vertex_count && c.error == PP_OK; ++v)
+            if (!covered[v])
+                vertex_set(&c, p, v, q, side, params->appl_vf, -1,
+                           side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
+    }
+    st = finish(&c);
+    pp_peg_builder_destroy(own);
+    return st;
+}
+
+pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const double normal[3],
+                                            double offset, double eps, pp_peg_output *out)
+{
+    const char *who = "pp_peg_constraints_polytope_plane";
+    if (!a || !normal || !output_ok(who, out)) {
+        pp_log(PP_LOG_ERROR, "%s: NULL argument", who);
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (!(eps > 0.0) || !isfinite(eps) || !pp_v3_finite(normal) || !isfinite(offset)) {
+        pp_log(PP_LOG_ERROR, "%s: eps = %g must be > 0, plane finite", who, eps);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    out->sets_needed = out->set_count;
+    out->contacts_needed = out->contact_count;
+    int full = 0;
+    double n[3] = {-normal[0], -normal[1], -normal[2]};
+    for (int v = 0; v < a->vertex_count; ++v) {
+        const double *x = a->vertices + 3 * v;
+        double psi = pp_v3_dot(normal, x) - offset;
+        if (!(psi < eps && psi > -eps)) continue;
+        out->sets_needed++;
+        out->contacts_needed++;
+        if (!full && (out->set_count >= out->set_capacity ||
+                      out->contact_count >= out->contact_capacity))
+            full = 1;
+        if (full) continue;
+        pp_contact *k = &out->contacts[out->contact_count];
+        memset(k, 0, sizeof *k);
+        k->body_a = k->body_b = k->shape_a = k->shape_b = -1;
+        k->kind = PP_CONTACT_VERTEX_FACE;
+        k->feature_a = v;
+        k->feature_b = -1;
+        pp_v3_copy(k->p_a, x);
+        pp_v3_copy(k->n, n);
+        k->psi = psi;
+        if (out->applicability) out->applicability[out->contact_count] = 1.0;
+        out->sets[out->set_count++] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_PLANE, out->contact_count, 1};
+        out->contact_count++;
+    }
+    return full ? PP_ERR_NO_MEMORY : PP_OK;
+}

@@ -1,0 +1,653 @@
+/*
+ * PEG geometry (spec/PEG.md §3; pegplus/peg.h): applicability and feasibility tests, edge
+ * orientation, the same-frame flip, and the classification of a near polytope pair into
+ * vertex–vertex, vertex–edge, edge–edge and vertex–face configurations.
+ *
+ * Everything works on posed views (pp_polytope_view): the t-vectors and orientation vectors
+ * the authors stored per edge are recomputed from the posed face normals, so nothing here
+ * depends on the body frame.
+ */
+#include "peg_internal.h"
+
+#include "geometry_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double INSIDE_TOLERANCE = 1e-9;   /* m, as features.c */
+static const double PARALLEL_TOLERANCE = 1e-9; /* |e_a x e_b| <= tol |e_a||e_b|: parallel */
+static const double TIE_TOLERANCE = 1e-12;     /* m, psi ties in the one-face choice */
+
+static const double *vertex_of(const pp_polytope_view *p, int v) { return p->vertices + 3 * v; }
+static const double *normal_of(const pp_polytope_view *p, int f) { return p->face_normals + 3 * f; }
+
+/* ---- Parameters ------------------------------------------------------------------------- */
+
+pp_peg_params pp_peg_params_default(void)
+{
+    pp_peg_params p;
+    p.delta = 0.0025;
+    p.phi = 0.4;
+    p.appl_vf = -0.3;
+    p.appl_vv = -0.4;
+    p.appl_ee = -0.4;
+    p.appl_ve_edge = -0.1;
+    p.appl_x = -1e-3;
+    p.coplanar_cos = 0.995;
+    return p;
+}
+
+pp_status pp_peg_params_validate(const pp_peg_params *p)
+{
+    if (!p) {
+        pp_log(PP_LOG_ERROR, "pp_peg_params_validate: NULL params");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    const double appl[5] = {p->appl_vf, p->appl_vv, p->appl_ee, p->appl_ve_edge, p->appl_x};
+    const char *names[5] = {"appl_vf", "appl_vv", "appl_ee", "appl_ve_edge", "appl_x"};
+    if (!(p->delta >= 0.0) || !isfinite(p->delta)) {
+        pp_log(PP_LOG_ERROR, "pp_peg_params: delta = %g must be finite and >= 0", p->delta);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!(p->phi >= 0.0 && p->phi <= 1.5707963267948966)) {
+        pp_log(PP_LOG_ERROR, "pp_peg_params: phi = %g outside [0, pi/2]", p->phi);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    for (int i = 0; i < 5; ++i)
+        if (!(appl[i] >= -1.0 && appl[i] <= 1.0)) {
+            pp_log(PP_LOG_ERROR, "pp_peg_params: %s = %g outside [-1, 1]", names[i], appl[i]);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    if (!(p->coplanar_cos > 0.0 && p->coplanar_cos <= 1.0)) {
+        pp_log(PP_LOG_ERROR, "pp_peg_params: coplanar_cos = %g outside (0, 1]", p->coplanar_cos);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    return PP_OK;
+}
+
+const char *pp_peg_config_kind_string(pp_peg_config_kind kind)
+{
+    switch (kind) {
+    case PP_PEG_VERTEX_FACE: return "vertex-face";
+    case PP_PEG_FACE_VERTEX: return "face-vertex";
+    case PP_PEG_EDGE_EDGE: return "edge-edge";
+    case PP_PEG_VERTEX_EDGE: return "vertex-edge";
+    case PP_PEG_EDGE_VERTEX: return "edge-vertex";
+    case PP_PEG_VERTEX_VERTEX: return "vertex-vertex";
+    case PP_PEG_PLANE: return "vertex-plane";
+    }
+    return "unknown";
+}
+
+/* ---- Applicability ------------------------------------------------------------------------ */
+
+/* Eq 28, relaxed: min over the edges leaving v_a of their elevation above f_b's plane. */
+double pp_peg_applicability_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b, int f)
+{
+    const double *eta = normal_of(b, f);
+    double worst = 1.0;
+    for (int k = a->neighbour_first[v]; k < a->neighbour_first[v + 1]; ++k) {
+        double d[3];
+        pp_v3_sub(d, vertex_of(a, a->neighbours[k]), vertex_of(a, v));
+        double len = pp_v3_norm(d);
+        if (len > 0.0) worst = fmin(worst, pp_v3_dot(eta, d) / len);
+    }
+    return worst;
+}
+
+/* Unit t-vectors of edge e: t1 = eta_f1 x e into f1, t2 = e x eta_f2 into f2 (spec §3). */
+static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double t1[3],
+                           double t2[3])
+{
+    const int *edge = p->edges + 4 * e;
+    pp_v3_sub(d, vertex_of(p, edge[1]), vertex_of(p, edge[0]));
+    pp_v3_cross(t1, normal_of(p, edge[2]), d);
+    pp_v3_cross(t2, d, normal_of(p, edge[3]));
+    pp_v3_scale(t1, 1.0 / pp_v3_norm(t1), t1);
+    pp_v3_scale(t2, 1.0 / pp_v3_norm(t2), t2);
+}
+
+/*
+ * APPL^ee (authors' applicability_ee). With n = e_a x e_b / |.|, the edge e_a is A's extreme
+ * feature along n iff both of A's faces at e_a recede from n: n . t_a1 <= 0, n . t_a2 <= 0;
+ * e_b is B's extreme along -n iff n . t_b1 >= 0, n . t_b2 >= 0. So min(-d) >= 0 is the
+ * classical test for n (A -> B along +n) and min(d) >= 0 the test for -n; the relaxed value
+ * is the better of the two, and its sign orients the contact normal.
+ */
+double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
+                               int eb, double normal[3])
+{
+    double da[3], ta1[3], ta2[3], db[3], tb1[3], tb2[3], n[3];
+    edge_t_vectors(a, ea, da, ta1, ta2);
+    edge_t_vectors(b, eb, db, tb1, tb2);
+    pp_v3_cross(n, da, db);
+    double len = pp_v3_norm(n);
+    if (len <= PARALLEL_TOLERANCE * pp_v3_norm(da) * pp_v3_norm(db)) {
+        if (normal) normal[0] = normal[1] = normal[2] = 0.0;
+        return -1.0;
+    }
+    pp_v3_scale(n, 1.0 / len, n);
+    double d[4] = {pp_v3_dot(n, ta1), pp_v3_dot(n, ta2), -pp_v3_dot(n, tb1), -pp_v3_dot(n, tb2)};
+    double min_d = fmin(fmin(d[0], d[1]), fmin(d[2], d[3]));
+    double min_neg = fmin(fmin(-d[0], -d[1]), fmin(-d[2], -d[3]));
+    if (normal) pp_v3_scale(normal, min_neg >= min_d ? 1.0 : -1.0, n);
+    return fmax(min_d, min_neg);
+}
+
+void pp_peg_edge_orientation(const pp_polytope_view *p, int e, double out[3])
+{
+    const int *edge = p->edges + 4 * e;
+    double d[3], bis[3];
+    pp_v3_sub(d, vertex_of(p, edge[1]), vertex_of(p, edge[0]));
+    pp_v3_add(bis, normal_of(p, edge[2]), normal_of(p, edge[3]));
+    pp_v3_scale(bis, -1.0, bis);
+    pp_v3_cross(out, d, bis);
+}
+
+/* ---- Distances ---------------------------------------------------------------------------- */
+
+double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],
+                            double closest[3])
+{
+    double d[3], r[3], c[3];
+    pp_v3_sub(d, s1, s0);
+    pp_v3_sub(r, x, s0);
+    double dd = pp_v3_dot(d, d), t = dd > 0.0 ? pp_v3_dot(r, d) / dd : 0.0;
+    t = fmin(1.0, fmax(0.0, t));
+    pp_v3_axpy(c, s0, t, d);
+    if (closest) pp_v3_copy(closest, c);
+    pp_v3_sub(r, x, c);
+    return pp_v3_norm(r);
+}
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
+
+/* Ericson §5.1.9: minimise |p0 + s d1 - q0 - t d2|^2 over [0,1]^2. The unconstrained s of the
+ * two lines is clamped, t follows from s and is clamped, and s is recomputed from a clamped t;
+ * the objective is convex, so this reaches the minimum. Parallel lines (denominator
+ * a e - b^2 <= 1e-12 a e): any s is optimal for the lines, s = 0 is taken. */
+double pp_peg_segments_closest(const double p0[3], const double p1[3], const double q0[3],
+                               const double q1[3], double c_p[3], double c_q[3], double *s_out,
+                               double *t_out)
+{
+    double d1[3], d2[3], r[3];
+    pp_v3_sub(d1, p1, p0);
+    pp_v3_sub(d2, q1, q0);
+    pp_v3_sub(r, p0, q0);
+    double a = pp_v3_dot(d1, d1), e = pp_v3_dot(d2, d2), f = pp_v3_dot(d2, r);
+    double s, t;
+    if (a <= 1e-300 && e <= 1e-300) {
+        s = t = 0.0;
+    } else if (a <= 1e-300) {
+        s = 0.0;
+        t = clamp01(f / e);
+    } else {
+        double c = pp_v3_dot(d1, r);
+        if (e <= 1e-300) {
+            t = 0.0;
+            s = clamp01(-c / a);
+        } else {
+            double b = pp_v3_dot(d1, d2), denom = a * e - b * b;
+            s = denom > 1e-12 * a * e ? clamp01((b * f - c * e) / denom) : 0.0;
+            t = (b * s + f) / e;
+            if (t < 0.0) {
+                t = 0.0;
+                s = clamp01(-c / a);
+            } else if (t > 1.0) {
+                t = 1.0;
+                s = clamp01((b - c) / a);
+            }
+        }
+    }
+    double cp[3], cq[3], gap[3];
+    pp_v3_axpy(cp, p0, s, d1);
+    pp_v3_axpy(cq, q0, t, d2);
+    if (c_p) pp_v3_copy(c_p, cp);
+    if (c_q) pp_v3_copy(c_q, cq);
+    if (s_out) *s_out = s;
+    if (t_out) *t_out = t;
+    pp_v3_sub(gap, cq, cp);
+    return pp_v3_norm(gap);
+}
+
+/* ---- Feasibility -------------------------------------------------------------------------- */
+
+/* x in f's plane: inside the CCW loop iff (p_{i+1} - p_i) x (x - p_i) . eta >= 0 for all i. */
+static int in_face(const pp_polytope_view *p, int f, const double x[3])
+{
+    const int *loop = p->face_vertices + p->face_first[f];
+    int n = p->face_first[f + 1] - p->face_first[f];
+    for (int i = 0; i < n; ++i) {
+        const double *p0 = vertex_of(p, loop[i]), *p1 = vertex_of(p, loop[(i + 1) % n]);
+        double e[3], r[3], c[3];
+        pp_v3_sub(e, p1, p0);
+        pp_v3_sub(r, x, p0);
+        pp_v3_cross(c, e, r);
+        if (pp_v3_dot(c, normal_of(p, f)) < -INSIDE_TOLERANCE * pp_v3_norm(e)) return 0;
+    }
+    return 1;
+}
+
+/* Spec §3 feasibility (authors' feasibility_vf): psi, the distance D to the face, and the
+ * elevation asin(psi/D) of v seen from the face's nearest point when v is outside the face's
+ * prism. A vertex slightly under a face it projects into (psi >= -delta) may still be pushed
+ * out through it; one far outside the prism and well below the plane (angle < -phi) belongs
+ * to another face. */
+pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
+                                     int f, double eps, const pp_peg_params *params)
+{
+    pp_peg_params defaults;
+    if (!params) {
+        defaults = pp_peg_params_default();
+        params = &defaults;
+    }
+    pp_peg_vf_test r = {0, 0, 0.0, 0.0, 0.0};
+    const double *x = vertex_of(a, v), *eta = normal_of(b, f);
+    r.psi = pp_v3_dot(eta, x) - b->face_offsets[f];
+    double proj[3];
+    pp_v3_axpy(proj, x, -r.psi, eta);
+    r.inside = in_face(b, f, proj);
+    if (r.inside) {
+        r.distance = fabs(r.psi);
+    } else {
+        const int *loop = b->face_vertices + b->face_first[f];
+        int n = b->face_first[f + 1] - b->face_first[f];
+        r.outside = HUGE_VAL;
+        for (int i = 0; i < n; ++i)
+            r.outside = fmin(r.outside, pp_peg_point_segment(proj, vertex_of(b, loop[i]),
+                                                             vertex_of(b, loop[(i + 1) % n]),
+                                                             NULL));
+        r.distance = sqrt(r.psi * r.psi + r.outside * r.outside);
+    }
+    if (fabs(r.psi) > eps || r.distance > eps || r.outside > eps) return r;
+    if (r.inside)
+        r.feasible = r.psi >= -params->delta;
+    else
+        r.feasible = r.distance <= 0.0 || asin(fmax(-1.0, fmin(1.0, r.psi / r.distance))) >= -params->phi;
+    return r;
+}
+
+int pp_peg_feasibility_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b, int eb,
+                          double eps, double p_a[3], double p_b[3], double *distance)
+{
+    const int *e1 = a->edges + 4 * ea, *e2 = b->edges + 4 * eb;
+    double d = pp_peg_segments_closest(vertex_of(a, e1[0]), vertex_of(a, e1[1]),
+                                       vertex_of(b, e2[0]), vertex_of(b, e2[1]), p_a, p_b, NULL,
+                                       NULL);
+    if (distance) *distance = d;
+    return d <= eps;
+}
+
+/* ---- Contacts ----------------------------------------------------------------------------- */
+
+void pp_peg_contact_flip(pp_contact *c)
+{
+    int t = c->body_a;
+    c->body_a = c->body_b;
+    c->body_b = t;
+    t = c->shape_a;
+    c->shape_a = c->shape_b;
+    c->shape_b = t;
+    t = c->feature_a;
+    c->feature_a = c->feature_b;
+    c->feature_b = t;
+    if (c->kind == PP_CONTACT_VERTEX_FACE)
+        c->kind = PP_CONTACT_FACE_VERTEX;
+    else if (c->kind == PP_CONTACT_FACE_VERTEX)
+        c->kind = PP_CONTACT_VERTEX_FACE;
+    pp_v3_axpy(c->p_a, c->p_a, c->psi, c->n);
+    pp_v3_scale(c->n, -1.0, c->n);
+}
+
+static void contact_init(pp_contact *c, pp_contact_kind kind, int fa, int fb, const double p_a[3],
+                         const double n[3], double psi)
+{
+    memset(c, 0, sizeof *c);
+    c->body_a = c->body_b = c->shape_a = c->shape_b = -1;
+    c->kind = kind;
+    c->feature_a = fa;
+    c->feature_b = fb;
+    pp_v3_copy(c->p_a, p_a);
+    pp_v3_copy(c->n, n);
+    c->psi = psi;
+}
+
+void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                                int f, pp_contact *out)
+{
+    const double *eta = normal_of(q, f);
+    double n[3] = {-eta[0], -eta[1], -eta[2]};
+    contact_init(out, PP_CONTACT_VERTEX_FACE, v, f, vertex_of(p, v), n,
+                 pp_v3_dot(eta, vertex_of(p, v)) - q->face_offsets[f]);
+}
+
+/* psi = n . (p_q - p_p) is the signed distance of the two lines (n is perpendicular to both),
+ * whichever points are used; p_a is the segment's closest point, for the lever arm. */
+int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
+                             double eps, pp_contact *out, double *appl, int *feasible)
+{
+    double n[3], cp[3], cq[3], dist, gap[3];
+    double value = pp_peg_applicability_ee(p, ep, q, eq, n);
+    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return 0;
+    int ok = pp_peg_feasibility_ee(p, ep, q, eq, eps, cp, cq, &dist);
+    pp_v3_sub(gap, cq, cp);
+    contact_init(out, PP_CONTACT_EDGE_EDGE, ep, eq, cp, n, pp_v3_dot(n, gap));
+    if (appl) *appl = value;
+    if (feasible) *feasible = ok;
+    return 1;
+}
+
+int pp_peg_edge_lines_meet(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
+                           double eps)
+{
+    const double *p0 = vertex_of(p, p->edges[4 * ep]), *q0 = vertex_of(q, q->edges[4 * eq]);
+    double d1[3], d2[3], r[3];
+    pp_v3_sub(d1, vertex_of(p, p->edges[4 * ep + 1]), p0);
+    pp_v3_sub(d2, vertex_of(q, q->edges[4 * eq + 1]), q0);
+    pp_v3_sub(r, p0, q0);
+    double a = pp_v3_dot(d1, d1), b = pp_v3_dot(d1, d2), c = pp_v3_dot(d1, r),
+           e = pp_v3_dot(d2, d2), f = pp_v3_dot(d2, r), denom = a * e - b * b;
+    if (!(denom > 1e-12 * a * e)) return 0;
+    /* minimiser of |r + s d1 - t d2|^2 over the lines */
+    double s = (b * f - c * e) / denom, t = (a * f - b * c) / denom;
+    double ts = eps / sqrt(a), tt = eps / sqrt(e);
+    return s >= -ts && s <= 1.0 + ts && t >= -tt && t <= 1.0 + tt;
+}
+
+/* ---- Builder scratch ---------------------------------------------------------------------- */
+
+static pp_status grow(void **array, int *capacity, int need, size_t size)
+{
+    if (need <= *capacity) return PP_OK;
+    int cap = *capacity > 0 ? *capacity : 16;
+    while (cap < need) {
+        if (cap > (1 << 28)) return PP_ERR_NO_MEMORY;
+        cap *= 2;
+    }
+    void *p = realloc(*array, (size_t)cap * size);
+    if (!p) return PP_ERR_NO_MEMORY;
+    *array = p;
+    *capacity = cap;
+    return PP_OK;
+}
+
+pp_status pp_peg_builder_create(pp_peg_builder **out)
+{
+    if (!out) {
+        pp_log(PP_LOG_ERROR, "pp_peg_builder_create: NULL out");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    *out = calloc(1, sizeof **out);
+    return *out ? PP_OK : PP_ERR_NO_MEMORY;
+}
+
+void pp_peg_builder_destroy(pp_peg_builder *b)
+{
+    if (!b) return;
+    free(b->configs);
+    free(b->vertex_flags);
+    free(b->candidates);
+    free(b->candidate_appl);
+    free(b->candidate_eligible);
+    free(b->indices);
+    free(b);
+}
+
+pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count)
+{
+    return grow((void **)&b->configs, &b->config_capacity, count, sizeof *b->configs);
+}
+
+pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count)
+{
+    return grow((void **)&b->vertex_flags, &b->flag_capacity, count, 1);
+}
+
+pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
+{
+    if (count <= b->candidate_capacity) return PP_OK;
+    int c1 = b->candidate_capacity, c2 = b->candidate_capacity, c3 = b->candidate_capacity;
+    pp_status st = grow((void **)&b->candidates, &c1, count, sizeof *b->candidates);
+    if (st == PP_OK) st = grow((void **)&b->candidate_appl, &c2, count, sizeof(double));
+    if (st == PP_OK) st = grow((void **)&b->candidate_eligible, &c3, count, 1);
+    if (st != PP_OK) return st;
+    /* all three grew by the same doubling from the same start */
+    b->candidate_capacity = c1;
+    return PP_OK;
+}
+
+pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count)
+{
+    return grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
+}
+
+int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset)
+{
+    int count = 0;
+    for (int f = 0; f < p->face_count; ++f)
+        for (int k = p->face_first[f]; k < p->face_first[f + 1]; ++k)
+            if (p->face_vertices[k] == v) {
+                if (pp_peg_builder_reserve_indices(b, offset + count + 1) != PP_OK) return -1;
+                b->indices[offset + count++] = f;
+                break;
+            }
+    return count;
+}
+
+int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset)
+{
+    int count = 0;
+    for (int e = 0; e < p->edge_count; ++e)
+        if (p->edges[4 * e] == v || p->edges[4 * e + 1] == v) {
+            if (pp_peg_builder_reserve_indices(b, offset + count + 1) != PP_OK) return -1;
+            b->indices[offset + count++] = e;
+        }
+    return count;
+}
+
+/* ---- Classification ----------------------------------------------------------------------- */
+
+static pp_status push_config(pp_peg_builder *b, int *count, pp_peg_config_kind kind, int fa,
+                             int fb, const double pa[3], const double pb[3], double distance,
+                             double appl)
+{
+    pp_status st = pp_peg_builder_reserve_configs(b, *count + 1);
+    if (st != PP_OK) return st;
+    pp_peg_config *c = &b->configs[(*count)++];
+    c->kind = kind;
+    c->feature_a = fa;
+    c->feature_b = fb;
+    pp_v3_copy(c->p_a, pa);
+    pp_v3_copy(c->p_b, pb);
+    c->distance = distance;
+    c->applicability = appl;
+    return PP_OK;
+}
+
+/* Is vertex v of p within eps of edge e of q, away from both of its endpoints? */
+static int vertex_near_edge_interior(const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                                     int e, double eps, double closest[3], double *dist)
+{
+    const double *x = vertex_of(p, v), *t = vertex_of(q, q->edges[4 * e]),
+                 *h = vertex_of(q, q->edges[4 * e + 1]);
+    double d = pp_peg_point_segment(x, t, h, closest), r[3];
+    if (d > eps) return 0;
+    pp_v3_sub(r, x, t);
+    if (pp_v3_norm(r) <= eps) return 0;
+    pp_v3_sub(r, x, h);
+    if (pp_v3_norm(r) <= eps) return 0;
+    *dist = d;
+    return 1;
+}
+
+static int endpoint_near_segment(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
+                                 int eq, double eps)
+{
+    const double *q0 = vertex_of(q, q->edges[4 * eq]), *q1 = vertex_of(q, q->edges[4 * eq + 1]);
+    for (int k = 0; k < 2; ++k)
+        if (pp_peg_point_segment(vertex_of(p, p->edges[4 * ep + k]), q0, q1, NULL) <= eps)
+            return 1;
+    return 0;
+}
+
+pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
+                                        const pp_polytope_view *q, double eps,
+                                        const pp_peg_params *params, int *count)
+{
+    pp_status st = pp_peg_builder_reserve_flags(b, a->vertex_count + q->vertex_count);
+    if (st != PP_OK) return st;
+    unsigned char *used_a = b->vertex_flags, *used_b = b->vertex_flags + a->vertex_count;
+    memset(b->vertex_flags, 0, (size_t)(a->vertex_count + q->vertex_count));
+    *count = 0;
+
+    /* 1. vertex–vertex */
+    for (int i = 0; i < a->vertex_count; ++i)
+        for (int j = 0; j < q->vertex_count; ++j) {
+            double r[3];
+            pp_v3_sub(r, vertex_of(q, j), vertex_of(a, i));
+            double d = pp_v3_norm(r);
+            if (d > eps) continue;
+            st = push_config(b, count, PP_PEG_VERTEX_VERTEX, i, j, vertex_of(a, i),
+                             vertex_of(q, j), d, 0.0);
+            if (st != PP_OK) return st;
+            used_a[i] = used_b[j] = 1;
+        }
+
+    /* 2. vertex–edge (A's vertices), then edge–vertex (B's vertices) */
+    for (int i = 0; i < a->vertex_count; ++i)
+        for (int e = 0; e < q->edge_count; ++e) {
+            double c[3], d;
+            if (!vertex_near_edge_interior(a, i, q, e, eps, c, &d)) continue;
+            st = push_config(b, count, PP_PEG_VERTEX_EDGE, i, e, vertex_of(a, i), c, d, 0.0);
+            if (st != PP_OK) return st;
+            used_a[i] = 1;
+        }
+    for (int j = 0; j < q->vertex_count; ++j)
+        for (int e = 0; e < a->edge_count; ++e) {
+            double c[3], d;
+            if (!vertex_near_edge_interior(q, j, a, e, eps, c, &d)) continue;
+            st = push_config(b, count, PP_PEG_EDGE_VERTEX, e, j, c, vertex_of(q, j), d, 0.0);
+            if (st != PP_OK) return st;
+            used_b[j] = 1;
+        }
+
+    /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
+    for (int i = 0; i < a->edge_count; ++i)
+        for (int j = 0; j < q->edge_count; ++j) {
+            double pa[3], pb[3], d;
+            if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
+            if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
+                continue;
+            double appl = pp_peg_applicability_ee(a, i, q, j, NULL);
+            if (!(appl > params->appl_ee)) continue; /* parallel: -1 */
+            st = push_config(b, count, PP_PEG_EDGE_EDGE, i, j, pa, pb, d, appl);
+            if (st != PP_OK) return st;
+        }
+    return PP_OK;
+}
+
+int pp_peg_best_vertex_face(const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                            double eps, const pp_peg_params *params, double *appl_out,
+                            double *psi_out)
+{
+    int best = -1;
+    double best_psi = 0.0, best_appl = 0.0;
+    for (int f = 0; f < q->face_count; ++f) {
+        /* cheap plane test first: feasibility needs |psi| <= eps */
+        double psi = pp_v3_dot(normal_of(q, f), vertex_of(p, v)) - q->face_offsets[f];
+        if (fabs(psi) > eps) continue;
+        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, f, eps, params);
+        if (!t.feasible) continue;
+        double appl = pp_peg_applicability_vf(p, v, q, f);
+        if (!(appl > params->appl_vf)) continue;
+        if (best < 0 || t.psi > best_psi + TIE_TOLERANCE ||
+            (fabs(t.psi - best_psi) <= TIE_TOLERANCE && appl > best_appl)) {
+            best = f;
+            best_psi = t.psi;
+            best_appl = appl;
+        }
+    }
+    if (best >= 0) {
+        if (appl_out) *appl_out = best_appl;
+        if (psi_out) *psi_out = best_psi;
+    }
+    return best;
+}
+
+static int finite_view(const pp_polytope_view *p)
+{
+    for (int i = 0; i < 3 * p->vertex_count; ++i)
+        if (!isfinite(p->vertices[i])) return 0;
+    for (int f = 0; f < p->face_count; ++f)
+        if (!pp_v3_finite(p->face_normals + 3 * f) || !isfinite(p->face_offsets[f])) return 0;
+    return 1;
+}
+
+pp_status pp_peg_check_pair(const char *who, const pp_polytope_view *a, const pp_polytope_view *b,
+                            double eps, const pp_peg_params *params)
+{
+    if (!a || !b) {
+        pp_log(PP_LOG_ERROR, "%s: NULL polytope view", who);
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        pp_log(PP_LOG_ERROR, "%s: eps = %g must be finite and > 0", who, eps);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!finite_view(a) || !finite_view(b)) {
+        pp_log(PP_LOG_ERROR, "%s: NaN/Inf in a polytope view", who);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    return pp_peg_params_validate(params);
+}
+
+pp_status pp_peg_classify(pp_peg_builder *builder, const pp_polytope_view *a,
+                          const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                          pp_peg_config *out, int capacity, int *count, int *needed)
+{
+    if (!count || (!out && capacity > 0)) {
+        pp_log(PP_LOG_ERROR, "pp_peg_classify: NULL argument");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    pp_status st = pp_peg_check_pair("pp_peg_classify", a, b, eps, params);
+    if (st != PP_OK) return st;
+
+    pp_peg_builder *own = NULL;
+    if (!builder) {
+        st = pp_peg_builder_create(&own);
+        if (st != PP_OK) return st;
+        builder = own;
+    }
+    int n = 0;
+    st = pp_peg_classify_near_features(builder, a, b, eps, params, &n);
+    /* 4. vertex–face for the vertices of A, then of B, not in a vertex configuration */
+    for (int side = 0; side < 2 && st == PP_OK; ++side) {
+        const pp_polytope_view *p = side == 0 ? a : b, *q = side == 0 ? b : a;
+        const unsigned char *used = builder->vertex_flags + (side == 0 ? 0 : a->vertex_count);
+        for (int v = 0; v < p->vertex_count && st == PP_OK; ++v) {
+            if (used[v]) continue;
+            double appl, psi, proj[3];
+            int f = pp_peg_best_vertex_face(p, v, q, eps, params, &appl, &psi);
+            if (f < 0) continue;
+            pp_v3_axpy(proj, vertex_of(p, v), -psi, normal_of(q, f));
+            if (side == 0)
+                st = push_config(builder, &n, PP_PEG_VERTEX_FACE, v, f, vertex_of(p, v), proj,
+                                 psi, appl);
+            else
+                st = push_config(builder, &n, PP_PEG_FACE_VERTEX, f, v, proj, vertex_of(p, v),
+                                 psi, appl);
+        }
+    }
+    if (st == PP_OK) {
+        int written = 0;
+        for (int i = 0; i < n; ++i)
+            if (*count < capacity) out[(*count)++] = builder->configs[i], ++written;
+        if (needed) *needed = *count - written + n;
+        if (written < n) st = PP_ERR_NO_MEMORY;
+    }
+    pp_peg_builder_destroy(own);
+    return st;
+}

@@ -1,0 +1,71 @@
+/* Private to contact/: what peg_geometry.c and peg_constraints.c share. */
+#ifndef PP_CONTACT_PEG_INTERNAL_H
+#define PP_CONTACT_PEG_INTERNAL_H
+
+#include "pegplus/peg.h"
+
+/* Scratch of the constraint builders; every array grows to the peak and is reused. */
+struct pp_peg_builder {
+    pp_peg_config *configs;
+    int config_capacity;
+    unsigned char *vertex_flags;  /* A's vertices, then B's */
+    int flag_capacity;
+    pp_contact *candidates;       /* contacts of the set being built */
+    double *candidate_appl;
+    unsigned char *candidate_eligible;
+    int candidate_capacity;
+    int *indices;                 /* faces / edges incident to a vertex */
+    int index_capacity;
+};
+
+/* Grow helpers: PP_OK or PP_ERR_NO_MEMORY (arrays unchanged). */
+pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count);
+pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count);
+pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count);
+pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count);
+
+/* Steps 1–3 of pp_peg_classify (vertex–vertex, vertex–edge both ways, edge–edge) into
+ * b->configs; *count configurations. Marks vertex_flags[v] = 1 (A) and
+ * vertex_flags[a->vertex_count + v] = 1 (B) for every vertex in a configuration. */
+pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
+                                        const pp_polytope_view *q, double eps,
+                                        const pp_peg_params *params, int *count);
+
+/* Step 4 for one vertex v of p against the faces of q: the face with the largest psi among
+ * the feasible ones with APPL^vf > appl_vf (ties: larger APPL, lower index). Returns the
+ * face or -1; *appl and *psi of the chosen face. */
+int pp_peg_best_vertex_face(const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                            double eps, const pp_peg_params *params, double *appl, double *psi);
+
+/* Contacts in the frame p -> q (flip afterwards for q -> p):
+ * vertex v of p against face f of q: p_a = v, n = -eta_f, psi = eta_f . v - d_f. */
+void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                                int f, pp_contact *out);
+
+/* Edge e_p of p against edge e_q of q (non-parallel): n from APPL^ee's sign, p_a the closest
+ * point of e_p. Returns 0 (and leaves out untouched) for parallel edges, else 1; *appl gets
+ * APPL^ee and *feasible the edge–edge feasibility within eps. */
+int pp_peg_edge_edge_contact(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
+                             int e_q, double eps, pp_contact *out, double *appl, int *feasible);
+
+/* Do the LINES of e_p and e_q come closest within both segments, each extended by eps at
+ * its ends? (Non-parallel edges.) The edge–edge gap is the lines' signed distance; when the
+ * lines meet beyond an edge's end the segments cannot cross there and the gap says nothing
+ * about them. */
+int pp_peg_edge_lines_meet(const pp_polytope_view *p, int e_p, const pp_polytope_view *q, int e_q,
+                           double eps);
+
+/* Faces of p whose loop contains vertex v / edges of p with v as an endpoint, into
+ * b->indices[offset ..]; returns how many (or -1 when the scratch could not grow). */
+int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
+int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
+
+/* Point–segment distance and closest point. */
+double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],
+                            double closest[3]);
+
+/* Argument checks of the polytope–polytope entry points (views finite, eps > 0, params). */
+pp_status pp_peg_check_pair(const char *who, const pp_polytope_view *a, const pp_polytope_view *b,
+                            double eps, const pp_peg_params *params);
+
+#endif

@@ -1,0 +1,709 @@
+/*
+ * Unit tests of the PEG constraint sets (pegplus/peg.h, spec/PEG.md §2.3–2.4, §3): per 3D
+ * configuration the generated U / I / X sets and their contacts against hand-derived ones
+ * (polytope–plane, face on face, edge–edge, vertex–edge, edge–vertex with the same-frame
+ * flip, vertex–vertex without and with its X, an edge crossing that only the X sees, nearly
+ * coplanar faces), the slack rows reproducing max psi (Eq 20, also solved by Lemke), output
+ * capacity, and two properties over random box pairs within eps: no set blocks a separated
+ * pair, and some set sees every penetrating pair.
+ */
+#include "pegplus/geometry.h"
+#include "pegplus/lcp.h"
+#include "pegplus/peg.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-12
+#define PI 3.14159265358979323846
+#define EPS 0.02      /* proximity, m */
+#define MAX_SETS 128
+#define MAX_CONTACTS 1024
+
+/* ---- Helpers ------------------------------------------------------------------------------ */
+
+static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+static void rot_axis(const double axis[3], double angle, double R[9])
+{
+    double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double x = axis[0] / n, y = axis[1] / n, z = axis[2] / n, c = cos(angle), s = sin(angle),
+           t = 1.0 - c;
+    double M[9] = {t * x * x + c,     t * x * y - s * z, t * x * z + s * y,
+                   t * x * y + s * z, t * y * y + c,     t * y * z - s * x,
+                   t * x * z - s * y, t * y * z + s * x, t * z * z + c};
+    memcpy(R, M, sizeof M);
+}
+
+/* (w, x, y, z), normalised here. */
+static void quat_R(const double q[4], double R[9])
+{
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    double w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
+    double M[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+                   2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                   2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+    memcpy(R, M, sizeof M);
+}
+
+static void mat_vec(const double R[9], const double a[3], double out[3])
+{
+    for (int r = 0; r < 3; ++r) out[r] = R[3 * r] * a[0] + R[3 * r + 1] * a[1] + R[3 * r + 2] * a[2];
+}
+
+typedef struct posed {
+    pp_polytope *poly;
+    double *v, *n, *d;
+    double x[3], R[9];
+    pp_polytope_view view;
+} posed;
+
+static posed pose(pp_polytope *poly, const double x[3], const double R[9])
+{
+    posed p;
+    p.poly = poly;
+    p.v = malloc(sizeof(double) * 3 * (size_t)poly->vertex_count);
+    p.n = malloc(sizeof(double) * 3 * (size_t)poly->face_count);
+    p.d = malloc(sizeof(double) * (size_t)poly->face_count);
+    memcpy(p.x, x, sizeof p.x);
+    memcpy(p.R, R ? R : I3, sizeof p.R);
+    pp_polytope_pose_view(poly, p.x, p.R, p.v, p.n, p.d, &p.view);
+    return p;
+}
+
+static posed box(double lx, double ly, double lz, const double x[3], const double R[9])
+{
+    pp_polytope *poly;
+    const double l[3] = {lx, ly, lz};
+    ck_assert_int_eq(pp_polytope_box(l, &poly), PP_OK);
+    return pose(poly, x, R);
+}
+
+/* Octahedron with vertices ±r on the axes: vertex 5 = (0, 0, -r) is its bottom tip. */
+static posed octahedron(double r, const double x[3], const double R[9])
+{
+    const double pts[18] = {r, 0, 0, -r, 0, 0, 0, r, 0, 0, -r, 0, 0, 0, r, 0, 0, -r};
+    pp_polytope *poly;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 6, &poly), PP_OK);
+    return pose(poly, x, R);
+}
+
+static void release(posed *p)
+{
+    pp_polytope_destroy(p->poly);
+    free(p->v);
+    free(p->n);
+    free(p->d);
+}
+
+static int find_vertex(const pp_polytope_view *p, const double x[3])
+{
+    for (int v = 0; v < p->vertex_count; ++v) {
+        const double *w = p->vertices + 3 * v;
+        if (fabs(w[0] - x[0]) + fabs(w[1] - x[1]) + fabs(w[2] - x[2]) < 1e-9) return v;
+    }
+    ck_abort_msg("no vertex at (%g %g %g)", x[0], x[1], x[2]);
+    return -1;
+}
+
+static int find_edge(const pp_polytope_view *p, int i, int j)
+{
+    for (int e = 0; e < p->edge_count; ++e) {
+        const int *g = p->edges + 4 * e;
+        if ((g[0] == i && g[1] == j) || (g[0] == j && g[1] == i)) return e;
+    }
+    ck_abort_msg("no edge %d-%d", i, j);
+    return -1;
+}
+
+typedef struct result {
+    pp_peg_set sets[MAX_SETS];
+    pp_contact c[MAX_CONTACTS];
+    double appl[MAX_CONTACTS];
+    pp_peg_output out;
+} result;
+
+static result *build(const posed *a, const posed *b, double eps)
+{
+    result *r = calloc(1, sizeof *r);
+    r->out = (pp_peg_output){r->sets, MAX_SETS, 0, 0, r->c, r->appl, MAX_CONTACTS, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a->view, &b->view, eps, NULL, &r->out),
+                     PP_OK);
+    ck_assert_int_eq(r->out.sets_needed, r->out.set_count);
+    ck_assert_int_eq(r->out.contacts_needed, r->out.contact_count);
+    /* invariants of every output: contiguous sets, unit normals, all A -> B */
+    int next = 0;
+    for (int s = 0; s < r->out.set_count; ++s) {
+        const pp_peg_set *set = &r->sets[s];
+        ck_assert_int_eq(set->first, next);
+        ck_assert_int_ge(set->count, 1);
+        ck_assert(set->kind == PP_PEG_SET_U ? set->count == 1 : set->count >= 2);
+        next += set->count;
+        for (int i = set->first; i < set->first + set->count; ++i) {
+            const double *n = r->c[i].n;
+            ck_assert_double_eq_tol(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0, 1e-12);
+            ck_assert_int_eq(r->c[i].body_a, -1);
+            ck_assert_int_eq(r->c[i].body_b, -1);
+        }
+    }
+    ck_assert_int_eq(next, r->out.contact_count);
+    return r;
+}
+
+static double set_max_psi(const result *r, int s)
+{
+    double m = -HUGE_VAL;
+    for (int i = r->sets[s].first; i < r->sets[s].first + r->sets[s].count; ++i)
+        m = fmax(m, r->c[i].psi);
+    return m;
+}
+
+static void assert_contact(const pp_contact *c, pp_contact_kind kind, int fa, int fb,
+                           const double p[3], const double n[3], double psi, double tol)
+{
+    ck_assert_int_eq(c->kind, kind);
+    if (fa >= -1) ck_assert_int_eq(c->feature_a, fa);
+    if (fb >= -1) ck_assert_int_eq(c->feature_b, fb);
+    for (int k = 0; k < 3; ++k) {
+        ck_assert_msg(fabs(c->p_a[k] - p[k]) <= tol, "p_a[%d] = %.15g, expected %.15g", k,
+                      c->p_a[k], p[k]);
+        ck_assert_msg(fabs(c->n[k] - n[k]) <= tol, "n[%d] = %.15g, expected %.15g", k, c->n[k],
+                      n[k]);
+    }
+    ck_assert_msg(fabs(c->psi - psi) <= tol, "psi = %.15g, expected %.15g", c->psi, psi);
+}
+
+enum { FACE_PX, FACE_NX, FACE_PY, FACE_NY, FACE_PZ, FACE_NZ };
+
+static void setup(void) { pp_set_log_hook(pp_log_discard, NULL); }
+static void teardown(void) { pp_set_log_hook(NULL, NULL); }
+
+/* ---- Per configuration -------------------------------------------------------------------- */
+
+/* Unit cube 0.004 above the ground z = 0 (B, normal +z): the four bottom corners, U each,
+ * p_a = corner, n = -z (A -> B: into the ground), psi = 0.004, APPL 1; the top corners are 1 m
+ * up. Turned 30 deg about x instead, only the lowest corner pair is near. */
+START_TEST(test_plane)
+{
+    const double x[3] = {0.1, 0.2, 0.504}, up[3] = {0, 0, 1}, down[3] = {0, 0, -1};
+    posed a = box(1, 1, 1, x, NULL);
+    pp_peg_set sets[8];
+    pp_contact c[8];
+    double appl[8];
+    pp_peg_output out = {sets, 8, 0, 0, c, appl, 8, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytope_plane(&a.view, up, 0.0, EPS, &out), PP_OK);
+    ck_assert_int_eq(out.set_count, 4);
+    for (int i = 0; i < 4; ++i) {
+        ck_assert_int_eq(sets[i].kind, PP_PEG_SET_U);
+        ck_assert_int_eq(sets[i].origin, PP_PEG_PLANE);
+        ck_assert_int_eq(sets[i].first, i);
+        double p[3] = {0.1 + ((i & 1) ? 0.5 : -0.5), 0.2 + ((i & 2) ? 0.5 : -0.5), 0.004};
+        assert_contact(&c[i], PP_CONTACT_VERTEX_FACE, i, -1, p, down, 0.004, TOL);
+        ck_assert_double_eq(appl[i], 1.0);
+    }
+    release(&a);
+
+    /* 30 deg about x: corners 0, 1 (y = z = -1/2) are lowest at z_c - (cos30 + sin30)/2 */
+    double R[9];
+    const double ex[3] = {1, 0, 0};
+    rot_axis(ex, PI / 6, R);
+    const double x2[3] = {0, 0, (cos(PI / 6) + sin(PI / 6)) / 2 + 0.001};
+    a = box(1, 1, 1, x2, R);
+    out.set_count = out.contact_count = 0;
+    ck_assert_int_eq(pp_peg_constraints_polytope_plane(&a.view, up, 0.0, EPS, &out), PP_OK);
+    ck_assert_int_eq(out.set_count, 2);
+    ck_assert_double_eq_tol(c[0].psi, 0.001, TOL);
+    ck_assert_double_eq_tol(c[1].psi, 0.001, TOL);
+    /* capacity: one set fits, two needed */
+    out = (pp_peg_output){sets, 1, 0, 0, c, NULL, 8, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytope_plane(&a.view, up, 0.0, EPS, &out),
+                     PP_ERR_NO_MEMORY);
+    ck_assert_int_eq(out.set_count, 1);
+    ck_assert_int_eq(out.sets_needed, 2);
+    ck_assert_int_eq(pp_peg_constraints_polytope_plane(&a.view, up, 0.0, 0.0, &out),
+                     PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_constraints_polytope_plane(NULL, up, 0.0, EPS, &out),
+                     PP_ERR_NULL_ARGUMENT);
+    release(&a);
+}
+END_TEST
+
+/* A 0.4 cube resting face down inside B's top face: the four bottom corners of A, U each on
+ * B's +z face: p_a = corner (z = 1/2), n = -z, psi = 0, APPL 0 (A's side edges are
+ * horizontal). B's corners are 0.25 m from A: nothing. */
+START_TEST(test_face_on_face)
+{
+    const double xa[3] = {0.05, -0.02, 0.7}, zero[3] = {0, 0, 0}, down[3] = {0, 0, -1};
+    posed a = box(0.4, 0.4, 0.4, xa, NULL), b = box(1, 1, 1, zero, NULL);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 4);
+    for (int i = 0; i < 4; ++i) {
+        ck_assert_int_eq(r->sets[i].kind, PP_PEG_SET_U);
+        ck_assert_int_eq(r->sets[i].origin, PP_PEG_VERTEX_FACE);
+        double p[3] = {0.05 + ((i & 1) ? 0.2 : -0.2), -0.02 + ((i & 2) ? 0.2 : -0.2), 0.5};
+        assert_contact(&r->c[i], PP_CONTACT_VERTEX_FACE, i, FACE_PZ, p, down, 0.0, TOL);
+        ck_assert_double_eq_tol(r->appl[i], 0.0, TOL);
+    }
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* Crossed ridges 0.01 apart (check_peg_geometry): one U edge–edge contact, n = +z (A -> B),
+ * psi = 0.01, p_a = (0, 0, sqrt2/2) the middle of A's ridge, APPL 1/sqrt2. */
+START_TEST(test_edge_edge)
+{
+    const double xa[3] = {0, 0, 0}, xb[3] = {0, 0, sqrt(2.0) + 0.01}, ex[3] = {1, 0, 0},
+                 ey[3] = {0, 1, 0}, up[3] = {0, 0, 1};
+    double Rx[9], Ry[9];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed a = box(1, 1, 1, xa, Rx), b = box(1, 1, 1, xb, Ry);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 1);
+    ck_assert_int_eq(r->sets[0].kind, PP_PEG_SET_U);
+    ck_assert_int_eq(r->sets[0].origin, PP_PEG_EDGE_EDGE);
+    const double p[3] = {0, 0, sqrt(0.5)};
+    assert_contact(&r->c[0], PP_CONTACT_EDGE_EDGE, -2, -2, p, up, 0.01, 1e-12);
+    ck_assert_double_eq_tol(r->appl[0], sqrt(0.5), 1e-12);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Vertex–edge. A = octahedron (r = 0.3) turned 10 deg about y, its bottom tip at
+ * t = (1/2, 0, 0.51), 0.01 above the middle of B's top edge (x = z = 1/2, along y; faces +x
+ * and +z). Faces of B within eps of t: +z (psi 0.01, t projects onto the edge: inside) and
+ * +x (psi 0, D = 0.01). So I = {C(t, +z): n = -z, psi = 0.01; C(t, +x): n = -x, psi = 0},
+ * primary +z (largest psi; both feasible).
+ * A's edges at t leave along R(±1, 0, 1)/sqrt2 and R(0, ±1, 1)/sqrt2. The one toward -x,
+ * u = R(-1, 0, 1)/sqrt2 = (-sin 35, 0, cos 35), crosses over B's edge on the +z side
+ * (u . O > 0, O toward f1 = +z): X = {C(t, +z), C(u-edge, B's edge)} with the edge–edge
+ * normal n = ±u x y/|.| = -(cos 35, 0, sin 35) (A -> B), psi = n . ((1/2, 0, 1/2) - t)
+ * = 0.01 sin 35, p_a = t (the clamped closest point of A's edge), APPL^ee = sin 35 (= the
+ * smallest t-vector cosine); primary C(t, +z) (0.01 > 0.01 sin 35). The other three edges
+ * have APPL^ee below -0.1: no X.
+ */
+START_TEST(test_vertex_edge)
+{
+    const double ey[3] = {0, 1, 0}, zero[3] = {0, 0, 0}, tip[3] = {0.5, 0, 0.51},
+                 local_tip[3] = {0, 0, -0.3}, local_left[3] = {-0.3, 0, 0};
+    double R[9], rt[3], x[3], left[3];
+    rot_axis(ey, PI / 18, R);
+    mat_vec(R, local_tip, rt);
+    for (int k = 0; k < 3; ++k) x[k] = tip[k] - rt[k];
+    posed a = octahedron(0.3, x, R), b = box(1, 1, 1, zero, NULL);
+    mat_vec(R, local_left, left);
+    for (int k = 0; k < 3; ++k) left[k] += x[k];
+    int v = find_vertex(&a.view, tip), w = find_vertex(&a.view, left);
+    int e_b = find_edge(&b.view, 5, 7), e_a = find_edge(&a.view, v, w);
+
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 2);
+    const double nz[3] = {0, 0, -1}, nx[3] = {-1, 0, 0};
+    ck_assert_int_eq(r->sets[0].kind, PP_PEG_SET_I);
+    ck_assert_int_eq(r->sets[0].origin, PP_PEG_VERTEX_EDGE);
+    ck_assert_int_eq(r->sets[0].count, 2);
+    assert_contact(&r->c[0], PP_CONTACT_VERTEX_FACE, v, FACE_PZ, tip, nz, 0.01, 1e-12);
+    assert_contact(&r->c[1], PP_CONTACT_VERTEX_FACE, v, FACE_PX, tip, nx, 0.0, 1e-12);
+
+    const double s35 = sin(35 * PI / 180), c35 = cos(35 * PI / 180);
+    const double nee[3] = {-c35, 0, -s35};
+    ck_assert_int_eq(r->sets[1].kind, PP_PEG_SET_X);
+    ck_assert_int_eq(r->sets[1].count, 2);
+    assert_contact(&r->c[2], PP_CONTACT_VERTEX_FACE, v, FACE_PZ, tip, nz, 0.01, 1e-12);
+    assert_contact(&r->c[3], PP_CONTACT_EDGE_EDGE, e_a, e_b, tip, nee, 0.01 * s35, 1e-12);
+    ck_assert_double_eq_tol(r->appl[3], s35, 1e-12);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Edge–vertex: the same pair with the roles swapped (A = cube, B = octahedron). Every contact
+ * is written A -> B by the same-frame flip:
+ *  C(t, +z) becomes face–vertex: n = +z (A's top face normal), p_a = t - 0.01 z = (1/2, 0,
+ *  1/2), psi = 0.01; C(t, +x): n = +x, p_a = t, psi = 0;
+ *  the edge–edge contact: n = (cos 35, 0, sin 35), p_a = t + psi n_BA = t - 0.01 s35 (c35, 0,
+ *  s35), psi = 0.01 s35, features (A's edge, B's edge).
+ */
+START_TEST(test_edge_vertex_flip)
+{
+    const double ey[3] = {0, 1, 0}, zero[3] = {0, 0, 0}, tip[3] = {0.5, 0, 0.51},
+                 local_tip[3] = {0, 0, -0.3}, local_left[3] = {-0.3, 0, 0};
+    double R[9], rt[3], x[3], left[3];
+    rot_axis(ey, PI / 18, R);
+    mat_vec(R, local_tip, rt);
+    for (int k = 0; k < 3; ++k) x[k] = tip[k] - rt[k];
+    posed b = octahedron(0.3, x, R), a = box(1, 1, 1, zero, NULL);
+    mat_vec(R, local_left, left);
+    for (int k = 0; k < 3; ++k) left[k] += x[k];
+    int v = find_vertex(&b.view, tip), w = find_vertex(&b.view, left);
+    int e_a = find_edge(&a.view, 5, 7), e_b = find_edge(&b.view, v, w);
+
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 2);
+    ck_assert_int_eq(r->sets[0].origin, PP_PEG_EDGE_VERTEX);
+    const double pz[3] = {0, 0, 1}, px[3] = {1, 0, 0}, on_top[3] = {0.5, 0, 0.5};
+    assert_contact(&r->c[0], PP_CONTACT_FACE_VERTEX, FACE_PZ, v, on_top, pz, 0.01, 1e-12);
+    assert_contact(&r->c[1], PP_CONTACT_FACE_VERTEX, FACE_PX, v, tip, px, 0.0, 1e-12);
+    const double s35 = sin(35 * PI / 180), c35 = cos(35 * PI / 180), psi = 0.01 * s35;
+    const double nee[3] = {c35, 0, s35}, pee[3] = {0.5 - psi * c35, 0, 0.51 - psi * s35};
+    ck_assert_int_eq(r->sets[1].kind, PP_PEG_SET_X);
+    assert_contact(&r->c[2], PP_CONTACT_FACE_VERTEX, FACE_PZ, v, on_top, pz, 0.01, 1e-12);
+    assert_contact(&r->c[3], PP_CONTACT_EDGE_EDGE, e_a, e_b, pee, nee, psi, 1e-12);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Vertex–vertex, axis-aligned cubes: A's corner 0 at v_a = v_b + (-0.003, -0.003, 0.01), v_b =
+ * B's corner 7 = (1/2, 1/2, 1/2). Faces of B within eps of v_a: +x (psi -0.003, outside the
+ * face by 0.01 in z: D = 0.0104, elevation asin(-0.003/0.0104) = -0.29 >= -0.4: feasible),
+ * +y (the same), +z (psi 0.01, inside): I(v_a) = {+z (primary, largest psi), +x, +y}.
+ * Faces of A within eps of v_b: -x, -y (psi -0.003), -z (psi 0.01): I(v_b) flipped:
+ * {C(-z): n = -z, p_a = v_b + 0.01 z; C(-x): n = -x, p_a = v_b - 0.003 x; C(-y)}.
+ * Every face has APPL 0 >= appl_x, so the X is implied by I(v_a): not made.
+ */
+START_TEST(test_vertex_vertex)
+{
+    const double zero[3] = {0, 0, 0}, va[3] = {0.497, 0.497, 0.51};
+    const double xa[3] = {va[0] + 0.5, va[1] + 0.5, va[2] + 0.5};
+    posed a = box(1, 1, 1, xa, NULL), b = box(1, 1, 1, zero, NULL);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 2);
+    const double nz[3] = {0, 0, -1}, nx[3] = {-1, 0, 0}, ny[3] = {0, -1, 0};
+    ck_assert_int_eq(r->sets[0].kind, PP_PEG_SET_I);
+    ck_assert_int_eq(r->sets[0].origin, PP_PEG_VERTEX_VERTEX);
+    ck_assert_int_eq(r->sets[0].count, 3);
+    assert_contact(&r->c[0], PP_CONTACT_VERTEX_FACE, 0, FACE_PZ, va, nz, 0.01, 1e-12);
+    assert_contact(&r->c[1], PP_CONTACT_VERTEX_FACE, 0, FACE_PX, va, nx, -0.003, 1e-12);
+    assert_contact(&r->c[2], PP_CONTACT_VERTEX_FACE, 0, FACE_PY, va, ny, -0.003, 1e-12);
+    const double p0[3] = {0.5, 0.5, 0.51}, p1[3] = {0.497, 0.5, 0.5}, p2[3] = {0.5, 0.497, 0.5};
+    ck_assert_int_eq(r->sets[1].count, 3);
+    assert_contact(&r->c[3], PP_CONTACT_FACE_VERTEX, FACE_NZ, 7, p0, nz, 0.01, 1e-12);
+    assert_contact(&r->c[4], PP_CONTACT_FACE_VERTEX, FACE_NX, 7, p1, nx, -0.003, 1e-12);
+    assert_contact(&r->c[5], PP_CONTACT_FACE_VERTEX, FACE_NY, 7, p2, ny, -0.003, 1e-12);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Vertex–vertex with A turned 10 deg about z around its corner: A's edges at v_a leave along
+ * (cos10, sin10, 0), (-sin10, cos10, 0), z, so APPL^vf(v_a, B's +x) = -sin10 = -0.17 (in the
+ * I set, not among the X's candidates): the X is no longer implied and is made. It holds B's
+ * +z face (psi 0.01, the largest: primary) and edge pairs, and it is satisfied (the pair is
+ * 0.01 apart along z).
+ */
+START_TEST(test_vertex_vertex_x)
+{
+    const double ez[3] = {0, 0, 1}, zero[3] = {0, 0, 0}, corner[3] = {-0.5, -0.5, -0.5},
+                 va[3] = {0.497, 0.497, 0.51};
+    double R[9], rc[3], x[3];
+    rot_axis(ez, PI / 18, R);
+    mat_vec(R, corner, rc);
+    for (int k = 0; k < 3; ++k) x[k] = va[k] - rc[k];
+    posed a = box(1, 1, 1, x, R), b = box(1, 1, 1, zero, NULL);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 3);
+    ck_assert_int_eq(r->sets[2].kind, PP_PEG_SET_X);
+    ck_assert_int_eq(r->sets[2].origin, PP_PEG_VERTEX_VERTEX);
+    const pp_contact *primary = &r->c[r->sets[2].first];
+    const double nz[3] = {0, 0, -1};
+    assert_contact(primary, PP_CONTACT_VERTEX_FACE, 0, FACE_PZ, va, nz, 0.01, 1e-12);
+    int edge_pairs = 0;
+    for (int i = r->sets[2].first; i < r->sets[2].first + r->sets[2].count; ++i) {
+        edge_pairs += r->c[i].kind == PP_CONTACT_EDGE_EDGE;
+        ck_assert(r->appl[i] >= pp_peg_params_default().appl_x);
+    }
+    ck_assert_int_ge(edge_pairs, 1);
+    ck_assert_double_eq_tol(set_max_psi(r, 2), 0.01, 1e-12);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * An edge crossing only the X sees (found by a search, then fixed here): A turned by the
+ * quaternion (0.18, -0.1, 0.71, 0.87), its corner 0 at B's corner 7 + (0.003, -0.007,
+ * 0.006). Neither vertex is inside the other body (both vertex sets have max psi > 0), yet
+ * the boxes overlap by 0.00428 (pp_shape_distance): an edge of A at v_a crosses an edge of B
+ * at v_b. The X's max psi is that depth exactly: its largest candidate is the crossing
+ * edge pair, the separating axis of least overlap.
+ */
+START_TEST(test_vertex_vertex_crossing)
+{
+    const double q[4] = {0.18, -0.1, 0.71, 0.87}, corner[3] = {-0.5, -0.5, -0.5},
+                 zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+    const double va[3] = {0.503, 0.493, 0.506};
+    double R[9], rc[3], x[3];
+    quat_R(q, R);
+    mat_vec(R, corner, rc);
+    for (int k = 0; k < 3; ++k) x[k] = va[k] - rc[k];
+    posed a = box(1, 1, 1, x, R), b = box(1, 1, 1, zero, NULL);
+    pp_shape sa = pp_shape_make_box(one, x, R), sb = pp_shape_make_box(one, zero, I3);
+    pp_proximity prox;
+    ck_assert_int_eq(pp_shape_distance(&sa, &sb, &prox), PP_OK);
+    ck_assert(prox.distance < -0.004);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 3);
+    ck_assert(set_max_psi(r, 0) > 0.005); /* v_a against B */
+    ck_assert(set_max_psi(r, 1) > 0.005); /* v_b against A */
+    ck_assert_int_eq(r->sets[2].kind, PP_PEG_SET_X);
+    ck_assert_double_eq_tol(set_max_psi(r, 2), prox.distance, 1e-9);
+    ck_assert_int_eq(r->c[r->sets[2].first].kind, PP_CONTACT_EDGE_EDGE);
+    free(r);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Nearly coplanar faces: B's top is a roof with a ridge along y raised by 0.002 (faces of
+ * normals (±0.004, 0, 1)/k, k = sqrt(1 + 0.004^2), cos = 0.999968 > 0.995). A's tip at
+ * (0.005, 0.1, 0.512), 0.0112 from the ridge: vertex–edge, and the two faces count as one:
+ * the lower (the -x face: psi (0.01 - 0.00002)/k) is left out, the set is a U on the +x
+ * roof face, psi = (0.01 + 0.00002)/k, n = -(0.004, 0, 1)/k. No X.
+ */
+START_TEST(test_coplanar_faces)
+{
+    const double pts[] = {-0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -0.5, 0.5, -0.5, 0.5, 0.5, -0.5,
+                          -0.5, -0.5, 0.5,  0.5, -0.5, 0.5,  -0.5, 0.5, 0.5,  0.5, 0.5, 0.5,
+                          0.0,  -0.5, 0.502, 0.0, 0.5, 0.502};
+    pp_polytope *roof;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 10, &roof), PP_OK);
+    const double zero[3] = {0, 0, 0}, diag[3] = {1, 1, 1}, tip[3] = {0.005, 0.1, 0.512};
+    posed b = pose(roof, zero, NULL);
+    /* A: a unit cube with its diagonal turned onto +z, corner 0 (the lowest) at the tip */
+    double R[9], axis[3] = {diag[1] * 1 - diag[2] * 0, diag[2] * 0 - diag[0] * 1, 0};
+    rot_axis(axis, acos(1 / sqrt(3.0)), R);
+    const double corner[3] = {-0.5, -0.5, -0.5};
+    double rc[3], x[3];
+    mat_vec(R, corner, rc);
+    for (int k = 0; k < 3; ++k) x[k] = tip[k] - rc[k];
+    posed a = box(1, 1, 1, x, R);
+    ck_assert_double_eq_tol(a.view.vertices[2], 0.512, 1e-12);
+    result *r = build(&a, &b, EPS);
+    ck_assert_int_eq(r->out.set_count, 1);
+    ck_assert_int_eq(r->sets[0].kind, PP_PEG_SET_U);
+    ck_assert_int_eq(r->sets[0].origin, PP_PEG_VERTEX_EDGE);
+    const double k = sqrt(1 + 0.004 * 0.004), n[3] = {-0.004 / k, 0, -1 / k};
+    assert_contact(&r->c[0], PP_CONTACT_VERTEX_FACE, 0, -2, tip, n, (0.01 + 0.00002) / k, 1e-12);
+    free(r);
+    release(&a);
+    free(b.v);
+    free(b.n);
+    free(b.d);
+    pp_polytope_destroy(roof);
+}
+END_TEST
+
+/* ---- Slack rows (Eq 20) ------------------------------------------------------------------- */
+
+/* Table of gap vectors (primary first): the forward substitution gives psi_0 + sum c =
+ * max psi; c_s = max(psi_s - max(psi_0..psi_{s-1}), 0) by hand. The same system
+ * 0 <= E_I1 c + psi_I ⊥ c >= 0 (E_I1 = tril(ones), psi_I = psi_0 - psi_s, Eq 43/45) solved by
+ * Lemke gives the same c: the matrix is a P-matrix (unit lower triangular), so c is unique. */
+typedef struct slack_case {
+    int count;
+    double psi[5], c[5];
+} slack_case;
+
+static const slack_case k_slack[] = {
+    {1, {0.3}, {0}},
+    {2, {0.01, 0.0}, {0, 0}},
+    {2, {0.0, 0.01}, {0, 0.01}},
+    {3, {-0.2, 0.1, 0.05}, {0, 0.3, 0}},
+    {3, {-0.2, -0.1, 0.05}, {0, 0.1, 0.15}},
+    {4, {-0.5, -0.6, -0.7, -0.4}, {0, 0, 0, 0.1}},
+    {5, {0.0, 0.0, 0.0, 0.0, 0.0}, {0, 0, 0, 0, 0}},
+    {5, {-1, 1, 2, -3, 2.5}, {0, 2, 1, 0, 0.5}},
+};
+
+START_TEST(test_slack_rows)
+{
+    const slack_case *t = &k_slack[_i];
+    double c[5], top = -HUGE_VAL;
+    for (int s = 0; s < t->count; ++s) top = fmax(top, t->psi[s]);
+    ck_assert_double_eq_tol(pp_peg_set_slacks(t->psi, t->count, c), top, 1e-15);
+    ck_assert_double_eq_tol(pp_peg_set_slacks(t->psi, t->count, NULL), top, 1e-15);
+    for (int s = 0; s < t->count; ++s) ck_assert_double_eq_tol(c[s], t->c[s], 1e-15);
+    int K = t->count - 1;
+    if (K == 0) return;
+    double M[16] = {0}, q[4], z[4];
+    for (int i = 0; i < K; ++i) {
+        q[i] = t->psi[0] - t->psi[i + 1];
+        for (int j = 0; j <= i; ++j) M[i + j * K] = 1.0;
+    }
+    pp_lcp_workspace *ws;
+    pp_lcp_result res;
+    ck_assert_int_eq(pp_lcp_workspace_create(4, &ws), PP_OK);
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, K, M, q, NULL, NULL, z, &res), PP_OK);
+    double sum = t->psi[0];
+    for (int i = 0; i < K; ++i) {
+        ck_assert_double_eq_tol(z[i], t->c[i + 1], 1e-14);
+        sum += z[i];
+    }
+    ck_assert_double_eq_tol(sum, top, 1e-14);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
+/* ---- Output capacity and arguments -------------------------------------------------------- */
+
+/* Vertex–vertex (3 + 3 contacts in 2 sets): room for the first set only -> PP_ERR_NO_MEMORY,
+ * one whole set written, needed totals 2 sets and 6 contacts (counted from the caller's
+ * starting counts). */
+START_TEST(test_capacity)
+{
+    const double zero[3] = {0, 0, 0}, xa[3] = {0.997, 0.997, 1.01};
+    posed a = box(1, 1, 1, xa, NULL), b = box(1, 1, 1, zero, NULL);
+    pp_peg_set sets[4];
+    pp_contact c[8];
+    pp_peg_output out = {sets, 4, 0, 0, c, NULL, 5, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, EPS, NULL, &out),
+                     PP_ERR_NO_MEMORY);
+    ck_assert_int_eq(out.set_count, 1);
+    ck_assert_int_eq(out.contact_count, 3);
+    ck_assert_int_eq(out.sets_needed, 2);
+    ck_assert_int_eq(out.contacts_needed, 6);
+    /* appending after an existing set: the totals count it */
+    out = (pp_peg_output){sets, 4, 1, 0, c, NULL, 8, 1, 0};
+    pp_peg_builder *builder;
+    ck_assert_int_eq(pp_peg_builder_create(&builder), PP_OK);
+    ck_assert_int_eq(pp_peg_constraints_polytopes(builder, &a.view, &b.view, EPS, NULL, &out),
+                     PP_OK);
+    ck_assert_int_eq(out.set_count, 3);
+    ck_assert_int_eq(sets[1].first, 1);
+    ck_assert_int_eq(out.contacts_needed, 7);
+    pp_peg_builder_destroy(builder);
+
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, EPS, NULL, NULL),
+                     PP_ERR_NULL_ARGUMENT);
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, -1.0, NULL, &out),
+                     PP_ERR_INVALID_ARGUMENT);
+    double saved = a.v[0];
+    a.v[0] = NAN;
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, EPS, NULL, &out),
+                     PP_ERR_INVALID_ARGUMENT);
+    a.v[0] = saved;
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* ---- Properties over random box pairs ----------------------------------------------------- */
+
+static uint64_t g_rng;
+
+static double uniform(double lo, double hi)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return lo + (hi - lo) * (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * Boxes of random sizes (0.1–1 m), A at a random orientation, placed (by bisection along a
+ * direction, half the time from a vertex of A onto a vertex of B) so that the signed
+ * distance from pp_shape_distance is a random target: separated by 1e-5 .. 0.8 eps
+ * (loop index even) or overlapping by 1e-5 .. 0.1 eps (odd). Separated: no set has
+ * max psi < 0 (none blocks the pair). Overlapping: some set has max psi < 0 (PEG sees it).
+ */
+START_TEST(test_random_pairs)
+{
+    g_rng = 0x9E3779B97F4A7C15ull * (uint64_t)(_i + 1);
+    const int separated = _i % 2 == 0, trials = 100;
+    const double zero[3] = {0, 0, 0};
+    int valid = 0;
+    for (int t = 0; t < trials; ++t) {
+        double la[3] = {uniform(0.1, 1), uniform(0.1, 1), uniform(0.1, 1)},
+               lb[3] = {uniform(0.1, 1), uniform(0.1, 1), uniform(0.1, 1)};
+        double q[4] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}, R[9];
+        quat_R(q, R);
+        double dir[3] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}, base[3] = {0, 0, 0};
+        if (t % 2) { /* A's corner 0 onto B's corner 7, then along a direction out of B */
+            double c0[3] = {-la[0] / 2, -la[1] / 2, -la[2] / 2}, rc[3];
+            mat_vec(R, c0, rc);
+            for (int k = 0; k < 3; ++k) {
+                base[k] = lb[k] / 2 - rc[k];
+                dir[k] = 1.0 + uniform(-0.7, 0.7);
+            }
+        }
+        double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+        double target = separated ? uniform(1e-5, 0.8 * EPS) : -uniform(1e-5, 0.1 * EPS);
+        double lo = t % 2 ? -0.5 : 0.0, hi = 3.0, x[3];
+        pp_shape sb = pp_shape_make_box(lb, zero, I3);
+        pp_proximity prox;
+        for (int it = 0; it < 60; ++it) {
+            double m = 0.5 * (lo + hi);
+            for (int k = 0; k < 3; ++k) x[k] = base[k] + m * dir[k] / len;
+            pp_shape sa = pp_shape_make_box(la, x, R);
+            ck_assert_int_eq(pp_shape_distance(&sa, &sb, &prox), PP_OK);
+            if (prox.distance < target) lo = m; else hi = m;
+        }
+        for (int k = 0; k < 3; ++k) x[k] = base[k] + hi * dir[k] / len;
+        pp_shape sa = pp_shape_make_box(la, x, R);
+        pp_shape_distance(&sa, &sb, &prox);
+        if (fabs(prox.distance - target) > 1e-7) continue; /* the bisection left the bracket */
+        ++valid;
+        posed a = box(la[0], la[1], la[2], x, R), b = box(lb[0], lb[1], lb[2], zero, NULL);
+        result *r = build(&a, &b, EPS);
+        int violated = 0;
+        for (int s = 0; s < r->out.set_count; ++s) {
+            double m = set_max_psi(r, s);
+            if (separated)
+                ck_assert_msg(m >= -1e-9, "trial %d: separated by %g, set %d (%s, %s) max %g", t,
+                              prox.distance, s, pp_peg_set_kind_string(r->sets[s].kind),
+                              pp_peg_config_kind_string(r->sets[s].origin), m);
+            violated |= m < 0.0;
+        }
+        if (!separated)
+            ck_assert_msg(violated, "trial %d: overlapping by %g, no set sees it (%d sets)", t,
+                          -prox.distance, r->out.set_count);
+        free(r);
+        release(&a);
+        release(&b);
+    }
+    ck_assert_int_ge(valid, trials * 8 / 10);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("peg_constraints");
+    TCase *tc = tcase_create("peg_constraints");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_plane);
+    tcase_add_test(tc, test_face_on_face);
+    tcase_add_test(tc, test_edge_edge);
+    tcase_add_test(tc, test_vertex_edge);
+    tcase_add_test(tc, test_edge_vertex_flip);
+    tcase_add_test(tc, test_vertex_vertex);
+    tcase_add_test(tc, test_vertex_vertex_x);
+    tcase_add_test(tc, test_vertex_vertex_crossing);
+    tcase_add_test(tc, test_coplanar_faces);
+    tcase_add_loop_test(tc, test_slack_rows, 0, (int)(sizeof k_slack / sizeof k_slack[0]));
+    tcase_add_test(tc, test_capacity);
+    tcase_add_loop_test(tc, test_random_pairs, 0, 20);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

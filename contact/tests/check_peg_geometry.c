@@ -1,0 +1,638 @@
+/*
+ * Unit tests of the PEG geometry (pegplus/peg.h, spec/PEG.md §3): applicability (vertex–face,
+ * edge–edge, parallel edges), edge orientation, vertex–face feasibility (inside, below by
+ * less / more than delta, outside above / below the angle phi, beyond eps), segment closest
+ * points (crossing, parallel, collinear, clamped, degenerate), the same-frame flip, and the
+ * classification of near box pairs into configurations. Every expected value is computed by
+ * hand in the comment above its check.
+ */
+#include "pegplus/geometry.h"
+#include "pegplus/peg.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-12
+#define PI 3.14159265358979323846
+#define EPS 0.02 /* proximity, m */
+
+/* ---- Helpers ------------------------------------------------------------------------------ */
+
+static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+static void rot_axis(const double axis[3], double angle, double R[9])
+{
+    double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double x = axis[0] / n, y = axis[1] / n, z = axis[2] / n, c = cos(angle), s = sin(angle),
+           t = 1.0 - c;
+    double M[9] = {t * x * x + c,     t * x * y - s * z, t * x * z + s * y,
+                   t * x * y + s * z, t * y * y + c,     t * y * z - s * x,
+                   t * x * z - s * y, t * y * z + s * x, t * z * z + c};
+    memcpy(R, M, sizeof M);
+}
+
+/* The rotation taking unit u to unit v (u != -v). */
+static void rot_between(const double u[3], const double v[3], double R[9])
+{
+    double axis[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                      u[0] * v[1] - u[1] * v[0]};
+    double s = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double c = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+    if (s < 1e-15) {
+        memcpy(R, I3, sizeof I3);
+        return;
+    }
+    rot_axis(axis, atan2(s, c), R);
+}
+
+/* A posed polytope: owns its world arrays. */
+typedef struct posed {
+    pp_polytope *poly;
+    double *v, *n, *d;
+    pp_polytope_view view;
+} posed;
+
+static posed pose(pp_polytope *poly, const double x[3], const double R[9])
+{
+    posed p;
+    p.poly = poly;
+    p.v = malloc(sizeof(double) * 3 * (size_t)poly->vertex_count);
+    p.n = malloc(sizeof(double) * 3 * (size_t)poly->face_count);
+    p.d = malloc(sizeof(double) * (size_t)poly->face_count);
+    pp_polytope_pose_view(poly, x, R ? R : I3, p.v, p.n, p.d, &p.view);
+    return p;
+}
+
+static posed box(double lx, double ly, double lz, const double x[3], const double R[9])
+{
+    pp_polytope *poly;
+    const double l[3] = {lx, ly, lz};
+    ck_assert_int_eq(pp_polytope_box(l, &poly), PP_OK);
+    return pose(poly, x, R);
+}
+
+static void release(posed *p)
+{
+    pp_polytope_destroy(p->poly);
+    free(p->v);
+    free(p->n);
+    free(p->d);
+}
+
+/* Index of the edge joining vertices i and j (either direction). */
+static int find_edge(const pp_polytope_view *p, int i, int j)
+{
+    for (int e = 0; e < p->edge_count; ++e) {
+        const int *g = p->edges + 4 * e;
+        if ((g[0] == i && g[1] == j) || (g[0] == j && g[1] == i)) return e;
+    }
+    ck_abort_msg("no edge %d-%d", i, j);
+    return -1;
+}
+
+/* Vertex with the smallest / largest coordinate k. */
+static int extreme_vertex(const pp_polytope_view *p, int k, int largest)
+{
+    int best = 0;
+    for (int v = 1; v < p->vertex_count; ++v) {
+        double x = p->vertices[3 * v + k], b = p->vertices[3 * best + k];
+        if (largest ? x > b : x < b) best = v;
+    }
+    return best;
+}
+
+static void assert_vec(const double a[3], double x, double y, double z, double tol)
+{
+    ck_assert_msg(fabs(a[0] - x) <= tol && fabs(a[1] - y) <= tol && fabs(a[2] - z) <= tol,
+                  "(%.15g %.15g %.15g) != (%.15g %.15g %.15g)", a[0], a[1], a[2], x, y, z);
+}
+
+/* Box faces (pp_polytope_box): +x, -x, +y, -y, +z, -z; vertex bits x = 1, y = 2, z = 4. */
+enum { FACE_PX, FACE_NX, FACE_PY, FACE_NY, FACE_PZ, FACE_NZ };
+
+static void setup(void) { pp_set_log_hook(pp_log_discard, NULL); }
+static void teardown(void) { pp_set_log_hook(NULL, NULL); }
+
+/* ---- Applicability ------------------------------------------------------------------------ */
+
+/* Unit cube A, vertex 0 = (-,-,-): its edges leave along +x, +y, +z.
+ *  - against a face with eta = +z: cosines 0, 0, 1 -> APPL = 0 (classical boundary);
+ *  - A turned 30 deg about y: the edges leave along R x = (cos 30, 0, -sin 30), R y = y,
+ *    R z = (sin 30, 0, cos 30); against eta = +z: -0.5, 0, cos 30 -> APPL = -0.5;
+ *  - against eta = -x (B's -x face): -cos 30, 0, -sin 30 -> APPL = -cos 30. */
+START_TEST(test_applicability_vf)
+{
+    const double zero[3] = {0, 0, 0}, far[3] = {0, 0, -5};
+    posed b = box(1, 1, 1, far, NULL);
+    posed a = box(1, 1, 1, zero, NULL);
+    ck_assert_double_eq_tol(pp_peg_applicability_vf(&a.view, 0, &b.view, FACE_PZ), 0.0, TOL);
+    release(&a);
+
+    double R[9];
+    const double y[3] = {0, 1, 0};
+    rot_axis(y, PI / 6, R);
+    a = box(1, 1, 1, zero, R);
+    ck_assert_double_eq_tol(pp_peg_applicability_vf(&a.view, 0, &b.view, FACE_PZ), -0.5, TOL);
+    ck_assert_double_eq_tol(pp_peg_applicability_vf(&a.view, 0, &b.view, FACE_NX),
+                            -cos(PI / 6), TOL);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Crossed ridges. A = cube turned 45 deg about x: its top edge (a ridge) runs along x and its
+ * two faces there have normals (0, ±1, 1)/sqrt2, so the t-vectors into them are
+ * (0, ±1, -1)/sqrt2. B = cube turned 45 deg about y above it: bottom ridge along y, t-vectors
+ * (±1, 0, 1)/sqrt2. With n = +z (A -> B): n.t_a = -1/sqrt2 (both), -n.t_b = -1/sqrt2 (both),
+ * so d = -1/sqrt2 (x4), min(-d) = 1/sqrt2 = APPL, normal = +z.
+ * Against B's TOP ridge instead (t-vectors (±1, 0, -1)/sqrt2): d = [-r, -r, r, r], both mins
+ * are -r: APPL = -1/sqrt2.
+ * Parallel ridges (B turned about x too): -1 and a zero normal.
+ */
+START_TEST(test_applicability_ee)
+{
+    const double xa[3] = {0, 0, 0}, xb[3] = {0, 0, sqrt(2.0) + 0.01}, ex[3] = {1, 0, 0},
+                 ey[3] = {0, 1, 0};
+    double Rx[9], Ry[9], n[3];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed a = box(1, 1, 1, xa, Rx), b = box(1, 1, 1, xb, Ry);
+    int top_a = extreme_vertex(&a.view, 2, 1), bottom_b = extreme_vertex(&b.view, 2, 0);
+    /* the ridge vertices: the two highest of A (x = ±1/2), the two lowest of B */
+    int ridge_a = -1, ridge_b = -1;
+    for (int e = 0; e < a.view.edge_count; ++e) {
+        const int *g = a.view.edges + 4 * e;
+        double z0 = a.view.vertices[3 * g[0] + 2], z1 = a.view.vertices[3 * g[1] + 2];
+        if (fabs(z0 - z1) < 1e-12 && fabs(z0 - a.view.vertices[3 * top_a + 2]) < 1e-12) ridge_a = e;
+    }
+    for (int e = 0; e < b.view.edge_count; ++e) {
+        const int *g = b.view.edges + 4 * e;
+        double z0 = b.view.vertices[3 * g[0] + 2], z1 = b.view.vertices[3 * g[1] + 2];
+        if (fabs(z0 - z1) < 1e-12 && fabs(z0 - b.view.vertices[3 * bottom_b + 2]) < 1e-12)
+            ridge_b = e;
+    }
+    ck_assert(ridge_a >= 0 && ridge_b >= 0);
+    double appl = pp_peg_applicability_ee(&a.view, ridge_a, &b.view, ridge_b, n);
+    ck_assert_double_eq_tol(appl, sqrt(0.5), TOL);
+    assert_vec(n, 0, 0, 1, TOL);
+    /* symmetric in the roles; the normal then points from B to A */
+    ck_assert_double_eq_tol(pp_peg_applicability_ee(&b.view, ridge_b, &a.view, ridge_a, n),
+                            sqrt(0.5), TOL);
+    assert_vec(n, 0, 0, -1, TOL);
+
+    /* B's top ridge */
+    int top_b = extreme_vertex(&b.view, 2, 1), top_ridge_b = -1;
+    for (int e = 0; e < b.view.edge_count; ++e) {
+        const int *g = b.view.edges + 4 * e;
+        double z0 = b.view.vertices[3 * g[0] + 2], z1 = b.view.vertices[3 * g[1] + 2];
+        if (fabs(z0 - z1) < 1e-12 && fabs(z0 - b.view.vertices[3 * top_b + 2]) < 1e-12)
+            top_ridge_b = e;
+    }
+    ck_assert_double_eq_tol(pp_peg_applicability_ee(&a.view, ridge_a, &b.view, top_ridge_b, NULL),
+                            -sqrt(0.5), TOL);
+    release(&b);
+
+    /* parallel */
+    b = box(1, 1, 1, xb, Rx);
+    int ridge_b2 = -1, low = extreme_vertex(&b.view, 2, 0);
+    for (int e = 0; e < b.view.edge_count; ++e) {
+        const int *g = b.view.edges + 4 * e;
+        double z0 = b.view.vertices[3 * g[0] + 2], z1 = b.view.vertices[3 * g[1] + 2];
+        if (fabs(z0 - z1) < 1e-12 && fabs(z0 - b.view.vertices[3 * low + 2]) < 1e-12) ridge_b2 = e;
+    }
+    ck_assert_double_eq(pp_peg_applicability_ee(&a.view, ridge_a, &b.view, ridge_b2, n), -1.0);
+    assert_vec(n, 0, 0, 0, 0.0);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* Unit cube, edge between vertex 5 (+x, -y, +z) and 7 (+x, +y, +z): along y at x = z = 1/2,
+ * faces +x and +z. If it runs tail -> head along +y, O = y x (-(x + z)) = z - x (times the
+ * length 1); along -y, O = x - z. Either way O is perpendicular to the edge and to x + z, and
+ * points toward f1: O . t1 > 0 with t1 = eta_f1 x e / |.|. */
+START_TEST(test_edge_orientation)
+{
+    const double zero[3] = {0, 0, 0};
+    posed a = box(1, 1, 1, zero, NULL);
+    int e = find_edge(&a.view, 5, 7);
+    const int *g = a.view.edges + 4 * e;
+    double O[3];
+    pp_peg_edge_orientation(&a.view, e, O);
+    double dy = a.view.vertices[3 * g[1] + 1] - a.view.vertices[3 * g[0] + 1];
+    if (dy > 0)
+        assert_vec(O, -1, 0, 1, TOL);
+    else
+        assert_vec(O, 1, 0, -1, TOL);
+    const double *eta1 = a.view.face_normals + 3 * g[2];
+    double d[3] = {0, dy, 0}, t1[3] = {eta1[1] * d[2] - eta1[2] * d[1],
+                                       eta1[2] * d[0] - eta1[0] * d[2],
+                                       eta1[0] * d[1] - eta1[1] * d[0]};
+    ck_assert(O[0] * t1[0] + O[1] * t1[1] + O[2] * t1[2] > 0.5);
+    release(&a);
+}
+END_TEST
+
+/* ---- Feasibility -------------------------------------------------------------------------- */
+
+/* B = unit cube at the origin, top face z = 1/2 over [-1/2, 1/2]^2. A = a 2 cm cube whose
+ * vertex 0 (its lowest corner) is put at the test point p; eps = 0.02, delta = 0.0025,
+ * phi = 0.4. Table: p, expected feasible, inside, psi, D. */
+typedef struct vf_case {
+    double p[3];
+    int feasible, inside;
+    double psi, distance;
+} vf_case;
+
+static const vf_case k_vf[] = {
+    /* above, inside: psi = 0.004, D = psi */
+    {{0.1, 0.2, 0.504}, 1, 1, 0.004, 0.004},
+    /* below by 0.002 < delta: still feasible */
+    {{0.1, 0.2, 0.498}, 1, 1, -0.002, 0.002},
+    /* below by 0.003 > delta */
+    {{0.1, 0.2, 0.497}, 0, 1, -0.003, 0.003},
+    /* |psi| = 0.03 > eps */
+    {{0.1, 0.2, 0.53}, 0, 1, 0.03, 0.03},
+    /* beyond the +x edge by s = 0.005, psi = -0.001: D = sqrt(26)e-3,
+       asin(-1/sqrt 26) = -0.197 >= -0.4: feasible */
+    {{0.505, 0.0, 0.499}, 1, 0, -0.001, 0.005099019513592785},
+    /* beyond by 0.001, psi = -0.001: asin(-1/sqrt 2) = -0.785 < -0.4 */
+    {{0.501, 0.0, 0.499}, 0, 0, -0.001, 0.0014142135623730952},
+    /* beyond by 0.001, psi = +0.003: positive elevation, feasible */
+    {{0.501, 0.0, 0.503}, 1, 0, 0.003, 0.0031622776601683794},
+    /* beyond by 0.025 > eps */
+    {{0.525, 0.0, 0.5}, 0, 0, 0.0, 0.025},
+    /* beyond the corner (+x, +y) by (0.003, 0.004): outside = 0.005, psi = 0.001 */
+    {{0.503, 0.504, 0.501}, 1, 0, 0.001, 0.005099019513592785},
+};
+
+START_TEST(test_feasibility_vf)
+{
+    const vf_case *c = &k_vf[_i];
+    const double zero[3] = {0, 0, 0};
+    double x[3] = {c->p[0] + 0.01, c->p[1] + 0.01, c->p[2] + 0.01};
+    posed b = box(1, 1, 1, zero, NULL), a = box(0.02, 0.02, 0.02, x, NULL);
+    pp_peg_params prm = pp_peg_params_default();
+    pp_peg_vf_test t = pp_peg_feasibility_vf(&a.view, 0, &b.view, FACE_PZ, EPS, &prm);
+    ck_assert_int_eq(t.feasible, c->feasible);
+    ck_assert_int_eq(t.inside, c->inside);
+    ck_assert_double_eq_tol(t.psi, c->psi, 1e-12);
+    ck_assert_double_eq_tol(t.distance, c->distance, 1e-12);
+    /* NULL params = defaults */
+    ck_assert_int_eq(pp_peg_feasibility_vf(&a.view, 0, &b.view, FACE_PZ, EPS, NULL).feasible,
+                     c->feasible);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* ---- Segments ----------------------------------------------------------------------------- */
+
+typedef struct seg_case {
+    double p0[3], p1[3], q0[3], q1[3];
+    double distance, s, t; /* s, t < 0: not checked (parallel: any optimum) */
+} seg_case;
+
+static const seg_case k_seg[] = {
+    /* crossing at right angles, 0.1 apart: interior closest points at s = t = 1/2 */
+    {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0.1}, {0, 1, 0.1}, 0.1, 0.5, 0.5},
+    /* skew, clamped: q's line passes x = 2 beyond p1 = (1,0,0): closest (1,0,0)-(2,0,0.1)?
+       q runs (2,-1,0.1)->(2,1,0.1): distance sqrt(1 + 0.01) */
+    {{-1, 0, 0}, {1, 0, 0}, {2, -1, 0.1}, {2, 1, 0.1}, 1.0049875621120890, 1.0, 0.5},
+    /* parallel, overlapping, 0.2 apart */
+    {{0, 0, 0}, {1, 0, 0}, {0.5, 0.2, 0}, {1.5, 0.2, 0}, 0.2, -1, -1},
+    /* parallel, disjoint along the line: gap (0.5, 0.2) */
+    {{0, 0, 0}, {1, 0, 0}, {1.5, 0.2, 0}, {2.5, 0.2, 0}, 0.5385164807134504, 1.0, 0.0},
+    /* antiparallel, disjoint */
+    {{0, 0, 0}, {1, 0, 0}, {2.5, 0.2, 0}, {1.5, 0.2, 0}, 0.5385164807134504, 1.0, 1.0},
+    /* collinear, touching end to start */
+    {{0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {2, 0, 0}, 0.0, 1.0, 0.0},
+    /* degenerate p (a point) above q's middle */
+    {{0.5, 0, 1}, {0.5, 0, 1}, {0, 0, 0}, {1, 0, 0}, 1.0, 0.0, 0.5},
+    /* both degenerate */
+    {{0, 0, 0}, {0, 0, 0}, {0, 3, 4}, {0, 3, 4}, 5.0, 0.0, 0.0},
+};
+
+START_TEST(test_segments_closest)
+{
+    const seg_case *c = &k_seg[_i];
+    double cp[3], cq[3], s, t;
+    double d = pp_peg_segments_closest(c->p0, c->p1, c->q0, c->q1, cp, cq, &s, &t);
+    ck_assert_double_eq_tol(d, c->distance, 1e-12);
+    if (c->s >= 0) ck_assert_double_eq_tol(s, c->s, 1e-12);
+    if (c->t >= 0) ck_assert_double_eq_tol(t, c->t, 1e-12);
+    ck_assert(s >= 0 && s <= 1 && t >= 0 && t <= 1);
+    double g[3] = {cq[0] - cp[0], cq[1] - cp[1], cq[2] - cp[2]};
+    ck_assert_double_eq_tol(sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]), d, 1e-12);
+    /* symmetric */
+    ck_assert_double_eq_tol(pp_peg_segments_closest(c->q0, c->q1, c->p0, c->p1, NULL, NULL,
+                                                    NULL, NULL), d, 1e-12);
+}
+END_TEST
+
+/* Edge–edge feasibility of the crossed ridges 0.01 apart (see test_applicability_ee): the
+ * ridges are at z = sqrt2/2 (A) and z = sqrt2 + 0.01 - sqrt2/2 (B), distance 0.01, closest
+ * points on the z axis. Feasible within eps = 0.02, not within 0.005. */
+START_TEST(test_feasibility_ee)
+{
+    const double xa[3] = {0, 0, 0}, xb[3] = {0, 0, sqrt(2.0) + 0.01}, ex[3] = {1, 0, 0},
+                 ey[3] = {0, 1, 0};
+    double Rx[9], Ry[9];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed a = box(1, 1, 1, xa, Rx), b = box(1, 1, 1, xb, Ry);
+    int ridge_a = -1, ridge_b = -1;
+    for (int e = 0; e < a.view.edge_count; ++e) {
+        const int *g = a.view.edges + 4 * e;
+        if (a.view.vertices[3 * g[0] + 2] > 0.7 && a.view.vertices[3 * g[1] + 2] > 0.7) ridge_a = e;
+    }
+    for (int e = 0; e < b.view.edge_count; ++e) {
+        const int *g = b.view.edges + 4 * e;
+        if (b.view.vertices[3 * g[0] + 2] < 0.72 && b.view.vertices[3 * g[1] + 2] < 0.72) ridge_b = e;
+    }
+    double pa[3], pb[3], d;
+    ck_assert_int_eq(pp_peg_feasibility_ee(&a.view, ridge_a, &b.view, ridge_b, EPS, pa, pb, &d), 1);
+    ck_assert_double_eq_tol(d, 0.01, 1e-12);
+    assert_vec(pa, 0, 0, sqrt(0.5), 1e-12);
+    assert_vec(pb, 0, 0, sqrt(0.5) + 0.01, 1e-12);
+    ck_assert_int_eq(pp_peg_feasibility_ee(&a.view, ridge_a, &b.view, ridge_b, 0.005, NULL, NULL,
+                                           NULL), 0);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* Same-frame rule: a vertex–face contact B -> A {p_a = (1, 2, 3), n = +z, psi = 0.1} is, as
+ * A -> B, the face–vertex contact {p_a = (1, 2, 3.1), n = -z, psi = 0.1} with bodies, shapes
+ * and features swapped. Flipping again restores it. */
+START_TEST(test_contact_flip)
+{
+    pp_contact c;
+    memset(&c, 0, sizeof c);
+    c.body_a = 3;
+    c.body_b = -1;
+    c.shape_a = 7;
+    c.shape_b = 2;
+    c.kind = PP_CONTACT_VERTEX_FACE;
+    c.feature_a = 5;
+    c.feature_b = 1;
+    c.p_a[0] = 1, c.p_a[1] = 2, c.p_a[2] = 3;
+    c.n[2] = 1.0;
+    c.psi = 0.1;
+    c.mu = 0.4;
+    pp_contact f = c;
+    pp_peg_contact_flip(&f);
+    ck_assert_int_eq(f.body_a, -1);
+    ck_assert_int_eq(f.body_b, 3);
+    ck_assert_int_eq(f.shape_a, 2);
+    ck_assert_int_eq(f.shape_b, 7);
+    ck_assert_int_eq(f.kind, PP_CONTACT_FACE_VERTEX);
+    ck_assert_int_eq(f.feature_a, 1);
+    ck_assert_int_eq(f.feature_b, 5);
+    assert_vec(f.p_a, 1, 2, 3.1, TOL);
+    assert_vec(f.n, 0, 0, -1, 0.0);
+    ck_assert_double_eq(f.psi, 0.1);
+    ck_assert_double_eq(f.mu, 0.4);
+    pp_peg_contact_flip(&f);
+    ck_assert_int_eq(f.kind, PP_CONTACT_VERTEX_FACE);
+    assert_vec(f.p_a, 1, 2, 3, TOL);
+    assert_vec(f.n, 0, 0, 1, 0.0);
+    ck_assert_int_eq(f.body_a, 3);
+    ck_assert_int_eq(f.feature_a, 5);
+}
+END_TEST
+
+/* ---- Classification ----------------------------------------------------------------------- */
+
+static int classify(const posed *a, const posed *b, pp_peg_config *out, int capacity)
+{
+    int count = 0, needed = 0;
+    ck_assert_int_eq(pp_peg_classify(NULL, &a->view, &b->view, EPS, NULL, out, capacity, &count,
+                                     &needed), PP_OK);
+    ck_assert_int_eq(needed, count);
+    return count;
+}
+
+/* A 0.4 cube resting face down inside B's top face (B = unit cube): the four bottom corners
+ * of A are vertex–face with B's top face, psi = 0; B's vertices are 0.3 m away (nothing). */
+START_TEST(test_classify_face_on_face)
+{
+    const double xa[3] = {0.05, -0.02, 0.7}, zero[3] = {0, 0, 0};
+    posed a = box(0.4, 0.4, 0.4, xa, NULL), b = box(1, 1, 1, zero, NULL);
+    pp_peg_config c[32];
+    int n = classify(&a, &b, c, 32);
+    ck_assert_int_eq(n, 4);
+    for (int i = 0; i < 4; ++i) {
+        ck_assert_int_eq(c[i].kind, PP_PEG_VERTEX_FACE);
+        ck_assert_int_eq(c[i].feature_b, FACE_PZ);
+        ck_assert_int_eq(c[i].feature_a & 4, 0); /* bottom vertices */
+        ck_assert_double_eq_tol(c[i].distance, 0.0, TOL);
+        ck_assert_double_eq_tol(c[i].applicability, 0.0, TOL);
+    }
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* The cube A with its diagonal (1,1,1) turned onto +z: vertex 0 is the lowest, sqrt3/2 below
+ * the centre, and its edges rise at cos = 1/sqrt3 (APPL^vf against a horizontal face).
+ * Case table: where A's lowest vertex sits relative to B = unit cube (top z = 1/2, top edge
+ * along y at x = 1/2, top corner (1/2, 1/2, 1/2)), and the one configuration expected. */
+typedef struct tip_case {
+    double tip[3];
+    pp_peg_config_kind kind;
+    double distance;
+} tip_case;
+
+static const tip_case k_tip[] = {
+    /* above the top face's interior, 0.01 up: vertex–face, psi = 0.01 */
+    {{0.1, 0.1, 0.51}, PP_PEG_VERTEX_FACE, 0.01},
+    /* 0.01 above the middle of the top edge at x = 1/2: vertex–edge, distance 0.01 */
+    {{0.5, 0.0, 0.51}, PP_PEG_VERTEX_EDGE, 0.01},
+    /* beside and above the edge: (0.506, 0, 0.508): distance 0.01 */
+    {{0.506, 0.0, 0.508}, PP_PEG_VERTEX_EDGE, 0.01},
+    /* 0.01 above the corner: vertex–vertex */
+    {{0.5, 0.5, 0.51}, PP_PEG_VERTEX_VERTEX, 0.01},
+};
+
+START_TEST(test_classify_tip)
+{
+    const tip_case *t = &k_tip[_i];
+    const double diag[3] = {1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0)}, z[3] = {0, 0, 1},
+                 zero[3] = {0, 0, 0};
+    double R[9];
+    rot_between(diag, z, R);
+    double xa[3] = {t->tip[0], t->tip[1], t->tip[2] + sqrt(3.0) / 2};
+    posed a = box(1, 1, 1, xa, R), b = box(1, 1, 1, zero, NULL);
+    ck_assert_int_eq(extreme_vertex(&a.view, 2, 0), 0);
+    pp_peg_config c[32];
+    int n = classify(&a, &b, c, 32);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(c[0].kind, t->kind);
+    ck_assert_int_eq(c[0].feature_a, 0);
+    ck_assert_double_eq_tol(c[0].distance, t->distance, 1e-12);
+    assert_vec(c[0].p_a, t->tip[0], t->tip[1], t->tip[2], 1e-12);
+    if (t->kind == PP_PEG_VERTEX_FACE) {
+        ck_assert_int_eq(c[0].feature_b, FACE_PZ);
+        ck_assert_double_eq_tol(c[0].applicability, 1 / sqrt(3.0), 1e-12);
+    } else if (t->kind == PP_PEG_VERTEX_EDGE) {
+        ck_assert_int_eq(c[0].feature_b, find_edge(&b.view, 5, 7));
+        assert_vec(c[0].p_b, 0.5, 0.0, 0.5, 1e-12);
+    } else {
+        ck_assert_int_eq(c[0].feature_b, 7);
+    }
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* Crossed ridges 0.01 apart (test_applicability_ee): one edge–edge configuration, APPL
+ * 1/sqrt2; the ridge ends are 0.5 m from the other ridge, so no vertex configuration. */
+START_TEST(test_classify_edge_edge)
+{
+    const double xa[3] = {0, 0, 0}, xb[3] = {0, 0, sqrt(2.0) + 0.01}, ex[3] = {1, 0, 0},
+                 ey[3] = {0, 1, 0};
+    double Rx[9], Ry[9];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed a = box(1, 1, 1, xa, Rx), b = box(1, 1, 1, xb, Ry);
+    pp_peg_config c[32];
+    int n = classify(&a, &b, c, 32);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(c[0].kind, PP_PEG_EDGE_EDGE);
+    ck_assert_double_eq_tol(c[0].distance, 0.01, 1e-12);
+    ck_assert_double_eq_tol(c[0].applicability, sqrt(0.5), 1e-12);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Parallel edges. B = unit cube turned 45 deg about x (top ridge along x, from x = -1/2 to
+ * 1/2, at z = sqrt2/2); A = a 0.6-long box turned the same way, its bottom ridge 0.01 above
+ * B's ridge. The ridges are parallel (no edge–edge); A's ridge ends (x = ±0.3) are 0.01 from
+ * B's ridge interior: two vertex–edge configurations on the same edge of B, distance 0.01.
+ * B's ridge ends are 0.2 m beyond A: nothing.
+ */
+START_TEST(test_classify_parallel_edges)
+{
+    const double ex[3] = {1, 0, 0}, zero[3] = {0, 0, 0};
+    double Rx[9];
+    rot_axis(ex, PI / 4, Rx);
+    double xa[3] = {0, 0, sqrt(2.0) + 0.01};
+    posed a = box(0.6, 1, 1, xa, Rx), b = box(1, 1, 1, zero, Rx);
+    pp_peg_config c[32];
+    int n = classify(&a, &b, c, 32);
+    ck_assert_int_eq(n, 2);
+    for (int i = 0; i < 2; ++i) {
+        ck_assert_int_eq(c[i].kind, PP_PEG_VERTEX_EDGE);
+        ck_assert_int_eq(c[i].feature_b, c[0].feature_b);
+        ck_assert_double_eq_tol(c[i].distance, 0.01, 1e-12);
+        ck_assert_double_eq_tol(fabs(c[i].p_a[0]), 0.3, 1e-12);
+    }
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
+ * Nearly coplanar faces: B is a 1 x 1 x 1 block whose top is a roof with a ridge along y
+ * raised by 0.002 (qhull keeps the two roof faces: their normals (∓0.004, 0, 1)/|.| meet at
+ * cos = (1 - 0.004^2)/(1 + 0.004^2) = 0.999968 > 0.995). A's tip 0.01 above the ridge's middle:
+ * one vertex–edge configuration on the ridge.
+ */
+START_TEST(test_classify_coplanar_faces)
+{
+    const double pts[] = {-0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -0.5, 0.5, -0.5, 0.5, 0.5, -0.5,
+                          -0.5, -0.5, 0.5,  0.5, -0.5, 0.5,  -0.5, 0.5, 0.5,  0.5, 0.5, 0.5,
+                          0.0,  -0.5, 0.502, 0.0, 0.5, 0.502};
+    pp_polytope *roof;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 10, &roof), PP_OK);
+    ck_assert_int_eq(roof->face_count, 7);
+    const double zero[3] = {0, 0, 0};
+    posed b = pose(roof, zero, NULL);
+    const double diag[3] = {1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0)}, z[3] = {0, 0, 1};
+    double R[9], xa[3] = {0.0, 0.1, 0.512 + sqrt(3.0) / 2};
+    rot_between(diag, z, R);
+    posed a = box(1, 1, 1, xa, R);
+    pp_peg_config c[32];
+    int n = classify(&a, &b, c, 32);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(c[0].kind, PP_PEG_VERTEX_EDGE);
+    const int *g = b.view.edges + 4 * c[0].feature_b;
+    const double *n1 = b.view.face_normals + 3 * g[2], *n2 = b.view.face_normals + 3 * g[3];
+    double cosine = n1[0] * n2[0] + n1[1] * n2[1] + n1[2] * n2[2];
+    ck_assert_double_eq_tol(cosine, (1 - 0.004 * 0.004) / (1 + 0.004 * 0.004), 1e-12);
+    ck_assert_double_eq_tol(c[0].distance, 0.01, 1e-12);
+    release(&a);
+    free(b.v);
+    free(b.n);
+    free(b.d);
+    pp_polytope_destroy(roof);
+}
+END_TEST
+
+/* Capacity and argument errors. */
+START_TEST(test_classify_errors)
+{
+    const double xa[3] = {0.05, -0.02, 0.7}, zero[3] = {0, 0, 0};
+    posed a = box(0.4, 0.4, 0.4, xa, NULL), b = box(1, 1, 1, zero, NULL);
+    pp_peg_config c[4];
+    int count = 1, needed = 0;
+    ck_assert_int_eq(pp_peg_classify(NULL, &a.view, &b.view, EPS, NULL, c, 3, &count, &needed),
+                     PP_ERR_NO_MEMORY);
+    ck_assert_int_eq(count, 3);
+    ck_assert_int_eq(needed, 5);
+    count = 0;
+    ck_assert_int_eq(pp_peg_classify(NULL, &a.view, &b.view, 0.0, NULL, c, 4, &count, &needed),
+                     PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_classify(NULL, NULL, &b.view, EPS, NULL, c, 4, &count, &needed),
+                     PP_ERR_NULL_ARGUMENT);
+    pp_peg_params prm = pp_peg_params_default();
+    prm.phi = -1;
+    ck_assert_int_eq(pp_peg_classify(NULL, &a.view, &b.view, EPS, &prm, c, 4, &count, &needed),
+                     PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(count, 0);
+    /* with a builder, reused */
+    pp_peg_builder *builder;
+    ck_assert_int_eq(pp_peg_builder_create(&builder), PP_OK);
+    for (int k = 0; k < 3; ++k) {
+        count = 0;
+        ck_assert_int_eq(pp_peg_classify(builder, &a.view, &b.view, EPS, NULL, c, 4, &count,
+                                         &needed), PP_OK);
+        ck_assert_int_eq(count, 4);
+    }
+    pp_peg_builder_destroy(builder);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("peg_geometry");
+    TCase *tc = tcase_create("peg_geometry");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_applicability_vf);
+    tcase_add_test(tc, test_applicability_ee);
+    tcase_add_test(tc, test_edge_orientation);
+    tcase_add_loop_test(tc, test_feasibility_vf, 0, (int)(sizeof k_vf / sizeof k_vf[0]));
+    tcase_add_loop_test(tc, test_segments_closest, 0, (int)(sizeof k_seg / sizeof k_seg[0]));
+    tcase_add_test(tc, test_feasibility_ee);
+    tcase_add_test(tc, test_contact_flip);
+    tcase_add_test(tc, test_classify_face_on_face);
+    tcase_add_loop_test(tc, test_classify_tip, 0, (int)(sizeof k_tip / sizeof k_tip[0]));
+    tcase_add_test(tc, test_classify_edge_edge);
+    tcase_add_test(tc, test_classify_parallel_edges);
+    tcase_add_test(tc, test_classify_coplanar_faces);
+    tcase_add_test(tc, test_classify_errors);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,817 @@
+/*
+ * Unit tests of the PEG time step (pegplus/peg.h pp_peg_solve; spec/PEG.md §2.5, Eqs 39–49):
+ *  - with U sets only it is the standard Stewart–Trinkle step (same LCP, same answer);
+ *  - a vertex passing over a convex edge is not blocked (the I set), where the two half-spaces
+ *    of the standard model trap it;
+ *  - a vertex resting on a face near a convex edge is supported along that face's normal;
+ *  - the end gap max_s psi_s >= 0 (linearised, Eq 6) and complementarity hold per set;
+ *  - the LCP's slack rows and blocks against hand-derived values (Eqs 43–45);
+ *  - friction stays inside the cone; momentum is kept between two dynamic bodies;
+ *  - the same-frame rule inside the solve; warm start;
+ *  - Lemke failure returns a status with the free velocity and no NaN; bad input rejected.
+ */
+#include "pegplus/features.h"
+#include "pegplus/geometry.h"
+#include "pegplus/mlcp.h"
+#include "pegplus/peg.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define G 9.81
+#define H 0.01
+#define EPS 0.02
+#define PI 3.14159265358979323846
+#define TOL_VELOCITY 1e-11  /* m/s */
+#define TOL_IMPULSE 1e-12   /* N s */
+#define TOL_GAP 1e-10       /* m/s: linearised end gap over h */
+#define MAX_SETS 64
+#define MAX_CONTACTS 256
+#define K_DIRS 8
+
+/* ---- Helpers ------------------------------------------------------------------------------ */
+
+static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+static void rot_axis(const double axis[3], double angle, double R[9])
+{
+    double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double x = axis[0] / n, y = axis[1] / n, z = axis[2] / n, c = cos(angle), s = sin(angle),
+           t = 1.0 - c;
+    double M[9] = {t * x * x + c,     t * x * y - s * z, t * x * z + s * y,
+                   t * x * y + s * z, t * y * y + c,     t * y * z - s * x,
+                   t * x * z - s * y, t * y * z + s * x, t * z * z + c};
+    memcpy(R, M, sizeof M);
+}
+
+static void mat_vec(const double R[9], const double a[3], double out[3])
+{
+    for (int r = 0; r < 3; ++r) out[r] = R[3 * r] * a[0] + R[3 * r + 1] * a[1] + R[3 * r + 2] * a[2];
+}
+
+static void cross(const double a[3], const double b[3], double out[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
+           z = a[0] * b[1] - a[1] * b[0];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+}
+
+static double dot(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* inverse of a symmetric positive definite 3x3 by cofactors */
+static void inverse3(const double A[9], double out[9])
+{
+    double c[9] = {A[4] * A[8] - A[5] * A[7], A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
+                   A[5] * A[6] - A[3] * A[8], A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
+                   A[3] * A[7] - A[4] * A[6], A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3]};
+    double det = A[0] * c[0] + A[1] * c[3] + A[2] * c[6];
+    for (int i = 0; i < 9; ++i) out[i] = c[i] / det;
+}
+
+/* A posed polytope and its rigid body (uniform density 1000, centre of mass at the origin
+ * of the body frame for the symmetric shapes used here). */
+typedef struct thing {
+    pp_polytope *poly;
+    double v[300], n[300], d[100];
+    pp_polytope_view view;
+    double x[3], R[9], mass;
+    pp_mlcp_body body;
+} thing;
+
+static void thing_init(thing *t, pp_polytope *poly, const double x[3], const double R[9],
+                       const double v[3], const double w[3])
+{
+    memset(t, 0, sizeof *t);
+    t->poly = poly;
+    memcpy(t->x, x, sizeof t->x);
+    memcpy(t->R, R ? R : I3, sizeof t->R);
+    pp_polytope_pose_view(poly, t->x, t->R, t->v, t->n, t->d, &t->view);
+    double com[3], Ib[9], Iw[9], tmp[9];
+    ck_assert_int_eq(pp_polytope_mass_properties(poly, 1000.0, &t->mass, com, Ib), PP_OK);
+    ck_assert(fabs(com[0]) + fabs(com[1]) + fabs(com[2]) < 1e-12);
+    /* I_world = R I_body R^T */
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            tmp[3 * i + j] = 0.0;
+            for (int k = 0; k < 3; ++k) tmp[3 * i + j] += t->R[3 * i + k] * Ib[3 * k + j];
+        }
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            Iw[3 * i + j] = 0.0;
+            for (int k = 0; k < 3; ++k) Iw[3 * i + j] += tmp[3 * i + k] * t->R[3 * j + k];
+        }
+    t->body.inv_mass = 1.0 / t->mass;
+    inverse3(Iw, t->body.inv_inertia);
+    memcpy(t->body.x, t->x, sizeof t->body.x);
+    memcpy(t->body.v, v, sizeof t->body.v);
+    memcpy(t->body.w, w, sizeof t->body.w);
+}
+
+static pp_polytope *make_box(double lx, double ly, double lz)
+{
+    pp_polytope *p;
+    const double l[3] = {lx, ly, lz};
+    ck_assert_int_eq(pp_polytope_box(l, &p), PP_OK);
+    return p;
+}
+
+static pp_polytope *make_octahedron(double r)
+{
+    const double pts[18] = {r, 0, 0, -r, 0, 0, 0, r, 0, 0, -r, 0, 0, 0, r, 0, 0, -r};
+    pp_polytope *p;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 6, &p), PP_OK);
+    return p;
+}
+
+/* The PEG sets of A (body 0, or -1) against B (body 1, or -1), with mu. */
+typedef struct peg_case {
+    pp_peg_set sets[MAX_SETS];
+    pp_contact c[MAX_CONTACTS];
+    pp_peg_output out;
+} peg_case;
+
+static void peg_case_build(peg_case *pc, const thing *a, int body_a, const thing *b, int body_b,
+                           double mu)
+{
+    pc->out = (pp_peg_output){pc->sets, MAX_SETS, 0, 0, pc->c, NULL, MAX_CONTACTS, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a->view, &b->view, EPS, NULL, &pc->out),
+                     PP_OK);
+    for (int i = 0; i < pc->out.contact_count; ++i) {
+        pc->c[i].body_a = body_a;
+        pc->c[i].body_b = body_b;
+        pc->c[i].mu = mu;
+    }
+}
+
+typedef struct solved {
+    double pn[MAX_CONTACTS], beta[MAX_CONTACTS * K_DIRS], sigma[MAX_CONTACTS];
+    double f[3 * MAX_CONTACTS], nu[12], slack[MAX_CONTACTS];
+    pp_peg_stats stats;
+    pp_status status;
+} solved;
+
+static pp_peg_workspace *g_ws;
+static double g_compliance; /* of every peg_solve */
+static pp_mlcp_workspace *g_mlcp;
+
+static void setup(void)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    ck_assert_int_eq(pp_peg_workspace_create(2, MAX_CONTACTS, MAX_SETS, K_DIRS, &g_ws), PP_OK);
+    ck_assert_int_eq(pp_mlcp_workspace_create(2, MAX_CONTACTS, K_DIRS, &g_mlcp), PP_OK);
+}
+
+static void teardown(void)
+{
+    pp_peg_workspace_destroy(g_ws);
+    pp_mlcp_workspace_destroy(g_mlcp);
+    pp_set_log_hook(NULL, NULL);
+}
+
+static solved *peg_solve(const pp_mlcp_body *bodies, int nb, const peg_case *pc,
+                         const pp_lcp_options *options, unsigned char *basis)
+{
+    solved *s = calloc(1, sizeof *s);
+    pp_peg_problem p = {.base = {.h = H, .body_count = nb, .bodies = bodies,
+                                 .contact_count = pc->out.contact_count, .contacts = pc->c,
+                                 .friction_directions = K_DIRS, .compliance = g_compliance},
+                        .set_count = pc->out.set_count, .sets = pc->sets};
+    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu};
+    s->status = pp_peg_solve(g_ws, &p, options, basis, &sol, s->slack, &s->stats);
+    for (int i = 0; i < 6 * nb; ++i) ck_assert(isfinite(s->nu[i]));
+    return s;
+}
+
+/* Velocity of A's material point p (body state nu = (v, w), centre x). */
+static void point_velocity(const double *nu, const double x[3], const double p[3], double out[3])
+{
+    double r[3] = {p[0] - x[0], p[1] - x[1], p[2] - x[2]}, wr[3];
+    cross(nu + 3, r, wr);
+    for (int i = 0; i < 3; ++i) out[i] = nu[i] + wr[i];
+}
+
+/* d psi/dt of contact c with A dynamic (state nu_a, centre xa) against a static B:
+ * psi = n . (p_b - p_a), p_b fixed, p_a moving with A: rate = -n . v_A(p_a). */
+static double gap_rate_static_b(const pp_contact *c, const double *nu_a, const double xa[3])
+{
+    double va[3];
+    point_velocity(nu_a, xa, c->p_a, va);
+    return -dot(c->n, va);
+}
+
+/* The octahedron tip (r = 0.3, turned `deg` about y) at `tip`, moving with (v, w). */
+static void tip_thing(thing *t, double deg, const double tip[3], const double v[3],
+                      const double w[3])
+{
+    const double ey[3] = {0, 1, 0}, local_tip[3] = {0, 0, -0.3};
+    double R[9], rt[3], x[3];
+    rot_axis(ey, deg * PI / 180, R);
+    mat_vec(R, local_tip, rt);
+    for (int k = 0; k < 3; ++k) x[k] = tip[k] - rt[k];
+    thing_init(t, make_octahedron(0.3), x, R, v, w);
+}
+
+static void static_cube(thing *t)
+{
+    const double zero[3] = {0, 0, 0};
+    thing_init(t, make_box(1, 1, 1), zero, NULL, zero, zero);
+}
+
+/* ---- Tests -------------------------------------------------------------------------------- */
+
+/*
+ * A 0.4 cube resting on the unit cube (psi = 0), sliding (v* = (0.3, -0.1, -g h), spinning
+ * w*_z = 0.5), mu = 0.4. PEG gives four U sets; the standard model (pp_features_polytopes)
+ * the same four vertex–face contacts. With only U sets the PEG LCP is the standard one entry
+ * for entry, and so are the impulses and the velocity; also with the same compliance 1e-10
+ * in both (loop index 1).
+ */
+START_TEST(test_u_only_equals_standard)
+{
+    g_compliance = _i == 0 ? 0.0 : 1e-10; /* both models take the same compliance */
+    const double xa[3] = {0.05, -0.02, 0.7}, v[3] = {0.3, -0.1, -G * H}, w[3] = {0, 0, 0.5};
+    thing a, b;
+    thing_init(&a, make_box(0.4, 0.4, 0.4), xa, NULL, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.4);
+    ck_assert_int_eq(pc.out.set_count, 4);
+    for (int j = 0; j < 4; ++j) ck_assert_int_eq(pc.sets[j].kind, PP_PEG_SET_U);
+
+    pp_contact sc[16];
+    int count = 0, needed = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, EPS, PP_APPL_VF_DEFAULT, sc, 16,
+                                           &count, &needed), PP_OK);
+    ck_assert_int_eq(count, 4);
+    for (int i = 0; i < 4; ++i) {
+        sc[i].body_a = 0, sc[i].body_b = -1, sc[i].mu = 0.4;
+        ck_assert_mem_eq(sc[i].p_a, pc.c[i].p_a, sizeof sc[i].p_a);
+        ck_assert_mem_eq(sc[i].n, pc.c[i].n, sizeof sc[i].n);
+    }
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_OK);
+    ck_assert_int_eq(s->stats.u_sets, 4);
+    ck_assert_int_eq(s->stats.slacks, 0);
+
+    double pn[16], beta[16 * K_DIRS], sigma[16], f[48], nu[6];
+    pp_mlcp_problem mp = {.h = H, .body_count = 1, .bodies = &a.body, .contact_count = 4,
+                          .contacts = sc, .friction_directions = K_DIRS,
+                          .compliance = g_compliance};
+    pp_mlcp_solution ms = {pn, beta, sigma, f, nu};
+    pp_mlcp_stats mst;
+    ck_assert_int_eq(pp_mlcp_solve(g_mlcp, &mp, NULL, NULL, &ms, &mst), PP_OK);
+
+    int n1, n2;
+    const double *M1, *q1, *M2, *q2;
+    pp_peg_last_lcp(g_ws, &n1, &M1, &q1);
+    pp_mlcp_last_lcp(g_mlcp, &n2, &M2, &q2);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_int_eq(n1, s->stats.lcp_size);
+    for (int i = 0; i < n1; ++i) {
+        ck_assert_double_eq_tol(q1[i], q2[i], 1e-14);
+        for (int j = 0; j < n1; ++j)
+            ck_assert_double_eq_tol(M1[i + j * n1], M2[i + j * n2], 1e-14);
+    }
+    for (int r = 0; r < 6; ++r) ck_assert_double_eq_tol(s->nu[r], nu[r], TOL_VELOCITY);
+    for (int i = 0; i < 4; ++i) {
+        ck_assert_double_eq_tol(s->pn[i], pn[i], TOL_IMPULSE);
+        for (int r = 0; r < 3; ++r) ck_assert_double_eq_tol(s->f[3 * i + r], f[3 * i + r], TOL_IMPULSE);
+    }
+    free(s);
+    g_compliance = 0.0;
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/*
+ * A vertex passing over a convex edge. The octahedron's tip is at (0.505, 0, 0.502): 2 mm
+ * above the plane of B's top face and 5 mm outside the plane of its +x side face, moving at
+ * v* = (-1, 0, -g h), mu = 0, h = 0.01: in one step it moves 1 cm toward -x, over the top
+ * face (psi_top stays 0.002 - g h^2 > 0).
+ * Standard model with the two half-spaces U(top), U(side): the side row psi_side/h +
+ * d psi_side/dt >= 0 clips the tip's x velocity to -psi_side/h = -0.5 m/s (the trap).
+ * PEG: the vertex–edge I set max(psi_top, psi_side) >= 0 is satisfied by the top gap, no
+ * impulse acts, the velocity is the free one: v_x = -1.
+ */
+START_TEST(test_corner_passage)
+{
+    const double tip[3] = {0.505, 0, 0.502}, v[3] = {-1, 0, -G * H}, w[3] = {0, 0, 0};
+    thing a, b;
+    tip_thing(&a, 10, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.0);
+    ck_assert_int_ge(pc.out.set_count, 1);
+    ck_assert_int_eq(pc.sets[0].kind, PP_PEG_SET_I);
+    ck_assert_int_eq(pc.sets[0].count, 2);
+
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_OK);
+    for (int i = 0; i < pc.out.contact_count; ++i) ck_assert_double_eq(s->pn[i], 0.0);
+    for (int r = 0; r < 3; ++r) {
+        ck_assert_double_eq_tol(s->nu[r], v[r], TOL_VELOCITY);
+        ck_assert_double_eq_tol(s->nu[3 + r], 0.0, TOL_VELOCITY);
+    }
+
+    /* the standard model on the I set's two contacts as half-spaces */
+    const pp_contact *top = &pc.c[pc.sets[0].first], *side = top + 1;
+    if (top->n[2] > -0.5) top = side, side = &pc.c[pc.sets[0].first];
+    ck_assert_double_eq_tol(top->psi, 0.002, 1e-12);
+    ck_assert_double_eq_tol(side->psi, 0.005, 1e-12);
+    pp_contact two[2] = {*top, *side};
+    double pn[2], nu[6];
+    pp_mlcp_problem mp = {.h = H, .body_count = 1, .bodies = &a.body, .contact_count = 2,
+                          .contacts = two, .friction_directions = K_DIRS};
+    pp_mlcp_solution ms = {pn, NULL, NULL, NULL, nu};
+    pp_mlcp_stats mst;
+    ck_assert_int_eq(pp_mlcp_solve(g_mlcp, &mp, NULL, NULL, &ms, &mst), PP_OK);
+    double vt[3];
+    point_velocity(nu, a.x, tip, vt);
+    ck_assert_double_eq_tol(vt[0], -0.5, 1e-9);
+    ck_assert(pn[1] > 0.0);
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/*
+ * A vertex resting on a face near a convex edge: the (unturned) octahedron's tip rests on
+ * B's top face 3 mm from the edge (psi_top = 0, psi_side = -0.003), at rest, gravity only:
+ * v* = (0, 0, -g h). The tip is under the centre of mass, so the step must end at rest with
+ * the weight carried along +z: the vertical impulse of all primaries is m g h, none acts
+ * sideways. The primary of the vertex–edge I set is the top face (largest psi); with the
+ * side face as primary the set could only push along x (spec §2.5 numerical check).
+ */
+START_TEST(test_resting_near_edge)
+{
+    const double tip[3] = {0.497, 0, 0.5}, v[3] = {0, 0, -G * H}, w[3] = {0, 0, 0};
+    thing a, b;
+    tip_thing(&a, 0, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.5);
+    ck_assert_int_eq(pc.sets[0].kind, PP_PEG_SET_I);
+    ck_assert_double_eq_tol(pc.c[pc.sets[0].first].n[2], -1.0, 1e-15);
+    ck_assert_double_eq_tol(pc.c[pc.sets[0].first + 1].psi, -0.003, 1e-12);
+
+    unsigned char basis[MAX_SETS * (K_DIRS + 2) + MAX_CONTACTS];
+    memset(basis, 0, sizeof basis);
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, basis);
+    ck_assert_int_eq(s->status, PP_OK);
+    double impulse[3] = {0, 0, 0};
+    for (int j = 0; j < pc.out.set_count; ++j) {
+        const pp_contact *c = &pc.c[pc.sets[j].first];
+        for (int r = 0; r < 3; ++r) impulse[r] -= s->pn[pc.sets[j].first] * c->n[r]; /* on A */
+        for (int r = 0; r < 3; ++r) impulse[r] -= s->f[3 * pc.sets[j].first + r];
+    }
+    ck_assert_double_eq_tol(impulse[0], 0.0, TOL_IMPULSE);
+    ck_assert_double_eq_tol(impulse[1], 0.0, TOL_IMPULSE);
+    ck_assert_double_eq_tol(impulse[2], a.mass * G * H, 1e-10);
+    for (int r = 0; r < 6; ++r) ck_assert_double_eq_tol(s->nu[r], 0.0, TOL_VELOCITY);
+
+    /* the same state again: the warm start takes the previous basis without a pivot */
+    solved *again = peg_solve(&a.body, 1, &pc, NULL, basis);
+    ck_assert_int_eq(again->status, PP_OK);
+    ck_assert_int_eq(again->stats.lcp.pivots, 0);
+    ck_assert_int_eq(again->stats.lcp.warm_started, 1);
+    free(again);
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/*
+ * The end gap. Table of tip positions and free velocities around B's top edge (into the
+ * corner, along the faces, away, spinning). After the step, per set with g_s = psi_s/h +
+ * d psi_s/dt (the linearised end gap over h, Eq 6 / 39):
+ *   max_s g_s >= 0,  p (max_s g_s) = 0,  g_iota + sum of the set's slacks = max_s g_s,
+ * and the slack rows are complementary. mu = 0.3.
+ */
+typedef struct gap_case {
+    double tip[3], v[3], w[3], deg;
+} gap_case;
+
+static const gap_case k_gap[] = {
+    {{0.505, 0, 0.505}, {-1, 0, -1}, {0, 0, 0}, 10},
+    {{0.503, 0.1, 0.502}, {-0.5, 0.2, -2}, {0, 0, 0}, 10},
+    {{0.497, 0, 0.5}, {0.5, 0, -0.1}, {0, 0, 0}, 0},
+    {{0.5, -0.2, 0.51}, {-0.3, 0, -1.5}, {1, 0, 0}, 20},
+    {{0.51, 0, 0.495}, {-1.5, 0, 0}, {0, 2, 0}, -15},
+    {{0.495, 0.3, 0.5}, {0.8, 0, 0.3}, {0, 0, 3}, 5},
+};
+
+START_TEST(test_end_gap)
+{
+    const gap_case *t = &k_gap[_i];
+    double v[3] = {t->v[0], t->v[1], t->v[2] - G * H};
+    thing a, b;
+    tip_thing(&a, t->deg, t->tip, v, t->w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.3);
+    ck_assert_int_ge(pc.out.set_count, 1);
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_msg(s->status == PP_OK, "case %d: %s", _i, pp_lcp_status_string(s->stats.lcp.status));
+    for (int j = 0; j < pc.out.set_count; ++j) {
+        const pp_peg_set *set = &pc.sets[j];
+        double g[16], top = -HUGE_VAL, sum = 0.0;
+        for (int m = 0; m < set->count; ++m) {
+            const pp_contact *c = &pc.c[set->first + m];
+            g[m] = c->psi / H + gap_rate_static_b(c, s->nu, a.x);
+            top = fmax(top, g[m]);
+            if (m > 0) {
+                sum += s->slack[set->first + m];
+                double row = g[0] - g[m];
+                for (int r = 1; r <= m; ++r) row += s->slack[set->first + r];
+                ck_assert(s->slack[set->first + m] >= 0.0);
+                ck_assert_msg(row >= -TOL_GAP, "case %d set %d slack row %d: %g", _i, j, m, row);
+                ck_assert(fabs(row * s->slack[set->first + m]) <= TOL_GAP);
+            }
+        }
+        double p = s->pn[set->first];
+        ck_assert_msg(top >= -TOL_GAP, "case %d set %d (%s): end gap %g", _i, j,
+                      pp_peg_set_kind_string(set->kind), top * H);
+        ck_assert(p >= 0.0);
+        ck_assert_msg(fabs(p * top) <= TOL_GAP, "case %d set %d: p %g gap %g", _i, j, p, top);
+        ck_assert_double_eq_tol(g[0] + sum, top, 1e-9);
+    }
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/*
+ * The slack rows and blocks of the LCP against hand-derived values (Eqs 39–45): the tip 1 cm
+ * above B's top edge (check_peg_constraints' vertex–edge case: I {top, side}, X {top, ee}),
+ * moving at v* = (-0.2, 0.1, -0.3), w* = (0.5, -1, 2), k = 8. With B static every row is
+ * J_r = [-n_r; -(r_r x n_r)] on A, r_r = p_r - x_A, so
+ *   q_p   = -n_top . v_A(p) + psi_top/h
+ *   q_c   = -(n_top . v_A(p) - n_side . v_A(p)) + (psi_top - psi_side)/h
+ *   M_cp  = m^-1 (n_top - n_side) . n_top + (r x n_top - r x n_side)^T J^-1 (r x n_top)
+ *   M[p, c] = 1 (E_I2), M[c, c] = 1 (E_I1), and 0 between the two sets' slacks.
+ */
+START_TEST(test_lcp_rows)
+{
+    const double tip[3] = {0.5, 0, 0.51}, v[3] = {-0.2, 0.1, -0.3}, w[3] = {0.5, -1, 2};
+    thing a, b;
+    tip_thing(&a, 10, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.3);
+    ck_assert_int_eq(pc.out.set_count, 2);
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_OK);
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(g_ws, &n, &M, &q);
+    const int ns = 2, K = 2;
+    ck_assert_int_eq(n, pp_peg_lcp_size(ns, K, K_DIRS));
+    ck_assert_int_eq(n, 2 * (K_DIRS + 2) + 2);
+    const int p0 = 0, c0 = ns, c1 = ns + 1;
+
+    const pp_contact *top = &pc.c[0], *side = &pc.c[1];
+    double nu[6] = {v[0], v[1], v[2], w[0], w[1], w[2]}, vp[3], r[3], rn_top[3], rn_side[3],
+           Jr[3];
+    point_velocity(nu, a.x, tip, vp);
+    for (int k = 0; k < 3; ++k) r[k] = tip[k] - a.x[k];
+    cross(r, top->n, rn_top);
+    cross(r, side->n, rn_side);
+    mat_vec(a.body.inv_inertia, rn_top, Jr);
+    double q_p = -dot(top->n, vp) + 0.01 / H;
+    double q_c = -(dot(top->n, vp) - dot(side->n, vp)) + (0.01 - 0.0) / H;
+    double diff_n[3] = {top->n[0] - side->n[0], top->n[1] - side->n[1], top->n[2] - side->n[2]};
+    double diff_rn[3] = {rn_top[0] - rn_side[0], rn_top[1] - rn_side[1], rn_top[2] - rn_side[2]};
+    double M_cp = a.body.inv_mass * dot(diff_n, top->n) + dot(diff_rn, Jr);
+    ck_assert_double_eq_tol(q[p0], q_p, 1e-12);
+    ck_assert_double_eq_tol(q[c0], q_c, 1e-12);
+    ck_assert_double_eq_tol(M[c0 + (size_t)p0 * n], M_cp, 1e-12);
+    ck_assert_double_eq(M[p0 + (size_t)c0 * n], 1.0);
+    ck_assert_double_eq(M[c0 + (size_t)c0 * n], 1.0);
+    ck_assert_double_eq(M[1 + (size_t)c1 * n], 1.0);
+    ck_assert_double_eq(M[c1 + (size_t)c1 * n], 1.0);
+    ck_assert_double_eq(M[c0 + (size_t)c1 * n], 0.0);
+    ck_assert_double_eq(M[c1 + (size_t)c0 * n], 0.0);
+    ck_assert_double_eq(M[p0 + (size_t)c1 * n], 0.0);
+    /* slack columns carry no impulse: no W G block in them */
+    for (int i = 0; i < n; ++i)
+        if (i != p0 && i != 1 && i != c0 && i != c1) {
+            ck_assert_double_eq(M[i + (size_t)c0 * n], 0.0);
+            ck_assert_double_eq(M[i + (size_t)c1 * n], 0.0);
+        }
+    /* the X's slack row: G_top - G_ee with the edge–edge contact's own lever arm */
+    const pp_contact *ee = &pc.c[3];
+    double ve[3];
+    point_velocity(nu, a.x, ee->p_a, ve);
+    ck_assert_double_eq_tol(q[c1], -(dot(top->n, vp) - dot(ee->n, ve)) + (0.01 - ee->psi) / H,
+                            1e-12);
+    /* sigma row of set 0: mu at p, -1 at its betas */
+    int sigma0 = ns + K + ns * K_DIRS;
+    ck_assert_double_eq(M[sigma0 + (size_t)p0 * n], 0.3);
+    ck_assert_double_eq(M[sigma0 + (size_t)(ns + K) * n], -1.0);
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/* ---- Friction ----------------------------------------------------------------------------- */
+
+static uint64_t g_rng;
+
+static double uniform(double lo, double hi)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return lo + (hi - lo) * (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * Friction inside the cone. Random sliding/spinning states of (even loop index) the 0.4 cube
+ * on the unit cube — U sets — and (odd) the octahedron tip on the top face 3 mm from the edge
+ * — an I set whose primary carries the friction. For every primary: sum_j beta_j <= mu p
+ * (the pyramid, ST96 Eq 27), so |friction vector| <= mu p (inside the cone); the friction
+ * vector lies in the tangent plane; and friction never accelerates the sliding contact: the
+ * primary's tangential velocity after the step is not larger than the free one's in the
+ * direction of the friction (the friction impulse opposes the final slip, ST96 Eq 26:
+ * beta_j > 0 only on the direction of largest -d_j . slip).
+ */
+START_TEST(test_friction_cone)
+{
+    g_rng = 0x2545F4914F6CDD1Dull * (uint64_t)(_i + 3);
+    const double mu = uniform(0.1, 1.0);
+    double v[3] = {uniform(-1, 1), uniform(-1, 1), -G * H}, w[3] = {0, 0, uniform(-3, 3)};
+    thing a, b;
+    static_cube(&b);
+    if (_i % 2 == 0) {
+        const double xa[3] = {0.05, -0.02, 0.7};
+        thing_init(&a, make_box(0.4, 0.4, 0.4), xa, NULL, v, w);
+    } else {
+        const double tip[3] = {0.497, uniform(-0.3, 0.3), 0.5};
+        v[0] = uniform(-1, 0); /* do not leave the face */
+        tip_thing(&a, 0, tip, v, w);
+    }
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, mu);
+    solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_OK);
+    double total_p = 0.0;
+    for (int j = 0; j < pc.out.set_count; ++j) {
+        int i = pc.sets[j].first;
+        const pp_contact *c = &pc.c[i];
+        double p = s->pn[i], sum_beta = 0.0;
+        for (int l = 0; l < K_DIRS; ++l) {
+            ck_assert(s->beta[i * K_DIRS + l] >= 0.0);
+            sum_beta += s->beta[i * K_DIRS + l];
+        }
+        total_p += p;
+        ck_assert_msg(sum_beta <= mu * p + TOL_IMPULSE, "set %d: sum beta %g > mu p %g", j,
+                      sum_beta, mu * p);
+        const double *f = &s->f[3 * i];
+        ck_assert(sqrt(dot(f, f)) <= mu * p + TOL_IMPULSE);
+        ck_assert(fabs(dot(f, c->n)) <= 1e-14);
+        /* secondaries carry nothing */
+        for (int m = 1; m < pc.sets[j].count; ++m) {
+            ck_assert_double_eq(s->pn[i + m], 0.0);
+            ck_assert_double_eq(s->f[3 * (i + m)], 0.0);
+        }
+        /* friction on B is along -slip of A relative to B... on A it opposes A's slip: the
+         * work of the friction impulse on A's final point velocity is <= 0 */
+        double vp[3];
+        point_velocity(s->nu, a.x, c->p_a, vp);
+        ck_assert(-dot(f, vp) <= 1e-12); /* A receives -f */
+    }
+    ck_assert(total_p > 0.0);
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/*
+ * Two dynamic bodies, no gravity: the octahedron (A, body 0) driven into the top edge of a
+ * free cube (B, body 1) at 2 m/s. Every PEG impulse acts equal and opposite on the two
+ * bodies, so linear momentum is kept: m_A v_A + m_B v_B = m_A v*_A + m_B v*_B; and the end
+ * gaps hold (max_s g_s >= 0 per set) with both bodies moving.
+ */
+START_TEST(test_two_bodies_momentum)
+{
+    const double tip[3] = {0.503, 0.05, 0.504}, va[3] = {-1.0, 0.2, -2.0}, wa[3] = {0.3, 0, 0},
+                 zero[3] = {0, 0, 0}, vb[3] = {0.1, 0, 0.2}, wb[3] = {0, 0.5, 0};
+    thing a, b;
+    tip_thing(&a, 10, tip, va, wa);
+    thing_init(&b, make_box(1, 1, 1), zero, NULL, vb, wb);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, 1, 0.2);
+    pp_mlcp_body bodies[2] = {a.body, b.body};
+    solved *s = peg_solve(bodies, 2, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_OK);
+    double moved = 0.0;
+    for (int r = 0; r < 3; ++r) {
+        double before = a.mass * va[r] + b.mass * vb[r];
+        double after = a.mass * s->nu[r] + b.mass * s->nu[6 + r];
+        ck_assert_double_eq_tol(after, before, 1e-9 * (a.mass + b.mass));
+        moved += fabs(s->nu[r] - va[r]);
+    }
+    ck_assert(moved > 0.1); /* the contact did act */
+    for (int j = 0; j < pc.out.set_count; ++j) {
+        double top = -HUGE_VAL;
+        for (int m = 0; m < pc.sets[j].count; ++m) {
+            const pp_contact *c = &pc.c[pc.sets[j].first + m];
+            double pa_v[3], pb_v[3], pb[3];
+            for (int k = 0; k < 3; ++k) pb[k] = c->p_a[k] + c->psi * c->n[k];
+            point_velocity(s->nu, a.x, c->p_a, pa_v);
+            point_velocity(s->nu + 6, b.x, pb, pb_v);
+            double rate = dot(c->n, pb_v) - dot(c->n, pa_v);
+            top = fmax(top, c->psi / H + rate);
+        }
+        ck_assert_msg(top >= -TOL_GAP, "set %d end gap %g", j, top);
+    }
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/* The same-frame rule inside the solve: the I set of test_corner_passage with its secondary
+ * given B -> A (flipped by hand) assembles the same LCP and gives the same step. */
+START_TEST(test_secondary_frame)
+{
+    const double tip[3] = {0.503, 0, 0.499}, v[3] = {-1, 0.3, -1}, w[3] = {0.2, 0.1, 0};
+    thing a, b;
+    tip_thing(&a, 10, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.3);
+    solved *s1 = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s1->status, PP_OK);
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(g_ws, &n, &M, &q);
+    double *M1 = malloc(sizeof(double) * (size_t)n * n), *q1 = malloc(sizeof(double) * n);
+    memcpy(M1, M, sizeof(double) * (size_t)n * n);
+    memcpy(q1, q, sizeof(double) * n);
+    pp_peg_contact_flip(&pc.c[pc.sets[0].first + 1]);
+    ck_assert_int_eq(pc.c[pc.sets[0].first + 1].body_a, -1);
+    solved *s2 = peg_solve(&a.body, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s2->status, PP_OK);
+    pp_peg_last_lcp(g_ws, &n, &M, &q);
+    for (int i = 0; i < n; ++i) {
+        ck_assert_double_eq_tol(q[i], q1[i], 1e-12);
+        for (int j = 0; j < n; ++j) ck_assert_double_eq_tol(M[i + j * n], M1[i + j * n], 1e-12);
+    }
+    for (int r = 0; r < 6; ++r) ck_assert_double_eq_tol(s1->nu[r], s2->nu[r], 1e-12);
+    free(M1);
+    free(q1);
+    free(s1);
+    free(s2);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+/* ---- Failure and bad input ---------------------------------------------------------------- */
+
+/*
+ * Lemke failure. (a) A kinematic body (infinite mass) driven into the static cube: its
+ * primary row is 0 <= 0 p + (d psi/dt + psi/h) with a negative constant — no solution; Lemke
+ * ends on a ray, the regularisation cannot help: PP_ERR_SOLVER, every impulse 0, the velocity
+ * is the free one, nothing is NaN. (b) A solvable step with max_pivots = 1: the pivot cap,
+ * the same failure contract.
+ */
+START_TEST(test_solver_failure)
+{
+    const double tip[3] = {0.497, 0, 0.501}, v[3] = {0, 0, -1}, w[3] = {0, 0, 0};
+    thing a, b;
+    tip_thing(&a, 0, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.5);
+    pp_mlcp_body kinematic = a.body;
+    kinematic.inv_mass = 0.0;
+    memset(kinematic.inv_inertia, 0, sizeof kinematic.inv_inertia);
+    solved *s = peg_solve(&kinematic, 1, &pc, NULL, NULL);
+    ck_assert_int_eq(s->status, PP_ERR_SOLVER);
+    ck_assert_int_ne(s->stats.lcp.status, PP_LCP_SOLVED);
+    for (int r = 0; r < 3; ++r) ck_assert_double_eq(s->nu[r], v[r]);
+    for (int i = 0; i < pc.out.contact_count; ++i) ck_assert_double_eq(s->pn[i], 0.0);
+    free(s);
+
+    pp_lcp_options options = pp_lcp_options_default();
+    options.max_pivots = 1;
+    s = peg_solve(&a.body, 1, &pc, &options, NULL);
+    ck_assert_int_eq(s->status, PP_ERR_SOLVER);
+    ck_assert_int_eq(s->stats.lcp.status, PP_LCP_PIVOT_CAP);
+    for (int r = 0; r < 3; ++r) ck_assert_double_eq(s->nu[r], v[r]);
+    free(s);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+    const double tip[3] = {0.5, 0, 0.51}, v[3] = {0, 0, -0.1}, w[3] = {0, 0, 0};
+    thing a, b;
+    tip_thing(&a, 10, tip, v, w);
+    static_cube(&b);
+    peg_case pc;
+    peg_case_build(&pc, &a, 0, &b, -1, 0.3);
+    double pn[MAX_CONTACTS], nu[6];
+    pp_mlcp_solution sol = {pn, NULL, NULL, NULL, nu};
+    pp_peg_stats st;
+    pp_peg_problem p = {.base = {.h = H, .body_count = 1, .bodies = &a.body,
+                                 .contact_count = pc.out.contact_count, .contacts = pc.c,
+                                 .friction_directions = K_DIRS},
+                        .set_count = pc.out.set_count, .sets = pc.sets};
+    pn[0] = 7.0;
+    ck_assert_int_eq(pp_peg_solve(NULL, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_NULL_ARGUMENT);
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, NULL), PP_ERR_NULL_ARGUMENT);
+    pp_mlcp_solution no_velocity = {pn, NULL, NULL, NULL, NULL};
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &no_velocity, NULL, &st),
+                     PP_ERR_NULL_ARGUMENT);
+    /* overlapping sets */
+    pp_peg_set sets[MAX_SETS];
+    memcpy(sets, pc.sets, sizeof sets);
+    p.sets = sets;
+    sets[1].first = sets[0].first + 1;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    /* out of range, empty */
+    memcpy(sets, pc.sets, sizeof sets);
+    sets[1].count = pc.out.contact_count;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    sets[1].count = 0;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    /* a secondary on another body pair */
+    memcpy(sets, pc.sets, sizeof sets);
+    pp_mlcp_body two[2] = {a.body, a.body};
+    p.base.bodies = two;
+    p.base.body_count = 2;
+    pc.c[1].body_b = 1;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    pc.c[1].body_b = -1;
+    /* bad compliance, bad h, directions beyond the workspace, too many bodies */
+    p.base.compliance = -1e-10;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    p.base.compliance = 0.0;
+    p.base.h = 0.0;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    p.base.h = H;
+    p.base.friction_directions = K_DIRS + 1;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    p.base.friction_directions = K_DIRS;
+    p.base.body_count = 3;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    ck_assert(pn[0] == 7.0); /* nothing written */
+    /* an empty problem: free velocities back */
+    p.base.body_count = 1;
+    p.set_count = 0;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_OK);
+    ck_assert_int_eq(st.lcp_size, 0);
+    ck_assert_double_eq(nu[2], -0.1);
+    ck_assert_double_eq(pn[0], 0.0);
+    /* workspace arguments */
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(0, 4, 4, 8, &ws), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_workspace_create(1, 4, 5, 8, &ws), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_workspace_create(1, 4, 4, 2, &ws), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_workspace_create(1, 4, 4, 0, NULL), PP_ERR_NULL_ARGUMENT);
+    pp_polytope_destroy(a.poly);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("peg_mlcp");
+    TCase *tc = tcase_create("peg_mlcp");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_u_only_equals_standard, 0, 2);
+    tcase_add_test(tc, test_corner_passage);
+    tcase_add_test(tc, test_resting_near_edge);
+    tcase_add_loop_test(tc, test_end_gap, 0, (int)(sizeof k_gap / sizeof k_gap[0]));
+    tcase_add_test(tc, test_lcp_rows);
+    tcase_add_loop_test(tc, test_friction_cone, 0, 40);
+    tcase_add_test(tc, test_two_bodies_momentum);
+    tcase_add_test(tc, test_secondary_frame);
+    tcase_add_test(tc, test_solver_failure);
+    tcase_add_test(tc, test_bad_input);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
