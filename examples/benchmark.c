@@ -4,12 +4,15 @@
  * PP_MODEL_ODE), PP_MODEL_STANDARD and PP_MODEL_PEG. Prints a table with ratios to dWorldStep
  * and writes one CSV row per (scene, model).
  *
- * Usage: pegplus-benchmark [--steps N] [--h H] [--csv FILE] [--quick]
+ * Usage: pegplus-benchmark [--steps N] [--h H] [--csv FILE] [--budget SECONDS] [--quick]
+ * (--budget: wall-clock seconds per scene and model, default 30; a run that hits it stops
+ * and says so)
  *   --quick  a short smoke pass (CTest runs this)
  */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,13 @@ typedef struct bench_result {
     int steps;
     double us_per_step;
     double pivots_per_step;
+    int fallbacks;              /* steps whose LCP needed the regularised or no-impulse fallback */
+    double max_speed;           /* fastest body at the end of any step, m/s: flags blow-ups */
+    int out_of_time;            /* the run hit the time budget */
     pp_status status;
 } bench_result;
+
+static double g_budget = 30.0; /* wall-clock seconds per run */
 
 static bench_result run(const bench_scene *sc, const bench_model *m, int steps, double h)
 {
@@ -45,14 +53,28 @@ static bench_result run(const bench_scene *sc, const bench_model *m, int steps, 
     config.ode_stepper = m->stepper;
     config.friction_directions = 4;
     pp_world *world = NULL;
-    bench_result r = {0, 0.0, 0.0, pp_world_create(scene.world, scene.space, &config, &world)};
+    bench_result r = {0, 0.0, 0.0, 0, 0.0, 0, pp_world_create(scene.world, scene.space, &config, &world)};
     double total = 0.0;
+    long pivots = 0;
     for (int i = 0; i < steps && r.status == PP_OK; ++i) {
         r.status = pp_world_step(world, h);
         if (r.status != PP_OK) break;
-        total += pp_world_get_stats(world)->time_total;
+        const pp_step_stats *st = pp_world_get_stats(world);
+        total += st->time_total;
+        pivots += st->lcp_pivots;
+        r.fallbacks += st->lcp_fallback != 0;
+        for (int b = 0; b < scene.body_count; ++b) {
+            const dReal *v = dBodyGetLinearVel(scene.bodies[b]);
+            double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (speed > r.max_speed) r.max_speed = speed;
+        }
         r.steps++;
+        if (total > g_budget) {
+            r.out_of_time = 1;
+            break;
+        }
     }
+    r.pivots_per_step = r.steps ? (double)pivots / r.steps : 0.0;
     r.us_per_step = r.steps ? 1e6 * total / r.steps : 0.0;
     pp_world_destroy(world);
     pp_scene_destroy(&scene);
@@ -68,9 +90,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--h") && i + 1 < argc) h = atof(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) g_budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--quick")) steps = 20;
         else {
-            fprintf(stderr, "usage: %s [--steps N] [--h H] [--csv FILE] [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--steps N] [--h H] [--csv FILE] [--budget SECONDS] [--quick]\n", argv[0]);
             return 2;
         }
     }
@@ -92,24 +115,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: cannot write %s\n", argv[0], csv_path);
         return 1;
     }
-    fprintf(csv, "scene,model,h,steps_run,us_per_step,pivots_per_step,ratio_to_ode_step,status\n");
+    fprintf(csv, "scene,model,h,steps_run,us_per_step,pivots_per_step,ratio_to_ode_step,"
+                 "lcp_fallbacks,max_speed,status\n");
     printf("pegplus %s benchmark: %d steps at h = %g, friction directions k = 4\n\n",
            PP_VERSION_STRING, steps, h);
-    printf("%-10s %-14s %9s %12s %10s %9s  %s\n", "scene", "model", "steps", "us/step",
-           "pivots", "x step", "status");
+    printf("%-10s %-14s %7s %10s %9s %8s %9s %9s  %s\n", "scene", "model", "steps", "us/step",
+           "pivots", "x step", "fallback", "max|v|", "status");
     for (size_t s = 0; s < sizeof scenes / sizeof scenes[0]; ++s) {
         double baseline = 0.0;
         for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m) {
             bench_result r = run(&scenes[s], &models[m], steps, h);
             if (m == 0) baseline = r.us_per_step;
             double ratio = baseline > 0.0 && r.steps ? r.us_per_step / baseline : 0.0;
-            const char *status = r.status == PP_OK ? "ok"
-                                 : r.status == PP_ERR_UNSUPPORTED ? "contact not built yet"
+            const char *status = r.out_of_time                      ? "time budget reached"
+                                 : r.status == PP_OK                ? "ok"
+                                 : r.status == PP_ERR_UNSUPPORTED ? "contact model not built yet"
                                                                   : pp_status_string(r.status);
-            printf("%-10s %-14s %9d %12.1f %10.1f %9.2f  %s\n", scenes[s].name, models[m].name,
-                   r.steps, r.us_per_step, r.pivots_per_step, ratio, status);
-            fprintf(csv, "%s,%s,%g,%d,%.3f,%.3f,%.4f,%s\n", scenes[s].name, models[m].name, h,
-                    r.steps, r.us_per_step, r.pivots_per_step, ratio, pp_status_string(r.status));
+            printf("%-10s %-14s %7d %10.1f %9.1f %8.2f %9d %9.2f  %s\n", scenes[s].name,
+                   models[m].name, r.steps, r.us_per_step, r.pivots_per_step, ratio, r.fallbacks,
+                   r.max_speed, status);
+            fprintf(csv, "%s,%s,%g,%d,%.3f,%.3f,%.4f,%d,%.4f,%s\n", scenes[s].name,
+                    models[m].name, h, r.steps, r.us_per_step, r.pivots_per_step, ratio,
+                    r.fallbacks, r.max_speed, status);
         }
     }
     fclose(csv);

@@ -401,13 +401,6 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
             q[row_index(ws, ns, K, k, j, r)] = rate + ws->rhs[ws->row_first[j] + r];
         }
     }
-    /* As pp_mlcp_solve: entries of q below the rounding level of the sums that formed them
-     * (64 u ||q||_inf) are zero, so an exactly degenerate q reads z = 0 rather than sending
-     * Lemke pivoting on noise. */
-    double qmax = 0.0;
-    for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(q[i]));
-    for (int i = 0; i < n; ++i)
-        if (fabs(q[i]) <= 64.0 * DBL_EPSILON * qmax) q[i] = 0.0;
     ws->last_n = n;
 }
 

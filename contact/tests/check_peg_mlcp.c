@@ -400,15 +400,16 @@ END_TEST
  */
 typedef struct gap_case {
     double tip[3], v[3], w[3], deg;
+    int active; /* the free motion would overlap: some impulse must act */
 } gap_case;
 
 static const gap_case k_gap[] = {
-    {{0.505, 0, 0.505}, {-1, 0, -1}, {0, 0, 0}, 10},
-    {{0.503, 0.1, 0.502}, {-0.5, 0.2, -2}, {0, 0, 0}, 10},
-    {{0.497, 0, 0.5}, {0.5, 0, -0.1}, {0, 0, 0}, 0},
-    {{0.5, -0.2, 0.51}, {-0.3, 0, -1.5}, {1, 0, 0}, 20},
-    {{0.51, 0, 0.495}, {-1.5, 0, 0}, {0, 2, 0}, -15},
-    {{0.495, 0.3, 0.5}, {0.8, 0, 0.3}, {0, 0, 3}, 5},
+    {{0.505, 0, 0.505}, {-1, 0, -1}, {0, 0, 0}, 10, 1},       /* diagonally into the corner */
+    {{0.503, 0.1, 0.502}, {-0.5, 0.2, -2}, {0, 0, 0}, 10, 1}, /* down past the edge */
+    {{0.497, 0, 0.5}, {0.5, 0, -0.1}, {0, 0, 0}, 0, 1},       /* on the top face, off the edge */
+    {{0.5, -0.2, 0.51}, {-0.3, 0, -1.5}, {1, 0, 0}, 20, 1},   /* falling onto the edge, spinning */
+    {{0.51, 0, 0.495}, {-1.5, 0, 0}, {0, 2, 0}, -15, 1},      /* into the side face */
+    {{0.495, 0.3, 0.5}, {0.8, 0, 0.3}, {0, 0, 3}, 5, 0},      /* leaving */
 };
 
 START_TEST(test_end_gap)
@@ -423,6 +424,9 @@ START_TEST(test_end_gap)
     ck_assert_int_ge(pc.out.set_count, 1);
     solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
     ck_assert_msg(s->status == PP_OK, "case %d: %s", _i, pp_lcp_status_string(s->stats.lcp.status));
+    double total = 0.0;
+    for (int i = 0; i < pc.out.contact_count; ++i) total += s->pn[i];
+    ck_assert_msg(t->active ? total > 1e-6 : total == 0.0, "case %d: total impulse %g", _i, total);
     for (int j = 0; j < pc.out.set_count; ++j) {
         const pp_peg_set *set = &pc.sets[j];
         double g[16], top = -HUGE_VAL, sum = 0.0;
@@ -682,6 +686,74 @@ START_TEST(test_secondary_frame)
 }
 END_TEST
 
+/*
+ * Random states: a box of random size (0.1–1 m) at a random orientation, 2 mm into to 1 cm
+ * away from the static unit cube (placed by bisection on pp_shape_distance), driven toward it
+ * (up to 2 m/s, random spin), mu 0 (even loop index) or 0.5. The PEG LCP is neither symmetric
+ * nor copositive, so Lemke is not guaranteed to process it (spec §6): this checks that it
+ * does on such states (possibly through the regularisation fallback) and that every set's
+ * linearised end gap holds.
+ */
+START_TEST(test_random_states)
+{
+    g_rng = 0x9E3779B97F4A7C15ull * (uint64_t)(_i + 11);
+    const double mu = _i % 2 ? 0.5 : 0.0, zero[3] = {0, 0, 0};
+    thing b;
+    static_cube(&b);
+    pp_shape sb = pp_shape_make_box((const double[3]){1, 1, 1}, zero, I3);
+    int solved_count = 0;
+    for (int t = 0; t < 50; ++t) {
+        double l[3] = {uniform(0.1, 1), uniform(0.1, 1), uniform(0.1, 1)};
+        double q4[4] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
+        double qn = sqrt(q4[0] * q4[0] + q4[1] * q4[1] + q4[2] * q4[2] + q4[3] * q4[3]);
+        double w_ = q4[0] / qn, x_ = q4[1] / qn, y_ = q4[2] / qn, z_ = q4[3] / qn;
+        double R[9] = {1 - 2 * (y_ * y_ + z_ * z_), 2 * (x_ * y_ - w_ * z_), 2 * (x_ * z_ + w_ * y_),
+                       2 * (x_ * y_ + w_ * z_), 1 - 2 * (x_ * x_ + z_ * z_), 2 * (y_ * z_ - w_ * x_),
+                       2 * (x_ * z_ - w_ * y_), 2 * (y_ * z_ + w_ * x_), 1 - 2 * (x_ * x_ + y_ * y_)};
+        double dir[3] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
+        double len = sqrt(dot(dir, dir)), target = uniform(-0.002, 0.01), lo = 0, hi = 3, x[3];
+        pp_proximity prox;
+        for (int it = 0; it < 60; ++it) {
+            double m = 0.5 * (lo + hi);
+            for (int k = 0; k < 3; ++k) x[k] = m * dir[k] / len;
+            pp_shape sa = pp_shape_make_box(l, x, R);
+            ck_assert_int_eq(pp_shape_distance(&sa, &sb, &prox), PP_OK);
+            if (prox.distance < target) lo = m; else hi = m;
+        }
+        for (int k = 0; k < 3; ++k) x[k] = hi * dir[k] / len;
+        double speed = uniform(0, 2), v[3], w[3];
+        for (int k = 0; k < 3; ++k) {
+            v[k] = -speed * dir[k] / len + uniform(-0.5, 0.5);
+            w[k] = uniform(-3, 3);
+        }
+        thing a;
+        thing_init(&a, make_box(l[0], l[1], l[2]), x, R, v, w);
+        peg_case pc;
+        peg_case_build(&pc, &a, 0, &b, -1, mu);
+        if (pc.out.set_count == 0) {
+            pp_polytope_destroy(a.poly);
+            continue;
+        }
+        solved *s = peg_solve(&a.body, 1, &pc, NULL, NULL);
+        ck_assert_msg(s->status == PP_OK, "trial %d: %s (n %d)", t,
+                      pp_lcp_status_string(s->stats.lcp.status), s->stats.lcp_size);
+        ++solved_count;
+        for (int j = 0; j < pc.out.set_count; ++j) {
+            double top = -HUGE_VAL;
+            for (int m = 0; m < pc.sets[j].count; ++m) {
+                const pp_contact *c = &pc.c[pc.sets[j].first + m];
+                top = fmax(top, c->psi / H + gap_rate_static_b(c, s->nu, a.x));
+            }
+            ck_assert_msg(top >= -1e-7, "trial %d set %d: end gap %g", t, j, top * H);
+        }
+        free(s);
+        pp_polytope_destroy(a.poly);
+    }
+    ck_assert_int_ge(solved_count, 25);
+    pp_polytope_destroy(b.poly);
+}
+END_TEST
+
 /* ---- Failure and bad input ---------------------------------------------------------------- */
 
 /*
@@ -806,6 +878,7 @@ int main(void)
     tcase_add_loop_test(tc, test_friction_cone, 0, 40);
     tcase_add_test(tc, test_two_bodies_momentum);
     tcase_add_test(tc, test_secondary_frame);
+    tcase_add_loop_test(tc, test_random_states, 0, 8);
     tcase_add_test(tc, test_solver_failure);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);

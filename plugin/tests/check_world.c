@@ -311,7 +311,7 @@ START_TEST(test_convex_degenerate_rejected)
     case 0: count = 3; break;                                  /* fewer than 4 points */
     case 1: for (int v = 0; v < 8; ++v) pts[3 * v + 2] = 0.25; break; /* coplanar */
     case 2: for (int v = 4; v < 8; ++v) memcpy(&pts[3 * v], &pts[0], 3 * sizeof(double));
-            for (int v = 1; v < 4; ++v) memcpy(&pts[3 * v], &pts[3], 3 * sizeof(double));
+            for (int v = 2; v < 4; ++v) memcpy(&pts[3 * v], &pts[3], 3 * sizeof(double));
             break;                                             /* duplicates: 2 distinct */
     case 3: pts[7] = NAN; want = PP_ERR_INVALID_ARGUMENT; break;
     case 4: for (int v = 0; v < 8; ++v) { pts[3 * v + 1] = pts[3 * v]; pts[3 * v + 2] = pts[3 * v]; }

@@ -172,7 +172,9 @@ typedef struct pp_peg_config {
  * Appends to out[*count ..] (never beyond capacity) in the order 1, 2 (A's vertices, then B's),
  * 3, 4. Returns PP_OK; PP_ERR_NO_MEMORY if capacity was too small (*needed = total);
  * PP_ERR_NULL_ARGUMENT; PP_ERR_INVALID_ARGUMENT (eps <= 0 or not finite, bad params).
- * params NULL = defaults. `workspace` as for pp_peg_constraints_polytopes (NULL: allocates).
+ * params NULL = defaults. builder: scratch, as for pp_peg_constraints_polytopes (NULL: the
+ * call allocates its own). pp_peg_constraints_polytopes turns a step-4 vertex into its
+ * "vertex set" (every face within eps, see there), usually a U on this one face.
  */
 typedef struct pp_peg_builder pp_peg_builder;
 
