@@ -62,6 +62,13 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->plus_island);
     free(s->basis);
     free(s->keys);
+    free(s->sets);
+    free(s->primary);
+    pp_peg_builder_destroy(s->peg_builder);
+    free(s->pose_work);
+    pp_peg_workspace_destroy(s->peg);
+    free(s->peg_slack);
+    free(s->key_sets);
     memset(s, 0, sizeof *s);
 }
 
@@ -170,7 +177,7 @@ pp_status pp_stage_broadphase(pp_world *world, const pp_pair **pairs, int *pair_
         }
     }
     *pairs = s->pairs;
-    *pair_count = n;
+    *pair_count = s->pair_count = n;
     world->stats.candidate_pairs = n;
     return PP_OK;
 }
@@ -227,7 +234,42 @@ static int drop_duplicate_contacts(pp_contact *c, int n)
     return kept;
 }
 
-/* The feature contacts of one near pair appended to the scratch list (grown as needed). */
+/* The pair's surface on contacts [first, count): bodies, shapes, mu and the restitution
+ * parameters of stage 6. */
+static pp_status label_contacts(pp_step_scratch *s, int first, int count, int a, int b,
+                                const pp_surface *surface)
+{
+    pp_status st = grow_n((void **)&s->restitution, &s->restitution_capacity, 3 * count,
+                          sizeof(double));
+    if (st != PP_OK) return st;
+    double mu = surface->mu > PP_MU_INFINITE ? PP_MU_INFINITE : surface->mu;
+    for (int c = first; c < count; ++c) {
+        s->restitution[3 * c] = surface->bounce;
+        s->restitution[3 * c + 1] = surface->bounce_vel;
+        s->restitution[3 * c + 2] = surface->plus_v_plastic > surface->bounce_vel
+                                        ? surface->plus_v_plastic : surface->bounce_vel;
+        pp_contact *k = &s->contacts[c];
+        k->body_a = s->shape_body[a];
+        k->body_b = s->shape_body[b];
+        k->shape_a = a;
+        k->shape_b = b;
+        k->mu = mu;
+    }
+    return PP_OK;
+}
+
+/* Contacts [first, count) as one U set each (PEG Eqs 17-18: the standard model). */
+static pp_status add_u_sets(pp_step_scratch *s, int first, int count)
+{
+    pp_status st = grow_n((void **)&s->sets, &s->set_capacity, s->set_count + count - first,
+                          sizeof(pp_peg_set));
+    if (st != PP_OK) return st;
+    for (int c = first; c < count; ++c)
+        s->sets[s->set_count++] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, c, 1};
+    return PP_OK;
+}
+
+/* The standard model's contacts of one near pair (pegplus/narrowphase.h), each a U set. */
 static pp_status pair_contacts(pp_step_scratch *s, int a, int b, double eps_ab,
                                const pp_surface *surface)
 {
@@ -239,24 +281,10 @@ static pp_status pair_contacts(pp_step_scratch *s, int a, int b, double eps_ab,
                                                s->contact_capacity, &count, &needed);
         if (st == PP_OK) {
             count = first + drop_duplicate_contacts(&s->contacts[first], count - first);
-            st = grow_n((void **)&s->restitution, &s->restitution_capacity, 3 * count,
-                        sizeof(double));
-            if (st != PP_OK) return st;
-            double mu = surface->mu > PP_MU_INFINITE ? PP_MU_INFINITE : surface->mu;
-            for (int c = first; c < count; ++c) {
-                s->restitution[3 * c] = surface->bounce;
-                s->restitution[3 * c + 1] = surface->bounce_vel;
-                s->restitution[3 * c + 2] = surface->plus_v_plastic > surface->bounce_vel
-                                                ? surface->plus_v_plastic : surface->bounce_vel;
-                pp_contact *k = &s->contacts[c];
-                k->body_a = s->shape_body[a];
-                k->body_b = s->shape_body[b];
-                k->shape_a = a;
-                k->shape_b = b;
-                k->mu = mu;
-            }
-            s->contact_count = count;
-            return PP_OK;
+            st = label_contacts(s, first, count, a, b, surface);
+            if (st == PP_OK) st = add_u_sets(s, first, count);
+            if (st == PP_OK) s->contact_count = count;
+            return st;
         }
         if (st != PP_ERR_NO_MEMORY || needed <= s->contact_capacity) return st;
         st = grow_n((void **)&s->contacts, &s->contact_capacity, needed, sizeof(pp_contact));
@@ -264,22 +292,91 @@ static pp_status pair_contacts(pp_step_scratch *s, int a, int b, double eps_ab,
     }
 }
 
-/* Stage 3 (is the pair within eps_ij? libccd MPR, analytic for planes and spheres), stage 4
- * (its feature pairs: pegplus/narrowphase.h) and stage 5 (the standard model: every contact is
- * a unilateral U constraint, PEG Eq 7). */
-pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_count, double h)
+/* Pose a polytope shape's features in the world into work (3 V + 4 F doubles). */
+static void pose_polytope(const pp_shape *shape, double *work, pp_polytope_view *view)
 {
-    (void)h;
+    const pp_polytope *p = shape->polytope;
+    double *normals = work + 3 * p->vertex_count, *offsets = normals + 3 * p->face_count;
+    pp_polytope_pose_view(p, shape->position, shape->R, work, normals, offsets, view);
+}
+
+static int pose_size(const pp_shape *shape)
+{
+    return 3 * shape->polytope->vertex_count + 4 * shape->polytope->face_count;
+}
+
+/*
+ * PEG's constraint sets of one near pair (spec/PEG.md §3, pegplus/peg.h): polytope against
+ * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
+ * vertex–edge, vertex–vertex); polytope against a plane one U per vertex within eps (a
+ * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
+ * their closest-point contacts are exact, so they keep the standard U constraints.
+ */
+static pp_status pair_peg_sets(pp_step_scratch *s, int a, int b, double eps_ab,
+                               const pp_surface *surface)
+{
+    const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
+    int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
+    int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
+    if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)))
+        return pair_contacts(s, a, b, eps_ab, surface);
+    if (plane_a) { /* the polytope is A of the sets: swap the pair */
+        int t = a;
+        a = b;
+        b = t;
+        sa = &s->shapes[a];
+        sb = &s->shapes[b];
+    }
+    pp_status st = PP_OK;
+    if (!s->peg_builder) st = pp_peg_builder_create(&s->peg_builder);
+    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
+    if (st == PP_OK) st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
+    if (st != PP_OK) return st;
+    pp_polytope_view va, vb;
+    pose_polytope(sa, s->pose_work, &va);
+    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), &vb);
+
+    int first_contact = s->contact_count, first_set = s->set_count;
+    for (;;) {
+        pp_peg_output out = {s->sets, s->set_capacity, first_set, 0,
+                             s->contacts, NULL, s->contact_capacity, first_contact, 0};
+        st = sb->kind == PP_SHAPE_POLYTOPE
+                 ? pp_peg_constraints_polytopes(s->peg_builder, &va, &vb, eps_ab, NULL, &out)
+                 : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
+        if (st == PP_OK) {
+            st = label_contacts(s, first_contact, out.contact_count, a, b, surface);
+            if (st != PP_OK) return st;
+            s->contact_count = out.contact_count;
+            s->set_count = out.set_count;
+            return PP_OK;
+        }
+        if (st != PP_ERR_NO_MEMORY || (out.sets_needed <= s->set_capacity &&
+                                       out.contacts_needed <= s->contact_capacity))
+            return st;
+        st = grow_n((void **)&s->sets, &s->set_capacity, out.sets_needed, sizeof(pp_peg_set));
+        if (st == PP_OK)
+            st = grow_n((void **)&s->contacts, &s->contact_capacity, out.contacts_needed,
+                        sizeof(pp_contact));
+        if (st != PP_OK) return st;
+    }
+}
+
+/* Stage 3 (is the pair within eps_ij? libccd MPR, analytic for planes and spheres), stage 4
+ * (its feature pairs) and stage 5 (its constraints under `model`: the standard model makes
+ * every feature contact a U constraint, PEG Eq 7; PEG makes U/I/X sets). */
+static pp_status build_constraints(pp_world *world, pp_model model)
+{
     pp_step_scratch *s = &world->scratch;
     double eps = world->config.proximity_margin;
     s->contact_count = 0;
+    s->set_count = 0;
     if (!s->contacts) {
         pp_status st = grow_n((void **)&s->contacts, &s->contact_capacity, 64, sizeof(pp_contact));
         if (st != PP_OK) return st;
     }
     int near = 0;
-    for (int k = 0; k < pair_count; ++k) {
-        int a = pairs[k].a, b = pairs[k].b;
+    for (int k = 0; k < s->pair_count; ++k) {
+        int a = s->pairs[k].a, b = s->pairs[k].b;
         dGeomID g1 = s->shape_geom[a], g2 = s->shape_geom[b];
         if (s->shape_body[a] >= 0 && s->shape_body[a] == s->shape_body[b]) continue;
         if (!pair_may_collide(g1, g2)) continue;
@@ -290,16 +387,39 @@ pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_coun
         pp_status st = check_surface(&surface, g1, g2);
         if (st != PP_OK) return st;
         ++near;
-        st = pair_contacts(s, a, b, eps_ab, &surface);
+        st = model == PP_MODEL_PEG ? pair_peg_sets(s, a, b, eps_ab, &surface)
+                                   : pair_contacts(s, a, b, eps_ab, &surface);
         if (st != PP_OK) return st;
     }
+    /* Which contacts carry an impulse: the first of each set (its primary). */
+    int nc = s->contact_count;
+    pp_status st = grow_n((void **)&s->primary, &s->primary_capacity, nc > 0 ? nc : 1, 1);
+    if (st != PP_OK) return st;
+    memset(s->primary, 0, (size_t)(nc > 0 ? nc : 1));
+    int counts[3] = {0, 0, 0};
+    for (int j = 0; j < s->set_count; ++j) {
+        s->primary[s->sets[j].first] = 1;
+        counts[s->sets[j].kind]++;
+    }
+    world->stats.peg_u_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_U] : 0;
+    world->stats.peg_i_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_I] : 0;
+    world->stats.peg_x_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_X] : 0;
     world->stats.near_pairs = near;
-    world->stats.contacts = s->contact_count;
+    world->stats.contacts = nc;
     double min_gap = HUGE_VAL;
-    for (int c = 0; c < s->contact_count; ++c)
+    for (int c = 0; c < nc; ++c)
         if (s->contacts[c].psi < min_gap) min_gap = s->contacts[c].psi;
-    world->stats.min_gap = s->contact_count ? min_gap : 0.0;
+    world->stats.min_gap = nc ? min_gap : 0.0;
     return PP_OK;
+}
+
+/* Stages 3-5 for the candidate pairs of stage 2 under the configured model. */
+pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_count, double h)
+{
+    (void)h;
+    PP_ASSERT(pairs == world->scratch.pairs && pair_count == world->scratch.pair_count,
+              "pp_stage_contacts takes the pairs of pp_stage_broadphase");
+    return build_constraints(world, world->config.model);
 }
 
 /* ---- Stage 7: the Stewart–Trinkle time step ---------------------------------------------- */
@@ -314,13 +434,16 @@ static void contact_key(const pp_step_scratch *s, const pp_contact *c, pp_contac
     key->feature_b = c->feature_b;
 }
 
-/* Same contacts in the same order as last step? Then last step's LCP basis is a good guess
- * (the contact set of a resting stack does not change). Stores this step's keys. */
-static pp_status same_contacts_as_before(pp_step_scratch *s, int *same)
+/* Same contacts in the same order, grouped into the same sets, as last step? Then last step's
+ * LCP basis is a good guess (the contact set of a resting stack does not change). Stores this
+ * step's keys. */
+static pp_status same_constraints_as_before(pp_step_scratch *s, int *same)
 {
-    int n = s->contact_count;
-    *same = n == s->key_count && n > 0;
+    int n = s->contact_count, ns = s->set_count;
+    *same = n == s->key_count && ns == s->key_set_count && n > 0;
     pp_status st = grow_n((void **)&s->keys, &s->key_capacity, n > 0 ? n : 1, sizeof(pp_contact_key));
+    if (st == PP_OK)
+        st = grow_n((void **)&s->key_sets, &s->key_set_capacity, ns > 0 ? ns : 1, sizeof(pp_peg_set));
     if (st != PP_OK) return st;
     for (int c = 0; c < n; ++c) {
         pp_contact_key key;
@@ -328,7 +451,14 @@ static pp_status same_contacts_as_before(pp_step_scratch *s, int *same)
         if (*same && memcmp(&key, &s->keys[c], sizeof key) != 0) *same = 0;
         s->keys[c] = key;
     }
+    for (int j = 0; j < ns; ++j) {
+        const pp_peg_set *a = &s->sets[j], *b = &s->key_sets[j];
+        if (*same && (a->kind != b->kind || a->first != b->first || a->count != b->count))
+            *same = 0;
+        s->key_sets[j] = *a;
+    }
     s->key_count = n;
+    s->key_set_count = ns;
     return PP_OK;
 }
 
@@ -356,8 +486,35 @@ static pp_status ensure_mlcp(pp_world *world, int k)
         st = grow_n((void **)&s->friction_vector, &s->friction_capacity, 3 * nc, sizeof(double));
     if (st == PP_OK) st = grow_n((void **)&s->velocity, &s->velocity_capacity, 6 * nb, sizeof(double));
     int lcp = pp_mlcp_lcp_size(nc, k);
-    if (st == PP_OK) st = grow_n((void **)&s->basis, &s->basis_capacity, lcp, 1);
+    int peg = pp_peg_lcp_size(s->set_count, nc - s->set_count, k);
+    if (st == PP_OK) st = grow_n((void **)&s->basis, &s->basis_capacity, lcp > peg ? lcp : peg, 1);
+    if (st == PP_OK) st = grow_n((void **)&s->peg_slack, &s->peg_slack_capacity, nc, sizeof(double));
     return st;
+}
+
+static pp_status ensure_peg(pp_world *world, int k)
+{
+    pp_step_scratch *s = &world->scratch;
+    int nb = world->body_count, nc = s->contact_count, ns = s->set_count;
+    if (s->peg && nb <= s->peg_bodies && nc <= s->peg_contacts && ns <= s->peg_sets &&
+        k <= s->peg_directions)
+        return PP_OK;
+    int mb = nb > 2 * s->peg_bodies ? nb : 2 * s->peg_bodies;
+    int mc = nc > 2 * s->peg_contacts ? nc : 2 * s->peg_contacts;
+    int ms = ns > 2 * s->peg_sets ? ns : 2 * s->peg_sets;
+    if (mb < 1) mb = 1;
+    if (mc < 8) mc = 8;
+    if (ms < 8) ms = 8;
+    if (ms > mc) mc = ms;
+    pp_peg_workspace_destroy(s->peg);
+    s->peg = NULL;
+    pp_status st = pp_peg_workspace_create(mb, mc, ms, k, &s->peg);
+    if (st != PP_OK) return st;
+    s->peg_bodies = mb;
+    s->peg_contacts = mc;
+    s->peg_sets = ms;
+    s->peg_directions = k;
+    return PP_OK;
 }
 
 static pp_status record_contact_info(pp_world *world)
@@ -384,40 +541,116 @@ static pp_status record_contact_info(pp_world *world)
 
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
  * (pegplus/lcp.h text format) to become a regression test (STYLE.md "Tests"). */
-static void dump_failed_lcp(const pp_mlcp_workspace *mlcp)
+static void dump_failed_lcp(int n, const double *M, const double *q, const char *what)
 {
     static int dumped;
     const char *dir = getenv("PP_LCP_DUMP_DIR");
     if (!dir || !*dir) return;
-    int n = 0;
-    const double *M = NULL, *q = NULL;
-    pp_mlcp_last_lcp(mlcp, &n, &M, &q);
     char path[1024];
     snprintf(path, sizeof path, "%s/failed-%d.lcp", dir, dumped++);
-    if (pp_lcp_instance_save(path, n, M, q, NULL, "time-stepping LCP Lemke failed on") == PP_OK)
+    if (pp_lcp_instance_save(path, n, M, q, NULL, what) == PP_OK)
         pp_log(PP_LOG_WARNING, "the failed LCP was saved to %s", path);
+}
+
+static void record_lcp(pp_world *world, int size, const pp_lcp_result *r, pp_status st)
+{
+    world->stats.lcp_size = size;
+    world->stats.lcp_status = (int)r->status;
+    world->stats.lcp_pivots += r->pivots;
+    world->stats.lcp_residual = r->residual;
+    world->stats.lcp_warm_started = r->warm_started;
+    world->stats.lcp_fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
+}
+
+static void solution_arrays(pp_step_scratch *s, pp_mlcp_solution *solution)
+{
+    memset(solution, 0, sizeof *solution);
+    solution->normal_impulse = s->normal_impulse;
+    solution->friction_vector = s->friction_vector;
+    solution->velocity = s->velocity;
+}
+
+/* The standard model's LCP (ST96 Eq 29, pegplus/mlcp.h) on the contacts of stage 4.
+ * PP_ERR_SOLVER: Lemke and its regularisation failed, impulses 0 (fallback 2). */
+static pp_status solve_standard(pp_world *world, double h, int k)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_status st = ensure_mlcp(world, k);
+    int same = 0;
+    if (st == PP_OK) st = same_constraints_as_before(s, &same);
+    if (st != PP_OK) return st;
+    pp_mlcp_problem problem = {h, world->body_count, s->mlcp_body, s->contact_count,
+                               s->contacts, k, world->config.compliance};
+    pp_mlcp_solution solution;
+    solution_arrays(s, &solution);
+    pp_lcp_options options = pp_lcp_options_default();
+    options.warm_start = same;
+    pp_mlcp_stats mstats;
+    st = pp_mlcp_solve(s->mlcp, &problem, &options, s->basis, &solution, &mstats);
+    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+    record_lcp(world, mstats.lcp_size, &mstats.lcp, st);
+    if (st == PP_ERR_SOLVER) {
+        int n = 0;
+        const double *M = NULL, *q = NULL;
+        pp_mlcp_last_lcp(s->mlcp, &n, &M, &q);
+        dump_failed_lcp(n, M, q, "time-stepping LCP Lemke failed on");
+    }
+    return st;
+}
+
+/* PEG's LCP (Eqs 39-49, pegplus/peg.h) on the U/I/X sets of stage 5: only primaries carry
+ * impulses, the slack rows keep max_s psi_s >= 0 for every set at the end of the step.
+ * PP_ERR_SOLVER: not solved (the PEG matrix is not copositive in general, spec §6). */
+static pp_status solve_peg(pp_world *world, double h, int k)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_status st = ensure_mlcp(world, k);
+    if (st == PP_OK) st = ensure_peg(world, k);
+    int same = 0;
+    if (st == PP_OK) st = same_constraints_as_before(s, &same);
+    if (st != PP_OK) return st;
+    pp_peg_problem problem = {{h, world->body_count, s->mlcp_body, s->contact_count, s->contacts,
+                               k, world->config.compliance},
+                              s->set_count, s->sets};
+    pp_mlcp_solution solution;
+    solution_arrays(s, &solution);
+    pp_lcp_options options = pp_lcp_options_default();
+    options.warm_start = same;
+    pp_peg_stats pstats;
+    st = pp_peg_solve(s->peg, &problem, &options, s->basis, &solution, s->peg_slack, &pstats);
+    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+    record_lcp(world, pstats.lcp_size, &pstats.lcp, st);
+    if (st == PP_ERR_SOLVER) {
+        int n = 0;
+        const double *M = NULL, *q = NULL;
+        pp_peg_last_lcp(s->peg, &n, &M, &q);
+        dump_failed_lcp(n, M, q, "PEG time-stepping LCP Lemke failed on");
+    }
+    return st;
 }
 
 /*
  * The free velocities nu* = nu + h M^-1 (f_ext + tau_gyro) are in the bodies already (ODE's
- * order, integrate.c). Solve the Stewart–Trinkle LCP (ST96 Eq 29, pegplus/mlcp.h) for the
- * contact impulses and set nu^{l+1} = nu* + M^-1 (G_n p_n + G_f beta).
+ * order, integrate.c). Solve the time-stepping LCP of the model for the contact impulses and
+ * set nu^{l+1} = nu* + M^-1 (G p + G_f beta).
  *
- * Failure (documented in the README): pp_lcp_solve retries with M + eps I (fallback 1); if
- * that fails too the step runs without contact impulses (fallback 2) — the next step sees
- * the gap psi < 0 and its psi/h term pushes the bodies apart. Either way the status is in the
- * step statistics and nothing non-finite reaches ODE.
+ * Failures (documented in the README): pp_lcp_solve retries with M + eps I (fallback 1).
+ * Under PP_MODEL_PEG, if that fails too the step is re-run with the standard model's
+ * constraints on the same pairs (stats.peg_fallback). If the standard LCP fails too, the step
+ * runs without contact impulses (fallback 2): the next step sees the gap psi < 0 and its
+ * psi/h term pushes the bodies apart. Either way the status is in the step statistics and
+ * nothing non-finite reaches ODE.
  */
 pp_status pp_stage_time_step(pp_world *world, double h)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count, nc = s->contact_count, k = world->config.friction_directions;
+    int nb = world->body_count, k = world->config.friction_directions;
     world->stats.lcp_size = 0;
-    if (nc == 0) {
-        s->key_count = 0;
+    if (s->contact_count == 0) {
+        s->key_count = s->key_set_count = 0;
         return record_contact_info(world);
     }
-    pp_status st = ensure_mlcp(world, k);
+    pp_status st = grow_n((void **)&s->mlcp_body, &s->mlcp_body_capacity, nb, sizeof(pp_mlcp_body));
     if (st != PP_OK) return st;
     for (int i = 0; i < nb; ++i) {
         const pp_body *b = &world->bodies[i];
@@ -428,35 +661,35 @@ pp_status pp_stage_time_step(pp_world *world, double h)
         memcpy(m->v, b->v, sizeof m->v);
         memcpy(m->w, b->w, sizeof m->w);
     }
-    int same = 0;
-    st = same_contacts_as_before(s, &same);
-    if (st != PP_OK) return st;
 
-    pp_mlcp_problem problem = {h, nb, s->mlcp_body, nc, s->contacts, k, world->config.compliance};
-    pp_mlcp_solution solution;
-    memset(&solution, 0, sizeof solution);
-    solution.normal_impulse = s->normal_impulse;
-    solution.friction_vector = s->friction_vector;
-    solution.velocity = s->velocity;
-    pp_lcp_options options = pp_lcp_options_default();
-    options.warm_start = same;
-    pp_mlcp_stats mstats;
-    st = pp_mlcp_solve(s->mlcp, &problem, &options, s->basis, &solution, &mstats);
-    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
-
-    world->stats.lcp_size = mstats.lcp_size;
-    world->stats.lcp_status = (int)mstats.lcp.status;
-    world->stats.lcp_pivots = mstats.lcp.pivots;
-    world->stats.lcp_residual = mstats.lcp.residual;
-    world->stats.lcp_warm_started = mstats.lcp.warm_started;
-    world->stats.lcp_fallback = st == PP_ERR_SOLVER ? 2 : mstats.lcp.epsilon > 0.0 ? 1 : 0;
-    if (st == PP_ERR_SOLVER) {
-        s->key_count = 0; /* no basis worth reusing */
-        dump_failed_lcp(s->mlcp);
-        pp_log(PP_LOG_WARNING, "the time-stepping LCP (%d unknowns) was not solved (status %d); "
-                               "this step ran without contact impulses", mstats.lcp_size,
-               (int)mstats.lcp.status);
+    if (world->config.model == PP_MODEL_PEG) {
+        st = solve_peg(world, h, k);
+        if (st == PP_ERR_SOLVER) {
+            pp_step_stats peg = world->stats; /* the PEG sets stay in the statistics */
+            world->stats.peg_fallback++;
+            s->key_count = s->key_set_count = 0;
+            st = build_constraints(world, PP_MODEL_STANDARD);
+            if (st != PP_OK) return st;
+            world->stats.peg_u_sets = peg.peg_u_sets;
+            world->stats.peg_i_sets = peg.peg_i_sets;
+            world->stats.peg_x_sets = peg.peg_x_sets;
+            int size = peg.lcp_size;
+            pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this "
+                                   "step used the standard model's %d contacts instead",
+                   size, world->stats.lcp_status, s->contact_count);
+            st = s->contact_count ? solve_standard(world, h, k) : PP_OK;
+        }
+    } else {
+        st = solve_standard(world, h, k);
     }
+    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+    if (st == PP_ERR_SOLVER) {
+        s->key_count = s->key_set_count = 0; /* no basis worth reusing */
+        pp_log(PP_LOG_WARNING, "the time-stepping LCP (%d unknowns) was not solved (status %d); "
+                               "this step ran without contact impulses", world->stats.lcp_size,
+               world->stats.lcp_status);
+    }
+    if (s->contact_count == 0) return record_contact_info(world);
     for (int i = 0; i < nb; ++i) {
         pp_body *b = &world->bodies[i];
         if (b->inv_mass == 0.0) continue; /* kinematic: velocity is the user's */

@@ -15,6 +15,10 @@
  * plus_v_plastic -> v_plastic (default: v_capture, so the coefficient of restitution is 0
  * below bounce_vel and bounce above it: ODE's dContactBounce semantics). A contact with bounce = 0 never triggers PLUS (the
  * time stepper's inelastic impact is the same answer).
+ *
+ * Under PP_MODEL_PEG only the primary contact of each U/I/X set is a point where an impulse
+ * can act (PEG Eq 41); the secondaries only shape the set's gap max_s psi_s, so they take no
+ * part in an impact (scratch.primary).
  */
 #include "world_internal.h"
 
@@ -203,7 +207,7 @@ pp_status pp_stage_impact(pp_world *world)
     if (nc == 0) return PP_OK;
     int any = 0;
     for (int c = 0; c < nc && !any; ++c)
-        any = s->contacts[c].psi <= PP_PROXIMAL_GAP && s->restitution[3 * c] > 0.0 &&
+        any = s->primary[c] && s->contacts[c].psi <= PP_PROXIMAL_GAP && s->restitution[3 * c] > 0.0 &&
               gap_rate(world, &s->contacts[c], 0, NULL) < -trigger_speed(s, c);
     if (!any) return PP_OK;
     pp_status st = ensure_plus(world, 1);
@@ -213,21 +217,21 @@ pp_status pp_stage_impact(pp_world *world)
     for (int b = 0; b < nb; ++b) parent[b] = b;
     for (int c = 0; c < nc; ++c) {
         const pp_contact *k = &s->contacts[c];
-        if (k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
+        if (!s->primary[c] || k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
         parent[island_root(parent, k->body_a)] = island_root(parent, k->body_b);
     }
     /* Islands with an impact, one at a time; velocities are read fresh for each (islands
      * share no body, so the order does not matter). */
     for (int c = 0; c < nc; ++c) {
         const pp_contact *k = &s->contacts[c];
-        if (k->psi > PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0 ||
+        if (!s->primary[c] || k->psi > PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0 ||
             gap_rate(world, k, 0, NULL) >= -trigger_speed(s, c))
             continue;
         int root = island_root(parent, k->body_a >= 0 ? k->body_a : k->body_b);
         int m = 0;
         for (int j = 0; j < nc; ++j) {
             const pp_contact *q = &s->contacts[j];
-            if (q->psi > PP_PROXIMAL_GAP) continue;
+            if (!s->primary[j] || q->psi > PP_PROXIMAL_GAP) continue;
             int b = q->body_a >= 0 ? q->body_a : q->body_b;
             if (b >= 0 && island_root(parent, b) == root) list[m++] = j;
         }
@@ -255,7 +259,8 @@ double pp_time_to_impact(const pp_world *world, double remaining)
     double t_first = remaining;
     for (int c = 0; c < s->contact_count; ++c) {
         const pp_contact *k = &s->contacts[c];
-        if (k->psi <= PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0) continue;
+        if (!s->primary[c] || k->psi <= PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0)
+            continue;
         double v = gap_rate(world, k, 0, NULL), a = gap_rate(world, k, 1, g), psi = k->psi;
         double t;
         if (fabs(a) * remaining < 1e-12 * fabs(v)) {

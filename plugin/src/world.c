@@ -238,20 +238,8 @@ static void integrate_bodies(pp_world *world, double h)
     for (int i = 0; i < world->body_count; ++i) pp_body_integrate_pose(&world->bodies[i], h);
 }
 
-/* Stage 5 for PP_MODEL_PEG: the U/I/X constraint sets are not built yet (issue 4). */
-static pp_status check_model_constraints(const pp_world *world)
-{
-    if (world->config.model == PP_MODEL_PEG && world->scratch.contact_count > 0) {
-        pp_log(PP_LOG_ERROR, "the PEG constraints (U/I/X) are not built yet: %d contacts this "
-                             "step; use PP_MODEL_STANDARD or PP_MODEL_ODE (nothing was changed)",
-               world->scratch.contact_count);
-        return PP_ERR_UNSUPPORTED;
-    }
-    return PP_OK;
-}
-
-/* Stages 2-5 for the interval ahead (dt): pose the shapes, find the near pairs and their
- * contacts, and check the model can take them. */
+/* Stages 2-5 for the interval ahead (dt): pose the shapes, find the near pairs, their feature
+ * contacts and the model's constraints on them (standard: a U per contact; PEG: U/I/X sets). */
 static pp_status find_contacts(pp_world *world, double dt, double *clock)
 {
     const pp_pair *pairs = NULL;
@@ -260,12 +248,9 @@ static pp_status find_contacts(pp_world *world, double dt, double *clock)
     pp_status st = pp_stage_broadphase(world, &pairs, &pair_count);  /* 2. broadphase   */
     mark(world, PP_STAGE_BROADPHASE, clock);
     if (st != PP_OK) return st;
-    st = pp_stage_contacts(world, pairs, pair_count, dt);           /* 3-4. proximity,  */
-    mark(world, PP_STAGE_FEATURES, clock);                          /*      features    */
-    if (st != PP_OK) return st;
-    st = check_model_constraints(world);                            /* 5. constraints   */
-    mark(world, PP_STAGE_CONSTRAINTS, clock);
-    return st;
+    st = pp_stage_contacts(world, pairs, pair_count, dt);           /* 3-5. proximity,  */
+    mark(world, PP_STAGE_FEATURES, clock);                          /* features,        */
+    return st;                                                      /* constraints      */
 }
 
 /* A step is one sub-step unless a bouncing contact closes during it: then it is split at the

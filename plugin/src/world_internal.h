@@ -5,6 +5,7 @@
 #include "pegplus/pegplus.h"
 #include "pegplus/geometry.h"
 #include "pegplus/mlcp.h"
+#include "pegplus/peg.h"
 
 /* One managed ODE body, copied out of ODE at the start of a step (stage 1) and written
  * back at its end (stage 9). Matrices are 3x3 row-major; everything in the world frame
@@ -57,8 +58,9 @@ typedef struct pp_step_scratch {
     pp_broadphase *broadphase;
     int *sap_index;                /* shape index of each broadphase box (planes are not boxed) */
     int sap_capacity;
-    pp_pair *pairs;                /* candidate pairs, shape indices */
-    int pair_capacity;
+    pp_pair *pairs;                /* candidate pairs, shape indices (stage 2); kept for the
+                                      standard-model fallback of stage 7 */
+    int pair_count, pair_capacity;
 
     pp_contact *contacts;          /* stage 4 */
     int contact_count, contact_capacity;
@@ -90,6 +92,23 @@ typedef struct pp_step_scratch {
     int basis_size, basis_capacity;
     struct pp_contact_key *keys;
     int key_count, key_capacity;
+
+    /* Stage 5 constraint sets (pegplus/peg.h). Under PP_MODEL_STANDARD every contact is its
+     * own U set; under PP_MODEL_PEG polytope pairs get PEG's U/I/X sets, whose secondaries
+     * carry no impulse (primary[c] = 0). */
+    pp_peg_set *sets;
+    int set_count, set_capacity;
+    unsigned char *primary;
+    int primary_capacity;
+    pp_peg_builder *peg_builder;
+    double *pose_work;             /* posed polytope views of the pair being classified */
+    int pose_work_capacity;
+    pp_peg_workspace *peg;         /* stage 7 under PP_MODEL_PEG */
+    int peg_bodies, peg_contacts, peg_sets, peg_directions;
+    double *peg_slack;
+    int peg_slack_capacity;
+    pp_peg_set *key_sets;          /* warm start: the previous step's set layout */
+    int key_set_count, key_set_capacity;
 } pp_step_scratch;
 
 struct pp_world {

@@ -276,22 +276,30 @@ START_TEST(test_body_discovery)
 }
 END_TEST
 
-/* The standard model takes contacts; the PEG constraints are refused honestly until they
- * exist, and nothing moves. */
-START_TEST(test_peg_refused_until_built)
+/* A box over a plane: PEG makes one U set per vertex within the margin (a half-space has no
+ * edges or corners to trap anything, spec/PEG.md §3), so it takes exactly the step of the
+ * standard model, whose contacts are the same four vertex–plane pairs. */
+START_TEST(test_peg_box_on_plane_matches_standard)
 {
-    fixture f;
-    fixture_make(&f, PP_MODEL_PEG);
-    dCreatePlane(f.space, 0, 0, 1, 0);
-    dBodySetPosition(f.body, 0, 0, 0.255);
-    body_bytes before = read_bytes(f.body);
-    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_ERR_UNSUPPORTED);
-    body_bytes after = read_bytes(f.body);
-    ck_assert(memcmp(&before, &after, sizeof before) == 0);
-    ck_assert_ptr_nonnull(strstr(g_message, "not built yet"));
-    ck_assert_int_eq(pp_world_set_model(f.pw, PP_MODEL_STANDARD), PP_OK);
-    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
-    fixture_free(&f);
+    fixture f[2];
+    for (int m = 0; m < 2; ++m) {
+        fixture_make(&f[m], m == 0 ? PP_MODEL_STANDARD : PP_MODEL_PEG);
+        dCreatePlane(f[m].space, 0, 0, 1, 0);
+        dBodySetPosition(f[m].body, 0, 0, 0.255);
+        for (int i = 0; i < 20; ++i) ck_assert_int_eq(pp_world_step(f[m].pw, 0.01), PP_OK);
+    }
+    const pp_step_stats *st = pp_world_get_stats(f[1].pw);
+    ck_assert_int_eq(st->peg_u_sets, 4);
+    ck_assert_int_eq(st->peg_i_sets + st->peg_x_sets + st->peg_fallback, 0);
+    ck_assert_int_eq(pp_world_get_stats(f[0].pw)->contacts, 4);
+    const dReal *x0 = dBodyGetPosition(f[0].body), *x1 = dBodyGetPosition(f[1].body);
+    const dReal *v0 = dBodyGetLinearVel(f[0].body), *v1 = dBodyGetLinearVel(f[1].body);
+    for (int k = 0; k < 3; ++k) {
+        ck_assert_double_eq_tol(x0[k], x1[k], 1e-12);
+        ck_assert_double_eq_tol(v0[k], v1[k], 1e-10);
+    }
+    ck_assert(x1[2] > 0.25 - 1e-9); /* resting on the plane, not in it */
+    for (int m = 0; m < 2; ++m) fixture_free(&f[m]);
 }
 END_TEST
 
@@ -488,7 +496,7 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_config_rejected, 0, 10);
     tcase_add_test(tc, test_model_switch_between_steps);
     tcase_add_test(tc, test_body_discovery);
-    tcase_add_test(tc, test_peg_refused_until_built);
+    tcase_add_test(tc, test_peg_box_on_plane_matches_standard);
     tcase_add_loop_test(tc, test_convex_degenerate_rejected, 0, 6);
     tcase_add_test(tc, test_convex_create_is_an_ode_convex);
     tcase_add_test(tc, test_register_convex);

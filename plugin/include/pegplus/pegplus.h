@@ -158,6 +158,11 @@ typedef struct pp_step_stats {
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
+    int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
+    int peg_i_sets;          /*   unilateral, I: intercontact, X: cross-contact; PEG Eqs 17-24), */
+    int peg_x_sets;          /*   0 under the other models                                      */
+    int peg_fallback;        /* PP_MODEL_PEG: sub-steps whose PEG LCP was not solved, so the
+                                standard model's constraints ran instead (README "Failures") */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
