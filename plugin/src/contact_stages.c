@@ -69,6 +69,8 @@ void pp_step_scratch_free(pp_step_scratch *s)
     pp_peg_workspace_destroy(s->peg);
     free(s->peg_slack);
     free(s->key_sets);
+    free(s->pose_saved);
+    free(s->nu_hat);
     memset(s, 0, sizeof *s);
 }
 
@@ -629,6 +631,142 @@ static pp_status solve_peg(pp_world *world, double h, int k)
     return st;
 }
 
+/* The LCP of `model` on the constraints of stage 5. Under PP_MODEL_PEG a failed PEG LCP is
+ * replaced by the standard model's constraints on the same pairs (*model then says so). */
+static pp_status solve_model(pp_world *world, double h, int k, int *model)
+{
+    pp_step_scratch *s = &world->scratch;
+    if (*model != PP_MODEL_PEG) return solve_standard(world, h, k);
+    pp_status st = solve_peg(world, h, k);
+    if (st != PP_ERR_SOLVER) return st;
+    pp_step_stats peg = world->stats; /* the PEG sets stay in the statistics */
+    world->stats.peg_fallback++;
+    s->key_count = s->key_set_count = 0;
+    *model = PP_MODEL_STANDARD;
+    st = build_constraints(world, PP_MODEL_STANDARD);
+    if (st != PP_OK) return st;
+    world->stats.peg_u_sets = peg.peg_u_sets;
+    world->stats.peg_i_sets = peg.peg_i_sets;
+    world->stats.peg_x_sets = peg.peg_x_sets;
+    pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this step used "
+                           "the standard model's %d contacts instead",
+           peg.lcp_size, world->stats.lcp_status, s->contact_count);
+    return s->contact_count ? solve_standard(world, h, k) : PP_OK;
+}
+
+/*
+ * One fixed-point iteration of Stewart & Trinkle 1996 §3.6. The step's LCP enforces the gap
+ * linearised at q^l, psi(q^l) + h G(q^l)^T nu >= 0; for a rotating body the true gap at
+ * q^{l+1} misses that by O(h^2 |w|^2 r). Here the estimate nu^ of the last solve predicts
+ * q^ = q^l + h f(nu^) (the integrator of stage 8), the contacts are rebuilt at q^, and the LCP
+ * is solved again with the gap linearised there:
+ *     psi(q^) + h G(q^)^T (nu - nu^) >= 0,   i.e.  psi' = psi(q^) - h G(q^)^T nu^  in place
+ * of psi, Jacobians about the predicted centres. Newton–Euler keeps M(q^l) and nu*. At a
+ * fixed point nu = nu^ the constraint is psi(q^{l+1}) >= 0 itself. *converged when the new
+ * velocity differs from nu^ by at most 1e-9 (1 + |nu^|) in every component.
+ */
+/* Kinetic energy of body b moving at (v, w), J. */
+static double body_kinetic_energy(const pp_body *b, const double v[3], const double w[3])
+{
+    double wb[3] = {0, 0, 0}; /* R^T w: the body-frame angular velocity */
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) wb[r] += b->R[3 * c + r] * w[c];
+    double rot = 0.0;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) rot += wb[r] * b->inertia_body[3 * r + c] * wb[c];
+    return 0.5 * (b->mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot);
+}
+
+/* Kinetic energy at velocities nu (6 per body), or at the bodies' own (nu*) when nu is NULL. */
+static double kinetic_energy(const pp_world *world, const double *nu)
+{
+    double e = 0.0;
+    for (int i = 0; i < world->body_count; ++i) {
+        const pp_body *b = &world->bodies[i];
+        e += nu ? body_kinetic_energy(b, &nu[6 * i], &nu[6 * i + 3])
+                : body_kinetic_energy(b, b->v, b->w);
+    }
+    return e;
+}
+
+static pp_status relinearize(pp_world *world, double h, int k, int *model, double energy_bound,
+                             int *converged)
+{
+    pp_step_scratch *s = &world->scratch;
+    int nb = world->body_count;
+    pp_status st = grow_n((void **)&s->pose_saved, &s->pose_saved_capacity, 16 * nb, sizeof(double));
+    if (st == PP_OK) st = grow_n((void **)&s->nu_hat, &s->nu_hat_capacity, 6 * nb, sizeof(double));
+    if (st != PP_OK) return st;
+    memcpy(s->nu_hat, s->velocity, 6 * (size_t)nb * sizeof(double));
+    for (int i = 0; i < nb; ++i) { /* predicted pose q^ (stage 8 with nu^) */
+        pp_body *b = &world->bodies[i];
+        double *saved = &s->pose_saved[16 * i];
+        memcpy(saved, b->x, 3 * sizeof(double));
+        memcpy(saved + 3, b->q, 4 * sizeof(double));
+        memcpy(saved + 7, b->R, 9 * sizeof(double));
+        pp_body predicted = *b;
+        memcpy(predicted.v, &s->nu_hat[6 * i], 3 * sizeof(double));
+        memcpy(predicted.w, &s->nu_hat[6 * i + 3], 3 * sizeof(double));
+        pp_body_integrate_pose(&predicted, h);
+        memcpy(b->x, predicted.x, sizeof b->x);
+        memcpy(b->q, predicted.q, sizeof b->q);
+        memcpy(b->R, predicted.R, sizeof b->R);
+        memcpy(s->mlcp_body[i].x, predicted.x, sizeof predicted.x);
+    }
+    pp_stage_pose_shapes(world, h);
+    st = build_constraints(world, (pp_model)*model);
+    for (int c = 0; st == PP_OK && c < s->contact_count; ++c) {
+        pp_contact *q = &s->contacts[c];
+        double ga[6], gb[6], rate = 0.0;
+        pp_mlcp_contact_jacobian(q, q->body_a >= 0 ? world->bodies[q->body_a].x : NULL,
+                                 q->body_b >= 0 ? world->bodies[q->body_b].x : NULL, q->n, ga, gb);
+        for (int r = 0; r < 6; ++r) {
+            if (q->body_a >= 0) rate += ga[r] * s->nu_hat[6 * q->body_a + r];
+            if (q->body_b >= 0) rate += gb[r] * s->nu_hat[6 * q->body_b + r];
+        }
+        q->psi -= h * rate;
+    }
+    for (int i = 0; i < nb; ++i) { /* back to q^l: stage 8 integrates from there */
+        pp_body *b = &world->bodies[i];
+        const double *saved = &s->pose_saved[16 * i];
+        memcpy(b->x, saved, 3 * sizeof(double));
+        memcpy(b->q, saved + 3, 4 * sizeof(double));
+        memcpy(b->R, saved + 7, 9 * sizeof(double));
+    }
+    if (st != PP_OK) return st;
+    if (s->contact_count == 0) { /* nothing near q^: the free motion */
+        for (int i = 0; i < nb; ++i) {
+            memcpy(&s->velocity[6 * i], world->bodies[i].v, 3 * sizeof(double));
+            memcpy(&s->velocity[6 * i + 3], world->bodies[i].w, 3 * sizeof(double));
+        }
+    } else {
+        st = solve_model(world, h, k, model);
+        for (int i = 0; i < nb; ++i) memcpy(s->mlcp_body[i].x, world->bodies[i].x, 3 * sizeof(double));
+        if (st == PP_ERR_SOLVER) { /* keep the last solved estimate and stop iterating */
+            memcpy(s->velocity, s->nu_hat, 6 * (size_t)nb * sizeof(double));
+            pp_log(PP_LOG_WARNING, "re-linearisation: the LCP at the predicted pose was not "
+                                   "solved; the previous estimate is kept");
+            *converged = 1;
+            return PP_OK;
+        }
+        if (st != PP_OK) return st;
+    }
+    if (kinetic_energy(world, s->velocity) > energy_bound) {
+        /* A contact set that jumps between q^l and q^ (a feature pair appearing deep at the
+         * predicted pose) can make the iteration leap; contact impulses of an inelastic step
+         * never add kinetic energy beyond the first solve's (which includes what the psi/h
+         * term needs for an overlap), so such an estimate is refused and the last kept. */
+        memcpy(s->velocity, s->nu_hat, 6 * (size_t)nb * sizeof(double));
+        world->stats.relinearize_refused++;
+        *converged = 1;
+        return PP_OK;
+    }
+    *converged = 1;
+    for (int j = 0; j < 6 * nb && *converged; ++j)
+        *converged = fabs(s->velocity[j] - s->nu_hat[j]) <= 1e-9 * (1.0 + fabs(s->nu_hat[j]));
+    return PP_OK;
+}
+
 /*
  * The free velocities nu* = nu + h M^-1 (f_ext + tau_gyro) are in the bodies already (ODE's
  * order, integrate.c). Solve the time-stepping LCP of the model for the contact impulses and
@@ -662,25 +800,19 @@ pp_status pp_stage_time_step(pp_world *world, double h)
         memcpy(m->w, b->w, sizeof m->w);
     }
 
-    if (world->config.model == PP_MODEL_PEG) {
-        st = solve_peg(world, h, k);
-        if (st == PP_ERR_SOLVER) {
-            pp_step_stats peg = world->stats; /* the PEG sets stay in the statistics */
-            world->stats.peg_fallback++;
-            s->key_count = s->key_set_count = 0;
-            st = build_constraints(world, PP_MODEL_STANDARD);
-            if (st != PP_OK) return st;
-            world->stats.peg_u_sets = peg.peg_u_sets;
-            world->stats.peg_i_sets = peg.peg_i_sets;
-            world->stats.peg_x_sets = peg.peg_x_sets;
-            int size = peg.lcp_size;
-            pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this "
-                                   "step used the standard model's %d contacts instead",
-                   size, world->stats.lcp_status, s->contact_count);
-            st = s->contact_count ? solve_standard(world, h, k) : PP_OK;
-        }
-    } else {
-        st = solve_standard(world, h, k);
+    int model = world->config.model;
+    st = solve_model(world, h, k, &model);
+    double bound = 0.0;
+    if (st == PP_OK && world->config.relinearize_iterations > 0) {
+        double first = kinetic_energy(world, s->velocity);
+        double free_motion = kinetic_energy(world, NULL); /* nu* is still in the bodies */
+        bound = (first > free_motion ? first : free_motion) * (1.0 + 1e-9) + 1e-12;
+    }
+    for (int it = 0; it < world->config.relinearize_iterations && st == PP_OK; ++it) {
+        int converged = 0;
+        st = relinearize(world, h, k, &model, bound, &converged);
+        world->stats.relinearizations++;
+        if (converged) break;
     }
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     if (st == PP_ERR_SOLVER) {

@@ -109,6 +109,12 @@ typedef struct pp_step_scratch {
     int peg_slack_capacity;
     pp_peg_set *key_sets;          /* warm start: the previous step's set layout */
     int key_set_count, key_set_capacity;
+
+    /* ST96 §3.6 re-linearisation (pp_config.relinearize_iterations) */
+    double *pose_saved;            /* 16 per body: x, q, R at the start of the step */
+    int pose_saved_capacity;
+    double *nu_hat;                /* 6 per body: the velocity estimate that predicts q^{l+1} */
+    int nu_hat_capacity;
 } pp_step_scratch;
 
 struct pp_world {

@@ -116,6 +116,14 @@ typedef struct pp_config {
                                      LCP of redundant contacts (stacked faces) well posed; costs
                                      a steady overlap of about compliance * |M| * p_n / h (2e-12 m
                                      for a column of 10 unit boxes). 0 = exact ST96. */
+    int relinearize_iterations;   /* pegplus models: Stewart & Trinkle 1996 §3.6 fixed-point
+                                     iterations, 0..20; default 0. After the step's LCP, the
+                                     contacts are rebuilt at the predicted end-of-step pose
+                                     q^(l+1) and the LCP is solved again with the gap
+                                     linearised there, until the velocity changes by less than
+                                     1e-9 (relative) or the count is reached. Removes the
+                                     second-order overlap a rotating body gets from a gap
+                                     linearised at the start of the step (~ h^2 |w|^2 r / 2). */
 } pp_config;
 
 /* Every parameter at its documented default. */
@@ -163,6 +171,9 @@ typedef struct pp_step_stats {
     int peg_x_sets;          /*   0 under the other models                                      */
     int peg_fallback;        /* PP_MODEL_PEG: sub-steps whose PEG LCP was not solved, so the
                                 standard model's constraints ran instead (README "Failures") */
+    int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
+    int relinearize_refused; /* re-linearised estimates refused because they raised the
+                                kinetic energy above the first solve's (and nu*'s) */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
