@@ -45,6 +45,7 @@ pp_config pp_config_default(void)
     c.proximity_margin = 0.01;
     c.friction_directions = 8;
     c.compliance = 1e-10;
+    c.relinearize_iterations = 10;
     return c;
 }
 

@@ -197,6 +197,9 @@ START_TEST(test_bad_config_rejected)
     case 7: c.proximity_margin = INFINITY; field = "proximity_margin"; break;
     case 8: c.friction_directions = 2; field = "friction_directions"; break;
     case 9: c.surface.mu = NAN; field = "mu"; break;
+    case 10: c.relinearize_iterations = -1; field = "relinearize_iterations"; break;
+    case 11: c.relinearize_iterations = 21; field = "relinearize_iterations"; break;
+    case 12: c.compliance = 1.0; field = "compliance"; break;
     }
     ck_assert_int_eq(pp_config_validate(&c), PP_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(g_message, field) != NULL, "message '%s' lacks '%s'", g_message, field);
@@ -493,7 +496,7 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_step_size_changes_nothing, 0, 5);
     tcase_add_loop_test(tc, test_non_finite_state_rejected_for_every_model, 0, 5);
     tcase_add_test(tc, test_bad_mass_and_inertia_named);
-    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 10);
+    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 13);
     tcase_add_test(tc, test_model_switch_between_steps);
     tcase_add_test(tc, test_body_discovery);
     tcase_add_test(tc, test_peg_box_on_plane_matches_standard);

@@ -117,7 +117,7 @@ typedef struct pp_config {
                                      a steady overlap of about compliance * |M| * p_n / h (2e-12 m
                                      for a column of 10 unit boxes). 0 = exact ST96. */
     int relinearize_iterations;   /* pegplus models: Stewart & Trinkle 1996 §3.6 fixed-point
-                                     iterations, 0..20; default 0. After the step's LCP, the
+                                     iterations, 0..20; default 10. After the step's LCP, the
                                      contacts are rebuilt at the predicted end-of-step pose
                                      q^(l+1) and the LCP is solved again with the gap
                                      linearised there, until the velocity changes by less than
