@@ -78,9 +78,6 @@ int main(int argc, char **argv)
         char result[128];
         if (r.status == PP_OK)
             snprintf(result, sizeof result, "completed");
-        else if (r.status == PP_ERR_UNSUPPORTED)
-            snprintf(result, sizeof result, "free flight until t = %.2f s; contact model not built yet",
-                     r.stopped_at);
         else
             snprintf(result, sizeof result, "stopped at t = %.2f s: %s", r.stopped_at,
                      pp_status_string(r.status));
