@@ -22,7 +22,10 @@
  *     [ G_I^T W G_p   E_I1   G_I^T W G_f   0  ] x + [ G_I^T nu* + psi_I/h ]
  *     [ G_f^T W G_p   0      G_f^T W G_f   E  ]     [ G_f^T nu*           ]
  *     [ U             0     -E^T           0  ]     [ 0                   ]
- * and nu = nu* + W (G_p p + G_f beta). Every row and impulse column of a set involves only
+ * and nu = nu* + W (G_p p + G_f beta). A frictionless set (mu = 0 on its primary) has no beta
+ * and sigma unknowns: with mu = 0 its sigma row forces beta = 0, and the k + 1 zero-valued,
+ * degenerate unknowns would only make the problem 10x larger and Lemke's pivoting fragile
+ * (frictionless pouring, PEG paper §5). Every row and impulse column of a set involves only
  * the set's two bodies, so (J_r^T W J_c) is accumulated body by body over the sets touching
  * the body, as mlcp.c does over contacts: never a 6 nb x 6 nb matrix.
  */
@@ -40,6 +43,8 @@ struct pp_peg_workspace {
     int *row_first;       /* per set: first row in jac (rows: normal, k friction, slacks) */
     int *slack_first;     /* per set: first slack index (0..K) */
     int *set_body;        /* 2 per set: body of side A, side B (-1 static) */
+    int *friction_slot;   /* per set: index among the frictional sets, -1 when mu = 0 */
+    int frictional;       /* sets with friction (nf): the LCP has ns + K + nf (k + 1) unknowns */
     double *jac;          /* [row][side][6] */
     double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
@@ -88,6 +93,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->row_first = malloc((ns + 1) * sizeof(int));
     ws->slack_first = malloc((ns + 1) * sizeof(int));
     ws->set_body = malloc(2 * ns * sizeof(int));
+    ws->friction_slot = malloc(ns * sizeof(int));
     ws->jac = malloc(rows * 12 * sizeof(double));
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
@@ -100,7 +106,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->fill = malloc((size_t)max_bodies * sizeof(int));
     ws->owned = malloc((size_t)max_contacts);
     pp_status status = PP_ERR_NO_MEMORY;
-    if (ws->row_first && ws->slack_first && ws->set_body && ws->jac && ws->wjac && ws->rhs &&
+    if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->jac && ws->wjac && ws->rhs &&
         ws->dirs && ws->M && ws->q && ws->z && ws->incidence_first && ws->incidence &&
         ws->fill && ws->owned)
         status = pp_lcp_workspace_create((int)n, &ws->lcp);
@@ -119,6 +125,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->row_first);
     free(ws->slack_first);
     free(ws->set_body);
+    free(ws->friction_slot);
     free(ws->jac);
     free(ws->wjac);
     free(ws->rhs);
@@ -243,18 +250,27 @@ static double dot6(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks). */
+/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
+ * friction rows of a frictionless set. */
 static int row_index(const pp_peg_workspace *ws, int ns, int K, int k, int j, int r)
 {
     if (r == 0) return j;
-    if (r <= k) return ns + K + j * k + (r - 1);
+    if (r <= k) return ws->friction_slot[j] < 0 ? -1 : ns + K + ws->friction_slot[j] * k + (r - 1);
     return ns + ws->slack_first[j] + (r - k - 1);
 }
 
-/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction). */
-static int col_index(int ns, int K, int k, int j, int l)
+/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction); -1 for the friction
+ * columns of a frictionless set. */
+static int col_index(const pp_peg_workspace *ws, int ns, int K, int k, int j, int l)
 {
-    return l == 0 ? j : ns + K + j * k + (l - 1);
+    if (l == 0) return j;
+    return ws->friction_slot[j] < 0 ? -1 : ns + K + ws->friction_slot[j] * k + (l - 1);
+}
+
+/* LCP index of sigma of set j (frictional sets only). */
+static int sigma_index(const pp_peg_workspace *ws, int ns, int K, int k, int j)
+{
+    return ns + K + ws->frictional * k + ws->friction_slot[j];
 }
 
 /*
@@ -338,7 +354,7 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
 {
     const pp_mlcp_problem *p = &pp->base;
     const int ns = pp->set_count, nb = p->body_count;
-    const int n = pp_peg_lcp_size(ns, K, k);
+    const int nf = ws->frictional, n = ns + K + nf * (k + 1);
     double *M = ws->M, *q = ws->q;
     memset(M, 0, (size_t)n * n * sizeof *M);
 
@@ -350,11 +366,14 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
             for (int f = ws->incidence_first[b]; f < ws->incidence_first[b + 1]; ++f) {
                 int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2;
                 for (int r = 0; r < rows; ++r) {
+                    int at = row_index(ws, ns, K, k, i, r);
+                    if (at < 0) continue;
                     const double *g = JAC(ws, ws->row_first[i] + r, si);
-                    size_t at = (size_t)row_index(ws, ns, K, k, i, r);
-                    for (int l = 0; l <= k; ++l)
-                        M[at + (size_t)col_index(ns, K, k, j, l) * n] +=
-                            dot6(g, WJAC(ws, k, j, l, sj));
+                    for (int l = 0; l <= k; ++l) {
+                        int col = col_index(ws, ns, K, k, j, l);
+                        if (col >= 0)
+                            M[(size_t)at + (size_t)col * n] += dot6(g, WJAC(ws, k, j, l, sj));
+                    }
                 }
             }
         }
@@ -364,31 +383,35 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
     if (p->compliance > 0.0) {
         double dmax = 0.0;
         for (int i = 0; i < ns; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
-        for (int i = ns + K; i < ns + K + ns * k; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
+        for (int i = ns + K; i < ns + K + nf * k; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
         for (int i = 0; i < ns; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
-        for (int i = ns + K; i < ns + K + ns * k; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
+        for (int i = ns + K; i < ns + K + nf * k; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
     }
 
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &pp->sets[j];
         const int kj = set->count - 1, c0 = ns + ws->slack_first[j];
-        const int sigma = ns + K + ns * k + j;
         /* E_I2 (Eq 44) and E_I1 (Eq 43) */
         for (int s = 0; s < kj; ++s) {
             M[j + (size_t)(c0 + s) * n] = 1.0;
             for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
         }
         /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
-        M[sigma + (size_t)j * n] = p->contacts[set->first].mu;
-        for (int l = 0; l < k; ++l) {
-            int beta = ns + K + j * k + l;
-            M[beta + (size_t)sigma * n] = 1.0;
-            M[sigma + (size_t)beta * n] = -1.0;
+        if (ws->friction_slot[j] >= 0) {
+            const int sigma = sigma_index(ws, ns, K, k, j);
+            M[sigma + (size_t)j * n] = p->contacts[set->first].mu;
+            for (int l = 1; l <= k; ++l) {
+                int beta = col_index(ws, ns, K, k, j, l);
+                M[beta + (size_t)sigma * n] = 1.0;
+                M[sigma + (size_t)beta * n] = -1.0;
+            }
+            q[sigma] = 0.0;
         }
-        q[sigma] = 0.0;
         /* q: rows' gap rates under the free velocity plus their psi/h terms (Eqs 39–40) */
         int rows = ws->row_first[j + 1] - ws->row_first[j];
         for (int r = 0; r < rows; ++r) {
+            int at = row_index(ws, ns, K, k, j, r);
+            if (at < 0) continue;
             double rate = 0.0;
             for (int side = 0; side < 2; ++side) {
                 int b = ws->set_body[2 * j + side];
@@ -398,7 +421,7 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
                 rate += g[0] * body->v[0] + g[1] * body->v[1] + g[2] * body->v[2] +
                         g[3] * body->w[0] + g[4] * body->w[1] + g[5] * body->w[2];
             }
-            q[row_index(ws, ns, K, k, j, r)] = rate + ws->rhs[ws->row_first[j] + r];
+            q[at] = rate + ws->rhs[ws->row_first[j] + r];
         }
     }
     ws->last_n = n;
@@ -422,10 +445,10 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, int k
         const pp_peg_set *set = &pp->sets[j];
         const int i = set->first;
         s->normal_impulse[i] = z[j];
-        if (s->sigma) s->sigma[i] = z[ns + K + ns * k + j];
+        if (s->sigma && ws->friction_slot[j] >= 0) s->sigma[i] = z[sigma_index(ws, ns, K, k, j)];
         double f[3] = {0.0, 0.0, 0.0};
-        for (int l = 0; l < k; ++l) {
-            double beta = z[ns + K + j * k + l];
+        for (int l = 0; l < k && ws->friction_slot[j] >= 0; ++l) {
+            double beta = z[col_index(ws, ns, K, k, j, l + 1)];
             if (s->friction_impulse) s->friction_impulse[(size_t)i * k + l] = beta;
             for (int r = 0; r < 3; ++r) f[r] += beta * ws->dirs[((size_t)j * k + l) * 3 + r];
         }
@@ -440,7 +463,8 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, int k
         for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
             int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
             for (int l = 0; l <= k; ++l) {
-                double x = z[col_index(ns, K, k, j, l)];
+                int col = col_index(ws, ns, K, k, j, l);
+                double x = col >= 0 ? z[col] : 0.0;
                 if (x == 0.0) continue;
                 const double *wg = WJAC(ws, k, j, l, side);
                 for (int r = 0; r < 6; ++r) nu[r] += wg[r] * x;
@@ -462,7 +486,11 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     pp_status status = validate(ws, problem, k, solution, &K);
     if (status != PP_OK) return status;
 
-    const int ns = problem->set_count, n = pp_peg_lcp_size(ns, K, k);
+    const int ns = problem->set_count;
+    ws->frictional = 0;
+    for (int j = 0; j < ns; ++j)
+        ws->friction_slot[j] = p->contacts[problem->sets[j].first].mu > 0.0 ? ws->frictional++ : -1;
+    const int n = ns + K + ws->frictional * (k + 1);
     memset(stats, 0, sizeof *stats);
     stats->lcp_size = n;
     stats->directions = k;

@@ -315,7 +315,9 @@ double pp_peg_set_slacks(const double *psi, int count, double *c);
  *                                                                  impulse)
  * E_I1 = blockdiag(tril(ones(k_j))) (Eq 43), E_I2 = blockdiag(ones(1, k_j)) (Eq 44),
  * psi_I = psi_iota - psi_s (Eq 45). Eliminating nu gives the LCP in
- * x = [p (n_s); c (K); beta (n_s k, set-major); sigma (n_s)] (spec §2.5 "Schur complement").
+ * x = [p (n_s); c (K); beta (n_f k, set-major); sigma (n_f)] (spec §2.5 "Schur complement"),
+ * n_f the sets whose primary has mu > 0: a frictionless set has no beta, sigma (mu = 0 forces
+ * beta = 0), so the LCP has n_s + K + n_f (k + 1) unknowns.
  * With only U sets this is exactly the LCP of pp_mlcp_solve on the same contacts.
  * The matrix is not symmetric nor copositive in general (spec §6): Lemke may fail; then the
  * step returns PP_ERR_SOLVER and the caller falls back to the standard model for the step.
@@ -333,7 +335,7 @@ typedef struct pp_peg_problem {
 } pp_peg_problem;
 
 typedef struct pp_peg_stats {
-    int lcp_size;               /* n_s (k + 2) + K */
+    int lcp_size;               /* n_s + K + n_f (k + 1) */
     int directions;             /* k used */
     int u_sets, i_sets, x_sets; /* by kind */
     int slacks;                 /* K */
@@ -342,7 +344,8 @@ typedef struct pp_peg_stats {
 
 typedef struct pp_peg_workspace pp_peg_workspace;
 
-/* LCP size for set_count sets with slack_count slacks and k directions. */
+/* LCP size for set_count sets with slack_count slacks and k directions, all frictional (an
+ * upper bound: frictionless sets need k + 1 unknowns fewer each). */
 int pp_peg_lcp_size(int set_count, int slack_count, int directions);
 
 /* Workspace for up to max_bodies bodies, max_contacts contacts (primaries + secondaries),

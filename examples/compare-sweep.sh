@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# compare-sweep.sh — the PEG paper's pouring experiment (SCENES.md "PEG pouring, 3D",
+# spec/PEG.md §5, the paper's figure 24) as a sweep of pegplus-compare runs:
+# models x step sizes h x seeds, one process and one CSV file per run, spread over the cores
+# with GNU parallel when it is installed, else xargs -P; then one merged CSV, a summary table
+# and the figures (gnuplot, when installed).
+#
+# Usage: examples/compare-sweep.sh [options]
+#   -b, --bin PATH       pegplus-compare (default: $PEGPLUS_COMPARE, build/examples/pegplus-compare
+#                        next to this script's checkout, or pegplus-compare on PATH)
+#   -o, --out DIR        output directory (default: compare-out)
+#   -m, --models LIST    models, quoted list (default: "ode quick standard peg")
+#   -H, --hs LIST        step sizes (default: 0.001 0.002 ... 0.016)
+#   -s, --seeds N        seeds 1..N (default: 10)
+#   -t, --seconds S      simulated seconds per run (default: 5)
+#   -j, --jobs N         runs at a time (default: the number of cores)
+#   -B, --budget S       wall-clock seconds of stepping per run before it is cut short
+#                        (status time_budget; default: 1800)
+#   -S, --scene NAME     pour3d (random hulls, default) or pour3d-icosahedra
+#       --mu MU          friction coefficient (default: 0, as in the paper)
+#   -q, --quick          a small sweep: h in {0.004, 0.008, 0.016}, 2 seeds, 2 s, budget 120 s
+#                        (options after --quick override it)
+#       --force          rerun runs whose CSV already exists (default: keep them: a sweep
+#                        that was stopped resumes where it was)
+#   -p, --plot-only      only merge, summarise and plot what is in DIR
+#   -h, --help
+#
+# Output, in DIR:
+#   runs/*.csv, runs/*.log   one row (with header) and the stderr of every run
+#   compare.csv              every row, one header
+#   summary.txt              per model and h: runs, crashed, median of the runs' median overlap,
+#                            median time per step
+#   plot/overlap-MODEL.dat, plot/time-MODEL.dat           the figures' data
+#   plot/fig24-overlap.{png,svg}, plot/time-per-step.{png,svg}   (compare-overlap.gp,
+#                                                                 compare-time.gp)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${PEGPLUS_COMPARE:-}
+out=compare-out
+models="ode quick standard peg"
+hs="0.001 0.002 0.003 0.004 0.005 0.006 0.007 0.008 0.009 0.010 0.011 0.012 0.013 0.014 0.015 0.016"
+seeds=10
+seconds=5
+jobs=$(nproc 2>/dev/null || echo 2)
+budget=1800
+scene=pour3d
+mu=0
+force=0
+plot_only=0
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -b|--bin) bin=$2; shift ;;
+        -o|--out) out=$2; shift ;;
+        -m|--models) models=$2; shift ;;
+        -H|--hs) hs=$2; shift ;;
+        -s|--seeds) seeds=$2; shift ;;
+        -t|--seconds) seconds=$2; shift ;;
+        -j|--jobs) jobs=$2; shift ;;
+        -B|--budget) budget=$2; shift ;;
+        -S|--scene) scene=$2; shift ;;
+        --mu) mu=$2; shift ;;
+        -q|--quick) hs="0.004 0.008 0.016"; seeds=2; seconds=2; budget=120 ;;
+        --force) force=1 ;;
+        -p|--plot-only) plot_only=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "compare-sweep.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+case "$seeds" in ''|*[!0-9]*) echo "compare-sweep.sh: --seeds needs a number" >&2; exit 2 ;; esac
+case "$jobs" in ''|*[!0-9]*|0) echo "compare-sweep.sh: --jobs needs a number >= 1" >&2; exit 2 ;; esac
+
+mkdir -p "$out/runs" "$out/plot"
+out=$(cd "$out" && pwd)
+
+# ------------------------------------------------------------------------ the runs
+
+if [ "$plot_only" = 0 ]; then
+    if [ -z "$bin" ]; then
+        for candidate in "$here/../build/examples/pegplus-compare" "$(command -v pegplus-compare || true)"; do
+            if [ -n "$candidate" ] && [ -x "$candidate" ]; then bin=$candidate; break; fi
+        done
+    fi
+    if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+        echo "compare-sweep.sh: pegplus-compare not found; build it (cmake --build build --target pegplus-compare) or pass --bin" >&2
+        exit 1
+    fi
+
+    # one line per run still to do: model h seed
+    todo="$out/todo.txt"
+    : > "$todo"
+    total=0
+    for model in $models; do
+        for h in $hs; do
+            for ((seed = 1; seed <= seeds; ++seed)); do
+                f="$out/runs/$scene-$model-h$h-s$seed.csv"
+                if [ "$force" = 1 ] || [ ! -s "$f" ]; then
+                    echo "$model $h $seed" >> "$todo"
+                    total=$((total + 1))
+                fi
+            done
+        done
+    done
+
+    # One run: its own CSV (written to a temporary name first, so an interrupted run is redone),
+    # then one line "model h seed status" on stdout for the progress display.
+    run_one() {
+        local model=$1 h=$2 seed=$3
+        local f="$SWEEP_OUT/runs/$SWEEP_SCENE-$model-h$h-s$seed.csv"
+        rm -f "$f.tmp"
+        if "$SWEEP_BIN" --model "$model" --h "$h" --seed "$seed" --seconds "$SWEEP_SECONDS" \
+                --scene "$SWEEP_SCENE" --mu "$SWEEP_MU" --budget "$SWEEP_BUDGET" --quiet \
+                --csv "$f.tmp" > /dev/null 2> "$f.log"; then
+            mv "$f.tmp" "$f"
+            echo "$model $h $seed $(tail -n 1 "$f" | cut -d, -f12)"
+        else
+            echo "$model $h $seed program-error(see ${f##*/}.log)"
+        fi
+    }
+    export -f run_one
+    export SWEEP_OUT="$out" SWEEP_BIN="$bin" SWEEP_SECONDS="$seconds" SWEEP_SCENE="$scene" \
+           SWEEP_MU="$mu" SWEEP_BUDGET="$budget"
+
+    if command -v parallel > /dev/null 2>&1 && parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+        engine="GNU parallel"
+        launch() { parallel --will-cite -j "$jobs" --colsep ' ' run_one '{1}' '{2}' '{3}' < "$todo"; }
+    else
+        engine="xargs -P"
+        launch() { xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ < "$todo"; }
+    fi
+    echo "compare-sweep.sh: $total runs to do ($scene, $seconds s each, models: $models; h: $hs;" \
+         "seeds 1..$seeds) on $jobs cores with $engine; results in $out"
+    start=$(date +%s)
+    done_count=0
+    failed=0
+    if [ "$total" -gt 0 ]; then
+        while read -r model h seed status; do
+            done_count=$((done_count + 1))
+            case "$status" in ok|time_budget) ;; *) failed=$((failed + 1)) ;; esac
+            now=$(date +%s)
+            elapsed=$((now - start))
+            eta=$(( elapsed * (total - done_count) / done_count ))
+            if [ -t 1 ]; then
+                printf '\r[%d/%d] %ds elapsed, ~%ds left, %d crashed | last: %s h=%s seed=%s %s\033[K' \
+                    "$done_count" "$total" "$elapsed" "$eta" "$failed" "$model" "$h" "$seed" "$status"
+            else
+                printf '[%d/%d] %ds: %s h=%s seed=%s %s\n' "$done_count" "$total" "$elapsed" "$model" "$h" "$seed" "$status"
+            fi
+        done < <(launch)
+        [ -t 1 ] && echo
+    fi
+    echo "compare-sweep.sh: runs done in $(( $(date +%s) - start )) s"
+fi
+
+# --------------------------------------------------------------- merge and summarise
+
+csv="$out/compare.csv"
+shopt -s nullglob
+files=("$out"/runs/*.csv)
+shopt -u nullglob
+if [ ${#files[@]} -eq 0 ]; then
+    echo "compare-sweep.sh: no run results in $out/runs" >&2
+    exit 1
+fi
+{
+    head -n 1 "${files[0]}"
+    for f in "${files[@]}"; do tail -n +2 "$f"; done | sort -t, -k1,1 -k2,2 -k3,3g -k4,4n
+} > "$csv"
+echo "compare-sweep.sh: ${#files[@]} runs merged into $csv"
+
+# Plot data and summary from the merged CSV (columns looked up by name; plain POSIX awk).
+# Overlap: one line per run, x = h spread by model and by seed so the points stay apart.
+awk -F, -v dir="$out/plot" -v models="$models" '
+NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+function isort(key, n,    i, j, t) {
+    for (i = 2; i <= n; ++i) {
+        t = val[key, i]
+        for (j = i - 1; j >= 1 && val[key, j] + 0 > t + 0; --j) val[key, j + 1] = val[key, j]
+        val[key, j + 1] = t
+    }
+}
+function median(key, n) {
+    isort(key, n)
+    return n % 2 ? val[key, (n + 1) / 2] : 0.5 * (val[key, n / 2] + val[key, n / 2 + 1])
+}
+BEGIN {
+    m = split(models, list, " ")
+    for (i = 1; i <= m; ++i) {
+        index_of[list[i]] = i
+        printf "" > (dir "/overlap-" list[i] ".dat")
+        printf "" > (dir "/time-" list[i] ".dat")
+    }
+}
+{
+    model = $c["model"]; h = $c["h"]; seed = $c["seed"]
+    if (!(model in index_of)) next
+    key = model SUBSEP h
+    if (!(key in runs)) { keys[++nkeys] = key }
+    runs[key]++
+    crashed[key] += $c["crashed"]
+    if ($c["steps_run"] + 0 > 0) {
+        x = h + (index_of[model] - (m + 1) / 2) * 0.00018 + ((seed % 10) - 4.5) * 0.000012
+        print x, h, $c["overlap_median"], $c["overlap_q1"], $c["overlap_q3"], $c["crashed"], seed \
+            >> (dir "/overlap-" model ".dat")
+        n = ++count[key]
+        val[key, n] = $c["us_per_step"]
+        lo[key] = (n == 1 || $c["us_per_step"] + 0 < lo[key]) ? $c["us_per_step"] + 0 : lo[key]
+        hi[key] = (n == 1 || $c["us_per_step"] + 0 > hi[key]) ? $c["us_per_step"] + 0 : hi[key]
+        ov[key, n] = $c["overlap_median"]
+    }
+}
+END {
+    for (k = 1; k <= nkeys; ++k) {
+        key = keys[k]; split(key, part, SUBSEP); n = count[key] + 0
+        us = n ? median(key, n) : "NA"
+        if (n) {
+            print part[2], us, lo[key], hi[key], n >> (dir "/time-" part[1] ".dat")
+            for (i = 1; i <= n; ++i) val[key, i] = ov[key, i]
+            om = sprintf("%.3e", median(key, n))
+        } else om = "NA"
+        printf "%-9s %-6s %5d %8d %16s %14s\n", part[1], part[2], runs[key], crashed[key], om, \
+            n ? sprintf("%.1f", us) : "NA" > (dir "/summary.body")
+    }
+}' "$csv"
+for model in $models; do
+    for kind in overlap time; do
+        f="$out/plot/$kind-$model.dat"
+        [ -f "$f" ] && sort -g -o "$f" "$f"
+    done
+done
+{
+    printf "%-9s %-6s %5s %8s %16s %14s\n" model h runs crashed "median overlap" "us/step"
+    printf "%-9s %-6s %5s %8s %16s %14s\n" "" "" "" "" "(m^3, median" "(median"
+    printf "%-9s %-6s %5s %8s %16s %14s\n" "" "" "" "" "of the runs)" "of the runs)"
+    [ -f "$out/plot/summary.body" ] && sort -k1,1 -k2,2g "$out/plot/summary.body"
+} > "$out/summary.txt"
+rm -f "$out/plot/summary.body"
+cat "$out/summary.txt"
+
+# -------------------------------------------------------------------------- figures
+
+if ! command -v gnuplot > /dev/null 2>&1; then
+    echo "compare-sweep.sh: gnuplot is not installed, so no figures were drawn. Install it with" >&2
+    echo "    apt-get install -y gnuplot-nox" >&2
+    echo "then draw them from the data already written with" >&2
+    echo "    $0 --plot-only --out $out --models \"$models\"" >&2
+    exit 0
+fi
+gnuplot -e "dir='$out/plot'; models='$models'" "$here/compare-overlap.gp"
+gnuplot -e "dir='$out/plot'; models='$models'" "$here/compare-time.gp"
+echo "compare-sweep.sh: figures in $out/plot: fig24-overlap.png/.svg, time-per-step.png/.svg"

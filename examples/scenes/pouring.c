@@ -1,0 +1,192 @@
+/* The PEG pouring scene, 3D (see pouring.h). */
+#define _DEFAULT_SOURCE /* M_PI */
+#include "pouring.h"
+
+#include <math.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- the generator */
+
+/* splitmix64 (Steele, Lea, Flood 2014): a 64-bit state advanced by a Weyl step and mixed;
+ * small, fast, and the same sequence on every machine (unlike rand()). */
+static unsigned long long splitmix64(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double uniform01(unsigned long long *state)
+{
+    return (double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* The stream of body k: a state mixed from the seed and k, so body k does not depend on which
+ * bodies were drawn before it. */
+static unsigned long long body_stream(unsigned long long seed, int k)
+{
+    unsigned long long s = seed;
+    unsigned long long a = splitmix64(&s);
+    s = a ^ (0xD1B54A32D192ED03ULL * (unsigned long long)(k + 1));
+    splitmix64(&s);
+    return s;
+}
+
+/* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
+static void random_quaternion(unsigned long long *state, dQuaternion q)
+{
+    double u1 = uniform01(state), u2 = uniform01(state), u3 = uniform01(state);
+    double a = sqrt(1.0 - u1), b = sqrt(u1);
+    q[0] = a * sin(2.0 * M_PI * u2);
+    q[1] = a * cos(2.0 * M_PI * u2);
+    q[2] = b * sin(2.0 * M_PI * u3);
+    q[3] = b * cos(2.0 * M_PI * u3);
+}
+
+/* ------------------------------------------------------------------- the box */
+
+typedef struct block_spec {
+    double lengths[3];
+    double centre[3];
+} block_spec;
+
+static const block_spec BLOCKS[PP_POUR_BLOCKS] = {
+    {{10.25, 4.25, 0.25}, {0.0, 0.0, -0.125}}, /* floor */
+    {{0.25, 4.25, 4.0}, {-5.0, 0.0, 1.75}},    /* end walls */
+    {{0.25, 4.25, 4.0}, {5.0, 0.0, 1.75}},
+    {{10.25, 0.25, 4.0}, {0.0, -2.0, 1.75}},   /* side walls */
+    {{10.25, 0.25, 4.0}, {0.0, 2.0, 1.75}},
+};
+
+static const double DROP_POSITION[3] = {3.0, 0.0, 2.0};
+static const double DROP_VELOCITY[3] = {-5.0, 0.0, 0.0};
+
+pp_status pp_pour_scene_create(pp_pour_scene *s, pp_pour_shape shape, unsigned long long seed)
+{
+    if (!s) return PP_ERR_NULL_ARGUMENT;
+    memset(s, 0, sizeof *s);
+    if (shape != PP_POUR_RANDOM_HULLS && shape != PP_POUR_ICOSAHEDRA) {
+        pp_log(PP_LOG_ERROR, "pp_pour_scene_create: unknown shape %d", (int)shape);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_scenes_init_ode();
+    s->scene.name = shape == PP_POUR_RANDOM_HULLS ? "pour3d" : "pour3d_icosahedra";
+    s->scene.world = dWorldCreate();
+    s->scene.space = dHashSpaceCreate(0);
+    dWorldSetGravity(s->scene.world, 0.0, 0.0, -9.81);
+    s->shape = shape;
+    s->seed = seed;
+    for (int i = 0; i < PP_POUR_BLOCKS; ++i) {
+        const block_spec *b = &BLOCKS[i];
+        pp_status st = pp_polytope_box(b->lengths, &s->block_polytopes[i]);
+        if (st != PP_OK) {
+            pp_pour_scene_destroy(s);
+            return st;
+        }
+        memcpy(s->block_lengths[i], b->lengths, sizeof b->lengths);
+        s->blocks[i] = dCreateBox(s->scene.space, b->lengths[0], b->lengths[1], b->lengths[2]);
+        dGeomSetPosition(s->blocks[i], b->centre[0], b->centre[1], b->centre[2]);
+    }
+    return PP_OK;
+}
+
+int pp_pour_drop_step(int k, double h) { return (int)lround(k * PP_POUR_DROP_INTERVAL / h); }
+
+/* ------------------------------------------------------------------ the bodies */
+
+/* Regular icosahedron of circumradius `radius`: the cyclic permutations of (0, ±1, ±phi). */
+static void icosahedron_points(double radius, double pts[12 * 3])
+{
+    const double phi = 0.5 * (1.0 + sqrt(5.0)), scale = radius / sqrt(1.0 + phi * phi);
+    int n = 0;
+    for (int axis = 0; axis < 3; ++axis)
+        for (int sa = -1; sa <= 1; sa += 2)
+            for (int sb = -1; sb <= 1; sb += 2, ++n) {
+                double p[3] = {0.0, 0.0, 0.0};
+                p[(axis + 1) % 3] = sa * scale;
+                p[(axis + 2) % 3] = sb * phi * scale;
+                memcpy(pts + 3 * n, p, sizeof p);
+            }
+}
+
+/* The shape of body k, recentred at its centre of mass, and its release orientation. */
+static pp_status body_shape(const pp_pour_scene *s, int k, pp_polytope **out, dQuaternion q)
+{
+    double pts[3 * (PP_POUR_HULL_POINTS > 12 ? PP_POUR_HULL_POINTS : 12)];
+    int count;
+    if (s->shape == PP_POUR_RANDOM_HULLS) {
+        unsigned long long state = body_stream(s->seed, k);
+        count = PP_POUR_HULL_POINTS;
+        for (int i = 0; i < 3 * count; ++i) pts[i] = uniform01(&state);
+        random_quaternion(&state, q);
+    } else {
+        count = 12;
+        icosahedron_points(0.5, pts);
+        dQFromAxisAndAngle(q, 1.0, 2.0, 3.0, 0.2); /* the authors' qt([1 2 3], 0.2) */
+    }
+    pp_polytope *p = NULL;
+    pp_status st = pp_polytope_from_points(pts, count, &p);
+    if (st != PP_OK) return st;
+    double com[3], minus[3];
+    pp_polytope_mass_properties(p, 1.0, NULL, com, NULL);
+    for (int i = 0; i < 3; ++i) minus[i] = -com[i];
+    pp_polytope_translate(p, minus);
+    *out = p;
+    return PP_OK;
+}
+
+pp_status pp_pour_scene_drop(pp_pour_scene *s, pp_world *world, int k)
+{
+    if (!s || !world) {
+        pp_log(PP_LOG_ERROR, "pp_pour_scene_drop: %s is NULL", !s ? "scene" : "world");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (k < 0 || s->scene.body_count >= PP_SCENE_MAX_BODIES) {
+        pp_log(PP_LOG_ERROR, "pp_pour_scene_drop: body %d cannot be added (%d bodies, at most %d)",
+               k, s->scene.body_count, (int)PP_SCENE_MAX_BODIES);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_polytope *p = NULL;
+    dQuaternion q;
+    pp_status st = body_shape(s, k, &p, q);
+    if (st != PP_OK) return st;
+
+    /* mass 0.5 kg: the solid's volume at density 1 gives the density for it */
+    double volume = 0.0, inertia[9];
+    pp_polytope_mass_properties(p, 1.0, &volume, NULL, NULL);
+    pp_polytope_mass_properties(p, PP_POUR_BODY_MASS / volume, NULL, NULL, inertia);
+
+    dGeomID geom = NULL;
+    st = pp_convex_create(world, s->scene.space, p->vertices, p->vertex_count, &geom);
+    if (st != PP_OK) {
+        pp_polytope_destroy(p);
+        return st;
+    }
+    dMass m;
+    dMassSetZero(&m);
+    dMassSetParameters(&m, PP_POUR_BODY_MASS, 0.0, 0.0, 0.0, inertia[0], inertia[4], inertia[8],
+                       inertia[1], inertia[2], inertia[5]);
+    dBodyID body = dBodyCreate(s->scene.world);
+    dBodySetMass(body, &m);
+    dGeomSetBody(geom, body);
+    dBodySetPosition(body, DROP_POSITION[0], DROP_POSITION[1], DROP_POSITION[2]);
+    dBodySetQuaternion(body, q);
+    dBodySetLinearVel(body, DROP_VELOCITY[0], DROP_VELOCITY[1], DROP_VELOCITY[2]);
+
+    int i = s->scene.body_count++;
+    s->scene.bodies[i] = body;
+    s->scene.geoms[i] = geom;
+    s->body_polytopes[i] = p;
+    return PP_OK;
+}
+
+void pp_pour_scene_destroy(pp_pour_scene *s)
+{
+    if (!s) return;
+    for (int i = 0; i < PP_POUR_BLOCKS; ++i) pp_polytope_destroy(s->block_polytopes[i]);
+    for (int i = 0; i < s->scene.body_count; ++i) pp_polytope_destroy(s->body_polytopes[i]);
+    pp_scene_destroy(&s->scene);
+    memset(s, 0, sizeof *s);
+}
