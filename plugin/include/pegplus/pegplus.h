@@ -33,11 +33,11 @@
  * ODE) and take part in contact as immovable. ODE's auto-disable is not reproduced by the
  * pegplus models (reported once through the log hook if the world or a body enables it).
  *
- * Current build status (see README "Status"): PP_MODEL_ODE is complete. PP_MODEL_STANDARD and
- * PP_MODEL_PEG step bodies in free flight; when shapes come within the proximity margin of each
- * other, pp_world_step returns PP_ERR_UNSUPPORTED ("contact model not built yet") and changes
- * nothing. Bodies attached to non-contact joints are likewise rejected with PP_ERR_UNSUPPORTED by
- * the pegplus models.
+ * Build status (see README "Status"): all three models step free bodies against each other and
+ * static geometry. Bodies attached to non-contact joints are rejected with PP_ERR_UNSUPPORTED by
+ * the pegplus models (nothing is changed); use PP_MODEL_ODE for them. Under PP_MODEL_PEG, a step
+ * whose PEG LCP is not solved runs with the standard model's constraints instead
+ * (pp_step_stats.peg_fallback, a warning).
  *
  * Conventions: see pegplus/base.h (double precision, SI units, (w,x,y,z) quaternions).
  * Errors: every call returns a pp_status; a rejected call logs one message naming the problem
