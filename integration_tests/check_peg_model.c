@@ -67,6 +67,14 @@ static void empty_scene(pp_scene *s)
     dWorldSetGravity(s->world, 0, 0, -G);
 }
 
+/* A static 2 x 2 x 1 block whose top face is z = 0 and whose edge along y is at x = 0. */
+static void block_scene(pp_scene *s)
+{
+    empty_scene(s);
+    dGeomID block = dCreateBox(s->space, 2, 2, 1);
+    dGeomSetPosition(block, -1, 0, -0.5);
+}
+
 static double energy(const pp_scene *s)
 {
     double e = pp_scene_kinetic_energy(s);
@@ -270,9 +278,7 @@ END_TEST
 START_TEST(test_box_slides_off_edge)
 {
     pp_scene s;
-    empty_scene(&s);
-    dGeomID block = dCreateBox(s.space, 2, 2, 1);
-    dGeomSetPosition(block, -1, 0, -0.5);
+    block_scene(&s);
     const double unit[3] = {1, 1, 1};
     dBodyID b;
     if (_i == 0) {
@@ -299,9 +305,7 @@ END_TEST
 START_TEST(test_box_tips_over_edge)
 {
     pp_scene s;
-    empty_scene(&s);
-    dGeomID block = dCreateBox(s.space, 2, 2, 1);
-    dGeomSetPosition(block, -1, 0, -0.5);
+    block_scene(&s);
     const double size[3] = {1.0, 0.5, 0.25};
     dBodyID b = pp_scene_add_box(&s, size, 1.0, (double[]){0.2, 0, 0.125});
     pp_world *pw = make_world(&s, PP_MODEL_PEG, 0.5);

@@ -306,6 +306,26 @@ static pp_status cut_and_measure(clip_workspace *ws, int plane_count, double tol
     return PP_OK;
 }
 
+/* Cut by the first `planes` planes of ws, free ws, and report: *volume on success; a message
+ * naming `fn` and the status otherwise (*volume untouched). */
+static pp_status measure_and_free(clip_workspace *ws, int planes, double tol, const char *fn,
+                                  double *volume)
+{
+    double v = 0.0;
+    pp_status st = cut_and_measure(ws, planes, tol, &v);
+    workspace_free(ws);
+    if (st == PP_ERR_NO_MEMORY) {
+        pp_log(PP_LOG_ERROR, "%s: out of memory", fn);
+        return st;
+    }
+    if (!isfinite(v)) {
+        pp_log(PP_LOG_ERROR, "%s: the volume came out non-finite", fn);
+        return PP_ERR_NUMERICAL;
+    }
+    *volume = v;
+    return PP_OK;
+}
+
 /* ------------------------------------------------------------------ argument checks */
 
 static int finite_array(const double *x, int n)
@@ -402,19 +422,7 @@ pp_status pp_overlap_volume_directed(const pp_polytope *cut, const double pos_cu
         pp_v3_scale(plane, 1.0 / length, plane);
         plane[3] = offset / length;
     }
-    double v = 0.0;
-    pp_status st = cut_and_measure(&ws, by->face_count, tol, &v);
-    workspace_free(&ws);
-    if (st == PP_ERR_NO_MEMORY) {
-        pp_log(PP_LOG_ERROR, "%s: out of memory", fn);
-        return st;
-    }
-    if (!isfinite(v)) {
-        pp_log(PP_LOG_ERROR, "%s: the volume came out non-finite", fn);
-        return PP_ERR_NUMERICAL;
-    }
-    *volume = v;
-    return PP_OK;
+    return measure_and_free(&ws, by->face_count, tol, fn, volume);
 }
 
 pp_status pp_overlap_volume(const pp_polytope *a, const double pos_a[3], const double R_a[9],
@@ -473,17 +481,5 @@ pp_status pp_overlap_halfspace_volume(const pp_polytope *poly, const double posi
     double length = pp_v3_norm(ws.planes);
     pp_v3_scale(ws.planes, 1.0 / length, ws.planes);
     ws.planes[3] = (offset - pp_v3_dot(normal, position)) / length;
-    double v = 0.0;
-    st = cut_and_measure(&ws, 1, tol, &v);
-    workspace_free(&ws);
-    if (st == PP_ERR_NO_MEMORY) {
-        pp_log(PP_LOG_ERROR, "%s: out of memory", fn);
-        return st;
-    }
-    if (!isfinite(v)) {
-        pp_log(PP_LOG_ERROR, "%s: the volume came out non-finite", fn);
-        return PP_ERR_NUMERICAL;
-    }
-    *volume = v;
-    return PP_OK;
+    return measure_and_free(&ws, 1, tol, fn, volume);
 }

@@ -17,33 +17,7 @@ static const double MASS_TOL = 1e-12; /* relative, mass properties */
 
 /* ------------------------------------------------------------------------ helpers */
 
-static unsigned long long rng_state;
-
-static double uniform(double lo, double hi)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return lo + (hi - lo) * ((double)(rng_state >> 11) / 9007199254740992.0);
-}
-
-static char last_message[512];
-static int message_count;
-
-static void capture(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)user;
-    snprintf(last_message, sizeof last_message, "%s", message);
-    message_count++;
-}
-
-static void setup(void)
-{
-    last_message[0] = '\0';
-    message_count = 0;
-    pp_set_log_hook(capture, NULL);
-}
-
-static void teardown(void) { pp_set_log_hook(NULL, NULL); }
+#include "test_support.h"
 
 static void check_closed_convex(const pp_polytope *p)
 {
