@@ -2,6 +2,8 @@
 #define _DEFAULT_SOURCE /* M_PI */
 #include "pouring.h"
 
+#include "pegplus/overlap.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -189,4 +191,50 @@ void pp_pour_scene_destroy(pp_pour_scene *s)
     for (int i = 0; i < s->scene.body_count; ++i) pp_polytope_destroy(s->body_polytopes[i]);
     pp_scene_destroy(&s->scene);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- measurement ---------------------------------------------------------------------- */
+
+static void geom_pose(dGeomID g, double pos[3], double R[9])
+{
+    const dReal *p = dGeomGetPosition(g), *r = dGeomGetRotation(g); /* r: 3 x 4, row-major */
+    for (int i = 0; i < 3; ++i) {
+        pos[i] = p[i];
+        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
+    }
+}
+
+static int aabbs_overlap(dGeomID a, dGeomID b)
+{
+    dReal x[6], y[6];
+    dGeomGetAABB(a, x);
+    dGeomGetAABB(b, y);
+    for (int k = 0; k < 3; ++k)
+        if (x[2 * k + 1] < y[2 * k] || y[2 * k + 1] < x[2 * k]) return 0;
+    return 1;
+}
+
+/* pouring.h */
+pp_status pp_pour_scene_overlap(const pp_pour_scene *s, double *total)
+{
+    double sum = 0.0;
+    int n = s->scene.body_count;
+    for (int i = 0; i < n; ++i) {
+        dGeomID gi = s->scene.geoms[i];
+        double pi[3], Ri[9];
+        geom_pose(gi, pi, Ri);
+        for (int j = 0; j < n + PP_POUR_BLOCKS; ++j) {
+            if (j < n && j <= i) continue; /* each dynamic pair once */
+            dGeomID gj = j < n ? s->scene.geoms[j] : s->blocks[j - n];
+            const pp_polytope *pj = j < n ? s->body_polytopes[j] : s->block_polytopes[j - n];
+            if (!aabbs_overlap(gi, gj)) continue;
+            double pos_j[3], Rj[9], v = 0.0;
+            geom_pose(gj, pos_j, Rj);
+            pp_status st = pp_overlap_volume(s->body_polytopes[i], pi, Ri, pj, pos_j, Rj, &v);
+            if (st != PP_OK) return st;
+            sum += v;
+        }
+    }
+    *total = sum;
+    return PP_OK;
 }

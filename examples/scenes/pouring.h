@@ -94,4 +94,9 @@ int pp_pour_drop_step(int k, double h);
  * world. Destroy the pegplus world first (it destroys the dConvex geoms it made). */
 void pp_pour_scene_destroy(pp_pour_scene *scene);
 
+/* Total exact overlap volume (pegplus/overlap.h), m^3, summed over every pair of a dropped
+ * body with another dropped body or a block whose ODE AABBs overlap. PP_OK, or the overlap
+ * module's status for a pose it rejects (non-finite). */
+pp_status pp_pour_scene_overlap(const pp_pour_scene *scene, double *total);
+
 #endif
