@@ -19,6 +19,17 @@
  *     (J^T W J)_{c c'} = sum over bodies b touched by both columns of g_{c,b}^T W_b g_{c',b},
  * which is accumulated body by body from each body's list of (contact, side) incidences:
  * O(sum_b deg_b^2 (k+1)^2) work, never a 6 nb x 6 nb matrix.
+ *
+ * Islands. (J^T W J)_{c c'} is nonzero only when contacts c and c' share a body with
+ * W_b != 0 (static ground and kinematic bodies have W_b = 0), and E, U couple a contact only
+ * with itself. So after permuting the unknowns contact by contact, the LCP is block diagonal
+ * with one block per connected component of the graph "contacts joined by a shared dynamic
+ * body" (DESIGN.md: a step is one island at a time), and its solution set is the product of
+ * the blocks' solution sets. Each island is assembled and solved on its own: a pile of 30
+ * boxes falling in 9 columns gives LCPs of n <= 140 instead of one of 300-800, Lemke's
+ * O(n^2) pivots and O(n) path length shrink with them, and a solver failure costs only its
+ * island's impulses. The compliance shift is r max_i M_ii over ALL contacts, so every
+ * island is exactly a block of the whole LCP, which pp_mlcp_last_lcp assembles on request.
  */
 #include "pegplus/mlcp.h"
 
@@ -31,13 +42,25 @@ struct pp_mlcp_workspace {
     double *jac;          /* [contact][side][col 0..k][6]: g blocks (col 0 normal) */
     double *wjac;         /* same layout: W_b g */
     double *dirs;         /* [contact][k][3] */
-    double *M;            /* n_max^2, column-major */
-    double *q;            /* n_max */
-    double *z;            /* n_max */
+    double *M;            /* n_max^2, column-major: an island's LCP while solving, the whole
+                             LCP when pp_mlcp_last_lcp asks for it */
+    double *q;            /* n_max: the whole LCP's q */
+    double *z;            /* n_max: the whole LCP's z */
+    double *island_q;     /* n_max: an island's q and z */
+    double *island_z;
+    unsigned char *island_basis; /* n_max */
+    double *mu;           /* max_contacts: mu of each contact (for U) */
+    int *sides;           /* 2 max_contacts: body_a, body_b of each contact */
+    unsigned char *coupled; /* max_bodies: W_b != 0, the body joins its contacts' islands */
     int *incidence_first; /* max_bodies + 1: CSR over bodies */
     int *incidence;       /* 2 max_contacts: contact * 2 + side */
     int *fill;            /* max_bodies */
-    int last_n;
+    int *root;            /* max_contacts: union-find parents over contacts */
+    int *island_first;    /* max_contacts + 1: CSR of contacts by island */
+    int *island_contacts; /* max_contacts */
+    int *local;           /* max_contacts: position of a contact within its island */
+    int last_nc, last_k, last_n;
+    double last_shift;    /* compliance r max_i M_ii of the last solve */
     pp_lcp_workspace *lcp;
 };
 
@@ -76,12 +99,24 @@ pp_status pp_mlcp_workspace_create(int max_bodies, int max_contacts, int max_dir
     ws->M = malloc(n * n * sizeof(double));
     ws->q = malloc(n * sizeof(double));
     ws->z = malloc(n * sizeof(double));
+    ws->island_q = malloc(n * sizeof(double));
+    ws->island_z = malloc(n * sizeof(double));
+    ws->island_basis = malloc(n);
+    ws->mu = malloc(nc * sizeof(double));
+    ws->sides = malloc(2 * nc * sizeof(int));
+    ws->coupled = malloc((size_t)max_bodies);
     ws->incidence_first = malloc(((size_t)max_bodies + 1) * sizeof(int));
     ws->incidence = malloc(2 * nc * sizeof(int));
     ws->fill = malloc((size_t)max_bodies * sizeof(int));
+    ws->root = malloc(nc * sizeof(int));
+    ws->island_first = malloc((nc + 1) * sizeof(int));
+    ws->island_contacts = malloc(nc * sizeof(int));
+    ws->local = malloc(nc * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
-    if (ws->jac && ws->wjac && ws->dirs && ws->M && ws->q && ws->z && ws->incidence_first &&
-        ws->incidence && ws->fill)
+    if (ws->jac && ws->wjac && ws->dirs && ws->M && ws->q && ws->z && ws->island_q &&
+        ws->island_z && ws->island_basis && ws->mu && ws->sides && ws->coupled &&
+        ws->incidence_first && ws->incidence && ws->fill && ws->root && ws->island_first &&
+        ws->island_contacts && ws->local)
         status = pp_lcp_workspace_create((int)n, &ws->lcp);
     if (status != PP_OK) {
         pp_log(PP_LOG_ERROR, "pp_mlcp_workspace_create: out of memory (LCP size %zu)", n);
@@ -101,19 +136,21 @@ void pp_mlcp_workspace_destroy(pp_mlcp_workspace *ws)
     free(ws->M);
     free(ws->q);
     free(ws->z);
+    free(ws->island_q);
+    free(ws->island_z);
+    free(ws->island_basis);
+    free(ws->mu);
+    free(ws->sides);
+    free(ws->coupled);
     free(ws->incidence_first);
     free(ws->incidence);
     free(ws->fill);
+    free(ws->root);
+    free(ws->island_first);
+    free(ws->island_contacts);
+    free(ws->local);
     pp_lcp_workspace_destroy(ws->lcp);
     free(ws);
-}
-
-void pp_mlcp_last_lcp(const pp_mlcp_workspace *ws, int *n, const double **M, const double **q)
-{
-    PP_ASSERT(ws && n && M && q, "pp_mlcp_last_lcp: valid arguments");
-    *n = ws->last_n;
-    *M = ws->M;
-    *q = ws->q;
 }
 
 /* ---- Geometry of a contact -------------------------------------------------------------- */
@@ -255,25 +292,37 @@ static pp_status validate(const pp_mlcp_workspace *ws, const pp_mlcp_problem *p,
 #define JAC(ws, cols, i, side, l) (&(ws)->jac[((((size_t)(i) * 2 + (side)) * (cols)) + (l)) * 6])
 #define WJAC(ws, cols, i, side, l) (&(ws)->wjac[((((size_t)(i) * 2 + (side)) * (cols)) + (l)) * 6])
 
-static int contact_body(const pp_contact *c, int side)
-{
-    return side == 0 ? c->body_a : c->body_b;
-}
-
-/* LCP index of column l (0 normal, 1..k friction) of contact i. */
+/* LCP index of column l (0 normal, 1..k friction) of contact i among nc contacts; the sigma
+ * of contact i is nc (k + 1) + i. */
 static int column_index(int nc, int k, int i, int l)
 {
     return l == 0 ? i : nc + i * k + (l - 1);
 }
 
-/* Stage 1: G blocks and W_b G blocks of every contact side, and the per-body incidence
- * lists (CSR by counting). W_b g = [m^-1 g_lin; J^-1 g_ang]. */
+static double dot6(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Stage 1: G blocks and W_b G blocks of every contact side, the per-body incidence lists
+ * (CSR by counting), and what the assembly needs later without the problem: mu and the
+ * bodies of each contact, and which bodies couple their contacts (W_b != 0).
+ * W_b g = [m^-1 g_lin; J^-1 g_ang]. */
 static void build_jacobians(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
 {
     const int nc = p->contact_count, nb = p->body_count, cols = k + 1;
     for (int b = 0; b <= nb; ++b) ws->incidence_first[b] = 0;
+    for (int b = 0; b < nb; ++b) {
+        const pp_mlcp_body *body = &p->bodies[b];
+        int coupled = body->inv_mass != 0.0;
+        for (int e = 0; e < 9; ++e) coupled |= body->inv_inertia[e] != 0.0;
+        ws->coupled[b] = (unsigned char)coupled;
+    }
     for (int i = 0; i < nc; ++i) {
         const pp_contact *c = &p->contacts[i];
+        ws->mu[i] = c->mu;
+        ws->sides[2 * i] = c->body_a;
+        ws->sides[2 * i + 1] = c->body_b;
         double *d = &ws->dirs[(size_t)i * k * 3];
         pp_mlcp_friction_directions(c->n, k, d);
         const double *xa = c->body_a >= 0 ? p->bodies[c->body_a].x : NULL;
@@ -283,7 +332,7 @@ static void build_jacobians(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int
             pp_mlcp_contact_jacobian(c, xa, xb, u, JAC(ws, cols, i, 0, l), JAC(ws, cols, i, 1, l));
         }
         for (int side = 0; side < 2; ++side) {
-            int b = contact_body(c, side);
+            int b = ws->sides[2 * i + side];
             if (b < 0) continue;
             ++ws->incidence_first[b + 1];
             const pp_mlcp_body *body = &p->bodies[b];
@@ -304,35 +353,106 @@ static void build_jacobians(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int
     }
     for (int i = 0; i < nc; ++i)
         for (int side = 0; side < 2; ++side) {
-            int b = contact_body(&p->contacts[i], side);
+            int b = ws->sides[2 * i + side];
             if (b >= 0) ws->incidence[ws->fill[b]++] = 2 * i + side;
         }
 }
 
-static double dot6(const double *a, const double *b)
+/* Stage 2: q = [G_n^T nu* + psi/h; G_f^T nu*; 0] of the whole LCP, and the compliance shift
+ * r max_i M_ii, with M_ii = sum over the coupled sides of g^T W_b g. */
+static void build_rhs(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
 {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+    const int nc = p->contact_count, cols = k + 1;
+    double dmax = 0.0;
+    for (int i = 0; i < nc; ++i) {
+        const pp_contact *c = &p->contacts[i];
+        for (int l = 0; l < cols; ++l) {
+            double rate = 0.0, diagonal = 0.0;
+            for (int side = 0; side < 2; ++side) {
+                int b = ws->sides[2 * i + side];
+                if (b < 0) continue;
+                const pp_mlcp_body *body = &p->bodies[b];
+                const double *g = JAC(ws, cols, i, side, l);
+                rate += g[0] * body->v[0] + g[1] * body->v[1] + g[2] * body->v[2] +
+                        g[3] * body->w[0] + g[4] * body->w[1] + g[5] * body->w[2];
+                if (ws->coupled[b]) diagonal += dot6(g, WJAC(ws, cols, i, side, l));
+            }
+            ws->q[column_index(nc, k, i, l)] = l == 0 ? rate + c->psi / p->h : rate;
+            dmax = fmax(dmax, diagonal);
+        }
+        ws->q[nc + nc * k + i] = 0.0;
+    }
+    ws->last_shift = p->compliance > 0.0 ? p->compliance * dmax : 0.0;
 }
 
-/* Stage 2: the LCP matrix and vector of ST96 Eq 29 (see the file comment). */
-static void assemble_lcp(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
+/* Union-find root of contact i, with path halving. */
+static int find_root(int *root, int i)
 {
-    const int nc = p->contact_count, nb = p->body_count, cols = k + 1;
-    const int n = pp_mlcp_lcp_size(nc, k);
-    double *M = ws->M, *q = ws->q;
+    while (root[i] != i) {
+        root[i] = root[root[i]]; /* path halving */
+        i = root[i];
+    }
+    return i;
+}
+
+/* Stage 3: islands, the connected components of "contacts sharing a coupled body", as a
+ * CSR list (island_first, island_contacts); islands are ordered by their smallest contact
+ * and list their contacts in increasing order. Returns the number of islands. */
+static int find_islands(pp_mlcp_workspace *ws, int nc, int nb)
+{
+    int *root = ws->root, *count = ws->local; /* local[] is free until the islands are solved */
+    for (int i = 0; i < nc; ++i) root[i] = i;
+    for (int b = 0; b < nb; ++b) {
+        if (!ws->coupled[b]) continue;
+        int first = ws->incidence_first[b], last = ws->incidence_first[b + 1];
+        for (int e = first + 1; e < last; ++e) {
+            int a = find_root(root, ws->incidence[first] / 2);
+            int c = find_root(root, ws->incidence[e] / 2);
+            if (a != c) root[a > c ? a : c] = a < c ? a : c; /* smaller index is the root */
+        }
+    }
+    /* Roots are the smallest contact of their island; number islands in root order. */
+    int islands = 0;
+    for (int i = 0; i < nc; ++i) {
+        int r = find_root(root, i);
+        root[i] = r;
+        if (r == i) count[i] = islands++;
+    }
+    for (int s = 0; s <= islands; ++s) ws->island_first[s] = 0;
+    for (int i = 0; i < nc; ++i) ++ws->island_first[count[root[i]] + 1];
+    for (int s = 0; s < islands; ++s) ws->island_first[s + 1] += ws->island_first[s];
+    for (int i = 0; i < nc; ++i) root[i] = count[root[i]]; /* root[] now: island of i */
+    int *fill = ws->local;
+    for (int s = 0; s < islands; ++s) fill[s] = ws->island_first[s];
+    for (int i = 0; i < nc; ++i) ws->island_contacts[fill[root[i]]++] = i;
+    return islands;
+}
+
+/*
+ * The LCP of ST96 Eq 29 restricted to `count` contacts (list[t], t = 0..count-1; local[]
+ * maps a contact of the list to t), unknowns [p_n (count); beta (count k); sigma (count)],
+ * into M (column-major, leading dimension count (k + 2)). Every contact sharing a coupled
+ * body with a listed contact must be listed too (an island, or all contacts).
+ */
+static void assemble_matrix(const pp_mlcp_workspace *ws, int k, const int *list, int count,
+                            const int *local, double *M)
+{
+    const int cols = k + 1, n = pp_mlcp_lcp_size(count, k);
     memset(M, 0, (size_t)n * n * sizeof *M);
 
-    /* J^T W J, body by body over pairs of incidences on the same body. */
-    for (int b = 0; b < nb; ++b) {
-        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
-            int i = ws->incidence[e] / 2, si = ws->incidence[e] % 2;
+    /* J^T W J: row (t, l) against every incidence (j, side') on the bodies of contact t. */
+    for (int t = 0; t < count; ++t) {
+        int i = list[t];
+        for (int si = 0; si < 2; ++si) {
+            int b = ws->sides[2 * i + si];
+            if (b < 0 || !ws->coupled[b]) continue;
             for (int f = ws->incidence_first[b]; f < ws->incidence_first[b + 1]; ++f) {
-                int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2;
+                int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2, tj = local[j];
                 for (int l = 0; l < cols; ++l) {
                     const double *g = JAC(ws, cols, i, si, l);
-                    int row = column_index(nc, k, i, l);
+                    int row = column_index(count, k, t, l);
                     for (int m = 0; m < cols; ++m) {
-                        int col = column_index(nc, k, j, m);
+                        int col = column_index(count, k, tj, m);
                         M[row + (size_t)col * n] += dot6(g, WJAC(ws, cols, j, sj, m));
                     }
                 }
@@ -340,41 +460,95 @@ static void assemble_lcp(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
         }
     }
 
-    /* Compliance (pp_mlcp_problem.compliance): r max_i M_ii on the p_n and beta diagonal. */
-    if (p->compliance > 0.0) {
-        double dmax = 0.0;
-        for (int i = 0; i < nc * cols; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
-        for (int i = 0; i < nc * cols; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
-    }
-
-    /* E, -E^T and U blocks; q = [G_n^T nu* + psi/h; G_f^T nu*; 0]. */
-    for (int i = 0; i < nc; ++i) {
-        const pp_contact *c = &p->contacts[i];
-        int s_idx = nc + nc * k + i;
-        M[s_idx + (size_t)i * n] = c->mu;
+    /* Compliance (pp_mlcp_problem.compliance) on the p_n and beta diagonal; E, -E^T, U. */
+    for (int i = 0; i < count * cols; ++i) M[i + (size_t)i * n] += ws->last_shift;
+    for (int t = 0; t < count; ++t) {
+        int s_idx = count + count * k + t;
+        M[s_idx + (size_t)t * n] = ws->mu[list[t]];
         for (int j = 0; j < k; ++j) {
-            int f_idx = nc + i * k + j;
+            int f_idx = count + t * k + j;
             M[f_idx + (size_t)s_idx * n] = 1.0;
             M[s_idx + (size_t)f_idx * n] = -1.0;
         }
-        for (int l = 0; l < cols; ++l) {
-            double rate = 0.0;
-            for (int side = 0; side < 2; ++side) {
-                int b = contact_body(c, side);
-                if (b < 0) continue;
-                const pp_mlcp_body *body = &p->bodies[b];
-                const double *g = JAC(ws, cols, i, side, l);
-                rate += g[0] * body->v[0] + g[1] * body->v[1] + g[2] * body->v[2] +
-                        g[3] * body->w[0] + g[4] * body->w[1] + g[5] * body->w[2];
-            }
-            q[column_index(nc, k, i, l)] = l == 0 ? rate + c->psi / p->h : rate;
-        }
-        q[s_idx] = 0.0;
     }
-    ws->last_n = n;
 }
 
-/* Stage 3: impulses out of z, and nu^{l+1} = nu* + sum over incidences of W_b g x_col. */
+/* Index of island unknown `a` (island of `count` contacts, list[]) in the whole LCP. */
+static int whole_index(int nc, int k, const int *list, int count, int a)
+{
+    if (a < count) return list[a];
+    if (a < count * (k + 1)) {
+        int t = (a - count) / k, j = (a - count) % k;
+        return nc + list[t] * k + j;
+    }
+    return nc + nc * k + list[a - count * (k + 1)];
+}
+
+/* Fold an island's LCP result into the step's (statuses: the first failure wins). */
+static void merge_result(pp_lcp_result *all, const pp_lcp_result *r, int first)
+{
+    if (first) {
+        *all = *r;
+        return;
+    }
+    if (all->status == PP_LCP_SOLVED) all->status = r->status;
+    all->pivots += r->pivots;
+    all->refactorisations += r->refactorisations;
+    all->warm_started = all->warm_started || r->warm_started; /* see solve_islands */
+    all->warm_lemke = all->warm_lemke || r->warm_lemke;
+    all->extended = all->extended || r->extended;
+    all->attempts += r->attempts;
+    all->epsilon = fmax(all->epsilon, r->epsilon);
+    all->residual = fmax(all->residual, r->residual);
+    all->relative_residual = fmax(all->relative_residual, r->relative_residual);
+    all->scale = fmax(all->scale, r->scale);
+    all->min_z = fmin(all->min_z, r->min_z);
+    all->min_w = fmin(all->min_w, r->min_w);
+    all->complementarity = fmax(all->complementarity, r->complementarity);
+}
+
+/* Stage 4: solve island by island into the whole z (and basis). */
+static pp_status solve_islands(pp_mlcp_workspace *ws, int nc, int k, int islands,
+                               const pp_lcp_options *options, unsigned char *basis,
+                               pp_mlcp_stats *stats)
+{
+    pp_status result = PP_OK;
+    for (int s = 0; s < islands; ++s) {
+        const int *list = &ws->island_contacts[ws->island_first[s]];
+        int count = ws->island_first[s + 1] - ws->island_first[s];
+        int n = pp_mlcp_lcp_size(count, k);
+        for (int t = 0; t < count; ++t) ws->local[list[t]] = t;
+        assemble_matrix(ws, k, list, count, ws->local, ws->M);
+        for (int a = 0; a < n; ++a) {
+            int g = whole_index(nc, k, list, count, a);
+            ws->island_q[a] = ws->q[g];
+            if (basis) ws->island_basis[a] = basis[g];
+        }
+        pp_lcp_result r;
+        pp_status st = pp_lcp_solve(ws->lcp, n, ws->M, ws->island_q, options,
+                                    basis ? ws->island_basis : NULL, ws->island_z, &r);
+        if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        if (st == PP_ERR_SOLVER) {
+            if (result == PP_OK) stats->failed_island = s;
+            ++stats->islands_failed;
+            result = PP_ERR_SOLVER;
+        }
+        /* On PP_ERR_SOLVER the island's z is 0 (lcp.h): its impulses 0, its bodies nu*. */
+        for (int a = 0; a < n; ++a) {
+            int g = whole_index(nc, k, list, count, a);
+            ws->z[g] = ws->island_z[a];
+            if (basis) basis[g] = ws->island_basis[a];
+        }
+        merge_result(&stats->lcp, &r, s == 0);
+        if (n > stats->largest_island) stats->largest_island = n;
+    }
+    stats->islands = islands;
+    /* "Accepted from the given basis without pivoting": no island pivoted, one was warm. */
+    stats->lcp.warm_started = stats->lcp.warm_started && stats->lcp.pivots == 0;
+    return result;
+}
+
+/* Stage 5: impulses out of z, and nu^{l+1} = nu* + sum over incidences of W_b g x_col. */
 static void write_solution(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k,
                            const double *z, pp_mlcp_solution *s)
 {
@@ -422,16 +596,33 @@ pp_status pp_mlcp_solve(pp_mlcp_workspace *ws, const pp_mlcp_problem *p,
     memset(stats, 0, sizeof *stats);
     stats->lcp_size = n;
     stats->directions = k;
+    stats->failed_island = -1;
+    ws->last_nc = nc;
+    ws->last_k = k;
+    ws->last_n = n;
     build_jacobians(ws, p, k);
     if (nc == 0) {
-        ws->last_n = 0;
         write_solution(ws, p, k, ws->z, solution);
         return PP_OK;
     }
-    assemble_lcp(ws, p, k);
-    status = pp_lcp_solve(ws->lcp, n, ws->M, ws->q, options, basis, ws->z, &stats->lcp);
+    build_rhs(ws, p, k);
+    int islands = find_islands(ws, nc, p->body_count);
+    status = solve_islands(ws, nc, k, islands, options, basis, stats);
     if (status != PP_OK && status != PP_ERR_SOLVER) return status;
-    /* On PP_ERR_SOLVER z is 0 (lcp.h): every impulse 0 and nu^{l+1} = nu*. */
     write_solution(ws, p, k, ws->z, solution);
     return status;
+}
+
+void pp_mlcp_last_lcp(const pp_mlcp_workspace *ws, int *n, const double **M, const double **q)
+{
+    PP_ASSERT(ws && n && M && q, "pp_mlcp_last_lcp: valid arguments");
+    *n = ws->last_n;
+    *M = ws->M;
+    *q = ws->q;
+    if (ws->last_n == 0) return;
+    /* The whole LCP into the island buffer: every contact listed, in its own order. The
+     * buffers are the workspace's scratch (pointers in a const workspace), and the
+     * assembly only reads what the last solve kept, so a repeated call gives the same. */
+    for (int i = 0; i < ws->last_nc; ++i) ws->local[i] = i;
+    assemble_matrix(ws, ws->last_k, ws->local, ws->last_nc, ws->local, ws->M);
 }

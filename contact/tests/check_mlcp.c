@@ -636,6 +636,69 @@ START_TEST(test_friction_directions)
 }
 END_TEST
 
+/*
+ * Islands (pp_mlcp_solve splits the LCP by contacts sharing a dynamic body). Box 0 and box 1
+ * rest on the ground 3 m apart; box 3 rests on box 0 (one contact, dynamic-dynamic); box 2
+ * is kinematic (W = 0) and touches the tops of boxes 0 and 1. The kinematic box must not
+ * join the two: islands {ground 0, 2-0, 3-0} and {ground 1, 2-1}. The island-wise answer
+ * must solve the whole LCP (check_lcp_solution in run) and carry every weight, and the
+ * kinematic box keeps its velocity.
+ */
+START_TEST(test_islands)
+{
+    const double zero[3] = {0, 0, 0}, fall[3] = {0, 0, -G * H};
+    const double x0[3] = {0, 0, 0.25}, x1[3] = {3, 0, 0.25}, x3[3] = {0.1, 0, 0.75};
+    pp_mlcp_body b[4];
+    b[0] = box_body(BOX_MASS, k_half, x0, fall, zero);
+    b[1] = box_body(BOX_MASS, k_half, x1, fall, zero);
+    memset(&b[2], 0, sizeof b[2]); /* kinematic: infinite mass, at rest */
+    b[2].x[0] = 1.5;
+    b[2].x[2] = 1.0;
+    const double small[3] = {0.2, 0.2, 0.2};
+    b[3] = box_body(1.0, small, x3, fall, zero);
+    pp_contact c[12];
+    int nc = ground_contacts(&b[0], 0, k_half, 0.5, c);
+    nc += ground_contacts(&b[1], 1, k_half, 0.5, c + nc);
+    const int top[2] = {0, 1};
+    for (int t = 0; t < 2; ++t) { /* kinematic box 2 (A, above) on the top of box t (B) */
+        pp_contact *k = &c[nc++];
+        memset(k, 0, sizeof *k);
+        k->body_a = 2;
+        k->body_b = top[t];
+        k->p_a[0] = b[top[t]].x[0] + 0.3;
+        k->p_a[2] = 0.5;
+        k->n[2] = -1.0;
+        k->mu = 0.5;
+    }
+    pp_contact *s = &c[nc++]; /* box 3 (B) resting on box 0 (A) at one point under its centre */
+    memset(s, 0, sizeof *s);
+    s->body_a = 0;
+    s->body_b = 3;
+    s->p_a[0] = 0.1;
+    s->p_a[2] = 0.5;
+    s->n[2] = 1.0;
+    s->psi = 0.05; /* box 3 hovers 5 cm up: its bottom is at 0.55 */
+    s->mu = 0.5;
+    step_out o = run(b, 4, c, nc, 4, NULL);
+    ck_assert_int_eq(o.stats.islands, 2);
+    ck_assert_int_eq(o.stats.largest_island, 6 * 6);
+    ck_assert_int_eq(o.stats.islands_failed, 0);
+    ck_assert_int_eq(o.stats.failed_island, -1);
+    /* Boxes 0 and 1 stop on the ground (the kinematic box does not push: it is at rest and
+     * the contacts are closing at -g h only on the dynamic side); box 3 keeps falling (its
+     * gap 5 cm is more than g h^2) and feels no impulse. */
+    for (int t = 0; t < 2; ++t) {
+        double pn = 0.0;
+        for (int i = 0; i < 4; ++i) pn += o.pn[4 * t + i];
+        ck_assert_double_eq_tol(pn, BOX_MASS * G * H, TOL_IMPULSE);
+        ck_assert_double_eq_tol(o.nu[6 * top[t] + 2], 0.0, TOL_VELOCITY);
+    }
+    ck_assert_double_eq_tol(o.pn[10], 0.0, TOL_IMPULSE);
+    ck_assert_double_eq_tol(o.nu[6 * 3 + 2], -G * H, TOL_VELOCITY);
+    for (int r = 0; r < 6; ++r) ck_assert(o.nu[6 * 2 + r] == 0.0);
+}
+END_TEST
+
 START_TEST(test_bad_input_rejected)
 {
     const double x[3] = {0, 0, 0.25}, v[3] = {0, 0, 0}, w[3] = {0, 0, 0};
@@ -680,6 +743,7 @@ int main(void)
     tcase_add_loop_test(tc, test_friction_inside_pyramid, 0, 40);
     tcase_add_loop_test(tc, test_jacobian_finite_difference, 0, 10);
     tcase_add_loop_test(tc, test_friction_directions, 0, 14);
+    tcase_add_test(tc, test_islands);
     tcase_add_test(tc, test_bad_input_rejected);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);

@@ -80,9 +80,18 @@ typedef struct pp_mlcp_solution {
 } pp_mlcp_solution;
 
 typedef struct pp_mlcp_stats {
-    int lcp_size;               /* nc (k + 2) */
+    int lcp_size;               /* nc (k + 2): unknowns of the whole LCP */
     int directions;             /* k used */
-    pp_lcp_result lcp;          /* the LCP solve: status, pivots, residual, epsilon, ... */
+    int islands;                /* independent blocks solved (see pp_mlcp_solve) */
+    int largest_island;         /* unknowns of the largest block */
+    int islands_failed;         /* blocks the LCP solver failed on */
+    int failed_island;          /* the first of them, -1 if none; islands are numbered in
+                                   the order of their smallest contact index */
+    pp_lcp_result lcp;          /* the LCP solves over all islands: status (SOLVED, or the
+                                   first failure), pivots, refactorisations and attempts
+                                   summed, epsilon, residuals, scale and complementarity the
+                                   largest, min_z and min_w the smallest; warm_started when
+                                   no island pivoted and one was accepted from the basis */
 } pp_mlcp_stats;
 
 typedef struct pp_mlcp_workspace pp_mlcp_workspace;
@@ -98,20 +107,28 @@ void pp_mlcp_workspace_destroy(pp_mlcp_workspace *workspace);
 
 /*
  * Build and solve one Stewart–Trinkle step.
+ *  - Islands: contacts that share a body with W_b != 0 (not static, not kinematic) are
+ *    coupled; the LCP is block diagonal over the connected components ("islands") of that
+ *    relation, and each block is assembled and solved on its own (pp_lcp_solve). The
+ *    solution is the same as that of the whole LCP; the work is O(sum of block sizes^2)
+ *    per pivot instead of O(n^2), and a solver failure stays in its island.
  *  - options: LCP options (NULL = pp_lcp_options_default()); the regularisation fallback of
- *    pp_lcp_solve applies.
- *  - basis: optional, pp_mlcp_lcp_size(nc, k) bytes, the warm-start basis of the previous
- *    step on entry (when options->warm_start) and the final basis on exit (pp_lcp_solve).
- *    The caller keeps the contact order stable for it to be useful.
- * Returns PP_OK, PP_ERR_SOLVER (every impulse 0, velocity = nu*, stats->lcp says why), or
- * an argument error (nothing written). Never writes NaN.
+ *    pp_lcp_solve applies, island by island.
+ *  - basis: optional, pp_mlcp_lcp_size(nc, k) bytes indexed like the whole LCP, the
+ *    warm-start basis of the previous step on entry (when options->warm_start) and the
+ *    final basis on exit (pp_lcp_solve; all zeros in a failed island). The caller keeps the
+ *    contact order stable for it to be useful.
+ * Returns PP_OK; PP_ERR_SOLVER when an island was not solved (its impulses 0, its bodies
+ * keep nu*; the other islands are solved; stats->lcp and stats->islands_failed say why and
+ * how many); or an argument error (nothing written). Never writes NaN.
  */
 pp_status pp_mlcp_solve(pp_mlcp_workspace *workspace, const pp_mlcp_problem *problem,
                         const pp_lcp_options *options, unsigned char *basis,
                         pp_mlcp_solution *solution, pp_mlcp_stats *stats);
 
-/* The LCP of the last pp_mlcp_solve (column-major M, q; valid until the next solve or
- * destroy), e.g. for pp_lcp_instance_save of a failing step. */
+/* The whole LCP of the last pp_mlcp_solve (column-major M, q, n = stats.lcp_size; valid
+ * until the next call, solve or destroy), e.g. for pp_lcp_instance_save of a failing step.
+ * M is assembled by this call, O(n^2), into the workspace's scratch. */
 void pp_mlcp_last_lcp(const pp_mlcp_workspace *workspace, int *n, const double **M,
                       const double **q);
 
