@@ -171,16 +171,26 @@ static void emit_set(ctx *c, pp_peg_set_kind kind, pp_peg_config_kind origin)
  * face qualifies, and the primary is the qualifying face with the largest psi. The authors'
  * code kept only qualifying faces in the max (and a U for a single one): that blocked
  * separated random polytope pairs in check_peg_constraints.
+ *
+ * A vertex inside q (psi_g < 0 for every face g of q) gets its set whether or not a face
+ * qualifies, the primary then being the face with the largest psi (the nearest plane: the
+ * least push that takes v out). Feasibility only picks the face a vertex crossing the
+ * boundary is pushed back through; it is no reason to drop the condition. Without this a
+ * vertex deeper than delta below the face it projects into (infeasible: psi < -delta) had
+ * no set at all: nothing pushed it out and it sank further each step, and in the
+ * re-linearisation (ST96 §3.6) a predicted pose with such a vertex was a fixed point of
+ * the iteration (no set at q^, so nothing to undo the prediction).
  * exclude (or -1): a face left out (the lower of two near-coplanar faces). Returns 1 when a
  * set was made.
  */
 static int vertex_set(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
                       int flip, double appl_min, int exclude, pp_peg_config_kind origin)
 {
-    int qualifying = 0;
+    int qualifying = 0, inside = 1;
     for (int g = 0; g < q->face_count; ++g) {
-        if (g == exclude) continue;
         double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
+        if (psi >= 0.0) inside = 0;
+        if (g == exclude) continue;
         if (fabs(psi) > c->eps) continue; /* D_g >= |psi_g| */
         pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
         if (t.distance > c->eps) continue;
@@ -188,7 +198,7 @@ static int vertex_set(ctx *c, const pp_polytope_view *p, int v, const pp_polytop
         qualifying += ok;
         add_vertex_face(c, p, v, q, g, flip, ok);
     }
-    if (qualifying == 0) {
+    if (c->n == 0 || (qualifying == 0 && !inside)) {
         c->n = 0;
         return 0;
     }
@@ -233,14 +243,20 @@ static int vertex_edge(ctx *c, const pp_polytope_view *p, int v, const pp_polyto
     pp_peg_vf_test t2 = pp_peg_feasibility_vf(p, v, q, f2, c->eps, c->params);
 
     if (pp_v3_dot(q->face_normals + 3 * f1, q->face_normals + 3 * f2) > c->params->coplanar_cos) {
-        /* The edge only splits a plane (authors' special case): the two faces are one, and
-         * the lower of them (smaller psi) is left out; f1 on a tie. No X: an edge of p cannot
-         * cross e without v crossing the (nearly) common plane. */
-        return vertex_set(c, p, v, q, flip, -2.0, t2.psi > t1.psi ? f1 : f2, origin);
+        /* The edge only splits a plane (authors' special case): for v the two faces are one,
+         * and the lower of them (smaller psi) is left out of v's set; f1 on a tie. Only v's
+         * set: the X sets below are still made. "An edge of p cannot cross e without v
+         * crossing the common plane" holds for exactly coplanar faces alone; our faces are
+         * merged facets, so f1 and f2 meet at a dihedral angle theta > 0, and an edge e_p of
+         * p at v that dips below f1's plane (relaxed applicability admits it) by less than
+         * theta enters q through f1 and leaves it through f2, passing under e while v stays
+         * on f1: a crossing that only the gap psi(e_p, e) of the X sees. */
+        if (!vertex_set(c, p, v, q, flip, -2.0, t2.psi > t1.psi ? f1 : f2, origin)) return 0;
+    } else {
+        /* The authors required a feasible f1 or f2 (no applicability test on them). */
+        if (!t1.feasible && !t2.feasible) return 0;
+        if (!vertex_set(c, p, v, q, flip, -2.0, -1, origin)) return 0;
     }
-    /* The authors required a feasible f1 or f2 (no applicability test on them). */
-    if (!t1.feasible && !t2.feasible) return 0;
-    if (!vertex_set(c, p, v, q, flip, -2.0, -1, origin)) return 0;
 
     double O[3];
     pp_peg_edge_orientation(q, e, O);

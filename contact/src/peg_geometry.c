@@ -114,6 +114,21 @@ static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double
  * e_b is B's extreme along -n iff n . t_b1 >= 0, n . t_b2 >= 0. So min(-d) >= 0 is the
  * classical test for n (A -> B along +n) and min(d) >= 0 the test for -n; the relaxed value
  * is the better of the two, and its sign orients the contact normal.
+ *
+ * The relaxation needs a domain. In the plane normal to e_a, let the outward normals of e_a's
+ * faces be at angles 0 and theta (theta = the exterior dihedral angle, the arc of e_a's
+ * normal cone) and n at angle beta: n . t_1 = -sin(beta), n . t_2 = sin(beta - theta), so
+ * min(-n . t_1, -n . t_2) >= -r holds on [-asin r, theta + asin r] (the arc widened by asin r,
+ * as meant) and ALSO on [theta + pi - asin r, pi + asin r] around the antipode of the arc,
+ * which is non-empty when theta < 2 asin r (r = 0.4: edges flatter than 47 degrees). There
+ * n points INTO both of e_a's faces: the edge is on the far side of A, and psi_ee is no gap of
+ * A and B (its sign is arbitrary: a thin prism 1 mm above a roof ridge got psi = -0.011, two
+ * hulls overlapping by 0.06 mm got psi = -0.035, and such a pair appearing at a predicted
+ * pose made the re-linearisation leap). The
+ * t-vector test is a test of n within 90 degrees of the arc's bisector: an orientation is
+ * applicable only where n . (eta_a1 + eta_a2) > 0 and n . (eta_b1 + eta_b2) < 0 (n leaves A
+ * and enters B across their edges: the authors' sign rule with edge_edge_3d.m's check from
+ * A's side, spec §4), and gets -1 (never applicable) outside it.
  */
 double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
                                int eb, double normal[3])
@@ -131,6 +146,11 @@ double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polyt
     double d[4] = {pp_v3_dot(n, ta1), pp_v3_dot(n, ta2), -pp_v3_dot(n, tb1), -pp_v3_dot(n, tb2)};
     double min_d = fmin(fmin(d[0], d[1]), fmin(d[2], d[3]));
     double min_neg = fmin(fmin(-d[0], -d[1]), fmin(-d[2], -d[3]));
+    const int *ga = a->edges + 4 * ea, *gb = b->edges + 4 * eb;
+    double bis_a = pp_v3_dot(n, normal_of(a, ga[2])) + pp_v3_dot(n, normal_of(a, ga[3]));
+    double bis_b = pp_v3_dot(n, normal_of(b, gb[2])) + pp_v3_dot(n, normal_of(b, gb[3]));
+    if (!(bis_a > 0.0 && bis_b < 0.0)) min_neg = -1.0; /* +n outside its domain */
+    if (!(bis_a < 0.0 && bis_b > 0.0)) min_d = -1.0;   /* -n outside its domain */
     if (normal) pp_v3_scale(normal, min_neg >= min_d ? 1.0 : -1.0, n);
     return fmax(min_d, min_neg);
 }
@@ -300,6 +320,62 @@ void pp_peg_contact_flip(pp_contact *c)
     pp_v3_scale(c->n, -1.0, c->n);
 }
 
+int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,
+                          const double plane_normal[3], double plane_offset, pp_contact *c)
+{
+    PP_ASSERT(a && c && (b || plane_normal), "pp_peg_contact_update: NULL argument");
+    double n[3], psi;
+    switch (c->kind) {
+    case PP_CONTACT_VERTEX_FACE: { /* vertex of A, face of B (or A's vertex on the plane) */
+        if (c->feature_a < 0 || c->feature_a >= a->vertex_count) return 0;
+        const double *v = vertex_of(a, c->feature_a);
+        if (!b) {
+            if (c->feature_b != -1) return 0;
+            pp_v3_scale(n, -1.0, plane_normal);
+            psi = pp_v3_dot(plane_normal, v) - plane_offset;
+        } else {
+            if (c->feature_b < 0 || c->feature_b >= b->face_count) return 0;
+            pp_v3_scale(n, -1.0, normal_of(b, c->feature_b));
+            psi = pp_v3_dot(normal_of(b, c->feature_b), v) - b->face_offsets[c->feature_b];
+        }
+        pp_v3_copy(c->p_a, v);
+        break;
+    }
+    case PP_CONTACT_FACE_VERTEX: { /* face of A, vertex of B: the flipped vertex–face */
+        if (!b || c->feature_a < 0 || c->feature_a >= a->face_count || c->feature_b < 0 ||
+            c->feature_b >= b->vertex_count)
+            return 0;
+        const double *v = vertex_of(b, c->feature_b);
+        pp_v3_copy(n, normal_of(a, c->feature_a));
+        psi = pp_v3_dot(n, v) - a->face_offsets[c->feature_a];
+        pp_v3_axpy(c->p_a, v, -psi, n);
+        break;
+    }
+    case PP_CONTACT_EDGE_EDGE: {
+        if (!b || c->feature_a < 0 || c->feature_a >= a->edge_count || c->feature_b < 0 ||
+            c->feature_b >= b->edge_count)
+            return 0;
+        const int *ga = a->edges + 4 * c->feature_a, *gb = b->edges + 4 * c->feature_b;
+        double da[3], db[3], r[3];
+        pp_v3_sub(da, vertex_of(a, ga[1]), vertex_of(a, ga[0]));
+        pp_v3_sub(db, vertex_of(b, gb[1]), vertex_of(b, gb[0]));
+        pp_v3_cross(n, da, db);
+        double len = pp_v3_norm(n);
+        if (len <= PARALLEL_TOLERANCE * pp_v3_norm(da) * pp_v3_norm(db)) return 0;
+        pp_v3_scale(n, (pp_v3_dot(n, c->n) < 0.0 ? -1.0 : 1.0) / len, n);
+        pp_v3_sub(r, vertex_of(b, gb[0]), vertex_of(a, ga[0]));
+        psi = pp_v3_dot(n, r);
+        pp_peg_segments_closest(vertex_of(a, ga[0]), vertex_of(a, ga[1]), vertex_of(b, gb[0]),
+                                vertex_of(b, gb[1]), c->p_a, NULL, NULL, NULL);
+        break;
+    }
+    default: return 0;
+    }
+    pp_v3_copy(c->n, n);
+    c->psi = psi;
+    return 1;
+}
+
 static void contact_init(pp_contact *c, pp_contact_kind kind, int fa, int fb, const double p_a[3],
                          const double n[3], double psi)
 {
@@ -320,6 +396,40 @@ void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polyt
     double n[3] = {-eta[0], -eta[1], -eta[2]};
     contact_init(out, PP_CONTACT_VERTEX_FACE, v, f, vertex_of(p, v), n,
                  pp_v3_dot(eta, vertex_of(p, v)) - q->face_offsets[f]);
+}
+
+/* Largest face gap of point x against polytope q: <= 0 inside (or on), > 0 outside. */
+static double point_depth(const pp_polytope_view *q, const double x[3])
+{
+    double m = -HUGE_VAL;
+    for (int f = 0; f < q->face_count; ++f)
+        m = fmax(m, pp_v3_dot(normal_of(q, f), x) - q->face_offsets[f]);
+    return m;
+}
+
+/*
+ * Feasibility of an edge–edge configuration's gap when it is negative. There the closest
+ * points c_p, c_q are interior to both segments (no endpoint within eps of the other
+ * segment) and psi = n . (c_q - c_p) < 0 says that along n the edges have passed each other.
+ * For the edges' wedges with n in both normal arcs (classical applicability) and |psi| small
+ * against the features around them that is a crossing, and -n runs from c_p into p's wedge.
+ * But the relaxed test (APPL^ee down to -0.4) admits orientations for which the wedges say
+ * nothing, and at depths up to eps the wedges are no model of the polytopes: two bodies
+ * overlapping by 1 mm had an edge–edge configuration with psi = -0.14 m whose closest points
+ * were 0.13 m and 0.06 m outside the other body. As a U constraint that number asked the LCP
+ * to push the pair apart by eps in one step (and made the re-linearisation leap). So, as a
+ * vertex under a face is feasible while psi >= -delta (spec §3), a negative edge–edge gap is
+ * feasible while it is a crossing in progress, psi >= -delta, and deeper only where the
+ * crossing is verified: c_q inside p or c_p inside q. Otherwise the two edges do not overlap
+ * each other at their common perpendicular and there is no contact of theirs to keep apart.
+ * (Only for this configuration: the edge pairs of vertex–edge and vertex–vertex X sets meet
+ * at a vertex, where the closest points are clamped to the segments' ends and an ongoing
+ * crossing leaves them outside the other body.)
+ */
+static int edge_gap_feasible(const pp_polytope_view *p, const pp_polytope_view *q, double psi,
+                             const double c_p[3], const double c_q[3], double delta)
+{
+    return psi >= -delta || point_depth(p, c_q) <= 0.0 || point_depth(q, c_p) <= 0.0;
 }
 
 /* psi = n . (p_q - p_p) is the signed distance of the two lines (n is perpendicular to both),
@@ -539,8 +649,13 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
             if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
             if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
                 continue;
-            double appl = pp_peg_applicability_ee(a, i, q, j, NULL);
+            double n[3];
+            double appl = pp_peg_applicability_ee(a, i, q, j, n);
             if (!(appl > params->appl_ee)) continue; /* parallel: -1 */
+            /* the closest points are interior: psi = n . (p_b - p_a), the lines' gap */
+            double gap[3];
+            pp_v3_sub(gap, pb, pa);
+            if (!edge_gap_feasible(a, q, pp_v3_dot(n, gap), pa, pb, params->delta)) continue;
             st = push_config(b, count, PP_PEG_EDGE_EDGE, i, j, pa, pb, d, appl);
             if (st != PP_OK) return st;
         }

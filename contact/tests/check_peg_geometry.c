@@ -149,7 +149,8 @@ END_TEST
  * (±1, 0, 1)/sqrt2. With n = +z (A -> B): n.t_a = -1/sqrt2 (both), -n.t_b = -1/sqrt2 (both),
  * so d = -1/sqrt2 (x4), min(-d) = 1/sqrt2 = APPL, normal = +z.
  * Against B's TOP ridge instead (t-vectors (±1, 0, -1)/sqrt2): d = [-r, -r, r, r], both mins
- * are -r: APPL = -1/sqrt2.
+ * are -r, but neither sign is in the test's domain (+z leaves B's top ridge, -z enters A's:
+ * n . (eta_b1 + eta_b2) = sqrt2 > 0 for +z, n . (eta_a1 + eta_a2) < 0 for -z): APPL = -1.
  * Parallel ridges (B turned about x too): -1 and a zero normal.
  */
 START_TEST(test_applicability_ee)
@@ -191,8 +192,8 @@ START_TEST(test_applicability_ee)
         if (fabs(z0 - z1) < 1e-12 && fabs(z0 - b.view.vertices[3 * top_b + 2]) < 1e-12)
             top_ridge_b = e;
     }
-    ck_assert_double_eq_tol(pp_peg_applicability_ee(&a.view, ridge_a, &b.view, top_ridge_b, NULL),
-                            -sqrt(0.5), TOL);
+    ck_assert_double_eq(pp_peg_applicability_ee(&a.view, ridge_a, &b.view, top_ridge_b, NULL),
+                        -1.0);
     release(&b);
 
     /* parallel */
@@ -575,6 +576,143 @@ START_TEST(test_classify_coplanar_faces)
 }
 END_TEST
 
+/*
+ * The domain of the relaxed APPL^ee (regression: a flat edge took an orientation pointing INTO
+ * its own faces). A = the roof block of the test above: its ridge along y has faces of normals
+ * (±0.004, 0, 1)/k, k = sqrt(1 + 0.004^2). B = unit cube turned 45 deg about x, TOP ridge
+ * along x (faces (0, ±1, 1)/sqrt2). The edges' n is ±z. With n = -z the t-vector test gives
+ * -n . t_a = -0.004/k into both roof faces (the antipode of the ridge's normal arc, within
+ * sin(theta/2) of it) and n . t_b = 1/sqrt2 at B: before the fix APPL^ee = -0.004 with
+ * n = -z, "applicable" for every threshold. Yet -z enters A through both roof faces and +z
+ * leaves B through both of its faces: neither orientation separates these edges, and now
+ * APPL^ee = -1. Against B's BOTTOM ridge, n = +z leaves A and enters B: APPL^ee =
+ * min(0.004/k, 1/sqrt2) = 0.004/k with normal +z, as before.
+ */
+START_TEST(test_applicability_ee_domain)
+{
+    const double pts[] = {-0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -0.5, 0.5, -0.5, 0.5, 0.5, -0.5,
+                          -0.5, -0.5, 0.5,  0.5, -0.5, 0.5,  -0.5, 0.5, 0.5,  0.5, 0.5, 0.5,
+                          0.0,  -0.5, 0.502, 0.0, 0.5, 0.502};
+    pp_polytope *roof;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 10, &roof), PP_OK);
+    const double zero[3] = {0, 0, 0}, ex[3] = {1, 0, 0}, xb[3] = {0, 0, 2};
+    posed a = pose(roof, zero, NULL);
+    int ridge = -1;
+    for (int e = 0; e < a.view.edge_count; ++e) {
+        const int *g = a.view.edges + 4 * e;
+        if (fabs(a.view.vertices[3 * g[0] + 2] - 0.502) < 1e-12 &&
+            fabs(a.view.vertices[3 * g[1] + 2] - 0.502) < 1e-12)
+            ridge = e;
+    }
+    ck_assert_int_ge(ridge, 0);
+    double Rx[9], n[3];
+    rot_axis(ex, PI / 4, Rx);
+    posed b = box(1, 1, 1, xb, Rx);
+    int top = extreme_vertex(&b.view, 2, 1), bottom = extreme_vertex(&b.view, 2, 0);
+    int top_ridge = -1, bottom_ridge = -1;
+    for (int e = 0; e < b.view.edge_count; ++e) {
+        const int *g = b.view.edges + 4 * e;
+        double z0 = b.view.vertices[3 * g[0] + 2], z1 = b.view.vertices[3 * g[1] + 2];
+        if (fabs(z0 - z1) > 1e-12) continue;
+        if (fabs(z0 - b.view.vertices[3 * top + 2]) < 1e-12) top_ridge = e;
+        if (fabs(z0 - b.view.vertices[3 * bottom + 2]) < 1e-12) bottom_ridge = e;
+    }
+    ck_assert(top_ridge >= 0 && bottom_ridge >= 0);
+    const double k = sqrt(1 + 0.004 * 0.004);
+    ck_assert_double_eq(pp_peg_applicability_ee(&a.view, ridge, &b.view, top_ridge, n), -1.0);
+    ck_assert_double_eq_tol(pp_peg_applicability_ee(&a.view, ridge, &b.view, bottom_ridge, n),
+                            0.004 / k, 1e-12);
+    assert_vec(n, 0, 0, 1, 1e-12);
+    release(&b);
+    free(a.v);
+    free(a.n);
+    free(a.d);
+    pp_polytope_destroy(roof);
+}
+END_TEST
+
+/*
+ * pp_peg_contact_update: the contacts of a pair re-evaluated after B moved. Crossed ridges
+ * 0.01 apart (test_classify_edge_edge's pair): the edge–edge contact, then B raised by 0.005
+ * and turned half a turn about z (its ridge now runs the other way, so e_a x e_b flips): the
+ * update keeps n = +z (the side it had) and gives psi = 0.015. A 0.4 cube resting face down
+ * on a unit cube (vertex–face contacts, psi 0) after A is raised by 0.003: psi 0.003, p_a
+ * follows the vertex; the same contacts written B -> A (face–vertex after the flip) give the
+ * same psi. A vertex against a plane. A point contact and a bad feature index give 0.
+ */
+START_TEST(test_contact_update)
+{
+    const double xa[3] = {0, 0, 0}, xb[3] = {0, 0, sqrt(2.0) + 0.01}, ex[3] = {1, 0, 0},
+                 ey[3] = {0, 1, 0}, ez[3] = {0, 0, 1};
+    double Rx[9], Ry[9], Rz[9], R2[9];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed a = box(1, 1, 1, xa, Rx), b = box(1, 1, 1, xb, Ry);
+    pp_peg_set sets[16];
+    pp_contact c[64];
+    pp_peg_output out = {sets, 16, 0, 0, c, NULL, 64, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, EPS, NULL, &out), PP_OK);
+    ck_assert_int_eq(out.contact_count, 1);
+    ck_assert_int_eq(c[0].kind, PP_CONTACT_EDGE_EDGE);
+    assert_vec(c[0].n, 0, 0, 1, 1e-12);
+    /* B raised by 0.005 and turned by pi about z: same ridge, reversed direction */
+    rot_axis(ez, PI, Rz);
+    for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+            R2[3 * r + q] = Rz[3 * r] * Ry[q] + Rz[3 * r + 1] * Ry[3 + q] + Rz[3 * r + 2] * Ry[6 + q];
+    const double xb2[3] = {0, 0, sqrt(2.0) + 0.015};
+    posed b2 = box(1, 1, 1, xb2, R2);
+    pp_contact e = c[0];
+    /* the feature indices are the box's own: find B's bottom ridge in the turned box */
+    ck_assert_int_eq(pp_peg_contact_update(&a.view, &b2.view, NULL, 0.0, &e), 1);
+    assert_vec(e.n, 0, 0, 1, 1e-12);
+    ck_assert_double_eq_tol(e.psi, 0.015, 1e-12);
+    assert_vec(e.p_a, 0, 0, sqrt(0.5), 1e-12);
+    release(&a);
+    release(&b);
+    release(&b2);
+
+    /* vertex–face, face–vertex */
+    const double xs[3] = {0.05, -0.02, 0.7}, up[3] = {0.05, -0.02, 0.703}, zero[3] = {0, 0, 0};
+    a = box(0.4, 0.4, 0.4, xs, NULL);
+    b = box(1, 1, 1, zero, NULL);
+    posed a2 = box(0.4, 0.4, 0.4, up, NULL);
+    out = (pp_peg_output){sets, 16, 0, 0, c, NULL, 64, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, EPS, NULL, &out), PP_OK);
+    ck_assert_int_eq(out.contact_count, 4);
+    for (int i = 0; i < 4; ++i) {
+        pp_contact u = c[i], f = c[i];
+        ck_assert_int_eq(pp_peg_contact_update(&a2.view, &b.view, NULL, 0.0, &u), 1);
+        ck_assert_double_eq_tol(u.psi, 0.003, 1e-12);
+        assert_vec(u.p_a, a2.view.vertices[3 * c[i].feature_a],
+                   a2.view.vertices[3 * c[i].feature_a + 1],
+                   a2.view.vertices[3 * c[i].feature_a + 2], 1e-15);
+        pp_peg_contact_flip(&f); /* B -> A: face–vertex */
+        ck_assert_int_eq(pp_peg_contact_update(&b.view, &a2.view, NULL, 0.0, &f), 1);
+        ck_assert_double_eq_tol(f.psi, 0.003, 1e-12);
+        assert_vec(f.n, 0, 0, 1, 1e-15);
+    }
+    /* against the half-space z <= 0.5 (B's top as a plane) */
+    pp_contact h = c[0];
+    h.feature_b = -1;
+    const double nz[3] = {0, 0, 1};
+    ck_assert_int_eq(pp_peg_contact_update(&a2.view, NULL, nz, 0.5, &h), 1);
+    ck_assert_double_eq_tol(h.psi, 0.003, 1e-12);
+    assert_vec(h.n, 0, 0, -1, 0.0);
+    /* what cannot be re-evaluated */
+    pp_contact bad = c[0];
+    bad.feature_b = 99;
+    ck_assert_int_eq(pp_peg_contact_update(&a2.view, &b.view, NULL, 0.0, &bad), 0);
+    ck_assert_double_eq(bad.psi, c[0].psi);
+    bad = c[0];
+    bad.kind = PP_CONTACT_POINT;
+    ck_assert_int_eq(pp_peg_contact_update(&a2.view, &b.view, NULL, 0.0, &bad), 0);
+    release(&a);
+    release(&a2);
+    release(&b);
+}
+END_TEST
+
 /* Capacity and argument errors. */
 START_TEST(test_classify_errors)
 {
@@ -629,6 +767,8 @@ int main(void)
     tcase_add_test(tc, test_classify_parallel_edges);
     tcase_add_test(tc, test_classify_coplanar_faces);
     tcase_add_test(tc, test_classify_errors);
+    tcase_add_test(tc, test_applicability_ee_domain);
+    tcase_add_test(tc, test_contact_update);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -71,6 +71,9 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->key_sets);
     free(s->pose_saved);
     free(s->nu_hat);
+    free(s->work_sets);
+    free(s->work_contacts);
+    free(s->work_restitution);
     memset(s, 0, sizeof *s);
 }
 
@@ -363,6 +366,31 @@ static pp_status pair_peg_sets(pp_step_scratch *s, int a, int b, double eps_ab,
     }
 }
 
+/* Which contacts carry an impulse (the first of each set, its primary) and the statistics of
+ * the sets in s->sets. */
+static pp_status index_sets(pp_world *world, pp_model model)
+{
+    pp_step_scratch *s = &world->scratch;
+    int nc = s->contact_count;
+    pp_status st = grow_n((void **)&s->primary, &s->primary_capacity, nc > 0 ? nc : 1, 1);
+    if (st != PP_OK) return st;
+    memset(s->primary, 0, (size_t)(nc > 0 ? nc : 1));
+    int counts[3] = {0, 0, 0};
+    for (int j = 0; j < s->set_count; ++j) {
+        s->primary[s->sets[j].first] = 1;
+        counts[s->sets[j].kind]++;
+    }
+    world->stats.peg_u_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_U] : 0;
+    world->stats.peg_i_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_I] : 0;
+    world->stats.peg_x_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_X] : 0;
+    world->stats.contacts = nc;
+    double min_gap = HUGE_VAL;
+    for (int c = 0; c < nc; ++c)
+        if (s->contacts[c].psi < min_gap) min_gap = s->contacts[c].psi;
+    world->stats.min_gap = nc ? min_gap : 0.0;
+    return PP_OK;
+}
+
 /* Stage 3 (is the pair within eps_ij? libccd MPR, analytic for planes and spheres), stage 4
  * (its feature pairs) and stage 5 (its constraints under `model`: the standard model makes
  * every feature contact a U constraint, PEG Eq 7; PEG makes U/I/X sets). */
@@ -393,26 +421,8 @@ static pp_status build_constraints(pp_world *world, pp_model model)
                                    : pair_contacts(s, a, b, eps_ab, &surface);
         if (st != PP_OK) return st;
     }
-    /* Which contacts carry an impulse: the first of each set (its primary). */
-    int nc = s->contact_count;
-    pp_status st = grow_n((void **)&s->primary, &s->primary_capacity, nc > 0 ? nc : 1, 1);
-    if (st != PP_OK) return st;
-    memset(s->primary, 0, (size_t)(nc > 0 ? nc : 1));
-    int counts[3] = {0, 0, 0};
-    for (int j = 0; j < s->set_count; ++j) {
-        s->primary[s->sets[j].first] = 1;
-        counts[s->sets[j].kind]++;
-    }
-    world->stats.peg_u_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_U] : 0;
-    world->stats.peg_i_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_I] : 0;
-    world->stats.peg_x_sets = model == PP_MODEL_PEG ? counts[PP_PEG_SET_X] : 0;
     world->stats.near_pairs = near;
-    world->stats.contacts = nc;
-    double min_gap = HUGE_VAL;
-    for (int c = 0; c < nc; ++c)
-        if (s->contacts[c].psi < min_gap) min_gap = s->contacts[c].psi;
-    world->stats.min_gap = nc ? min_gap : 0.0;
-    return PP_OK;
+    return index_sets(world, model);
 }
 
 /* Stages 3-5 for the candidate pairs of stage 2 under the configured model. */
@@ -654,6 +664,183 @@ static pp_status solve_model(pp_world *world, double h, int k, int *model)
     return s->contact_count ? solve_standard(world, h, k) : PP_OK;
 }
 
+/* ---- The re-linearisation's working set -------------------------------------------------- */
+
+/* Identity of a feature contact whichever body is A (the same-frame rule writes a contact of
+ * a set from either side): kind 0 a vertex against a face (or plane), the vertex first; kind
+ * 2 an edge pair, the lower shape index first; -1 a contact that cannot be re-evaluated. */
+typedef struct feature_key {
+    int kind, shape1, feature1, shape2, feature2;
+} feature_key;
+
+static feature_key key_of(const pp_contact *c)
+{
+    switch (c->kind) {
+    case PP_CONTACT_VERTEX_FACE:
+        return (feature_key){0, c->shape_a, c->feature_a, c->shape_b, c->feature_b};
+    case PP_CONTACT_FACE_VERTEX:
+        return (feature_key){0, c->shape_b, c->feature_b, c->shape_a, c->feature_a};
+    case PP_CONTACT_EDGE_EDGE:
+        return c->shape_a < c->shape_b
+                   ? (feature_key){2, c->shape_a, c->feature_a, c->shape_b, c->feature_b}
+                   : (feature_key){2, c->shape_b, c->feature_b, c->shape_a, c->feature_a};
+    default: return (feature_key){-1, -1, -1, -1, -1};
+    }
+}
+
+/* Do the sets with contacts a[0, na) and b[0, nb) constrain the same feature pairs? (The
+ * contacts of a set are distinct feature pairs, so equal counts and a in b suffice.) */
+static int same_features(const pp_contact *a, int na, const pp_contact *b, int nb)
+{
+    if (na != nb) return 0;
+    for (int i = 0; i < na; ++i) {
+        feature_key ka = key_of(&a[i]);
+        int found = 0;
+        for (int j = 0; j < nb && !found; ++j) {
+            feature_key kb = key_of(&b[j]);
+            found = ka.kind == kb.kind && ka.shape1 == kb.shape1 && ka.feature1 == kb.feature1 &&
+                    ka.shape2 == kb.shape2 && ka.feature2 == kb.feature2;
+        }
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/* Sets of feature contacts between polytopes (or a polytope and a plane) can be re-evaluated
+ * at another pose (pp_peg_contact_update); the closest-point contacts of smooth shapes are
+ * rebuilt at every pose instead. */
+static int carryable(const pp_step_scratch *s, const pp_peg_set *set, const pp_contact *c)
+{
+    for (int i = 0; i < set->count; ++i) {
+        if (key_of(&c[i]).kind < 0) return 0;
+        const pp_shape *a = &s->shapes[c[i].shape_a], *b = &s->shapes[c[i].shape_b];
+        if (a->kind != PP_SHAPE_POLYTOPE) return 0;
+        if (b->kind != PP_SHAPE_POLYTOPE && b->kind != PP_SHAPE_PLANE) return 0;
+    }
+    return 1;
+}
+
+/* Append set (contacts c, restitution r: 3 per contact) to the working set. */
+static pp_status work_append(pp_step_scratch *s, const pp_peg_set *set, const pp_contact *c,
+                             const double *r)
+{
+    int nc = s->work_contact_count + set->count;
+    pp_status st = grow_n((void **)&s->work_sets, &s->work_set_capacity, s->work_set_count + 1,
+                          sizeof(pp_peg_set));
+    if (st == PP_OK)
+        st = grow_n((void **)&s->work_contacts, &s->work_contact_capacity, nc, sizeof(pp_contact));
+    if (st == PP_OK)
+        st = grow_n((void **)&s->work_restitution, &s->work_restitution_capacity, 3 * nc,
+                    sizeof(double));
+    if (st != PP_OK) return st;
+    pp_peg_set *w = &s->work_sets[s->work_set_count++];
+    *w = *set;
+    w->first = s->work_contact_count;
+    memcpy(&s->work_contacts[w->first], c, (size_t)set->count * sizeof(pp_contact));
+    memcpy(&s->work_restitution[3 * w->first], r, 3 * (size_t)set->count * sizeof(double));
+    s->work_contact_count = nc;
+    return PP_OK;
+}
+
+/* The working set starts with the constraints the step's first solve used (at q^l). */
+static pp_status working_set_start(pp_world *world, int model)
+{
+    pp_step_scratch *s = &world->scratch;
+    s->work_set_count = s->work_contact_count = 0;
+    s->work_model = model;
+    for (int j = 0; j < s->set_count; ++j) {
+        const pp_peg_set *set = &s->sets[j];
+        if (!carryable(s, set, &s->contacts[set->first])) continue;
+        pp_status st = work_append(s, set, &s->contacts[set->first], &s->restitution[3 * set->first]);
+        if (st != PP_OK) return st;
+    }
+    return PP_OK;
+}
+
+/* Set w of the working set re-evaluated at the shapes' current poses and appended to the
+ * step's sets. Returns PP_OK also when it cannot be re-evaluated (then it is left out). */
+static pp_status carry_set(pp_step_scratch *s, int w)
+{
+    const pp_peg_set *set = &s->work_sets[w];
+    pp_contact *c = &s->work_contacts[set->first];
+    const pp_shape *sa = &s->shapes[c[0].shape_a], *sb = &s->shapes[c[0].shape_b];
+    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
+    pp_status st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
+    if (st != PP_OK) return st;
+    pp_polytope_view va, vb;
+    pose_polytope(sa, s->pose_work, &va);
+    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), &vb);
+    for (int i = 0; i < set->count; ++i) {
+        int ok = sb->kind == PP_SHAPE_POLYTOPE
+                     ? pp_peg_contact_update(&va, &vb, NULL, 0.0, &c[i])
+                     : pp_peg_contact_update(&va, NULL, sb->normal, sb->offset, &c[i]);
+        if (!ok) return PP_OK;
+    }
+    int first = s->contact_count, nc = first + set->count;
+    st = grow_n((void **)&s->sets, &s->set_capacity, s->set_count + 1, sizeof(pp_peg_set));
+    if (st == PP_OK) st = grow_n((void **)&s->contacts, &s->contact_capacity, nc, sizeof(pp_contact));
+    if (st == PP_OK)
+        st = grow_n((void **)&s->restitution, &s->restitution_capacity, 3 * nc, sizeof(double));
+    if (st != PP_OK) return st;
+    memcpy(&s->contacts[first], c, (size_t)set->count * sizeof(pp_contact));
+    memcpy(&s->restitution[3 * first], &s->work_restitution[3 * set->first],
+           3 * (size_t)set->count * sizeof(double));
+    s->sets[s->set_count] = *set;
+    s->sets[s->set_count++].first = first;
+    s->contact_count = nc;
+    return PP_OK;
+}
+
+/*
+ * The constraints at a predicted pose q^: the sets built there (stage 5 at q^) together with
+ * every set of the working set that was not built again, re-evaluated at q^ (its features'
+ * gaps, normals and lever arms there). Sets built at q^ for the first time join the working
+ * set.
+ *
+ * Why. The fixed point of ST96 §3.6 solves the non-linear problem psi(q^{l+1}) >= 0 for a
+ * fixed family of constraint functions; ST96 §4 lets that family only grow within a step
+ * ("constraints found violated are added to the set of potentially active constraints").
+ * Rebuilding the sets from scratch at every q^ makes the family a function of the iterate
+ * itself: a set made at q^l (a vertex near a face, an X of two crossing edges) can be absent
+ * at q^ because the prediction moved the features past a proximity, feasibility or
+ * applicability threshold, and the next solve then ignores it. The iteration cycled between
+ * such families without a fixed point (the last iterate ending up to 3 mm deep: every set of
+ * its own family satisfied, the violated one belonging to another), or stopped at a pose
+ * that violates a set of q^l. With a growing working set the family changes finitely often
+ * and the iteration is the fixed-point iteration of ST96 for the last one. A set of q^l is
+ * valid over the step's motion (its proximity eps_ij includes how far the shapes can move in
+ * the step), so keeping it does not block the pair.
+ */
+static pp_status working_set_merge(pp_world *world, int model)
+{
+    pp_step_scratch *s = &world->scratch;
+    if (model != s->work_model) return working_set_start(world, model); /* fell back */
+    int fresh = s->set_count, known = s->work_set_count;
+    for (int w = 0; w < known; ++w) {
+        const pp_peg_set *ws = &s->work_sets[w];
+        int built = 0;
+        for (int j = 0; j < fresh && !built; ++j)
+            built = same_features(&s->work_contacts[ws->first], ws->count,
+                                  &s->contacts[s->sets[j].first], s->sets[j].count);
+        if (built) continue;
+        pp_status st = carry_set(s, w);
+        if (st != PP_OK) return st;
+    }
+    for (int j = 0; j < fresh; ++j) {
+        const pp_peg_set *set = &s->sets[j];
+        const pp_contact *c = &s->contacts[set->first];
+        if (!carryable(s, set, c)) continue;
+        int known_set = 0;
+        for (int w = 0; w < known && !known_set; ++w)
+            known_set = same_features(&s->work_contacts[s->work_sets[w].first],
+                                      s->work_sets[w].count, c, set->count);
+        if (known_set) continue;
+        pp_status st = work_append(s, set, c, &s->restitution[3 * set->first]);
+        if (st != PP_OK) return st;
+    }
+    return index_sets(world, (pp_model)model);
+}
+
 /*
  * One fixed-point iteration of Stewart & Trinkle 1996 §3.6. The step's LCP enforces the gap
  * linearised at q^l, psi(q^l) + h G(q^l)^T nu >= 0; for a rotating body the true gap at
@@ -715,6 +902,7 @@ static pp_status relinearize(pp_world *world, double h, int k, int *model, doubl
     }
     pp_stage_pose_shapes(world, h);
     st = build_constraints(world, (pp_model)*model);
+    if (st == PP_OK) st = working_set_merge(world, *model);
     for (int c = 0; st == PP_OK && c < s->contact_count; ++c) {
         pp_contact *q = &s->contacts[c];
         double ga[6], gb[6], rate = 0.0;
@@ -804,6 +992,8 @@ pp_status pp_stage_time_step(pp_world *world, double h)
     st = solve_model(world, h, k, &model);
     double bound = 0.0;
     if (st == PP_OK && world->config.relinearize_iterations > 0) {
+        st = working_set_start(world, model);
+        if (st != PP_OK) return st;
         double first = kinetic_energy(world, s->velocity);
         double free_motion = kinetic_energy(world, NULL); /* nu* is still in the bodies */
         bound = (first > free_motion ? first : free_motion) * (1.0 + 1e-9) + 1e-12;

@@ -115,6 +115,15 @@ typedef struct pp_step_scratch {
     int pose_saved_capacity;
     double *nu_hat;                /* 6 per body: the velocity estimate that predicts q^{l+1} */
     int nu_hat_capacity;
+    /* Its working set (ST96 §4): every constraint set of feature contacts met in the step, at
+     * q^l or at a predicted pose; work_sets index work_contacts, 3 restitution values each. */
+    pp_peg_set *work_sets;
+    int work_set_count, work_set_capacity;
+    pp_contact *work_contacts;
+    int work_contact_count, work_contact_capacity;
+    double *work_restitution;
+    int work_restitution_capacity;
+    int work_model;                /* the model whose sets they are */
 } pp_step_scratch;
 
 struct pp_world {

@@ -77,8 +77,14 @@ double pp_peg_applicability_vf(const pp_polytope_view *a, int vertex, const pp_p
  * and B's faces at e_b recede from -n: the edges' Gauss-map arcs cross, so e_a x e_b is a
  * separating-axis candidate. Parallel edges (|e_a x e_b| <= 1e-9 |e_a||e_b|) give -1: their
  * contact is carried by the vertex–edge / vertex–face contacts at their endpoints.
- * normal (optional) receives the unit n oriented from A to B (the sign of min(-d)); zero for
- * parallel edges.
+ * The relaxed values (< 0) are taken only where they measure a distance to the arcs: an
+ * orientation counts only if n . (eta_a1 + eta_a2) > 0 and n . (eta_b1 + eta_b2) < 0 (n
+ * leaves A and enters B across the edges' bisectors, the authors' sign rule checked from both
+ * sides); an orientation outside that gets -1. (Around the antipode of a flat edge's arc
+ * min(-n.t_1, -n.t_2) is -sin(theta/2): without the restriction a flat edge took a normal
+ * pointing into its own faces, as "applicable" as a true contact.)
+ * normal (optional) receives the unit n oriented from A to B (the orientation with the larger
+ * value); zero for parallel edges.
  */
 double pp_peg_applicability_ee(const pp_polytope_view *a, int edge_a, const pp_polytope_view *b,
                                int edge_b, double normal[3]);
@@ -129,6 +135,22 @@ int pp_peg_feasibility_ee(const pp_polytope_view *a, int edge_a, const pp_polyto
  * becomes face–vertex and back. Applying it twice restores c (up to round-off in p_a). */
 void pp_peg_contact_flip(pp_contact *c);
 
+/*
+ * The same feature pair at other poses: contact c (vertex–face, face–vertex or edge–edge,
+ * written A -> B as above) re-evaluated on the views a, b: p_a, n and psi of c's features,
+ * with the formulas of the table above; the kind, features, bodies, shapes and mu are kept.
+ * An edge–edge normal keeps its side, n = ±(e_a x e_b)/|.| with n . n_old > 0 (the gap is a
+ * continuous function of the poses; APPL^ee is not consulted again), and psi stays the
+ * signed distance of the two lines. b NULL: c is a vertex of A against the half-space
+ * normal . x <= offset (feature_b = -1, as pp_peg_constraints_polytope_plane writes it).
+ * Used by the stepper's re-linearisation to keep a set it made at another pose (ST96 §3.6 and
+ * §4: a constraint found is kept for the rest of the step). Returns 1, or 0 when c cannot be
+ * re-evaluated (a point contact, a feature index out of range, edges parallel at the new
+ * pose): c is then unchanged.
+ */
+int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,
+                          const double plane_normal[3], double plane_offset, pp_contact *c);
+
 /* ------------------------------------------------------------------------------------------
  * Configurations of a near pair (spec §3 "Constraint rules", 3D)
  * ---------------------------------------------------------------------------------------- */
@@ -161,7 +183,11 @@ typedef struct pp_peg_config {
  *     both of the edge's endpoints (else 1. holds), so its closest point is interior;
  *  3. edge–edge: non-parallel edges within eps such that no endpoint of either is within eps
  *     of the other segment (else a configuration of 1./2. at that endpoint describes the
- *     pair, and its X sets carry the edge pair), and with APPL^ee > appl_ee;
+ *     pair, and its X sets carry the edge pair), with APPL^ee > appl_ee, and whose gap
+ *     psi = n . (p_b - p_a) is feasible: psi >= -delta (a crossing in progress, as a vertex
+ *     under a face), or deeper only if p_b is inside A or p_a inside B (the edges do cross);
+ *     otherwise the edges pass each other outside a wedge and the negative number is no
+ *     penetration (a pair 0.008 apart had such a gap of -0.03);
  *  4. vertex–face / face–vertex: every vertex not in 1.–2., against the faces of the other
  *     body that are feasible with APPL^vf > appl_vf; ONE face per vertex, the one with the
  *     largest psi (ties: larger applicability, then lower index). A point is outside a convex
@@ -174,7 +200,8 @@ typedef struct pp_peg_config {
  * PP_ERR_NULL_ARGUMENT; PP_ERR_INVALID_ARGUMENT (eps <= 0 or not finite, bad params).
  * params NULL = defaults. builder: scratch, as for pp_peg_constraints_polytopes (NULL: the
  * call allocates its own). pp_peg_constraints_polytopes turns a step-4 vertex into its
- * "vertex set" (every face within eps, see there), usually a U on this one face.
+ * "vertex set" (every face within eps, see there), usually a U on this one face; it also
+ * makes one for a vertex inside B that has no face here (none feasible: deeper than delta).
  */
 typedef struct pp_peg_builder pp_peg_builder;
 
@@ -234,16 +261,20 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * a U when one face is within eps, else an I. If v is outside Q within eps, a face through
  * Q's point nearest to v has psi >= 0 and is within eps, so this never blocks a separated
  * pair however small Q's features are; if v is inside Q every psi is <= 0. The set is made
- * when some face "qualifies" (feasible with the configuration's applicability threshold),
- * and the primary is taken among the qualifying faces. (The authors kept only qualifying
- * faces in the max: for separated random polytopes that blocked a vertex outside Q through
- * a filtered face.) Per configuration:
+ * when some face "qualifies" (feasible with the configuration's applicability threshold) or
+ * v is inside Q (then the primary is the face with the largest psi: feasibility only picks the
+ * face a vertex is pushed back through, and a vertex deeper than delta under its face must
+ * still be pushed out), and the primary is taken among the qualifying faces. (The authors
+ * kept only qualifying faces in the max: for separated random polytopes that blocked a
+ * vertex outside Q through a filtered face.) Per configuration:
  *  - vertex–face, face–vertex (every vertex without a set from the rules below): the vertex
  *    set, qualifying = feasible with APPL^vf > appl_vf. Usually a U on one face.
  *  - edge–edge: U.
  *  - vertex–edge (v_a near edge e_b with faces f1, f2), spec Eq 36:
  *      if eta_1 . eta_2 > coplanar_cos (the edge only splits a plane): the vertex set without
- *      the lower of f1, f2 (smaller psi; f2 on a tie), no X;
+ *      the lower of f1, f2 (smaller psi; f2 on a tie), plus the X sets below (the faces are
+ *      not exactly coplanar: an edge of A at v_a dipping below f1 by less than their angle
+ *      passes under e_b and out through f2 while v_a stays on f1);
  *      else if neither f1 nor f2 is feasible: nothing (v_a then gets the vertex–face rule);
  *      else the vertex set (qualifying = feasible: I(C(v_a, f1), C(v_a, f2), ...)), plus
  *      for every edge e_a of A at v_a with APPL^ee(e_a, e_b) > appl_ve_edge an X-b set
