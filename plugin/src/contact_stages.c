@@ -564,14 +564,19 @@ static void dump_failed_lcp(int n, const double *M, const double *q, const char 
         pp_log(PP_LOG_WARNING, "the failed LCP was saved to %s", path);
 }
 
+/* A step may solve several LCPs (sub-steps, re-linearisations, the PEG fallback): the
+ * statistics keep the last size and warm-start flag, the sum of the pivots, and the worst
+ * status, residual and fallback, so a failure in any of them shows. */
 static void record_lcp(pp_world *world, int size, const pp_lcp_result *r, pp_status st)
 {
-    world->stats.lcp_size = size;
-    world->stats.lcp_status = (int)r->status;
-    world->stats.lcp_pivots += r->pivots;
-    world->stats.lcp_residual = r->residual;
-    world->stats.lcp_warm_started = r->warm_started;
-    world->stats.lcp_fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
+    pp_step_stats *t = &world->stats;
+    int fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
+    t->lcp_size = size;
+    if (t->lcp_status == 0) t->lcp_status = (int)r->status;
+    t->lcp_pivots += r->pivots;
+    if (r->residual > t->lcp_residual) t->lcp_residual = r->residual;
+    t->lcp_warm_started = r->warm_started;
+    if (fallback > t->lcp_fallback) t->lcp_fallback = fallback;
 }
 
 static void solution_arrays(pp_step_scratch *s, pp_mlcp_solution *solution)
@@ -1008,7 +1013,7 @@ pp_status pp_stage_time_step(pp_world *world, double h)
     if (st == PP_ERR_SOLVER) {
         s->key_count = s->key_set_count = 0; /* no basis worth reusing */
         pp_log(PP_LOG_WARNING, "the time-stepping LCP (%d unknowns) was not solved (status %d); "
-                               "this step ran without contact impulses", world->stats.lcp_size,
+                               "the contacts of its failed islands got no impulse", world->stats.lcp_size,
                world->stats.lcp_status);
     }
     if (s->contact_count == 0) return record_contact_info(world);

@@ -157,11 +157,13 @@ typedef struct pp_step_stats {
     int near_pairs;          /* pairs within the margin after the proximity query */
     int contacts;            /* contacts (feature pairs) handed to the time stepper */
     int lcp_size;            /* unknowns of the LCP solved this step */
-    int lcp_status;          /* pp_lcp status of the final solve (0 = solved) */
+    int lcp_status;          /* pp_lcp status: 0 when every LCP of the step was solved, else
+                                the first failure's */
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
-    double lcp_residual;     /* natural-map residual of the accepted solution */
-    int lcp_fallback;        /* 0 none; 1 solved only as M + eps I (regularised); 2 unsolved:
-                                the step ran without contact impulses (see README "Failures") */
+    double lcp_residual;     /* natural-map residual, the worst over the step's LCPs */
+    int lcp_fallback;        /* worst over the step's LCPs: 0 none; 1 solved only as M + eps I
+                                (regularised); 2 unsolved: the contacts of the failed islands
+                                got no impulse (see README "Known problems") */
     int lcp_warm_started;    /* 1: the previous step's basis solved it without pivoting */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
