@@ -969,6 +969,28 @@ static int basic_point_solves(const lemke_run *run)
     return check.relative_residual <= run->o->residual_tol;
 }
 
+/* z and the complementary basis from the final basic solution x (+ x_lo, the low parts of a
+ * double-double x, when given): z_j = x_i where z_j is basic in row i, 0 elsewhere. Both are 0
+ * when the pivoting did not end SOLVED. Returns status. */
+static pp_lcp_status read_solution(const int *row_var, int n, pp_lcp_status status,
+                                   const double *x, const double *x_lo, double *z,
+                                   unsigned char *basis)
+{
+    for (int i = 0; i < n; ++i) {
+        z[i] = 0.0;
+        basis[i] = 0;
+    }
+    if (status != PP_LCP_SOLVED) return status;
+    for (int i = 0; i < n; ++i) {
+        int v = row_var[i];
+        if (v >= n && v < 2 * n) {
+            z[v - n] = x_lo ? x[i] + x_lo[i] : x[i];
+            basis[v - n] = 1;
+        }
+    }
+    return status;
+}
+
 /*
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
@@ -1077,19 +1099,7 @@ static pp_lcp_status lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
     }
     *refactorisations = run.refactorisations;
 
-    for (int i = 0; i < n; ++i) {
-        z[i] = 0.0;
-        basis[i] = 0;
-    }
-    if (status != PP_LCP_SOLVED) return status;
-    for (int i = 0; i < n; ++i) {
-        int v = ws->row_var[i];
-        if (v >= n && v < 2 * n) {
-            z[v - n] = ws->x[i];
-            basis[v - n] = 1;
-        }
-    }
-    return status;
+    return read_solution(ws->row_var, n, status, ws->x, NULL, z, basis);
 }
 
 /* ---- Rescue: Lemke in double-double arithmetic ---------------------------------------
@@ -1385,19 +1395,7 @@ static pp_lcp_status lemke_extended(pp_lcp_workspace *ws, int n, const double *M
             break;
         }
     }
-    for (int i = 0; i < n; ++i) {
-        z[i] = 0.0;
-        basis[i] = 0;
-    }
-    if (status != PP_LCP_SOLVED) return status;
-    for (int i = 0; i < n; ++i) {
-        int v = ws->row_var[i];
-        if (v >= n && v < 2 * n) {
-            z[v - n] = e.x_hi[i] + e.x_lo[i];
-            basis[v - n] = 1;
-        }
-    }
-    return status;
+    return read_solution(ws->row_var, n, status, e.x_hi, e.x_lo, z, basis);
 }
 
 /* ---- Public solves -------------------------------------------------------------------- */

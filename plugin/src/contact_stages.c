@@ -138,7 +138,7 @@ void pp_stage_pose_shapes(pp_world *world, double dt)
 /* Sweep and prune over the AABBs grown by eps/2 + m_i (so two boxes overlap whenever the
  * shapes may come within eps_ij). Planes are unbounded and stay out of the sweep: they are
  * paired with every moving shape in stage 3. */
-pp_status pp_stage_broadphase(pp_world *world, const pp_pair **pairs, int *pair_count)
+pp_status pp_stage_broadphase(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
     double eps = world->config.proximity_margin;
@@ -181,8 +181,7 @@ pp_status pp_stage_broadphase(pp_world *world, const pp_pair **pairs, int *pair_
             s->pairs[n++].b = p < i ? i : p;
         }
     }
-    *pairs = s->pairs;
-    *pair_count = s->pair_count = n;
+    s->pair_count = n;
     world->stats.candidate_pairs = n;
     return PP_OK;
 }
@@ -426,11 +425,8 @@ static pp_status build_constraints(pp_world *world, pp_model model)
 }
 
 /* Stages 3-5 for the candidate pairs of stage 2 under the configured model. */
-pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_count, double h)
+pp_status pp_stage_contacts(pp_world *world)
 {
-    (void)h;
-    PP_ASSERT(pairs == world->scratch.pairs && pair_count == world->scratch.pair_count,
-              "pp_stage_contacts takes the pairs of pp_stage_broadphase");
     return build_constraints(world, world->config.model);
 }
 

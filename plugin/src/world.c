@@ -245,13 +245,11 @@ static void integrate_bodies(pp_world *world, double h)
  * contacts and the model's constraints on them (standard: a U per contact; PEG: U/I/X sets). */
 static pp_status find_contacts(pp_world *world, double dt, double *clock)
 {
-    const pp_pair *pairs = NULL;
-    int pair_count = 0;
     pp_stage_pose_shapes(world, dt);
-    pp_status st = pp_stage_broadphase(world, &pairs, &pair_count);  /* 2. broadphase   */
+    pp_status st = pp_stage_broadphase(world);                      /* 2. broadphase    */
     mark(world, PP_STAGE_BROADPHASE, clock);
     if (st != PP_OK) return st;
-    st = pp_stage_contacts(world, pairs, pair_count, dt);           /* 3-5. proximity,  */
+    st = pp_stage_contacts(world);                                  /* 3-5. proximity,  */
     mark(world, PP_STAGE_FEATURES, clock);                          /* features,        */
     return st;                                                      /* constraints      */
 }

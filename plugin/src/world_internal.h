@@ -181,8 +181,8 @@ pp_status pp_bridge_shapes(pp_world *world);
 
 /* contact_stages.c: stages 2-7 of the pegplus models. */
 void pp_stage_pose_shapes(pp_world *world, double dt);
-pp_status pp_stage_broadphase(pp_world *world, const pp_pair **pairs, int *pair_count);
-pp_status pp_stage_contacts(pp_world *world, const pp_pair *pairs, int pair_count, double h);
+pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratch.pairs */
+pp_status pp_stage_contacts(pp_world *world);     /* stages 3-5 on scratch.pairs */
 pp_status pp_stage_time_step(pp_world *world, double h);
 
 /* impact_stage.c: stage 6 (PLUS) and the time of the next impact. */

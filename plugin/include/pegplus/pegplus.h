@@ -136,9 +136,11 @@ pp_status pp_config_validate(const pp_config *config);
 typedef enum pp_stage {
     PP_STAGE_SNAPSHOT = 0,
     PP_STAGE_BROADPHASE,
-    PP_STAGE_PROXIMITY,
+    PP_STAGE_PROXIMITY,      /* PP_MODEL_ODE: dSpaceCollide; the pegplus models time their
+                                proximity test, feature contacts and constraint sets (stages
+                                3-5, done pair by pair) together under PP_STAGE_FEATURES */
     PP_STAGE_FEATURES,
-    PP_STAGE_CONSTRAINTS,
+    PP_STAGE_CONSTRAINTS,    /* unused: see PP_STAGE_PROXIMITY */
     PP_STAGE_IMPACT,
     PP_STAGE_TIME_STEP,
     PP_STAGE_INTEGRATE,
