@@ -7,7 +7,12 @@
  * Usage:
  *   pegplus-compare --model ode|quick|standard|peg --h H --seed S [--seconds 5]
  *                   [--scene pour3d|pour3d-icosahedra] [--mu 0] [--csv FILE] [--budget SECONDS]
- *                   [--quiet]
+ *                   [--quiet] [--relinearize N] [--margin EPS]
+ *
+ *   --relinearize, --margin  pp_config.relinearize_iterations and proximity_margin of the
+ *             pegplus models (default: pp_config_default()).
+ *   Environment PP_COMPARE_TRACE=V: print to stderr every step whose total overlap exceeds V
+ *             m^3, with the step's contact and constraint-set statistics (for diagnosis).
  *
  *   ode       PP_MODEL_ODE with dWorldStep      standard  PP_MODEL_STANDARD
  *   quick     PP_MODEL_ODE with dWorldQuickStep peg       PP_MODEL_PEG
