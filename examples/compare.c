@@ -7,9 +7,10 @@
  * Usage:
  *   pegplus-compare --model ode|quick|standard|peg --h H --seed S [--seconds 5]
  *                   [--scene pour3d|pour3d-icosahedra] [--mu 0] [--csv FILE] [--budget SECONDS]
- *                   [--quiet] [--relinearize N] [--margin EPS]
+ *                   [--quiet] [--relinearize N] [--margin EPS] [--compliance R]
  *
- *   --relinearize, --margin  pp_config.relinearize_iterations and proximity_margin of the
+ *   --relinearize, --margin, --compliance  pp_config.relinearize_iterations,
+ *             proximity_margin and compliance of the
  *             pegplus models (default: pp_config_default()).
  *   Environment PP_COMPARE_TRACE=V: print to stderr every step whose total overlap exceeds V
  *             m^3, with the step's contact and constraint-set statistics (for diagnosis).
@@ -86,7 +87,7 @@ typedef struct options {
     pp_pour_shape shape;
     const char *csv_path;
     int quiet;
-    double relinearize, margin; /* -1: pp_config_default() */
+    double relinearize, margin, compliance; /* -1: pp_config_default() */
 } options;
 
 typedef struct run_result {
@@ -111,7 +112,8 @@ static void usage(const char *argv0)
     fprintf(stderr,
             "usage: %s --model ode|quick|standard|peg --h H --seed S [--seconds 5]\n"
             "          [--scene pour3d|pour3d-icosahedra] [--mu 0] [--csv FILE] [--budget SECONDS] [--quiet]\n"
-            "          [--relinearize N] [--margin EPS]   (pegplus models; default: pp_config_default)\n",
+            "          [--relinearize N] [--margin EPS] [--compliance R]   (pegplus models; "
+            "default: pp_config_default)\n",
             argv0);
 }
 
@@ -131,7 +133,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->seconds = 5.0;
     o->scene_name = "pour3d";
     o->shape = PP_POUR_RANDOM_HULLS;
-    o->relinearize = o->margin = -1.0;
+    o->relinearize = o->margin = o->compliance = -1.0;
     int have_seed = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -145,6 +147,7 @@ static int parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--budget")) ok = parse_double(v, &o->budget);
         else if (!strcmp(a, "--relinearize")) ok = parse_double(v, &o->relinearize);
         else if (!strcmp(a, "--margin")) ok = parse_double(v, &o->margin);
+        else if (!strcmp(a, "--compliance")) ok = parse_double(v, &o->compliance);
         else if (!strcmp(a, "--csv")) o->csv_path = v;
         else if (!strcmp(a, "--scene")) o->scene_name = v;
         else if (!strcmp(a, "--seed")) {
@@ -226,6 +229,7 @@ static int run(const options *o, run_result *r)
     config.surface.mu = o->mu;
     if (o->relinearize >= 0.0) config.relinearize_iterations = (int)o->relinearize;
     if (o->margin > 0.0) config.proximity_margin = o->margin;
+    if (o->compliance >= 0.0) config.compliance = o->compliance;
     pp_world *world = NULL;
     if (pp_world_create(pour.scene.world, pour.scene.space, &config, &world) != PP_OK) {
         pp_pour_scene_destroy(&pour);

@@ -33,7 +33,7 @@ pp_peg_params pp_peg_params_default(void)
     p.appl_vv = -0.4;
     p.appl_ee = -0.4;
     p.appl_ve_edge = -0.1;
-    p.appl_x = -1e-3;
+    p.appl_x = -1e-9;
     p.coplanar_cos = 0.995;
     return p;
 }

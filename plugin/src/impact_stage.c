@@ -43,33 +43,42 @@ static const double *body_x(const pp_world *world, int b)
     return b >= 0 ? world->bodies[b].x : NULL;
 }
 
-/* Gap rate dpsi/dt = g_a . nu_a + g_b . nu_b (PEG Eq 7 row) for body twists nu (6 per body:
- * linear, angular), and for the external accelerations when `accel` is set. */
-static double gap_rate(const pp_world *world, const pp_contact *c, int accel, const double g[3])
+double pp_contact_gap_rate(const pp_world *world, const pp_contact *c, const double *nu_a,
+                           const double *nu_b)
 {
     double ga[6], gb[6];
     pp_mlcp_contact_jacobian(c, body_x(world, c->body_a), body_x(world, c->body_b), c->n, ga, gb);
     double rate = 0.0;
-    for (int side = 0; side < 2; ++side) {
-        int b = side ? c->body_b : c->body_a;
-        if (b < 0) continue;
-        const pp_body *pb = &world->bodies[b];
-        const double *row = side ? gb : ga;
-        double lin[3], ang[3];
-        if (!accel) {
-            memcpy(lin, pb->v, sizeof lin);
-            memcpy(ang, pb->w, sizeof ang);
-        } else {
-            double tau[3];
-            for (int k = 0; k < 3; ++k) {
-                lin[k] = pb->inv_mass * pb->force[k] + (pb->gravity && pb->inv_mass > 0 ? g[k] : 0.0);
-                tau[k] = pb->torque[k];
-            }
-            for (int r = 0; r < 3; ++r) ang[r] = dot3(&pb->inv_inertia_world[3 * r], tau);
-        }
-        rate += dot3(row, lin) + dot3(row + 3, ang);
-    }
+    if (c->body_a >= 0 && nu_a) rate += dot3(ga, nu_a) + dot3(ga + 3, nu_a + 3);
+    if (c->body_b >= 0 && nu_b) rate += dot3(gb, nu_b) + dot3(gb + 3, nu_b + 3);
     return rate;
+}
+
+/* Body b's twist (v, w), or with `accel` its acceleration under the external forces and
+ * gravity g, into nu (6). */
+static const double *body_twist(const pp_world *world, int b, int accel, const double g[3],
+                                double nu[6])
+{
+    if (b < 0) return NULL;
+    const pp_body *pb = &world->bodies[b];
+    if (!accel) {
+        memcpy(nu, pb->v, 3 * sizeof(double));
+        memcpy(nu + 3, pb->w, 3 * sizeof(double));
+        return nu;
+    }
+    for (int k = 0; k < 3; ++k)
+        nu[k] = pb->inv_mass * pb->force[k] + (pb->gravity && pb->inv_mass > 0 ? g[k] : 0.0);
+    for (int r = 0; r < 3; ++r) nu[3 + r] = dot3(&pb->inv_inertia_world[3 * r], pb->torque);
+    return nu;
+}
+
+/* Gap rate of contact c at the bodies' own velocities, or (accel) its rate of change under
+ * the external accelerations. */
+static double gap_rate(const pp_world *world, const pp_contact *c, int accel, const double g[3])
+{
+    double nu_a[6], nu_b[6];
+    return pp_contact_gap_rate(world, c, body_twist(world, c->body_a, accel, g, nu_a),
+                               body_twist(world, c->body_b, accel, g, nu_b));
 }
 
 static int island_root(int *parent, int i)

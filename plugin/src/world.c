@@ -44,8 +44,8 @@ pp_config pp_config_default(void)
     c.surface_user = NULL;
     c.proximity_margin = 0.01;
     c.friction_directions = 8;
-    c.compliance = 1e-10;
-    c.relinearize_iterations = 10;
+    c.compliance = 0.0;
+    c.relinearize_iterations = 20;
     return c;
 }
 
@@ -83,8 +83,8 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("friction_directions must be in 3..64", c->friction_directions);
     if (!(c->compliance >= 0.0) || !(c->compliance <= 1e-3))
         return reject("compliance must be in [0, 1e-3]", c->compliance);
-    if (c->relinearize_iterations < 0 || c->relinearize_iterations > 20)
-        return reject("relinearize_iterations must be in 0..20", c->relinearize_iterations);
+    if (c->relinearize_iterations < 0 || c->relinearize_iterations > 100)
+        return reject("relinearize_iterations must be in 0..100", c->relinearize_iterations);
     return PP_OK;
 }
 

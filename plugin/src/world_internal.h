@@ -115,6 +115,8 @@ typedef struct pp_step_scratch {
     int pose_saved_capacity;
     double *nu_hat;                /* 6 per body: the velocity estimate that predicts q^{l+1} */
     int nu_hat_capacity;
+    double *nu_kept;               /* 6 per body: the last estimate within the energy bound */
+    int nu_kept_capacity;
     /* Its working set (ST96 §4): every constraint set of feature contacts met in the step, at
      * q^l or at a predicted pose; work_sets index work_contacts, 3 restitution values each. */
     pp_peg_set *work_sets;
@@ -188,6 +190,11 @@ pp_status pp_stage_time_step(pp_world *world, double h);
 /* impact_stage.c: stage 6 (PLUS) and the time of the next impact. */
 pp_status pp_stage_impact(pp_world *world);
 double pp_time_to_impact(const pp_world *world, double remaining);
+/* The gap rate dpsi/dt = g_a . nu_a + g_b . nu_b of contact c (PEG Eq 7 row) for the twists
+ * nu_a, nu_b (6 each: linear, angular; NULL for a static side), the Jacobian taken about the
+ * bodies' current centres. */
+double pp_contact_gap_rate(const pp_world *world, const pp_contact *c, const double *nu_a,
+                           const double *nu_b);
 void pp_step_scratch_free(pp_step_scratch *scratch);
 
 /* Grow a dynamic array to hold at least `need` elements of `size` bytes. */

@@ -44,9 +44,13 @@ typedef struct pp_peg_params {
     double appl_vv;        /* vertex–vertex, faces at the other vertex: APPL^vf > appl_vv; -0.4 */
     double appl_ee;        /* edge–edge U constraints: APPL^ee > appl_ee; -0.4 */
     double appl_ve_edge;   /* vertex–edge, A's edges at the vertex in an X: APPL^ee > -0.1 */
-    double appl_x;         /* X candidates that must be (nearly) classically applicable: the
+    double appl_x;         /* X candidates that must be classically applicable: the
                               vertex–vertex X's faces and edge pairs, the extra faces of a
-                              vertex–edge X: APPL >= appl_x; -1e-3 (round-off of 0) */
+                              vertex–edge X: APPL >= appl_x; -1e-9 (round-off of 0). An X is
+                              a max over candidate separating planes; a candidate whose body
+                              dips below its plane (APPL < 0) satisfies the max while an
+                              edge of length L crosses the other body |APPL| L deep (at
+                              -1e-3: 0.1 mm in the pouring scene) */
     double coplanar_cos;   /* vertex–edge with eta_1 . eta_2 > coplanar_cos: the edge only
                               splits a plane, U on face f1 alone; 0.995 */
 } pp_peg_params;

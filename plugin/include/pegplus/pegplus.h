@@ -112,18 +112,21 @@ typedef struct pp_config {
     double proximity_margin;      /* eps, m: pairs closer than this get constraints; default 0.01 */
     int friction_directions;      /* k, directions of the friction pyramid, 3..64; default 8 */
     double compliance;            /* relative constraint-force mixing of the time-stepping LCP
-                                     (pegplus/mlcp.h), in [0, 1e-3]; default 1e-10. Makes the
-                                     LCP of redundant contacts (stacked faces) well posed; costs
-                                     a steady overlap of about compliance * |M| * p_n / h (2e-12 m
-                                     for a column of 10 unit boxes). 0 = exact ST96. */
+                                     (pegplus/mlcp.h), in [0, 1e-3]; default 0 (exact ST96).
+                                     A value r > 0 regularises the LCP of redundant contacts
+                                     (stacked faces) but costs a steady overlap of about
+                                     r * |M| * p_n / h (2e-12 m for a column of 10 unit boxes at
+                                     r = 1e-10: PEG's pouring then never got below 1e-12 m^3). */
     int relinearize_iterations;   /* pegplus models: Stewart & Trinkle 1996 §3.6 fixed-point
-                                     iterations, 0..20; default 10. After the step's LCP, the
+                                     iterations, 0..100; default 20. After the step's LCP, the
                                      contacts are rebuilt at the predicted end-of-step pose
                                      q^(l+1) and the LCP is solved again with the gap
                                      linearised there, until the velocity changes by less than
-                                     1e-9 (relative) or the count is reached. Removes the
-                                     second-order overlap a rotating body gets from a gap
-                                     linearised at the start of the step (~ h^2 |w|^2 r / 2). */
+                                     1e-11 (relative) or the count is reached (the iteration is
+                                     damped where it oscillates; README "Re-linearisation").
+                                     Removes the second-order overlap a rotating body gets from
+                                     a gap linearised at the start of the step
+                                     (~ h^2 |w|^2 r / 2). */
 } pp_config;
 
 /* Every parameter at its documented default. */
