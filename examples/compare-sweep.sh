@@ -28,8 +28,9 @@
 # Output, in DIR:
 #   runs/*.csv, runs/*.log   one row (with header) and the stderr of every run
 #   compare.csv              every row, one header
-#   summary.txt              per model and h: runs, crashed, median of the runs' median overlap,
-#                            median time per step
+#   summary.txt              per model and h: runs, crashed, medians over the runs of the run
+#                            median / Q1 / Q3 overlap, worst overlap of any step, share of steps
+#                            with I/X sets, median time per step, PEG time over standard
 #   plot/overlap-MODEL.dat, plot/time-MODEL.dat           the figures' data
 #   plot/fig24-overlap.{png,svg}, plot/time-per-step.{png,svg}   (compare-overlap.gp,
 #                                                                 compare-time.gp)
@@ -212,6 +213,10 @@ BEGIN {
         lo[key] = (n == 1 || $c["us_per_step"] + 0 < lo[key]) ? $c["us_per_step"] + 0 : lo[key]
         hi[key] = (n == 1 || $c["us_per_step"] + 0 > hi[key]) ? $c["us_per_step"] + 0 : hi[key]
         ov[key, n] = $c["overlap_median"]
+        q1[key, n] = $c["overlap_q1"]
+        q3[key, n] = $c["overlap_q3"]
+        if (n == 1 || $c["overlap_max"] + 0 > worst[key]) worst[key] = $c["overlap_max"] + 0
+        ix[key] += $c["ix_step_share"]
     }
 }
 END {
@@ -220,11 +225,27 @@ END {
         us = n ? median(key, n) : "NA"
         if (n) {
             print part[2], us, lo[key], hi[key], n >> (dir "/time-" part[1] ".dat")
+            us_of[key] = us
             for (i = 1; i <= n; ++i) val[key, i] = ov[key, i]
-            om = sprintf("%.3e", median(key, n))
-        } else om = "NA"
-        printf "%-9s %-6s %5d %8d %16s %14s\n", part[1], part[2], runs[key], crashed[key], om, \
-            n ? sprintf("%.1f", us) : "NA" > (dir "/summary.body")
+            om = sprintf("%.2e", median(key, n))
+            for (i = 1; i <= n; ++i) val[key, i] = q1[key, i]
+            oq1 = sprintf("%.2e", median(key, n))
+            for (i = 1; i <= n; ++i) val[key, i] = q3[key, i]
+            oq3 = sprintf("%.2e", median(key, n))
+            ow = sprintf("%.2e", worst[key])
+            share = sprintf("%.0f%%", 100 * ix[key] / n)
+        } else om = oq1 = oq3 = ow = share = "NA"
+        ratio = "-"
+        if (part[1] == "peg" && n && (("standard" SUBSEP part[2]) in count)) ratio = "pending"
+        printf "%-9s %-6s %4d %7d %10s %10s %10s %10s %6s %10s %s\n", part[1], part[2], runs[key], \
+            crashed[key], om, oq1, oq3, ow, part[1] == "peg" ? share : "-", \
+            n ? sprintf("%.1f", us) : "NA", ratio > (dir "/summary.body")
+    }
+    # PEG time per step over the standard model'"'"'s, per h (the paper: about 2x)
+    for (k = 1; k <= nkeys; ++k) {
+        key = keys[k]; split(key, part, SUBSEP)
+        if (part[1] != "peg" || !(key in us_of) || !(("standard" SUBSEP part[2]) in us_of)) continue
+        printf "%s %.2f\n", part[2], us_of[key] / us_of["standard" SUBSEP part[2]] > (dir "/ratio.body")
     }
 }' "$csv"
 for model in $models; do
@@ -234,12 +255,25 @@ for model in $models; do
     done
 done
 {
-    printf "%-9s %-6s %5s %8s %16s %14s\n" model h runs crashed "median overlap" "us/step"
-    printf "%-9s %-6s %5s %8s %16s %14s\n" "" "" "" "" "(m^3, median" "(median"
-    printf "%-9s %-6s %5s %8s %16s %14s\n" "" "" "" "" "of the runs)" "of the runs)"
-    [ -f "$out/plot/summary.body" ] && sort -k1,1 -k2,2g "$out/plot/summary.body"
+    echo "Per model and h over the seeds: runs, runs crashed before the end; the medians over the"
+    echo "runs of each run's median, Q1 and Q3 of the total overlap volume after every step (m^3);"
+    echo "the largest total overlap after any step of any run (m^3); the mean share of steps with"
+    echo "I or X sets (PEG); the median time per pp_world_step (us);"
+    echo "for PEG, its time per step over the standard model's at the same h."
+    echo
+    printf "%-9s %-6s %4s %7s %10s %10s %10s %10s %6s %10s %s\n" model h runs crashed median Q1 Q3 worst "I/X" "us/step" "peg/std"
+    if [ -f "$out/plot/summary.body" ]; then
+        sort -k1,1 -k2,2g "$out/plot/summary.body" | while read -r line; do
+            set -- $line
+            if [ "${11:-}" = pending ] && [ -f "$out/plot/ratio.body" ]; then
+                r=$(awk -v h="$2" '$1 == h { print $2 "x" }' "$out/plot/ratio.body")
+                line="${line% pending} ${r:--}"
+            fi
+            echo "$line"
+        done
+    fi
 } > "$out/summary.txt"
-rm -f "$out/plot/summary.body"
+rm -f "$out/plot/summary.body" "$out/plot/ratio.body"
 cat "$out/summary.txt"
 
 # -------------------------------------------------------------------------- figures
