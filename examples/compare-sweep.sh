@@ -9,7 +9,8 @@
 #   -b, --bin PATH       pegplus-compare (default: $PEGPLUS_COMPARE, build/examples/pegplus-compare
 #                        next to this script's checkout, or pegplus-compare on PATH)
 #   -o, --out DIR        output directory (default: compare-out)
-#   -m, --models LIST    models, quoted list (default: "ode quick standard peg")
+#   -m, --models LIST    models, quoted list (default: "ode quick standard peg"; also
+#                        standard-lin and peg-lin: without the ST96 re-linearisation)
 #   -H, --hs LIST        step sizes (default: 0.001 0.002 ... 0.016)
 #   -s, --seeds N        seeds 1..N (default: 10)
 #   -t, --seconds S      simulated seconds per run (default: 5)
@@ -204,6 +205,7 @@ BEGIN {
     if (!(key in runs)) { keys[++nkeys] = key }
     runs[key]++
     crashed[key] += $c["crashed"]
+    cut[key] += $c["status"] == "time_budget"
     if ($c["steps_run"] + 0 > 0) {
         x = h + (index_of[model] - (m + 1) / 2) * 0.00018 + ((seed % 10) - 4.5) * 0.000012
         print x, h, $c["overlap_median"], $c["overlap_q1"], $c["overlap_q3"], $c["crashed"], seed \
@@ -236,16 +238,19 @@ END {
             share = sprintf("%.0f%%", 100 * ix[key] / n)
         } else om = oq1 = oq3 = ow = share = "NA"
         ratio = "-"
-        if (part[1] == "peg" && n && (("standard" SUBSEP part[2]) in count)) ratio = "pending"
-        printf "%-9s %-6s %4d %7d %10s %10s %10s %10s %6s %10s %s\n", part[1], part[2], runs[key], \
-            crashed[key], om, oq1, oq3, ow, part[1] == "peg" ? share : "-", \
+        ref = "standard" substr(part[1], 4)
+        if (substr(part[1], 1, 3) == "peg" && n && ((ref SUBSEP part[2]) in count)) ratio = "pending"
+        printf "%-12s %-6s %4d %7d %4d %10s %10s %10s %10s %6s %10s %s\n", part[1], part[2], runs[key], \
+            crashed[key], cut[key], om, oq1, oq3, ow, substr(part[1], 1, 3) == "peg" ? share : "-", \
             n ? sprintf("%.1f", us) : "NA", ratio > (dir "/summary.body")
     }
-    # PEG time per step over the standard model'"'"'s, per h (the paper: about 2x)
+    # PEG time per step over the standard model'"'"'s (peg-lin over standard-lin), per h (the
+    # paper: about 2x)
     for (k = 1; k <= nkeys; ++k) {
         key = keys[k]; split(key, part, SUBSEP)
-        if (part[1] != "peg" || !(key in us_of) || !(("standard" SUBSEP part[2]) in us_of)) continue
-        printf "%s %.2f\n", part[2], us_of[key] / us_of["standard" SUBSEP part[2]] > (dir "/ratio.body")
+        ref = "standard" substr(part[1], 4)
+        if (substr(part[1], 1, 3) != "peg" || !(key in us_of) || !((ref SUBSEP part[2]) in us_of)) continue
+        printf "%s %s %.2f\n", part[1], part[2], us_of[key] / us_of[ref SUBSEP part[2]] > (dir "/ratio.body")
     }
 }' "$csv"
 for model in $models; do
@@ -255,18 +260,19 @@ for model in $models; do
     done
 done
 {
-    echo "Per model and h over the seeds: runs, runs crashed before the end; the medians over the"
+    echo "Per model and h over the seeds: runs, runs crashed before the end, runs cut short by the"
+    echo "time budget (their statistics cover the steps run); the medians over the"
     echo "runs of each run's median, Q1 and Q3 of the total overlap volume after every step (m^3);"
     echo "the largest total overlap after any step of any run (m^3); the mean share of steps with"
     echo "I or X sets (PEG); the median time per pp_world_step (us);"
     echo "for PEG, its time per step over the standard model's at the same h."
     echo
-    printf "%-9s %-6s %4s %7s %10s %10s %10s %10s %6s %10s %s\n" model h runs crashed median Q1 Q3 worst "I/X" "us/step" "peg/std"
+    printf "%-12s %-6s %4s %7s %4s %10s %10s %10s %10s %6s %10s %s\n" model h runs crashed cut median Q1 Q3 worst "I/X" "us/step" "peg/std"
     if [ -f "$out/plot/summary.body" ]; then
         sort -k1,1 -k2,2g "$out/plot/summary.body" | while read -r line; do
             set -- $line
-            if [ "${11:-}" = pending ] && [ -f "$out/plot/ratio.body" ]; then
-                r=$(awk -v h="$2" '$1 == h { print $2 "x" }' "$out/plot/ratio.body")
+            if [ "${12:-}" = pending ] && [ -f "$out/plot/ratio.body" ]; then
+                r=$(awk -v m="$1" -v h="$2" '$1 == m && $2 == h { print $3 "x" }' "$out/plot/ratio.body")
                 line="${line% pending} ${r:--}"
             fi
             echo "$line"

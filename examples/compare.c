@@ -5,7 +5,7 @@
  * parallel; a Slurm job array would do the same).
  *
  * Usage:
- *   pegplus-compare --model ode|quick|standard|peg --h H --seed S [--seconds 5]
+ *   pegplus-compare --model ode|quick|standard|peg|standard-lin|peg-lin --h H --seed S [--seconds 5]
  *                   [--scene pour3d|pour3d-icosahedra] [--mu 0] [--csv FILE] [--budget SECONDS]
  *                   [--quiet] [--relinearize N] [--margin EPS] [--compliance R]
  *
@@ -17,6 +17,9 @@
  *
  *   ode       PP_MODEL_ODE with dWorldStep      standard  PP_MODEL_STANDARD
  *   quick     PP_MODEL_ODE with dWorldQuickStep peg       PP_MODEL_PEG
+ *   standard-lin, peg-lin   the same without the ST96 §3.6 re-linearisation
+ *             (relinearize_iterations 0): the gap linearised at the start of the step only,
+ *             as in the PEG paper's experiment
  *
  * The run: the pouring scene with its drop schedule (pouring.h), stepped with pp_world_step
  * for --seconds (default 5) at step size h, frictionless unless --mu. After every step the
@@ -110,7 +113,7 @@ static double now_seconds(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s --model ode|quick|standard|peg --h H --seed S [--seconds 5]\n"
+            "usage: %s --model ode|quick|standard|peg|standard-lin|peg-lin --h H --seed S [--seconds 5]\n"
             "          [--scene pour3d|pour3d-icosahedra] [--mu 0] [--csv FILE] [--budget SECONDS] [--quiet]\n"
             "          [--relinearize N] [--margin EPS] [--compliance R]   (pegplus models; "
             "default: pp_config_default)\n",
@@ -172,8 +175,11 @@ static int parse_options(int argc, char **argv, options *o)
     else if (!strcmp(o->model_name, "quick")) o->model = PP_MODEL_ODE, o->stepper = PP_ODE_QUICK_STEP;
     else if (!strcmp(o->model_name, "standard")) o->model = PP_MODEL_STANDARD;
     else if (!strcmp(o->model_name, "peg")) o->model = PP_MODEL_PEG;
+    else if (!strcmp(o->model_name, "standard-lin")) o->model = PP_MODEL_STANDARD;
+    else if (!strcmp(o->model_name, "peg-lin")) o->model = PP_MODEL_PEG;
     else {
-        fprintf(stderr, "%s: unknown model '%s' (ode, quick, standard, peg)\n", argv[0], o->model_name);
+        fprintf(stderr, "%s: unknown model '%s' (ode, quick, standard, peg, standard-lin, "
+                        "peg-lin)\n", argv[0], o->model_name);
         return 0;
     }
     if (!strcmp(o->scene_name, "pour3d")) o->shape = PP_POUR_RANDOM_HULLS;
@@ -228,6 +234,7 @@ static int run(const options *o, run_result *r)
     config.ode_stepper = o->stepper;
     config.surface.mu = o->mu;
     if (o->relinearize >= 0.0) config.relinearize_iterations = (int)o->relinearize;
+    if (strstr(o->model_name, "-lin")) config.relinearize_iterations = 0;
     if (o->margin > 0.0) config.proximity_margin = o->margin;
     if (o->compliance >= 0.0) config.compliance = o->compliance;
     pp_world *world = NULL;
