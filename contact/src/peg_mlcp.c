@@ -28,6 +28,23 @@
  * (frictionless pouring, PEG paper §5). Every row and impulse column of a set involves only
  * the set's two bodies, so (J_r^T W J_c) is accumulated body by body over the sets touching
  * the body, as mlcp.c does over contacts: never a 6 nb x 6 nb matrix.
+ *
+ * Islands. Every row and every column of set j involves only the bodies of j: its rows are
+ * J_r^T nu (r = p, c, beta of j) plus E_I1, E_I2, E, U entries inside j, its impulse columns
+ * act through W_b on its two bodies. So M_{(i,r),(j,l)} != 0 with i != j only when sets i and
+ * j share a body b with W_b != 0 (static ground, index -1, and kinematic bodies, W_b = 0,
+ * couple nothing), and q of a row is that row's own. Hence the LCP is block diagonal over the
+ * connected components ("islands") of the graph "sets sharing a coupled body", and its
+ * solution set is the product of the blocks' solution sets: z solves LCP(M, q) iff each
+ * z_S solves LCP(M_SS, q_S). An island's unknowns keep the whole LCP's layout [p; c; beta;
+ * sigma] over its own sets in increasing set order, so the map from island to whole indices
+ * is increasing and the island LCP is exactly the principal submatrix M_SS (S sorted): the
+ * same rows in the same relative order, and the caller's warm-start basis, indexed like the
+ * whole LCP, is gathered from and scattered back to S. The compliance shift r max_i M_ii is
+ * taken over ALL sets before any island is assembled, so that every block is the whole LCP's
+ * (pp_peg_last_lcp assembles the whole on request). Lemke's pivots cost O(n^2) and its path
+ * grows with n: a pile of separate stacks pays per stack instead of for the whole, and a
+ * solver failure costs only its island.
  */
 #include "pegplus/peg.h"
 
@@ -45,16 +62,31 @@ struct pp_peg_workspace {
     int *set_body;        /* 2 per set: body of side A, side B (-1 static) */
     int *friction_slot;   /* per set: index among the frictional sets, -1 when mu = 0 */
     int frictional;       /* sets with friction (nf): the LCP has ns + K + nf (k + 1) unknowns */
+    double *set_mu;       /* per set: mu of the primary (for U) */
     double *jac;          /* [row][side][6] */
     double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
     double *dirs;         /* [set][k][3] */
-    double *M, *q, *z;
+    double *M;            /* n_max^2, column-major: an island's LCP while solving, the whole
+                             LCP when pp_peg_last_lcp asks for it */
+    double *q, *z;        /* n_max: the whole LCP's q and z */
+    double *island_q;     /* n_max: an island's q and z */
+    double *island_z;
+    unsigned char *island_basis; /* n_max */
+    int *island_map;      /* n_max: whole-LCP index of each unknown of an island */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
     int *fill;            /* max_bodies */
+    unsigned char *coupled; /* max_bodies: W_b != 0, the body joins its sets' islands */
     unsigned char *owned; /* max_contacts: contact already in a set (validation) */
-    int last_n;
+    int *root;            /* max_sets: union-find parents, then the island of each set */
+    int *island_first;    /* max_sets + 1: CSR of sets by island */
+    int *island_sets;     /* max_sets */
+    int *local;           /* max_sets: position of a set within its island (or the whole) */
+    int *local_slack;     /* max_sets: first slack of a set within its island */
+    int *local_friction;  /* max_sets: friction slot of a set within its island, -1 none */
+    int last_ns, last_K, last_k, last_n;
+    double last_shift;    /* compliance r max_i M_ii of the last solve, over all sets */
     pp_lcp_workspace *lcp;
 };
 
@@ -94,6 +126,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->slack_first = malloc((ns + 1) * sizeof(int));
     ws->set_body = malloc(2 * ns * sizeof(int));
     ws->friction_slot = malloc(ns * sizeof(int));
+    ws->set_mu = malloc(ns * sizeof(double));
     ws->jac = malloc(rows * 12 * sizeof(double));
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
@@ -101,14 +134,27 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->M = malloc(n * n * sizeof(double));
     ws->q = malloc(n * sizeof(double));
     ws->z = malloc(n * sizeof(double));
+    ws->island_q = malloc(n * sizeof(double));
+    ws->island_z = malloc(n * sizeof(double));
+    ws->island_basis = malloc(n);
+    ws->island_map = malloc(n * sizeof(int));
     ws->incidence_first = malloc(((size_t)max_bodies + 1) * sizeof(int));
     ws->incidence = malloc(2 * ns * sizeof(int));
     ws->fill = malloc((size_t)max_bodies * sizeof(int));
+    ws->coupled = malloc((size_t)max_bodies);
     ws->owned = malloc((size_t)max_contacts);
+    ws->root = malloc(ns * sizeof(int));
+    ws->island_first = malloc((ns + 1) * sizeof(int));
+    ws->island_sets = malloc(ns * sizeof(int));
+    ws->local = malloc(ns * sizeof(int));
+    ws->local_slack = malloc(ns * sizeof(int));
+    ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
-    if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->jac && ws->wjac && ws->rhs &&
-        ws->dirs && ws->M && ws->q && ws->z && ws->incidence_first && ws->incidence &&
-        ws->fill && ws->owned)
+    if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
+        ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->M && ws->q && ws->z && ws->island_q &&
+        ws->island_z && ws->island_basis && ws->island_map && ws->incidence_first &&
+        ws->incidence && ws->fill && ws->coupled && ws->owned && ws->root && ws->island_first &&
+        ws->island_sets && ws->local && ws->local_slack && ws->local_friction)
         status = pp_lcp_workspace_create((int)n, &ws->lcp);
     if (status != PP_OK) {
         pp_log(PP_LOG_ERROR, "pp_peg_workspace_create: out of memory (LCP size %zu)", n);
@@ -126,6 +172,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->slack_first);
     free(ws->set_body);
     free(ws->friction_slot);
+    free(ws->set_mu);
     free(ws->jac);
     free(ws->wjac);
     free(ws->rhs);
@@ -133,20 +180,23 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->M);
     free(ws->q);
     free(ws->z);
+    free(ws->island_q);
+    free(ws->island_z);
+    free(ws->island_basis);
+    free(ws->island_map);
     free(ws->incidence_first);
     free(ws->incidence);
     free(ws->fill);
+    free(ws->coupled);
     free(ws->owned);
+    free(ws->root);
+    free(ws->island_first);
+    free(ws->island_sets);
+    free(ws->local);
+    free(ws->local_slack);
+    free(ws->local_friction);
     pp_lcp_workspace_destroy(ws->lcp);
     free(ws);
-}
-
-void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const double **q)
-{
-    PP_ASSERT(ws && n && M && q, "pp_peg_last_lcp: valid arguments");
-    *n = ws->last_n;
-    *M = ws->M;
-    *q = ws->q;
 }
 
 /* ---- Validation ---------------------------------------------------------------------------- */
@@ -250,35 +300,58 @@ static double dot6(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
- * friction rows of a frictionless set. */
-static int row_index(const pp_peg_workspace *ws, int ns, int K, int k, int j, int r)
+/* Where the unknowns of a list of sets go, for the whole LCP or one island's: both are laid
+ * out [p (ns); c (K); beta (nf k, set-major); sigma (nf)] over the list's sets in increasing
+ * set order. The arrays are indexed by a set's index in the problem. */
+typedef struct lcp_layout {
+    int ns, K, nf, k;
+    const int *position;  /* set -> its p index; NULL: the set's own index (the whole LCP) */
+    const int *slack;     /* set -> its first slack among the list's K */
+    const int *friction;  /* set -> its slot among the list's nf frictional sets, -1 if none */
+} lcp_layout;
+
+static int layout_size(const lcp_layout *L)
 {
-    if (r == 0) return j;
-    if (r <= k) return ws->friction_slot[j] < 0 ? -1 : ns + K + ws->friction_slot[j] * k + (r - 1);
-    return ns + ws->slack_first[j] + (r - k - 1);
+    return L->ns + L->K + L->nf * (L->k + 1);
 }
 
-/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction); -1 for the friction
- * columns of a frictionless set. */
-static int col_index(const pp_peg_workspace *ws, int ns, int K, int k, int j, int l)
+/* The whole LCP of the last pp_peg_solve. */
+static lcp_layout whole_layout(const pp_peg_workspace *ws)
 {
-    if (l == 0) return j;
-    return ws->friction_slot[j] < 0 ? -1 : ns + K + ws->friction_slot[j] * k + (l - 1);
+    lcp_layout L = {ws->last_ns, ws->last_K, ws->frictional, ws->last_k, NULL, ws->slack_first,
+                    ws->friction_slot};
+    return L;
+}
+
+/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
+ * friction rows of a frictionless set. The LCP is square: this is also the index of the
+ * row's own unknown (p, beta_r or c_r). */
+static int row_index(const lcp_layout *L, int j, int r)
+{
+    if (r == 0) return L->position ? L->position[j] : j;
+    if (r <= L->k) return L->friction[j] < 0 ? -1 : L->ns + L->K + L->friction[j] * L->k + (r - 1);
+    return L->ns + L->slack[j] + (r - L->k - 1);
+}
+
+/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction): the unknown of row l;
+ * -1 for the friction columns of a frictionless set. */
+static int col_index(const lcp_layout *L, int j, int l)
+{
+    return row_index(L, j, l);
 }
 
 /* LCP index of sigma of set j (frictional sets only). */
-static int sigma_index(const pp_peg_workspace *ws, int ns, int K, int k, int j)
+static int sigma_index(const lcp_layout *L, int j)
 {
-    return ns + K + ws->frictional * k + ws->friction_slot[j];
+    return L->ns + L->K + L->nf * L->k + L->friction[j];
 }
 
 /*
  * Stage 1: for every set, the rows' Jacobian blocks (spec §1/§4 columns through
- * pp_mlcp_contact_jacobian), their psi/h terms, W_b g of its impulse columns, and the
- * per-body incidence lists. A secondary given B -> A is flipped into the primary's frame
- * first (§2.4 same-frame rule), so that G_iota - G_s and psi_iota - psi_s compare gaps of
- * the same pair of bodies measured the same way.
+ * pp_mlcp_contact_jacobian), their psi/h terms, W_b g of its impulse columns, its mu, and the
+ * per-body incidence lists and coupling flags (W_b != 0). A secondary given B -> A is flipped
+ * into the primary's frame first (§2.4 same-frame rule), so that G_iota - G_s and
+ * psi_iota - psi_s compare gaps of the same pair of bodies measured the same way.
  */
 static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
 {
@@ -286,6 +359,12 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
     const int ns = pp->set_count, nb = p->body_count;
     const double h = p->h;
     for (int b = 0; b <= nb; ++b) ws->incidence_first[b] = 0;
+    for (int b = 0; b < nb; ++b) {
+        const pp_mlcp_body *body = &p->bodies[b];
+        int coupled = body->inv_mass != 0.0;
+        for (int e = 0; e < 9; ++e) coupled |= body->inv_inertia[e] != 0.0;
+        ws->coupled[b] = (unsigned char)coupled;
+    }
     int row = 0, slack = 0;
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &pp->sets[j];
@@ -297,6 +376,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->slack_first[j] = slack;
         ws->set_body[2 * j] = c->body_a;
         ws->set_body[2 * j + 1] = c->body_b;
+        ws->set_mu[j] = c->mu;
         pp_mlcp_friction_directions(c->n, k, d);
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
@@ -349,70 +429,20 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         }
 }
 
-/* Stage 2: the LCP of the file comment (Eqs 48–49 with nu eliminated). */
-static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, int K)
+/* Stage 2: q of the whole LCP (file comment: each row's gap rate under the free velocity plus
+ * its psi/h term, Eqs 39–40; 0 on the sigma rows), and the compliance shift r max_i M_ii over
+ * the p and beta diagonals of ALL sets, M_ii = sum over the coupled sides of g^T W_b g. */
+static void build_rhs(pp_peg_workspace *ws, const pp_peg_problem *pp, const lcp_layout *L)
 {
     const pp_mlcp_problem *p = &pp->base;
-    const int ns = pp->set_count, nb = p->body_count;
-    const int nf = ws->frictional, n = ns + K + nf * (k + 1);
-    double *M = ws->M, *q = ws->q;
-    memset(M, 0, (size_t)n * n * sizeof *M);
-
-    /* J_rows^T W J_impulses, body by body over pairs of incidences on the same body */
-    for (int b = 0; b < nb; ++b)
-        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
-            int i = ws->incidence[e] / 2, si = ws->incidence[e] % 2;
-            int rows = ws->row_first[i + 1] - ws->row_first[i];
-            for (int f = ws->incidence_first[b]; f < ws->incidence_first[b + 1]; ++f) {
-                int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2;
-                for (int r = 0; r < rows; ++r) {
-                    int at = row_index(ws, ns, K, k, i, r);
-                    if (at < 0) continue;
-                    const double *g = JAC(ws, ws->row_first[i] + r, si);
-                    for (int l = 0; l <= k; ++l) {
-                        int col = col_index(ws, ns, K, k, j, l);
-                        if (col >= 0)
-                            M[(size_t)at + (size_t)col * n] += dot6(g, WJAC(ws, k, j, l, sj));
-                    }
-                }
-            }
-        }
-
-    /* Compliance, as pp_mlcp_solve (mlcp.h): r max M_ii added on the diagonal of the impulse
-     * rows (p and beta), never on the slack rows, whose E_I1 diagonal is already 1. */
-    if (p->compliance > 0.0) {
-        double dmax = 0.0;
-        for (int i = 0; i < ns; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
-        for (int i = ns + K; i < ns + K + nf * k; ++i) dmax = fmax(dmax, M[i + (size_t)i * n]);
-        for (int i = 0; i < ns; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
-        for (int i = ns + K; i < ns + K + nf * k; ++i) M[i + (size_t)i * n] += p->compliance * dmax;
-    }
-
-    for (int j = 0; j < ns; ++j) {
-        const pp_peg_set *set = &pp->sets[j];
-        const int kj = set->count - 1, c0 = ns + ws->slack_first[j];
-        /* E_I2 (Eq 44) and E_I1 (Eq 43) */
-        for (int s = 0; s < kj; ++s) {
-            M[j + (size_t)(c0 + s) * n] = 1.0;
-            for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
-        }
-        /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
-        if (ws->friction_slot[j] >= 0) {
-            const int sigma = sigma_index(ws, ns, K, k, j);
-            M[sigma + (size_t)j * n] = p->contacts[set->first].mu;
-            for (int l = 1; l <= k; ++l) {
-                int beta = col_index(ws, ns, K, k, j, l);
-                M[beta + (size_t)sigma * n] = 1.0;
-                M[sigma + (size_t)beta * n] = -1.0;
-            }
-            q[sigma] = 0.0;
-        }
-        /* q: rows' gap rates under the free velocity plus their psi/h terms (Eqs 39–40) */
+    const int k = L->k;
+    double dmax = 0.0;
+    for (int j = 0; j < L->ns; ++j) {
         int rows = ws->row_first[j + 1] - ws->row_first[j];
         for (int r = 0; r < rows; ++r) {
-            int at = row_index(ws, ns, K, k, j, r);
+            int at = row_index(L, j, r);
             if (at < 0) continue;
-            double rate = 0.0;
+            double rate = 0.0, diagonal = 0.0;
             for (int side = 0; side < 2; ++side) {
                 int b = ws->set_body[2 * j + side];
                 if (b < 0) continue;
@@ -420,20 +450,218 @@ static void assemble_lcp(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, 
                 const double *g = JAC(ws, ws->row_first[j] + r, side);
                 rate += g[0] * body->v[0] + g[1] * body->v[1] + g[2] * body->v[2] +
                         g[3] * body->w[0] + g[4] * body->w[1] + g[5] * body->w[2];
+                if (r <= k && ws->coupled[b]) diagonal += dot6(g, WJAC(ws, k, j, r, side));
             }
-            q[at] = rate + ws->rhs[ws->row_first[j] + r];
+            ws->q[at] = rate + ws->rhs[ws->row_first[j] + r];
+            if (r <= k) dmax = fmax(dmax, diagonal);
         }
+        if (L->friction[j] >= 0) ws->q[sigma_index(L, j)] = 0.0;
     }
-    ws->last_n = n;
+    ws->last_shift = p->compliance > 0.0 ? p->compliance * dmax : 0.0;
 }
 
-/* Stage 3: impulses per contact out of z; nu^{l+1} = nu* + sum of W_b g x over the impulse
- * columns (slacks carry none, Eq 41). */
-static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, int k, int K,
+/* Union-find root of set j, with path halving. */
+static int find_root(int *root, int j)
+{
+    while (root[j] != j) {
+        root[j] = root[root[j]];
+        j = root[j];
+    }
+    return j;
+}
+
+/* Stage 3: islands, the connected components of "sets sharing a coupled body", as a CSR list
+ * (island_first, island_sets); islands are numbered in the order of their smallest set and
+ * list their sets in increasing order. Returns the number of islands. */
+static int find_islands(pp_peg_workspace *ws, int ns, int nb)
+{
+    int *root = ws->root, *number = ws->local; /* local[] is free until the islands are solved */
+    for (int j = 0; j < ns; ++j) root[j] = j;
+    for (int b = 0; b < nb; ++b) {
+        if (!ws->coupled[b]) continue;
+        int first = ws->incidence_first[b], last = ws->incidence_first[b + 1];
+        for (int e = first + 1; e < last; ++e) {
+            int a = find_root(root, ws->incidence[first] / 2);
+            int c = find_root(root, ws->incidence[e] / 2);
+            if (a != c) root[a > c ? a : c] = a < c ? a : c; /* smaller index is the root */
+        }
+    }
+    int islands = 0;
+    for (int j = 0; j < ns; ++j) {
+        int r = find_root(root, j);
+        root[j] = r;
+        if (r == j) number[j] = islands++;
+    }
+    for (int s = 0; s <= islands; ++s) ws->island_first[s] = 0;
+    for (int j = 0; j < ns; ++j) ++ws->island_first[number[root[j]] + 1];
+    for (int s = 0; s < islands; ++s) ws->island_first[s + 1] += ws->island_first[s];
+    for (int j = 0; j < ns; ++j) root[j] = number[root[j]]; /* root[] now: island of j */
+    int *fill = ws->local;
+    for (int s = 0; s < islands; ++s) fill[s] = ws->island_first[s];
+    for (int j = 0; j < ns; ++j) ws->island_sets[fill[root[j]]++] = j;
+    return islands;
+}
+
+/*
+ * The LCP matrix of the file comment (Eqs 48–49 with nu eliminated) restricted to the sets
+ * list[0..count) in layout L, into M (column-major, leading dimension layout_size(L)). Every
+ * set sharing a coupled body with a listed set must be listed too (an island, or all sets).
+ * Each entry sums its bodies' terms in the same order whatever the list, so an island's
+ * matrix is bit for bit the whole matrix's block.
+ */
+static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                            int count, double *M)
+{
+    const int k = L->k, n = layout_size(L);
+    memset(M, 0, (size_t)n * n * sizeof *M);
+
+    /* J_rows^T W J_impulses: each row of set i against the impulse columns of every set j on
+     * the same coupled body (W_b = 0 adds nothing) */
+    for (int t = 0; t < count; ++t) {
+        const int i = list[t], rows = ws->row_first[i + 1] - ws->row_first[i];
+        for (int si = 0; si < 2; ++si) {
+            int b = ws->set_body[2 * i + si];
+            if (b < 0 || !ws->coupled[b]) continue;
+            for (int f = ws->incidence_first[b]; f < ws->incidence_first[b + 1]; ++f) {
+                int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2;
+                for (int r = 0; r < rows; ++r) {
+                    int at = row_index(L, i, r);
+                    if (at < 0) continue;
+                    const double *g = JAC(ws, ws->row_first[i] + r, si);
+                    for (int l = 0; l <= k; ++l) {
+                        int col = col_index(L, j, l);
+                        if (col >= 0)
+                            M[(size_t)at + (size_t)col * n] += dot6(g, WJAC(ws, k, j, l, sj));
+                    }
+                }
+            }
+        }
+    }
+
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+        const int p = row_index(L, j, 0), c0 = L->ns + L->slack[j];
+        /* Compliance, as pp_mlcp_solve (mlcp.h): r max M_ii (stage 2, over all sets) on the
+         * diagonal of the impulse rows (p and beta), never on the slack rows, whose E_I1
+         * diagonal is already 1. */
+        if (ws->last_shift > 0.0)
+            for (int l = 0; l <= k; ++l) {
+                int at = col_index(L, j, l);
+                if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
+            }
+        /* E_I2 (Eq 44) and E_I1 (Eq 43) */
+        for (int s = 0; s < kj; ++s) {
+            M[p + (size_t)(c0 + s) * n] = 1.0;
+            for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
+        }
+        /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
+        if (L->friction[j] >= 0) {
+            const int sigma = sigma_index(L, j);
+            M[sigma + (size_t)p * n] = ws->set_mu[j];
+            for (int l = 1; l <= k; ++l) {
+                int beta = col_index(L, j, l);
+                M[beta + (size_t)sigma * n] = 1.0;
+                M[sigma + (size_t)beta * n] = -1.0;
+            }
+        }
+    }
+}
+
+/* Fold an island's LCP result into the step's: the status of the first failure, counters
+ * summed, residuals, epsilon and scale the largest, min_z and min_w the smallest (as
+ * pp_mlcp_solve reports its islands, mlcp.h). */
+static void merge_result(pp_lcp_result *all, const pp_lcp_result *r, int first)
+{
+    if (first) {
+        *all = *r;
+        return;
+    }
+    if (all->status == PP_LCP_SOLVED) all->status = r->status;
+    all->pivots += r->pivots;
+    all->refactorisations += r->refactorisations;
+    all->warm_started = all->warm_started || r->warm_started; /* see solve_islands */
+    all->warm_lemke = all->warm_lemke || r->warm_lemke;
+    all->extended = all->extended || r->extended;
+    all->attempts += r->attempts;
+    all->epsilon = fmax(all->epsilon, r->epsilon);
+    all->residual = fmax(all->residual, r->residual);
+    all->relative_residual = fmax(all->relative_residual, r->relative_residual);
+    all->scale = fmax(all->scale, r->scale);
+    all->min_z = fmin(all->min_z, r->min_z);
+    all->min_w = fmin(all->min_w, r->min_w);
+    all->complementarity = fmax(all->complementarity, r->complementarity);
+}
+
+/*
+ * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
+ * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
+ * warm-start basis keeps its meaning). A failed island leaves z = 0 (lcp.h) and an all-w
+ * basis in its block; the other islands are still solved.
+ */
+static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, int islands,
+                               const pp_lcp_options *options, unsigned char *basis,
+                               pp_peg_stats *stats)
+{
+    const int k = whole->k;
+    pp_status result = PP_OK;
+    for (int s = 0; s < islands; ++s) {
+        const int *list = &ws->island_sets[ws->island_first[s]];
+        const int count = ws->island_first[s + 1] - ws->island_first[s];
+        int K = 0, nf = 0;
+        for (int t = 0; t < count; ++t) {
+            int j = list[t];
+            ws->local[j] = t;
+            ws->local_slack[j] = K;
+            K += ws->slack_first[j + 1] - ws->slack_first[j];
+            ws->local_friction[j] = ws->friction_slot[j] >= 0 ? nf++ : -1;
+        }
+        const lcp_layout island = {count, K, nf, k, ws->local, ws->local_slack,
+                                   ws->local_friction};
+        const int n = layout_size(&island);
+        /* island index -> whole index, over every row (= unknown) of every set and its sigma */
+        for (int t = 0; t < count; ++t) {
+            int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
+            for (int r = 0; r < rows; ++r) {
+                int a = row_index(&island, j, r);
+                if (a >= 0) ws->island_map[a] = row_index(whole, j, r);
+            }
+            if (ws->friction_slot[j] >= 0)
+                ws->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
+        }
+        assemble_matrix(ws, &island, list, count, ws->M);
+        for (int a = 0; a < n; ++a) {
+            ws->island_q[a] = ws->q[ws->island_map[a]];
+            if (basis) ws->island_basis[a] = basis[ws->island_map[a]];
+        }
+        pp_lcp_result r;
+        pp_status st = pp_lcp_solve(ws->lcp, n, ws->M, ws->island_q, options,
+                                    basis ? ws->island_basis : NULL, ws->island_z, &r);
+        if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        if (st == PP_ERR_SOLVER) {
+            if (result == PP_OK) stats->failed_island = s;
+            ++stats->islands_failed;
+            result = PP_ERR_SOLVER;
+        }
+        for (int a = 0; a < n; ++a) {
+            ws->z[ws->island_map[a]] = ws->island_z[a];
+            if (basis) basis[ws->island_map[a]] = ws->island_basis[a];
+        }
+        merge_result(&stats->lcp, &r, s == 0);
+        if (n > stats->largest_island) stats->largest_island = n;
+    }
+    stats->islands = islands;
+    /* "Accepted from the given basis without pivoting": no island pivoted, one was warm. */
+    stats->lcp.warm_started = stats->lcp.warm_started && stats->lcp.pivots == 0;
+    return result;
+}
+
+/* Stage 5: impulses per contact out of the whole z; nu^{l+1} = nu* + sum of W_b g x over the
+ * impulse columns (slacks carry none, Eq 41). */
+static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const lcp_layout *L,
                            const double *z, pp_mlcp_solution *s, double *slack)
 {
     const pp_mlcp_problem *p = &pp->base;
-    const int ns = pp->set_count, nb = p->body_count, nc = p->contact_count;
+    const int ns = pp->set_count, nb = p->body_count, nc = p->contact_count, k = L->k;
     for (int i = 0; i < nc; ++i) {
         s->normal_impulse[i] = 0.0;
         if (s->sigma) s->sigma[i] = 0.0;
@@ -444,17 +672,17 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, int k
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &pp->sets[j];
         const int i = set->first;
-        s->normal_impulse[i] = z[j];
-        if (s->sigma && ws->friction_slot[j] >= 0) s->sigma[i] = z[sigma_index(ws, ns, K, k, j)];
+        s->normal_impulse[i] = z[row_index(L, j, 0)];
+        if (s->sigma && L->friction[j] >= 0) s->sigma[i] = z[sigma_index(L, j)];
         double f[3] = {0.0, 0.0, 0.0};
-        for (int l = 0; l < k && ws->friction_slot[j] >= 0; ++l) {
-            double beta = z[col_index(ws, ns, K, k, j, l + 1)];
+        for (int l = 0; l < k && L->friction[j] >= 0; ++l) {
+            double beta = z[col_index(L, j, l + 1)];
             if (s->friction_impulse) s->friction_impulse[(size_t)i * k + l] = beta;
             for (int r = 0; r < 3; ++r) f[r] += beta * ws->dirs[((size_t)j * k + l) * 3 + r];
         }
         if (s->friction_vector) memcpy(&s->friction_vector[3 * (size_t)i], f, sizeof f);
         if (slack)
-            for (int m = 1; m < set->count; ++m) slack[i + m] = z[ns + ws->slack_first[j] + m - 1];
+            for (int m = 1; m < set->count; ++m) slack[i + m] = z[L->ns + L->slack[j] + m - 1];
     }
     for (int b = 0; b < nb; ++b) {
         double *nu = &s->velocity[6 * (size_t)b];
@@ -463,7 +691,7 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, int k
         for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
             int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
             for (int l = 0; l <= k; ++l) {
-                int col = col_index(ws, ns, K, k, j, l);
+                int col = col_index(L, j, l);
                 double x = col >= 0 ? z[col] : 0.0;
                 if (x == 0.0) continue;
                 const double *wg = WJAC(ws, k, j, l, side);
@@ -495,22 +723,43 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     stats->lcp_size = n;
     stats->directions = k;
     stats->slacks = K;
+    stats->failed_island = -1;
     for (int j = 0; j < ns; ++j) {
         stats->u_sets += problem->sets[j].kind == PP_PEG_SET_U;
         stats->i_sets += problem->sets[j].kind == PP_PEG_SET_I;
         stats->x_sets += problem->sets[j].kind == PP_PEG_SET_X;
     }
+    ws->last_ns = ns;
+    ws->last_K = K;
+    ws->last_k = k;
+    ws->last_n = n;
     build_rows(ws, problem, k);
+    const lcp_layout whole = whole_layout(ws);
     if (ns == 0) {
-        ws->last_n = 0;
-        write_solution(ws, problem, k, K, ws->z, solution, slack);
+        write_solution(ws, problem, &whole, ws->z, solution, slack);
         return PP_OK;
     }
-    assemble_lcp(ws, problem, k, K);
-    status = pp_lcp_solve(ws->lcp, n, ws->M, ws->q, options, basis, ws->z, &stats->lcp);
+    build_rhs(ws, problem, &whole);
+    int islands = find_islands(ws, ns, p->body_count);
+    status = solve_islands(ws, &whole, islands, options, basis, stats);
     if (status != PP_OK && status != PP_ERR_SOLVER) return status;
-    /* On PP_ERR_SOLVER z is 0 (lcp.h): every impulse 0, nu^{l+1} = nu*; the caller falls back
-     * to the standard model for the step. */
-    write_solution(ws, problem, k, K, ws->z, solution, slack);
+    /* On PP_ERR_SOLVER a failed island's z is 0 (lcp.h): its impulses 0, its bodies keep nu*;
+     * the other islands are solved. */
+    write_solution(ws, problem, &whole, ws->z, solution, slack);
     return status;
+}
+
+void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const double **q)
+{
+    PP_ASSERT(ws && n && M && q, "pp_peg_last_lcp: valid arguments");
+    *n = ws->last_n;
+    *M = ws->M;
+    *q = ws->q;
+    if (ws->last_n == 0) return;
+    /* The whole LCP into the island buffer: every set listed, in its own order. The buffers
+     * are the workspace's scratch (pointers in a const workspace), and the assembly only
+     * reads what the last solve kept, so a repeated call gives the same. */
+    const lcp_layout whole = whole_layout(ws);
+    for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
+    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->M);
 }

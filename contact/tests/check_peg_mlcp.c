@@ -8,6 +8,8 @@
  *  - the LCP's slack rows and blocks against hand-derived values (Eqs 43–45);
  *  - friction stays inside the cone; momentum is kept between two dynamic bodies;
  *  - the same-frame rule inside the solve; warm start;
+ *  - islands: the island-wise solution solves the whole LCP and equals its one-piece solve;
+ *    the basis is the whole LCP's; a failed island leaves the others solved;
  *  - Lemke failure returns a status with the free velocity and no NaN; bad input rejected.
  */
 #include "pegplus/features.h"
@@ -754,6 +756,416 @@ START_TEST(test_random_states)
 }
 END_TEST
 
+/* ---- Islands ------------------------------------------------------------------------------ */
+
+#define ISLAND_BODIES 6
+#define TOL_WHOLE 1e-9      /* island-wise z against the whole LCP solved in one piece */
+#define TOL_COMPLEMENTARITY 1e-9
+
+/* Several peg_cases in one problem: contacts and sets appended, body indices as given. */
+typedef struct island_scene {
+    pp_peg_set sets[MAX_SETS];
+    pp_contact c[MAX_CONTACTS];
+    int set_count, contact_count, body_count;
+    pp_mlcp_body bodies[ISLAND_BODIES];
+    pp_polytope *polys[ISLAND_BODIES + 1];
+    int poly_count;
+} island_scene;
+
+typedef struct island_solved {
+    double pn[MAX_CONTACTS], beta[MAX_CONTACTS * K_DIRS], sigma[MAX_CONTACTS];
+    double f[3 * MAX_CONTACTS], nu[6 * ISLAND_BODIES], slack[MAX_CONTACTS];
+    pp_peg_stats stats;
+    pp_status status;
+} island_solved;
+
+static void scene_append(island_scene *sc, const peg_case *pc)
+{
+    ck_assert_int_le(sc->contact_count + pc->out.contact_count, MAX_CONTACTS);
+    ck_assert_int_le(sc->set_count + pc->out.set_count, MAX_SETS);
+    for (int j = 0; j < pc->out.set_count; ++j) {
+        sc->sets[sc->set_count + j] = pc->sets[j];
+        sc->sets[sc->set_count + j].first += sc->contact_count;
+    }
+    memcpy(&sc->c[sc->contact_count], pc->c, (size_t)pc->out.contact_count * sizeof *pc->c);
+    sc->set_count += pc->out.set_count;
+    sc->contact_count += pc->out.contact_count;
+}
+
+/* A U set between kinematic body `kin` (above, at rest) and body `b`, 5 cm open: it joins
+ * nothing (W = 0 on the kinematic side) and never acts (b moves down, away from it). */
+static void scene_append_kinematic_u(island_scene *sc, int kin, int b, double mu)
+{
+    pp_contact *k = &sc->c[sc->contact_count];
+    memset(k, 0, sizeof *k);
+    k->body_a = kin;
+    k->body_b = b;
+    memcpy(k->p_a, sc->bodies[b].x, sizeof k->p_a);
+    k->p_a[2] += 0.5;
+    k->n[2] = -1.0;
+    k->psi = 0.05;
+    k->mu = mu;
+    sc->sets[sc->set_count++] =
+        (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, sc->contact_count++, 1};
+}
+
+static void scene_destroy(island_scene *sc)
+{
+    for (int i = 0; i < sc->poly_count; ++i) pp_polytope_destroy(sc->polys[i]);
+}
+
+/*
+ * Three separate groups and a kinematic body, all frictional with mu:
+ *  - group 0: octahedron 0 driven diagonally into the +x top edge of the static unit cube
+ *    (k_gap case 0: a vertex–edge I set, active);
+ *  - group 1: octahedron 1, the mirror image at the -x top edge of the same static cube;
+ *  - group 2: octahedron 2 driven into the top edge of the free cube 3, 10 m away (two
+ *    dynamic bodies: test_two_bodies_momentum's state);
+ *  - kinematic body 4 with an open U set to octahedra 0 and 1.
+ * The static cube and the kinematic body join nothing, so the islands are {group 0 + U(4, 0)},
+ * {group 1 + U(4, 1)}, {group 2}, numbered in that order; group2_first puts group 2's sets
+ * first in the problem (it is then island 0).
+ */
+static void island_scene_build(island_scene *sc, double mu, int group2_first)
+{
+    memset(sc, 0, sizeof *sc);
+    const double zero[3] = {0, 0, 0};
+    thing *t = calloc(5, sizeof *t);
+    static_cube(&t[4]);
+    const double tip0[3] = {0.505, 0, 0.505}, v0[3] = {-1, 0, -1 - G * H};
+    const double tip1[3] = {-0.505, 0, 0.505}, v1[3] = {1, 0, -1 - G * H};
+    tip_thing(&t[0], 10, tip0, v0, zero);
+    tip_thing(&t[1], -10, tip1, v1, zero);
+    const double tip2[3] = {10.503, 0.05, 0.504}, va[3] = {-1.0, 0.2, -2.0}, wa[3] = {0.3, 0, 0},
+                 xb[3] = {10, 0, 0}, vb[3] = {0.1, 0, 0.2}, wb[3] = {0, 0.5, 0};
+    tip_thing(&t[2], 10, tip2, va, wa);
+    thing_init(&t[3], make_box(1, 1, 1), xb, NULL, vb, wb);
+    for (int b = 0; b < 4; ++b) sc->bodies[b] = t[b].body;
+    memset(&sc->bodies[4], 0, sizeof sc->bodies[4]); /* kinematic: infinite mass, at rest */
+    sc->bodies[4].x[2] = 3.0;
+    sc->body_count = 5;
+
+    peg_case *pc = malloc(3 * sizeof *pc);
+    peg_case_build(&pc[0], &t[0], 0, &t[4], -1, mu);
+    peg_case_build(&pc[1], &t[1], 1, &t[4], -1, mu);
+    peg_case_build(&pc[2], &t[2], 2, &t[3], 3, mu);
+    ck_assert_int_eq(pc[0].sets[0].kind, PP_PEG_SET_I);
+    ck_assert_int_eq(pc[1].sets[0].kind, PP_PEG_SET_I);
+    if (group2_first) scene_append(sc, &pc[2]);
+    scene_append(sc, &pc[0]);
+    scene_append_kinematic_u(sc, 4, 0, mu);
+    scene_append(sc, &pc[1]);
+    scene_append_kinematic_u(sc, 4, 1, mu);
+    if (!group2_first) scene_append(sc, &pc[2]);
+    for (int i = 0; i < 5; ++i) sc->polys[sc->poly_count++] = t[i].poly;
+    free(pc);
+    free(t);
+}
+
+static island_solved *island_solve(pp_peg_workspace *ws, const island_scene *sc, int first_set,
+                                   int set_count, double compliance,
+                                   const pp_lcp_options *options, unsigned char *basis)
+{
+    island_solved *s = calloc(1, sizeof *s);
+    pp_peg_problem p = {.base = {.h = H, .body_count = sc->body_count, .bodies = sc->bodies,
+                                 .contact_count = sc->contact_count, .contacts = sc->c,
+                                 .friction_directions = K_DIRS, .compliance = compliance},
+                        .set_count = set_count, .sets = sc->sets + first_set};
+    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu};
+    s->status = pp_peg_solve(ws, &p, options, basis, &sol, s->slack, &s->stats);
+    for (int i = 0; i < 6 * sc->body_count; ++i) ck_assert(isfinite(s->nu[i]));
+    return s;
+}
+
+/* Whole-LCP indices of the unknowns of set j among the first set_count sets of sc (peg.h
+ * layout: p by set; c by set and secondary; beta and sigma over the frictional sets in set
+ * order), into idx; returns how many: p, c (count - 1), then beta (k) and sigma if
+ * frictional. */
+static int set_unknowns(const island_scene *sc, int set_count, int j, int *idx)
+{
+    int K = 0, nf = 0, slack = 0, slot = 0;
+    for (int t = 0; t < set_count; ++t) {
+        int frictional = sc->c[sc->sets[t].first].mu > 0.0;
+        if (t < j) {
+            slack += sc->sets[t].count - 1;
+            slot += frictional;
+        }
+        K += sc->sets[t].count - 1;
+        nf += frictional;
+    }
+    int m = 0;
+    idx[m++] = j;
+    for (int s = 1; s < sc->sets[j].count; ++s) idx[m++] = set_count + slack + s - 1;
+    if (sc->c[sc->sets[j].first].mu > 0.0) {
+        for (int l = 0; l < K_DIRS; ++l) idx[m++] = set_count + K + slot * K_DIRS + l;
+        idx[m++] = set_count + K + nf * K_DIRS + slot;
+    }
+    return m;
+}
+
+/* The whole LCP's z rebuilt from the per-contact outputs of a solve of sc's sets. */
+static void whole_z(const island_scene *sc, const island_solved *s, double *z)
+{
+    int idx[MAX_CONTACTS + K_DIRS + 2];
+    for (int j = 0; j < sc->set_count; ++j) {
+        const int i = sc->sets[j].first, m = set_unknowns(sc, sc->set_count, j, idx);
+        z[idx[0]] = s->pn[i];
+        for (int t = 1; t < sc->sets[j].count; ++t) z[idx[t]] = s->slack[i + t];
+        if (m > sc->sets[j].count) {
+            for (int l = 0; l < K_DIRS; ++l)
+                z[idx[sc->sets[j].count + l]] = s->beta[i * K_DIRS + l];
+            z[idx[m - 1]] = s->sigma[i];
+        }
+    }
+}
+
+/*
+ * The island-wise solution against the whole LCP. With island_scene (mu 0.5; loop index 1:
+ * frictionless; 2: compliance 1e-10; 3: group 2's sets first, so it is island 0): three
+ * islands; the combined z solves the whole LCP assembled by pp_peg_last_lcp (z >= 0,
+ * w = M z + q >= 0, z w = 0), and equals, to 1e-9, the z of pp_lcp_solve on that whole LCP
+ * in one piece. (Lemke on the whole reaches the same point on these states, whose impulses
+ * are determined: few contacts, sliding friction. Where an island's LCP has several
+ * solutions, a face resting on a face, the two solves may pick different ones, and only the
+ * complementarity check applies.) Without compliance, group 2 solved as a problem of its
+ * own gives the same impulses and velocities bit for bit (its island's LCP is the same
+ * matrix, assembled the same way).
+ */
+START_TEST(test_islands_equal_whole)
+{
+    const double mu = _i == 1 ? 0.0 : 0.5, compliance = _i == 2 ? 1e-10 : 0.0;
+    const int group2_first = _i == 3;
+    island_scene *sc = malloc(sizeof *sc);
+    island_scene_build(sc, mu, group2_first);
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(ISLAND_BODIES, MAX_CONTACTS, MAX_SETS, K_DIRS, &ws),
+                     PP_OK);
+    island_solved *s = island_solve(ws, sc, 0, sc->set_count, compliance, NULL, NULL);
+    ck_assert_msg(s->status == PP_OK, "%s", pp_lcp_status_string(s->stats.lcp.status));
+    ck_assert_int_eq(s->stats.islands, 3);
+    ck_assert_int_eq(s->stats.islands_failed, 0);
+    ck_assert_int_eq(s->stats.failed_island, -1);
+    ck_assert_int_gt(s->stats.i_sets + s->stats.x_sets, 0);
+    ck_assert_int_lt(s->stats.largest_island, s->stats.lcp_size);
+    ck_assert_int_eq(s->stats.lcp.status, PP_LCP_SOLVED);
+
+    int n;
+    const double *Mp, *qp;
+    pp_peg_last_lcp(ws, &n, &Mp, &qp);
+    ck_assert_int_eq(n, s->stats.lcp_size);
+    double *M = malloc(sizeof(double) * (size_t)n * n), *q = malloc(sizeof(double) * n);
+    double *z = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    double *z1 = malloc(sizeof(double) * n);
+    memcpy(M, Mp, sizeof(double) * (size_t)n * n);
+    memcpy(q, qp, sizeof(double) * n);
+    /* a second call gives the same */
+    pp_peg_last_lcp(ws, &n, &Mp, &qp);
+    ck_assert_mem_eq(M, Mp, sizeof(double) * (size_t)n * n);
+
+    /* complementarity of the whole LCP at the combined solution */
+    whole_z(sc, s, z);
+    pp_lcp_result r;
+    pp_lcp_evaluate(n, M, q, z, w, &r);
+    int active = 0;
+    for (int i = 0; i < n; ++i) {
+        ck_assert_msg(z[i] >= 0.0, "z[%d] = %g", i, z[i]);
+        ck_assert_msg(w[i] >= -TOL_COMPLEMENTARITY, "w[%d] = %g", i, w[i]);
+        ck_assert_msg(fabs(z[i] * w[i]) <= TOL_COMPLEMENTARITY, "z w [%d] = %g", i, z[i] * w[i]);
+        active += z[i] > 0.0;
+    }
+    ck_assert_int_gt(active, 0);
+    ck_assert(r.relative_residual <= 1e-9);
+
+    /* the whole LCP solved in one piece */
+    pp_lcp_workspace *lw;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &lw), PP_OK);
+    ck_assert_int_eq(pp_lcp_solve(lw, n, M, q, NULL, NULL, z1, &r), PP_OK);
+    for (int i = 0; i < n; ++i)
+        ck_assert_msg(fabs(z[i] - z1[i]) <= TOL_WHOLE * fmax(1.0, fabs(z1[i])),
+                      "z[%d]: islands %.17g, whole %.17g", i, z[i], z1[i]);
+
+    /* group 2 alone (its sets are the first or the last of the problem); not with compliance,
+     * whose shift r max_i M_ii is then taken over group 2's sets only */
+    int g2_count = 0;
+    for (int j = 0; j < sc->set_count; ++j)
+        g2_count += sc->c[sc->sets[j].first].body_a == 2;
+    const int g2 = group2_first ? 0 : sc->set_count - g2_count;
+    island_solved *alone = island_solve(ws, sc, g2, g2_count, compliance, NULL, NULL);
+    ck_assert_int_eq(alone->status, PP_OK);
+    ck_assert_int_eq(alone->stats.islands, 1);
+    ck_assert_int_le(alone->stats.largest_island, s->stats.largest_island);
+    if (compliance == 0.0) {
+        for (int j = g2; j < g2 + g2_count; ++j) {
+            int i = sc->sets[j].first;
+            ck_assert(alone->pn[i] == s->pn[i]);
+            for (int r3 = 0; r3 < 3; ++r3) ck_assert(alone->f[3 * i + r3] == s->f[3 * i + r3]);
+        }
+        for (int r6 = 12; r6 < 24; ++r6) ck_assert(alone->nu[r6] == s->nu[r6]); /* bodies 2, 3 */
+    }
+    /* the kinematic body keeps its velocity; its open sets carry nothing */
+    for (int r6 = 0; r6 < 6; ++r6) ck_assert(s->nu[24 + r6] == 0.0);
+
+    pp_lcp_workspace_destroy(lw);
+    free(alone);
+    free(M);
+    free(q);
+    free(z);
+    free(w);
+    free(z1);
+    free(s);
+    pp_peg_workspace_destroy(ws);
+    scene_destroy(sc);
+    free(sc);
+}
+END_TEST
+
+/*
+ * Warm start through the whole-LCP basis. The island scene solved with a basis array (all w
+ * basic on entry): the basis returned, indexed like the whole LCP, is a complementary basis
+ * that solves the whole LCP (pp_lcp_solve accepts it without a pivot), and the same step
+ * again is accepted island by island without a pivot.
+ */
+START_TEST(test_islands_warm_start)
+{
+    island_scene *sc = malloc(sizeof *sc);
+    island_scene_build(sc, 0.5, 0);
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(ISLAND_BODIES, MAX_CONTACTS, MAX_SETS, K_DIRS, &ws),
+                     PP_OK);
+    const int cap = pp_peg_lcp_size(MAX_SETS, MAX_CONTACTS, K_DIRS);
+    unsigned char *basis = calloc((size_t)cap, 1), *copy = malloc((size_t)cap);
+    island_solved *s = island_solve(ws, sc, 0, sc->set_count, 0.0, NULL, basis);
+    ck_assert_int_eq(s->status, PP_OK);
+    ck_assert_int_gt(s->stats.lcp.pivots, 0);
+    ck_assert_int_eq(s->stats.lcp.warm_started, 0);
+
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(ws, &n, &M, &q);
+    double *z = malloc(sizeof(double) * n);
+    memcpy(copy, basis, (size_t)n);
+    pp_lcp_workspace *lw;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &lw), PP_OK);
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve(lw, n, M, q, NULL, copy, z, &r), PP_OK);
+    ck_assert_int_eq(r.warm_started, 1);
+    ck_assert_int_eq(r.pivots, 0);
+
+    island_solved *again = island_solve(ws, sc, 0, sc->set_count, 0.0, NULL, basis);
+    ck_assert_int_eq(again->status, PP_OK);
+    ck_assert_int_eq(again->stats.lcp.pivots, 0);
+    ck_assert_int_eq(again->stats.lcp.warm_started, 1);
+    for (int i = 0; i < sc->contact_count; ++i)
+        ck_assert_double_eq_tol(again->pn[i], s->pn[i], TOL_IMPULSE);
+
+    pp_lcp_workspace_destroy(lw);
+    free(z);
+    free(again);
+    free(s);
+    free(basis);
+    free(copy);
+    pp_peg_workspace_destroy(ws);
+    scene_destroy(sc);
+    free(sc);
+}
+END_TEST
+
+/*
+ * One island fails, the others are solved. Octahedron 1 of the island scene is made
+ * kinematic (infinite mass): its sets then couple nothing, each is an island of its own, and
+ * the primary row of its I set reads 0 <= 0 p + max_s g_s with max_s g_s < 0 (it is driven
+ * into the corner; test_solver_failure), which no z solves. The step returns PP_ERR_SOLVER,
+ * counts the failed islands and names the first; a failed island's unknowns are 0 and
+ * nonbasic in the whole z and basis, and are the only rows of the whole LCP left violated;
+ * octahedron 1 keeps its velocity; groups 0 and 2 get, bit for bit, what they get when
+ * octahedron 1's sets are left out.
+ */
+START_TEST(test_island_failure)
+{
+    island_scene *sc = malloc(sizeof *sc), *ref = malloc(sizeof *ref);
+    island_scene_build(sc, 0.5, 0);
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(ISLAND_BODIES, MAX_CONTACTS, MAX_SETS, K_DIRS, &ws),
+                     PP_OK);
+    /* the reference: the same problem without octahedron 1's sets */
+    *ref = *sc;
+    ref->set_count = 0;
+    int body1_sets = 0;
+    for (int j = 0; j < sc->set_count; ++j) {
+        const pp_contact *c = &sc->c[sc->sets[j].first];
+        if (c->body_a != 1 && c->body_b != 1) ref->sets[ref->set_count++] = sc->sets[j];
+        else ++body1_sets;
+    }
+    island_solved *good = island_solve(ws, ref, 0, ref->set_count, 0.0, NULL, NULL);
+    ck_assert_int_eq(good->status, PP_OK);
+    ck_assert_int_eq(good->stats.islands, 2);
+
+    const double v1[3] = {sc->bodies[1].v[0], sc->bodies[1].v[1], sc->bodies[1].v[2]};
+    sc->bodies[1].inv_mass = 0.0;
+    memset(sc->bodies[1].inv_inertia, 0, sizeof sc->bodies[1].inv_inertia);
+    const int cap = pp_peg_lcp_size(MAX_SETS, MAX_CONTACTS, K_DIRS);
+    unsigned char *basis = calloc((size_t)cap, 1);
+    island_solved *s = island_solve(ws, sc, 0, sc->set_count, 0.0, NULL, basis);
+    ck_assert_int_eq(s->status, PP_ERR_SOLVER);
+    ck_assert_int_ne(s->stats.lcp.status, PP_LCP_SOLVED);
+    ck_assert_int_eq(s->stats.islands, 2 + body1_sets);
+    ck_assert_int_ge(s->stats.islands_failed, 1);
+    /* islands are numbered by their smallest set: group 0 with U(4, 0) is island 0, then
+     * octahedron 1's sets one by one, then group 2 */
+    ck_assert_int_ge(s->stats.failed_island, 1);
+    ck_assert_int_le(s->stats.failed_island, body1_sets);
+    for (int r = 0; r < 3; ++r) ck_assert(s->nu[6 + r] == v1[r]);
+    for (int j = 0; j < sc->set_count; ++j) {
+        const int i = sc->sets[j].first;
+        const pp_contact *c = &sc->c[i];
+        if (c->body_a == 1 || c->body_b == 1) continue;
+        ck_assert(s->pn[i] == good->pn[i]);
+        for (int r = 0; r < 3; ++r) ck_assert(s->f[3 * i + r] == good->f[3 * i + r]);
+    }
+    for (int r = 0; r < 6; ++r) {
+        ck_assert(s->nu[r] == good->nu[r]);           /* body 0 */
+        ck_assert(s->nu[12 + r] == good->nu[12 + r]); /* bodies 2, 3 */
+        ck_assert(s->nu[18 + r] == good->nu[18 + r]);
+    }
+
+    /* In the whole LCP: a set of octahedron 1 is an island; it failed iff one of its rows is
+     * violated at the z returned, and then its unknowns are 0 and nonbasic. */
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(ws, &n, &M, &q);
+    double *z = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    whole_z(sc, s, z);
+    pp_lcp_result r;
+    pp_lcp_evaluate(n, M, q, z, w, &r);
+    int idx[MAX_CONTACTS + K_DIRS + 2], failed = 0;
+    for (int j = 0; j < sc->set_count; ++j) {
+        const pp_contact *c = &sc->c[sc->sets[j].first];
+        const int m = set_unknowns(sc, sc->set_count, j, idx);
+        const int body1 = c->body_a == 1 || c->body_b == 1;
+        int violated = 0;
+        for (int t = 0; t < m; ++t) violated |= w[idx[t]] < -TOL_COMPLEMENTARITY;
+        ck_assert_msg(!violated || body1, "set %d of a solved island violated", j);
+        if (!violated) continue;
+        ++failed;
+        for (int t = 0; t < m; ++t) {
+            ck_assert(z[idx[t]] == 0.0);
+            ck_assert_int_eq(basis[idx[t]], 0);
+        }
+    }
+    ck_assert_int_eq(failed, s->stats.islands_failed);
+
+    free(z);
+    free(w);
+    free(basis);
+    free(s);
+    free(good);
+    pp_peg_workspace_destroy(ws);
+    scene_destroy(sc);
+    free(sc);
+    free(ref);
+}
+END_TEST
+
 /* ---- Failure and bad input ---------------------------------------------------------------- */
 
 /*
@@ -879,6 +1291,9 @@ int main(void)
     tcase_add_test(tc, test_two_bodies_momentum);
     tcase_add_test(tc, test_secondary_frame);
     tcase_add_loop_test(tc, test_random_states, 0, 8);
+    tcase_add_loop_test(tc, test_islands_equal_whole, 0, 4);
+    tcase_add_test(tc, test_islands_warm_start);
+    tcase_add_test(tc, test_island_failure);
     tcase_add_test(tc, test_solver_failure);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);

@@ -370,11 +370,21 @@ typedef struct pp_peg_problem {
 } pp_peg_problem;
 
 typedef struct pp_peg_stats {
-    int lcp_size;               /* n_s + K + n_f (k + 1) */
+    int lcp_size;               /* n_s + K + n_f (k + 1): unknowns of the whole LCP */
     int directions;             /* k used */
     int u_sets, i_sets, x_sets; /* by kind */
     int slacks;                 /* K */
-    pp_lcp_result lcp;          /* status, pivots, residual, epsilon of the solve */
+    pp_lcp_result lcp;          /* the LCP solves over all islands: status (SOLVED, or the
+                                   first failure), pivots, refactorisations and attempts
+                                   summed, epsilon (> 0 if any island was regularised),
+                                   residuals, scale and complementarity the largest, min_z and
+                                   min_w the smallest; warm_started when no island pivoted and
+                                   one was accepted from the basis */
+    int islands;                /* independent blocks solved (see pp_peg_solve); 0 without sets */
+    int largest_island;         /* unknowns of the largest block */
+    int islands_failed;         /* blocks the LCP solver failed on */
+    int failed_island;          /* the first of them, -1 if none; islands are numbered in
+                                   the order of their smallest set index */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;
@@ -395,17 +405,29 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  * stepper uses one output for either model): the primary of set j gets p_j and its friction
  * (beta, sigma, friction vector); secondaries and contacts in no set get 0. slack (optional,
  * one per contact) receives c of each secondary's row (m/s; 0 for primaries and U contacts).
- * options, basis: as for pp_mlcp_solve (basis has pp_peg_lcp_size bytes; keep the set order
- * stable for the warm start to help).
- * Returns PP_OK; PP_ERR_SOLVER (Lemke and its regularisation failed: every impulse 0,
- * velocity = nu*, stats->lcp says why; fall back to the standard model); argument errors
- * (nothing written). Never writes NaN.
+ *  - Islands: sets that share a body with W_b != 0 (not static, not kinematic) are coupled;
+ *    the LCP is block diagonal over the connected components ("islands") of that relation,
+ *    and each block, a principal submatrix of the whole LCP, is assembled and solved on its
+ *    own (pp_lcp_solve, with its regularisation fallback island by island). The solution
+ *    solves the whole LCP; the work is O(sum of block sizes^2) per pivot instead of O(n^2),
+ *    and a solver failure stays in its island.
+ *  - options: LCP options (NULL = pp_lcp_options_default()).
+ *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size bounds it) indexed
+ *    like the whole LCP, the warm-start basis of the previous step on entry (when
+ *    options->warm_start) and the final basis on exit (all zeros in a failed island). Keep
+ *    the set order stable for the warm start to help.
+ * Returns PP_OK; PP_ERR_SOLVER when an island was not solved (Lemke and its regularisation
+ * failed: that island's impulses 0, its bodies keep nu*; the other islands are solved;
+ * stats->lcp and stats->islands_failed say why and how many; the stepper falls back to the
+ * standard model); argument errors (nothing written). Never writes NaN.
  */
 pp_status pp_peg_solve(pp_peg_workspace *workspace, const pp_peg_problem *problem,
                        const pp_lcp_options *options, unsigned char *basis,
                        pp_mlcp_solution *solution, double *slack, pp_peg_stats *stats);
 
-/* The LCP of the last pp_peg_solve (column-major; valid until the next solve or destroy). */
+/* The whole LCP of the last pp_peg_solve (column-major M, q, n = stats.lcp_size; valid until
+ * the next call, solve or destroy), e.g. for pp_lcp_instance_save of a failing step. M is
+ * assembled by this call, O(n^2), into the workspace's scratch. */
 void pp_peg_last_lcp(const pp_peg_workspace *workspace, int *n, const double **M,
                      const double **q);
 
