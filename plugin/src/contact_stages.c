@@ -809,6 +809,33 @@ static pp_status carry_set(pp_step_scratch *s, int w)
     return PP_OK;
 }
 
+/* The set built again at q^ keeps the primary it had when it joined the working set
+ * (primary: that contact as it was then). The heuristic of pegplus/peg.h picks the primary by
+ * the largest gap among near-tied candidates, so rebuilt at a slightly different q^ it can
+ * pick another contact; the impulse then acts along another normal and the fixed-point map
+ * jumps (measured: the iteration cycling between two primaries of one I set, with friction).
+ * Within one step the family of constraints is fixed, including where each set's impulse acts. */
+static void keep_primary(pp_step_scratch *s, const pp_peg_set *set, const pp_contact *primary)
+{
+    feature_key want = key_of(primary);
+    for (int i = 1; i < set->count; ++i) {
+        feature_key k = key_of(&s->contacts[set->first + i]);
+        if (k.kind != want.kind || k.shape1 != want.shape1 || k.feature1 != want.feature1 ||
+            k.shape2 != want.shape2 || k.feature2 != want.feature2)
+            continue;
+        int a = set->first, b = set->first + i;
+        pp_contact t = s->contacts[a];
+        s->contacts[a] = s->contacts[b];
+        s->contacts[b] = t;
+        for (int r = 0; r < 3; ++r) {
+            double x = s->restitution[3 * a + r];
+            s->restitution[3 * a + r] = s->restitution[3 * b + r];
+            s->restitution[3 * b + r] = x;
+        }
+        return;
+    }
+}
+
 /*
  * The constraints at a predicted pose q^: the sets built there (stage 5 at q^) together with
  * every set of the working set that was not built again, re-evaluated at q^ (its features'
@@ -846,13 +873,17 @@ static pp_status working_set_merge(pp_world *world, int model)
     }
     for (int j = 0; j < fresh; ++j) {
         const pp_peg_set *set = &s->sets[j];
-        const pp_contact *c = &s->contacts[set->first];
+        pp_contact *c = &s->contacts[set->first];
         if (!carryable(s, set, c)) continue;
-        int known_set = 0;
-        for (int w = 0; w < known && !known_set; ++w)
-            known_set = same_features(&s->work_contacts[s->work_sets[w].first],
-                                      s->work_sets[w].count, c, set->count);
-        if (known_set) continue;
+        int known_set = -1;
+        for (int w = 0; w < known && known_set < 0; ++w)
+            if (same_features(&s->work_contacts[s->work_sets[w].first], s->work_sets[w].count, c,
+                              set->count))
+                known_set = w;
+        if (known_set >= 0) {
+            keep_primary(s, set, &s->work_contacts[s->work_sets[known_set].first]);
+            continue;
+        }
         pp_status st = work_append(s, set, c, &s->restitution[3 * set->first]);
         if (st != PP_OK) return st;
     }
@@ -1033,7 +1064,7 @@ static int fixed_point(const pp_world *world, double tol)
  * Damping. Where the contact sets switch between iterates the plain iteration can cycle
  * (measured: period 4 in a pile of polytopes); the step toward a new estimate is halved
  * (down to 1/16) each time the residual |nu - nu^| fails to shrink, and doubled again (up to
- * the full step) each time it halves.
+ * the full step) each time it shrinks by a quarter or more.
  *
  * No convergence. When the iterations run out (or an LCP at a predicted pose is not solved),
  * the result is the estimate whose predicted pose violates the working set least (the last
@@ -1074,7 +1105,7 @@ static pp_status relinearize_step(pp_world *world, double h, int k, int *model)
         near_fixed_point = fixed_point(world, 1e-6);
         if (residual >= last_residual)
             alpha = alpha > 1.0 / 16.0 ? 0.5 * alpha : alpha;
-        else if (residual < 0.5 * last_residual)
+        else if (residual < 0.75 * last_residual)
             alpha = alpha < 0.5 ? 2.0 * alpha : 1.0;
         last_residual = residual;
         for (int j = 0; j < 6 * nb; ++j) s->nu_hat[j] += alpha * (s->velocity[j] - s->nu_hat[j]);
