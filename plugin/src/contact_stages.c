@@ -1000,8 +1000,9 @@ static pp_status working_set_violation(pp_world *world, double h, double *violat
  * is solved again with the gap linearised there:
  *     psi(q^) + h G(q^)^T (nu - nu^) >= 0,   i.e.  psi' = psi(q^) - h G(q^)^T nu^  in place
  * of psi, Jacobians about the predicted centres. Newton–Euler keeps M(q^l) and nu*. At a
- * fixed point nu = nu^ the constraint is psi(q^{l+1}) >= 0 itself. Converged when the new
- * velocity differs from nu^ by at most 1e-9 (1 + |nu^|) in every component.
+ * fixed point nu = nu^ the constraint is psi(q^{l+1}) >= 0 itself. *violation: how deep the
+ * constraints built at q^ (with the working set) are violated there; *residual: max |nu - nu^|;
+ * *solved: 0 when the LCP at q^ was not solved (nu is then not an estimate).
  */
 static pp_status relinearize(pp_world *world, double h, int k, int *model, double *violation,
                              double *residual, int *solved)
@@ -1066,9 +1067,12 @@ static int fixed_point(const pp_world *world, double tol)
  * (down to 1/16) each time the residual |nu - nu^| fails to shrink, and doubled again (up to
  * the full step) each time it shrinks by a quarter or more.
  *
+ * Converged: the new velocity differs from nu^ by at most 1e-11 (1 + |nu^|) in every component.
+ *
  * No convergence. When the iterations run out (or an LCP at a predicted pose is not solved),
  * the result is the estimate whose predicted pose violates the working set least (the last
- * estimate is evaluated for this at its own predicted pose), among those within the energy
+ * estimate is evaluated for this at its own predicted pose, and kept whatever its energy when
+ * it is within 1e-6 (1 + |nu^|) of its fixed point), among those within the energy
  * bound max(KE(first solve), KE(nu*)): the contact impulses of an inelastic step add no
  * kinetic energy beyond what the first solve's psi/h terms needed, and an iteration that
  * leaps (a contact set that jumps between q^l and q^, a feature pair appearing deep at the
@@ -1090,8 +1094,8 @@ static pp_status relinearize_step(pp_world *world, double h, int k, int *model)
     double best = HUGE_VAL, alpha = 1.0, last_residual = HUGE_VAL;
     memcpy(s->nu_hat, s->velocity, bytes);
     memcpy(s->nu_kept, s->velocity, bytes);
-    int it = 0, solved = 1, near_fixed_point = 0;
-    for (; it < world->config.relinearize_iterations; ++it) {
+    int solved = 1, near_fixed_point = 0;
+    for (int it = 0; it < world->config.relinearize_iterations; ++it) {
         double violation = 0.0, residual = 0.0;
         st = relinearize(world, h, k, model, &violation, &residual, &solved);
         world->stats.relinearizations++;
