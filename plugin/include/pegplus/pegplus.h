@@ -212,8 +212,11 @@ pp_status pp_world_set_config(pp_world *world, const pp_config *config);
 pp_config pp_world_get_config(const pp_world *world);
 
 /* One contact of the last step under a pegplus model: geoms (g2 may be a static geom), the
- * contact point on g1, the unit normal from g1 to g2, the gap at the start of the step and the
- * impulses the time stepper applied (N s; normal >= 0, friction in the tangent plane). */
+ * contact point on g1, the unit normal from g1 to g2, the gap and the impulses the time stepper
+ * applied (N s; normal >= 0, friction in the tangent plane). Without re-linearisation the
+ * contacts and gaps are those at the start of the step; with it (the default) those of the last
+ * predicted end-of-step pose q^, the gap linearised there, psi(q^) - h G^T nu^ (its impulses are
+ * the last solve's, also when the step kept an earlier estimate: relinearize_refused). */
 typedef struct pp_contact_info {
     dGeomID g1, g2;
     double position[3];
