@@ -33,6 +33,8 @@
  */
 #include "pegplus/mlcp.h"
 
+#include "islands_internal.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,47 +387,13 @@ static void build_rhs(pp_mlcp_workspace *ws, const pp_mlcp_problem *p, int k)
     ws->last_shift = p->compliance > 0.0 ? p->compliance * dmax : 0.0;
 }
 
-/* Union-find root of contact i, with path halving. */
-static int find_root(int *root, int i)
-{
-    while (root[i] != i) {
-        root[i] = root[root[i]]; /* path halving */
-        i = root[i];
-    }
-    return i;
-}
-
-/* Stage 3: islands, the connected components of "contacts sharing a coupled body", as a
- * CSR list (island_first, island_contacts); islands are ordered by their smallest contact
- * and list their contacts in increasing order. Returns the number of islands. */
+/* Stage 3: islands, the connected components of "contacts sharing a coupled body"
+ * (islands_internal.h), as a CSR list (island_first, island_contacts). local[] is free until
+ * the islands are solved. Returns the number of islands. */
 static int find_islands(pp_mlcp_workspace *ws, int nc, int nb)
 {
-    int *root = ws->root, *count = ws->local; /* local[] is free until the islands are solved */
-    for (int i = 0; i < nc; ++i) root[i] = i;
-    for (int b = 0; b < nb; ++b) {
-        if (!ws->coupled[b]) continue;
-        int first = ws->incidence_first[b], last = ws->incidence_first[b + 1];
-        for (int e = first + 1; e < last; ++e) {
-            int a = find_root(root, ws->incidence[first] / 2);
-            int c = find_root(root, ws->incidence[e] / 2);
-            if (a != c) root[a > c ? a : c] = a < c ? a : c; /* smaller index is the root */
-        }
-    }
-    /* Roots are the smallest contact of their island; number islands in root order. */
-    int islands = 0;
-    for (int i = 0; i < nc; ++i) {
-        int r = find_root(root, i);
-        root[i] = r;
-        if (r == i) count[i] = islands++;
-    }
-    for (int s = 0; s <= islands; ++s) ws->island_first[s] = 0;
-    for (int i = 0; i < nc; ++i) ++ws->island_first[count[root[i]] + 1];
-    for (int s = 0; s < islands; ++s) ws->island_first[s + 1] += ws->island_first[s];
-    for (int i = 0; i < nc; ++i) root[i] = count[root[i]]; /* root[] now: island of i */
-    int *fill = ws->local;
-    for (int s = 0; s < islands; ++s) fill[s] = ws->island_first[s];
-    for (int i = 0; i < nc; ++i) ws->island_contacts[fill[root[i]]++] = i;
-    return islands;
+    return pp_islands_find(nc, nb, ws->coupled, ws->incidence_first, ws->incidence, ws->root,
+                           ws->local, ws->island_first, ws->island_contacts);
 }
 
 /*
@@ -484,29 +452,6 @@ static int whole_index(int nc, int k, const int *list, int count, int a)
     return nc + nc * k + list[a - count * (k + 1)];
 }
 
-/* Fold an island's LCP result into the step's (statuses: the first failure wins). */
-static void merge_result(pp_lcp_result *all, const pp_lcp_result *r, int first)
-{
-    if (first) {
-        *all = *r;
-        return;
-    }
-    if (all->status == PP_LCP_SOLVED) all->status = r->status;
-    all->pivots += r->pivots;
-    all->refactorisations += r->refactorisations;
-    all->warm_started = all->warm_started || r->warm_started; /* see solve_islands */
-    all->warm_lemke = all->warm_lemke || r->warm_lemke;
-    all->extended = all->extended || r->extended;
-    all->attempts += r->attempts;
-    all->epsilon = fmax(all->epsilon, r->epsilon);
-    all->residual = fmax(all->residual, r->residual);
-    all->relative_residual = fmax(all->relative_residual, r->relative_residual);
-    all->scale = fmax(all->scale, r->scale);
-    all->min_z = fmin(all->min_z, r->min_z);
-    all->min_w = fmin(all->min_w, r->min_w);
-    all->complementarity = fmax(all->complementarity, r->complementarity);
-}
-
 /* Stage 4: solve island by island into the whole z (and basis). */
 static pp_status solve_islands(pp_mlcp_workspace *ws, int nc, int k, int islands,
                                const pp_lcp_options *options, unsigned char *basis,
@@ -539,7 +484,7 @@ static pp_status solve_islands(pp_mlcp_workspace *ws, int nc, int k, int islands
             ws->z[g] = ws->island_z[a];
             if (basis) basis[g] = ws->island_basis[a];
         }
-        merge_result(&stats->lcp, &r, s == 0);
+        pp_lcp_result_merge(&stats->lcp, &r, s == 0);
         if (n > stats->largest_island) stats->largest_island = n;
     }
     stats->islands = islands;

@@ -49,6 +49,7 @@
 #include "pegplus/peg.h"
 
 #include "geometry_internal.h"
+#include "islands_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -460,46 +461,13 @@ static void build_rhs(pp_peg_workspace *ws, const pp_peg_problem *pp, const lcp_
     ws->last_shift = p->compliance > 0.0 ? p->compliance * dmax : 0.0;
 }
 
-/* Union-find root of set j, with path halving. */
-static int find_root(int *root, int j)
-{
-    while (root[j] != j) {
-        root[j] = root[root[j]];
-        j = root[j];
-    }
-    return j;
-}
-
-/* Stage 3: islands, the connected components of "sets sharing a coupled body", as a CSR list
- * (island_first, island_sets); islands are numbered in the order of their smallest set and
- * list their sets in increasing order. Returns the number of islands. */
+/* Stage 3: islands, the connected components of "sets sharing a coupled body"
+ * (islands_internal.h), as a CSR list (island_first, island_sets). local[] is free until the
+ * islands are solved. Returns the number of islands. */
 static int find_islands(pp_peg_workspace *ws, int ns, int nb)
 {
-    int *root = ws->root, *number = ws->local; /* local[] is free until the islands are solved */
-    for (int j = 0; j < ns; ++j) root[j] = j;
-    for (int b = 0; b < nb; ++b) {
-        if (!ws->coupled[b]) continue;
-        int first = ws->incidence_first[b], last = ws->incidence_first[b + 1];
-        for (int e = first + 1; e < last; ++e) {
-            int a = find_root(root, ws->incidence[first] / 2);
-            int c = find_root(root, ws->incidence[e] / 2);
-            if (a != c) root[a > c ? a : c] = a < c ? a : c; /* smaller index is the root */
-        }
-    }
-    int islands = 0;
-    for (int j = 0; j < ns; ++j) {
-        int r = find_root(root, j);
-        root[j] = r;
-        if (r == j) number[j] = islands++;
-    }
-    for (int s = 0; s <= islands; ++s) ws->island_first[s] = 0;
-    for (int j = 0; j < ns; ++j) ++ws->island_first[number[root[j]] + 1];
-    for (int s = 0; s < islands; ++s) ws->island_first[s + 1] += ws->island_first[s];
-    for (int j = 0; j < ns; ++j) root[j] = number[root[j]]; /* root[] now: island of j */
-    int *fill = ws->local;
-    for (int s = 0; s < islands; ++s) fill[s] = ws->island_first[s];
-    for (int j = 0; j < ns; ++j) ws->island_sets[fill[root[j]]++] = j;
-    return islands;
+    return pp_islands_find(ns, nb, ws->coupled, ws->incidence_first, ws->incidence, ws->root,
+                           ws->local, ws->island_first, ws->island_sets);
 }
 
 /*
@@ -567,31 +535,6 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
     }
 }
 
-/* Fold an island's LCP result into the step's: the status of the first failure, counters
- * summed, residuals, epsilon and scale the largest, min_z and min_w the smallest (as
- * pp_mlcp_solve reports its islands, mlcp.h). */
-static void merge_result(pp_lcp_result *all, const pp_lcp_result *r, int first)
-{
-    if (first) {
-        *all = *r;
-        return;
-    }
-    if (all->status == PP_LCP_SOLVED) all->status = r->status;
-    all->pivots += r->pivots;
-    all->refactorisations += r->refactorisations;
-    all->warm_started = all->warm_started || r->warm_started; /* see solve_islands */
-    all->warm_lemke = all->warm_lemke || r->warm_lemke;
-    all->extended = all->extended || r->extended;
-    all->attempts += r->attempts;
-    all->epsilon = fmax(all->epsilon, r->epsilon);
-    all->residual = fmax(all->residual, r->residual);
-    all->relative_residual = fmax(all->relative_residual, r->relative_residual);
-    all->scale = fmax(all->scale, r->scale);
-    all->min_z = fmin(all->min_z, r->min_z);
-    all->min_w = fmin(all->min_w, r->min_w);
-    all->complementarity = fmax(all->complementarity, r->complementarity);
-}
-
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
@@ -646,7 +589,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, in
             ws->z[ws->island_map[a]] = ws->island_z[a];
             if (basis) basis[ws->island_map[a]] = ws->island_basis[a];
         }
-        merge_result(&stats->lcp, &r, s == 0);
+        pp_lcp_result_merge(&stats->lcp, &r, s == 0);
         if (n > stats->largest_island) stats->largest_island = n;
     }
     stats->islands = islands;
