@@ -310,6 +310,28 @@ static int pose_size(const pp_shape *shape)
     return 3 * shape->polytope->vertex_count + 4 * shape->polytope->face_count;
 }
 
+/* Pose polytope shape sa, and sb when it is a polytope too (else a plane), into
+ * s->pose_work as the views va, vb. */
+static pp_status pose_pair(pp_step_scratch *s, const pp_shape *sa, const pp_shape *sb,
+                           pp_polytope_view *va, pp_polytope_view *vb)
+{
+    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
+    pp_status st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
+    if (st != PP_OK) return st;
+    pose_polytope(sa, s->pose_work, va);
+    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), vb);
+    return PP_OK;
+}
+
+/* Contact c between polytope A (va) and B, a polytope (vb) or the plane sb, re-evaluated at
+ * the views' poses (pp_peg_contact_update); 0 when it cannot be. */
+static int update_contact(const pp_shape *sb, const pp_polytope_view *va,
+                          const pp_polytope_view *vb, pp_contact *c)
+{
+    return sb->kind == PP_SHAPE_POLYTOPE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
+                                         : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
+}
+
 /*
  * PEG's constraint sets of one near pair (spec/PEG.md §3, pegplus/peg.h): polytope against
  * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
@@ -334,12 +356,9 @@ static pp_status pair_peg_sets(pp_step_scratch *s, int a, int b, double eps_ab,
     }
     pp_status st = PP_OK;
     if (!s->peg_builder) st = pp_peg_builder_create(&s->peg_builder);
-    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
-    if (st == PP_OK) st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
-    if (st != PP_OK) return st;
     pp_polytope_view va, vb;
-    pose_polytope(sa, s->pose_work, &va);
-    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), &vb);
+    if (st == PP_OK) st = pose_pair(s, sa, sb, &va, &vb);
+    if (st != PP_OK) return st;
 
     int first_contact = s->contact_count, first_set = s->set_count;
     for (;;) {
@@ -781,19 +800,12 @@ static pp_status carry_set(pp_step_scratch *s, int w)
 {
     const pp_peg_set *set = &s->work_sets[w];
     pp_contact *c = &s->work_contacts[set->first];
-    const pp_shape *sa = &s->shapes[c[0].shape_a], *sb = &s->shapes[c[0].shape_b];
-    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
-    pp_status st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
-    if (st != PP_OK) return st;
+    const pp_shape *sb = &s->shapes[c[0].shape_b];
     pp_polytope_view va, vb;
-    pose_polytope(sa, s->pose_work, &va);
-    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), &vb);
-    for (int i = 0; i < set->count; ++i) {
-        int ok = sb->kind == PP_SHAPE_POLYTOPE
-                     ? pp_peg_contact_update(&va, &vb, NULL, 0.0, &c[i])
-                     : pp_peg_contact_update(&va, NULL, sb->normal, sb->offset, &c[i]);
-        if (!ok) return PP_OK;
-    }
+    pp_status st = pose_pair(s, &s->shapes[c[0].shape_a], sb, &va, &vb);
+    if (st != PP_OK) return st;
+    for (int i = 0; i < set->count; ++i)
+        if (!update_contact(sb, &va, &vb, &c[i])) return PP_OK;
     int first = s->contact_count, nc = first + set->count;
     st = grow_n((void **)&s->sets, &s->set_capacity, s->set_count + 1, sizeof(pp_peg_set));
     if (st == PP_OK) st = grow_n((void **)&s->contacts, &s->contact_capacity, nc, sizeof(pp_contact));
@@ -970,20 +982,15 @@ static pp_status working_set_violation(pp_world *world, double h, double *violat
     for (int w = 0; w < s->work_set_count && st == PP_OK; ++w) {
         const pp_peg_set *set = &s->work_sets[w];
         const pp_contact *c = &s->work_contacts[set->first];
-        const pp_shape *sa = &s->shapes[c[0].shape_a], *sb = &s->shapes[c[0].shape_b];
-        int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
-        st = grow_n((void **)&s->pose_work, &s->pose_work_capacity, need, sizeof(double));
-        if (st != PP_OK) break;
+        const pp_shape *sb = &s->shapes[c[0].shape_b];
         pp_polytope_view va, vb;
-        pose_polytope(sa, s->pose_work, &va);
-        if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, s->pose_work + pose_size(sa), &vb);
+        st = pose_pair(s, &s->shapes[c[0].shape_a], sb, &va, &vb);
+        if (st != PP_OK) break;
         double m = -HUGE_VAL;
         int ok = 1;
         for (int i = 0; i < set->count && ok; ++i) {
             pp_contact q = c[i];
-            ok = sb->kind == PP_SHAPE_POLYTOPE ? pp_peg_contact_update(&va, &vb, NULL, 0.0, &q)
-                                               : pp_peg_contact_update(&va, NULL, sb->normal,
-                                                                       sb->offset, &q);
+            ok = update_contact(sb, &va, &vb, &q);
             if (q.psi > m) m = q.psi;
         }
         if (ok && -m > *violation) *violation = -m;
