@@ -179,8 +179,9 @@ typedef struct pp_step_stats {
     int peg_fallback;        /* PP_MODEL_PEG: sub-steps whose PEG LCP was not solved, so the
                                 standard model's constraints ran instead (README "Failures") */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
-    int relinearize_refused; /* re-linearised estimates refused because they raised the
-                                kinetic energy above the first solve's (and nu*'s) */
+    int relinearize_refused; /* sub-steps whose re-linearisation did not converge and kept an
+                                earlier estimate than the last (the one violating the
+                                constraints least within the energy bound; README) */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
