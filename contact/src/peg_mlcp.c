@@ -706,3 +706,52 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
     for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
     assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->M);
 }
+
+int pp_peg_record_size(const pp_peg_set *set, int directions)
+{
+    return set->count + directions + 1;
+}
+
+void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *contacts, int k,
+                          unsigned char *basis, unsigned char *records, int to_basis)
+{
+    PP_ASSERT(ns >= 0 && (ns == 0 || (sets && contacts && basis && records)) && k >= 1,
+              "pp_peg_basis_records: valid arguments");
+    /* The whole layout [p (ns); c (K); beta (nf k); sigma (nf)] of lcp_layout. */
+    int K = 0, nf = 0;
+    for (int j = 0; j < ns; ++j) {
+        K += sets[j].count - 1;
+        nf += contacts[sets[j].first].mu > 0.0;
+    }
+    int slack = 0, slot = 0;
+    for (int j = 0; j < ns; ++j) {
+        const pp_peg_set *set = &sets[j];
+        int frictional = contacts[set->first].mu > 0.0;
+        int index[1 + 64 + 1], m = 0;
+        unsigned char *rec = records;
+        records += pp_peg_record_size(set, k);
+        /* p, then the slacks of the secondaries (set->count can exceed the stack index
+         * list's room: they are visited directly) */
+        if (to_basis) basis[j] = rec[0];
+        else rec[0] = basis[j];
+        for (int s = 1; s < set->count; ++s) {
+            int a = ns + slack + s - 1;
+            if (to_basis) basis[a] = rec[s];
+            else rec[s] = basis[a];
+        }
+        slack += set->count - 1;
+        if (frictional) {
+            for (int l = 0; l < k; ++l) index[m++] = ns + K + slot * k + l;
+            index[m++] = ns + K + nf * k + slot;
+            ++slot;
+        }
+        unsigned char *tail = rec + set->count;
+        for (int t = 0; t < k + 1; ++t) {
+            if (to_basis) {
+                if (t < m) basis[index[t]] = tail[t];
+            } else {
+                tail[t] = t < m ? basis[index[t]] : 0;
+            }
+        }
+    }
+}

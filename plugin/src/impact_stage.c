@@ -89,14 +89,14 @@ static int island_root(int *parent, int i)
 
 static double trigger_speed(const pp_step_scratch *s, int c)
 {
-    double v_capture = s->restitution[3 * c + 1];
+    double v_capture = s->all.restitution[3 * c + 1];
     return v_capture > PP_IMPACT_MIN_SPEED ? v_capture : PP_IMPACT_MIN_SPEED;
 }
 
 static pp_status ensure_plus(pp_world *world, int m)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count, nc = s->contact_count;
+    int nb = world->body_count, nc = s->all.contact_count;
     if (!s->plus || m > s->plus_capacity) {
         pp_plus_solver_destroy(s->plus);
         s->plus = NULL;
@@ -157,7 +157,7 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
         memcpy(&nu[6 * b + 3], pb->w, 3 * sizeof(double));
     }
     for (int i = 0; i < m; ++i) {
-        const pp_contact *c = &s->contacts[idx[i]];
+        const pp_contact *c = &s->all.contacts[idx[i]];
         double frame[9], d[12], point[3];
         pp_mlcp_friction_directions(c->n, 4, d); /* d_0 = t1, d_1 = t2 = n x t1 */
         memcpy(frame, d, 3 * sizeof(double));
@@ -168,9 +168,9 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
                                             body_x(world, c->body_b), point, frame, &jac[i]);
         if (st != PP_OK) return st;
         params[i].mu = c->mu;
-        params[i].e_min = s->restitution[3 * idx[i]];
-        params[i].v_capture = s->restitution[3 * idx[i] + 1];
-        params[i].v_plastic = s->restitution[3 * idx[i] + 2];
+        params[i].e_min = s->all.restitution[3 * idx[i]];
+        params[i].v_capture = s->all.restitution[3 * idx[i] + 1];
+        params[i].v_plastic = s->all.restitution[3 * idx[i] + 2];
     }
     st = pp_plus_contact_velocity(nb, nu, m, jac, v);
     if (st == PP_OK) st = pp_plus_delassus(nb, bodies, m, jac, A);
@@ -212,12 +212,12 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
 pp_status pp_stage_impact(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count, nc = s->contact_count;
+    int nb = world->body_count, nc = s->all.contact_count;
     if (nc == 0) return PP_OK;
     int any = 0;
     for (int c = 0; c < nc && !any; ++c)
-        any = s->primary[c] && s->contacts[c].psi <= PP_PROXIMAL_GAP && s->restitution[3 * c] > 0.0 &&
-              gap_rate(world, &s->contacts[c], 0, NULL) < -trigger_speed(s, c);
+        any = s->all.primary[c] && s->all.contacts[c].psi <= PP_PROXIMAL_GAP && s->all.restitution[3 * c] > 0.0 &&
+              gap_rate(world, &s->all.contacts[c], 0, NULL) < -trigger_speed(s, c);
     if (!any) return PP_OK;
     pp_status st = ensure_plus(world, 1);
     if (st != PP_OK) return st;
@@ -225,22 +225,22 @@ pp_status pp_stage_impact(pp_world *world)
     int *parent = s->plus_island, *list = s->plus_contact;
     for (int b = 0; b < nb; ++b) parent[b] = b;
     for (int c = 0; c < nc; ++c) {
-        const pp_contact *k = &s->contacts[c];
-        if (!s->primary[c] || k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
+        const pp_contact *k = &s->all.contacts[c];
+        if (!s->all.primary[c] || k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
         parent[island_root(parent, k->body_a)] = island_root(parent, k->body_b);
     }
     /* Islands with an impact, one at a time; velocities are read fresh for each (islands
      * share no body, so the order does not matter). */
     for (int c = 0; c < nc; ++c) {
-        const pp_contact *k = &s->contacts[c];
-        if (!s->primary[c] || k->psi > PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0 ||
+        const pp_contact *k = &s->all.contacts[c];
+        if (!s->all.primary[c] || k->psi > PP_PROXIMAL_GAP || s->all.restitution[3 * c] <= 0.0 ||
             gap_rate(world, k, 0, NULL) >= -trigger_speed(s, c))
             continue;
         int root = island_root(parent, k->body_a >= 0 ? k->body_a : k->body_b);
         int m = 0;
         for (int j = 0; j < nc; ++j) {
-            const pp_contact *q = &s->contacts[j];
-            if (!s->primary[j] || q->psi > PP_PROXIMAL_GAP) continue;
+            const pp_contact *q = &s->all.contacts[j];
+            if (!s->all.primary[j] || q->psi > PP_PROXIMAL_GAP) continue;
             int b = q->body_a >= 0 ? q->body_a : q->body_b;
             if (b >= 0 && island_root(parent, b) == root) list[m++] = j;
         }
@@ -266,9 +266,9 @@ double pp_time_to_impact(const pp_world *world, double remaining)
     dWorldGetGravity(world->ode_world, gv);
     double g[3] = {gv[0], gv[1], gv[2]};
     double t_first = remaining;
-    for (int c = 0; c < s->contact_count; ++c) {
-        const pp_contact *k = &s->contacts[c];
-        if (!s->primary[c] || k->psi <= PP_PROXIMAL_GAP || s->restitution[3 * c] <= 0.0)
+    for (int c = 0; c < s->all.contact_count; ++c) {
+        const pp_contact *k = &s->all.contacts[c];
+        if (!s->all.primary[c] || k->psi <= PP_PROXIMAL_GAP || s->all.restitution[3 * c] <= 0.0)
             continue;
         double v = gap_rate(world, k, 0, NULL), a = gap_rate(world, k, 1, g), psi = k->psi;
         double t;

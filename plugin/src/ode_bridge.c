@@ -13,21 +13,6 @@
 
 _Static_assert(sizeof(dReal) == sizeof(double), "pegplus needs ODE built in double precision");
 
-pp_status pp_grow(void **array, int *capacity, int need, size_t size)
-{
-    if (need <= *capacity) return PP_OK;
-    int cap = *capacity > 0 ? *capacity : 16;
-    while (cap < need) cap *= 2;
-    void *grown = realloc(*array, (size_t)cap * size);
-    if (!grown) {
-        pp_log(PP_LOG_ERROR, "out of memory growing an array to %d elements", cap);
-        return PP_ERR_NO_MEMORY;
-    }
-    *array = grown;
-    *capacity = cap;
-    return PP_OK;
-}
-
 static int find_body(const pp_world *world, dBodyID body)
 {
     for (int i = 0; i < world->body_count; ++i)

@@ -241,17 +241,108 @@ static void integrate_bodies(pp_world *world, double h)
     for (int i = 0; i < world->body_count; ++i) pp_body_integrate_pose(&world->bodies[i], h);
 }
 
-/* Stages 2-5 for the interval ahead (dt): pose the shapes, find the near pairs, their feature
- * contacts and the model's constraints on them (standard: a U per contact; PEG: U/I/X sets). */
+/* Stages 2-6 for the interval ahead (dt): pose the shapes, find the candidate pairs, group
+ * them into islands, and build every near pair's constraints (standard: a U per contact;
+ * PEG: U/I/X sets) into scratch.all, island after island. */
 static pp_status find_contacts(pp_world *world, double dt, double *clock)
 {
     pp_stage_pose_shapes(world, dt);
     pp_status st = pp_stage_broadphase(world);                      /* 2. broadphase    */
+    if (st == PP_OK) st = pp_stage_islands(world);                  /* 6. islands       */
     mark(world, PP_STAGE_BROADPHASE, clock);
     if (st != PP_OK) return st;
-    st = pp_stage_contacts(world);                                  /* 3-5. proximity,  */
+    st = pp_stage_constraints(world);                               /* 3-5. proximity,  */
     mark(world, PP_STAGE_FEATURES, clock);                          /* features,        */
     return st;                                                      /* constraints      */
+}
+
+/* Island i's constraints at the sub-step's start: its sets of scratch.all (built island after
+ * island, so they are consecutive from *next_set on). */
+static pp_status island_constraints(pp_world *world, int island, int *next_set,
+                                    pp_island_work *iw)
+{
+    const pp_step_scratch *s = &world->scratch;
+    const pp_constraint_list *all = &s->all;
+    pp_constraint_list *l = &iw->list;
+    l->contact_count = l->set_count = 0;
+    pp_status st = PP_OK;
+    for (; *next_set < all->set_count && st == PP_OK; ++*next_set) {
+        const pp_peg_set *set = &all->sets[*next_set];
+        const pp_contact *c = &all->contacts[set->first];
+        int b = s->island_of_body[c->body_a >= 0 && world->bodies[c->body_a].inv_mass > 0.0
+                                      ? c->body_a : c->body_b];
+        if (b != island) break;
+        st = pp_constraint_list_append(l, set, c, &all->restitution[3 * set->first]);
+    }
+    if (st == PP_OK) st = pp_constraint_list_index(l);
+    iw->near_pairs = 0;
+    return st;
+}
+
+/* What one island's solves did, into the step's statistics: sizes summed over the islands
+ * (the largest kept too), pivots and counters summed, the worst status, residual and
+ * fallback. */
+static void merge_island_stats(pp_step_stats *t, const pp_island_work *iw)
+{
+    t->lcp_size += iw->lcp_size;
+    if (iw->lcp_largest > t->lcp_largest) t->lcp_largest = iw->lcp_largest;
+    if (t->lcp_status == 0) t->lcp_status = iw->lcp_status;
+    t->lcp_pivots += iw->lcp_pivots;
+    if (iw->lcp_residual > t->lcp_residual) t->lcp_residual = iw->lcp_residual;
+    if (iw->lcp_fallback > t->lcp_fallback) t->lcp_fallback = iw->lcp_fallback;
+    t->lcp_solves += iw->solves;
+    t->lcp_warm_solves += iw->lcp_warm;
+    t->peg_fallback += iw->peg_fallback;
+    t->relinearizations += iw->relinearizations;
+    t->relinearize_refused += iw->relinearize_refused;
+    t->islands_failed += iw->lcp_fallback == 2;
+}
+
+static void reset_island_stats(pp_island_work *iw)
+{
+    iw->lcp_size = iw->lcp_largest = iw->lcp_status = iw->lcp_pivots = iw->lcp_fallback = 0;
+    iw->lcp_warm = iw->peg_fallback = iw->relinearizations = iw->relinearize_refused = 0;
+    iw->solves = 0;
+    iw->lcp_residual = 0.0;
+}
+
+/* Stages 7-8 island by island: each island's LCP and re-linearisation on its own bodies and
+ * pairs, in memory sized by the island; its velocities written to its bodies, its contacts
+ * to the contact list, its LCP bases kept for the next sub-step's warm start. */
+static pp_status time_step_islands(pp_world *world, double dt)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_island_work *iw = &s->island;
+    pp_status st = PP_OK;
+    if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
+    if (st == PP_OK && !s->warm_next) st = pp_warm_store_create(&s->warm_next);
+    if (st == PP_OK) st = pp_record_contact_info(world, NULL, 0);
+    pp_warm_store_clear(s->warm_next);
+    int next_set = 0;
+    for (int i = 0; i < s->island_count && st == PP_OK; ++i) {
+        reset_island_stats(iw);
+        pp_warm_store_clear(iw->warm);
+        st = pp_island_select(world, i, iw);
+        if (st == PP_OK) st = island_constraints(world, i, &next_set, iw);
+        if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
+        if (st != PP_OK) break;
+        for (int l = 0; l < iw->dynamic_count; ++l) {
+            pp_body *b = &world->bodies[iw->body[l]];
+            memcpy(b->v, &iw->velocity[6 * l], sizeof b->v);
+            memcpy(b->w, &iw->velocity[6 * l + 3], sizeof b->w);
+        }
+        merge_island_stats(&world->stats, iw);
+        st = pp_record_contact_info(world, iw, 1);
+        if (st == PP_OK) st = pp_warm_store_merge(s->warm_next, iw->warm);
+    }
+    if (st == PP_OK) { /* this sub-step's bases become the previous ones */
+        struct pp_warm_store *t = s->warm_prev;
+        s->warm_prev = s->warm_next;
+        s->warm_next = t;
+    }
+    world->stats.lcp_warm_started = world->stats.lcp_solves > 0 &&
+                                    world->stats.lcp_warm_solves == world->stats.lcp_solves;
+    return st;
 }
 
 /* A step is one sub-step unless a bouncing contact closes during it: then it is split at the
@@ -270,11 +361,11 @@ static pp_status pegplus_step(pp_world *world, double h)
     world->scratch.impacts = 0;
     for (int sub = 1; t < h && st == PP_OK; ++sub) {
         double dt = h - t;
-        st = find_contacts(world, dt, &clock);                      /* 2-5              */
+        st = find_contacts(world, dt, &clock);                      /* 2-6              */
         if (st != PP_OK) return st;
 
         int impacts = world->scratch.impacts;
-        st = pp_stage_impact(world);                                /* 6. impact (PLUS) */
+        st = pp_stage_impact(world);                                /* 6b. impact (PLUS) */
         mark(world, PP_STAGE_IMPACT, &clock);
         if (st != PP_OK) return st;
         if (world->scratch.impacts != impacts) {
@@ -284,7 +375,7 @@ static pp_status pegplus_step(pp_world *world, double h)
         if (sub < PP_MAX_SUBSTEPS) dt = pp_time_to_impact(world, dt);
 
         time_step_free(world, dt);                                  /* 7. time step     */
-        st = pp_stage_time_step(world, dt);
+        st = time_step_islands(world, dt);
         mark(world, PP_STAGE_TIME_STEP, &clock);
         if (st != PP_OK) return st;
 

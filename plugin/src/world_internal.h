@@ -44,7 +44,70 @@ typedef struct pp_shape_attachment {
     double R[9];
 } pp_shape_attachment;
 
-/* Per-step arrays of stages 2-7: they grow to the peak and are reused (STYLE.md "Memory"). */
+/* A list of constraint sets on feature contacts (stage 5): the sets index `contacts`; each
+ * contact has 3 restitution values (the pair's bounce = PLUS e_min, bounce_vel = v_capture,
+ * v_plastic) and primary[c] = 1 when it is the first contact of its set (the one that carries
+ * an impulse, PEG Eq 41; every contact of the standard model is its own U set). */
+typedef struct pp_constraint_list {
+    pp_contact *contacts;
+    int contact_count, contact_capacity;
+    double *restitution;
+    int restitution_capacity;
+    pp_peg_set *sets;
+    int set_count, set_capacity;
+    unsigned char *primary;
+    int primary_capacity;
+} pp_constraint_list;
+
+struct pp_warm_store;
+
+/*
+ * One contact island's time step (stages 7-8 of DESIGN.md, per island): its bodies, its
+ * candidate pairs, its constraints, the LCP and the ST96 §3.6 re-linearisation, all in memory
+ * sized by the island (it grows to the largest island seen and is reused for the next one, so
+ * the step's memory is that of its largest island, never of the whole world's contacts).
+ *
+ * Bodies are numbered locally 0..body_count-1 (body[] maps to world->bodies; kinematic bodies
+ * the island's pairs touch are listed too, after the dynamic ones, so the re-linearisation
+ * poses them at the predicted pose): velocities, estimates and saved poses are per local
+ * body. Contacts keep world body and shape indices; the LCP gets a copy in local indices.
+ */
+typedef struct pp_island_work {
+    int *body;                     /* local -> world body index */
+    int body_count, dynamic_count, body_capacity;
+    const pp_pair *pairs;          /* the island's candidate pairs (shape indices) */
+    int pair_count;
+
+    pp_constraint_list list;       /* the constraints being solved (q^l, then each q^) */
+    pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
+    int work_model;                /* the model whose sets `work` holds */
+    int near_pairs;                /* near pairs of the last build */
+
+    pp_peg_builder *peg_builder;   /* stage 5 under PP_MODEL_PEG */
+    double *pose_work;             /* posed polytope views of the pair being classified */
+    int pose_work_capacity;
+
+    /* The LCP (pegplus/peg.h; the standard model is PEG with U sets only). */
+    pp_peg_workspace *peg;
+    int peg_bodies, peg_contacts, peg_sets, peg_directions;
+    pp_mlcp_body *mlcp_body;       /* local bodies: free velocity nu*, centre (q^l or q^) */
+    pp_contact *local_contacts;    /* list.contacts with local body indices */
+    double *normal_impulse, *friction_vector, *slack;
+    double *velocity;              /* 6 per local body: nu^{l+1} of the last solve */
+    unsigned char *basis;
+    int contact_capacity, body_array_capacity, basis_capacity;
+    struct pp_warm_store *warm;    /* this island's latest bases, by constraint identity */
+
+    /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */
+    double *nu_hat, *nu_kept, *pose_saved;
+
+    /* What the island's solves did (merged into pp_step_stats by the caller). */
+    int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
+    double lcp_residual;
+    int peg_fallback, relinearizations, relinearize_refused, solves;
+} pp_island_work;
+
+/* Per-step arrays of stages 2-8: they grow to the peak and are reused (STYLE.md "Memory"). */
 typedef struct pp_step_scratch {
     pp_shape *shapes;              /* stage 1: managed geoms as posed shapes */
     dGeomID *shape_geom;
@@ -54,20 +117,33 @@ typedef struct pp_step_scratch {
     pp_aabb *aabbs;
     unsigned char *is_static;
     int shape_count, shape_capacity;
+    int *body_shape_first;         /* CSR of the shapes on each body (nb + 1) */
+    int *body_shapes;
+    int body_shape_capacity, body_shape_first_capacity;
 
     pp_broadphase *broadphase;
     int *sap_index;                /* shape index of each broadphase box (planes are not boxed) */
     int sap_capacity;
-    pp_pair *pairs;                /* candidate pairs, shape indices (stage 2); kept for the
-                                      standard-model fallback of stage 7 */
+    pp_pair *pairs;                /* candidate pairs, shape indices (stage 2), grouped by
+                                      island after stage 6 */
     int pair_count, pair_capacity;
+    pp_pair *pair_sorted;          /* counting-sort buffer */
+    int pair_sorted_capacity;
 
-    pp_contact *contacts;          /* stage 4 */
-    int contact_count, contact_capacity;
-    double *restitution;           /* 2 per contact: the pair's bounce (e_min), bounce_vel */
-    int restitution_capacity;
+    /* Stage 6: islands, the connected components of dynamic bodies through candidate pairs
+     * (static geometry and kinematic bodies join nothing). */
+    int island_count;
+    int *island_of_body;           /* nb: island of each body, -1 none (not dynamic or alone) */
+    int *island_pair_first;        /* island_count + 1: CSR into pairs */
+    int *island_body_first;        /* island_count + 1: CSR into island_bodies */
+    int *island_bodies;            /* dynamic bodies by island */
+    int *union_root;               /* nb: union-find */
+    int island_capacity, island_body_capacity;
 
-    struct pp_plus_solver *plus;   /* stage 6 */
+    pp_constraint_list all;        /* stages 3-5 over every pair at the sub-step's start: what
+                                      stage 6b (PLUS) and the sub-step split read */
+
+    struct pp_plus_solver *plus;   /* stage 6b */
     int plus_capacity;
     double *plus_work;             /* A (9 m^2), v, pi (3 m each), body dnu (6 nb) */
     size_t plus_work_capacity;
@@ -78,54 +154,11 @@ typedef struct pp_step_scratch {
     pp_contact_info *info;         /* pp_world_get_contacts */
     int info_count, info_capacity;
 
-    pp_mlcp_workspace *mlcp;       /* stage 7 */
-    int mlcp_bodies, mlcp_contacts, mlcp_directions;
-    pp_mlcp_body *mlcp_body;
-    int mlcp_body_capacity;
-    double *normal_impulse, *friction_vector;
-    int normal_capacity, friction_capacity;
-    double *velocity;
-    int velocity_capacity;
-
-    /* Warm start (issue 3): the previous step's contact keys and final LCP basis. */
-    unsigned char *basis;
-    int basis_size, basis_capacity;
-    struct pp_contact_key *keys;
-    int key_count, key_capacity;
-
-    /* Stage 5 constraint sets (pegplus/peg.h). Under PP_MODEL_STANDARD every contact is its
-     * own U set; under PP_MODEL_PEG polytope pairs get PEG's U/I/X sets, whose secondaries
-     * carry no impulse (primary[c] = 0). */
-    pp_peg_set *sets;
-    int set_count, set_capacity;
-    unsigned char *primary;
-    int primary_capacity;
-    pp_peg_builder *peg_builder;
-    double *pose_work;             /* posed polytope views of the pair being classified */
-    int pose_work_capacity;
-    pp_peg_workspace *peg;         /* stage 7 under PP_MODEL_PEG */
-    int peg_bodies, peg_contacts, peg_sets, peg_directions;
-    double *peg_slack;
-    int peg_slack_capacity;
-    pp_peg_set *key_sets;          /* warm start: the previous step's set layout */
-    int key_set_count, key_set_capacity;
-
-    /* ST96 §3.6 re-linearisation (pp_config.relinearize_iterations) */
-    double *pose_saved;            /* 16 per body: x, q, R at the start of the step */
-    int pose_saved_capacity;
-    double *nu_hat;                /* 6 per body: the velocity estimate that predicts q^{l+1} */
-    int nu_hat_capacity;
-    double *nu_kept;               /* 6 per body: the last estimate within the energy bound */
-    int nu_kept_capacity;
-    /* Its working set (ST96 §4): every constraint set of feature contacts met in the step, at
-     * q^l or at a predicted pose; work_sets index work_contacts, 3 restitution values each. */
-    pp_peg_set *work_sets;
-    int work_set_count, work_set_capacity;
-    pp_contact *work_contacts;
-    int work_contact_count, work_contact_capacity;
-    double *work_restitution;
-    int work_restitution_capacity;
-    int work_model;                /* the model whose sets they are */
+    pp_island_work island;         /* stages 7-8, one island at a time */
+    struct pp_warm_store *warm_prev, *warm_next; /* LCP bases by constraint identity: the
+                                      previous sub-step's, and this one's being collected */
+    int *body_local;               /* nb: local index of a body in the island being stepped */
+    int body_local_capacity;
 } pp_step_scratch;
 
 struct pp_world {
@@ -181,11 +214,59 @@ const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3]);
 /* ode_bridge.c: the managed geoms as pp_shapes (stage 1). */
 pp_status pp_bridge_shapes(pp_world *world);
 
-/* contact_stages.c: stages 2-7 of the pegplus models. */
+/* stage_broadphase.c: stage 2 (and the shapes' poses it needs). */
 void pp_stage_pose_shapes(pp_world *world, double dt);
+void pp_pose_body_shapes(pp_world *world, int body, double dt);
 pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratch.pairs */
-pp_status pp_stage_contacts(pp_world *world);     /* stages 3-5 on scratch.pairs */
-pp_status pp_stage_time_step(pp_world *world, double h);
+
+/* stage_islands.c: stage 6, islands of dynamic bodies through the candidate pairs; the pairs
+ * are regrouped island by island (a pair with no dynamic body is dropped: nothing can move). */
+pp_status pp_stage_islands(pp_world *world);
+/* Fill island i's bodies (dynamic ones, then the kinematic ones its pairs touch) and pairs
+ * into iw, and scratch.body_local for them. */
+pp_status pp_island_select(pp_world *world, int island, pp_island_work *iw);
+
+/* stage_constraints.c: stages 3-5 on a list of pairs into a constraint list. */
+pp_status pp_build_constraints(pp_world *world, pp_island_work *iw, const pp_pair *pairs,
+                               int pair_count, pp_model model, pp_constraint_list *out,
+                               int *near_pairs);
+pp_status pp_stage_constraints(pp_world *world);  /* every pair into scratch.all */
+pp_status pp_constraint_list_append(pp_constraint_list *list, const pp_peg_set *set,
+                                    const pp_contact *contacts, const double *restitution);
+pp_status pp_constraint_list_index(pp_constraint_list *list);
+void pp_constraint_list_free(pp_constraint_list *list);
+pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *sb,
+                       pp_polytope_view *va, pp_polytope_view *vb);
+int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
+                      const pp_polytope_view *vb, pp_contact *c);
+
+/* stage_time_step.c: stage 7 for one island: the LCP of its constraint list. */
+pp_status pp_island_load(pp_world *world, pp_island_work *iw);  /* bodies, nu*, q^l */
+pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
+                          const double *nu_hat);
+void pp_island_work_free(pp_island_work *iw);
+/* psi' = psi(q^) - h G(q^)^T nu^ for the list's contacts (nu_hat: 6 per local body). */
+void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const double *nu_hat);
+pp_status pp_record_contact_info(pp_world *world, const pp_island_work *iw, int append);
+
+/* relinearize.c: stages 7-8 of one island: the first solve, then ST96 §3.6. */
+pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
+
+/* warm_start.c: LCP bases kept by constraint identity (body pair, features, set). */
+pp_status pp_warm_store_create(struct pp_warm_store **out);
+void pp_warm_store_destroy(struct pp_warm_store *store);
+void pp_warm_store_clear(struct pp_warm_store *store);
+/* Record the basis of a pp_peg_solve on (list, k) under each set's identity. */
+pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
+                            const pp_constraint_list *list, int k, const unsigned char *basis);
+/* Copy every entry of `from` into `to`. */
+pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_store *from);
+/* A warm basis for (list, k) into basis (pp_peg_lcp_size bytes): each set's entries from the
+ * first store that knows its identity (`first` is required and lends its scratch; `second`
+ * may be NULL), all-w for sets no store knows. Returns the number of sets found. */
+int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *second,
+                      const pp_world *world, const pp_constraint_list *list, int k,
+                      unsigned char *basis);
 
 /* impact_stage.c: stage 6 (PLUS) and the time of the next impact. */
 pp_status pp_stage_impact(pp_world *world);

@@ -425,6 +425,20 @@ pp_status pp_peg_solve(pp_peg_workspace *workspace, const pp_peg_problem *proble
                        const pp_lcp_options *options, unsigned char *basis,
                        pp_mlcp_solution *solution, double *slack, pp_peg_stats *stats);
 
+/*
+ * The unknowns of each set in the LCP pp_peg_solve builds for (sets, contacts, k), as one
+ * record per set: [p, c_1 .. c_{count-1}, beta_1 .. beta_k, sigma] (pp_peg_record_size bytes;
+ * beta and sigma are 0 for a frictionless set, which has no such unknowns). With `to_basis`
+ * 0 the entries of `basis` (indexed like the whole LCP, stats.lcp_size bytes) are gathered
+ * into records (the sets' records one after the other, in set order); with 1 the records are
+ * scattered into basis. This is how a caller keeps an LCP basis by constraint identity across
+ * steps whose set lists differ (the warm start).
+ */
+int pp_peg_record_size(const pp_peg_set *set, int directions);
+void pp_peg_basis_records(int set_count, const pp_peg_set *sets, const pp_contact *contacts,
+                          int directions, unsigned char *basis, unsigned char *records,
+                          int to_basis);
+
 /* The whole LCP of the last pp_peg_solve (column-major M, q, n = stats.lcp_size; valid until
  * the next call, solve or destroy), e.g. for pp_lcp_instance_save of a failing step. M is
  * assembled by this call, O(n^2), into the workspace's scratch. */

@@ -161,7 +161,13 @@ typedef struct pp_step_stats {
     int candidate_pairs;     /* broadphase pairs (AABBs inflated by the speculative margin) */
     int near_pairs;          /* pairs within the margin after the proximity query */
     int contacts;            /* contacts (feature pairs) handed to the time stepper */
-    int lcp_size;            /* unknowns of the LCP solved this step */
+    int islands;             /* contact islands of the last sub-step: connected components of
+                                dynamic bodies through candidate pairs, each stepped on its own */
+    int islands_failed;      /* islands whose LCP was not solved (fallback 2), all sub-steps */
+    int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
+    int lcp_largest;         /* unknowns of the largest LCP solved in the step */
+    int lcp_solves;          /* LCP solves (islands x re-linearisations, all sub-steps) */
+    int lcp_warm_solves;     /* of those, solved from the warm-start basis without pivoting */
     int lcp_status;          /* pp_lcp status: 0 when every LCP of the step was solved, else
                                 the first failure's */
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
@@ -169,17 +175,19 @@ typedef struct pp_step_stats {
     int lcp_fallback;        /* worst over the step's LCPs: 0 none; 1 solved only as M + eps I
                                 (regularised); 2 unsolved: the contacts of the failed islands
                                 got no impulse (see README "Known problems") */
-    int lcp_warm_started;    /* 1: the previous step's basis solved it without pivoting */
+    int lcp_warm_started;    /* 1: every LCP of the step was solved from its warm-start basis
+                                (kept by constraint identity) without pivoting */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
     int peg_i_sets;          /*   unilateral, I: intercontact, X: cross-contact; PEG Eqs 17-24), */
     int peg_x_sets;          /*   0 under the other models                                      */
-    int peg_fallback;        /* PP_MODEL_PEG: sub-steps whose PEG LCP was not solved, so the
-                                standard model's constraints ran instead (README "Failures") */
+    int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, so
+                                the standard model's constraints ran for that island instead
+                                (README "Failures"); other islands are not affected */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
-    int relinearize_refused; /* sub-steps whose re-linearisation did not converge and kept an
+    int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
                                 constraints least within the energy bound; README) */
     double time_total;       /* the whole pp_world_step */

@@ -1,0 +1,302 @@
+/*
+ * Stages 3-5 of a pegplus step (DESIGN.md "One step"): for each candidate pair, proximity
+ * (stage 3: is the pair within eps_ij? libccd MPR, analytic for planes and spheres), its
+ * feature contacts (stage 4) and the model's constraints on them (stage 5: the standard model
+ * makes every feature contact a U constraint, PEG Eq 7; PEG makes U/I/X sets, spec/PEG.md §3),
+ * appended to a constraint list. ODE is only read here (the surface callback).
+ */
+#include "world_internal.h"
+
+#include "pegplus/narrowphase.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A friction coefficient of dInfinity (ODE's "never slides") enters the pyramid as this. */
+#define PP_MU_INFINITE 1e3
+
+static pp_status check_surface(const pp_surface *surface, dGeomID g1, dGeomID g2)
+{
+    if (isnan(surface->mu) || surface->mu < 0.0 || !(surface->bounce >= 0.0) ||
+        !(surface->bounce <= 1.0) || !(surface->bounce_vel >= 0.0) ||
+        !isfinite(surface->bounce_vel) || !(surface->plus_v_plastic >= 0.0) ||
+        !isfinite(surface->plus_v_plastic)) {
+        pp_log(PP_LOG_ERROR,
+               "surface callback gave geoms %p and %p mu = %g, bounce = %g, bounce_vel = %g: mu "
+               "must be >= 0, bounce in [0, 1], bounce_vel finite and >= 0; step rejected, "
+               "nothing changed", (void *)g1, (void *)g2, surface->mu, surface->bounce,
+               surface->bounce_vel);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    return PP_OK;
+}
+
+/* Where a vertex of A touches a vertex of B (a box on an aligned box), the vertex–face and the
+ * face–vertex pair describe one contact twice: same point, normal and gap. The standard model
+ * keeps one; the duplicate would only make the LCP matrix singular (a zero pivot Lemke must
+ * then resolve). Tolerance 1e-9 m / 1e-9 rad. Returns the new count. */
+static int drop_duplicate_contacts(pp_contact *c, int n)
+{
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+        int duplicate = 0;
+        for (int j = 0; j < kept && !duplicate; ++j) {
+            double d2 = 0.0, dot = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                double pb_i = c[i].p_a[k] + c[i].psi * c[i].n[k];
+                double pb_j = c[j].p_a[k] + c[j].psi * c[j].n[k];
+                d2 += (c[i].p_a[k] - c[j].p_a[k]) * (c[i].p_a[k] - c[j].p_a[k]) +
+                      (pb_i - pb_j) * (pb_i - pb_j);
+                dot += c[i].n[k] * c[j].n[k];
+            }
+            duplicate = d2 < 1e-18 && dot > 1.0 - 1e-12;
+        }
+        if (!duplicate) c[kept++] = c[i];
+    }
+    return kept;
+}
+
+/* The pair's surface on contacts [first, count): bodies, shapes, mu and the restitution
+ * parameters of stage 6. */
+static pp_status label_contacts(const pp_step_scratch *s, pp_constraint_list *l, int first,
+                                int count, int a, int b, const pp_surface *surface)
+{
+    pp_status st = pp_grow((void **)&l->restitution, &l->restitution_capacity, 3 * count,
+                          sizeof(double));
+    if (st != PP_OK) return st;
+    double mu = surface->mu > PP_MU_INFINITE ? PP_MU_INFINITE : surface->mu;
+    for (int c = first; c < count; ++c) {
+        l->restitution[3 * c] = surface->bounce;
+        l->restitution[3 * c + 1] = surface->bounce_vel;
+        l->restitution[3 * c + 2] = surface->plus_v_plastic > surface->bounce_vel
+                                        ? surface->plus_v_plastic : surface->bounce_vel;
+        pp_contact *k = &l->contacts[c];
+        k->body_a = s->shape_body[a];
+        k->body_b = s->shape_body[b];
+        k->shape_a = a;
+        k->shape_b = b;
+        k->mu = mu;
+    }
+    return PP_OK;
+}
+
+/* Contacts [first, count) as one U set each (PEG Eqs 17-18: the standard model). */
+static pp_status add_u_sets(pp_constraint_list *l, int first, int count)
+{
+    pp_status st = pp_grow((void **)&l->sets, &l->set_capacity, l->set_count + count - first,
+                          sizeof(pp_peg_set));
+    if (st != PP_OK) return st;
+    for (int c = first; c < count; ++c)
+        l->sets[l->set_count++] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, c, 1};
+    return PP_OK;
+}
+
+/* The standard model's contacts of one near pair (pegplus/narrowphase.h), each a U set. */
+static pp_status pair_contacts(const pp_step_scratch *s, pp_constraint_list *l, int a, int b,
+                               double eps_ab, const pp_surface *surface)
+{
+    int first = l->contact_count, needed = 0;
+    for (;;) {
+        int count = first;
+        pp_status st = pp_narrowphase_contacts(&s->shapes[a], &s->shapes[b], eps_ab,
+                                               PP_APPL_VF_DEFAULT, l->contacts,
+                                               l->contact_capacity, &count, &needed);
+        if (st == PP_OK) {
+            count = first + drop_duplicate_contacts(&l->contacts[first], count - first);
+            st = label_contacts(s, l, first, count, a, b, surface);
+            if (st == PP_OK) st = add_u_sets(l, first, count);
+            if (st == PP_OK) l->contact_count = count;
+            return st;
+        }
+        if (st != PP_ERR_NO_MEMORY || needed <= l->contact_capacity) return st;
+        st = pp_grow((void **)&l->contacts, &l->contact_capacity, needed, sizeof(pp_contact));
+        if (st != PP_OK) return st;
+    }
+}
+
+/* Pose a polytope shape's features in the world into work (3 V + 4 F doubles). */
+static void pose_polytope(const pp_shape *shape, double *work, pp_polytope_view *view)
+{
+    const pp_polytope *p = shape->polytope;
+    double *normals = work + 3 * p->vertex_count, *offsets = normals + 3 * p->face_count;
+    pp_polytope_pose_view(p, shape->position, shape->R, work, normals, offsets, view);
+}
+
+static int pose_size(const pp_shape *shape)
+{
+    return 3 * shape->polytope->vertex_count + 4 * shape->polytope->face_count;
+}
+
+/* Pose polytope shape sa, and sb when it is a polytope too (else a plane), into
+ * iw->pose_work as the views va, vb. */
+pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *sb,
+                       pp_polytope_view *va, pp_polytope_view *vb)
+{
+    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
+    pp_status st = pp_grow((void **)&iw->pose_work, &iw->pose_work_capacity, need, sizeof(double));
+    if (st != PP_OK) return st;
+    pose_polytope(sa, iw->pose_work, va);
+    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, iw->pose_work + pose_size(sa), vb);
+    return PP_OK;
+}
+
+/* Contact c between polytope A (va) and B, a polytope (vb) or the plane sb, re-evaluated at
+ * the views' poses (pp_peg_contact_update); 0 when it cannot be. */
+int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
+                          const pp_polytope_view *vb, pp_contact *c)
+{
+    return sb->kind == PP_SHAPE_POLYTOPE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
+                                         : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
+}
+
+/*
+ * PEG's constraint sets of one near pair (spec/PEG.md §3, pegplus/peg.h): polytope against
+ * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
+ * vertex–edge, vertex–vertex); polytope against a plane one U per vertex within eps (a
+ * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
+ * their closest-point contacts are exact, so they keep the standard U constraints.
+ */
+static pp_status pair_peg_sets(const pp_step_scratch *s, pp_island_work *iw,
+                               pp_constraint_list *l, int a, int b, double eps_ab,
+                               const pp_surface *surface)
+{
+    const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
+    int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
+    int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
+    if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)))
+        return pair_contacts(s, l, a, b, eps_ab, surface);
+    if (plane_a) { /* the polytope is A of the sets: swap the pair */
+        int t = a;
+        a = b;
+        b = t;
+        sa = &s->shapes[a];
+        sb = &s->shapes[b];
+    }
+    pp_status st = PP_OK;
+    if (!iw->peg_builder) st = pp_peg_builder_create(&iw->peg_builder);
+    pp_polytope_view va, vb;
+    if (st == PP_OK) st = pp_pose_pair(iw, sa, sb, &va, &vb);
+    if (st != PP_OK) return st;
+
+    int first_contact = l->contact_count, first_set = l->set_count;
+    for (;;) {
+        pp_peg_output out = {l->sets, l->set_capacity, first_set, 0,
+                             l->contacts, NULL, l->contact_capacity, first_contact, 0};
+        st = sb->kind == PP_SHAPE_POLYTOPE
+                 ? pp_peg_constraints_polytopes(iw->peg_builder, &va, &vb, eps_ab, NULL, &out)
+                 : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
+        if (st == PP_OK) {
+            st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface);
+            if (st != PP_OK) return st;
+            l->contact_count = out.contact_count;
+            l->set_count = out.set_count;
+            return PP_OK;
+        }
+        if (st != PP_ERR_NO_MEMORY || (out.sets_needed <= l->set_capacity &&
+                                       out.contacts_needed <= l->contact_capacity))
+            return st;
+        st = pp_grow((void **)&l->sets, &l->set_capacity, out.sets_needed, sizeof(pp_peg_set));
+        if (st == PP_OK)
+            st = pp_grow((void **)&l->contacts, &l->contact_capacity, out.contacts_needed,
+                        sizeof(pp_contact));
+        if (st != PP_OK) return st;
+    }
+}
+
+/* Which contacts carry an impulse: the first of each set, its primary. */
+pp_status pp_constraint_list_index(pp_constraint_list *l)
+{
+    int nc = l->contact_count;
+    pp_status st = pp_grow((void **)&l->primary, &l->primary_capacity, nc > 0 ? nc : 1, 1);
+    if (st != PP_OK) return st;
+    memset(l->primary, 0, (size_t)(nc > 0 ? nc : 1));
+    for (int j = 0; j < l->set_count; ++j) l->primary[l->sets[j].first] = 1;
+    return PP_OK;
+}
+
+/* Append a set (its contacts and 3 restitution values per contact) to a list. */
+pp_status pp_constraint_list_append(pp_constraint_list *l, const pp_peg_set *set,
+                                    const pp_contact *c, const double *r)
+{
+    int nc = l->contact_count + set->count;
+    pp_status st = pp_grow((void **)&l->sets, &l->set_capacity, l->set_count + 1, sizeof(pp_peg_set));
+    if (st == PP_OK) st = pp_grow((void **)&l->contacts, &l->contact_capacity, nc, sizeof(pp_contact));
+    if (st == PP_OK)
+        st = pp_grow((void **)&l->restitution, &l->restitution_capacity, 3 * nc, sizeof(double));
+    if (st != PP_OK) return st;
+    pp_peg_set *w = &l->sets[l->set_count++];
+    *w = *set;
+    w->first = l->contact_count;
+    memcpy(&l->contacts[w->first], c, (size_t)set->count * sizeof(pp_contact));
+    memcpy(&l->restitution[3 * w->first], r, 3 * (size_t)set->count * sizeof(double));
+    l->contact_count = nc;
+    return PP_OK;
+}
+
+void pp_constraint_list_free(pp_constraint_list *l)
+{
+    free(l->contacts);
+    free(l->restitution);
+    free(l->sets);
+    free(l->primary);
+    memset(l, 0, sizeof *l);
+}
+
+/* Stages 3-5 on `pairs` under `model`, into `out` (emptied first; primaries indexed). The
+ * pairs passed the filters of stage 6 (same body, category bits, something dynamic). */
+pp_status pp_build_constraints(pp_world *world, pp_island_work *iw, const pp_pair *pairs,
+                               int pair_count, pp_model model, pp_constraint_list *out,
+                               int *near_pairs)
+{
+    const pp_step_scratch *s = &world->scratch;
+    double eps = world->config.proximity_margin;
+    out->contact_count = 0;
+    out->set_count = 0;
+    if (!out->contacts) {
+        pp_status st = pp_grow((void **)&out->contacts, &out->contact_capacity, 64, sizeof(pp_contact));
+        if (st != PP_OK) return st;
+    }
+    int near = 0;
+    for (int k = 0; k < pair_count; ++k) {
+        int a = pairs[k].a, b = pairs[k].b;
+        dGeomID g1 = s->shape_geom[a], g2 = s->shape_geom[b];
+        double eps_ab = eps + s->shape_motion[a] + s->shape_motion[b];
+        if (!pp_shapes_within(&s->shapes[a], &s->shapes[b], eps_ab)) continue;
+        pp_surface surface;
+        if (!pp_pair_surface(world, g1, g2, &surface)) continue;
+        pp_status st = check_surface(&surface, g1, g2);
+        if (st != PP_OK) return st;
+        ++near;
+        st = model == PP_MODEL_PEG ? pair_peg_sets(s, iw, out, a, b, eps_ab, &surface)
+                                   : pair_contacts(s, out, a, b, eps_ab, &surface);
+        if (st != PP_OK) return st;
+    }
+    if (near_pairs) *near_pairs = near;
+    return pp_constraint_list_index(out);
+}
+
+/* Stages 3-5 for every candidate pair at the sub-step's start, under the configured model,
+ * into scratch.all (read by stage 6b, PLUS, and the sub-step split), with the statistics. */
+pp_status pp_stage_constraints(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_constraint_list *l = &s->all;
+    int near = 0;
+    pp_status st = pp_build_constraints(world, &s->island, s->pairs, s->pair_count,
+                                        world->config.model, l, &near);
+    if (st != PP_OK) return st;
+    int counts[3] = {0, 0, 0};
+    for (int j = 0; j < l->set_count; ++j) counts[l->sets[j].kind]++;
+    int peg = world->config.model == PP_MODEL_PEG;
+    world->stats.near_pairs = near;
+    world->stats.peg_u_sets = peg ? counts[PP_PEG_SET_U] : 0;
+    world->stats.peg_i_sets = peg ? counts[PP_PEG_SET_I] : 0;
+    world->stats.peg_x_sets = peg ? counts[PP_PEG_SET_X] : 0;
+    world->stats.contacts = l->contact_count;
+    double min_gap = HUGE_VAL;
+    for (int c = 0; c < l->contact_count; ++c)
+        if (l->contacts[c].psi < min_gap) min_gap = l->contacts[c].psi;
+    world->stats.min_gap = l->contact_count ? min_gap : 0.0;
+    return PP_OK;
+}

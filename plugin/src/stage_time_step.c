@@ -1,0 +1,290 @@
+/*
+ * Stage 7 of a pegplus step, for one island: the Stewart–Trinkle time-stepping LCP of its
+ * constraint list, warm-started by constraint identity, and its impulses.
+ *
+ * One solve path for both models: the standard model's constraints are PEG U sets (one per
+ * feature contact), and the LCP of U sets only is exactly ST96 Eq 29 (pegplus/peg.h), so
+ * pp_peg_solve assembles and solves both. The free velocities nu* = nu + h M^-1 (f_ext +
+ * tau_gyro) are in the bodies already (ODE's order, integrate.c); the solve gives
+ * nu^{l+1} = nu* + M^-1 (G p + G_f beta) per local body in iw->velocity.
+ *
+ * Failures (README "Failures"): pp_lcp_solve retries with M + eps I (fallback 1). Under
+ * PP_MODEL_PEG, if that fails too the island is re-run with the standard model's constraints
+ * on the same pairs (pp_step_stats.peg_fallback). If the standard LCP fails too, the island
+ * runs without contact impulses (fallback 2): the next step sees the gap psi < 0 and its psi/h
+ * term pushes the bodies apart. Either way the status is in the step statistics, no other
+ * island is touched, and nothing non-finite reaches ODE.
+ */
+#include "world_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pp_status grow_bodies(pp_island_work *iw)
+{
+    int nb = iw->body_count > 0 ? iw->body_count : 1;
+    if (nb <= iw->body_array_capacity) return PP_OK;
+    int cap = iw->body_array_capacity > 0 ? iw->body_array_capacity : 16;
+    while (cap < nb) cap *= 2;
+    pp_mlcp_body *mb = realloc(iw->mlcp_body, (size_t)cap * sizeof *mb);
+    if (mb) iw->mlcp_body = mb;
+    double **arrays[4] = {&iw->velocity, &iw->nu_hat, &iw->nu_kept, &iw->pose_saved};
+    int per_body[4] = {6, 6, 6, 16};
+    int ok = mb != NULL;
+    for (int a = 0; a < 4 && ok; ++a) {
+        double *grown = realloc(*arrays[a], (size_t)cap * per_body[a] * sizeof(double));
+        if (grown) *arrays[a] = grown;
+        ok = grown != NULL;
+    }
+    if (!ok) {
+        pp_log(PP_LOG_ERROR, "out of memory for an island of %d bodies", nb);
+        return PP_ERR_NO_MEMORY;
+    }
+    iw->body_array_capacity = cap;
+    return PP_OK;
+}
+
+pp_status pp_island_load(pp_world *world, pp_island_work *iw)
+{
+    pp_status st = grow_bodies(iw);
+    if (st != PP_OK) return st;
+    for (int l = 0; l < iw->body_count; ++l) {
+        const pp_body *b = &world->bodies[iw->body[l]];
+        pp_mlcp_body *m = &iw->mlcp_body[l];
+        m->inv_mass = b->inv_mass;
+        memcpy(m->inv_inertia, b->inv_inertia_world, sizeof m->inv_inertia);
+        memcpy(m->x, b->x, sizeof m->x);
+        memcpy(m->v, b->v, sizeof m->v);
+        memcpy(m->w, b->w, sizeof m->w);
+        memcpy(&iw->velocity[6 * l], b->v, 3 * sizeof(double));
+        memcpy(&iw->velocity[6 * l + 3], b->w, 3 * sizeof(double));
+    }
+    return PP_OK;
+}
+
+void pp_island_work_free(pp_island_work *iw)
+{
+    free(iw->body);
+    pp_constraint_list_free(&iw->list);
+    pp_constraint_list_free(&iw->work);
+    pp_peg_builder_destroy(iw->peg_builder);
+    free(iw->pose_work);
+    pp_peg_workspace_destroy(iw->peg);
+    free(iw->mlcp_body);
+    free(iw->local_contacts);
+    free(iw->normal_impulse);
+    free(iw->friction_vector);
+    free(iw->slack);
+    free(iw->velocity);
+    free(iw->basis);
+    pp_warm_store_destroy(iw->warm);
+    free(iw->nu_hat);
+    free(iw->nu_kept);
+    free(iw->pose_saved);
+    memset(iw, 0, sizeof *iw);
+}
+
+/* The solver's arrays for the island's current list: sized by this island, grown to the
+ * largest seen and reused (the LCP workspace is the largest island's, never the world's). */
+static pp_status ensure_solver(pp_island_work *iw, int k)
+{
+    int nb = iw->body_count, nc = iw->list.contact_count, ns = iw->list.set_count;
+    if (!iw->peg || nb > iw->peg_bodies || nc > iw->peg_contacts || ns > iw->peg_sets ||
+        k > iw->peg_directions) {
+        int mb = nb > 2 * iw->peg_bodies ? nb : 2 * iw->peg_bodies;
+        int mc = nc > 2 * iw->peg_contacts ? nc : 2 * iw->peg_contacts;
+        int ms = ns > 2 * iw->peg_sets ? ns : 2 * iw->peg_sets;
+        if (mb < 1) mb = 1;
+        if (mc < 8) mc = 8;
+        if (ms < 8) ms = 8;
+        if (ms > mc) mc = ms;
+        pp_peg_workspace_destroy(iw->peg);
+        iw->peg = NULL;
+        pp_status st = pp_peg_workspace_create(mb, mc, ms, k, &iw->peg);
+        if (st != PP_OK) return st;
+        iw->peg_bodies = mb;
+        iw->peg_contacts = mc;
+        iw->peg_sets = ms;
+        iw->peg_directions = k;
+    }
+    pp_status st = PP_OK;
+    if (!iw->warm) st = pp_warm_store_create(&iw->warm);
+    if (st == PP_OK && nc > iw->contact_capacity) {
+        int cap = iw->contact_capacity > 0 ? iw->contact_capacity : 16;
+        while (cap < nc) cap *= 2;
+        void *a = realloc(iw->local_contacts, (size_t)cap * sizeof(pp_contact));
+        if (a) iw->local_contacts = a;
+        double *b = realloc(iw->normal_impulse, (size_t)cap * sizeof(double));
+        if (b) iw->normal_impulse = b;
+        double *c = realloc(iw->friction_vector, 3 * (size_t)cap * sizeof(double));
+        if (c) iw->friction_vector = c;
+        double *d = realloc(iw->slack, (size_t)cap * sizeof(double));
+        if (d) iw->slack = d;
+        if (!a || !b || !c || !d) return PP_ERR_NO_MEMORY;
+        iw->contact_capacity = cap;
+    }
+    int n = pp_peg_lcp_size(ns, nc, k);
+    if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
+    return st;
+}
+
+/* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
+ * (pegplus/lcp.h text format) to become a regression test (STYLE.md "Tests"). */
+static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
+{
+    static int dumped;
+    const char *dir = getenv("PP_LCP_DUMP_DIR");
+    if (!dir || !*dir) return;
+    int n = 0;
+    const double *M = NULL, *q = NULL;
+    pp_peg_last_lcp(peg, &n, &M, &q);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/failed-%d.lcp", dir, dumped++);
+    if (pp_lcp_instance_save(path, n, M, q, NULL, what) == PP_OK)
+        pp_log(PP_LOG_WARNING, "the failed LCP was saved to %s", path);
+}
+
+/* An island may solve several LCPs (re-linearisations, the PEG fallback): keep the last size
+ * and warm-start flag, the largest size, the sum of the pivots, and the worst status,
+ * residual and fallback, so a failure in any of them shows. */
+static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_status st)
+{
+    int fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
+    iw->lcp_size = size;
+    if (size > iw->lcp_largest) iw->lcp_largest = size;
+    if (iw->lcp_status == 0) iw->lcp_status = (int)r->status;
+    iw->lcp_pivots += r->pivots;
+    if (r->residual > iw->lcp_residual) iw->lcp_residual = r->residual;
+    iw->lcp_warm = r->warm_started;
+    if (fallback > iw->lcp_fallback) iw->lcp_fallback = fallback;
+    iw->solves++;
+}
+
+/* The LCP of the island's list (standard: U sets only; PEG: U/I/X sets, Eqs 39-49), with
+ * local body indices. PP_ERR_SOLVER: not solved (impulses 0, bodies keep nu*). */
+static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k, int peg)
+{
+    const pp_step_scratch *s = &world->scratch;
+    pp_constraint_list *l = &iw->list;
+    pp_status st = ensure_solver(iw, k);
+    if (st != PP_OK) return st;
+    for (int c = 0; c < l->contact_count; ++c) {
+        pp_contact *lc = &iw->local_contacts[c];
+        *lc = l->contacts[c];
+        lc->body_a = lc->body_a >= 0 ? s->body_local[lc->body_a] : -1;
+        lc->body_b = lc->body_b >= 0 ? s->body_local[lc->body_b] : -1;
+    }
+    int found = pp_warm_store_get(iw->warm, s->warm_prev, world, l, k, iw->basis);
+    pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
+                               iw->local_contacts, k, world->config.compliance},
+                              l->set_count, l->sets};
+    pp_mlcp_solution solution;
+    memset(&solution, 0, sizeof solution);
+    solution.normal_impulse = iw->normal_impulse;
+    solution.friction_vector = iw->friction_vector;
+    solution.velocity = iw->velocity;
+    pp_lcp_options options = pp_lcp_options_default();
+    /* Only a basis known for every set is tried: on the degenerate LCPs of the pouring scene a
+     * partial guess steered Lemke to other solutions whose re-linearisation did not converge
+     * (measured: 2.8e-9 m^3 overlap at h = 0.016 where the full-match rule and a cold start
+     * give 1e-19), so a partly known island starts cold. Islands are separate LCPs, so a
+     * change in one island no longer costs any other its warm start. */
+    options.warm_start = found == l->set_count;
+    pp_peg_stats stats;
+    st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
+    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+    record_lcp(iw, stats.lcp_size, &stats.lcp, st);
+    if (st == PP_OK) {
+        pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
+        if (put != PP_OK) return put;
+    } else {
+        dump_failed_lcp(iw->peg, peg ? "PEG time-stepping LCP Lemke failed on"
+                                     : "time-stepping LCP Lemke failed on");
+    }
+    return st;
+}
+
+/* The gap linearised about a predicted pose q^ instead of q^l (ST96 §3.6, relinearize.c):
+ * psi' = psi(q^) - h G(q^)^T nu^ for every contact of the list, built at q^ with the bodies
+ * (and so the Jacobians' centres) at q^. nu_hat: 6 per local body. */
+static void shift_gaps_to_prediction(pp_world *world, pp_island_work *iw, double h,
+                                     const double *nu_hat)
+{
+    const int *local = world->scratch.body_local;
+    for (int c = 0; c < iw->list.contact_count; ++c) {
+        pp_contact *q = &iw->list.contacts[c];
+        q->psi -= h * pp_contact_gap_rate(world, q,
+                                          q->body_a >= 0 ? &nu_hat[6 * local[q->body_a]] : NULL,
+                                          q->body_b >= 0 ? &nu_hat[6 * local[q->body_b]] : NULL);
+    }
+}
+
+/* The LCP of `model` on the island's list. Under PP_MODEL_PEG a failed PEG LCP is replaced by
+ * the standard model's constraints on the island's pairs (*model then says so); when the
+ * constraints were built at a predicted pose (nu_hat set: a re-linearisation, the bodies
+ * posed at q^), the replacement's gaps are linearised there in the same way. */
+pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
+                          const double *nu_hat)
+{
+    int k = world->config.friction_directions;
+    if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0);
+    pp_status st = solve_list(world, iw, h, k, 1);
+    if (st != PP_ERR_SOLVER) return st;
+    int peg_size = iw->lcp_size, peg_status = iw->lcp_status;
+    iw->peg_fallback++;
+    *model = PP_MODEL_STANDARD;
+    st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_STANDARD, &iw->list,
+                              &iw->near_pairs);
+    if (st != PP_OK) return st;
+    if (nu_hat) shift_gaps_to_prediction(world, iw, h, nu_hat);
+    pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this island "
+                           "used the standard model's %d contacts instead",
+           peg_size, peg_status, iw->list.contact_count);
+    return iw->list.contact_count ? solve_list(world, iw, h, k, 0) : PP_OK;
+}
+
+/* Shift exported for the re-linearisation (its predicted-pose constraints). */
+void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const double *nu_hat)
+{
+    shift_gaps_to_prediction(world, iw, h, nu_hat);
+}
+
+/* Append (or, append = 0, replace with) the island's contacts and their last impulses to
+ * pp_world_get_contacts' list. */
+pp_status pp_record_contact_info(pp_world *world, const pp_island_work *iw, int append)
+{
+    pp_step_scratch *s = &world->scratch;
+    const pp_constraint_list *l = iw ? &iw->list : NULL;
+    int first = append ? s->info_count : 0, n = l ? l->contact_count : 0;
+    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, first + n > 0 ? first + n : 1,
+                           sizeof(pp_contact_info));
+    if (st != PP_OK) return st;
+    int solved = iw && iw->solves > 0;
+    for (int c = 0; c < n; ++c) {
+        const pp_contact *k = &l->contacts[c];
+        pp_contact_info *info = &s->info[first + c];
+        info->g1 = s->shape_geom[k->shape_a];
+        info->g2 = s->shape_geom[k->shape_b];
+        memcpy(info->position, k->p_a, sizeof info->position);
+        memcpy(info->normal, k->n, sizeof info->normal);
+        info->gap = k->psi;
+        info->normal_impulse = solved ? iw->normal_impulse[c] : 0.0;
+        for (int j = 0; j < 3; ++j)
+            info->friction_impulse[j] = solved ? iw->friction_vector[3 * c + j] : 0.0;
+    }
+    s->info_count = first + n;
+    return PP_OK;
+}
+
+int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out)
+{
+    if (!world || !out) {
+        pp_log(PP_LOG_ERROR, "pp_world_get_contacts: %s is NULL", !world ? "world" : "out");
+        if (out) *out = NULL;
+        return 0;
+    }
+    *out = world->scratch.info;
+    return world->scratch.info_count;
+}

@@ -1,0 +1,60 @@
+/*
+ * Per-step memory of the pegplus models (STYLE.md "Memory"): arrays that grow to the peak and
+ * are reused, never allocated inside a solver's inner loop. The island work
+ * (pp_island_work) is sized by the largest island, so the step's memory follows its largest
+ * island, not the sum of them all.
+ */
+#include "world_internal.h"
+
+#include "pegplus/impact.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pp_status pp_grow(void **array, int *capacity, int need, size_t size)
+{
+    if (need <= *capacity) return PP_OK;
+    int cap = *capacity > 0 ? *capacity : 16;
+    while (cap < need) cap *= 2;
+    void *grown = realloc(*array, (size_t)cap * size);
+    if (!grown) {
+        pp_log(PP_LOG_ERROR, "out of memory growing an array to %d elements", cap);
+        return PP_ERR_NO_MEMORY;
+    }
+    *array = grown;
+    *capacity = cap;
+    return PP_OK;
+}
+
+void pp_step_scratch_free(pp_step_scratch *s)
+{
+    free(s->shapes);
+    free(s->shape_geom);
+    free(s->shape_body);
+    free(s->shape_motion);
+    free(s->aabbs);
+    free(s->is_static);
+    free(s->attachment);
+    free(s->body_shape_first);
+    free(s->body_shapes);
+    pp_broadphase_destroy(s->broadphase);
+    free(s->sap_index);
+    free(s->pairs);
+    free(s->pair_sorted);
+    free(s->island_of_body);
+    free(s->island_pair_first);
+    free(s->island_body_first);
+    free(s->island_bodies);
+    free(s->union_root);
+    pp_constraint_list_free(&s->all);
+    pp_plus_solver_destroy(s->plus);
+    free(s->plus_work);
+    free(s->plus_contact);
+    free(s->plus_island);
+    free(s->info);
+    pp_island_work_free(&s->island);
+    pp_warm_store_destroy(s->warm_prev);
+    pp_warm_store_destroy(s->warm_next);
+    free(s->body_local);
+    memset(s, 0, sizeof *s);
+}
