@@ -29,6 +29,12 @@
  * E = blockdiag(1_k), U = diag(mu). Then nu^{l+1} = nu* + W (G_n p_n + G_f beta).
  * rho_n = G_n^T nu^{l+1} + psi/h >= 0 is the linearised non-penetration at the end of the
  * step (PEG Eq 7); sigma approximates the sliding speed; sum_j beta_j <= mu p_n per contact.
+ * A frictionless contact (mu = 0) has no beta and sigma unknowns (its sigma row would force
+ * beta = 0), so the LCP has nc + n_f (k + 1) unknowns, n_f the contacts with mu > 0.
+ *
+ * One pipeline: this is the PEG LCP (pegplus/peg.h) with one U set per contact, and
+ * pp_mlcp_solve is pp_peg_solve on those sets (the stepper calls pp_peg_solve for both
+ * models).
  */
 #ifndef PEGPLUS_MLCP_H
 #define PEGPLUS_MLCP_H
@@ -80,7 +86,7 @@ typedef struct pp_mlcp_solution {
 } pp_mlcp_solution;
 
 typedef struct pp_mlcp_stats {
-    int lcp_size;               /* nc (k + 2): unknowns of the whole LCP */
+    int lcp_size;               /* nc + n_f (k + 1): unknowns of the whole LCP */
     int directions;             /* k used */
     int islands;                /* independent blocks solved (see pp_mlcp_solve) */
     int largest_island;         /* unknowns of the largest block */
@@ -96,7 +102,8 @@ typedef struct pp_mlcp_stats {
 
 typedef struct pp_mlcp_workspace pp_mlcp_workspace;
 
-/* Unknowns of the LCP for nc contacts and k directions: nc (k + 2). */
+/* Unknowns of the LCP for nc contacts and k directions, all frictional: nc (k + 2) (an upper
+ * bound: a frictionless contact needs k + 1 fewer). */
 int pp_mlcp_lcp_size(int contact_count, int directions);
 
 /* Workspace for up to max_bodies bodies, max_contacts contacts and max_directions
