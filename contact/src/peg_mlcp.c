@@ -68,13 +68,8 @@ struct pp_peg_workspace {
     double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
     double *dirs;         /* [set][k][3] */
-    double *M;            /* n_max^2, column-major: an island's LCP while solving, the whole
-                             LCP when pp_peg_last_lcp asks for it */
     double *q, *z;        /* n_max: the whole LCP's q and z */
-    double *island_q;     /* n_max: an island's q and z */
-    double *island_z;
-    unsigned char *island_basis; /* n_max */
-    int *island_map;      /* n_max: whole-LCP index of each unknown of an island */
+    struct dense_store *dense; /* sized by the largest island solved, not by n_max */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
     int *fill;            /* max_bodies */
@@ -88,8 +83,73 @@ struct pp_peg_workspace {
     int *local_friction;  /* max_sets: friction slot of a set within its island, -1 none */
     int last_ns, last_K, last_k, last_n;
     double last_shift;    /* compliance r max_i M_ii of the last solve, over all sets */
-    pp_lcp_workspace *lcp;
 };
+
+/*
+ * The dense part of a solve: an island's matrix M (column-major, an island's LCP while
+ * solving, the whole LCP when pp_peg_last_lcp asks for it), its q, z, basis and index map,
+ * and the Lemke workspace (about 4 n^2 doubles). It grows to the largest island actually
+ * solved (never to the sum of the islands: memory follows the largest island), before that
+ * island's solve, never inside it.
+ */
+typedef struct dense_store {
+    double *M, *island_q, *island_z;
+    unsigned char *island_basis;
+    int *island_map;
+    int capacity;          /* n the arrays hold */
+    pp_lcp_workspace *lcp;
+    int lcp_capacity;      /* n the Lemke workspace holds */
+} dense_store;
+
+/* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
+static pp_status dense_reserve(dense_store *d, int n, int solve)
+{
+    if (n < 1) n = 1;
+    if (n > d->capacity) {
+        int cap = d->capacity + d->capacity / 2 > n ? d->capacity + d->capacity / 2 : n;
+        double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
+        if (M) d->M = M;
+        double *q = realloc(d->island_q, (size_t)cap * sizeof(double));
+        if (q) d->island_q = q;
+        double *z = realloc(d->island_z, (size_t)cap * sizeof(double));
+        if (z) d->island_z = z;
+        unsigned char *b = realloc(d->island_basis, (size_t)cap);
+        if (b) d->island_basis = b;
+        int *m = realloc(d->island_map, (size_t)cap * sizeof(int));
+        if (m) d->island_map = m;
+        if (!M || !q || !z || !b || !m) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
+            return PP_ERR_NO_MEMORY;
+        }
+        d->capacity = cap;
+    }
+    if (solve && n > d->lcp_capacity) {
+        int cap = d->lcp_capacity + d->lcp_capacity / 2 > n ? d->lcp_capacity + d->lcp_capacity / 2 : n;
+        pp_lcp_workspace_destroy(d->lcp);
+        d->lcp = NULL;
+        d->lcp_capacity = 0;
+        pp_status st = pp_lcp_workspace_create(cap, &d->lcp);
+        if (st != PP_OK) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the Lemke workspace of an LCP "
+                                 "of %d unknowns", n);
+            return st;
+        }
+        d->lcp_capacity = cap;
+    }
+    return PP_OK;
+}
+
+static void dense_free(dense_store *d)
+{
+    if (!d) return;
+    free(d->M);
+    free(d->island_q);
+    free(d->island_z);
+    free(d->island_basis);
+    free(d->island_map);
+    pp_lcp_workspace_destroy(d->lcp);
+    free(d);
+}
 
 int pp_peg_lcp_size(int set_count, int slack_count, int directions)
 {
@@ -132,13 +192,9 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
     ws->dirs = malloc(ns * k * 3 * sizeof(double));
-    ws->M = malloc(n * n * sizeof(double));
     ws->q = malloc(n * sizeof(double));
     ws->z = malloc(n * sizeof(double));
-    ws->island_q = malloc(n * sizeof(double));
-    ws->island_z = malloc(n * sizeof(double));
-    ws->island_basis = malloc(n);
-    ws->island_map = malloc(n * sizeof(int));
+    ws->dense = calloc(1, sizeof *ws->dense);
     ws->incidence_first = malloc(((size_t)max_bodies + 1) * sizeof(int));
     ws->incidence = malloc(2 * ns * sizeof(int));
     ws->fill = malloc((size_t)max_bodies * sizeof(int));
@@ -152,11 +208,11 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
-        ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->M && ws->q && ws->z && ws->island_q &&
-        ws->island_z && ws->island_basis && ws->island_map && ws->incidence_first &&
-        ws->incidence && ws->fill && ws->coupled && ws->owned && ws->root && ws->island_first &&
-        ws->island_sets && ws->local && ws->local_slack && ws->local_friction)
-        status = pp_lcp_workspace_create((int)n, &ws->lcp);
+        ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->dense &&
+        ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
+        ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
+        ws->local_friction)
+        status = PP_OK;
     if (status != PP_OK) {
         pp_log(PP_LOG_ERROR, "pp_peg_workspace_create: out of memory (LCP size %zu)", n);
         pp_peg_workspace_destroy(ws);
@@ -178,13 +234,9 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->wjac);
     free(ws->rhs);
     free(ws->dirs);
-    free(ws->M);
     free(ws->q);
     free(ws->z);
-    free(ws->island_q);
-    free(ws->island_z);
-    free(ws->island_basis);
-    free(ws->island_map);
+    dense_free(ws->dense);
     free(ws->incidence_first);
     free(ws->incidence);
     free(ws->fill);
@@ -196,7 +248,6 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->local);
     free(ws->local_slack);
     free(ws->local_friction);
-    pp_lcp_workspace_destroy(ws->lcp);
     free(ws);
 }
 
@@ -561,24 +612,27 @@ static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, in
         const lcp_layout island = {count, K, nf, k, ws->local, ws->local_slack,
                                    ws->local_friction};
         const int n = layout_size(&island);
+        dense_store *d = ws->dense;
+        pp_status room = dense_reserve(d, n, 1);
+        if (room != PP_OK) return room;
         /* island index -> whole index, over every row (= unknown) of every set and its sigma */
         for (int t = 0; t < count; ++t) {
             int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
             for (int r = 0; r < rows; ++r) {
                 int a = row_index(&island, j, r);
-                if (a >= 0) ws->island_map[a] = row_index(whole, j, r);
+                if (a >= 0) d->island_map[a] = row_index(whole, j, r);
             }
             if (ws->friction_slot[j] >= 0)
-                ws->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
+                d->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
         }
-        assemble_matrix(ws, &island, list, count, ws->M);
+        assemble_matrix(ws, &island, list, count, d->M);
         for (int a = 0; a < n; ++a) {
-            ws->island_q[a] = ws->q[ws->island_map[a]];
-            if (basis) ws->island_basis[a] = basis[ws->island_map[a]];
+            d->island_q[a] = ws->q[d->island_map[a]];
+            if (basis) d->island_basis[a] = basis[d->island_map[a]];
         }
         pp_lcp_result r;
-        pp_status st = pp_lcp_solve(ws->lcp, n, ws->M, ws->island_q, options,
-                                    basis ? ws->island_basis : NULL, ws->island_z, &r);
+        pp_status st = pp_lcp_solve(d->lcp, n, d->M, d->island_q, options,
+                                    basis ? d->island_basis : NULL, d->island_z, &r);
         if (st != PP_OK && st != PP_ERR_SOLVER) return st;
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
@@ -586,8 +640,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, in
             result = PP_ERR_SOLVER;
         }
         for (int a = 0; a < n; ++a) {
-            ws->z[ws->island_map[a]] = ws->island_z[a];
-            if (basis) basis[ws->island_map[a]] = ws->island_basis[a];
+            ws->z[d->island_map[a]] = d->island_z[a];
+            if (basis) basis[d->island_map[a]] = d->island_basis[a];
         }
         pp_lcp_result_merge(&stats->lcp, &r, s == 0);
         if (n > stats->largest_island) stats->largest_island = n;
@@ -696,15 +750,21 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
 {
     PP_ASSERT(ws && n && M && q, "pp_peg_last_lcp: valid arguments");
     *n = ws->last_n;
-    *M = ws->M;
     *q = ws->q;
+    /* The dense store grows for the whole LCP here (a diagnostic, outside any solve). */
+    if (dense_reserve(ws->dense, ws->last_n, 0) != PP_OK) {
+        *n = 0;
+        *M = NULL;
+        return;
+    }
+    *M = ws->dense->M;
     if (ws->last_n == 0) return;
     /* The whole LCP into the island buffer: every set listed, in its own order. The buffers
      * are the workspace's scratch (pointers in a const workspace), and the assembly only
      * reads what the last solve kept, so a repeated call gives the same. */
     const lcp_layout whole = whole_layout(ws);
     for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
-    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->M);
+    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->dense->M);
 }
 
 int pp_peg_record_size(const pp_peg_set *set, int directions)

@@ -395,7 +395,9 @@ int pp_peg_lcp_size(int set_count, int slack_count, int directions);
 
 /* Workspace for up to max_bodies bodies, max_contacts contacts (primaries + secondaries),
  * max_sets sets and max_directions directions (0 = default). PP_ERR_INVALID_ARGUMENT,
- * PP_ERR_NO_MEMORY. */
+ * PP_ERR_NO_MEMORY. Its memory is linear in these bounds; the dense matrix and the Lemke
+ * workspace (about 5 n^2 doubles) are sized by the largest island a solve meets, when it
+ * meets it (never by the whole LCP: a world of separate stacks needs one stack's). */
 pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets,
                                   int max_directions, pp_peg_workspace **out);
 void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
