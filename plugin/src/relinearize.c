@@ -479,6 +479,27 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     return PP_OK;
 }
 
+/*
+ * Is the island at rest after its first solve? When no point of any body moves by more than
+ * PP_REST_DISPLACEMENT over the step, h (|v| + |w| r) <= 1e-12 m (r the body's reach), the
+ * predicted pose q^ is q^l to that distance and the gap linearised there differs from the one
+ * at q^l by at most its second-order term, (h |w| r)^2 / r < 1e-24 m: the re-linearisation
+ * would rebuild the same constraints and return the same velocity to round-off, so it is
+ * skipped (a settled stack or heap pays one solve a step, not two or more).
+ */
+#define PP_REST_DISPLACEMENT 1e-12
+
+static int at_rest(const pp_world *world, const pp_island_work *iw, double h)
+{
+    for (int l = 0; l < iw->dynamic_count; ++l) {
+        const double *nu = &iw->velocity[6 * l];
+        double v = sqrt(nu[0] * nu[0] + nu[1] * nu[1] + nu[2] * nu[2]);
+        double w = sqrt(nu[3] * nu[3] + nu[4] * nu[4] + nu[5] * nu[5]);
+        if (h * (v + w * pp_body_reach(world, iw->body[l])) > PP_REST_DISPLACEMENT) return 0;
+    }
+    return 1;
+}
+
 /* Stages 7-8 of one island whose list holds its constraints at q^l: the first solve, then
  * the re-linearisation (pp_config.relinearize_iterations), leaving nu^{l+1} of the island's
  * bodies in iw->velocity. PP_ERR_SOLVER from the first solve is not an error of the step: the
@@ -489,7 +510,7 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     pp_status st = pp_island_load(world, iw);
     if (st != PP_OK || iw->list.contact_count == 0) return st;
     st = pp_island_solve(world, iw, h, &model, NULL);
-    if (st == PP_OK && world->config.relinearize_iterations > 0)
+    if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h))
         st = relinearize_step(world, iw, h, &model);
     if (st == PP_ERR_SOLVER) {
         pp_log(PP_LOG_WARNING, "the time-stepping LCP of an island (%d unknowns) was not solved "

@@ -77,6 +77,18 @@ void pp_stage_pose_shapes(pp_world *world, double dt)
     for (int i = 0; i < world->scratch.shape_count; ++i) pose_shape(world, i, g, dt);
 }
 
+/* The farthest point of body b's shapes from its centre, m (scratch.body_shapes). */
+double pp_body_reach(const pp_world *world, int b)
+{
+    const pp_step_scratch *s = &world->scratch;
+    double r = 0.0;
+    for (int e = s->body_shape_first[b]; e < s->body_shape_first[b + 1]; ++e) {
+        double d = shape_reach(&s->shapes[s->body_shapes[e]], world->bodies[b].x);
+        if (d > r) r = d;
+    }
+    return r;
+}
+
 /* The shapes of one body (scratch.body_shapes, built by stage 6). */
 void pp_pose_body_shapes(pp_world *world, int body, double dt)
 {

@@ -217,6 +217,7 @@ pp_status pp_bridge_shapes(pp_world *world);
 /* stage_broadphase.c: stage 2 (and the shapes' poses it needs). */
 void pp_stage_pose_shapes(pp_world *world, double dt);
 void pp_pose_body_shapes(pp_world *world, int body, double dt);
+double pp_body_reach(const pp_world *world, int body);
 pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratch.pairs */
 
 /* stage_islands.c: stage 6, islands of dynamic bodies through the candidate pairs; the pairs
