@@ -8,16 +8,59 @@
 #include "world_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 _Static_assert(sizeof(dReal) == sizeof(double), "pegplus needs ODE built in double precision");
 
+/* The body list is indexed by an open-addressing hash of dBodyID -> index (rebuilt at every
+ * collect), so finding the bodies of n geoms costs O(n), not O(n^2). */
+static unsigned body_slot(dBodyID body, int capacity)
+{
+    uintptr_t x = (uintptr_t)body;
+    x ^= x >> 33;
+    x *= (uintptr_t)0xff51afd7ed558ccdULL;
+    x ^= x >> 29;
+    return (unsigned)x & (unsigned)(capacity - 1);
+}
+
 static int find_body(const pp_world *world, dBodyID body)
 {
-    for (int i = 0; i < world->body_count; ++i)
-        if (world->bodies[i].id == body) return i;
-    return -1;
+    if (world->body_table_capacity == 0) return -1;
+    int mask = world->body_table_capacity - 1;
+    for (unsigned i = body_slot(body, world->body_table_capacity);; i = (i + 1) & (unsigned)mask) {
+        int b = world->body_table[i];
+        if (b < 0) return -1;
+        if (world->bodies[b].id == body) return b;
+    }
+}
+
+/* Index body b (already in world->bodies), growing the table to twice the body count. */
+static pp_status index_body(pp_world *world, int b)
+{
+    if (2 * (world->body_count + 1) > world->body_table_capacity) {
+        int cap = world->body_table_capacity ? 2 * world->body_table_capacity : 64;
+        while (cap < 2 * (world->body_count + 1)) cap *= 2;
+        int *table = realloc(world->body_table, (size_t)cap * sizeof(int));
+        if (!table) {
+            pp_log(PP_LOG_ERROR, "out of memory indexing %d bodies", world->body_count);
+            return PP_ERR_NO_MEMORY;
+        }
+        world->body_table = table;
+        world->body_table_capacity = cap;
+        for (int i = 0; i < cap; ++i) table[i] = -1;
+        for (int i = 0; i < world->body_count; ++i)
+            if (i != b) {
+                unsigned slot = body_slot(world->bodies[i].id, cap);
+                while (table[slot] >= 0) slot = (slot + 1) & (unsigned)(cap - 1);
+                table[slot] = i;
+            }
+    }
+    unsigned slot = body_slot(world->bodies[b].id, world->body_table_capacity);
+    while (world->body_table[slot] >= 0) slot = (slot + 1) & (unsigned)(world->body_table_capacity - 1);
+    world->body_table[slot] = b;
+    return PP_OK;
 }
 
 /* Append a body once. Disabled bodies are not stepped (as in ODE) and are left out. */
@@ -33,8 +76,10 @@ static pp_status add_body(pp_world *world, dBodyID body)
                            sizeof(pp_body));
     if (st != PP_OK) return st;
     memset(&world->bodies[world->body_count], 0, sizeof(pp_body));
-    world->bodies[world->body_count++].id = body;
-    return PP_OK;
+    world->bodies[world->body_count].id = body;
+    st = index_body(world, world->body_count);
+    if (st == PP_OK) world->body_count++;
+    return st;
 }
 
 static pp_status walk_space(pp_world *world, dSpaceID space)
@@ -63,6 +108,7 @@ pp_status pp_bridge_collect(pp_world *world)
     pp_status st = PP_OK;
     world->body_count = 0;
     world->geom_count = 0;
+    for (int i = 0; i < world->body_table_capacity; ++i) world->body_table[i] = -1;
     if (world->space) st = walk_space(world, world->space);
     for (int i = 0; st == PP_OK && i < world->registered_count; ++i)
         st = add_body(world, world->registered[i]);

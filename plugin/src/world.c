@@ -125,6 +125,7 @@ void pp_world_destroy(pp_world *world)
     dJointGroupDestroy(world->contact_group);
     free(world->registered);
     free(world->bodies);
+    free(world->body_table);
     free(world->geoms);
     free(world);
 }

@@ -174,6 +174,8 @@ struct pp_world {
 
     pp_body *bodies;               /* snapshot of the managed bodies */
     int body_count, body_capacity;
+    int *body_table;               /* hash of bodies[].id -> index (ode_bridge.c), -1 empty */
+    int body_table_capacity;
 
     dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces) */
     int geom_count, geom_capacity;
