@@ -7,9 +7,10 @@ pkg_check_modules(CCD     REQUIRED IMPORTED_TARGET ccd>=2.0)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 pkg_check_modules(QHULL   REQUIRED IMPORTED_TARGET qhull_r)
 find_library(PP_LIBM m)
+find_package(Threads REQUIRED)  # pp_config.threads: the islands of a step on a thread pool
 
 # Everything the library uses internally; consumers of the static library need it too.
-set(PP_PRIVATE_DEPS PkgConfig::CCD PkgConfig::LAPACKE PkgConfig::QHULL)
+set(PP_PRIVATE_DEPS PkgConfig::CCD PkgConfig::LAPACKE PkgConfig::QHULL Threads::Threads)
 if(PP_LIBM)
   list(APPEND PP_PRIVATE_DEPS ${PP_LIBM})
 endif()

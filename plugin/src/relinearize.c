@@ -442,7 +442,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     for (int it = 0; it < world->config.relinearize_iterations && st == PP_OK; ++it) {
         double violation = 0.0, residual = 0.0;
         st = relinearize(world, iw, h, model, &index_a, &index_b, &violation, &residual, &solved);
-        iw->relinearizations++;
+        iw->stats.relinearizations++;
         if (st != PP_OK) break;
         if (violation < best && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
             best = violation;
@@ -475,7 +475,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             return PP_OK;
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
-    iw->relinearize_refused++;
+    iw->stats.relinearize_refused++;
     return PP_OK;
 }
 
@@ -514,8 +514,8 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
         st = relinearize_step(world, iw, h, &model);
     if (st == PP_ERR_SOLVER) {
         pp_log(PP_LOG_WARNING, "the time-stepping LCP of an island (%d unknowns) was not solved "
-                               "(status %d); its contacts got no impulse", iw->lcp_size,
-               iw->lcp_status);
+                               "(status %d); its contacts got no impulse", iw->stats.lcp_size,
+               iw->stats.lcp_status);
         return PP_OK;
     }
     return st;

@@ -152,14 +152,14 @@ static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
 static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_status st)
 {
     int fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
-    iw->lcp_size = size;
-    if (size > iw->lcp_largest) iw->lcp_largest = size;
-    if (iw->lcp_status == 0) iw->lcp_status = (int)r->status;
-    iw->lcp_pivots += r->pivots;
-    if (r->residual > iw->lcp_residual) iw->lcp_residual = r->residual;
-    iw->lcp_warm = r->warm_started;
-    if (fallback > iw->lcp_fallback) iw->lcp_fallback = fallback;
-    iw->solves++;
+    iw->stats.lcp_size = size;
+    if (size > iw->stats.lcp_largest) iw->stats.lcp_largest = size;
+    if (iw->stats.lcp_status == 0) iw->stats.lcp_status = (int)r->status;
+    iw->stats.lcp_pivots += r->pivots;
+    if (r->residual > iw->stats.lcp_residual) iw->stats.lcp_residual = r->residual;
+    iw->stats.lcp_warm = r->warm_started;
+    if (fallback > iw->stats.lcp_fallback) iw->stats.lcp_fallback = fallback;
+    iw->stats.solves++;
 }
 
 /* The LCP of the island's list (standard: U sets only; PEG: U/I/X sets, Eqs 39-49), with
@@ -232,8 +232,8 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0);
     pp_status st = solve_list(world, iw, h, k, 1);
     if (st != PP_ERR_SOLVER) return st;
-    int peg_size = iw->lcp_size, peg_status = iw->lcp_status;
-    iw->peg_fallback++;
+    int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
+    iw->stats.peg_fallback++;
     *model = PP_MODEL_STANDARD;
     st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_STANDARD, &iw->list,
                               &iw->near_pairs);
@@ -251,30 +251,29 @@ void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const d
     shift_gaps_to_prediction(world, iw, h, nu_hat);
 }
 
-/* Append (or, append = 0, replace with) the island's contacts and their last impulses to
- * pp_world_get_contacts' list. */
-pp_status pp_record_contact_info(pp_world *world, const pp_island_work *iw, int append)
+pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,
+                                 pp_contact_info **info, int *count, int *capacity)
 {
-    pp_step_scratch *s = &world->scratch;
-    const pp_constraint_list *l = iw ? &iw->list : NULL;
-    int first = append ? s->info_count : 0, n = l ? l->contact_count : 0;
-    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, first + n > 0 ? first + n : 1,
+    const pp_step_scratch *s = &world->scratch;
+    const pp_constraint_list *l = &iw->list;
+    int first = *count, n = l->contact_count;
+    pp_status st = pp_grow((void **)info, capacity, first + n > 0 ? first + n : 1,
                            sizeof(pp_contact_info));
     if (st != PP_OK) return st;
-    int solved = iw && iw->solves > 0;
+    int solved = iw->stats.solves > 0;
     for (int c = 0; c < n; ++c) {
         const pp_contact *k = &l->contacts[c];
-        pp_contact_info *info = &s->info[first + c];
-        info->g1 = s->shape_geom[k->shape_a];
-        info->g2 = s->shape_geom[k->shape_b];
-        memcpy(info->position, k->p_a, sizeof info->position);
-        memcpy(info->normal, k->n, sizeof info->normal);
-        info->gap = k->psi;
-        info->normal_impulse = solved ? iw->normal_impulse[c] : 0.0;
+        pp_contact_info *out = &(*info)[first + c];
+        out->g1 = s->shape_geom[k->shape_a];
+        out->g2 = s->shape_geom[k->shape_b];
+        memcpy(out->position, k->p_a, sizeof out->position);
+        memcpy(out->normal, k->n, sizeof out->normal);
+        out->gap = k->psi;
+        out->normal_impulse = solved ? iw->normal_impulse[c] : 0.0;
         for (int j = 0; j < 3; ++j)
-            info->friction_impulse[j] = solved ? iw->friction_vector[3 * c + j] : 0.0;
+            out->friction_impulse[j] = solved ? iw->friction_vector[3 * c + j] : 0.0;
     }
-    s->info_count = first + n;
+    *count = first + n;
     return PP_OK;
 }
 

@@ -53,6 +53,17 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->plus_island);
     free(s->info);
     pp_island_work_free(&s->island);
+    for (int i = 0; i < s->worker_count; ++i) {
+        pp_island_work_free(&s->workers[i].iw);
+        free(s->workers[i].info);
+        pp_warm_store_destroy(s->workers[i].warm);
+    }
+    free(s->workers);
+    pp_thread_pool_destroy(s->pool);
+    free(s->outcomes);
+    free(s->island_set_first);
+    free(s->island_order);
+    free(s->body_mark);
     pp_warm_store_destroy(s->warm_prev);
     pp_warm_store_destroy(s->warm_next);
     free(s->body_local);

@@ -5,6 +5,7 @@
 #include "world_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,6 +47,7 @@ pp_config pp_config_default(void)
     c.friction_directions = 8;
     c.compliance = 0.0;
     c.relinearize_iterations = 20;
+    c.threads = 1;
     return c;
 }
 
@@ -85,6 +87,8 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("compliance must be in [0, 1e-3]", c->compliance);
     if (c->relinearize_iterations < 0 || c->relinearize_iterations > 100)
         return reject("relinearize_iterations must be in 0..100", c->relinearize_iterations);
+    if (c->threads < 1 || c->threads > PP_MAX_THREADS)
+        return reject("threads must be in 1..64", c->threads);
     return PP_OK;
 }
 
@@ -258,84 +262,229 @@ static pp_status find_contacts(pp_world *world, double dt, double *clock)
 }
 
 /* Island i's constraints at the sub-step's start: its sets of scratch.all (built island after
- * island, so they are consecutive from *next_set on). */
-static pp_status island_constraints(pp_world *world, int island, int *next_set,
-                                    pp_island_work *iw)
+ * island: island_set_first). */
+static pp_status island_constraints(const pp_world *world, int island, pp_island_work *iw)
 {
     const pp_step_scratch *s = &world->scratch;
     const pp_constraint_list *all = &s->all;
     pp_constraint_list *l = &iw->list;
     l->contact_count = l->set_count = 0;
     pp_status st = PP_OK;
-    for (; *next_set < all->set_count && st == PP_OK; ++*next_set) {
-        const pp_peg_set *set = &all->sets[*next_set];
-        const pp_contact *c = &all->contacts[set->first];
-        int b = s->island_of_body[c->body_a >= 0 && world->bodies[c->body_a].inv_mass > 0.0
-                                      ? c->body_a : c->body_b];
-        if (b != island) break;
-        st = pp_constraint_list_append(l, set, c, &all->restitution[3 * set->first]);
+    for (int j = s->island_set_first[island]; j < s->island_set_first[island + 1] && st == PP_OK; ++j) {
+        const pp_peg_set *set = &all->sets[j];
+        st = pp_constraint_list_append(l, set, &all->contacts[set->first],
+                                       &all->restitution[3 * set->first]);
     }
     if (st == PP_OK) st = pp_constraint_list_index(l);
     iw->near_pairs = 0;
     return st;
 }
 
-/* What one island's solves did, into the step's statistics: sizes summed over the islands
- * (the largest kept too), pivots and counters summed, the worst status, residual and
- * fallback. */
-static void merge_island_stats(pp_step_stats *t, const pp_island_work *iw)
-{
-    t->lcp_size += iw->lcp_size;
-    if (iw->lcp_largest > t->lcp_largest) t->lcp_largest = iw->lcp_largest;
-    if (t->lcp_status == 0) t->lcp_status = iw->lcp_status;
-    t->lcp_pivots += iw->lcp_pivots;
-    if (iw->lcp_residual > t->lcp_residual) t->lcp_residual = iw->lcp_residual;
-    if (iw->lcp_fallback > t->lcp_fallback) t->lcp_fallback = iw->lcp_fallback;
-    t->lcp_solves += iw->solves;
-    t->lcp_warm_solves += iw->lcp_warm;
-    t->peg_fallback += iw->peg_fallback;
-    t->relinearizations += iw->relinearizations;
-    t->relinearize_refused += iw->relinearize_refused;
-    t->islands_failed += iw->lcp_fallback == 2;
-}
-
-static void reset_island_stats(pp_island_work *iw)
-{
-    iw->lcp_size = iw->lcp_largest = iw->lcp_status = iw->lcp_pivots = iw->lcp_fallback = 0;
-    iw->lcp_warm = iw->peg_fallback = iw->relinearizations = iw->relinearize_refused = 0;
-    iw->solves = 0;
-    iw->lcp_residual = 0.0;
-}
-
-/* Stages 7-8 island by island: each island's LCP and re-linearisation on its own bodies and
- * pairs, in memory sized by the island; its velocities written to its bodies, its contacts
- * to the contact list, its LCP bases kept for the next sub-step's warm start. */
-static pp_status time_step_islands(pp_world *world, double dt)
+/* One island's stages 7-8 on worker w: its constraints, LCP and re-linearisation, its bodies'
+ * new velocities (islands share no dynamic body), and what must be merged later (contacts,
+ * LCP bases, statistics) kept in the worker and its outcome. */
+static void step_island(pp_world *world, int w, int island, double dt)
 {
     pp_step_scratch *s = &world->scratch;
-    pp_island_work *iw = &s->island;
-    pp_status st = PP_OK;
-    if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
-    if (st == PP_OK && !s->warm_next) st = pp_warm_store_create(&s->warm_next);
-    if (st == PP_OK) st = pp_record_contact_info(world, NULL, 0);
-    pp_warm_store_clear(s->warm_next);
-    int next_set = 0;
-    for (int i = 0; i < s->island_count && st == PP_OK; ++i) {
-        reset_island_stats(iw);
-        pp_warm_store_clear(iw->warm);
-        st = pp_island_select(world, i, iw);
-        if (st == PP_OK) st = island_constraints(world, i, &next_set, iw);
-        if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
-        if (st != PP_OK) break;
+    pp_worker *worker = &s->workers[w];
+    pp_island_work *iw = &worker->iw;
+    pp_island_outcome *out = &s->outcomes[island];
+    memset(&iw->stats, 0, sizeof iw->stats);
+    pp_warm_store_clear(iw->warm);
+    pp_status st = pp_island_select(world, island, iw);
+    if (st == PP_OK) st = island_constraints(world, island, iw);
+    if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
+    if (st == PP_OK)
         for (int l = 0; l < iw->dynamic_count; ++l) {
             pp_body *b = &world->bodies[iw->body[l]];
             memcpy(b->v, &iw->velocity[6 * l], sizeof b->v);
             memcpy(b->w, &iw->velocity[6 * l + 3], sizeof b->w);
         }
-        merge_island_stats(&world->stats, iw);
-        st = pp_record_contact_info(world, iw, 1);
-        if (st == PP_OK) st = pp_warm_store_merge(s->warm_next, iw->warm);
+    out->worker = w;
+    out->info_first = worker->info_count;
+    if (st == PP_OK)
+        st = pp_record_contact_info(world, iw, &worker->info, &worker->info_count,
+                                    &worker->info_capacity);
+    out->info_count = worker->info_count - out->info_first;
+    if (st == PP_OK && iw->warm) st = pp_warm_store_merge(worker->warm, iw->warm);
+    out->stats = iw->stats;
+    out->status = st;
+}
+
+typedef struct island_job {
+    pp_world *world;
+    double dt;
+    const int *order;
+    int count;
+    atomic_int next;
+} island_job;
+
+static void run_island_job(void *arg, int worker)
+{
+    island_job *job = arg;
+    for (;;) {
+        int t = atomic_fetch_add(&job->next, 1);
+        if (t >= job->count) break;
+        step_island(job->world, worker, job->order[t], job->dt);
     }
+}
+
+/* What one island's solves did, into the step's statistics: sizes summed over the islands
+ * (the largest kept too), pivots and counters summed, the worst status, residual and
+ * fallback. */
+static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
+{
+    t->lcp_size += is->lcp_size;
+    if (is->lcp_largest > t->lcp_largest) t->lcp_largest = is->lcp_largest;
+    if (t->lcp_status == 0) t->lcp_status = is->lcp_status;
+    t->lcp_pivots += is->lcp_pivots;
+    if (is->lcp_residual > t->lcp_residual) t->lcp_residual = is->lcp_residual;
+    if (is->lcp_fallback > t->lcp_fallback) t->lcp_fallback = is->lcp_fallback;
+    t->lcp_solves += is->solves;
+    t->lcp_warm_solves += is->lcp_warm;
+    t->peg_fallback += is->peg_fallback;
+    t->relinearizations += is->relinearizations;
+    t->relinearize_refused += is->relinearize_refused;
+    t->islands_failed += is->lcp_fallback == 2;
+}
+
+/* Workers, outcomes and per-island arrays for this sub-step (and the pool when
+ * pp_config.threads changed). */
+static pp_status prepare_workers(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    int threads = world->config.threads, islands = s->island_count, nb = world->body_count;
+    pp_status st = PP_OK;
+    if (pp_thread_pool_size(s->pool) != threads) {
+        pp_thread_pool_destroy(s->pool);
+        s->pool = NULL;
+        if (threads > 1) st = pp_thread_pool_create(threads, &s->pool);
+        if (st != PP_OK) return st;
+    }
+    if (s->worker_count < threads) {
+        pp_worker *w = realloc(s->workers, (size_t)threads * sizeof *w);
+        if (!w) return PP_ERR_NO_MEMORY;
+        memset(w + s->worker_count, 0, (size_t)(threads - s->worker_count) * sizeof *w);
+        s->workers = w;
+        s->worker_count = threads;
+    }
+    for (int i = 0; i < threads && st == PP_OK; ++i) {
+        pp_worker *w = &s->workers[i];
+        w->info_count = 0;
+        if (!w->warm) st = pp_warm_store_create(&w->warm);
+        if (st == PP_OK && !w->iw.warm) st = pp_warm_store_create(&w->iw.warm);
+        pp_warm_store_clear(w->warm);
+    }
+    int cap = s->outcome_capacity;
+    if (st == PP_OK) st = pp_grow((void **)&s->outcomes, &cap, islands + 1, sizeof(pp_island_outcome));
+    if (st == PP_OK) {
+        cap = s->outcome_capacity;
+        st = pp_grow((void **)&s->island_set_first, &cap, islands + 1, sizeof(int));
+    }
+    if (st == PP_OK) {
+        cap = s->outcome_capacity;
+        st = pp_grow((void **)&s->island_order, &cap, islands + 1, sizeof(int));
+    }
+    if (st == PP_OK) s->outcome_capacity = cap;
+    if (st == PP_OK) st = pp_grow((void **)&s->body_mark, &s->body_mark_capacity, 2 * nb + 1, sizeof(int));
+    return st;
+}
+
+/* island_set_first: scratch.all's sets are grouped island by island (they were built over
+ * the pairs in island order). */
+static void index_island_sets(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    const pp_constraint_list *all = &s->all;
+    int j = 0;
+    for (int i = 0; i < s->island_count; ++i) {
+        s->island_set_first[i] = j;
+        while (j < all->set_count) {
+            const pp_contact *c = &all->contacts[all->sets[j].first];
+            int a = c->body_a, b = c->body_b;
+            int body = a >= 0 && world->bodies[a].inv_mass > 0.0 ? a : b;
+            if (s->island_of_body[body] != i) break;
+            ++j;
+        }
+    }
+    s->island_set_first[s->island_count] = j;
+}
+
+/* The order islands run in: first those that may run in parallel, then those that touch a
+ * kinematic body some other island touches too (re-linearising both would pose that body
+ * concurrently), run one after the other on worker 0. Returns the parallel count. */
+static int order_islands(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    int nb = world->body_count, islands = s->island_count;
+    int *last = s->body_mark, *count = s->body_mark + nb;
+    for (int b = 0; b < nb; ++b) {
+        last[b] = -1;
+        count[b] = 0;
+    }
+    for (int i = 0; i < islands; ++i)
+        for (int k = s->island_pair_first[i]; k < s->island_pair_first[i + 1]; ++k) {
+            int ends[2] = {s->shape_body[s->pairs[k].a], s->shape_body[s->pairs[k].b]};
+            for (int e = 0; e < 2; ++e) {
+                int b = ends[e];
+                if (b < 0 || world->bodies[b].inv_mass > 0.0 || last[b] == i) continue;
+                last[b] = i;
+                count[b]++;
+            }
+        }
+    int parallel = 0, serial = islands;
+    for (int i = islands - 1; i >= 0; --i) {
+        int shared = 0;
+        for (int k = s->island_pair_first[i]; k < s->island_pair_first[i + 1] && !shared; ++k) {
+            int ends[2] = {s->shape_body[s->pairs[k].a], s->shape_body[s->pairs[k].b]};
+            for (int e = 0; e < 2; ++e)
+                shared |= ends[e] >= 0 && world->bodies[ends[e]].inv_mass == 0.0 && count[ends[e]] > 1;
+        }
+        s->outcomes[i].worker = shared ? -1 : 0; /* a mark until the island runs */
+        if (shared) s->island_order[--serial] = i;
+    }
+    for (int i = 0; i < islands; ++i)
+        if (s->outcomes[i].worker == 0) s->island_order[parallel++] = i;
+    return parallel;
+}
+
+/* Stages 7-8 island by island, on pp_config.threads workers: each island's LCP and
+ * re-linearisation on its own bodies and pairs, in memory sized by the island. Then, in
+ * island order whichever worker ran it, its contacts go to the contact list, its statistics
+ * to the step's and its LCP bases to the next sub-step's warm start; so the result is the
+ * same bit for bit for any number of threads. */
+static pp_status time_step_islands(pp_world *world, double dt)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_status st = PP_OK;
+    if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
+    if (st == PP_OK && !s->warm_next) st = pp_warm_store_create(&s->warm_next);
+    if (st == PP_OK) st = prepare_workers(world);
+    if (st != PP_OK) return st;
+    index_island_sets(world);
+    int parallel = order_islands(world);
+
+    island_job job = {world, dt, s->island_order, parallel, 0};
+    if (parallel > 1 && s->pool) pp_thread_pool_run(s->pool, run_island_job, &job);
+    else run_island_job(&job, 0);
+    for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
+
+    s->info_count = 0;
+    for (int i = 0; i < s->island_count; ++i) {
+        const pp_island_outcome *out = &s->outcomes[i];
+        if (out->status != PP_OK) return out->status;
+        merge_island_stats(&world->stats, &out->stats);
+        const pp_worker *w = &s->workers[out->worker];
+        st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + out->info_count + 1,
+                     sizeof(pp_contact_info));
+        if (st != PP_OK) return st;
+        memcpy(&s->info[s->info_count], &w->info[out->info_first],
+               (size_t)out->info_count * sizeof(pp_contact_info));
+        s->info_count += out->info_count;
+    }
+    pp_warm_store_clear(s->warm_next);
+    for (int i = 0; i < s->worker_count && st == PP_OK; ++i)
+        st = pp_warm_store_merge(s->warm_next, s->workers[i].warm);
     if (st == PP_OK) { /* this sub-step's bases become the previous ones */
         struct pp_warm_store *t = s->warm_prev;
         s->warm_prev = s->warm_next;

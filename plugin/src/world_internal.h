@@ -61,6 +61,13 @@ typedef struct pp_constraint_list {
 
 struct pp_warm_store;
 
+/* What an island's LCP solves did, merged into pp_step_stats in island order. */
+typedef struct pp_island_stats {
+    int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
+    double lcp_residual;
+    int peg_fallback, relinearizations, relinearize_refused, solves;
+} pp_island_stats;
+
 /*
  * One contact island's time step (stages 7-8 of DESIGN.md, per island): its bodies, its
  * candidate pairs, its constraints, the LCP and the ST96 §3.6 re-linearisation, all in memory
@@ -101,11 +108,26 @@ typedef struct pp_island_work {
     /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */
     double *nu_hat, *nu_kept, *pose_saved;
 
-    /* What the island's solves did (merged into pp_step_stats by the caller). */
-    int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
-    double lcp_residual;
-    int peg_fallback, relinearizations, relinearize_refused, solves;
+    pp_island_stats stats;         /* what the island's solves did */
 } pp_island_work;
+
+/* One worker of the time step (pp_config.threads): its island work, and what the islands it
+ * stepped produced, kept until they are merged in island order. */
+typedef struct pp_worker {
+    pp_island_work iw;
+    pp_contact_info *info;         /* the contacts of its islands, one after the other */
+    int info_count, info_capacity;
+    struct pp_warm_store *warm;    /* the LCP bases of its islands */
+} pp_worker;
+
+/* What one island's step produced (filled by the worker that ran it). */
+typedef struct pp_island_outcome {
+    pp_status status;
+    int worker, info_first, info_count;
+    pp_island_stats stats;
+} pp_island_outcome;
+
+typedef struct pp_thread_pool pp_thread_pool;
 
 /* Per-step arrays of stages 2-8: they grow to the peak and are reused (STYLE.md "Memory"). */
 typedef struct pp_step_scratch {
@@ -154,11 +176,23 @@ typedef struct pp_step_scratch {
     pp_contact_info *info;         /* pp_world_get_contacts */
     int info_count, info_capacity;
 
-    pp_island_work island;         /* stages 7-8, one island at a time */
+    pp_island_work island;         /* stages 3-5 over every pair: the builder's scratch */
     struct pp_warm_store *warm_prev, *warm_next; /* LCP bases by constraint identity: the
                                       previous sub-step's, and this one's being collected */
-    int *body_local;               /* nb: local index of a body in the island being stepped */
+    int *body_local;               /* nb: local index of a body in the island being stepped
+                                      (islands share no dynamic body; see time_step_islands
+                                      for kinematic ones) */
     int body_local_capacity;
+
+    /* Stages 7-8 on pp_config.threads workers (world.c time_step_islands). */
+    pp_thread_pool *pool;
+    pp_worker *workers;
+    int worker_count;
+    pp_island_outcome *outcomes;   /* per island */
+    int *island_set_first;         /* island_count + 1: CSR of scratch.all's sets by island */
+    int *island_order;             /* islands run in parallel, then those run after them */
+    int *body_mark;                /* 2 nb: islands touching each kinematic body */
+    int outcome_capacity, body_mark_capacity;
 } pp_step_scratch;
 
 struct pp_world {
@@ -250,10 +284,18 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
 void pp_island_work_free(pp_island_work *iw);
 /* psi' = psi(q^) - h G(q^)^T nu^ for the list's contacts (nu_hat: 6 per local body). */
 void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const double *nu_hat);
-pp_status pp_record_contact_info(pp_world *world, const pp_island_work *iw, int append);
+/* Append the island's contacts and their last impulses to *info (pp_contact_info list). */
+pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,
+                                 pp_contact_info **info, int *count, int *capacity);
 
 /* relinearize.c: stages 7-8 of one island: the first solve, then ST96 §3.6. */
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
+
+/* thread_pool.c: run a job on every worker (the caller is worker 0) and wait for them. */
+pp_status pp_thread_pool_create(int threads, pp_thread_pool **out);
+void pp_thread_pool_destroy(pp_thread_pool *pool);
+int pp_thread_pool_size(const pp_thread_pool *pool);
+void pp_thread_pool_run(pp_thread_pool *pool, void (*job)(void *arg, int worker), void *arg);
 
 /* warm_start.c: LCP bases kept by constraint identity (body pair, features, set). */
 pp_status pp_warm_store_create(struct pp_warm_store **out);

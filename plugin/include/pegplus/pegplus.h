@@ -127,7 +127,15 @@ typedef struct pp_config {
                                      Removes the second-order overlap a rotating body gets from
                                      a gap linearised at the start of the step
                                      (~ h^2 |w|^2 r / 2). */
+    int threads;                  /* pegplus models: threads that step the contact islands of a
+                                     step, 1..PP_MAX_THREADS; default 1 (no thread is started).
+                                     Islands are independent problems; their results are
+                                     merged in island order, so a step gives the same bits
+                                     for any count. With threads > 1, surface_fn and the log
+                                     hook may be called from several threads at once. */
 } pp_config;
+
+#define PP_MAX_THREADS 64
 
 /* Every parameter at its documented default. */
 pp_config pp_config_default(void);

@@ -1,0 +1,232 @@
+/*
+ * The contact island is the unit of a pegplus step (README "How a step runs"):
+ *  - an island's answer does not depend on the rest of the world: a 3-box stack stepped
+ *    beside other stacks (and a falling box elsewhere) follows, bit for bit, the same
+ *    trajectory as when it is alone in its world, under both pegplus models;
+ *  - the step's result does not depend on pp_config.threads: a falling 30-box pile (islands
+ *    merging and splitting, re-linearisation active, warm starts) gives the same bits with
+ *    1, 2 and 3 threads;
+ *  - an island at rest pays one LCP solve per step: a settled stack is not re-linearised.
+ * Bit-for-bit comparisons: positions, quaternions and velocities compared with memcmp.
+ */
+#include "pegplus/pegplus.h"
+#include "scenes.h"
+
+#include <check.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define H 0.01
+
+static void quiet(pp_log_level level, const char *message, void *user)
+{
+    (void)level;
+    (void)message;
+    (void)user;
+}
+
+static void setup(void)
+{
+    pp_scenes_init_ode();
+    pp_set_log_hook(quiet, NULL);
+}
+
+typedef struct world_set {
+    dWorldID world;
+    dSpaceID space;
+    dBodyID bodies[64];
+    int count;
+} world_set;
+
+static dBodyID add_box(world_set *w, const double lengths[3], const double pos[3], double yaw)
+{
+    dBodyID b = dBodyCreate(w->world);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, lengths[0], lengths[1], lengths[2]);
+    dBodySetMass(b, &m);
+    dBodySetPosition(b, pos[0], pos[1], pos[2]);
+    dMatrix3 R;
+    dRFromAxisAndAngle(R, 0, 0, 1, yaw);
+    dBodySetRotation(b, R);
+    dGeomID g = dCreateBox(w->space, lengths[0], lengths[1], lengths[2]);
+    dGeomSetBody(g, b);
+    w->bodies[w->count++] = b;
+    return b;
+}
+
+/* A stack of three boxes of different sizes, slightly turned and offset so that they settle
+ * (the top one slides and rocks first), centred at (x, y). */
+static void add_stack(world_set *w, double x, double y)
+{
+    const double sizes[3][3] = {{1.0, 0.8, 0.5}, {0.7, 0.6, 0.4}, {0.5, 0.5, 0.3}};
+    double z = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        double pos[3] = {x + 0.05 * k, y - 0.03 * k, z + 0.5 * sizes[k][2] + 0.02};
+        add_box(w, sizes[k], pos, 0.1 * k);
+        z += sizes[k][2] + 0.02;
+    }
+}
+
+static void make_world(world_set *w)
+{
+    memset(w, 0, sizeof *w);
+    w->world = dWorldCreate();
+    w->space = dHashSpaceCreate(0);
+    dWorldSetGravity(w->world, 0, 0, -9.81);
+    dCreatePlane(w->space, 0, 0, 1, 0);
+}
+
+static void destroy_world(world_set *w)
+{
+    dSpaceDestroy(w->space);
+    dWorldDestroy(w->world);
+}
+
+static int same_state(dBodyID a, dBodyID b)
+{
+    return !memcmp(dBodyGetPosition(a), dBodyGetPosition(b), 3 * sizeof(dReal)) &&
+           !memcmp(dBodyGetQuaternion(a), dBodyGetQuaternion(b), 4 * sizeof(dReal)) &&
+           !memcmp(dBodyGetLinearVel(a), dBodyGetLinearVel(b), 3 * sizeof(dReal)) &&
+           !memcmp(dBodyGetAngularVel(a), dBodyGetAngularVel(b), 3 * sizeof(dReal));
+}
+
+static const pp_model k_models[] = {PP_MODEL_STANDARD, PP_MODEL_PEG};
+
+/* Stack alone vs. the same stack (created first, so with the same body indices) beside four
+ * other stacks and a box falling onto one of them: identical bits at every step. */
+START_TEST(test_island_independent_of_the_rest)
+{
+    world_set alone, crowd;
+    make_world(&alone);
+    make_world(&crowd);
+    add_stack(&alone, 0.0, 0.0);
+    add_stack(&crowd, 0.0, 0.0);
+    for (int i = 1; i <= 4; ++i) add_stack(&crowd, 4.0 * i, 0.0);
+    const double lengths[3] = {0.4, 0.4, 0.4}, pos[3] = {8.0, 0.0, 3.0};
+    add_box(&crowd, lengths, pos, 0.3);
+
+    pp_config c = pp_config_default();
+    c.model = k_models[_i];
+    pp_world *pa = NULL, *pc = NULL;
+    ck_assert_int_eq(pp_world_create(alone.world, alone.space, &c, &pa), PP_OK);
+    ck_assert_int_eq(pp_world_create(crowd.world, crowd.space, &c, &pc), PP_OK);
+    int max_islands = 0;
+    for (int step = 0; step < 150; ++step) {
+        ck_assert_int_eq(pp_world_step(pa, H), PP_OK);
+        ck_assert_int_eq(pp_world_step(pc, H), PP_OK);
+        int islands = pp_world_get_stats(pc)->islands;
+        if (islands > max_islands) max_islands = islands;
+        for (int b = 0; b < 3; ++b)
+            ck_assert_msg(same_state(alone.bodies[b], crowd.bodies[b]),
+                          "%s: body %d of the stack differs at step %d when other islands are "
+                          "stepped beside it", pp_model_name(c.model), b, step);
+    }
+    ck_assert_int_ge(max_islands, 5); /* the stacks really are separate islands */
+    printf("check_islands: %s, a stack alone and beside 4 stacks + a falling box (%d islands): "
+           "identical for 150 steps\n", pp_model_name(c.model), max_islands);
+    pp_world_destroy(pa);
+    pp_world_destroy(pc);
+    destroy_world(&alone);
+    destroy_world(&crowd);
+}
+END_TEST
+
+/* A falling 30-box pile with 1, 2 and 3 threads: identical bits at every step. */
+START_TEST(test_threads_bit_identical)
+{
+    enum { RUNS = 3, STEPS = 120 };
+    pp_scene scene[RUNS];
+    pp_world *pw[RUNS];
+    for (int r = 0; r < RUNS; ++r) {
+        pp_scene_box_pile(&scene[r], 30, 1);
+        pp_config c = pp_config_default();
+        c.model = k_models[_i];
+        c.friction_directions = 4;
+        c.threads = r + 1;
+        ck_assert_int_eq(pp_world_create(scene[r].world, scene[r].space, &c, &pw[r]), PP_OK);
+    }
+    int max_islands = 0, relinearized = 0;
+    for (int step = 0; step < STEPS; ++step) {
+        for (int r = 0; r < RUNS; ++r) ck_assert_int_eq(pp_world_step(pw[r], H), PP_OK);
+        const pp_step_stats *t = pp_world_get_stats(pw[0]);
+        if (t->islands > max_islands) max_islands = t->islands;
+        relinearized += t->relinearizations > 0;
+        for (int r = 1; r < RUNS; ++r) {
+            for (int b = 0; b < scene[0].body_count; ++b)
+                ck_assert_msg(same_state(scene[0].bodies[b], scene[r].bodies[b]),
+                              "%s: body %d differs at step %d between 1 and %d threads",
+                              pp_model_name(k_models[_i]), b, step, r + 1);
+            const pp_contact_info *ci0, *cir;
+            int n0 = pp_world_get_contacts(pw[0], &ci0), nr = pp_world_get_contacts(pw[r], &cir);
+            ck_assert_int_eq(n0, nr);
+            for (int c = 0; c < n0; ++c) /* the geoms are another world's: the numbers */
+                ck_assert_msg(!memcmp(ci0[c].position, cir[c].position,
+                                      sizeof *ci0 - offsetof(pp_contact_info, position)),
+                              "contact %d differs at step %d", c, step);
+        }
+    }
+    ck_assert_int_ge(max_islands, 2);
+    ck_assert_int_gt(relinearized, 0);
+    printf("check_islands: %s pile of 30, up to %d islands, %d steps re-linearised: 1, 2 and 3 "
+           "threads identical\n", pp_model_name(k_models[_i]), max_islands, relinearized);
+    for (int r = 0; r < RUNS; ++r) {
+        pp_world_destroy(pw[r]);
+        pp_scene_destroy(&scene[r]);
+    }
+}
+END_TEST
+
+/* A settled stack: one LCP solve per step and no re-linearisation, yet still at rest. */
+START_TEST(test_rest_one_solve)
+{
+    world_set w;
+    make_world(&w);
+    for (int k = 0; k < 3; ++k) {
+        const double lengths[3] = {1.0, 1.0, 1.0};
+        double pos[3] = {0.0, 0.0, 0.5 + k};
+        add_box(&w, lengths, pos, 0.0);
+    }
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_STANDARD;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(w.world, w.space, &c, &pw), PP_OK);
+    for (int step = 0; step < 100; ++step) {
+        ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+        const pp_step_stats *t = pp_world_get_stats(pw);
+        ck_assert_int_eq(t->islands, 1);
+        ck_assert_int_eq(t->lcp_solves, 1);
+        ck_assert_int_eq(t->relinearizations, 0);
+    }
+    for (int b = 0; b < 3; ++b) {
+        const dReal *v = dBodyGetLinearVel(w.bodies[b]), *x = dBodyGetPosition(w.bodies[b]);
+        ck_assert_msg(fabs(v[0]) + fabs(v[1]) + fabs(v[2]) < 1e-6, "box %d moves", b);
+        ck_assert_msg(fabs(x[2] - (0.5 + b)) < 1e-6, "box %d drifted to z = %g", b, x[2]);
+    }
+    pp_world_destroy(pw);
+    destroy_world(&w);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("islands");
+    TCase *tc = tcase_create("islands");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_island_independent_of_the_rest, 0, 2);
+    tcase_add_loop_test(tc, test_threads_bit_identical, 0, 2);
+    tcase_add_test(tc, test_rest_one_solve);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
