@@ -3,6 +3,7 @@
 #include "scenes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pp_scenes_init_ode(void)
@@ -25,17 +26,32 @@ static void scene_begin(pp_scene *s, const char *name, int ground, double gravit
     if (ground) s->ground = dCreatePlane(s->space, 0, 0, 1, 0);
 }
 
+int pp_scene_append(pp_scene *s, dBodyID body, dGeomID geom)
+{
+    if (s->body_count == s->body_capacity) {
+        int capacity = s->body_capacity ? 2 * s->body_capacity : 16;
+        dBodyID *bodies = realloc(s->bodies, (size_t)capacity * sizeof *bodies);
+        if (!bodies) return -1;
+        s->bodies = bodies;
+        dGeomID *geoms = realloc(s->geoms, (size_t)capacity * sizeof *geoms);
+        if (!geoms) return -1;
+        s->geoms = geoms;
+        s->body_capacity = capacity;
+    }
+    s->bodies[s->body_count] = body;
+    s->geoms[s->body_count] = geom;
+    s->body_count++;
+    return 0;
+}
+
+/* The body is created in any case; a scene that ran out of memory lists fewer bodies. */
 static dBodyID add_body(pp_scene *s, dGeomID g, const dMass *m, const double pos[3])
 {
     dBodyID b = dBodyCreate(s->world);
     dBodySetMass(b, m);
     dGeomSetBody(g, b);
     dBodySetPosition(b, pos[0], pos[1], pos[2]);
-    if (s->body_count < PP_SCENE_MAX_BODIES) {
-        s->bodies[s->body_count] = b;
-        s->geoms[s->body_count] = g;
-        s->body_count++;
-    }
+    (void)pp_scene_append(s, b, g);
     return b;
 }
 
@@ -189,11 +205,94 @@ void pp_scene_box_pile(pp_scene *s, int count, unsigned seed)
     }
 }
 
+/* pp_scene_heap: see scenes.h for the layout. */
+void pp_scene_heap(pp_scene *s, int count, unsigned seed)
+{
+    scene_begin(s, "heap", 1, -9.81);
+    unsigned state = seed * 2654435761u + 7u;
+    const double pitch = 1.25, layer = 1.3;
+    for (int i = 0; i < count; ++i) {
+        double lengths[3], pos[3];
+        for (int k = 0; k < 3; ++k) lengths[k] = 0.3 + 0.4 * next_uniform(&state);
+        int slot = i % 4;
+        pos[0] = pitch * ((slot & 1) - 0.5) + 0.05 * (next_uniform(&state) - 0.5);
+        pos[1] = pitch * (((slot >> 1) & 1) - 0.5) + 0.05 * (next_uniform(&state) - 0.5);
+        pos[2] = 0.7 + layer * (i / 4);
+        dBodyID b = pp_scene_add_box(s, lengths, 1.0, pos);
+        set_rotation(b, next_uniform(&state), next_uniform(&state), next_uniform(&state) + 0.1,
+                     2.0 * M_PI * next_uniform(&state));
+    }
+}
+
+void pp_scene_islands(pp_scene *s, int stacks, double gap, unsigned seed)
+{
+    scene_begin(s, "islands", 1, -9.81);
+    unsigned state = seed * 2654435761u + 11u;
+    const double pitch = 2.5;
+    int columns = (int)ceil(sqrt((double)stacks));
+    for (int k = 0; k < stacks; ++k) {
+        double x = pitch * (k % columns), y = pitch * (k / columns), bottom = gap;
+        for (int j = 0; j < 3; ++j) {
+            double lengths[3];
+            for (int c = 0; c < 3; ++c) lengths[c] = 0.8 + 0.2 * next_uniform(&state);
+            dBodyID b = pp_scene_add_box(s, lengths, 1.0,
+                                         (const double[3]){x, y, bottom + 0.5 * lengths[2]});
+            set_rotation(b, 0, 0, 1, 0.4 * next_uniform(&state));
+            bottom += lengths[2] + gap;
+        }
+    }
+}
+
+/* ---- crash ---------------------------------------------------------------------------- */
+
+typedef struct crash_script {
+    int fire_step;
+} crash_script;
+
+static void crash_before_step(pp_scene *s, int step)
+{
+    const crash_script *c = s->script;
+    if (step != c->fire_step) return;
+    dBodyID ball = pp_scene_add_sphere(s, 0.5, 10.0, (const double[3]){-6.0, 0.0, 0.75});
+    dBodySetLinearVel(ball, 20.0, 0.0, 1.5);
+}
+
+void pp_scene_crash(pp_scene *s, double h)
+{
+    scene_begin(s, "crash", 1, -9.81);
+    const double brick[3] = {0.5, 0.6, 0.3}, joint = 0.001;
+    const int wide = 15, high = 5;
+    const double width = wide * brick[1] + (wide - 1) * joint;
+    for (int row = 0; row < high; ++row)
+        for (int i = 0; i < wide; ++i)
+            pp_scene_add_box(s, brick, 1.0,
+                             (const double[3]){0.5 * brick[0],
+                                               -0.5 * width + 0.5 * brick[1] + i * (brick[1] + joint),
+                                               (row + 0.5) * brick[2]});
+    crash_script *c = malloc(sizeof *c);
+    if (!c) return; /* no script: the wall stands alone */
+    c->fire_step = (int)lround(0.5 / h);
+    s->script = c;
+    s->script_destroy = free;
+    s->before_step = crash_before_step;
+}
+
 void pp_scene_destroy(pp_scene *s)
 {
+    if (s->script_destroy) s->script_destroy(s->script);
     if (s->space) dSpaceDestroy(s->space);
     if (s->world) dWorldDestroy(s->world);
+    free(s->bodies);
+    free(s->geoms);
     memset(s, 0, sizeof *s);
+}
+
+void pp_scene_zero_velocities(pp_scene *s)
+{
+    for (int i = 0; i < s->body_count; ++i) {
+        dBodySetLinearVel(s->bodies[i], 0, 0, 0);
+        dBodySetAngularVel(s->bodies[i], 0, 0, 0);
+    }
 }
 
 double pp_scene_kinetic_energy(const pp_scene *s)
