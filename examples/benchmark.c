@@ -16,13 +16,17 @@
  * it builds no scene itself (the baseline RSS is printed in the header).
  *
  * The same settled state for every model (heap, islands and pile scenes). A separate child
- * builds the scene and steps it with stock dWorldStep (PP_MODEL_ODE, the ode_step row's
- * configuration) for the scene's settle count (--settle overrides it), then sends every
- * body's position and quaternion back through a pipe. Each row's child builds the scene
- * again (the builders are deterministic), puts every body at that pose with zero linear and
- * angular velocity, and only then starts the clock. The settle phase is not measured. ODE's
- * soft contacts leave the settled bodies overlapping by up to about a millimetre, which the
- * pegplus models see at their first step.
+ * builds the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep
+ * row's configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the
+ * scene's settle time (--settle N steps overrides it), running the scene's script as it
+ * goes (a heap is poured during the settle), then writes every body's position and
+ * quaternion into shared memory. Each row's child builds the scene again (the builders are
+ * deterministic), calls the script without stepping until it has created as many bodies as
+ * the settle ended with, puts every body at its settled pose with zero linear and angular
+ * velocity, and only then starts the clock; the run's script continues at step index N.
+ * The settle phase is not measured (it has its own 600 s watchdog). ODE's soft contacts
+ * leave the settled bodies overlapping by up to about a millimetre, which the pegplus
+ * models see at their first step.
  *
  * Timing: the CPU time of each pp_world_step call alone (clock_gettime(
  * CLOCK_PROCESS_CPUTIME_ID) before and after; a scene's before_step script, e.g. a drop, is
@@ -63,7 +67,8 @@ static const char HELP[] =
     "  --h H            step size in seconds (default: each scene's own; scripted scenes\n"
     "                   schedule their drops in seconds, so they follow H)\n"
     "  --settle N       settle steps for the scenes that settle (heap, islands, pile),\n"
-    "                   overriding each scene's count; 0 starts them unsettled\n"
+    "                   overriding each scene's own (--list); 0 starts them unsettled (a\n"
+    "                   heap is then poured during the run)\n"
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
     "                   stops after that step and is reported as \"cut\"; a run still\n"
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
@@ -78,8 +83,9 @@ static const char HELP[] =
     "stepper); ODE auto-disable off.\n"
     "\n"
     "Same start for every model: heap, islands and pile scenes are first settled by stock\n"
-    "dWorldStep for their settle count in a separate child; every body's pose is then copied\n"
-    "into each run, with zero velocities. The settle phase is not timed.\n"
+    "dWorldQuickStep for their settle steps in a separate child (a heap is poured box by box\n"
+    "during it); every body's pose is then copied into each run, with zero velocities.\n"
+    "The settle phase is not timed.\n"
     "\n"
     "columns:\n"
     "  steps     steps run / planned\n"
@@ -102,7 +108,8 @@ typedef struct bench_scene {
     pp_status (*build)(pp_scene *scene, double h);
     int steps;                  /* default step count */
     double h;                   /* default step size, s */
-    int settle;                 /* stock dWorldStep steps before the run (0: none) */
+    double settle;              /* s of stock dWorldQuickStep before the run (0: none); the settle
+                                   runs the scene's script (a heap is poured while settling) */
     int quick;                  /* 1: in --quick; 2: only in --quick (not in the default set) */
 } bench_scene;
 
@@ -111,9 +118,9 @@ static pp_status build_column10(pp_scene *s, double h) { (void)h; pp_scene_box_c
 static pp_status build_column3(pp_scene *s, double h) { (void)h; pp_scene_box_column(s, 3, 0.0); return PP_OK; }
 static pp_status build_pile30(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 30, 1); return PP_OK; }
 static pp_status build_pile6(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 6, 1); return PP_OK; }
-static pp_status build_heap20(pp_scene *s, double h) { (void)h; pp_scene_heap(s, 20, 1); return PP_OK; }
-static pp_status build_heap50(pp_scene *s, double h) { (void)h; pp_scene_heap(s, 50, 1); return PP_OK; }
-static pp_status build_heap100(pp_scene *s, double h) { (void)h; pp_scene_heap(s, 100, 1); return PP_OK; }
+static pp_status build_heap20(pp_scene *s, double h) { pp_scene_heap(s, 20, 1, h); return PP_OK; }
+static pp_status build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); return PP_OK; }
+static pp_status build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); return PP_OK; }
 static pp_status build_islands3(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 3, 0.0, 1); return PP_OK; }
 static pp_status build_islands10(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 10, 0.0, 1); return PP_OK; }
 static pp_status build_islands30(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 30, 0.0, 1); return PP_OK; }
@@ -125,22 +132,23 @@ static pp_status build_convex(pp_scene *s, double h) { (void)h; return pp_scene_
 static pp_status build_hulls25(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 25.0, 1); }
 static pp_status build_hulls50(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 50.0, 1); }
 
-/* Settle counts: long enough for the highest box to land and the heap to stop moving
- * (heap100's top layer falls 32 m: 2.6 s), at the scenes' h = 0.01. */
+/* Settle times: the pile's boxes land within 3 s; a heap's last box is poured at
+ * 0.4 (N - 1) s (if none had to wait) and gets 2.4 s more; the islands' stacks are built at
+ * rest and only sink into ODE's soft contacts (1 s). */
 static const bench_scene SCENES[] = {
     {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 1},
     {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0},
     {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 2},
-    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 300, 0},
-    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 300, 2},
-    {"heap20", "20 random boxes dropped into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 400, 0},
-    {"heap50", "50 random boxes dropped into one pile", build_heap50, 1000, 0.01, 500, 0},
-    {"heap100", "100 random boxes dropped into one pile", build_heap100, 1000, 0.01, 600, 0},
-    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 100, 2},
-    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 100, 0},
-    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 100, 0},
-    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 100, 0},
-    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 100, 0},
+    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 0},
+    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 2},
+    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 0},
+    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 0},
+    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 0},
+    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 1.0, 2},
+    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 1.0, 0},
+    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 1.0, 0},
+    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 1.0, 0},
+    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 1.0, 0},
     {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 1},
     {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0},
     {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0},
@@ -217,12 +225,22 @@ static void apply_snapshot(pp_scene *s, const pose_snapshot *snap)
 
 /* The child of one run: never returns. */
 static void run_child(const bench_scene *sc, const bench_model *m, int steps, double h,
-                      double budget, const pose_snapshot *snap, run_shared *out)
+                      double budget, int settle, const pose_snapshot *snap, run_shared *out)
 {
     pp_scene scene;
     out->build_status = sc->build(&scene, h);
     if (out->build_status != PP_OK) _exit(0);
-    if (snap) apply_snapshot(&scene, snap);
+    if (snap) {
+        /* the bodies the script created while settling, created again (without stepping:
+         * until there are as many), then moved to their settled poses */
+        for (int i = 0; scene.before_step && i < settle && scene.body_count < snap->count; ++i)
+            scene.before_step(&scene, i);
+        if (scene.body_count != snap->count) {
+            out->build_status = PP_ERR_INVALID_ARGUMENT;
+            _exit(0);
+        }
+        apply_snapshot(&scene, snap);
+    }
     dWorldSetAutoDisableFlag(scene.world, 0);
     pp_config config = model_config(m);
     pp_world *world = NULL;
@@ -233,7 +251,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
     double total = 0.0;
     int bad_in_a_row = 0;
     for (int i = 0; i < steps; ++i) {
-        if (scene.before_step) scene.before_step(&scene, i);
+        if (scene.before_step) scene.before_step(&scene, settle + i);
         double t0 = cpu_now();
         pp_status st = pp_world_step(world, h);
         double t1 = cpu_now();
@@ -330,7 +348,7 @@ static void describe_exit(int wstatus, int timed_out, char *buf, size_t size)
 }
 
 static run_result run(const bench_scene *sc, const bench_model *m, int steps, double h,
-                      double budget, const pose_snapshot *snap)
+                      double budget, int settle, const pose_snapshot *snap)
 {
     run_result res;
     memset(&res, 0, sizeof res);
@@ -349,7 +367,7 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         munmap(sh, size);
         return res;
     }
-    if (pid == 0) run_child(sc, m, steps, h, budget, snap, sh);
+    if (pid == 0) run_child(sc, m, steps, h, budget, settle, snap, sh);
     int wstatus = 0;
     struct rusage usage;
     int timed_out = wait_child(pid, 2.0 * budget + 30.0, &wstatus, &usage);
@@ -403,13 +421,14 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
 
 /* ----------------------------------------------------------------------- settling */
 
-/* Builds the scene in a child, steps it `settle` times with stock dWorldStep and reads back
+/* Builds the scene in a child, steps it `settle` times with stock dWorldQuickStep (running
+ * its script) and reads back
  * every body's pose (through shared memory, so that the parent's watchdog also covers a
  * settle that never ends). 0, or -1 (with *why) when the child failed. */
 enum { SETTLE_MAX_BODIES = 1 << 16 };
 
-static int settle_scene(const bench_scene *sc, int settle, double h, double budget,
-                        pose_snapshot *snap, char *why, size_t why_size)
+static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapshot *snap,
+                        char *why, size_t why_size)
 {
     typedef struct settle_shared {
         int count;              /* -1 until the child has written the poses */
@@ -437,11 +456,13 @@ static int settle_scene(const bench_scene *sc, int settle, double h, double budg
         if (sc->build(&scene, h) != PP_OK) _exit(3);
         if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         dWorldSetAutoDisableFlag(scene.world, 0);
-        pp_config config = model_config(&MODELS[0]);
+        pp_config config = model_config(&MODELS[1]); /* dWorldQuickStep: see the top */
         pp_world *world = NULL;
         if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) _exit(5);
-        for (int i = 0; i < settle; ++i)
+        for (int i = 0; i < settle; ++i) {
+            if (scene.before_step) scene.before_step(&scene, i);
             if (pp_world_step(world, h) != PP_OK) _exit(6);
+        }
         for (int i = 0; i < scene.body_count; ++i) {
             const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
             double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
@@ -452,7 +473,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, double budg
     }
     int wstatus = 0;
     struct rusage usage;
-    int timed_out = wait_child(pid, 2.0 * budget + 30.0, &wstatus, &usage);
+    int timed_out = wait_child(pid, 600.0, &wstatus, &usage);
     describe_exit(wstatus, timed_out, why, why_size);
     if (!why[0] && sh->count < 0) snprintf(why, why_size, "no poses written");
     if (!why[0]) {
@@ -509,8 +530,8 @@ static void list_scenes(void)
 {
     printf("%-11s %6s %8s %7s  %s\n", "scene", "steps", "h", "settle", "what");
     for (int i = 0; i < (int)SCENE_COUNT; ++i)
-        printf("%-11s %6d %8.5g %7d  %s%s\n", SCENES[i].name, SCENES[i].steps, SCENES[i].h,
-               SCENES[i].settle, SCENES[i].what,
+        printf("%-11s %6d %8.5g %7ld  %s%s\n", SCENES[i].name, SCENES[i].steps, SCENES[i].h,
+               lround(SCENES[i].settle / SCENES[i].h), SCENES[i].what,
                SCENES[i].quick == 2 ? " [--quick only]" : SCENES[i].quick ? " [--quick]" : "");
 }
 
@@ -595,11 +616,11 @@ int main(int argc, char **argv)
             continue;
         double sh = h > 0.0 ? h : sc->h;
         int sn = steps > 0 ? steps : sc->steps;
-        int ss = sc->settle > 0 ? (settle >= 0 ? settle : sc->settle) : 0;
+        int ss = sc->settle > 0 ? (settle >= 0 ? settle : (int)lround(sc->settle / sh)) : 0;
         pose_snapshot snap = {0, NULL};
         if (ss > 0) {
             char why[96] = "";
-            if (settle_scene(sc, ss, sh, budget, &snap, why, sizeof why) != 0) {
+            if (settle_scene(sc, ss, sh, &snap, why, sizeof why) != 0) {
                 printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
                 fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
                         sn, ss, why);
@@ -609,7 +630,7 @@ int main(int argc, char **argv)
         double baseline = 0.0;
         for (int m = 0; m < (int)MODEL_COUNT; ++m) {
             if (only_model && m != 0 && !in_list(only_model, MODELS[m].name)) continue;
-            run_result r = run(sc, &MODELS[m], sn, sh, budget, ss > 0 ? &snap : NULL);
+            run_result r = run(sc, &MODELS[m], sn, sh, budget, ss, ss > 0 ? &snap : NULL);
             if (m == 0) baseline = r.cpu_median;
             double ratio = baseline > 0.0 && r.steps ? r.cpu_median / baseline : 0.0;
             double rt = r.cpu_total > 0.0 ? r.steps * sh / r.cpu_total : 0.0;

@@ -205,23 +205,82 @@ void pp_scene_box_pile(pp_scene *s, int count, unsigned seed)
     }
 }
 
-/* pp_scene_heap: see scenes.h for the layout. */
-void pp_scene_heap(pp_scene *s, int count, unsigned seed)
+/* ---- heap ----------------------------------------------------------------------------- */
+
+typedef struct heap_box {
+    double lengths[3], jitter[2];
+    dQuaternion q;
+} heap_box;
+
+typedef struct heap_script {
+    int count, next;            /* boxes[next] is the next to drop */
+    double h;
+    heap_box boxes[];
+} heap_script;
+
+static int aabbs_apart(const dReal a[6], const dReal b[6])
+{
+    for (int k = 0; k < 3; ++k)
+        if (a[2 * k + 1] < b[2 * k] || b[2 * k + 1] < a[2 * k]) return 1;
+    return 0;
+}
+
+/* Drops the next box when it is due and its release box is clear of every body's bounding
+ * box (else it waits for the next step). The release height is 0.7 m above the highest body
+ * that has come to rest (speed < 0.5 m/s): a box still falling does not raise it. */
+static void heap_before_step(pp_scene *s, int step)
+{
+    heap_script *c = s->script;
+    if (c->next >= c->count || lround(0.4 * c->next / c->h) > step) return;
+    const heap_box *hb = &c->boxes[c->next];
+    double top = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
+        if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > 0.25) continue;
+        dReal aabb[6];
+        dGeomGetAABB(s->geoms[i], aabb);
+        if (aabb[5] > top) top = aabb[5];
+    }
+    const double pos[3] = {hb->jitter[0], hb->jitter[1], top + 0.7}, reach = 0.62;
+    const dReal release[6] = {pos[0] - reach, pos[0] + reach, pos[1] - reach,
+                              pos[1] + reach, pos[2] - reach, pos[2] + reach};
+    for (int i = 0; i < s->body_count; ++i) {
+        dReal aabb[6];
+        dGeomGetAABB(s->geoms[i], aabb);
+        if (!aabbs_apart(aabb, release)) return;
+    }
+    dBodyID b = pp_scene_add_box(s, hb->lengths, 1.0, pos);
+    dBodySetQuaternion(b, hb->q);
+    c->next++;
+}
+
+void pp_scene_heap(pp_scene *s, int count, unsigned seed, double h)
 {
     scene_begin(s, "heap", 1, -9.81);
-    unsigned state = seed * 2654435761u + 7u;
-    const double pitch = 1.25, layer = 1.3;
-    for (int i = 0; i < count; ++i) {
-        double lengths[3], pos[3];
-        for (int k = 0; k < 3; ++k) lengths[k] = 0.3 + 0.4 * next_uniform(&state);
-        int slot = i % 4;
-        pos[0] = pitch * ((slot & 1) - 0.5) + 0.05 * (next_uniform(&state) - 0.5);
-        pos[1] = pitch * (((slot >> 1) & 1) - 0.5) + 0.05 * (next_uniform(&state) - 0.5);
-        pos[2] = 0.7 + layer * (i / 4);
-        dBodyID b = pp_scene_add_box(s, lengths, 1.0, pos);
-        set_rotation(b, next_uniform(&state), next_uniform(&state), next_uniform(&state) + 0.1,
-                     2.0 * M_PI * next_uniform(&state));
+    /* the bin: four static walls 0.5 m thick and 3 m high around a square of side w */
+    const double w = fmax(1.6, 0.35 * sqrt((double)count)), t = 0.5, wall_h = 3.0;
+    for (int k = 0; k < 4; ++k) {
+        double along = w + 2.0 * t, off = 0.5 * (w + t) * (k % 2 ? 1.0 : -1.0);
+        dGeomID g = k < 2 ? dCreateBox(s->space, t, along, wall_h) : dCreateBox(s->space, along, t, wall_h);
+        if (k < 2) dGeomSetPosition(g, off, 0.0, 0.5 * wall_h);
+        else dGeomSetPosition(g, 0.0, off, 0.5 * wall_h);
     }
+    heap_script *c = malloc(sizeof *c + (size_t)count * sizeof c->boxes[0]);
+    if (!c) return; /* no script: an empty scene */
+    c->count = count;
+    c->next = 0;
+    c->h = h;
+    unsigned state = seed * 2654435761u + 7u;
+    for (int k = 0; k < count; ++k) {
+        heap_box *hb = &c->boxes[k];
+        for (int i = 0; i < 3; ++i) hb->lengths[i] = 0.3 + 0.4 * next_uniform(&state);
+        for (int i = 0; i < 2; ++i) hb->jitter[i] = 0.2 * (next_uniform(&state) - 0.5);
+        double ax = next_uniform(&state), ay = next_uniform(&state), az = next_uniform(&state) + 0.1;
+        dQFromAxisAndAngle(hb->q, ax, ay, az, 2.0 * M_PI * next_uniform(&state));
+    }
+    s->script = c;
+    s->script_destroy = free;
+    s->before_step = heap_before_step;
 }
 
 void pp_scene_islands(pp_scene *s, int stacks, double gap, unsigned seed)

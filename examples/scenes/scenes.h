@@ -92,13 +92,21 @@ void pp_scene_st96_balls(pp_scene *scene);
  * plane, reproducible from `seed`. */
 void pp_scene_box_pile(pp_scene *scene, int count, unsigned seed);
 
-/* A heap: `count` boxes (random lengths 0.3..0.7 m like pp_scene_box_pile, 1 kg, random
- * orientation) released in a narrow tower above the plane z = 0, so that they fall into ONE
- * pile (one contact island): layers of 4 boxes on a 2 x 2 grid of pitch 1.25 m centred on the
- * z axis (the footprint is 2.5 m across), layers 1.3 m apart from z = 0.7 m (1.25 and 1.3 m
- * are more than two half-diagonals, 1.22 m: no box starts touching another). heap100's top
- * layer starts at 32.9 m and lands after ~2.6 s. Reproducible from `seed`. */
-void pp_scene_heap(pp_scene *scene, int count, unsigned seed);
+/* A heap: `count` boxes (random lengths 0.3..0.7 m like pp_scene_box_pile, 1 kg) poured
+ * one at a time into a bin on the plane z = 0, so that they form ONE pile (one contact
+ * island; poured onto the open plane, such boxes slide off one another and spread into
+ * many). The bin: four static box geoms (no bodies), 0.5 m thick and 3 m high, around a
+ * square of side w = max(1.6, 0.35 sqrt(count)) m centred on the z axis (heap20 1.6 m,
+ * heap50 2.5 m, heap100 3.5 m: the pile fills it about 2 m deep).
+ * Scripted (before_step): box k is due before step round(0.4 k / h); it is created at rest,
+ * in a random orientation, at x, y uniform in [-0.1, 0.1] m and with its centre 0.7 m above
+ * the highest point (ODE bounding box) of the bodies at rest (speed < 0.5 m/s), so it lands
+ * on the pile's top at about 3 m/s; while its release cube (1.24 m wide) would touch any
+ * body's bounding box it waits for the next step. The benchmark settles heapN with stock
+ * dWorldStep for 0.4 count + 0.1 s. Sizes and orientations are reproducible from `seed`;
+ * the drop heights and steps depend on how the pile has settled, i.e. on the model that
+ * steps it. */
+void pp_scene_heap(pp_scene *scene, int count, unsigned seed, double h);
 
 /* `stacks` separate stacks of 3 boxes on the plane z = 0, at rest: box lengths uniform in
  * 0.8..1.0 m (1 kg), each box centred on its stack's vertical axis and turned about it by a
