@@ -188,6 +188,7 @@ typedef struct run_shared {
     int cut;                    /* the budget was reached */
     int stopped;                /* BAD_IN_A_ROW failed steps in a row */
     pp_status build_status;     /* scene builder or pp_world_create */
+    int snapshot_mismatch;      /* the scene has not as many bodies as the settled state */
     double max_speed;           /* fastest body after any step, m/s */
     step_record steps[];
 } run_shared;
@@ -236,7 +237,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         for (int i = 0; scene.before_step && i < settle && scene.body_count < snap->count; ++i)
             scene.before_step(&scene, i);
         if (scene.body_count != snap->count) {
-            out->build_status = PP_ERR_INVALID_ARGUMENT;
+            out->snapshot_mismatch = 1;
             _exit(0);
         }
         apply_snapshot(&scene, snap);
@@ -404,7 +405,9 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
 
     char killed[64];
     describe_exit(wstatus, timed_out, killed, sizeof killed);
-    if (sh->build_status != PP_OK)
+    if (sh->snapshot_mismatch)
+        snprintf(res.status, sizeof res.status, "settled state does not fit the scene");
+    else if (sh->build_status != PP_OK)
         snprintf(res.status, sizeof res.status, "build failed: %s", pp_status_string(sh->build_status));
     else if (killed[0])
         snprintf(res.status, sizeof res.status, "%s", killed);
