@@ -35,7 +35,7 @@
  * box sides uniform in 0.1..0.6 m; sphere radius 0.05..0.3 m; capsule radius 0.05..0.2 m and
  * cylinder length 0.1..0.5 m; hull of 12 points uniform in a box of sides 0.1..0.6 m. Density
  * 5 kg/m^3 (the demo's), uniform random orientation, released at rest at x, y uniform in
- * [-1, 1] m and z = 3 m (a body falls 3 m in 0.78 s, so the previous one is 1.2 m lower when
+ * [-1, 1] m and z = 3 m (a body falls 3 m in 0.78 s, so the previous one is 1.8 m lower when
  * the next appears). Made for h = 0.02 s and 1 500 steps (30 s; the last drop at 28.2 s).
  * PP_OK, PP_ERR_NO_MEMORY, or the status of pp_polytope_from_points (nothing left allocated,
  * *scene zeroed). */
@@ -44,13 +44,14 @@ pp_status pp_scene_boxstack(pp_scene *scene, unsigned long long seed, double h);
 /* A ball of radius 0.5 m broken into 90 convex cells, dropped from 4.2 m: the Voronoi cells
  * of 90 seed points (dart throwing in radius 0.42 m, at least 0.12 m apart) clipped to the
  * hull of 200 points on the sphere (a Fibonacci lattice), each bisector plane moved back
- * 2 mm so neighbouring cells start 4 mm apart. Density 1 000 kg/m^3 (the ball weighs
- * ~510 kg), released at rest with the ball's centre at (0, 0, 4.2) m, all before step 0.
+ * 2 mm so neighbouring cells start 4 mm apart. Density 1 000 kg/m^3 (seed 1: the cells
+ * weigh 481 kg together), released at rest with the ball's centre at (0, 0, 4.2) m, all
+ * before step 0.
  * Made for h = 1/240 s and 960 steps (4 s). Statuses as pp_scene_boxstack. */
 pp_status pp_scene_convex_ball(pp_scene *scene, unsigned long long seed);
 
 /* Two small hulls closing at `closing_speed` m/s head-on: the hull of 16 random points on a
- * sphere of diameter 8 cm (density 1 000 kg/m^3, ~0.15 kg) at (-0.255, 0, 0.3) moving +x at
+ * sphere of diameter 8 cm (density 1 000 kg/m^3 for both) at (-0.255, 0, 0.3) moving +x at
  * closing_speed / 2, and one of 2 cm at (0.255, 0.005, 0.3) moving -x at closing_speed / 2,
  * random orientations, gravity and the plane below. Their centres are 0.51 m apart: at
  * h = 0.01 and 25 m/s (50 m/s) they would be 1 cm apart, deep in each other, after 2 (1)
