@@ -231,6 +231,12 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
     pp_scene scene;
     out->build_status = sc->build(&scene, h);
     if (out->build_status != PP_OK) _exit(0);
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    pp_config config = model_config(m);
+    pp_world *world = NULL;
+    out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
+    if (out->build_status != PP_OK) _exit(0);
+    scene.pegplus = world; /* before any script runs: scripts may make hulls */
     if (snap) {
         /* the bodies the script created while settling, created again (without stepping:
          * until there are as many), then moved to their settled poses */
@@ -242,12 +248,6 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         }
         apply_snapshot(&scene, snap);
     }
-    dWorldSetAutoDisableFlag(scene.world, 0);
-    pp_config config = model_config(m);
-    pp_world *world = NULL;
-    out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
-    if (out->build_status != PP_OK) _exit(0);
-    scene.pegplus = world;
 
     double total = 0.0;
     int bad_in_a_row = 0;
@@ -462,6 +462,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapsh
         pp_config config = model_config(&MODELS[1]); /* dWorldQuickStep: see the top */
         pp_world *world = NULL;
         if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) _exit(5);
+        scene.pegplus = world;
         for (int i = 0; i < settle; ++i) {
             if (scene.before_step) scene.before_step(&scene, i);
             if (pp_world_step(world, h) != PP_OK) _exit(6);
