@@ -641,7 +641,7 @@ int main(int argc, char **argv)
             char steps_col[24], lcp_col[24];
             snprintf(steps_col, sizeof steps_col, "%d/%d", r.steps, r.planned);
             snprintf(lcp_col, sizeof lcp_col, "%.0f/%d", r.lcp_mean, r.lcp_max);
-            printf("%-10s %-13s %11s %9.1f %9.1f %7.3g %13s %8.1f %4d %4d %7.1f %7.3g  %s\n",
+            printf("%-10s %-13s %11s %9.5g %9.5g %7.3g %13s %8.5g %4d %4d %7.1f %7.3g  %s\n",
                    sc->name, MODELS[m].name, steps_col, 1e6 * r.cpu_median, 1e6 * r.cpu_worst,
                    ratio, lcp_col, r.pivots_mean, r.fallback_steps, r.bad_steps,
                    r.rss_kb / 1024.0, rt, r.status);
