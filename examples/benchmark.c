@@ -1,39 +1,161 @@
 /*
- * pegplus-benchmark: time per step (and LCP pivots per step for the pegplus models) of every
- * model on the same scenes, in the same process: stock dWorldStep and dWorldQuickStep (through
- * PP_MODEL_ODE), PP_MODEL_STANDARD and PP_MODEL_PEG. Prints a table with ratios to dWorldStep
- * and writes one CSV row per (scene, model).
+ * pegplus-benchmark: CPU time per step, LCP size and pivots, fallbacks, peak memory and the
+ * real-time factor of every model on the shared scenes (examples/scenes/): stock dWorldStep
+ * and dWorldQuickStep (through PP_MODEL_ODE), PP_MODEL_STANDARD and PP_MODEL_PEG. One table
+ * row and one CSV row per (scene, model); `pegplus-benchmark --help` explains every option and
+ * column (the text is HELP below).
  *
- * Usage: pegplus-benchmark [--steps N] [--h H] [--csv FILE] [--budget SECONDS] [--quick]
- *                          [--scene NAME] [--model NAME]
- * (--budget: seconds of stepping per scene and model, default 30; a run that passes it
- * stops after the step that did, and says so)
- *   --quick  a short smoke pass (CTest runs this): 20 steps, a 10 s budget, and a 3-box column
- *            and a 6-box pile in place of the 10- and 30-box scenes
- *   --scene, --model  run only that scene (box_drop, column10, pile30) or model (ode_step,
- *            ode_quickstep, standard, peg; the ode_step row always runs, it is the ratio's
- *            baseline)
- * Rows are printed as they finish (line-buffered output).
+ * How a row is run. Every (scene, model) runs in its own forked child process, so that its
+ * peak resident memory (wait4's ru_maxrss) is its own and a crash, an abort or a step that
+ * never ends (the parent kills a child still running after 2 x budget + 30 s of wall time)
+ * costs that row only. (Not RLIMIT_CPU: while a process-wide CPU limit is armed, Linux
+ * samples CLOCK_PROCESS_CPUTIME_ID from the group timer, updated only at scheduler events,
+ * and short steps then read as 0 us.)
+ * The child writes one record per step into memory shared with the parent (mmap
+ * MAP_SHARED), so the steps done before a crash are still reported. The parent stays small:
+ * it builds no scene itself (the baseline RSS is printed in the header).
+ *
+ * The same settled state for every model (heap, islands and pile scenes). A separate child
+ * builds the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep
+ * row's configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the
+ * scene's settle time (--settle N steps overrides it), running the scene's script as it
+ * goes (a heap is poured during the settle), then writes every body's position and
+ * quaternion into shared memory. Each row's child builds the scene again (the builders are
+ * deterministic), calls the script without stepping until it has created as many bodies as
+ * the settle ended with, puts every body at its settled pose with zero linear and angular
+ * velocity, and only then starts the clock; the run's script continues at step index N.
+ * The settle phase is not measured (it has its own 600 s watchdog). ODE's soft contacts
+ * leave the settled bodies overlapping by up to about a millimetre, which the pegplus
+ * models see at their first step.
+ *
+ * Timing: the CPU time of each pp_world_step call alone (clock_gettime(
+ * CLOCK_PROCESS_CPUTIME_ID) before and after; a scene's before_step script, e.g. a drop, is
+ * not timed). pp_step_stats.time_total (wall clock, monotonic) is also kept, in the CSV.
  */
+#define _GNU_SOURCE /* wait4, MAP_ANONYMOUS */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
+#include "scripted.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char HELP[] =
+    "usage: pegplus-benchmark [options]\n"
+    "\n"
+    "Runs every selected scene under every selected model, each (scene, model) in its own\n"
+    "child process, and prints one table row per run as it finishes (CSV: --csv).\n"
+    "\n"
+    "options:\n"
+    "  --scene NAMES    comma-separated scene names (see --list); default: every scene\n"
+    "                   not marked quick-only\n"
+    "  --model NAMES    comma-separated models: ode_step (stock dWorldStep), ode_quickstep\n"
+    "                   (stock dWorldQuickStep), standard (PP_MODEL_STANDARD), peg\n"
+    "                   (PP_MODEL_PEG); default: all four. ode_step always runs: it is the\n"
+    "                   baseline of the ratio column.\n"
+    "  --steps N        steps per run (default: each scene's own count, see --list)\n"
+    "  --h H            step size in seconds (default: each scene's own; scripted scenes\n"
+    "                   schedule their drops in seconds, so they follow H)\n"
+    "  --settle N       settle steps for the scenes that settle (heap, islands, pile),\n"
+    "                   overriding each scene's own (--list); 0 starts them unsettled (a\n"
+    "                   heap is then poured during the run)\n"
+    "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
+    "                   stops after that step and is reported as \"cut\"; a run still\n"
+    "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
+    "                   and reported with the steps it finished\n"
+    "  --csv FILE       CSV output (default pegplus-benchmark.csv), one row per run\n"
+    "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
+    "                   (--steps / --budget given too take precedence)\n"
+    "  --list           list the scenes and exit\n"
+    "  --help           this text\n"
+    "\n"
+    "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
+    "stepper); ODE auto-disable off.\n"
+    "\n"
+    "Same start for every model: heap, islands and pile scenes are first settled by stock\n"
+    "dWorldQuickStep for their settle steps in a separate child (a heap is poured box by box\n"
+    "during it); every body's pose is then copied into each run, with zero velocities.\n"
+    "The settle phase is not timed.\n"
+    "\n"
+    "columns:\n"
+    "  steps     steps run / planned\n"
+    "  med us    median CPU time of one pp_world_step (process CPU time, microseconds)\n"
+    "  worst us  slowest step's CPU time\n"
+    "  x step    median / ode_step's median in the same invocation\n"
+    "  lcp       mean / max LCP size (pp_step_stats.lcp_size, unknowns per step)\n"
+    "  pivots    Lemke pivots per step (mean)\n"
+    "  fb        steps whose LCP needed a fallback (pp_step_stats.lcp_fallback != 0)\n"
+    "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
+    "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
+    "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
+    "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed\n";
+
+/* ------------------------------------------------------------------------- scenes */
 
 typedef struct bench_scene {
     const char *name;
-    void (*build)(pp_scene *scene);
+    const char *what;           /* one line for --list */
+    pp_status (*build)(pp_scene *scene, double h);
+    int steps;                  /* default step count */
+    double h;                   /* default step size, s */
+    double settle;              /* s of stock dWorldQuickStep before the run (0: none); the settle
+                                   runs the scene's script (a heap is poured while settling) */
+    int quick;                  /* 1: in --quick; 2: only in --quick (not in the default set) */
 } bench_scene;
 
-static void build_box_drop(pp_scene *s) { pp_scene_box_drop(s, 0.5); }
-static void build_column(pp_scene *s) { pp_scene_box_column(s, 10, 0.0); }
-static void build_pile(pp_scene *s) { pp_scene_box_pile(s, 30, 1); }
-/* --quick: the same kinds of scene, small enough for a smoke pass of every model */
-static void build_column_small(pp_scene *s) { pp_scene_box_column(s, 3, 0.0); }
-static void build_pile_small(pp_scene *s) { pp_scene_box_pile(s, 6, 1); }
+static pp_status build_box_drop(pp_scene *s, double h) { (void)h; pp_scene_box_drop(s, 0.5); return PP_OK; }
+static pp_status build_column10(pp_scene *s, double h) { (void)h; pp_scene_box_column(s, 10, 0.0); return PP_OK; }
+static pp_status build_column3(pp_scene *s, double h) { (void)h; pp_scene_box_column(s, 3, 0.0); return PP_OK; }
+static pp_status build_pile30(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 30, 1); return PP_OK; }
+static pp_status build_pile6(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 6, 1); return PP_OK; }
+static pp_status build_heap20(pp_scene *s, double h) { pp_scene_heap(s, 20, 1, h); return PP_OK; }
+static pp_status build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); return PP_OK; }
+static pp_status build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); return PP_OK; }
+static pp_status build_islands3(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 3, 0.0, 1); return PP_OK; }
+static pp_status build_islands10(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 10, 0.0, 1); return PP_OK; }
+static pp_status build_islands30(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 30, 0.0, 1); return PP_OK; }
+static pp_status build_islands100(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 100, 0.0, 1); return PP_OK; }
+static pp_status build_islands333(pp_scene *s, double h) { (void)h; pp_scene_islands(s, 333, 0.0, 1); return PP_OK; }
+static pp_status build_crash(pp_scene *s, double h) { pp_scene_crash(s, h); return PP_OK; }
+static pp_status build_boxstack(pp_scene *s, double h) { return pp_scene_boxstack(s, 1, h); }
+static pp_status build_convex(pp_scene *s, double h) { (void)h; return pp_scene_convex_ball(s, 1); }
+static pp_status build_hulls25(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 25.0, 1); }
+static pp_status build_hulls50(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 50.0, 1); }
+
+/* Settle times: the pile's boxes land within 3 s; a heap's last box is poured at
+ * 0.4 (N - 1) s (if none had to wait) and gets 2.4 s more; the islands' stacks are built at
+ * rest and only sink into ODE's soft contacts (1 s). */
+static const bench_scene SCENES[] = {
+    {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 1},
+    {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0},
+    {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 2},
+    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 0},
+    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 2},
+    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 0},
+    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 0},
+    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 0},
+    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 1.0, 2},
+    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 1.0, 0},
+    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 1.0, 0},
+    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 1.0, 0},
+    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 1.0, 0},
+    {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 1},
+    {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0},
+    {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0},
+    {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0},
+    {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0},
+};
+enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
 typedef struct bench_model {
     const char *name;
@@ -41,128 +163,497 @@ typedef struct bench_model {
     pp_ode_stepper stepper;
 } bench_model;
 
-typedef struct bench_result {
-    int steps;
-    double us_per_step;
-    double pivots_per_step;
-    int fallbacks;              /* steps whose LCP needed the regularised or no-impulse fallback */
-    double max_speed;           /* fastest body at the end of any step, m/s: flags blow-ups */
-    int out_of_time;            /* the run hit the time budget */
+static const bench_model MODELS[] = {
+    {"ode_step", PP_MODEL_ODE, PP_ODE_WORLD_STEP},
+    {"ode_quickstep", PP_MODEL_ODE, PP_ODE_QUICK_STEP},
+    {"standard", PP_MODEL_STANDARD, PP_ODE_WORLD_STEP},
+    {"peg", PP_MODEL_PEG, PP_ODE_WORLD_STEP},
+};
+enum { MODEL_COUNT = sizeof MODELS / sizeof MODELS[0], BAD_IN_A_ROW = 5 };
+
+/* ------------------------------------------------------------------------ one run */
+
+/* One step as the child saw it. */
+typedef struct step_record {
+    double cpu;                 /* s, CPU time of pp_world_step */
+    double wall;                /* s, pp_step_stats.time_total */
+    int lcp_size, pivots, fallback;
     pp_status status;
-} bench_result;
+} step_record;
 
-static double g_budget = 30.0; /* wall-clock seconds per run */
+/* Shared between a run's child (writer) and the parent (reader after the child ended). */
+typedef struct run_shared {
+    int steps_done;             /* records written */
+    int bodies;                 /* bodies at the end */
+    int cut;                    /* the budget was reached */
+    int stopped;                /* BAD_IN_A_ROW failed steps in a row */
+    pp_status build_status;     /* scene builder or pp_world_create */
+    int snapshot_mismatch;      /* the scene has not as many bodies as the settled state */
+    double max_speed;           /* fastest body after any step, m/s */
+    step_record steps[];
+} run_shared;
 
-static bench_result run(const bench_scene *sc, const bench_model *m, int steps, double h)
+typedef struct pose_snapshot {
+    int count;
+    double *pose;               /* 7 per body: position, quaternion (w, x, y, z) */
+} pose_snapshot;
+
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static pp_config model_config(const bench_model *m)
+{
+    pp_config c = pp_config_default();
+    c.model = m->model;
+    c.ode_stepper = m->stepper;
+    c.friction_directions = 4;
+    return c;
+}
+
+static void apply_snapshot(pp_scene *s, const pose_snapshot *snap)
+{
+    for (int i = 0; i < s->body_count && i < snap->count; ++i) {
+        const double *p = &snap->pose[7 * i];
+        dBodySetPosition(s->bodies[i], p[0], p[1], p[2]);
+        dBodySetQuaternion(s->bodies[i], p + 3);
+    }
+    pp_scene_zero_velocities(s);
+}
+
+/* The child of one run: never returns. */
+static void run_child(const bench_scene *sc, const bench_model *m, int steps, double h,
+                      double budget, int settle, const pose_snapshot *snap, run_shared *out)
 {
     pp_scene scene;
-    sc->build(&scene);
-    pp_config config = pp_config_default();
-    config.model = m->model;
-    config.ode_stepper = m->stepper;
-    config.friction_directions = 4;
+    out->build_status = sc->build(&scene, h);
+    if (out->build_status != PP_OK) _exit(0);
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    pp_config config = model_config(m);
     pp_world *world = NULL;
-    bench_result r = {0, 0.0, 0.0, 0, 0.0, 0, pp_world_create(scene.world, scene.space, &config, &world)};
+    out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
+    if (out->build_status != PP_OK) _exit(0);
+    scene.pegplus = world; /* before any script runs: scripts may make hulls */
+    if (snap) {
+        /* the bodies the script created while settling, created again (without stepping:
+         * until there are as many), then moved to their settled poses */
+        for (int i = 0; scene.before_step && i < settle && scene.body_count < snap->count; ++i)
+            scene.before_step(&scene, i);
+        if (scene.body_count != snap->count) {
+            out->snapshot_mismatch = 1;
+            _exit(0);
+        }
+        apply_snapshot(&scene, snap);
+    }
+
     double total = 0.0;
-    long pivots = 0;
-    for (int i = 0; i < steps && r.status == PP_OK; ++i) {
-        r.status = pp_world_step(world, h);
-        if (r.status != PP_OK) break;
-        const pp_step_stats *st = pp_world_get_stats(world);
-        total += st->time_total;
-        pivots += st->lcp_pivots;
-        r.fallbacks += st->lcp_fallback != 0;
+    int bad_in_a_row = 0;
+    for (int i = 0; i < steps; ++i) {
+        if (scene.before_step) scene.before_step(&scene, settle + i);
+        double t0 = cpu_now();
+        pp_status st = pp_world_step(world, h);
+        double t1 = cpu_now();
+        const pp_step_stats *stats = pp_world_get_stats(world);
+        step_record *r = &out->steps[i];
+        r->cpu = t1 - t0;
+        r->wall = stats->time_total;
+        r->lcp_size = stats->lcp_size;
+        r->pivots = stats->lcp_pivots;
+        r->fallback = stats->lcp_fallback;
+        r->status = st;
         for (int b = 0; b < scene.body_count; ++b) {
             const dReal *v = dBodyGetLinearVel(scene.bodies[b]);
             double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-            if (speed > r.max_speed) r.max_speed = speed;
+            if (speed > out->max_speed) out->max_speed = speed;
         }
-        r.steps++;
-        if (total > g_budget) {
-            r.out_of_time = 1;
+        out->bodies = scene.body_count;
+        out->steps_done = i + 1;
+        total += r->cpu;
+        bad_in_a_row = st == PP_OK ? 0 : bad_in_a_row + 1;
+        if (bad_in_a_row == BAD_IN_A_ROW) {
+            out->stopped = 1;
+            break;
+        }
+        if (total > budget) {
+            out->cut = i + 1 < steps;
             break;
         }
     }
-    r.pivots_per_step = r.steps ? (double)pivots / r.steps : 0.0;
-    r.us_per_step = r.steps ? 1e6 * total / r.steps : 0.0;
     pp_world_destroy(world);
     pp_scene_destroy(&scene);
-    return r;
+    _exit(0);
+}
+
+typedef struct run_result {
+    int planned, steps, bodies;
+    double cpu_median, cpu_worst, cpu_mean, wall_median, cpu_total;
+    double lcp_mean, pivots_mean, max_speed;
+    int lcp_max, fallback_steps, bad_steps;
+    long rss_kb;
+    char status[96];
+} run_result;
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n == 0) return 0.0;
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits for the child, killing it (SIGKILL) once `limit` seconds of wall time have passed;
+ * *usage gets its resource usage. Returns 1 if it was killed for the time, else 0. */
+static int wait_child(pid_t pid, double limit, int *wstatus, struct rusage *usage)
+{
+    const double start = wall_now();
+    int killed = 0;
+    memset(usage, 0, sizeof *usage);
+    for (;;) {
+        pid_t r = wait4(pid, wstatus, WNOHANG, usage);
+        if (r == pid || (r < 0 && errno != EINTR)) return killed;
+        if (!killed && wall_now() - start > limit) {
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void describe_exit(int wstatus, int timed_out, char *buf, size_t size)
+{
+    if (timed_out) {
+        snprintf(buf, size, "killed: wall-time limit (endless step?)");
+    } else if (WIFSIGNALED(wstatus)) {
+        snprintf(buf, size, "killed: %s", strsignal(WTERMSIG(wstatus)));
+    } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
+        snprintf(buf, size, "killed: exit %d", WEXITSTATUS(wstatus));
+    } else {
+        buf[0] = '\0';
+    }
+}
+
+static run_result run(const bench_scene *sc, const bench_model *m, int steps, double h,
+                      double budget, int settle, const pose_snapshot *snap)
+{
+    run_result res;
+    memset(&res, 0, sizeof res);
+    res.planned = steps;
+    size_t size = sizeof(run_shared) + (size_t)steps * sizeof(step_record);
+    run_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        snprintf(res.status, sizeof res.status, "mmap failed: %s", strerror(errno));
+        return res;
+    }
+    memset(sh, 0, sizeof *sh);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(res.status, sizeof res.status, "fork failed: %s", strerror(errno));
+        munmap(sh, size);
+        return res;
+    }
+    if (pid == 0) run_child(sc, m, steps, h, budget, settle, snap, sh);
+    int wstatus = 0;
+    struct rusage usage;
+    int timed_out = wait_child(pid, 2.0 * budget + 30.0, &wstatus, &usage);
+    res.rss_kb = usage.ru_maxrss;
+
+    int n = sh->steps_done;
+    res.steps = n;
+    res.bodies = sh->bodies;
+    res.max_speed = sh->max_speed;
+    double *cpu = malloc((size_t)(n ? n : 1) * sizeof *cpu);
+    double *wall = malloc((size_t)(n ? n : 1) * sizeof *wall);
+    long lcp = 0, pivots = 0;
+    for (int i = 0; cpu && wall && i < n; ++i) {
+        const step_record *r = &sh->steps[i];
+        cpu[i] = r->cpu;
+        wall[i] = r->wall;
+        res.cpu_total += r->cpu;
+        if (r->cpu > res.cpu_worst) res.cpu_worst = r->cpu;
+        lcp += r->lcp_size;
+        if (r->lcp_size > res.lcp_max) res.lcp_max = r->lcp_size;
+        pivots += r->pivots;
+        res.fallback_steps += r->fallback != 0;
+        res.bad_steps += r->status != PP_OK;
+    }
+    if (cpu && wall && n > 0) {
+        res.cpu_mean = res.cpu_total / n;
+        res.lcp_mean = (double)lcp / n;
+        res.pivots_mean = (double)pivots / n;
+        res.cpu_median = median(cpu, n);
+        res.wall_median = median(wall, n);
+    }
+    free(cpu);
+    free(wall);
+
+    char killed[64];
+    describe_exit(wstatus, timed_out, killed, sizeof killed);
+    if (sh->snapshot_mismatch)
+        snprintf(res.status, sizeof res.status, "settled state does not fit the scene");
+    else if (sh->build_status != PP_OK)
+        snprintf(res.status, sizeof res.status, "build failed: %s", pp_status_string(sh->build_status));
+    else if (killed[0])
+        snprintf(res.status, sizeof res.status, "%s", killed);
+    else if (sh->stopped)
+        snprintf(res.status, sizeof res.status, "stopped: %d failed steps in a row (%s)",
+                 BAD_IN_A_ROW, pp_status_string(sh->steps[n - 1].status));
+    else if (sh->cut)
+        snprintf(res.status, sizeof res.status, "cut");
+    else
+        snprintf(res.status, sizeof res.status, "ok");
+    munmap(sh, size);
+    return res;
+}
+
+/* ----------------------------------------------------------------------- settling */
+
+/* Builds the scene in a child, steps it `settle` times with stock dWorldQuickStep (running
+ * its script) and reads back
+ * every body's pose (through shared memory, so that the parent's watchdog also covers a
+ * settle that never ends). 0, or -1 (with *why) when the child failed. */
+enum { SETTLE_MAX_BODIES = 1 << 16 };
+
+static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapshot *snap,
+                        char *why, size_t why_size)
+{
+    typedef struct settle_shared {
+        int count;              /* -1 until the child has written the poses */
+        double pose[];
+    } settle_shared;
+    size_t size = sizeof(settle_shared) + (size_t)SETTLE_MAX_BODIES * 7 * sizeof(double);
+    snap->count = 0;
+    snap->pose = NULL;
+    why[0] = '\0';
+    settle_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        snprintf(why, why_size, "mmap: %s", strerror(errno));
+        return -1;
+    }
+    sh->count = -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, why_size, "fork: %s", strerror(errno));
+        munmap(sh, size);
+        return -1;
+    }
+    if (pid == 0) {
+        pp_scene scene;
+        if (sc->build(&scene, h) != PP_OK) _exit(3);
+        if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
+        dWorldSetAutoDisableFlag(scene.world, 0);
+        pp_config config = model_config(&MODELS[1]); /* dWorldQuickStep: see the top */
+        pp_world *world = NULL;
+        if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) _exit(5);
+        scene.pegplus = world;
+        for (int i = 0; i < settle; ++i) {
+            if (scene.before_step) scene.before_step(&scene, i);
+            if (pp_world_step(world, h) != PP_OK) _exit(6);
+        }
+        for (int i = 0; i < scene.body_count; ++i) {
+            const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
+            double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
+            memcpy(&sh->pose[7 * i], p, sizeof p);
+        }
+        sh->count = scene.body_count;
+        _exit(0);
+    }
+    int wstatus = 0;
+    struct rusage usage;
+    int timed_out = wait_child(pid, 600.0, &wstatus, &usage);
+    describe_exit(wstatus, timed_out, why, why_size);
+    if (!why[0] && sh->count < 0) snprintf(why, why_size, "no poses written");
+    if (!why[0]) {
+        snap->pose = malloc((size_t)(sh->count ? sh->count : 1) * 7 * sizeof *snap->pose);
+        if (snap->pose) {
+            snap->count = sh->count;
+            memcpy(snap->pose, sh->pose, (size_t)sh->count * 7 * sizeof *snap->pose);
+        } else {
+            snprintf(why, why_size, "out of memory");
+        }
+    }
+    munmap(sh, size);
+    return why[0] ? -1 : 0;
+}
+
+/* ----------------------------------------------------------------------------- main */
+
+/* 1 if `name` is an item of the comma-separated `list`. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+/* Every item of `list` is one of the names; otherwise prints the first unknown and returns 0. */
+static int check_list(const char *list, const char *what, int is_scene)
+{
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int found = 0;
+        for (int i = 0; i < (is_scene ? (int)SCENE_COUNT : (int)MODEL_COUNT); ++i) {
+            const char *name = is_scene ? SCENES[i].name : MODELS[i].name;
+            found |= strlen(name) == len && !strncmp(p, name, len);
+        }
+        if (!found) {
+            fprintf(stderr, "pegplus-benchmark: unknown %s '%.*s' (--help, --list)\n", what, (int)len, p);
+            return 0;
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+    return 1;
+}
+
+static void list_scenes(void)
+{
+    printf("%-11s %6s %8s %7s  %s\n", "scene", "steps", "h", "settle", "what");
+    for (int i = 0; i < (int)SCENE_COUNT; ++i)
+        printf("%-11s %6d %8.5g %7ld  %s%s\n", SCENES[i].name, SCENES[i].steps, SCENES[i].h,
+               lround(SCENES[i].settle / SCENES[i].h), SCENES[i].what,
+               SCENES[i].quick == 2 ? " [--quick only]" : SCENES[i].quick ? " [--quick]" : "");
+}
+
+static void usage_error(const char *msg)
+{
+    fprintf(stderr, "pegplus-benchmark: %s\n(pegplus-benchmark --help for the options)\n", msg);
+    exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    int steps = 1000;
-    double h = 0.01;
+    int steps = 0, settle = -1, quick = 0;
+    double h = 0.0, budget = -1.0;
     const char *csv_path = "pegplus-benchmark.csv";
     const char *only_scene = NULL, *only_model = NULL;
-    int quick = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--h") && i + 1 < argc) h = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
-        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) g_budget = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--quick")) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "--list")) {
+            list_scenes();
+            return 0;
+        } else if (!strcmp(a, "--quick")) {
             quick = 1;
-            steps = 20;
-            g_budget = 10.0;
-        }
-        else if (!strcmp(argv[i], "--scene") && i + 1 < argc) only_scene = argv[++i];
-        else if (!strcmp(argv[i], "--model") && i + 1 < argc) only_model = argv[++i];
-        else {
-            fprintf(stderr, "usage: %s [--steps N] [--h H] [--csv FILE] [--budget SECONDS] [--quick] "
-                            "[--scene NAME] [--model NAME]\n", argv[0]);
-            return 2;
+        } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
+                   strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
+                   strcmp(a, "--model")) {
+            usage_error("unknown option");
+        } else if (!has_value) {
+            usage_error("an option needs a value");
+        } else if (!strcmp(a, "--steps")) {
+            steps = atoi(argv[++i]);
+            if (steps < 1) usage_error("--steps must be >= 1");
+        } else if (!strcmp(a, "--h")) {
+            h = atof(argv[++i]);
+            if (!(h > 0.0)) usage_error("--h must be > 0");
+        } else if (!strcmp(a, "--settle")) {
+            settle = atoi(argv[++i]);
+            if (settle < 0) usage_error("--settle must be >= 0");
+        } else if (!strcmp(a, "--budget")) {
+            budget = atof(argv[++i]);
+            if (!(budget > 0.0)) usage_error("--budget must be > 0");
+        } else if (!strcmp(a, "--csv")) {
+            csv_path = argv[++i];
+        } else if (!strcmp(a, "--scene")) {
+            only_scene = argv[++i];
+            if (!check_list(only_scene, "scene", 1)) return 2;
+        } else if (!strcmp(a, "--model")) {
+            only_model = argv[++i];
+            if (!check_list(only_model, "model", 0)) return 2;
         }
     }
-    if (steps < 1 || !(h > 0.0)) {
-        fprintf(stderr, "%s: steps must be >= 1 and h > 0\n", argv[0]);
-        return 2;
-    }
+    if (quick && steps == 0) steps = 20;
+    if (budget < 0.0) budget = quick ? 10.0 : 30.0;
     pp_set_log_hook(pp_log_discard, NULL);
 
-    const bench_scene full[] = {
-        {"box_drop", build_box_drop}, {"column10", build_column}, {"pile30", build_pile}};
-    const bench_scene small[] = {
-        {"box_drop", build_box_drop}, {"column3", build_column_small}, {"pile6", build_pile_small}};
-    const bench_scene *scenes = quick ? small : full;
-    const size_t scene_count = sizeof full / sizeof full[0];
-    const bench_model models[] = {
-        {"ode_step", PP_MODEL_ODE, PP_ODE_WORLD_STEP},
-        {"ode_quickstep", PP_MODEL_ODE, PP_ODE_QUICK_STEP},
-        {"standard", PP_MODEL_STANDARD, PP_ODE_WORLD_STEP},
-        {"peg", PP_MODEL_PEG, PP_ODE_WORLD_STEP}};
     FILE *csv = fopen(csv_path, "w");
     if (!csv) {
-        fprintf(stderr, "%s: cannot write %s\n", argv[0], csv_path);
+        fprintf(stderr, "pegplus-benchmark: cannot write %s\n", csv_path);
         return 1;
     }
-    fprintf(csv, "scene,model,h,steps_run,us_per_step,pivots_per_step,ratio_to_ode_step,"
-                 "lcp_fallbacks,max_speed,status\n");
-    printf("pegplus %s benchmark: %d steps at h = %g, friction directions k = 4\n\n",
-           PP_VERSION_STRING, steps, h);
-    printf("%-10s %-14s %7s %10s %9s %8s %9s %9s  %s\n", "scene", "model", "steps", "us/step",
-           "pivots", "x step", "fallback", "max|v|", "status");
-    for (size_t s = 0; s < scene_count; ++s) {
-        if (only_scene && strcmp(only_scene, scenes[s].name)) continue;
-        double baseline = 0.0;
-        for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m) {
-            if (only_model && m != 0 && strcmp(only_model, models[m].name)) continue;
-            bench_result r = run(&scenes[s], &models[m], steps, h);
-            if (m == 0) baseline = r.us_per_step;
-            double ratio = baseline > 0.0 && r.steps ? r.us_per_step / baseline : 0.0;
-            const char *status = r.out_of_time                      ? "time budget reached"
-                                 : r.status == PP_OK                ? "ok"
-                                 : r.status == PP_ERR_UNSUPPORTED ? "contact model not built yet"
-                                                                  : pp_status_string(r.status);
-            printf("%-10s %-14s %7d %10.1f %9.1f %8.2f %9d %9.2f  %s\n", scenes[s].name,
-                   models[m].name, r.steps, r.us_per_step, r.pivots_per_step, ratio, r.fallbacks,
-                   r.max_speed, status);
-            fprintf(csv, "%s,%s,%g,%d,%.3f,%.3f,%.4f,%d,%.4f,%s\n", scenes[s].name,
-                    models[m].name, h, r.steps, r.us_per_step, r.pivots_per_step, ratio,
-                    r.fallbacks, r.max_speed, status);
+    fprintf(csv, "scene,model,h,steps_planned,steps_run,settle_steps,bodies,cpu_us_median,"
+                 "cpu_us_worst,cpu_us_mean,wall_us_median,ratio_median_to_ode_step,lcp_size_mean,"
+                 "lcp_size_max,pivots_per_step,fallback_steps,bad_steps,peak_rss_kb,"
+                 "realtime_factor,max_speed,status\n");
+    fflush(csv);
+    struct rusage self;
+    getrusage(RUSAGE_SELF, &self);
+    printf("pegplus %s benchmark: k = 4, CPU time per pp_world_step (process CPU clock), "
+           "budget %g s per run, parent RSS %.1f MB\n\n",
+           PP_VERSION_STRING, budget, self.ru_maxrss / 1024.0);
+    printf("%-10s %-13s %11s %9s %9s %7s %13s %8s %4s %4s %7s %7s  %s\n", "scene", "model",
+           "steps", "med us", "worst us", "x step", "lcp mean/max", "pivots", "fb", "bad",
+           "rss MB", "rt", "status");
+
+    for (int s = 0; s < (int)SCENE_COUNT; ++s) {
+        const bench_scene *sc = &SCENES[s];
+        if (only_scene ? !in_list(only_scene, sc->name) : quick ? !sc->quick : sc->quick == 2)
+            continue;
+        double sh = h > 0.0 ? h : sc->h;
+        int sn = steps > 0 ? steps : sc->steps;
+        int ss = sc->settle > 0 ? (settle >= 0 ? settle : (int)lround(sc->settle / sh)) : 0;
+        pose_snapshot snap = {0, NULL};
+        if (ss > 0) {
+            char why[96] = "";
+            if (settle_scene(sc, ss, sh, &snap, why, sizeof why) != 0) {
+                printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
+                fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
+                        sn, ss, why);
+                continue;
+            }
         }
+        double baseline = 0.0;
+        for (int m = 0; m < (int)MODEL_COUNT; ++m) {
+            if (only_model && m != 0 && !in_list(only_model, MODELS[m].name)) continue;
+            run_result r = run(sc, &MODELS[m], sn, sh, budget, ss, ss > 0 ? &snap : NULL);
+            if (m == 0) baseline = r.cpu_median;
+            double ratio = baseline > 0.0 && r.steps ? r.cpu_median / baseline : 0.0;
+            double rt = r.cpu_total > 0.0 ? r.steps * sh / r.cpu_total : 0.0;
+            char steps_col[24], lcp_col[24];
+            snprintf(steps_col, sizeof steps_col, "%d/%d", r.steps, r.planned);
+            snprintf(lcp_col, sizeof lcp_col, "%.0f/%d", r.lcp_mean, r.lcp_max);
+            printf("%-10s %-13s %11s %9.5g %9.5g %7.3g %13s %8.5g %4d %4d %7.1f %7.3g  %s\n",
+                   sc->name, MODELS[m].name, steps_col, 1e6 * r.cpu_median, 1e6 * r.cpu_worst,
+                   ratio, lcp_col, r.pivots_mean, r.fallback_steps, r.bad_steps,
+                   r.rss_kb / 1024.0, rt, r.status);
+            fprintf(csv, "%s,%s,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.2f,%d,%.2f,%d,%d,%ld,"
+                         "%.5g,%.4f,%s\n",
+                    sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
+                    1e6 * r.cpu_median, 1e6 * r.cpu_worst, 1e6 * r.cpu_mean, 1e6 * r.wall_median,
+                    ratio, r.lcp_mean, r.lcp_max, r.pivots_mean, r.fallback_steps, r.bad_steps,
+                    r.rss_kb, rt, r.max_speed, r.status);
+            fflush(csv);
+        }
+        free(snap.pose);
     }
     fclose(csv);
     printf("\nCSV written to %s\n", csv_path);

@@ -233,8 +233,7 @@ START_TEST(test_vertex_past_convex_corner_falls_freely)
     dMassSetBoxTotal(&m, 0.1, 0.04, 0.04, 0.3);
     dBodySetMass(b, &m);
     dGeomSetBody(g, b);
-    s.bodies[s.body_count] = b;
-    s.geoms[s.body_count++] = g;
+    ck_assert_int_eq(pp_scene_append(&s, b, g), 0);
     const double x0 = 0.006, z0 = 0.227, v0 = -0.5;
     dBodySetPosition(b, x0, 0, z0);
     dBodySetLinearVel(b, 0, 0, v0);

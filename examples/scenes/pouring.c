@@ -5,6 +5,7 @@
 #include "pegplus/overlap.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* -------------------------------------------------------------- the generator */
@@ -145,10 +146,24 @@ pp_status pp_pour_scene_drop(pp_pour_scene *s, pp_world *world, int k)
         pp_log(PP_LOG_ERROR, "pp_pour_scene_drop: %s is NULL", !s ? "scene" : "world");
         return PP_ERR_NULL_ARGUMENT;
     }
-    if (k < 0 || s->scene.body_count >= PP_SCENE_MAX_BODIES) {
-        pp_log(PP_LOG_ERROR, "pp_pour_scene_drop: body %d cannot be added (%d bodies, at most %d)",
-               k, s->scene.body_count, (int)PP_SCENE_MAX_BODIES);
+    if (k < 0) {
+        pp_log(PP_LOG_ERROR, "pp_pour_scene_drop: body %d cannot be added", k);
         return PP_ERR_INVALID_ARGUMENT;
+    }
+    /* room for one more entry in scene.bodies/geoms and body_polytopes, before anything is
+     * created (pp_scene_append then cannot fail) */
+    if (s->scene.body_count == s->scene.body_capacity) {
+        int capacity = s->scene.body_capacity ? 2 * s->scene.body_capacity : 16;
+        pp_polytope **polytopes = realloc(s->body_polytopes, (size_t)capacity * sizeof *polytopes);
+        if (!polytopes) return PP_ERR_NO_MEMORY;
+        s->body_polytopes = polytopes;
+        dBodyID *bodies = realloc(s->scene.bodies, (size_t)capacity * sizeof *bodies);
+        if (!bodies) return PP_ERR_NO_MEMORY;
+        s->scene.bodies = bodies;
+        dGeomID *geoms = realloc(s->scene.geoms, (size_t)capacity * sizeof *geoms);
+        if (!geoms) return PP_ERR_NO_MEMORY;
+        s->scene.geoms = geoms;
+        s->scene.body_capacity = capacity;
     }
     pp_polytope *p = NULL;
     dQuaternion q;
@@ -177,10 +192,8 @@ pp_status pp_pour_scene_drop(pp_pour_scene *s, pp_world *world, int k)
     dBodySetQuaternion(body, q);
     dBodySetLinearVel(body, DROP_VELOCITY[0], DROP_VELOCITY[1], DROP_VELOCITY[2]);
 
-    int i = s->scene.body_count++;
-    s->scene.bodies[i] = body;
-    s->scene.geoms[i] = geom;
-    s->body_polytopes[i] = p;
+    s->body_polytopes[s->scene.body_count] = p;
+    (void)pp_scene_append(&s->scene, body, geom); /* capacity reserved above */
     return PP_OK;
 }
 
@@ -189,6 +202,7 @@ void pp_pour_scene_destroy(pp_pour_scene *s)
     if (!s) return;
     for (int i = 0; i < PP_POUR_BLOCKS; ++i) pp_polytope_destroy(s->block_polytopes[i]);
     for (int i = 0; i < s->scene.body_count; ++i) pp_polytope_destroy(s->body_polytopes[i]);
+    free(s->body_polytopes);
     pp_scene_destroy(&s->scene);
     memset(s, 0, sizeof *s);
 }

@@ -68,10 +68,10 @@ typedef struct pp_pour_scene {
     dGeomID blocks[PP_POUR_BLOCKS];                 /* static box geoms (no body) */
     pp_polytope *block_polytopes[PP_POUR_BLOCKS];   /* their shapes, box frames (owned) */
     double block_lengths[PP_POUR_BLOCKS][3];
-    pp_polytope *body_polytopes[PP_SCENE_MAX_BODIES]; /* shape of bodies[i], body frame with
-                                                         the centre of mass at the origin
-                                                         (owned); the same polytope pegplus
-                                                         recorded for geoms[i] */
+    pp_polytope **body_polytopes;   /* shape of bodies[i], body frame with the centre of mass
+                                       at the origin (the array and the polytopes owned,
+                                       scene.body_capacity entries); the same polytope pegplus
+                                       recorded for geoms[i] */
 } pp_pour_scene;
 
 /* ODE world and hash space, gravity, the five static blocks. No bodies yet.
@@ -82,8 +82,8 @@ pp_status pp_pour_scene_create(pp_pour_scene *scene, pp_pour_shape shape, unsign
 /* Create body k (its shape from (seed, k)) as a dConvex made by pp_convex_create in
  * scene->scene.space, released as described above; appends it to scene->scene.bodies/geoms
  * and scene->body_polytopes. k need not follow the previous call's k + 1, but every k is
- * dropped at most once by convention. PP_ERR_INVALID_ARGUMENT if k < 0 or the scene is full
- * (PP_SCENE_MAX_BODIES); the statuses of pp_polytope_from_points / pp_convex_create
+ * dropped at most once by convention. PP_ERR_INVALID_ARGUMENT if k < 0, PP_ERR_NO_MEMORY
+ * when the lists cannot grow; the statuses of pp_polytope_from_points / pp_convex_create
  * otherwise (nothing created). */
 pp_status pp_pour_scene_drop(pp_pour_scene *scene, pp_world *world, int k);
 

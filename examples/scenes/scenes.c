@@ -3,6 +3,7 @@
 #include "scenes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pp_scenes_init_ode(void)
@@ -25,17 +26,32 @@ static void scene_begin(pp_scene *s, const char *name, int ground, double gravit
     if (ground) s->ground = dCreatePlane(s->space, 0, 0, 1, 0);
 }
 
+int pp_scene_append(pp_scene *s, dBodyID body, dGeomID geom)
+{
+    if (s->body_count == s->body_capacity) {
+        int capacity = s->body_capacity ? 2 * s->body_capacity : 16;
+        dBodyID *bodies = realloc(s->bodies, (size_t)capacity * sizeof *bodies);
+        if (!bodies) return -1;
+        s->bodies = bodies;
+        dGeomID *geoms = realloc(s->geoms, (size_t)capacity * sizeof *geoms);
+        if (!geoms) return -1;
+        s->geoms = geoms;
+        s->body_capacity = capacity;
+    }
+    s->bodies[s->body_count] = body;
+    s->geoms[s->body_count] = geom;
+    s->body_count++;
+    return 0;
+}
+
+/* The body is created in any case; a scene that ran out of memory lists fewer bodies. */
 static dBodyID add_body(pp_scene *s, dGeomID g, const dMass *m, const double pos[3])
 {
     dBodyID b = dBodyCreate(s->world);
     dBodySetMass(b, m);
     dGeomSetBody(g, b);
     dBodySetPosition(b, pos[0], pos[1], pos[2]);
-    if (s->body_count < PP_SCENE_MAX_BODIES) {
-        s->bodies[s->body_count] = b;
-        s->geoms[s->body_count] = g;
-        s->body_count++;
-    }
+    (void)pp_scene_append(s, b, g);
     return b;
 }
 
@@ -189,11 +205,153 @@ void pp_scene_box_pile(pp_scene *s, int count, unsigned seed)
     }
 }
 
+/* ---- heap ----------------------------------------------------------------------------- */
+
+typedef struct heap_box {
+    double lengths[3], jitter[2];
+    dQuaternion q;
+} heap_box;
+
+typedef struct heap_script {
+    int count, next;            /* boxes[next] is the next to drop */
+    double h;
+    heap_box boxes[];
+} heap_script;
+
+static int aabbs_apart(const dReal a[6], const dReal b[6])
+{
+    for (int k = 0; k < 3; ++k)
+        if (a[2 * k + 1] < b[2 * k] || b[2 * k + 1] < a[2 * k]) return 1;
+    return 0;
+}
+
+/* Drops the next box when it is due and its release box is clear of every body's bounding
+ * box (else it waits for the next step). The release height is 0.7 m above the highest body
+ * that has come to rest (speed < 0.5 m/s): a box still falling does not raise it. */
+static void heap_before_step(pp_scene *s, int step)
+{
+    heap_script *c = s->script;
+    if (c->next >= c->count || lround(0.4 * c->next / c->h) > step) return;
+    const heap_box *hb = &c->boxes[c->next];
+    double top = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
+        if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > 0.25) continue;
+        dReal aabb[6];
+        dGeomGetAABB(s->geoms[i], aabb);
+        if (aabb[5] > top) top = aabb[5];
+    }
+    const double pos[3] = {hb->jitter[0], hb->jitter[1], top + 0.7}, reach = 0.62;
+    const dReal release[6] = {pos[0] - reach, pos[0] + reach, pos[1] - reach,
+                              pos[1] + reach, pos[2] - reach, pos[2] + reach};
+    for (int i = 0; i < s->body_count; ++i) {
+        dReal aabb[6];
+        dGeomGetAABB(s->geoms[i], aabb);
+        if (!aabbs_apart(aabb, release)) return;
+    }
+    dBodyID b = pp_scene_add_box(s, hb->lengths, 1.0, pos);
+    dBodySetQuaternion(b, hb->q);
+    c->next++;
+}
+
+void pp_scene_heap(pp_scene *s, int count, unsigned seed, double h)
+{
+    scene_begin(s, "heap", 1, -9.81);
+    /* the bin: four static walls 0.5 m thick and 3 m high around a square of side w */
+    const double w = fmax(1.6, 0.35 * sqrt((double)count)), t = 0.5, wall_h = 3.0;
+    for (int k = 0; k < 4; ++k) {
+        double along = w + 2.0 * t, off = 0.5 * (w + t) * (k % 2 ? 1.0 : -1.0);
+        dGeomID g = k < 2 ? dCreateBox(s->space, t, along, wall_h) : dCreateBox(s->space, along, t, wall_h);
+        if (k < 2) dGeomSetPosition(g, off, 0.0, 0.5 * wall_h);
+        else dGeomSetPosition(g, 0.0, off, 0.5 * wall_h);
+    }
+    heap_script *c = malloc(sizeof *c + (size_t)count * sizeof c->boxes[0]);
+    if (!c) return; /* no script: an empty scene */
+    c->count = count;
+    c->next = 0;
+    c->h = h;
+    unsigned state = seed * 2654435761u + 7u;
+    for (int k = 0; k < count; ++k) {
+        heap_box *hb = &c->boxes[k];
+        for (int i = 0; i < 3; ++i) hb->lengths[i] = 0.3 + 0.4 * next_uniform(&state);
+        for (int i = 0; i < 2; ++i) hb->jitter[i] = 0.2 * (next_uniform(&state) - 0.5);
+        double ax = next_uniform(&state), ay = next_uniform(&state), az = next_uniform(&state) + 0.1;
+        dQFromAxisAndAngle(hb->q, ax, ay, az, 2.0 * M_PI * next_uniform(&state));
+    }
+    s->script = c;
+    s->script_destroy = free;
+    s->before_step = heap_before_step;
+}
+
+void pp_scene_islands(pp_scene *s, int stacks, double gap, unsigned seed)
+{
+    scene_begin(s, "islands", 1, -9.81);
+    unsigned state = seed * 2654435761u + 11u;
+    const double pitch = 2.5;
+    int columns = (int)ceil(sqrt((double)stacks));
+    for (int k = 0; k < stacks; ++k) {
+        double x = pitch * (k % columns), y = pitch * (k / columns), bottom = gap;
+        for (int j = 0; j < 3; ++j) {
+            double lengths[3];
+            for (int c = 0; c < 3; ++c) lengths[c] = 0.8 + 0.2 * next_uniform(&state);
+            dBodyID b = pp_scene_add_box(s, lengths, 1.0,
+                                         (const double[3]){x, y, bottom + 0.5 * lengths[2]});
+            set_rotation(b, 0, 0, 1, 0.4 * next_uniform(&state));
+            bottom += lengths[2] + gap;
+        }
+    }
+}
+
+/* ---- crash ---------------------------------------------------------------------------- */
+
+typedef struct crash_script {
+    int fire_step;
+} crash_script;
+
+static void crash_before_step(pp_scene *s, int step)
+{
+    const crash_script *c = s->script;
+    if (step != c->fire_step) return;
+    dBodyID ball = pp_scene_add_sphere(s, 0.5, 10.0, (const double[3]){-6.0, 0.0, 0.75});
+    dBodySetLinearVel(ball, 20.0, 0.0, 1.5);
+}
+
+void pp_scene_crash(pp_scene *s, double h)
+{
+    scene_begin(s, "crash", 1, -9.81);
+    const double brick[3] = {0.5, 0.6, 0.3}, joint = 0.001;
+    const int wide = 15, high = 5;
+    const double width = wide * brick[1] + (wide - 1) * joint;
+    for (int row = 0; row < high; ++row)
+        for (int i = 0; i < wide; ++i)
+            pp_scene_add_box(s, brick, 1.0,
+                             (const double[3]){0.5 * brick[0],
+                                               -0.5 * width + 0.5 * brick[1] + i * (brick[1] + joint),
+                                               (row + 0.5) * brick[2]});
+    crash_script *c = malloc(sizeof *c);
+    if (!c) return; /* no script: the wall stands alone */
+    c->fire_step = (int)lround(0.5 / h);
+    s->script = c;
+    s->script_destroy = free;
+    s->before_step = crash_before_step;
+}
+
 void pp_scene_destroy(pp_scene *s)
 {
+    if (s->script_destroy) s->script_destroy(s->script);
     if (s->space) dSpaceDestroy(s->space);
     if (s->world) dWorldDestroy(s->world);
+    free(s->bodies);
+    free(s->geoms);
     memset(s, 0, sizeof *s);
+}
+
+void pp_scene_zero_velocities(pp_scene *s)
+{
+    for (int i = 0; i < s->body_count; ++i) {
+        dBodySetLinearVel(s->bodies[i], 0, 0, 0);
+        dBodySetAngularVel(s->bodies[i], 0, 0, 0);
+    }
 }
 
 double pp_scene_kinetic_energy(const pp_scene *s)

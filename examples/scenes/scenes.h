@@ -3,22 +3,46 @@
  * benchmarks, so that every model runs on exactly the same scene (SCENES.md).
  *
  * A scene owns an ODE world and a hash space; its bodies are listed in creation order.
+ * Every builder is reproducible: random sizes and poses come from a generator of our own
+ * seeded by the caller, never from rand() or the clock.
+ *
+ * Scripted scenes (a cannon fired at a given step, bodies dropped one by one) set
+ * `before_step`; whoever steps the scene calls it before every step:
+ *
+ *     pp_scene s;
+ *     pp_scene_crash(&s, h);
+ *     pp_world_create(s.world, s.space, &config, &pw);
+ *     s.pegplus = pw;                      // scripts that make dConvex geoms need it
+ *     for (int step = 0; step < steps; ++step) {
+ *         if (s.before_step) s.before_step(&s, step);
+ *         pp_world_step(pw, h);
+ *     }
+ *     pp_world_destroy(pw);                // first: it destroys the dConvex geoms it made
+ *     pp_scene_destroy(&s);
  */
 #ifndef PP_SCENES_H
 #define PP_SCENES_H
 
 #include <ode/ode.h>
 
-enum { PP_SCENE_MAX_BODIES = 256 };
+struct pp_world; /* pegplus.h's pp_world; the builders here need only ODE */
 
 typedef struct pp_scene {
     const char *name;
     dWorldID world;
     dSpaceID space;
     dGeomID ground;                     /* plane z = 0 or NULL */
-    int body_count;
-    dBodyID bodies[PP_SCENE_MAX_BODIES];
-    dGeomID geoms[PP_SCENE_MAX_BODIES];
+    int body_count;                     /* entries of bodies[] and geoms[] */
+    dBodyID *bodies;                    /* creation order; malloc'ed and grown by
+                                           pp_scene_append, freed by pp_scene_destroy */
+    dGeomID *geoms;                     /* geoms[i] is the geom of bodies[i] */
+    int body_capacity;                  /* allocated entries of bodies[] and geoms[] */
+    /* Optional script: called with the index (0, 1, ...) of the step about to be taken. */
+    void (*before_step)(struct pp_scene *scene, int step);
+    void *script;                       /* the script's state, owned by the scene */
+    void (*script_destroy)(void *script); /* frees `script` (pp_scene_destroy calls it) */
+    struct pp_world *pegplus;           /* set by the caller after pp_world_create, for
+                                           scripts that call pp_convex_create; not owned */
 } pp_scene;
 
 /* dInitODE2 once per process (idempotent). */
@@ -33,6 +57,10 @@ void pp_scene_free_flight(pp_scene *scene, int gyroscopic, int gravity);
 
 /* A few boxes and spheres dropped onto the plane z = 0 (the demo scene). */
 void pp_scene_drop(pp_scene *scene);
+
+/* Append a body and its geom to scene->bodies / geoms (growing them). 0, or -1 when out of
+ * memory (the lists are unchanged). */
+int pp_scene_append(pp_scene *scene, dBodyID body, dGeomID geom);
 
 /* Add a box (full lengths, kg) or a sphere at a position; returns the body. */
 dBodyID pp_scene_add_box(pp_scene *scene, const double lengths[3], double mass, const double pos[3]);
@@ -64,7 +92,49 @@ void pp_scene_st96_balls(pp_scene *scene);
  * plane, reproducible from `seed`. */
 void pp_scene_box_pile(pp_scene *scene, int count, unsigned seed);
 
+/* A heap: `count` boxes (random lengths 0.3..0.7 m like pp_scene_box_pile, 1 kg) poured
+ * one at a time into a bin on the plane z = 0, so that they form ONE pile (one contact
+ * island; poured onto the open plane, such boxes slide off one another and spread into
+ * many). The bin: four static box geoms (no bodies), 0.5 m thick and 3 m high, around a
+ * square of side w = max(1.6, 0.35 sqrt(count)) m centred on the z axis (heap20 1.6 m,
+ * heap50 2.5 m, heap100 3.5 m: the pile fills it about 2 m deep).
+ * Scripted (before_step): box k is due before step round(0.4 k / h); it is created at rest,
+ * in a random orientation, at x, y uniform in [-0.1, 0.1] m and with its centre 0.7 m above
+ * the highest point (ODE bounding box) of the bodies at rest (speed < 0.5 m/s), so it lands
+ * on the pile's top at about 3 m/s; while its release cube (1.24 m wide) would touch any
+ * body's bounding box it waits for the next step. The benchmark settles heapN with stock
+ * dWorldStep for 0.4 count + 0.1 s. Sizes and orientations are reproducible from `seed`;
+ * the drop heights and steps depend on how the pile has settled, i.e. on the model that
+ * steps it. */
+void pp_scene_heap(pp_scene *scene, int count, unsigned seed, double h);
+
+/* `stacks` separate stacks of 3 boxes on the plane z = 0, at rest: box lengths uniform in
+ * 0.8..1.0 m (1 kg), each box centred on its stack's vertical axis and turned about it by a
+ * random yaw in [0, 0.4) rad, its bottom face `gap` above the top face of the box below (and
+ * the lowest box `gap` above the plane; 0 = exactly touching). The stacks stand on a square
+ * grid of ceil(sqrt(stacks)) columns with a pitch of 2.5 m: boxes at most 1.0 x 1.0 m turned
+ * reach 0.71 m from the axis, so neighbouring stacks are more than 1 m apart and never touch
+ * (each stack is its own contact island). Reproducible from `seed`. */
+void pp_scene_islands(pp_scene *scene, int stacks, double gap, unsigned seed);
+
+/* ODE's demo_crash without the car: a wall of 75 bricks (0.5 x 0.6 x 0.3 m along x, y, z,
+ * 1 kg) 15 wide along y and 5 high, its near face at x = 0, rows exactly touching each other
+ * and the plane, bricks of a row 1 mm apart; a cannon ball (sphere of radius 0.5 m, 10 kg) is
+ * created at (-6, 0, 0.75) and fired at the wall's centre at (20, 0, 1.5) m/s (the vertical
+ * speed makes up for the fall over the flight) before the step at t = 0.5 s
+ * (round(0.5 / h); the wall stands alone until then). The script is `before_step`; `h` is
+ * the step size the caller will use. Made for h = 0.05 s and 300 steps (15 s). The ball
+ * moves one metre per step at h = 0.05: its 1 m diameter plus the wall's 0.5 m thickness keep
+ * it from passing through the wall within one step. */
+void pp_scene_crash(pp_scene *scene, double h);
+
+/* The pegplus world and the space must be destroyed in that order when the scene holds
+ * geoms made by pp_convex_create (pegplus.h); this frees the script, the space with its
+ * geoms, the world, and the body lists. */
 void pp_scene_destroy(pp_scene *scene);
+
+/* Set every body's linear and angular velocity to zero (e.g. after settling a scene). */
+void pp_scene_zero_velocities(pp_scene *scene);
 
 /* Total kinetic energy (J) and world angular momentum about the origin (kg m^2/s). */
 double pp_scene_kinetic_energy(const pp_scene *scene);
