@@ -359,6 +359,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
 {
     int nb = iw->body_count;
     pose_bodies_predicted(world, iw, h, 0);
+    iw->list.contact_count = iw->list.set_count = 0;
     pp_status st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, (pp_model)*model,
                                         &iw->list, &iw->near_pairs);
     if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b);

@@ -243,16 +243,14 @@ void pp_constraint_list_free(pp_constraint_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* Stages 3-5 on `pairs` under `model`, into `out` (emptied first; primaries indexed). The
- * pairs passed the filters of stage 6 (same body, category bits, something dynamic). */
-pp_status pp_build_constraints(pp_world *world, pp_island_work *iw, const pp_pair *pairs,
+/* Stages 3-5 on `pairs` under `model`, appended to `out` (primaries indexed). The pairs
+ * passed the filters of stage 6 (same body, category bits, something dynamic). */
+pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const pp_pair *pairs,
                                int pair_count, pp_model model, pp_constraint_list *out,
                                int *near_pairs)
 {
     const pp_step_scratch *s = &world->scratch;
     double eps = world->config.proximity_margin;
-    out->contact_count = 0;
-    out->set_count = 0;
     if (!out->contacts) {
         pp_status st = pp_grow((void **)&out->contacts, &out->contact_capacity, 64, sizeof(pp_contact));
         if (st != PP_OK) return st;
@@ -276,16 +274,10 @@ pp_status pp_build_constraints(pp_world *world, pp_island_work *iw, const pp_pai
     return pp_constraint_list_index(out);
 }
 
-/* Stages 3-5 for every candidate pair at the sub-step's start, under the configured model,
- * into scratch.all (read by stage 6b, PLUS, and the sub-step split), with the statistics. */
-pp_status pp_stage_constraints(pp_world *world)
+/* The statistics of stages 3-5 at the sub-step's start, from scratch.all. */
+void pp_constraint_stats(pp_world *world, int near)
 {
-    pp_step_scratch *s = &world->scratch;
-    pp_constraint_list *l = &s->all;
-    int near = 0;
-    pp_status st = pp_build_constraints(world, &s->island, s->pairs, s->pair_count,
-                                        world->config.model, l, &near);
-    if (st != PP_OK) return st;
+    const pp_constraint_list *l = &world->scratch.all;
     int counts[3] = {0, 0, 0};
     for (int j = 0; j < l->set_count; ++j) counts[l->sets[j].kind]++;
     int peg = world->config.model == PP_MODEL_PEG;
@@ -298,5 +290,4 @@ pp_status pp_stage_constraints(pp_world *world)
     for (int c = 0; c < l->contact_count; ++c)
         if (l->contacts[c].psi < min_gap) min_gap = l->contacts[c].psi;
     world->stats.min_gap = l->contact_count ? min_gap : 0.0;
-    return PP_OK;
 }

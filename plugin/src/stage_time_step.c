@@ -235,6 +235,7 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
     iw->stats.peg_fallback++;
     *model = PP_MODEL_STANDARD;
+    iw->list.contact_count = iw->list.set_count = 0;
     st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_STANDARD, &iw->list,
                               &iw->near_pairs);
     if (st != PP_OK) return st;

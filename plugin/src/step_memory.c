@@ -55,6 +55,7 @@ void pp_step_scratch_free(pp_step_scratch *s)
     pp_island_work_free(&s->island);
     for (int i = 0; i < s->worker_count; ++i) {
         pp_island_work_free(&s->workers[i].iw);
+        pp_constraint_list_free(&s->workers[i].built);
         free(s->workers[i].info);
         pp_warm_store_destroy(s->workers[i].warm);
     }

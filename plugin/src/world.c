@@ -249,16 +249,98 @@ static void integrate_bodies(pp_world *world, double h)
 /* Stages 2-6 for the interval ahead (dt): pose the shapes, find the candidate pairs, group
  * them into islands, and build every near pair's constraints (standard: a U per contact;
  * PEG: U/I/X sets) into scratch.all, island after island. */
+static pp_status prepare_workers(pp_world *world);
+static pp_status build_constraints(pp_world *world);
+
 static pp_status find_contacts(pp_world *world, double dt, double *clock)
 {
     pp_stage_pose_shapes(world, dt);
     pp_status st = pp_stage_broadphase(world);                      /* 2. broadphase    */
     if (st == PP_OK) st = pp_stage_islands(world);                  /* 6. islands       */
+    if (st == PP_OK) st = prepare_workers(world);
     mark(world, PP_STAGE_BROADPHASE, clock);
     if (st != PP_OK) return st;
-    st = pp_stage_constraints(world);                               /* 3-5. proximity,  */
+    st = build_constraints(world);                                  /* 3-5. proximity,  */
     mark(world, PP_STAGE_FEATURES, clock);                          /* features,        */
     return st;                                                      /* constraints      */
+}
+
+/* Stages 3-5 of island i on worker w, appended to the worker's `built` list. */
+static void build_island(pp_world *world, int w, int island)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_worker *worker = &s->workers[w];
+    pp_island_outcome *out = &s->outcomes[island];
+    const pp_pair *pairs = &s->pairs[s->island_pair_first[island]];
+    int count = s->island_pair_first[island + 1] - s->island_pair_first[island];
+    out->worker = w;
+    out->set_first = worker->built.set_count;
+    out->near_pairs = 0;
+    out->status = pp_build_constraints(world, &worker->iw, pairs, count, world->config.model,
+                                       &worker->built, &out->near_pairs);
+    out->set_count = worker->built.set_count - out->set_first;
+}
+
+typedef struct island_job {
+    pp_world *world;
+    double dt;
+    const int *order;   /* NULL: islands 0..count-1 */
+    int count;
+    atomic_int next;
+    void (*run)(struct island_job *job, int worker, int island);
+} island_job;
+
+static void run_island_job(void *arg, int worker)
+{
+    island_job *job = arg;
+    for (;;) {
+        int t = atomic_fetch_add(&job->next, 1);
+        if (t >= job->count) break;
+        job->run(job, worker, job->order ? job->order[t] : t);
+    }
+}
+
+static void run_jobs(pp_world *world, island_job *job)
+{
+    pp_thread_pool *pool = world->scratch.pool;
+    if (job->count > 1 && pool) pp_thread_pool_run(pool, run_island_job, job);
+    else run_island_job(job, 0);
+}
+
+static void build_island_job(island_job *job, int worker, int island)
+{
+    build_island(job->world, worker, island);
+}
+
+/* Stages 3-5 island by island on the workers, then merged in island order into scratch.all
+ * (what stage 6b, PLUS, and the sub-step split read), island_set_first and the statistics. */
+static pp_status build_constraints(pp_world *world)
+{
+    pp_step_scratch *s = &world->scratch;
+    for (int w = 0; w < s->worker_count; ++w)
+        s->workers[w].built.contact_count = s->workers[w].built.set_count = 0;
+    island_job job = {world, 0.0, NULL, s->island_count, 0, build_island_job};
+    run_jobs(world, &job);
+    pp_constraint_list *all = &s->all;
+    all->contact_count = all->set_count = 0;
+    int near = 0;
+    for (int i = 0; i < s->island_count; ++i) {
+        const pp_island_outcome *out = &s->outcomes[i];
+        if (out->status != PP_OK) return out->status;
+        const pp_constraint_list *b = &s->workers[out->worker].built;
+        s->island_set_first[i] = all->set_count;
+        for (int j = out->set_first; j < out->set_first + out->set_count; ++j) {
+            const pp_peg_set *set = &b->sets[j];
+            pp_status st = pp_constraint_list_append(all, set, &b->contacts[set->first],
+                                                     &b->restitution[3 * set->first]);
+            if (st != PP_OK) return st;
+        }
+        near += out->near_pairs;
+    }
+    s->island_set_first[s->island_count] = all->set_count;
+    pp_status st = pp_constraint_list_index(all);
+    if (st == PP_OK) pp_constraint_stats(world, near);
+    return st;
 }
 
 /* Island i's constraints at the sub-step's start: its sets of scratch.all (built island after
@@ -311,22 +393,9 @@ static void step_island(pp_world *world, int w, int island, double dt)
     out->status = st;
 }
 
-typedef struct island_job {
-    pp_world *world;
-    double dt;
-    const int *order;
-    int count;
-    atomic_int next;
-} island_job;
-
-static void run_island_job(void *arg, int worker)
+static void step_island_job(island_job *job, int worker, int island)
 {
-    island_job *job = arg;
-    for (;;) {
-        int t = atomic_fetch_add(&job->next, 1);
-        if (t >= job->count) break;
-        step_island(job->world, worker, job->order[t], job->dt);
-    }
+    step_island(job->world, worker, island, job->dt);
 }
 
 /* What one island's solves did, into the step's statistics: sizes summed over the islands
@@ -370,10 +439,8 @@ static pp_status prepare_workers(pp_world *world)
     }
     for (int i = 0; i < threads && st == PP_OK; ++i) {
         pp_worker *w = &s->workers[i];
-        w->info_count = 0;
         if (!w->warm) st = pp_warm_store_create(&w->warm);
         if (st == PP_OK && !w->iw.warm) st = pp_warm_store_create(&w->iw.warm);
-        pp_warm_store_clear(w->warm);
     }
     int cap = s->outcome_capacity;
     if (st == PP_OK) st = pp_grow((void **)&s->outcomes, &cap, islands + 1, sizeof(pp_island_outcome));
@@ -388,26 +455,6 @@ static pp_status prepare_workers(pp_world *world)
     if (st == PP_OK) s->outcome_capacity = cap;
     if (st == PP_OK) st = pp_grow((void **)&s->body_mark, &s->body_mark_capacity, 2 * nb + 1, sizeof(int));
     return st;
-}
-
-/* island_set_first: scratch.all's sets are grouped island by island (they were built over
- * the pairs in island order). */
-static void index_island_sets(pp_world *world)
-{
-    pp_step_scratch *s = &world->scratch;
-    const pp_constraint_list *all = &s->all;
-    int j = 0;
-    for (int i = 0; i < s->island_count; ++i) {
-        s->island_set_first[i] = j;
-        while (j < all->set_count) {
-            const pp_contact *c = &all->contacts[all->sets[j].first];
-            int a = c->body_a, b = c->body_b;
-            int body = a >= 0 && world->bodies[a].inv_mass > 0.0 ? a : b;
-            if (s->island_of_body[body] != i) break;
-            ++j;
-        }
-    }
-    s->island_set_first[s->island_count] = j;
 }
 
 /* The order islands run in: first those that may run in parallel, then those that touch a
@@ -459,14 +506,15 @@ static pp_status time_step_islands(pp_world *world, double dt)
     pp_status st = PP_OK;
     if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
     if (st == PP_OK && !s->warm_next) st = pp_warm_store_create(&s->warm_next);
-    if (st == PP_OK) st = prepare_workers(world);
     if (st != PP_OK) return st;
-    index_island_sets(world);
+    for (int w = 0; w < s->worker_count; ++w) {
+        s->workers[w].info_count = 0;
+        pp_warm_store_clear(s->workers[w].warm);
+    }
     int parallel = order_islands(world);
 
-    island_job job = {world, dt, s->island_order, parallel, 0};
-    if (parallel > 1 && s->pool) pp_thread_pool_run(s->pool, run_island_job, &job);
-    else run_island_job(&job, 0);
+    island_job job = {world, dt, s->island_order, parallel, 0, step_island_job};
+    run_jobs(world, &job);
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
     s->info_count = 0;

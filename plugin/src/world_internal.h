@@ -115,6 +115,7 @@ typedef struct pp_island_work {
  * stepped produced, kept until they are merged in island order. */
 typedef struct pp_worker {
     pp_island_work iw;
+    pp_constraint_list built;      /* stages 3-5 of its islands, one after the other */
     pp_contact_info *info;         /* the contacts of its islands, one after the other */
     int info_count, info_capacity;
     struct pp_warm_store *warm;    /* the LCP bases of its islands */
@@ -124,6 +125,7 @@ typedef struct pp_worker {
 typedef struct pp_island_outcome {
     pp_status status;
     int worker, info_first, info_count;
+    int set_first, set_count, near_pairs; /* stages 3-5: its sets in the worker's `built` */
     pp_island_stats stats;
 } pp_island_outcome;
 
@@ -264,10 +266,10 @@ pp_status pp_stage_islands(pp_world *world);
 pp_status pp_island_select(pp_world *world, int island, pp_island_work *iw);
 
 /* stage_constraints.c: stages 3-5 on a list of pairs into a constraint list. */
-pp_status pp_build_constraints(pp_world *world, pp_island_work *iw, const pp_pair *pairs,
+pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const pp_pair *pairs,
                                int pair_count, pp_model model, pp_constraint_list *out,
                                int *near_pairs);
-pp_status pp_stage_constraints(pp_world *world);  /* every pair into scratch.all */
+void pp_constraint_stats(pp_world *world, int near_pairs); /* from scratch.all */
 pp_status pp_constraint_list_append(pp_constraint_list *list, const pp_peg_set *set,
                                     const pp_contact *contacts, const double *restitution);
 pp_status pp_constraint_list_index(pp_constraint_list *list);
