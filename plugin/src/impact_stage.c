@@ -93,10 +93,12 @@ static double trigger_speed(const pp_step_scratch *s, int c)
     return v_capture > PP_IMPACT_MIN_SPEED ? v_capture : PP_IMPACT_MIN_SPEED;
 }
 
-static pp_status ensure_plus(pp_world *world, int m)
+/* PLUS's solver and arrays for m contacts on nb (local) bodies; the index arrays for the
+ * whole contact list and body list. */
+static pp_status ensure_plus(pp_world *world, int m, int nb)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count, nc = s->all.contact_count;
+    int nc = s->all.contact_count, nw = world->body_count;
     if (!s->plus || m > s->plus_capacity) {
         pp_plus_solver_destroy(s->plus);
         s->plus = NULL;
@@ -118,13 +120,17 @@ static pp_status ensure_plus(pp_world *world, int m)
         s->plus_work = w;
         s->plus_work_capacity = need;
     }
-    int idx = nc + nb;
+    int idx = nc + nw + 1;
     if (idx > s->plus_index_capacity) {
         int *a = realloc(s->plus_contact, sizeof(int) * (size_t)idx);
         if (a) s->plus_contact = a;
         int *b = realloc(s->plus_island, sizeof(int) * (size_t)idx);
         if (b) s->plus_island = b;
-        if (!a || !b) {
+        int *c = realloc(s->plus_body, sizeof(int) * (size_t)idx);
+        if (c) s->plus_body = c;
+        int *d = realloc(s->plus_first, sizeof(int) * (size_t)idx);
+        if (d) s->plus_first = d;
+        if (!a || !b || !c || !d) {
             pp_log(PP_LOG_ERROR, "impact stage: out of memory");
             return PP_ERR_NO_MEMORY;
         }
@@ -133,13 +139,26 @@ static pp_status ensure_plus(pp_world *world, int m)
     return PP_OK;
 }
 
-/* One island's impact: the proximal contacts listed in idx[0..m), PLUS, velocity jump. */
+/* One island's impact: the proximal contacts listed in idx[0..m), PLUS, velocity jump. Its
+ * bodies are numbered locally (scratch.body_local, body[] back to the world's), so the work is
+ * the island's, whatever the size of the world. */
 static pp_status resolve_island(pp_world *world, const int *idx, int m)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count;
-    pp_status st = ensure_plus(world, m);
+    int nb = 0, *body = s->plus_body, *local = s->body_local;
+    for (int i = 0; i < m; ++i) {
+        const pp_contact *c = &s->all.contacts[idx[i]];
+        int ends[2] = {c->body_a, c->body_b};
+        for (int e = 0; e < 2; ++e) {
+            int b = ends[e];
+            if (b < 0 || (local[b] >= 0 && local[b] < nb && body[local[b]] == b)) continue;
+            local[b] = nb;
+            body[nb++] = b;
+        }
+    }
+    pp_status st = ensure_plus(world, m, nb);
     if (st != PP_OK) return st;
+    body = s->plus_body;
     double *A = s->plus_work, *v = A + 9 * (size_t)m * m, *pi = v + 3 * m, *dv = pi + 3 * m;
     double *dnu = dv + 3 * m;
     pp_plus_body *bodies = (pp_plus_body *)(dnu + 6 * nb);
@@ -149,12 +168,12 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
         (size_t)m * (sizeof(pp_plus_contact_jacobian) / sizeof(double) + 1));
     double *nu = dnu; /* body velocities in, then reused for the change */
 
-    for (int b = 0; b < nb; ++b) {
-        const pp_body *pb = &world->bodies[b];
-        bodies[b].inverse_mass = pb->inv_mass;
-        memcpy(bodies[b].inverse_inertia, pb->inv_inertia_world, sizeof bodies[b].inverse_inertia);
-        memcpy(&nu[6 * b], pb->v, 3 * sizeof(double));
-        memcpy(&nu[6 * b + 3], pb->w, 3 * sizeof(double));
+    for (int l = 0; l < nb; ++l) {
+        const pp_body *pb = &world->bodies[body[l]];
+        bodies[l].inverse_mass = pb->inv_mass;
+        memcpy(bodies[l].inverse_inertia, pb->inv_inertia_world, sizeof bodies[l].inverse_inertia);
+        memcpy(&nu[6 * l], pb->v, 3 * sizeof(double));
+        memcpy(&nu[6 * l + 3], pb->w, 3 * sizeof(double));
     }
     for (int i = 0; i < m; ++i) {
         const pp_contact *c = &s->all.contacts[idx[i]];
@@ -164,7 +183,8 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
         memcpy(frame + 3, d + 3, 3 * sizeof(double));
         memcpy(frame + 6, c->n, 3 * sizeof(double));
         for (int k = 0; k < 3; ++k) point[k] = c->p_a[k] + 0.5 * c->psi * c->n[k];
-        st = pp_plus_point_contact_jacobian(c->body_a, body_x(world, c->body_a), c->body_b,
+        int a = c->body_a >= 0 ? local[c->body_a] : -1, b = c->body_b >= 0 ? local[c->body_b] : -1;
+        st = pp_plus_point_contact_jacobian(a, body_x(world, c->body_a), b,
                                             body_x(world, c->body_b), point, frame, &jac[i]);
         if (st != PP_OK) return st;
         params[i].mu = c->mu;
@@ -192,12 +212,12 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
     }
     st = pp_plus_body_velocity_change(nb, bodies, m, jac, pi, dnu);
     if (st != PP_OK) return st;
-    for (int b = 0; b < nb; ++b) {
-        pp_body *pb = &world->bodies[b];
+    for (int l = 0; l < nb; ++l) {
+        pp_body *pb = &world->bodies[body[l]];
         if (pb->inv_mass == 0.0) continue;
         for (int k = 0; k < 3; ++k) {
-            pb->v[k] += dnu[6 * b + k];
-            pb->w[k] += dnu[6 * b + 3 + k];
+            pb->v[k] += dnu[6 * l + k];
+            pb->w[k] += dnu[6 * l + 3 + k];
         }
     }
     s->impacts++;
@@ -219,16 +239,35 @@ pp_status pp_stage_impact(pp_world *world)
         any = s->all.primary[c] && s->all.contacts[c].psi <= PP_PROXIMAL_GAP && s->all.restitution[3 * c] > 0.0 &&
               gap_rate(world, &s->all.contacts[c], 0, NULL) < -trigger_speed(s, c);
     if (!any) return PP_OK;
-    pp_status st = ensure_plus(world, 1);
+    pp_status st = ensure_plus(world, 1, 1);
     if (st != PP_OK) return st;
 
-    int *parent = s->plus_island, *list = s->plus_contact;
+    /* Islands of proximal primaries (union-find over bodies), then their contacts bucketed by
+     * root (CSR: first[root], list) so that gathering an island costs its own size. */
+    int *parent = s->plus_island, *list = s->plus_contact, *first = s->plus_first;
     for (int b = 0; b < nb; ++b) parent[b] = b;
     for (int c = 0; c < nc; ++c) {
         const pp_contact *k = &s->all.contacts[c];
         if (!s->all.primary[c] || k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
         parent[island_root(parent, k->body_a)] = island_root(parent, k->body_b);
     }
+    for (int b = 0; b <= nb; ++b) first[b] = 0;
+    for (int c = 0; c < nc; ++c) {
+        const pp_contact *q = &s->all.contacts[c];
+        int b = q->body_a >= 0 ? q->body_a : q->body_b;
+        if (s->all.primary[c] && q->psi <= PP_PROXIMAL_GAP && b >= 0)
+            first[island_root(parent, b) + 1]++;
+    }
+    for (int b = 0; b < nb; ++b) first[b + 1] += first[b];
+    int *fill = s->plus_body; /* free until resolve_island */
+    for (int b = 0; b < nb; ++b) fill[b] = first[b];
+    for (int c = 0; c < nc; ++c) {
+        const pp_contact *q = &s->all.contacts[c];
+        int b = q->body_a >= 0 ? q->body_a : q->body_b;
+        if (s->all.primary[c] && q->psi <= PP_PROXIMAL_GAP && b >= 0)
+            list[fill[island_root(parent, b)]++] = c;
+    }
+    for (int b = 0; b < nb; ++b) s->body_local[b] = -1;
     /* Islands with an impact, one at a time; velocities are read fresh for each (islands
      * share no body, so the order does not matter). */
     for (int c = 0; c < nc; ++c) {
@@ -236,19 +275,10 @@ pp_status pp_stage_impact(pp_world *world)
         if (!s->all.primary[c] || k->psi > PP_PROXIMAL_GAP || s->all.restitution[3 * c] <= 0.0 ||
             gap_rate(world, k, 0, NULL) >= -trigger_speed(s, c))
             continue;
-        int root = island_root(parent, k->body_a >= 0 ? k->body_a : k->body_b);
-        int m = 0;
-        for (int j = 0; j < nc; ++j) {
-            const pp_contact *q = &s->all.contacts[j];
-            if (!s->all.primary[j] || q->psi > PP_PROXIMAL_GAP) continue;
-            int b = q->body_a >= 0 ? q->body_a : q->body_b;
-            if (b >= 0 && island_root(parent, b) == root) list[m++] = j;
-        }
-        st = resolve_island(world, list, m);
+        int root = island_root(s->plus_island, k->body_a >= 0 ? k->body_a : k->body_b);
+        int from = s->plus_first[root], m = s->plus_first[root + 1] - from;
+        st = resolve_island(world, &s->plus_contact[from], m);
         if (st != PP_OK) return st;
-        /* resolve_island may have moved the scratch; refresh the pointers */
-        parent = s->plus_island;
-        list = s->plus_contact;
     }
     return PP_OK;
 }

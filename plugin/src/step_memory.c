@@ -51,6 +51,8 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->plus_work);
     free(s->plus_contact);
     free(s->plus_island);
+    free(s->plus_body);
+    free(s->plus_first);
     free(s->info);
     pp_island_work_free(&s->island);
     for (int i = 0; i < s->worker_count; ++i) {

@@ -171,7 +171,8 @@ typedef struct pp_step_scratch {
     int plus_capacity;
     double *plus_work;             /* A (9 m^2), v, pi (3 m each), body dnu (6 nb) */
     size_t plus_work_capacity;
-    int *plus_contact, *plus_island;
+    int *plus_contact, *plus_island;  /* contacts bucketed by island; union-find over bodies */
+    int *plus_body, *plus_first;      /* an island's bodies; CSR of the buckets */
     int plus_index_capacity;
     int impacts;                   /* impacts resolved this step */
 
