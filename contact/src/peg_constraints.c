@@ -353,6 +353,180 @@ static void vertex_vertex(ctx *c, const pp_polytope_view *a, int va, const pp_po
     emit_set(c, PP_PEG_SET_X, PP_PEG_VERTEX_VERTEX);
 }
 
+/* ---- Implied sets and duplicate rows ------------------------------------------------------ */
+
+static const double ROW_TOLERANCE = 1e-12; /* unit normals; m per metre of |p_a|_inf + 1 */
+
+/*
+ * Do contacts c and d give the same rows of the PEG LCP? A contact enters the LCP only
+ * through its gap psi, its normal n and its points p_a, p_b = p_a + psi n (the Jacobian
+ * column [-n; -(r_a x n)], [n; r_b x n] and the friction directions built from n, spec §4 and
+ * §2.5), and every contact of one call is between the same two bodies in the same frame
+ * A -> B. So equal (psi, n, p_a) is an equal row: the same linear function
+ * g(nu) = psi/h + G^T nu of the velocities, whatever features produced it (a vertex–face
+ * contact at a vertex sitting on the other body's vertex, the face–vertex contact of that
+ * vertex against the face on the other side, and the edge–edge contacts of the edges meeting
+ * there are one row).
+ */
+static int same_row(const pp_contact *c, const pp_contact *d)
+{
+    double scale = 1.0 + fmax(fabs(c->p_a[0]), fmax(fabs(c->p_a[1]), fabs(c->p_a[2])));
+    if (fabs(c->psi - d->psi) > ROW_TOLERANCE * scale) return 0;
+    for (int k = 0; k < 3; ++k)
+        if (fabs(c->n[k] - d->n[k]) > ROW_TOLERANCE ||
+            fabs(c->p_a[k] - d->p_a[k]) > ROW_TOLERANCE * scale)
+            return 0;
+    return 1;
+}
+
+/* Which of two contacts with the same row represents it: vertex–face before face–vertex
+ * before edge–edge, then the lower features. Any of them gives the same LCP; the choice only
+ * has to be the same at every pose, so that a set rebuilt at the re-linearisation's predicted
+ * pose is recognised as the same set (its contacts' features) whichever duplicate had the
+ * larger psi by round-off there. */
+static int canonical_before(const pp_contact *c, const pp_contact *d)
+{
+    if (c->kind != d->kind) return c->kind < d->kind;
+    if (c->feature_a != d->feature_a) return c->feature_a < d->feature_a;
+    return c->feature_b < d->feature_b;
+}
+
+/* Is the sorted id list t (nt) a subset of the sorted id list s (ns)? */
+static int rows_subset(const int *t, int nt, const int *s, int ns)
+{
+    int i = 0;
+    for (int j = 0; j < nt; ++j) {
+        while (i < ns && s[i] < t[j]) ++i;
+        if (i == ns || s[i] != t[j]) return 0;
+        ++i;
+    }
+    return 1;
+}
+
+/*
+ * Remove, before solving, what the other sets of the pair already say (peg.h "Implied sets
+ * and duplicate rows"). Works on out->sets[first_set ..] and out->contacts[first_contact ..]
+ * in place. Every set j enforces, linearised, max_{s in j} g_s(nu) >= 0 with its impulse on
+ * its primary (Eqs 20, 24 -> 39, 40; spec §2.4), g_s = psi_s/h + G_s^T nu.
+ *
+ * Rule 1 (duplicate rows in a set). A secondary whose row equals the primary's or an earlier
+ * secondary's (same_row) is dropped: max(g, g, ...) = max(g, ...), so the set's constraint is
+ * unchanged, while the duplicate's slack row (Eq 39: w = (psi_iota - psi_s)/h +
+ * (G_iota - G_s)^T nu + (E_I1 c)_s) would repeat an earlier row of E_I1's triangle with
+ * c_s = 0 and w_s = 0 at every solution, a degenerate pivot for Lemke. A set left with one
+ * contact is the U set of that contact (Eqs 17–18; Eq 24 with no slack).
+ *
+ * Rule 2 (implied sets). Set S is dropped when another set T of the pair has its rows among
+ * S's (rows(T) ⊆ rows(S)), and T has fewer rows or equal rows and comes first. Then for every
+ * nu, max_T g >= 0 implies max_S g >= max_T g >= 0: wherever T's rows hold, S's p row
+ * (Eq 40) is >= 0, the slacks of S solve Eq 39 by forward substitution (pp_peg_set_slacks,
+ * Lemma 1.1/1.2) and p_S = 0 is complementary to it, while S's friction rows hold with
+ * beta_S = 0 and sigma_S large enough. So every solution of the LCP without S, extended by
+ * p_S = 0, beta_S = 0 and those c_S, sigma_S, solves the LCP with S: removing S loses no
+ * solution's motion, it only removes the duplicate impulse columns that made the LCP
+ * degenerate (spec §6: several sets sharing a primary give equal G_iota columns). Strict
+ * subsets chain to a minimal set, and among equal row sets the first is kept, so every
+ * dropped set is implied by a KEPT one.
+ * Examples. Two boxes face on face with coincident corners (an exactly aligned column): at a
+ * corner v_a = v_b the vertex–vertex configuration makes the vertex set of v_a against B's
+ * faces at v_b, I(top_B, side_B, side'_B), the vertex set of v_b against A's faces,
+ * I(bottom_A, side_A, side'_A), and the X set of the local separating-axis condition
+ * (Eqs 37–38), max(psi(v_a, top_B), psi(v_b, bottom_A), psi(e_a, e_b) ...). C(v_a, top_B),
+ * C(v_b, bottom_A) flipped (same-frame rule, §2.4) and the edge–edge contacts of the corner's
+ * horizontal edges all have psi = 0, n = -eta_top and p_a = the corner: one row r. Rule 1
+ * makes the X set U(r); Rule 2 then drops both I sets (r is among their rows). The face pair
+ * keeps four U sets, U(r) at each corner: the standard model's contacts of the face pair
+ * (§1, Eqs 8–9), which with the other sets' removal also leaves their degenerate ties out.
+ * Also: a vertex near several features of the other body gets its vertex set from each
+ * configuration (equal rows: Rule 2 keeps one); an X that contains all of a vertex set's
+ * faces (already skipped when built, vertex_vertex) is implied by it.
+ * Returns PP_OK or PP_ERR_NO_MEMORY (nothing changed).
+ */
+static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_set,
+                             int first_contact)
+{
+    const int ns = out->set_count - first_set, nc = out->contact_count - first_contact;
+    if (ns <= 0) return PP_OK;
+    /* rows: id[nc] | set row lists (<= nc) | list offsets[ns + 1] | dropped[ns] */
+    pp_status st = pp_peg_builder_reserve_rows(b, 2 * nc + 2 * ns + 1);
+    if (st != PP_OK) return st;
+    int *id = b->rows, *list = id + nc, *off = list + nc, *dropped = off + ns + 1;
+    pp_contact *c = out->contacts + first_contact;
+    pp_peg_set *sets = out->sets + first_set;
+
+    /* Row ids: the index of the first contact with the same row. */
+    for (int i = 0; i < nc; ++i) {
+        id[i] = i;
+        for (int j = 0; j < i; ++j)
+            if (id[j] == j && same_row(&c[j], &c[i])) {
+                id[i] = j;
+                break;
+            }
+    }
+    /* Each set's distinct rows, sorted (insertion: sets are short). */
+    off[0] = 0;
+    for (int s = 0; s < ns; ++s) {
+        int *l = list + off[s], n = 0;
+        for (int k = 0; k < sets[s].count; ++k) {
+            int r = id[sets[s].first - first_contact + k], pos = n;
+            int seen = 0;
+            for (int m = 0; m < n && !seen; ++m) seen = l[m] == r;
+            if (seen) continue;
+            while (pos > 0 && l[pos - 1] > r) {
+                l[pos] = l[pos - 1];
+                --pos;
+            }
+            l[pos] = r;
+            ++n;
+        }
+        off[s + 1] = off[s] + n;
+    }
+    /* Rule 2 */
+    for (int s = 0; s < ns; ++s) {
+        dropped[s] = 0;
+        int nS = off[s + 1] - off[s];
+        for (int t = 0; t < ns && !dropped[s]; ++t) {
+            int nT = off[t + 1] - off[t];
+            if (t == s || nT > nS || (nT == nS && t > s)) continue;
+            dropped[s] = rows_subset(list + off[t], nT, list + off[s], nS);
+        }
+    }
+    /* Compact in place (kept sets, and in them rows not seen before: Rule 1). Writes never
+     * pass reads: set s's contacts move to w <= their index, in increasing order. */
+    int ws = 0, wc = 0;
+    for (int s = 0; s < ns; ++s) {
+        if (dropped[s]) continue;
+        int from = sets[s].first - first_contact, count = sets[s].count, kept = 0;
+        for (int k = 0; k < count; ++k) {
+            int r = id[from + k], seen = 0, pick = from + k;
+            for (int m = 0; m < k && !seen; ++m) seen = id[from + m] == r;
+            if (seen) continue;
+            for (int m = k + 1; m < count; ++m)
+                if (id[from + m] == r && canonical_before(&c[from + m], &c[pick])) pick = from + m;
+            pp_contact keep = c[pick];
+            double appl = out->applicability ? out->applicability[first_contact + pick] : 0.0;
+            if (pick != from + k) { /* the duplicate moves to pick: it is read no more as row r */
+                c[pick] = c[from + k];
+                if (out->applicability)
+                    out->applicability[first_contact + pick] =
+                        out->applicability[first_contact + from + k];
+            }
+            c[wc + kept] = keep;
+            if (out->applicability) out->applicability[first_contact + wc + kept] = appl;
+            ++kept;
+        }
+        pp_peg_set set = sets[s];
+        set.first = first_contact + wc;
+        set.count = kept;
+        if (kept == 1) set.kind = PP_PEG_SET_U;
+        sets[ws++] = set;
+        wc += kept;
+    }
+    out->set_count = out->sets_needed = first_set + ws;
+    out->contact_count = out->contacts_needed = first_contact + wc;
+    return PP_OK;
+}
+
 /* ---- Entry points ------------------------------------------------------------------------- */
 
 static pp_status finish(const ctx *c)
@@ -389,6 +563,7 @@ pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytop
     }
 
     ctx c = {builder, out, params, eps, 0, 0, PP_OK};
+    const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
     out->contacts_needed = out->contact_count;
     int n = 0;
@@ -435,6 +610,7 @@ pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytop
                            side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
     }
     st = finish(&c);
+    if (st == PP_OK) st = reduce_pair(builder, out, first_set, first_contact);
     pp_peg_builder_destroy(own);
     return st;
 }

@@ -501,6 +501,7 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->candidate_appl);
     free(b->candidate_eligible);
     free(b->indices);
+    free(b->rows);
     free(b);
 }
 
@@ -530,6 +531,11 @@ pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
 pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count)
 {
     return grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
+}
+
+pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count)
+{
+    return grow((void **)&b->rows, &b->row_capacity, count, sizeof *b->rows);
 }
 
 int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset)

@@ -16,6 +16,8 @@ struct pp_peg_builder {
     int candidate_capacity;
     int *indices;                 /* faces / edges incident to a vertex */
     int index_capacity;
+    int *rows;                    /* pp_peg_reduce_pair: row ids and per-set row lists */
+    int row_capacity;
 };
 
 /* Grow helpers: PP_OK or PP_ERR_NO_MEMORY (arrays unchanged). */
@@ -23,6 +25,7 @@ pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count);
+pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count);
 
 /* Steps 1–3 of pp_peg_classify (vertex–vertex, vertex–edge both ways, edge–edge) into
  * b->configs; *count configurations. Marks vertex_flags[v] = 1 (A) and

@@ -309,11 +309,24 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * a vertex resting on a face near a convex edge it is the face it rests on, which the
  * authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge (spec §2.5
  * numerical check).
+ * Implied sets and duplicate rows are removed before returning (each rule's proof at
+ * reduce_pair in peg_constraints.c; spec §2.4–2.5, Eqs 20, 24, 39–40). Two contacts give the
+ * same LCP row when their psi, n and p_a agree (to 1e-12, relative to |p_a| + 1 m for lengths):
+ *  - Rule 1: a secondary repeating a row of its set is dropped (max(g, g, ..) = max(g, ..)); a
+ *    set left with one contact becomes a U. Of contacts with one row the representative is
+ *    the vertex–face, then face–vertex, then edge–edge one, lowest features first.
+ *  - Rule 2: a set S is dropped when another set T of the pair has all its rows among S's
+ *    (T has fewer rows, or the same rows and comes first): max_T >= 0 implies max_S >= 0, and
+ *    every solution without S is a solution with S (p_S = 0).
+ * E.g. two boxes face on face with exactly coincident corners (an aligned column): per corner
+ * the vertex sets of both corners and the X collapse to one U on the face pair, four per face
+ * pair, the standard model's contacts.
  * Measured (check_peg_constraints, random boxes and random 12-point hulls within eps):
  * separated pairs never have a set with max psi < 0, penetrating pairs always have one,
  * for boxes; for small-featured hulls about 1 in 30000 pairs fails either way.
- * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals;
- * or the builder could not grow), PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
+ * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals
+ * before the removals above, an upper bound; or the builder could not grow),
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
  */
 pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
                                        const pp_polytope_view *b, double eps,
