@@ -545,23 +545,13 @@ static int output_ok(const char *who, const pp_peg_output *out)
     return 1;
 }
 
-pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
-                                       const pp_polytope_view *b, double eps,
-                                       const pp_peg_params *params, pp_peg_output *out)
+/* The local sets of the pair within eps (the rules of peg.h), reduced (reduce_pair), appended
+ * to out. PP_ERR_NO_MEMORY when out is too small (the *_needed totals are those before the
+ * reduction) or the builder could not grow. */
+static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            pp_peg_output *out)
 {
-    const char *who = "pp_peg_constraints_polytopes";
-    if (!output_ok(who, out)) return PP_ERR_NULL_ARGUMENT;
-    pp_peg_params defaults = pp_peg_params_default();
-    if (!params) params = &defaults;
-    pp_status st = pp_peg_check_pair(who, a, b, eps, params);
-    if (st != PP_OK) return st;
-    pp_peg_builder *own = NULL;
-    if (!builder) {
-        st = pp_peg_builder_create(&own);
-        if (st != PP_OK) return st;
-        builder = own;
-    }
-
     ctx c = {builder, out, params, eps, 0, 0, PP_OK};
     const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
@@ -609,10 +599,247 @@ pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytop
                 vertex_set(&c, p, v, q, side, params->appl_vf, -1,
                            side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
     }
-    st = finish(&c);
+    pp_status st = finish(&c);
     if (st == PP_OK) st = reduce_pair(builder, out, first_set, first_contact);
+    return st;
+}
+
+/* ---- The bound per pair ------------------------------------------------------------------ */
+
+/* Candidate n of the separating set: contact k, applicability appl. */
+static pp_status separating_push(pp_peg_builder *b, int *n, const pp_contact *k, double appl)
+{
+    pp_status st = pp_peg_grow((void **)&b->separating, &b->separating_capacity, *n + 1,
+                               sizeof *b->separating);
+    if (st == PP_OK)
+        st = pp_peg_grow((void **)&b->separating_appl, &b->separating_appl_capacity, *n + 1,
+                         sizeof(double));
+    if (st != PP_OK) return st;
+    b->separating[*n] = *k;
+    b->separating_appl[(*n)++] = appl;
+    return PP_OK;
+}
+
+/*
+ * The separating set of A and B: the facets of the Minkowski difference B (-) A, each as the
+ * contact of the features that span it (separating-axis theorem; the local X of a
+ * vertex–vertex configuration, peg.h, is the same condition at one vertex pair):
+ *  - every face f of B with A's support vertex v along -eta_f (A's lowest vertex over f's
+ *    plane, lowest index on a tie): C(v, f), psi = A's gap above f's plane;
+ *  - every face g of A with B's support vertex w along -eta_g: C(w, g) flipped (§2.4);
+ *  - every pair of edges with classical APPL^ee >= appl_x (their Gauss-map arcs cross, so
+ *    e_a x e_b is a facet normal of B (-) A), with the edge–edge contact: psi = the gap of the
+ *    edges' lines along that normal, which is the gap of A and B along it.
+ * For translations, max over these psi >= 0 is exactly "A and B do not overlap" (and every
+ * psi is a linear function of the displacement), so the set never blocks a non-overlapping
+ * end pose and is violated by every overlapping one; rotations enter through the contacts'
+ * Jacobians as for every other set. More than PP_PEG_SEPARATING_MAX_CONTACTS candidates: the
+ * ones with the largest psi are kept (dropping a candidate of a max can only forbid more).
+ * *count candidates into b->separating (largest psi first only when cut); *sigma the largest
+ * psi (the separating-axis gap of the pair, <= their distance; < 0 when they overlap).
+ */
+static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
+                                const pp_polytope_view *q, double eps,
+                                const pp_peg_params *params, int *count, double *sigma)
+{
+    int n = 0;
+    pp_status st = PP_OK;
+    for (int side = 0; side < 2 && st == PP_OK; ++side) {
+        const pp_polytope_view *p = side == 0 ? a : q, *r = side == 0 ? q : a;
+        for (int f = 0; f < r->face_count && st == PP_OK; ++f) {
+            const double *eta = r->face_normals + 3 * f;
+            int best = 0;
+            double low = HUGE_VAL;
+            for (int v = 0; v < p->vertex_count; ++v) {
+                double h = pp_v3_dot(eta, p->vertices + 3 * v);
+                if (h < low) low = h, best = v;
+            }
+            pp_contact k;
+            pp_peg_vertex_face_contact(p, best, r, f, &k);
+            if (side) pp_peg_contact_flip(&k);
+            st = separating_push(b, &n, &k, pp_peg_applicability_vf(p, best, r, f));
+        }
+    }
+    for (int i = 0; i < a->edge_count && st == PP_OK; ++i)
+        for (int j = 0; j < q->edge_count && st == PP_OK; ++j) {
+            pp_contact k;
+            double appl;
+            int feasible;
+            if (!pp_peg_edge_edge_contact(a, i, q, j, eps, &k, &appl, &feasible)) continue;
+            if (appl >= params->appl_x) st = separating_push(b, &n, &k, appl);
+        }
+    if (st != PP_OK) return st;
+    /* Cut to the largest psi: selection of the top PP_PEG_SEPARATING_MAX_CONTACTS. */
+    if (n > PP_PEG_SEPARATING_MAX_CONTACTS) {
+        for (int i = 0; i < PP_PEG_SEPARATING_MAX_CONTACTS; ++i) {
+            int best = i;
+            for (int j = i + 1; j < n; ++j)
+                if (b->separating[j].psi > b->separating[best].psi) best = j;
+            pp_contact t = b->separating[i];
+            b->separating[i] = b->separating[best];
+            b->separating[best] = t;
+            double x = b->separating_appl[i];
+            b->separating_appl[i] = b->separating_appl[best];
+            b->separating_appl[best] = x;
+        }
+        n = PP_PEG_SEPARATING_MAX_CONTACTS;
+    }
+    double m = -HUGE_VAL;
+    for (int i = 0; i < n; ++i) m = fmax(m, b->separating[i].psi);
+    *count = n;
+    *sigma = m;
+    return PP_OK;
+}
+
+/* Append set `set` of `from` (contacts and applicability) to out, counting what is needed. */
+static void append_set(pp_peg_output *out, const pp_peg_set *set, const pp_contact *contacts,
+                       const double *appl, int *full)
+{
+    out->sets_needed++;
+    out->contacts_needed += set->count;
+    if (!*full && (out->set_count >= out->set_capacity ||
+                   out->contact_count + set->count > out->contact_capacity))
+        *full = 1;
+    if (*full) return;
+    pp_peg_set *s = &out->sets[out->set_count++];
+    *s = *set;
+    s->first = out->contact_count;
+    for (int i = 0; i < set->count; ++i) {
+        if (out->applicability) out->applicability[out->contact_count] = appl[set->first + i];
+        out->contacts[out->contact_count++] = contacts[set->first + i];
+    }
+}
+
+pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_polytope_view *a,
+                                              const pp_polytope_view *b, double eps,
+                                              double motion, const pp_peg_params *params,
+                                              pp_peg_output *out)
+{
+    const char *who = "pp_peg_constraints_polytopes";
+    if (!output_ok(who, out)) return PP_ERR_NULL_ARGUMENT;
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    pp_status st = pp_peg_check_pair(who, a, b, eps, params);
+    if (st != PP_OK) return st;
+    if (!(motion >= 0.0 && motion < eps)) {
+        pp_log(PP_LOG_ERROR, "%s: motion = %g must be in [0, eps = %g)", who, motion, eps);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_peg_builder *own = NULL;
+    if (!builder) {
+        st = pp_peg_builder_create(&own);
+        if (st != PP_OK) return st;
+        builder = own;
+    }
+    pp_peg_builder *bd = builder;
+
+    /* Fast pair (motion > eps - motion): the local sets only within sigma+ + (eps - motion)
+     * of each other, the separating set for whatever else can meet. */
+    const double base = eps - motion;
+    double eps_local = eps, sigma = HUGE_VAL;
+    int separating = 0, have_separating = 0;
+    if (motion > base) {
+        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        have_separating = 1;
+        if (st == PP_OK) eps_local = fmin(eps, fmax(sigma, 0.0) + base);
+    }
+    /* The local sets, into the builder's own output (grown to the need). */
+    pp_peg_output local;
+    for (int attempt = 0; st == PP_OK; ++attempt) {
+        local = (pp_peg_output){bd->pair_sets, bd->pair_set_capacity, 0, 0, bd->pair_contacts,
+                                bd->pair_appl, bd->pair_contact_capacity, 0, 0};
+        st = local_sets(bd, a, b, eps_local, params, &local);
+        if (st != PP_ERR_NO_MEMORY || attempt > 0 ||
+            (local.sets_needed <= bd->pair_set_capacity &&
+             local.contacts_needed <= bd->pair_contact_capacity))
+            break;
+        int cc = bd->pair_contact_capacity;
+        st = pp_peg_grow((void **)&bd->pair_sets, &bd->pair_set_capacity, local.sets_needed,
+                         sizeof *bd->pair_sets);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_contacts, &bd->pair_contact_capacity,
+                             local.contacts_needed, sizeof *bd->pair_contacts);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_appl, &cc, local.contacts_needed, sizeof(double));
+    }
+    /* The cap: whole sets, the smallest max psi first, within PP_PEG_PAIR_MAX_SETS and
+     * PP_PEG_PAIR_MAX_CONTACTS including the separating set; the separating set joins
+     * whenever a set that could meet was left out (eps_local < eps, or the cap cut), unless
+     * the pair's separating-axis gap exceeds the motion (nothing can meet then). */
+    int need_separating = have_separating && eps_local < eps;
+    int capped = local.set_count > PP_PEG_PAIR_MAX_SETS ||
+                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS;
+    if (st == PP_OK && capped && !have_separating) {
+        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        have_separating = 1;
+    }
+    need_separating = (need_separating || capped) && have_separating && separating > 0 &&
+                      sigma <= motion;
+    unsigned char *keep = NULL;
+    if (st == PP_OK) st = pp_peg_builder_reserve_flags(bd, local.set_count);
+    if (st == PP_OK) st = pp_peg_grow((void **)&bd->set_gap, &bd->set_gap_capacity,
+                                      local.set_count > 0 ? local.set_count : 1, sizeof(double));
+    if (st == PP_OK) {
+        keep = bd->vertex_flags; /* reused: the classification is done */
+        int sets_left = PP_PEG_PAIR_MAX_SETS - need_separating,
+            contacts_left = PP_PEG_PAIR_MAX_CONTACTS - (need_separating ? separating : 0);
+        for (int j = 0; j < local.set_count; ++j) {
+            keep[j] = !capped;
+            double m = -HUGE_VAL;
+            for (int i = 0; i < local.sets[j].count; ++i)
+                m = fmax(m, local.contacts[local.sets[j].first + i].psi);
+            bd->set_gap[j] = m;
+        }
+        for (int taken = 0; capped && sets_left > 0; ++taken) {
+            int best = -1;
+            for (int j = 0; j < local.set_count; ++j)
+                if (!keep[j] && local.sets[j].count <= contacts_left && bd->set_gap[j] < HUGE_VAL &&
+                    (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
+                    best = j;
+            if (best < 0) break;
+            keep[best] = 1;
+            bd->set_gap[best] = HUGE_VAL; /* taken */
+            sets_left--;
+            contacts_left -= local.sets[best].count;
+        }
+    }
+    if (st == PP_OK) {
+        int full = 0;
+        out->sets_needed = out->set_count;
+        out->contacts_needed = out->contact_count;
+        for (int j = 0; j < local.set_count; ++j)
+            if (keep[j]) append_set(out, &local.sets[j], local.contacts, local.applicability, &full);
+        if (need_separating) {
+            pp_peg_set set = {PP_PEG_SET_X, PP_PEG_SEPARATING, 0, separating};
+            /* primary first: the largest psi (the best separating axis), ties to the larger
+             * applicability, then the earlier candidate */
+            int p = 0;
+            for (int i = 1; i < separating; ++i) {
+                double d = bd->separating[i].psi - bd->separating[p].psi;
+                if (d > TIE_TOLERANCE || (fabs(d) <= TIE_TOLERANCE &&
+                                          bd->separating_appl[i] > bd->separating_appl[p]))
+                    p = i;
+            }
+            pp_contact t = bd->separating[0];
+            bd->separating[0] = bd->separating[p];
+            bd->separating[p] = t;
+            double x = bd->separating_appl[0];
+            bd->separating_appl[0] = bd->separating_appl[p];
+            bd->separating_appl[p] = x;
+            if (separating == 1) set.kind = PP_PEG_SET_U;
+            append_set(out, &set, bd->separating, bd->separating_appl, &full);
+        }
+        if (full) st = PP_ERR_NO_MEMORY;
+    }
     pp_peg_builder_destroy(own);
     return st;
+}
+
+pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
+                                       const pp_polytope_view *b, double eps,
+                                       const pp_peg_params *params, pp_peg_output *out)
+{
+    return pp_peg_constraints_polytopes_moving(builder, a, b, eps, 0.0, params, out);
 }
 
 pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const double normal[3],

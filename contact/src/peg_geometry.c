@@ -76,6 +76,7 @@ const char *pp_peg_config_kind_string(pp_peg_config_kind kind)
     case PP_PEG_EDGE_VERTEX: return "edge-vertex";
     case PP_PEG_VERTEX_VERTEX: return "vertex-vertex";
     case PP_PEG_PLANE: return "vertex-plane";
+    case PP_PEG_SEPARATING: return "separating";
     }
     return "unknown";
 }
@@ -467,7 +468,7 @@ int pp_peg_edge_lines_meet(const pp_polytope_view *p, int ep, const pp_polytope_
 
 /* ---- Builder scratch ---------------------------------------------------------------------- */
 
-static pp_status grow(void **array, int *capacity, int need, size_t size)
+pp_status pp_peg_grow(void **array, int *capacity, int need, size_t size)
 {
     if (need <= *capacity) return PP_OK;
     int cap = *capacity > 0 ? *capacity : 16;
@@ -502,26 +503,32 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->candidate_eligible);
     free(b->indices);
     free(b->rows);
+    free(b->pair_sets);
+    free(b->pair_contacts);
+    free(b->pair_appl);
+    free(b->set_gap);
+    free(b->separating);
+    free(b->separating_appl);
     free(b);
 }
 
 pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->configs, &b->config_capacity, count, sizeof *b->configs);
+    return pp_peg_grow((void **)&b->configs, &b->config_capacity, count, sizeof *b->configs);
 }
 
 pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->vertex_flags, &b->flag_capacity, count, 1);
+    return pp_peg_grow((void **)&b->vertex_flags, &b->flag_capacity, count, 1);
 }
 
 pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
 {
     if (count <= b->candidate_capacity) return PP_OK;
     int c1 = b->candidate_capacity, c2 = b->candidate_capacity, c3 = b->candidate_capacity;
-    pp_status st = grow((void **)&b->candidates, &c1, count, sizeof *b->candidates);
-    if (st == PP_OK) st = grow((void **)&b->candidate_appl, &c2, count, sizeof(double));
-    if (st == PP_OK) st = grow((void **)&b->candidate_eligible, &c3, count, 1);
+    pp_status st = pp_peg_grow((void **)&b->candidates, &c1, count, sizeof *b->candidates);
+    if (st == PP_OK) st = pp_peg_grow((void **)&b->candidate_appl, &c2, count, sizeof(double));
+    if (st == PP_OK) st = pp_peg_grow((void **)&b->candidate_eligible, &c3, count, 1);
     if (st != PP_OK) return st;
     /* all three grew by the same doubling from the same start */
     b->candidate_capacity = c1;
@@ -530,12 +537,12 @@ pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
 
 pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
+    return pp_peg_grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
 }
 
 pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->rows, &b->row_capacity, count, sizeof *b->rows);
+    return pp_peg_grow((void **)&b->rows, &b->row_capacity, count, sizeof *b->rows);
 }
 
 int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset)

@@ -16,9 +16,24 @@ struct pp_peg_builder {
     int candidate_capacity;
     int *indices;                 /* faces / edges incident to a vertex */
     int index_capacity;
-    int *rows;                    /* pp_peg_reduce_pair: row ids and per-set row lists */
+    int *rows;                    /* reduce_pair: row ids and per-set row lists */
     int row_capacity;
+    pp_peg_set *pair_sets;        /* the pair's local sets before the bound */
+    int pair_set_capacity;
+    pp_contact *pair_contacts;
+    double *pair_appl;
+    int pair_contact_capacity;    /* of pair_contacts and pair_appl */
+    double *set_gap;              /* max psi per local set */
+    int set_gap_capacity;
+    pp_contact *separating;       /* candidates of the separating set */
+    int separating_capacity;
+    double *separating_appl;
+    int separating_appl_capacity;
 };
+
+/* Grow *array to at least `need` elements of `size` bytes (doubling): PP_OK or
+ * PP_ERR_NO_MEMORY (array unchanged). */
+pp_status pp_peg_grow(void **array, int *capacity, int need, size_t size);
 
 /* Grow helpers: PP_OK or PP_ERR_NO_MEMORY (arrays unchanged). */
 pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count);

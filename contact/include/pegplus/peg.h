@@ -165,7 +165,9 @@ typedef enum pp_peg_config_kind {
     PP_PEG_VERTEX_EDGE = 3,    /* vertex of A near the interior of edge of B */
     PP_PEG_EDGE_VERTEX = 4,    /* edge of A, vertex of B near its interior */
     PP_PEG_VERTEX_VERTEX = 5,  /* vertex of A near vertex of B */
-    PP_PEG_PLANE = 6           /* vertex of A against a half-space (feature_b = -1) */
+    PP_PEG_PLANE = 6,          /* vertex of A against a half-space (feature_b = -1) */
+    PP_PEG_SEPARATING = 7      /* origin of the separating set of a fast or capped pair (the
+                                  facets of B (-) A; pp_peg_constraints_polytopes_moving) */
 } pp_peg_config_kind;
 
 /* A short constant name ("vertex-face", ...). */
@@ -324,13 +326,65 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * Measured (check_peg_constraints, random boxes and random 12-point hulls within eps):
  * separated pairs never have a set with max psi < 0, penetrating pairs always have one,
  * for boxes; for small-featured hulls about 1 in 30000 pairs fails either way.
- * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals
- * before the removals above, an upper bound; or the builder could not grow),
- * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
+ * At most PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS contacts (the bound below).
+ * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals;
+ * or the builder could not grow), PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
  */
 pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
                                        const pp_polytope_view *b, double eps,
                                        const pp_peg_params *params, pp_peg_output *out);
+
+/*
+ * The bound per pair. The rules above take every feature pair within eps; a pair moving
+ * fast against its size (eps = proximity + motion bound of the step, 25 m/s at h = 0.01 gives
+ * eps ~ 0.25 m against hulls of 2–8 cm) then had all its feature pairs near, every vertex
+ * near every vertex: ~250 sets of ~5000 contacts for two 15-point hulls. Given `motion`, the
+ * part of eps that bounds how far any point of either body can move relative to the other
+ * in the step (the plugin's m_a + m_b; 0 <= motion < eps), the sets are limited to what
+ * can meet in the step:
+ *  - slow pair, motion <= eps - motion: the rules above within eps, unchanged;
+ *  - fast pair, motion > eps - motion: the rules above within
+ *        eps_local = min(eps, max(sigma, 0) + (eps - motion)),
+ *    sigma the pair's separating-axis gap (below), i.e. the feature pairs within the base
+ *    proximity of the closest ones (resting and sliding contact: sigma ~ 0, the base
+ *    proximity as for a slow pair), plus the SEPARATING SET when eps_local < eps and
+ *    sigma <= motion (otherwise nothing can meet): one X set (a U if it has one contact),
+ *    origin PP_PEG_SEPARATING, max over the facets of the Minkowski difference B (-) A of
+ *    their gaps >= 0 — each face f of B with A's lowest vertex over it (vertex–face), each
+ *    face of A with B's lowest vertex (face–vertex), each edge pair with APPL^ee >= appl_x
+ *    (edge–edge) — the separating-axis theorem's condition: for translations it is exactly
+ *    "A and B do not overlap", so it never blocks a non-overlapping end pose and catches
+ *    every overlapping one, whichever features meet. Its primary is its largest gap (the best
+ *    separating axis). sigma = that largest gap (<= the distance; < 0 overlapping);
+ *  - then the cap, for every pair: at most PP_PEG_PAIR_MAX_SETS sets and
+ *    PP_PEG_PAIR_MAX_CONTACTS contacts (primaries + secondaries), the separating set
+ *    included. When the local sets exceed it, whole sets are kept by increasing max psi
+ *    (smallest gaps first: the sets nearest to being active) while they fit, and the
+ *    separating set joins (if sigma <= motion), at most PP_PEG_SEPARATING_MAX_CONTACTS of
+ *    its candidates, the largest gaps (a candidate left out of a max can only forbid more).
+ * So a pair contributes at most PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS
+ * contacts: with k friction directions at most 256 + 32 (k + 1) = 416 LCP unknowns at k = 4
+ * (pp_peg_lcp_size). What a cut leaves out: support at more points than the kept sets have
+ * (a fast pair's first impact acts at the separating set's primary; at rest sigma ~ 0 and the
+ * local sets are those of a slow pair), never the pair's non-overlap (the separating set).
+ * Measured (check_peg_constraints): two 15-point hulls 8 and 2 cm across within eps = 0.25
+ * and 0.6 m: at most 32 sets; slow pairs of the pouring scene never reach the cap.
+ */
+#define PP_PEG_PAIR_MAX_SETS 32
+#define PP_PEG_PAIR_MAX_CONTACTS 256
+#define PP_PEG_SEPARATING_MAX_CONTACTS 96
+
+/*
+ * pp_peg_constraints_polytopes with the bound above for a pair that can move `motion` (m,
+ * 0 <= motion < eps) relative to each other in the step; pp_peg_constraints_polytopes is this
+ * with motion = 0 (every pair slow, the cap still applies). Returns as
+ * pp_peg_constraints_polytopes, and PP_ERR_INVALID_ARGUMENT for motion outside [0, eps).
+ * The *_needed totals are exact (the bound is applied in the builder's scratch first).
+ */
+pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_polytope_view *a,
+                                              const pp_polytope_view *b, double eps,
+                                              double motion, const pp_peg_params *params,
+                                              pp_peg_output *out);
 
 /* A polytope against the half-space normal . x <= offset (B, static): a U vertex–face set
  * for every vertex with -eps < psi < eps (a half-space has no edges to cross). */
