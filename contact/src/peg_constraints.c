@@ -545,12 +545,12 @@ static int output_ok(const char *who, const pp_peg_output *out)
     return 1;
 }
 
-/* The local sets of the pair within eps (the rules of peg.h), reduced (reduce_pair), appended
- * to out. PP_ERR_NO_MEMORY when out is too small (the *_needed totals are those before the
+/* The local sets of the pair within eps (the rules of peg.h), reduced (reduce_pair) when
+ * `reduce`, appended to out. PP_ERR_NO_MEMORY when out is too small (the *_needed totals are those before the
  * reduction) or the builder could not grow. */
 static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
-                            pp_peg_output *out)
+                            int reduce, pp_peg_output *out)
 {
     ctx c = {builder, out, params, eps, 0, 0, PP_OK};
     const int first_set = out->set_count, first_contact = out->contact_count;
@@ -600,8 +600,17 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                            side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
     }
     pp_status st = finish(&c);
-    if (st == PP_OK) st = reduce_pair(builder, out, first_set, first_contact);
+    if (st == PP_OK && reduce) st = reduce_pair(builder, out, first_set, first_contact);
     return st;
+}
+
+pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            int reduce, pp_peg_output *out)
+{
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    return local_sets(builder, a, b, eps, params, reduce, out);
 }
 
 /* ---- The bound per pair ------------------------------------------------------------------ */
@@ -630,9 +639,16 @@ static pp_status separating_push(pp_peg_builder *b, int *n, const pp_contact *k,
  *  - every pair of edges with classical APPL^ee >= appl_x (their Gauss-map arcs cross, so
  *    e_a x e_b is a facet normal of B (-) A), with the edge–edge contact: psi = the gap of the
  *    edges' lines along that normal, which is the gap of A and B along it.
- * For translations, max over these psi >= 0 is exactly "A and B do not overlap" (and every
- * psi is a linear function of the displacement), so the set never blocks a non-overlapping
- * end pose and is violated by every overlapping one; rotations enter through the contacts'
+ * For translations, max over all of these psi >= 0 is exactly "A and B do not overlap at
+ * the end of the step" (every psi is linear in the displacement). That alone lets a pair
+ * moving farther than its size in one step pass THROUGH each other (a 2 cm hull at 25 m/s
+ * crossed an 8 cm one with no overlap at either end of the step). So only the facets that
+ * separate the pair now (psi >= 0) are kept: then max >= 0 at the end says that one of them
+ * separates the pair at both ends of the step, hence (for the straight translation of the
+ * linearised step) all along it: no tunnelling. It can forbid a pass around a corner of B (-) A
+ * that no single facet clears; for pairs this fast that is the price of not passing through.
+ * When none separates (overlapping: sigma < 0), the least overlapping facets (psi >= sigma):
+ * the set pushes the pair apart along its best axis. Rotations enter through the contacts'
  * Jacobians as for every other set. More than PP_PEG_SEPARATING_MAX_CONTACTS candidates: the
  * ones with the largest psi are kept (dropping a candidate of a max can only forbid more).
  * *count candidates into b->separating (largest psi first only when cut); *sigma the largest
@@ -669,6 +685,18 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
             if (appl >= params->appl_x) st = separating_push(b, &n, &k, appl);
         }
     if (st != PP_OK) return st;
+    /* Only the facets that separate now (psi >= 0), or the least overlapping ones when none
+     * does (psi >= sigma): see above. */
+    double m = -HUGE_VAL;
+    for (int i = 0; i < n; ++i) m = fmax(m, b->separating[i].psi);
+    const double floor_psi = fmin(m, 0.0) - TIE_TOLERANCE;
+    int kept = 0;
+    for (int i = 0; i < n; ++i)
+        if (b->separating[i].psi >= floor_psi) {
+            b->separating[kept] = b->separating[i];
+            b->separating_appl[kept++] = b->separating_appl[i];
+        }
+    n = kept;
     /* Cut to the largest psi: selection of the top PP_PEG_SEPARATING_MAX_CONTACTS. */
     if (n > PP_PEG_SEPARATING_MAX_CONTACTS) {
         for (int i = 0; i < PP_PEG_SEPARATING_MAX_CONTACTS; ++i) {
@@ -684,8 +712,6 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
         }
         n = PP_PEG_SEPARATING_MAX_CONTACTS;
     }
-    double m = -HUGE_VAL;
-    for (int i = 0; i < n; ++i) m = fmax(m, b->separating[i].psi);
     *count = n;
     *sigma = m;
     return PP_OK;
@@ -708,6 +734,32 @@ static void append_set(pp_peg_output *out, const pp_peg_set *set, const pp_conta
         if (out->applicability) out->applicability[out->contact_count] = appl[set->first + i];
         out->contacts[out->contact_count++] = contacts[set->first + i];
     }
+}
+
+/* local_sets into the builder's own output (grown to the need). */
+static pp_status build_local(pp_peg_builder *bd, const pp_polytope_view *a,
+                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                             pp_peg_output *local)
+{
+    pp_status st = PP_OK;
+    for (int attempt = 0; st == PP_OK; ++attempt) {
+        *local = (pp_peg_output){bd->pair_sets, bd->pair_set_capacity, 0, 0, bd->pair_contacts,
+                                 bd->pair_appl, bd->pair_contact_capacity, 0, 0};
+        st = local_sets(bd, a, b, eps, params, 1, local);
+        if (st != PP_ERR_NO_MEMORY || attempt > 0 ||
+            (local->sets_needed <= bd->pair_set_capacity &&
+             local->contacts_needed <= bd->pair_contact_capacity))
+            break;
+        int cc = bd->pair_contact_capacity;
+        st = pp_peg_grow((void **)&bd->pair_sets, &bd->pair_set_capacity, local->sets_needed,
+                         sizeof *bd->pair_sets);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_contacts, &bd->pair_contact_capacity,
+                             local->contacts_needed, sizeof *bd->pair_contacts);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_appl, &cc, local->contacts_needed, sizeof(double));
+    }
+    return st;
 }
 
 pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_polytope_view *a,
@@ -733,42 +785,37 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
     }
     pp_peg_builder *bd = builder;
 
-    /* Fast pair (motion > eps - motion): the local sets only within sigma+ + (eps - motion)
-     * of each other, the separating set for whatever else can meet. */
+    /* The local sets within eps; a fast pair (motion > eps - motion) over the cap: apart
+     * (sigma > eps - motion) the separating set alone, touching the local sets again within
+     * eps_local = sigma+ + (eps - motion), with the separating set for whatever else can
+     * meet (peg.h "The bound per pair"). */
     const double base = eps - motion;
     double eps_local = eps, sigma = HUGE_VAL;
     int separating = 0, have_separating = 0;
-    if (motion > base) {
+    pp_peg_output local;
+    st = build_local(bd, a, b, eps, params, &local);
+    int capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
+                                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+    if (capped && motion > base) {
         st = separating_set(bd, a, b, eps, params, &separating, &sigma);
         have_separating = 1;
-        if (st == PP_OK) eps_local = fmin(eps, fmax(sigma, 0.0) + base);
-    }
-    /* The local sets, into the builder's own output (grown to the need). */
-    pp_peg_output local;
-    for (int attempt = 0; st == PP_OK; ++attempt) {
-        local = (pp_peg_output){bd->pair_sets, bd->pair_set_capacity, 0, 0, bd->pair_contacts,
-                                bd->pair_appl, bd->pair_contact_capacity, 0, 0};
-        st = local_sets(bd, a, b, eps_local, params, &local);
-        if (st != PP_ERR_NO_MEMORY || attempt > 0 ||
-            (local.sets_needed <= bd->pair_set_capacity &&
-             local.contacts_needed <= bd->pair_contact_capacity))
-            break;
-        int cc = bd->pair_contact_capacity;
-        st = pp_peg_grow((void **)&bd->pair_sets, &bd->pair_set_capacity, local.sets_needed,
-                         sizeof *bd->pair_sets);
-        if (st == PP_OK)
-            st = pp_peg_grow((void **)&bd->pair_contacts, &bd->pair_contact_capacity,
-                             local.contacts_needed, sizeof *bd->pair_contacts);
-        if (st == PP_OK)
-            st = pp_peg_grow((void **)&bd->pair_appl, &cc, local.contacts_needed, sizeof(double));
+        if (st == PP_OK && fmax(sigma, 0.0) + base < eps) {
+            eps_local = fmax(sigma, 0.0) + base;
+            if (sigma > base) { /* apart: the separating set alone */
+                local.set_count = local.contact_count = 0;
+                capped = 0;
+            } else {
+                st = build_local(bd, a, b, eps_local, params, &local);
+                capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
+                                         local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+            }
+        }
     }
     /* The cap: whole sets, the smallest max psi first, within PP_PEG_PAIR_MAX_SETS and
      * PP_PEG_PAIR_MAX_CONTACTS including the separating set; the separating set joins
      * whenever a set that could meet was left out (eps_local < eps, or the cap cut), unless
      * the pair's separating-axis gap exceeds the motion (nothing can meet then). */
-    int need_separating = have_separating && eps_local < eps;
-    int capped = local.set_count > PP_PEG_PAIR_MAX_SETS ||
-                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS;
+    int need_separating = eps_local < eps;
     if (st == PP_OK && capped && !have_separating) {
         st = separating_set(bd, a, b, eps, params, &separating, &sigma);
         have_separating = 1;

@@ -78,6 +78,13 @@ int pp_peg_edge_lines_meet(const pp_polytope_view *p, int e_p, const pp_polytope
 int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
 int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
 
+/* The sets of the rules of pegplus/peg.h within eps, appended to out, before the bound per
+ * pair; reduce = 0 leaves the implied sets and duplicate rows in (for the tests of the
+ * reduction rules). A builder is required. */
+pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            int reduce, pp_peg_output *out);
+
 /* Point–segment distance and closest point. */
 double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],
                             double closest[3]);
