@@ -365,7 +365,9 @@ static pp_status pair_peg_sets(pp_step_scratch *s, int a, int b, double eps_ab,
         pp_peg_output out = {s->sets, s->set_capacity, first_set, 0,
                              s->contacts, NULL, s->contact_capacity, first_contact, 0};
         st = sb->kind == PP_SHAPE_POLYTOPE
-                 ? pp_peg_constraints_polytopes_moving(s->peg_builder, &va, &vb, eps_ab, s->shape_motion[a] + s->shape_motion[b], NULL, &out)
+                 ? pp_peg_constraints_polytopes_moving(s->peg_builder, &va, &vb, eps_ab,
+                                                       s->shape_motion[a] + s->shape_motion[b],
+                                                       NULL, &out)
                  : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
         if (st == PP_OK) {
             st = label_contacts(s, first_contact, out.contact_count, a, b, surface);
