@@ -588,12 +588,33 @@ static pp_status push_config(pp_peg_builder *b, int *count, pp_peg_config_kind k
     return PP_OK;
 }
 
+/* A lower bound of the distance from x to segment [t, h] and between segments [t, h] and
+ * [t2, h2]: the distance between the midpoints less the half lengths (triangle inequality).
+ * Cheap rejections before the exact distances of the classification. */
+static double segment_reach(const double *t, const double *h, double mid[3])
+{
+    double d[3];
+    pp_v3_sub(d, h, t);
+    pp_v3_axpy(mid, t, 0.5, d);
+    return 0.5 * pp_v3_norm(d);
+}
+
+static int far_apart(const double a[3], double ra, const double b[3], double rb, double eps)
+{
+    double d[3];
+    pp_v3_sub(d, a, b);
+    double r = ra + rb + eps;
+    return pp_v3_dot(d, d) > r * r;
+}
+
 /* Is vertex v of p within eps of edge e of q, away from both of its endpoints? */
 static int vertex_near_edge_interior(const pp_polytope_view *p, int v, const pp_polytope_view *q,
                                      int e, double eps, double closest[3], double *dist)
 {
     const double *x = vertex_of(p, v), *t = vertex_of(q, q->edges[4 * e]),
                  *h = vertex_of(q, q->edges[4 * e + 1]);
+    double mid[3], reach = segment_reach(t, h, mid);
+    if (far_apart(x, 0.0, mid, reach, eps)) return 0;
     double d = pp_peg_point_segment(x, t, h, closest), r[3];
     if (d > eps) return 0;
     pp_v3_sub(r, x, t);
@@ -656,9 +677,14 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
-    for (int i = 0; i < a->edge_count; ++i)
+    for (int i = 0; i < a->edge_count; ++i) {
+        double mid_a[3], reach_a = segment_reach(vertex_of(a, a->edges[4 * i]),
+                                                 vertex_of(a, a->edges[4 * i + 1]), mid_a);
         for (int j = 0; j < q->edge_count; ++j) {
-            double pa[3], pb[3], d;
+            double pa[3], pb[3], d, mid_b[3];
+            double reach_b = segment_reach(vertex_of(q, q->edges[4 * j]),
+                                           vertex_of(q, q->edges[4 * j + 1]), mid_b);
+            if (far_apart(mid_a, reach_a, mid_b, reach_b, eps)) continue;
             if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
             if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
                 continue;
@@ -672,6 +698,7 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
             st = push_config(b, count, PP_PEG_EDGE_EDGE, i, j, pa, pb, d, appl);
             if (st != PP_OK) return st;
         }
+    }
     return PP_OK;
 }
 
