@@ -353,6 +353,180 @@ static void vertex_vertex(ctx *c, const pp_polytope_view *a, int va, const pp_po
     emit_set(c, PP_PEG_SET_X, PP_PEG_VERTEX_VERTEX);
 }
 
+/* ---- Implied sets and duplicate rows ------------------------------------------------------ */
+
+static const double ROW_TOLERANCE = 1e-12; /* unit normals; m per metre of |p_a|_inf + 1 */
+
+/*
+ * Do contacts c and d give the same rows of the PEG LCP? A contact enters the LCP only
+ * through its gap psi, its normal n and its points p_a, p_b = p_a + psi n (the Jacobian
+ * column [-n; -(r_a x n)], [n; r_b x n] and the friction directions built from n, spec §4 and
+ * §2.5), and every contact of one call is between the same two bodies in the same frame
+ * A -> B. So equal (psi, n, p_a) is an equal row: the same linear function
+ * g(nu) = psi/h + G^T nu of the velocities, whatever features produced it (a vertex–face
+ * contact at a vertex sitting on the other body's vertex, the face–vertex contact of that
+ * vertex against the face on the other side, and the edge–edge contacts of the edges meeting
+ * there are one row).
+ */
+static int same_row(const pp_contact *c, const pp_contact *d)
+{
+    double scale = 1.0 + fmax(fabs(c->p_a[0]), fmax(fabs(c->p_a[1]), fabs(c->p_a[2])));
+    if (fabs(c->psi - d->psi) > ROW_TOLERANCE * scale) return 0;
+    for (int k = 0; k < 3; ++k)
+        if (fabs(c->n[k] - d->n[k]) > ROW_TOLERANCE ||
+            fabs(c->p_a[k] - d->p_a[k]) > ROW_TOLERANCE * scale)
+            return 0;
+    return 1;
+}
+
+/* Which of two contacts with the same row represents it: vertex–face before face–vertex
+ * before edge–edge, then the lower features. Any of them gives the same LCP; the choice only
+ * has to be the same at every pose, so that a set rebuilt at the re-linearisation's predicted
+ * pose is recognised as the same set (its contacts' features) whichever duplicate had the
+ * larger psi by round-off there. */
+static int canonical_before(const pp_contact *c, const pp_contact *d)
+{
+    if (c->kind != d->kind) return c->kind < d->kind;
+    if (c->feature_a != d->feature_a) return c->feature_a < d->feature_a;
+    return c->feature_b < d->feature_b;
+}
+
+/* Is the sorted id list t (nt) a subset of the sorted id list s (ns)? */
+static int rows_subset(const int *t, int nt, const int *s, int ns)
+{
+    int i = 0;
+    for (int j = 0; j < nt; ++j) {
+        while (i < ns && s[i] < t[j]) ++i;
+        if (i == ns || s[i] != t[j]) return 0;
+        ++i;
+    }
+    return 1;
+}
+
+/*
+ * Remove, before solving, what the other sets of the pair already say (peg.h "Implied sets
+ * and duplicate rows"). Works on out->sets[first_set ..] and out->contacts[first_contact ..]
+ * in place. Every set j enforces, linearised, max_{s in j} g_s(nu) >= 0 with its impulse on
+ * its primary (Eqs 20, 24 -> 39, 40; spec §2.4), g_s = psi_s/h + G_s^T nu.
+ *
+ * Rule 1 (duplicate rows in a set). A secondary whose row equals the primary's or an earlier
+ * secondary's (same_row) is dropped: max(g, g, ...) = max(g, ...), so the set's constraint is
+ * unchanged, while the duplicate's slack row (Eq 39: w = (psi_iota - psi_s)/h +
+ * (G_iota - G_s)^T nu + (E_I1 c)_s) would repeat an earlier row of E_I1's triangle with
+ * c_s = 0 and w_s = 0 at every solution, a degenerate pivot for Lemke. A set left with one
+ * contact is the U set of that contact (Eqs 17–18; Eq 24 with no slack).
+ *
+ * Rule 2 (implied sets). Set S is dropped when another set T of the pair has its rows among
+ * S's (rows(T) ⊆ rows(S)), and T has fewer rows or equal rows and comes first. Then for every
+ * nu, max_T g >= 0 implies max_S g >= max_T g >= 0: wherever T's rows hold, S's p row
+ * (Eq 40) is >= 0, the slacks of S solve Eq 39 by forward substitution (pp_peg_set_slacks,
+ * Lemma 1.1/1.2) and p_S = 0 is complementary to it, while S's friction rows hold with
+ * beta_S = 0 and sigma_S large enough. So every solution of the LCP without S, extended by
+ * p_S = 0, beta_S = 0 and those c_S, sigma_S, solves the LCP with S: removing S loses no
+ * solution's motion, it only removes the duplicate impulse columns that made the LCP
+ * degenerate (spec §6: several sets sharing a primary give equal G_iota columns). Strict
+ * subsets chain to a minimal set, and among equal row sets the first is kept, so every
+ * dropped set is implied by a KEPT one.
+ * Examples. Two boxes face on face with coincident corners (an exactly aligned column): at a
+ * corner v_a = v_b the vertex–vertex configuration makes the vertex set of v_a against B's
+ * faces at v_b, I(top_B, side_B, side'_B), the vertex set of v_b against A's faces,
+ * I(bottom_A, side_A, side'_A), and the X set of the local separating-axis condition
+ * (Eqs 37–38), max(psi(v_a, top_B), psi(v_b, bottom_A), psi(e_a, e_b) ...). C(v_a, top_B),
+ * C(v_b, bottom_A) flipped (same-frame rule, §2.4) and the edge–edge contacts of the corner's
+ * horizontal edges all have psi = 0, n = -eta_top and p_a = the corner: one row r. Rule 1
+ * makes the X set U(r); Rule 2 then drops both I sets (r is among their rows). The face pair
+ * keeps four U sets, U(r) at each corner: the standard model's contacts of the face pair
+ * (§1, Eqs 8–9), which with the other sets' removal also leaves their degenerate ties out.
+ * Also: a vertex near several features of the other body gets its vertex set from each
+ * configuration (equal rows: Rule 2 keeps one); an X that contains all of a vertex set's
+ * faces (already skipped when built, vertex_vertex) is implied by it.
+ * Returns PP_OK or PP_ERR_NO_MEMORY (nothing changed).
+ */
+static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_set,
+                             int first_contact)
+{
+    const int ns = out->set_count - first_set, nc = out->contact_count - first_contact;
+    if (ns <= 0) return PP_OK;
+    /* rows: id[nc] | set row lists (<= nc) | list offsets[ns + 1] | dropped[ns] */
+    pp_status st = pp_peg_builder_reserve_rows(b, 2 * nc + 2 * ns + 1);
+    if (st != PP_OK) return st;
+    int *id = b->rows, *list = id + nc, *off = list + nc, *dropped = off + ns + 1;
+    pp_contact *c = out->contacts + first_contact;
+    pp_peg_set *sets = out->sets + first_set;
+
+    /* Row ids: the index of the first contact with the same row. */
+    for (int i = 0; i < nc; ++i) {
+        id[i] = i;
+        for (int j = 0; j < i; ++j)
+            if (id[j] == j && same_row(&c[j], &c[i])) {
+                id[i] = j;
+                break;
+            }
+    }
+    /* Each set's distinct rows, sorted (insertion: sets are short). */
+    off[0] = 0;
+    for (int s = 0; s < ns; ++s) {
+        int *l = list + off[s], n = 0;
+        for (int k = 0; k < sets[s].count; ++k) {
+            int r = id[sets[s].first - first_contact + k], pos = n;
+            int seen = 0;
+            for (int m = 0; m < n && !seen; ++m) seen = l[m] == r;
+            if (seen) continue;
+            while (pos > 0 && l[pos - 1] > r) {
+                l[pos] = l[pos - 1];
+                --pos;
+            }
+            l[pos] = r;
+            ++n;
+        }
+        off[s + 1] = off[s] + n;
+    }
+    /* Rule 2 */
+    for (int s = 0; s < ns; ++s) {
+        dropped[s] = 0;
+        int nS = off[s + 1] - off[s];
+        for (int t = 0; t < ns && !dropped[s]; ++t) {
+            int nT = off[t + 1] - off[t];
+            if (t == s || nT > nS || (nT == nS && t > s)) continue;
+            dropped[s] = rows_subset(list + off[t], nT, list + off[s], nS);
+        }
+    }
+    /* Compact in place (kept sets, and in them rows not seen before: Rule 1). Writes never
+     * pass reads: set s's contacts move to w <= their index, in increasing order. */
+    int ws = 0, wc = 0;
+    for (int s = 0; s < ns; ++s) {
+        if (dropped[s]) continue;
+        int from = sets[s].first - first_contact, count = sets[s].count, kept = 0;
+        for (int k = 0; k < count; ++k) {
+            int r = id[from + k], seen = 0, pick = from + k;
+            for (int m = 0; m < k && !seen; ++m) seen = id[from + m] == r;
+            if (seen) continue;
+            for (int m = k + 1; m < count; ++m)
+                if (id[from + m] == r && canonical_before(&c[from + m], &c[pick])) pick = from + m;
+            pp_contact keep = c[pick];
+            double appl = out->applicability ? out->applicability[first_contact + pick] : 0.0;
+            if (pick != from + k) { /* the duplicate moves to pick: it is read no more as row r */
+                c[pick] = c[from + k];
+                if (out->applicability)
+                    out->applicability[first_contact + pick] =
+                        out->applicability[first_contact + from + k];
+            }
+            c[wc + kept] = keep;
+            if (out->applicability) out->applicability[first_contact + wc + kept] = appl;
+            ++kept;
+        }
+        pp_peg_set set = sets[s];
+        set.first = first_contact + wc;
+        set.count = kept;
+        if (kept == 1) set.kind = PP_PEG_SET_U;
+        sets[ws++] = set;
+        wc += kept;
+    }
+    out->set_count = out->sets_needed = first_set + ws;
+    out->contact_count = out->contacts_needed = first_contact + wc;
+    return PP_OK;
+}
+
 /* ---- Entry points ------------------------------------------------------------------------- */
 
 static pp_status finish(const ctx *c)
@@ -371,24 +545,15 @@ static int output_ok(const char *who, const pp_peg_output *out)
     return 1;
 }
 
-pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
-                                       const pp_polytope_view *b, double eps,
-                                       const pp_peg_params *params, pp_peg_output *out)
+/* The local sets of the pair within eps (the rules of peg.h), reduced (reduce_pair) when
+ * `reduce`, appended to out. PP_ERR_NO_MEMORY when out is too small (the *_needed totals are those before the
+ * reduction) or the builder could not grow. */
+static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            int reduce, pp_peg_output *out)
 {
-    const char *who = "pp_peg_constraints_polytopes";
-    if (!output_ok(who, out)) return PP_ERR_NULL_ARGUMENT;
-    pp_peg_params defaults = pp_peg_params_default();
-    if (!params) params = &defaults;
-    pp_status st = pp_peg_check_pair(who, a, b, eps, params);
-    if (st != PP_OK) return st;
-    pp_peg_builder *own = NULL;
-    if (!builder) {
-        st = pp_peg_builder_create(&own);
-        if (st != PP_OK) return st;
-        builder = own;
-    }
-
     ctx c = {builder, out, params, eps, 0, 0, PP_OK};
+    const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
     out->contacts_needed = out->contact_count;
     int n = 0;
@@ -434,9 +599,294 @@ pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytop
                 vertex_set(&c, p, v, q, side, params->appl_vf, -1,
                            side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
     }
-    st = finish(&c);
+    pp_status st = finish(&c);
+    if (st == PP_OK && reduce) st = reduce_pair(builder, out, first_set, first_contact);
+    return st;
+}
+
+pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            int reduce, pp_peg_output *out)
+{
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    return local_sets(builder, a, b, eps, params, reduce, out);
+}
+
+/* ---- The bound per pair ------------------------------------------------------------------ */
+
+/* Candidate n of the separating set: contact k, applicability appl. */
+static pp_status separating_push(pp_peg_builder *b, int *n, const pp_contact *k, double appl)
+{
+    pp_status st = pp_peg_grow((void **)&b->separating, &b->separating_capacity, *n + 1,
+                               sizeof *b->separating);
+    if (st == PP_OK)
+        st = pp_peg_grow((void **)&b->separating_appl, &b->separating_appl_capacity, *n + 1,
+                         sizeof(double));
+    if (st != PP_OK) return st;
+    b->separating[*n] = *k;
+    b->separating_appl[(*n)++] = appl;
+    return PP_OK;
+}
+
+/*
+ * The separating set of A and B: the facets of the Minkowski difference B (-) A, each as the
+ * contact of the features that span it (separating-axis theorem; the local X of a
+ * vertex–vertex configuration, peg.h, is the same condition at one vertex pair):
+ *  - every face f of B with A's support vertex v along -eta_f (A's lowest vertex over f's
+ *    plane, lowest index on a tie): C(v, f), psi = A's gap above f's plane;
+ *  - every face g of A with B's support vertex w along -eta_g: C(w, g) flipped (§2.4);
+ *  - every pair of edges with classical APPL^ee >= appl_x (their Gauss-map arcs cross, so
+ *    e_a x e_b is a facet normal of B (-) A), with the edge–edge contact: psi = the gap of the
+ *    edges' lines along that normal, which is the gap of A and B along it.
+ * For translations, max over all of these psi >= 0 is exactly "A and B do not overlap at
+ * the end of the step" (every psi is linear in the displacement). That alone lets a pair
+ * moving farther than its size in one step pass THROUGH each other (a 2 cm hull at 25 m/s
+ * crossed an 8 cm one with no overlap at either end of the step). So only the facets that
+ * separate the pair now (psi >= 0) are kept: then max >= 0 at the end says that one of them
+ * separates the pair at both ends of the step, hence (for the straight translation of the
+ * linearised step) all along it: no tunnelling. It can forbid a pass around a corner of B (-) A
+ * that no single facet clears; for pairs this fast that is the price of not passing through.
+ * When none separates (overlapping: sigma < 0), the least overlapping facets (psi >= sigma):
+ * the set pushes the pair apart along its best axis. Rotations enter through the contacts'
+ * Jacobians as for every other set. More than PP_PEG_SEPARATING_MAX_CONTACTS candidates: the
+ * ones with the largest psi are kept (dropping a candidate of a max can only forbid more).
+ * *count candidates into b->separating (largest psi first only when cut); *sigma the largest
+ * psi (the separating-axis gap of the pair, <= their distance; < 0 when they overlap).
+ */
+static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
+                                const pp_polytope_view *q, double eps,
+                                const pp_peg_params *params, int *count, double *sigma)
+{
+    int n = 0;
+    pp_status st = PP_OK;
+    for (int side = 0; side < 2 && st == PP_OK; ++side) {
+        const pp_polytope_view *p = side == 0 ? a : q, *r = side == 0 ? q : a;
+        for (int f = 0; f < r->face_count && st == PP_OK; ++f) {
+            const double *eta = r->face_normals + 3 * f;
+            int best = 0;
+            double low = HUGE_VAL;
+            for (int v = 0; v < p->vertex_count; ++v) {
+                double h = pp_v3_dot(eta, p->vertices + 3 * v);
+                if (h < low) low = h, best = v;
+            }
+            pp_contact k;
+            pp_peg_vertex_face_contact(p, best, r, f, &k);
+            if (side) pp_peg_contact_flip(&k);
+            st = separating_push(b, &n, &k, pp_peg_applicability_vf(p, best, r, f));
+        }
+    }
+    for (int i = 0; i < a->edge_count && st == PP_OK; ++i)
+        for (int j = 0; j < q->edge_count && st == PP_OK; ++j) {
+            pp_contact k;
+            double appl;
+            int feasible;
+            if (!pp_peg_edge_edge_contact(a, i, q, j, eps, &k, &appl, &feasible)) continue;
+            if (appl >= params->appl_x) st = separating_push(b, &n, &k, appl);
+        }
+    if (st != PP_OK) return st;
+    /* Only the facets that separate now (psi >= 0), or the least overlapping ones when none
+     * does (psi >= sigma): see above. */
+    double m = -HUGE_VAL;
+    for (int i = 0; i < n; ++i) m = fmax(m, b->separating[i].psi);
+    const double floor_psi = fmin(m, 0.0) - TIE_TOLERANCE;
+    int kept = 0;
+    for (int i = 0; i < n; ++i)
+        if (b->separating[i].psi >= floor_psi) {
+            b->separating[kept] = b->separating[i];
+            b->separating_appl[kept++] = b->separating_appl[i];
+        }
+    n = kept;
+    /* Cut to the largest psi: selection of the top PP_PEG_SEPARATING_MAX_CONTACTS. */
+    if (n > PP_PEG_SEPARATING_MAX_CONTACTS) {
+        for (int i = 0; i < PP_PEG_SEPARATING_MAX_CONTACTS; ++i) {
+            int best = i;
+            for (int j = i + 1; j < n; ++j)
+                if (b->separating[j].psi > b->separating[best].psi) best = j;
+            pp_contact t = b->separating[i];
+            b->separating[i] = b->separating[best];
+            b->separating[best] = t;
+            double x = b->separating_appl[i];
+            b->separating_appl[i] = b->separating_appl[best];
+            b->separating_appl[best] = x;
+        }
+        n = PP_PEG_SEPARATING_MAX_CONTACTS;
+    }
+    *count = n;
+    *sigma = m;
+    return PP_OK;
+}
+
+/* Append set `set` of `from` (contacts and applicability) to out, counting what is needed. */
+static void append_set(pp_peg_output *out, const pp_peg_set *set, const pp_contact *contacts,
+                       const double *appl, int *full)
+{
+    out->sets_needed++;
+    out->contacts_needed += set->count;
+    if (!*full && (out->set_count >= out->set_capacity ||
+                   out->contact_count + set->count > out->contact_capacity))
+        *full = 1;
+    if (*full) return;
+    pp_peg_set *s = &out->sets[out->set_count++];
+    *s = *set;
+    s->first = out->contact_count;
+    for (int i = 0; i < set->count; ++i) {
+        if (out->applicability) out->applicability[out->contact_count] = appl[set->first + i];
+        out->contacts[out->contact_count++] = contacts[set->first + i];
+    }
+}
+
+/* local_sets into the builder's own output (grown to the need). */
+static pp_status build_local(pp_peg_builder *bd, const pp_polytope_view *a,
+                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                             pp_peg_output *local)
+{
+    pp_status st = PP_OK;
+    for (int attempt = 0; st == PP_OK; ++attempt) {
+        *local = (pp_peg_output){bd->pair_sets, bd->pair_set_capacity, 0, 0, bd->pair_contacts,
+                                 bd->pair_appl, bd->pair_contact_capacity, 0, 0};
+        st = local_sets(bd, a, b, eps, params, params->reduce, local);
+        if (st != PP_ERR_NO_MEMORY || attempt > 0 ||
+            (local->sets_needed <= bd->pair_set_capacity &&
+             local->contacts_needed <= bd->pair_contact_capacity))
+            break;
+        int cc = bd->pair_contact_capacity;
+        st = pp_peg_grow((void **)&bd->pair_sets, &bd->pair_set_capacity, local->sets_needed,
+                         sizeof *bd->pair_sets);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_contacts, &bd->pair_contact_capacity,
+                             local->contacts_needed, sizeof *bd->pair_contacts);
+        if (st == PP_OK)
+            st = pp_peg_grow((void **)&bd->pair_appl, &cc, local->contacts_needed, sizeof(double));
+    }
+    return st;
+}
+
+pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_polytope_view *a,
+                                              const pp_polytope_view *b, double eps,
+                                              double motion, const pp_peg_params *params,
+                                              pp_peg_output *out)
+{
+    const char *who = "pp_peg_constraints_polytopes";
+    if (!output_ok(who, out)) return PP_ERR_NULL_ARGUMENT;
+    pp_peg_params defaults = pp_peg_params_default();
+    if (!params) params = &defaults;
+    pp_status st = pp_peg_check_pair(who, a, b, eps, params);
+    if (st != PP_OK) return st;
+    if (!(motion >= 0.0 && motion < eps)) {
+        pp_log(PP_LOG_ERROR, "%s: motion = %g must be in [0, eps = %g)", who, motion, eps);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    pp_peg_builder *own = NULL;
+    if (!builder) {
+        st = pp_peg_builder_create(&own);
+        if (st != PP_OK) return st;
+        builder = own;
+    }
+    pp_peg_builder *bd = builder;
+
+    /* The local sets within eps; a fast pair (motion > eps - motion) over the cap: apart
+     * (sigma > eps - motion) the separating set alone, touching the local sets again within
+     * eps_local = sigma+ + (eps - motion), with the separating set for whatever else can
+     * meet (peg.h "The bound per pair"). */
+    const double base = eps - motion;
+    double eps_local = eps, sigma = HUGE_VAL;
+    int separating = 0, have_separating = 0;
+    pp_peg_output local;
+    st = build_local(bd, a, b, eps, params, &local);
+    int capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
+                                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+    if (capped && motion > base) {
+        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        have_separating = 1;
+        if (st == PP_OK && fmax(sigma, 0.0) + base < eps) {
+            eps_local = fmax(sigma, 0.0) + base;
+            if (sigma > base) { /* apart: the separating set alone */
+                local.set_count = local.contact_count = 0;
+                capped = 0;
+            } else {
+                st = build_local(bd, a, b, eps_local, params, &local);
+                capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
+                                         local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+            }
+        }
+    }
+    /* The cap: whole sets, the smallest max psi first, within PP_PEG_PAIR_MAX_SETS and
+     * PP_PEG_PAIR_MAX_CONTACTS including the separating set; the separating set joins
+     * whenever a set that could meet was left out (eps_local < eps, or the cap cut), unless
+     * the pair's separating-axis gap exceeds the motion (nothing can meet then). */
+    int need_separating = eps_local < eps;
+    if (st == PP_OK && capped && !have_separating) {
+        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        have_separating = 1;
+    }
+    need_separating = (need_separating || capped) && have_separating && separating > 0 &&
+                      sigma <= motion;
+    unsigned char *keep = NULL;
+    if (st == PP_OK) st = pp_peg_builder_reserve_flags(bd, local.set_count);
+    if (st == PP_OK) st = pp_peg_grow((void **)&bd->set_gap, &bd->set_gap_capacity,
+                                      local.set_count > 0 ? local.set_count : 1, sizeof(double));
+    if (st == PP_OK) {
+        keep = bd->vertex_flags; /* reused: the classification is done */
+        int sets_left = PP_PEG_PAIR_MAX_SETS - need_separating,
+            contacts_left = PP_PEG_PAIR_MAX_CONTACTS - (need_separating ? separating : 0);
+        for (int j = 0; j < local.set_count; ++j) {
+            keep[j] = !capped;
+            double m = -HUGE_VAL;
+            for (int i = 0; i < local.sets[j].count; ++i)
+                m = fmax(m, local.contacts[local.sets[j].first + i].psi);
+            bd->set_gap[j] = m;
+        }
+        for (int taken = 0; capped && sets_left > 0; ++taken) {
+            int best = -1;
+            for (int j = 0; j < local.set_count; ++j)
+                if (!keep[j] && local.sets[j].count <= contacts_left && bd->set_gap[j] < HUGE_VAL &&
+                    (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
+                    best = j;
+            if (best < 0) break;
+            keep[best] = 1;
+            bd->set_gap[best] = HUGE_VAL; /* taken */
+            sets_left--;
+            contacts_left -= local.sets[best].count;
+        }
+    }
+    if (st == PP_OK) {
+        int full = 0;
+        out->sets_needed = out->set_count;
+        out->contacts_needed = out->contact_count;
+        for (int j = 0; j < local.set_count; ++j)
+            if (keep[j]) append_set(out, &local.sets[j], local.contacts, local.applicability, &full);
+        if (need_separating) {
+            pp_peg_set set = {PP_PEG_SET_X, PP_PEG_SEPARATING, 0, separating};
+            /* primary first: the largest psi (the best separating axis), ties to the larger
+             * applicability, then the earlier candidate */
+            int p = 0;
+            for (int i = 1; i < separating; ++i) {
+                double d = bd->separating[i].psi - bd->separating[p].psi;
+                if (d > TIE_TOLERANCE || (fabs(d) <= TIE_TOLERANCE &&
+                                          bd->separating_appl[i] > bd->separating_appl[p]))
+                    p = i;
+            }
+            pp_contact t = bd->separating[0];
+            bd->separating[0] = bd->separating[p];
+            bd->separating[p] = t;
+            double x = bd->separating_appl[0];
+            bd->separating_appl[0] = bd->separating_appl[p];
+            bd->separating_appl[p] = x;
+            if (separating == 1) set.kind = PP_PEG_SET_U;
+            append_set(out, &set, bd->separating, bd->separating_appl, &full);
+        }
+        if (full) st = PP_ERR_NO_MEMORY;
+    }
     pp_peg_builder_destroy(own);
     return st;
+}
+
+pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
+                                       const pp_polytope_view *b, double eps,
+                                       const pp_peg_params *params, pp_peg_output *out)
+{
+    return pp_peg_constraints_polytopes_moving(builder, a, b, eps, 0.0, params, out);
 }
 
 pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const double normal[3],

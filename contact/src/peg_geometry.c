@@ -35,6 +35,7 @@ pp_peg_params pp_peg_params_default(void)
     p.appl_ve_edge = -0.1;
     p.appl_x = -1e-9;
     p.coplanar_cos = 0.995;
+    p.reduce = 1;
     return p;
 }
 
@@ -76,6 +77,7 @@ const char *pp_peg_config_kind_string(pp_peg_config_kind kind)
     case PP_PEG_EDGE_VERTEX: return "edge-vertex";
     case PP_PEG_VERTEX_VERTEX: return "vertex-vertex";
     case PP_PEG_PLANE: return "vertex-plane";
+    case PP_PEG_SEPARATING: return "separating";
     }
     return "unknown";
 }
@@ -467,7 +469,7 @@ int pp_peg_edge_lines_meet(const pp_polytope_view *p, int ep, const pp_polytope_
 
 /* ---- Builder scratch ---------------------------------------------------------------------- */
 
-static pp_status grow(void **array, int *capacity, int need, size_t size)
+pp_status pp_peg_grow(void **array, int *capacity, int need, size_t size)
 {
     if (need <= *capacity) return PP_OK;
     int cap = *capacity > 0 ? *capacity : 16;
@@ -501,26 +503,33 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->candidate_appl);
     free(b->candidate_eligible);
     free(b->indices);
+    free(b->rows);
+    free(b->pair_sets);
+    free(b->pair_contacts);
+    free(b->pair_appl);
+    free(b->set_gap);
+    free(b->separating);
+    free(b->separating_appl);
     free(b);
 }
 
 pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->configs, &b->config_capacity, count, sizeof *b->configs);
+    return pp_peg_grow((void **)&b->configs, &b->config_capacity, count, sizeof *b->configs);
 }
 
 pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->vertex_flags, &b->flag_capacity, count, 1);
+    return pp_peg_grow((void **)&b->vertex_flags, &b->flag_capacity, count, 1);
 }
 
 pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
 {
     if (count <= b->candidate_capacity) return PP_OK;
     int c1 = b->candidate_capacity, c2 = b->candidate_capacity, c3 = b->candidate_capacity;
-    pp_status st = grow((void **)&b->candidates, &c1, count, sizeof *b->candidates);
-    if (st == PP_OK) st = grow((void **)&b->candidate_appl, &c2, count, sizeof(double));
-    if (st == PP_OK) st = grow((void **)&b->candidate_eligible, &c3, count, 1);
+    pp_status st = pp_peg_grow((void **)&b->candidates, &c1, count, sizeof *b->candidates);
+    if (st == PP_OK) st = pp_peg_grow((void **)&b->candidate_appl, &c2, count, sizeof(double));
+    if (st == PP_OK) st = pp_peg_grow((void **)&b->candidate_eligible, &c3, count, 1);
     if (st != PP_OK) return st;
     /* all three grew by the same doubling from the same start */
     b->candidate_capacity = c1;
@@ -529,7 +538,12 @@ pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count)
 
 pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count)
 {
-    return grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
+    return pp_peg_grow((void **)&b->indices, &b->index_capacity, count, sizeof *b->indices);
+}
+
+pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count)
+{
+    return pp_peg_grow((void **)&b->rows, &b->row_capacity, count, sizeof *b->rows);
 }
 
 int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset)
@@ -575,12 +589,33 @@ static pp_status push_config(pp_peg_builder *b, int *count, pp_peg_config_kind k
     return PP_OK;
 }
 
+/* A lower bound of the distance from x to segment [t, h] and between segments [t, h] and
+ * [t2, h2]: the distance between the midpoints less the half lengths (triangle inequality).
+ * Cheap rejections before the exact distances of the classification. */
+static double segment_reach(const double *t, const double *h, double mid[3])
+{
+    double d[3];
+    pp_v3_sub(d, h, t);
+    pp_v3_axpy(mid, t, 0.5, d);
+    return 0.5 * pp_v3_norm(d);
+}
+
+static int far_apart(const double a[3], double ra, const double b[3], double rb, double eps)
+{
+    double d[3];
+    pp_v3_sub(d, a, b);
+    double r = ra + rb + eps;
+    return pp_v3_dot(d, d) > r * r;
+}
+
 /* Is vertex v of p within eps of edge e of q, away from both of its endpoints? */
 static int vertex_near_edge_interior(const pp_polytope_view *p, int v, const pp_polytope_view *q,
                                      int e, double eps, double closest[3], double *dist)
 {
     const double *x = vertex_of(p, v), *t = vertex_of(q, q->edges[4 * e]),
                  *h = vertex_of(q, q->edges[4 * e + 1]);
+    double mid[3], reach = segment_reach(t, h, mid);
+    if (far_apart(x, 0.0, mid, reach, eps)) return 0;
     double d = pp_peg_point_segment(x, t, h, closest), r[3];
     if (d > eps) return 0;
     pp_v3_sub(r, x, t);
@@ -643,9 +678,14 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
-    for (int i = 0; i < a->edge_count; ++i)
+    for (int i = 0; i < a->edge_count; ++i) {
+        double mid_a[3], reach_a = segment_reach(vertex_of(a, a->edges[4 * i]),
+                                                 vertex_of(a, a->edges[4 * i + 1]), mid_a);
         for (int j = 0; j < q->edge_count; ++j) {
-            double pa[3], pb[3], d;
+            double pa[3], pb[3], d, mid_b[3];
+            double reach_b = segment_reach(vertex_of(q, q->edges[4 * j]),
+                                           vertex_of(q, q->edges[4 * j + 1]), mid_b);
+            if (far_apart(mid_a, reach_a, mid_b, reach_b, eps)) continue;
             if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
             if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
                 continue;
@@ -659,6 +699,7 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
             st = push_config(b, count, PP_PEG_EDGE_EDGE, i, j, pa, pb, d, appl);
             if (st != PP_OK) return st;
         }
+    }
     return PP_OK;
 }
 

@@ -16,13 +16,31 @@ struct pp_peg_builder {
     int candidate_capacity;
     int *indices;                 /* faces / edges incident to a vertex */
     int index_capacity;
+    int *rows;                    /* reduce_pair: row ids and per-set row lists */
+    int row_capacity;
+    pp_peg_set *pair_sets;        /* the pair's local sets before the bound */
+    int pair_set_capacity;
+    pp_contact *pair_contacts;
+    double *pair_appl;
+    int pair_contact_capacity;    /* of pair_contacts and pair_appl */
+    double *set_gap;              /* max psi per local set */
+    int set_gap_capacity;
+    pp_contact *separating;       /* candidates of the separating set */
+    int separating_capacity;
+    double *separating_appl;
+    int separating_appl_capacity;
 };
+
+/* Grow *array to at least `need` elements of `size` bytes (doubling): PP_OK or
+ * PP_ERR_NO_MEMORY (array unchanged). */
+pp_status pp_peg_grow(void **array, int *capacity, int need, size_t size);
 
 /* Grow helpers: PP_OK or PP_ERR_NO_MEMORY (arrays unchanged). */
 pp_status pp_peg_builder_reserve_configs(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_flags(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_candidates(pp_peg_builder *b, int count);
 pp_status pp_peg_builder_reserve_indices(pp_peg_builder *b, int count);
+pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count);
 
 /* Steps 1–3 of pp_peg_classify (vertex–vertex, vertex–edge both ways, edge–edge) into
  * b->configs; *count configurations. Marks vertex_flags[v] = 1 (A) and
@@ -59,6 +77,13 @@ int pp_peg_edge_lines_meet(const pp_polytope_view *p, int e_p, const pp_polytope
  * b->indices[offset ..]; returns how many (or -1 when the scratch could not grow). */
 int pp_peg_faces_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
 int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, int offset);
+
+/* The sets of the rules of pegplus/peg.h within eps, appended to out, before the bound per
+ * pair; reduce = 0 leaves the implied sets and duplicate rows in (for the tests of the
+ * reduction rules). A builder is required. */
+pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            int reduce, pp_peg_output *out);
 
 /* Point–segment distance and closest point. */
 double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],

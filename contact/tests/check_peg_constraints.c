@@ -11,6 +11,8 @@
 #include "pegplus/lcp.h"
 #include "pegplus/peg.h"
 
+#include "../src/peg_internal.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -780,9 +782,330 @@ START_TEST(test_capacity)
 }
 END_TEST
 
-/* ---- Properties over random box pairs ----------------------------------------------------- */
+
+/* ---- Implied sets and duplicate rows (reduce_pair, peg.h) ------------------------------------ */
+
+/* Posed copy of p moved by a small rigid motion: rotation by angle about axis (through p's
+ * origin), then translation t. */
+static posed moved(const posed *p, const double t[3], const double axis[3], double angle)
+{
+    double Rd[9], R[9], x[3];
+    rot_axis(axis, angle, Rd);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            R[3 * r + c] = 0.0;
+            for (int k = 0; k < 3; ++k) R[3 * r + c] += Rd[3 * r + k] * p->R[3 * k + c];
+        }
+    for (int k = 0; k < 3; ++k) x[k] = p->x[k] + t[k];
+    return pose(p->poly, x, R);
+}
+
+/* The linearised end gap psi + h psi_dot of contact c (A -> B) for the twists (v, w) of A and
+ * B about their origins x_a, x_b: psi_dot = n . (u_B(p_b) - u_A(p_a)), p_b = p_a + psi n
+ * (spec §1: G^T nu). */
+static double linear_gap(const pp_contact *c, double h, const double va[3], const double wa[3],
+                         const double xa[3], const double vb[3], const double wb[3],
+                         const double xb[3])
+{
+    double ra[3], rb[3], ua[3], ub[3];
+    for (int k = 0; k < 3; ++k) {
+        ra[k] = c->p_a[k] - xa[k];
+        rb[k] = c->p_a[k] + c->psi * c->n[k] - xb[k];
+    }
+    ua[0] = va[0] + wa[1] * ra[2] - wa[2] * ra[1];
+    ua[1] = va[1] + wa[2] * ra[0] - wa[0] * ra[2];
+    ua[2] = va[2] + wa[0] * ra[1] - wa[1] * ra[0];
+    ub[0] = vb[0] + wb[1] * rb[2] - wb[2] * rb[1];
+    ub[1] = vb[1] + wb[2] * rb[0] - wb[0] * rb[2];
+    ub[2] = vb[2] + wb[0] * rb[1] - wb[1] * rb[0];
+    double rate = 0.0;
+    for (int k = 0; k < 3; ++k) rate += c->n[k] * (ub[k] - ua[k]);
+    return c->psi + h * rate;
+}
+
+typedef struct reduce_case {
+    const char *name;
+    int kind;        /* 0 aligned cubes, 1 box on cube sharing two corners, 2 random hulls */
+    double eps;
+    int expect_sets; /* after the reduction; -1: not checked */
+} reduce_case;
+
+static const reduce_case k_reduce[] = {
+    {"aligned unit cubes (column)", 0, EPS, 4},
+    {"box on cube, two corners shared", 1, EPS, 4},
+    {"15-point hulls, eps 0.25 (seed 1)", 2, 0.25, -1},
+    {"15-point hulls, eps 0.25 (seed 2)", 2, 0.25, -1},
+    {"15-point hulls, eps 0.05 (seed 3)", 2, 0.05, -1},
+};
 
 static uint64_t g_rng;
+static double uniform(double lo, double hi);
+
+static void make_reduce_pair(const reduce_case *rc, int i, posed *a, posed *b)
+{
+    const double zero[3] = {0, 0, 0};
+    if (rc->kind == 0) {
+        const double xa[3] = {0, 0, 1};
+        *a = box(1, 1, 1, xa, NULL);
+        *b = box(1, 1, 1, zero, NULL);
+    } else if (rc->kind == 1) { /* A's y range [-0.1, 0.5]: its corners at y = 0.5 are B's */
+        const double xa[3] = {0, 0.2, 0.7};
+        *a = box(1, 0.6, 0.4, xa, NULL);
+        *b = box(1, 1, 1, zero, NULL);
+    } else {
+        g_rng = 0x2545F4914F6CDD1Dull * (uint64_t)(i + 1);
+        double pa[45], pb[45];
+        for (int k = 0; k < 45; ++k) {
+            pa[k] = uniform(-0.04, 0.04);
+            pb[k] = uniform(-0.01, 0.01);
+        }
+        pp_polytope *A, *B;
+        ck_assert_int_eq(pp_polytope_from_points(pa, 15, &A), PP_OK);
+        ck_assert_int_eq(pp_polytope_from_points(pb, 15, &B), PP_OK);
+        const double xb[3] = {0.055, uniform(-0.01, 0.01), uniform(-0.01, 0.01)};
+        *a = pose(A, zero, NULL);
+        *b = pose(B, xb, NULL);
+    }
+}
+
+typedef struct sets_out {
+    pp_peg_set *sets;
+    pp_contact *c;
+    pp_peg_output out;
+} sets_out;
+
+static sets_out local_output(pp_peg_builder *bd, const posed *a, const posed *b, double eps,
+                             int reduce)
+{
+    sets_out r;
+    const int ns = 4096, nc = 65536;
+    r.sets = malloc(sizeof *r.sets * ns);
+    r.c = malloc(sizeof *r.c * nc);
+    r.out = (pp_peg_output){r.sets, ns, 0, 0, r.c, NULL, nc, 0, 0};
+    ck_assert_int_eq(pp_peg_local_sets(bd, &a->view, &b->view, eps, NULL, reduce, &r.out), PP_OK);
+    return r;
+}
+
+/*
+ * Each rule's removal is an implication (peg.h "Implied sets and duplicate rows"): every set
+ * of the unreduced output, removed or shortened, is dominated by a KEPT set T, i.e.
+ * max_S >= max_T wherever they are evaluated, so "kept sets satisfied => removed set
+ * satisfied". Checked (a) on the LCP's rows: the linearised end gaps psi + h G^T nu for 200
+ * random velocity pairs, to round-off (Rule 1 merges contacts whose rows are equal; Rule 2
+ * keeps a subset of rows); (b) at 100 random nearby poses of A (1e-4 m, 1e-4 rad), every
+ * contact re-evaluated there (pp_peg_contact_update), to second order: contacts of different
+ * features with one row at the build pose (coincident corners) part by O(delta^2). Also the
+ * literal statement at those samples, and the column's count: 4 U per face pair.
+ */
+START_TEST(test_reduction_is_implied)
+{
+    const reduce_case *rc = &k_reduce[_i];
+    posed a, b;
+    make_reduce_pair(rc, _i, &a, &b);
+    pp_peg_builder *bd;
+    ck_assert_int_eq(pp_peg_builder_create(&bd), PP_OK);
+    sets_out full = local_output(bd, &a, &b, rc->eps, 0);
+    sets_out red = local_output(bd, &a, &b, rc->eps, 1);
+    ck_assert_int_le(red.out.set_count, full.out.set_count);
+    if (rc->expect_sets >= 0) {
+        ck_assert_int_eq(red.out.set_count, rc->expect_sets);
+        for (int s = 0; s < red.out.set_count; ++s) {
+            ck_assert_int_eq(red.sets[s].kind, PP_PEG_SET_U);
+            ck_assert_int_eq(red.c[red.sets[s].first].kind, PP_CONTACT_VERTEX_FACE);
+            ck_assert_int_eq(red.c[red.sets[s].first].feature_b, FACE_PZ);
+            ck_assert_double_eq_tol(red.c[red.sets[s].first].n[2], -1.0, TOL);
+        }
+    }
+    if (rc->kind == 0) ck_assert_int_gt(full.out.set_count, 4 * 2); /* it did reduce */
+
+    enum { LINEAR = 200, POSES = 100, K = LINEAR + POSES };
+    const int nf = full.out.set_count, nr = red.out.set_count;
+    double *mf = malloc(sizeof(double) * (size_t)nf * K), *mr = malloc(sizeof(double) * (size_t)nr * K);
+    g_rng = 0xD1B54A32D192ED03ull * (uint64_t)(_i + 1);
+    const double h = 0.01, speed = rc->eps / h;
+    for (int k = 0; k < K; ++k) {
+        posed a2 = a;
+        int linear = k < LINEAR;
+        double va[3], wa[3], vb[3], wb[3];
+        for (int j = 0; j < 3; ++j) {
+            va[j] = uniform(-speed, speed);
+            vb[j] = uniform(-speed, speed);
+            wa[j] = uniform(-speed, speed);
+            wb[j] = uniform(-speed, speed);
+        }
+        if (!linear) {
+            const double t[3] = {uniform(-1e-4, 1e-4), uniform(-1e-4, 1e-4), uniform(-1e-4, 1e-4)},
+                         axis[3] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
+            a2 = moved(&a, t, axis, uniform(-1e-4, 1e-4));
+        }
+        for (int pass = 0; pass < 2; ++pass) {
+            const sets_out *o = pass ? &red : &full;
+            double *m = pass ? mr : mf;
+            for (int s = 0; s < o->out.set_count; ++s) {
+                double best = -HUGE_VAL;
+                for (int i = o->sets[s].first; i < o->sets[s].first + o->sets[s].count; ++i) {
+                    pp_contact c = o->c[i];
+                    double g;
+                    if (linear) {
+                        g = linear_gap(&c, h, va, wa, a.x, vb, wb, b.x);
+                    } else {
+                        ck_assert_int_eq(pp_peg_contact_update(&a2.view, &b.view, NULL, 0.0, &c), 1);
+                        g = c.psi;
+                    }
+                    best = fmax(best, g);
+                }
+                m[(size_t)s * K + k] = best;
+            }
+        }
+        if (!linear) {
+            free(a2.v);
+            free(a2.n);
+            free(a2.d);
+        }
+    }
+    const double tol_linear = 1e-9, tol_pose = 1e-6; /* round-off; 100 delta^2 */
+    for (int s = 0; s < nf; ++s) {
+        int dominated = 0;
+        for (int t = 0; t < nr && !dominated; ++t) {
+            int all = 1;
+            for (int k = 0; k < K && all; ++k)
+                all = mf[(size_t)s * K + k] >= mr[(size_t)t * K + k] - (k < LINEAR ? tol_linear : tol_pose);
+            dominated = all;
+        }
+        ck_assert_msg(dominated, "%s: set %d (%s, %s, %d contacts) is implied by no kept set",
+                      rc->name, s, pp_peg_set_kind_string(full.sets[s].kind),
+                      pp_peg_config_kind_string(full.sets[s].origin), full.sets[s].count);
+    }
+    /* literally: where every kept set holds, every set holds */
+    for (int k = 0; k < K; ++k) {
+        int kept_hold = 1;
+        for (int t = 0; t < nr; ++t) kept_hold &= mr[(size_t)t * K + k] >= 0.0;
+        if (!kept_hold) continue;
+        for (int s = 0; s < nf; ++s)
+            ck_assert_msg(mf[(size_t)s * K + k] >= -(k < LINEAR ? tol_linear : tol_pose),
+                          "%s: sample %d: kept sets hold, set %d does not (%g)", rc->name, k, s,
+                          mf[(size_t)s * K + k]);
+    }
+    free(mf);
+    free(mr);
+    free(full.sets);
+    free(full.c);
+    free(red.sets);
+    free(red.c);
+    pp_peg_builder_destroy(bd);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/* ---- The bound per pair (peg.h) ------------------------------------------------------------ */
+
+typedef struct fast_case {
+    double eps;     /* the pair's proximity: 0.01 + motion */
+    int seed;
+} fast_case;
+
+static const fast_case k_fast[] = {
+    {0.26, 1}, {0.26, 2}, {0.26, 3}, {0.61, 4}, {0.61, 5}, {0.61, 6},
+};
+
+/*
+ * Two 15-point hulls, 8 and 2 cm across, 1–5 cm apart, within the proximity of a pair meeting
+ * at 25 m/s (eps = 0.26 m, motion 0.25 m at h = 0.01) or 60 m/s (0.61 m): before the bound
+ * every feature pair was near (~250 sets, ~5000 contacts). Now: within PP_PEG_PAIR_MAX_SETS
+ * and PP_PEG_PAIR_MAX_CONTACTS (also through the old entry point, motion 0); the separating
+ * set is there and its primary is its largest gap (>= 0: a separating axis); and the sets see
+ * the collisions the step can make: B translated toward A by up to 10 cm (up to `motion`)
+ * along 200 random directions, each end pose that overlaps A violates some set (re-evaluated
+ * there).
+ */
+START_TEST(test_fast_pair_bounded)
+{
+    const fast_case *fc = &k_fast[_i];
+    g_rng = 0x9E3779B97F4A7C15ull * (uint64_t)fc->seed;
+    const double zero[3] = {0, 0, 0}, motion = fc->eps - 0.01;
+    double pa[45], pb[45];
+    for (int k = 0; k < 45; ++k) {
+        pa[k] = uniform(-0.04, 0.04);
+        pb[k] = uniform(-0.01, 0.01);
+    }
+    pp_polytope *A, *B;
+    ck_assert_int_eq(pp_polytope_from_points(pa, 15, &A), PP_OK);
+    ck_assert_int_eq(pp_polytope_from_points(pb, 15, &B), PP_OK);
+    posed a = pose(A, zero, NULL);
+    /* B on the +x side, its distance to A set to 1–5 cm by bisection */
+    const double y = uniform(-0.015, 0.015), z = uniform(-0.015, 0.015),
+                 target = uniform(0.01, 0.05);
+    double lo = 0.0, hi = 1.0;
+    for (int it = 0; it < 60; ++it) {
+        double m = 0.5 * (lo + hi), xb[3] = {m, y, z};
+        posed b = pose(B, xb, NULL);
+        if (signed_distance(&a, &b) < target) lo = m; else hi = m;
+        free(b.v), free(b.n), free(b.d);
+    }
+    const double xb[3] = {hi, y, z};
+    posed b = pose(B, xb, NULL);
+
+    static pp_peg_set sets[1024];
+    static pp_contact cs[8192];
+    pp_peg_output out = {sets, 1024, 0, 0, cs, NULL, 8192, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes(NULL, &a.view, &b.view, fc->eps, NULL, &out), PP_OK);
+    ck_assert_int_le(out.set_count, PP_PEG_PAIR_MAX_SETS);
+    ck_assert_int_le(out.contact_count, PP_PEG_PAIR_MAX_CONTACTS);
+
+    out = (pp_peg_output){sets, 1024, 0, 0, cs, NULL, 8192, 0, 0};
+    ck_assert_int_eq(pp_peg_constraints_polytopes_moving(NULL, &a.view, &b.view, fc->eps, motion,
+                                                         NULL, &out), PP_OK);
+    ck_assert_int_ge(out.set_count, 1);
+    ck_assert_int_le(out.set_count, PP_PEG_PAIR_MAX_SETS);
+    ck_assert_int_le(out.contact_count, PP_PEG_PAIR_MAX_CONTACTS);
+    ck_assert_int_eq(out.sets_needed, out.set_count);
+    int separating = -1;
+    for (int s = 0; s < out.set_count; ++s)
+        if (sets[s].origin == PP_PEG_SEPARATING) separating = s;
+    ck_assert_int_ge(separating, 0);
+    {
+        const pp_peg_set *sp = &sets[separating];
+        double m = -HUGE_VAL;
+        for (int i = sp->first; i < sp->first + sp->count; ++i) m = fmax(m, cs[i].psi);
+        ck_assert_double_eq_tol(cs[sp->first].psi, m, 1e-12);
+        ck_assert_double_ge(m, 0.0); /* separated: the primary is a separating axis */
+        ck_assert_double_le(m, target + 1e-9);
+    }
+    /* Collisions within the step are seen */
+    int overlapping = 0;
+    for (int k = 0; k < 200; ++k) {
+        double d[3] = {-1.0, uniform(-0.5, 0.5), uniform(-0.5, 0.5)};
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), t = uniform(0.0, fmin(motion, 0.1));
+        double x2[3] = {xb[0] + t * d[0] / len, xb[1] + t * d[1] / len, xb[2] + t * d[2] / len};
+        posed b2 = pose(B, x2, NULL);
+        double dist = signed_distance(&a, &b2);
+        int violated = 0;
+        for (int s = 0; s < out.set_count && !violated; ++s) {
+            double m = -HUGE_VAL;
+            for (int i = sets[s].first; i < sets[s].first + sets[s].count; ++i) {
+                pp_contact c = cs[i];
+                ck_assert_int_eq(pp_peg_contact_update(&a.view, &b2.view, NULL, 0.0, &c), 1);
+                m = fmax(m, c.psi);
+            }
+            violated = m < -1e-12;
+        }
+        if (dist < -1e-9) {
+            ++overlapping;
+            ck_assert_msg(violated, "seed %d: B moved %g m overlaps A by %g, no set sees it",
+                          fc->seed, t, -dist);
+        }
+        free(b2.v), free(b2.n), free(b2.d);
+    }
+    ck_assert_int_gt(overlapping, 0);
+    free(a.v), free(a.n), free(a.d);
+    free(b.v), free(b.n), free(b.d);
+    pp_polytope_destroy(A);
+    pp_polytope_destroy(B);
+}
+END_TEST
+
+/* ---- Properties over random box pairs ----------------------------------------------------- */
 
 static double uniform(double lo, double hi)
 {
@@ -880,6 +1203,8 @@ int main(void)
     tcase_add_loop_test(tc, test_slack_rows, 0, (int)(sizeof k_slack / sizeof k_slack[0]));
     tcase_add_test(tc, test_capacity);
     tcase_add_loop_test(tc, test_random_pairs, 0, 20);
+    tcase_add_loop_test(tc, test_reduction_is_implied, 0, (int)(sizeof k_reduce / sizeof k_reduce[0]));
+    tcase_add_loop_test(tc, test_fast_pair_bounded, 0, (int)(sizeof k_fast / sizeof k_fast[0]));
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -491,7 +491,6 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
  * and a fixed-point test at 1e-11 then never passes (measured: 20 iterations a step on 3-box
  * stacks of turned boxes, where one solve gives the same answer).
  */
-#define PP_REST_DISPLACEMENT 1e-8
 
 static int at_rest(const pp_world *world, const pp_island_work *iw, double h)
 {
@@ -514,8 +513,19 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     pp_status st = pp_island_load(world, iw);
     if (st != PP_OK || iw->list.contact_count == 0) return st;
     st = pp_island_solve(world, iw, h, &model, NULL);
-    if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h))
-        st = relinearize_step(world, iw, h, &model);
+    if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h)) {
+        /* An island that was at rest at the start of the step and is not after its first
+         * solve: the iteration works on the sets of the rules themselves (world.c
+         * build_island, pp_peg_params.reduce), from q^l on. */
+        if (model == PP_MODEL_PEG) {
+            iw->unreduced = 1;
+            iw->list.contact_count = iw->list.set_count = 0;
+            st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_PEG,
+                                      &iw->list, &iw->near_pairs);
+        }
+        if (st == PP_OK) st = relinearize_step(world, iw, h, &model);
+        iw->unreduced = 0;
+    }
     if (st == PP_ERR_SOLVER) {
         pp_log(PP_LOG_WARNING, "the time-stepping LCP of an island (%d unknowns) was not solved "
                                "(status %d); its contacts got no impulse", iw->stats.lcp_size,

@@ -179,12 +179,17 @@ static pp_status pair_peg_sets(const pp_step_scratch *s, pp_island_work *iw,
     if (st == PP_OK) st = pp_pose_pair(iw, sa, sb, &va, &vb);
     if (st != PP_OK) return st;
 
+    /* Implied sets are removed in resting islands only (world.c build_island). */
+    pp_peg_params params = pp_peg_params_default();
+    params.reduce = !iw->unreduced;
     int first_contact = l->contact_count, first_set = l->set_count;
     for (;;) {
         pp_peg_output out = {l->sets, l->set_capacity, first_set, 0,
                              l->contacts, NULL, l->contact_capacity, first_contact, 0};
         st = sb->kind == PP_SHAPE_POLYTOPE
-                 ? pp_peg_constraints_polytopes(iw->peg_builder, &va, &vb, eps_ab, NULL, &out)
+                 ? pp_peg_constraints_polytopes_moving(iw->peg_builder, &va, &vb, eps_ab,
+                                                       s->shape_motion[a] + s->shape_motion[b],
+                                                       &params, &out)
                  : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
         if (st == PP_OK) {
             st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface);

@@ -89,6 +89,8 @@ typedef struct pp_island_work {
     pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
     int work_model;                /* the model whose sets `work` holds */
     int near_pairs;                /* near pairs of the last build */
+    int unreduced;                 /* PEG sets built without removing implied ones
+                                      (pp_peg_params.reduce = 0): the re-linearisation */
 
     pp_peg_builder *peg_builder;   /* stage 5 under PP_MODEL_PEG */
     double *pose_work;             /* posed polytope views of the pair being classified */
@@ -257,6 +259,8 @@ pp_status pp_bridge_shapes(pp_world *world);
 void pp_stage_pose_shapes(pp_world *world, double dt);
 void pp_pose_body_shapes(pp_world *world, int body, double dt);
 double pp_body_reach(const pp_world *world, int body);
+/* An island at rest moves no point of its bodies more than this in a step, m (relinearize.c). */
+#define PP_REST_DISPLACEMENT 1e-8
 pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratch.pairs */
 
 /* stage_islands.c: stage 6, islands of dynamic bodies through the candidate pairs; the pairs

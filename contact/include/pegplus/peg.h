@@ -53,6 +53,14 @@ typedef struct pp_peg_params {
                               -1e-3: 0.1 mm in the pouring scene) */
     double coplanar_cos;   /* vertex–edge with eta_1 . eta_2 > coplanar_cos: the edge only
                               splits a plane, U on face f1 alone; 0.995 */
+    int reduce;            /* 1: remove implied sets and duplicate rows of the pair before
+                              returning them ("Implied sets and duplicate rows" below); 0:
+                              every set of the rules. Default 1. Duplicate rows are found by
+                              value (psi, n, p_a within 1e-12), so which sets are removed
+                              depends on exact coincidences of the pose: the stepper builds
+                              with 0 at the re-linearisation's predicted poses, where a
+                              family of sets that changes with the iterate stops the
+                              fixed point from converging */
 } pp_peg_params;
 
 /* The defaults above. */
@@ -165,7 +173,9 @@ typedef enum pp_peg_config_kind {
     PP_PEG_VERTEX_EDGE = 3,    /* vertex of A near the interior of edge of B */
     PP_PEG_EDGE_VERTEX = 4,    /* edge of A, vertex of B near its interior */
     PP_PEG_VERTEX_VERTEX = 5,  /* vertex of A near vertex of B */
-    PP_PEG_PLANE = 6           /* vertex of A against a half-space (feature_b = -1) */
+    PP_PEG_PLANE = 6,          /* vertex of A against a half-space (feature_b = -1) */
+    PP_PEG_SEPARATING = 7      /* origin of the separating set of a fast or capped pair (the
+                                  facets of B (-) A; pp_peg_constraints_polytopes_moving) */
 } pp_peg_config_kind;
 
 /* A short constant name ("vertex-face", ...). */
@@ -309,15 +319,90 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * a vertex resting on a face near a convex edge it is the face it rests on, which the
  * authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge (spec §2.5
  * numerical check).
+ * Implied sets and duplicate rows are removed before returning (each rule's proof at
+ * reduce_pair in peg_constraints.c; spec §2.4–2.5, Eqs 20, 24, 39–40). Two contacts give the
+ * same LCP row when their psi, n and p_a agree (to 1e-12, relative to |p_a| + 1 m for lengths):
+ *  - Rule 1: a secondary repeating a row of its set is dropped (max(g, g, ..) = max(g, ..)); a
+ *    set left with one contact becomes a U. Of contacts with one row the representative is
+ *    the vertex–face, then face–vertex, then edge–edge one, lowest features first.
+ *  - Rule 2: a set S is dropped when another set T of the pair has all its rows among S's
+ *    (T has fewer rows, or the same rows and comes first): max_T >= 0 implies max_S >= 0, and
+ *    every solution without S is a solution with S (p_S = 0).
+ * E.g. two boxes face on face with exactly coincident corners (an aligned column): per corner
+ * the vertex sets of both corners and the X collapse to one U on the face pair, four per face
+ * pair, the standard model's contacts.
  * Measured (check_peg_constraints, random boxes and random 12-point hulls within eps):
  * separated pairs never have a set with max psi < 0, penetrating pairs always have one,
  * for boxes; for small-featured hulls about 1 in 30000 pairs fails either way.
+ * At most PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS contacts (the bound below).
  * Returns PP_OK, PP_ERR_NO_MEMORY (out too small: whole sets only, *_needed are the totals;
  * or the builder could not grow), PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT.
  */
 pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytope_view *a,
                                        const pp_polytope_view *b, double eps,
                                        const pp_peg_params *params, pp_peg_output *out);
+
+/*
+ * The bound per pair. The rules above take every feature pair within eps; a pair moving
+ * fast against its size (eps = proximity + motion bound of the step, 25 m/s at h = 0.01 gives
+ * eps ~ 0.25 m against hulls of 2–8 cm) then had all its feature pairs near, every vertex
+ * near every vertex: ~250 sets of ~5000 contacts for two 15-point hulls. Given `motion`, the
+ * part of eps that bounds how far any point of either body can move relative to the other
+ * in the step (the plugin's m_a + m_b; 0 <= motion < eps), the sets are limited to what
+ * can meet in the step:
+ *  - the rules above within eps; if that stays within the cap below, nothing else (every
+ *    slow pair, and every pair the cap does not bind: the sets are exactly those of the rules);
+ *  - a fast pair (motion > eps - motion) over the cap: sigma, the pair's separating-axis gap
+ *    (the largest facet gap below: <= their distance, < 0 when they overlap), decides.
+ *    sigma > motion: nothing can meet in the step (every point moves at most motion relative
+ *    to the other body), no set. eps - motion < sigma <= motion (apart, approaching): the
+ *    SEPARATING SET alone. sigma <= eps - motion (touching: resting, sliding, the step after
+ *    an impact): the rules above again within eps_local = max(sigma, 0) + (eps - motion),
+ *    the feature pairs within the base proximity of the closest ones as for a slow pair,
+ *    plus the separating set;
+ *    the separating set: one X set (a U if it has one contact), origin PP_PEG_SEPARATING,
+ *    max >= 0 over the facets of the Minkowski difference B (-) A — each face f of B with A's
+ *    lowest vertex over it (vertex–face), each face of A with B's lowest vertex
+ *    (face–vertex), each edge pair with APPL^ee >= appl_x (edge–edge) — that SEPARATE the
+ *    pair now (gap >= 0; when they overlap, the least overlapping ones). By the
+ *    separating-axis theorem a facet gap >= 0 at the end of the step means no overlap
+ *    there, and one of the facets separating now separating at the end means (for the
+ *    linearised step's translation) none all along it: a 2 cm hull at 25 m/s does not pass
+ *    through an 8 cm one within a step. Its primary is its largest gap (the best axis);
+ *  - then the cap, for every pair: at most PP_PEG_PAIR_MAX_SETS sets and
+ *    PP_PEG_PAIR_MAX_CONTACTS contacts (primaries + secondaries), the separating set
+ *    included. When the local sets exceed it, whole sets are kept by increasing max psi
+ *    (smallest gaps first: the sets nearest to being active) while they fit, and the
+ *    separating set joins (if sigma <= motion), at most PP_PEG_SEPARATING_MAX_CONTACTS of
+ *    its candidates, the largest gaps (a candidate left out of a max can only forbid more).
+ * So a pair contributes at most PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS
+ * contacts: with k friction directions at most 256 + 32 (k + 1) = 416 LCP unknowns at k = 4
+ * (pp_peg_lcp_size). What a cut leaves out: support at more points than the kept sets have
+ * (a fast pair's first impact acts at the separating set's primary; at rest sigma ~ 0 and the
+ * local sets are those of a slow pair), never the pair's non-overlap (the separating set).
+ * The bound is per call: the stepper's re-linearisation (ST96 §3.6) keeps the sets of every
+ * predicted pose of the step, so a step's LCP holds up to (iterations + 1) calls' worth.
+ * Measured: two 15-point hulls 8 and 2 cm across, 1–5 cm apart, eps = 0.25 and 0.6 m:
+ * 174–297 sets, 2671–5743 contacts (LCP 3541–7178 at k = 4) before; after, the separating
+ * set alone, 9–21 contacts (check_peg_constraints). Shot at each other at 25 and 50 m/s
+ * (check_peg_fast_hulls): at most 108 contacts in a step's LCP with the re-linearisation.
+ * The slow pairs of the pouring scene and of the box column never reach the cap.
+ */
+#define PP_PEG_PAIR_MAX_SETS 32
+#define PP_PEG_PAIR_MAX_CONTACTS 256
+#define PP_PEG_SEPARATING_MAX_CONTACTS 96
+
+/*
+ * pp_peg_constraints_polytopes with the bound above for a pair that can move `motion` (m,
+ * 0 <= motion < eps) relative to each other in the step; pp_peg_constraints_polytopes is this
+ * with motion = 0 (every pair slow, the cap still applies). Returns as
+ * pp_peg_constraints_polytopes, and PP_ERR_INVALID_ARGUMENT for motion outside [0, eps).
+ * The *_needed totals are exact (the bound is applied in the builder's scratch first).
+ */
+pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_polytope_view *a,
+                                              const pp_polytope_view *b, double eps,
+                                              double motion, const pp_peg_params *params,
+                                              pp_peg_output *out);
 
 /* A polytope against the half-space normal . x <= offset (B, static): a U vertex–face set
  * for every vertex with -eps < psi < eps (a half-space has no edges to cross). */
