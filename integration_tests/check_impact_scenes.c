@@ -5,6 +5,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <math.h>
@@ -268,9 +269,5 @@ int main(void)
     tcase_add_loop_test(tc, test_plus_brick_through_ode, 0, 3);
     tcase_add_test(tc, test_resting_box_elastic);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return pp_it_run(s);
 }

@@ -11,6 +11,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <stddef.h>
@@ -20,17 +21,10 @@
 
 #define H 0.01
 
-static void quiet(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)message;
-    (void)user;
-}
-
 static void setup(void)
 {
     pp_scenes_init_ode();
-    pp_set_log_hook(quiet, NULL);
+    pp_set_log_hook(pp_log_discard, NULL);
 }
 
 typedef struct world_set {
@@ -224,9 +218,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return pp_it_run(suite());
 }

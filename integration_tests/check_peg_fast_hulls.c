@@ -14,6 +14,7 @@
 #include "pegplus/peg.h"
 #include "pegplus/pegplus.h"
 #include "scenes.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <math.h>
@@ -53,13 +54,6 @@ static double uniform(double lo, double hi)
     return lo + (hi - lo) * (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static void quiet(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)message;
-    (void)user;
-}
-
 static void body_pose(dBodyID b, double x[3], double R[9])
 {
     const dReal *p = dBodyGetPosition(b), *r = dBodyGetRotation(b);
@@ -87,7 +81,7 @@ START_TEST(test_fast_hulls)
 {
     const fast_case *fc = &CASES[_i];
     g_rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)fc->seed;
-    pp_set_log_hook(quiet, NULL);
+    pp_set_log_hook(pp_log_discard, NULL);
     pp_scenes_init_ode();
     dWorldID world = dWorldCreate();
     dSpaceID space = dHashSpaceCreate(0);
@@ -169,9 +163,5 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_fast_hulls, 0, (int)(sizeof CASES / sizeof CASES[0]));
     suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return pp_it_run(s);
 }

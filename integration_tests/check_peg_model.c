@@ -18,6 +18,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <math.h>
@@ -35,17 +36,10 @@
 #define REST_SPEED 1e-6    /* SCENES.md: at rest, max |v| < 1e-6 m/s */
 #define RELINEARIZE 10
 
-static void quiet(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)message;
-    (void)user;
-}
-
 static void setup(void)
 {
     pp_scenes_init_ode();
-    pp_set_log_hook(quiet, NULL);
+    pp_set_log_hook(pp_log_discard, NULL);
 }
 
 static pp_world *make_world(const pp_scene *s, pp_model model, double mu)
@@ -350,9 +344,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *runner = srunner_create(suite());
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed ? 1 : 0;
+    return pp_it_run(suite());
 }

@@ -22,6 +22,7 @@
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
 #include "pouring.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <math.h>
@@ -45,13 +46,6 @@ static const pour_case CASES[] = {
     {0.016, 0.0, 1, 1e-10}, {0.016, 0.0, 2, 1e-10},
 };
 
-static void quiet(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)message;
-    (void)user;
-}
-
 /* Inside the box's inner walls (pouring.h), and not thrown out over them. */
 static int inside_box(dBodyID body)
 {
@@ -62,7 +56,7 @@ static int inside_box(dBodyID body)
 START_TEST(test_pouring_no_overlap)
 {
     const pour_case *pc = &CASES[_i];
-    pp_set_log_hook(quiet, NULL);
+    pp_set_log_hook(pp_log_discard, NULL);
     pp_pour_scene pour;
     ck_assert_int_eq(pp_pour_scene_create(&pour, PP_POUR_RANDOM_HULLS, pc->seed), PP_OK);
     pp_config config = pp_config_default();
@@ -108,9 +102,5 @@ int main(void)
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_pouring_no_overlap, 0, (int)(sizeof CASES / sizeof CASES[0]));
     suite_add_tcase(s, tc);
-    SRunner *runner = srunner_create(s);
-    srunner_run_all(runner, CK_NORMAL);
-    int failed = srunner_ntests_failed(runner);
-    srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return pp_it_run(s);
 }

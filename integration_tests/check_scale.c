@@ -13,6 +13,7 @@
 #include "pegplus/pegplus.h"
 #include "scenes.h"
 #include "scripted.h"
+#include "it_common.h"
 
 #include <check.h>
 #include <math.h>
@@ -22,17 +23,10 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static void quiet(pp_log_level level, const char *message, void *user)
-{
-    (void)level;
-    (void)message;
-    (void)user;
-}
-
 static void setup(void)
 {
     pp_scenes_init_ode();
-    pp_set_log_hook(quiet, NULL);
+    pp_set_log_hook(pp_log_discard, NULL);
     struct rlimit cap = {(rlim_t)GIB, (rlim_t)GIB};
     ck_assert_int_eq(setrlimit(RLIMIT_DATA, &cap), 0);
 }
@@ -119,9 +113,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return pp_it_run(suite());
 }
