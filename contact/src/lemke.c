@@ -90,6 +90,7 @@
  * On the pile, where contact sets change a little from step to step, it takes ~12 pivots
  * where Lemke from w basic takes ~37.
  */
+#define _POSIX_C_SOURCE 200809L /* getpid (PP_LCP_DUMP_ALL) */
 #include "pegplus/lcp.h"
 
 #include <errno.h>
@@ -99,6 +100,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PP_LCP_N_MAX_LIMIT (1 << 20)
 
@@ -1546,6 +1548,28 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
     return status;
 }
 
+/* ---- Dump every solve (PP_LCP_DUMP_ALL) ------------------------------------------------
+ *
+ * With the environment variable PP_LCP_DUMP_ALL set to a directory, every call of
+ * pp_lcp_solve and pp_lcp_solve_lemke with n >= 2 writes its problem there as
+ * lcp_<pid>_<counter>_n<n>.lcp (pp_lcp_instance_save), to collect real instances for timing
+ * and tests. The variable is read once; a write failure turns the dump off. Not thread-safe
+ * (the counter): a diagnostic for single-threaded runs. */
+static void dump_instance(int n, const double *M, const double *q, const char *who)
+{
+    static int state = -1; /* -1 unread, 0 off, 1 on */
+    static const char *dir = NULL;
+    static unsigned long counter = 0;
+    if (state < 0) {
+        dir = getenv("PP_LCP_DUMP_ALL");
+        state = dir && *dir ? 1 : 0;
+    }
+    if (state == 0 || n < 2) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lcp_%ld_%06lu_n%d.lcp", dir, (long)getpid(), counter++, n);
+    if (pp_lcp_instance_save(path, n, M, q, NULL, who) != PP_OK) state = 0;
+}
+
 static void fail_clean(int n, double *z, unsigned char *basis)
 {
     for (int i = 0; i < n; ++i) z[i] = 0.0;
@@ -1560,6 +1584,7 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
+    dump_instance(n, M, q, "pp_lcp_solve_lemke");
     reset_result(result);
     result->attempts = 1;
 
@@ -1580,6 +1605,7 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
+    dump_instance(n, M, q, "pp_lcp_solve");
     reset_result(result);
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
