@@ -181,6 +181,11 @@ void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, d
  *   q            followed by n numbers
  *   z            (optional) followed by n numbers: a known solution
  * Numbers are written with %.17g so a load reproduces the bits.
+ *
+ * Collecting instances: with the environment variable PP_LCP_DUMP_ALL set to an existing
+ * directory, every pp_lcp_solve and pp_lcp_solve_lemke call with n >= 2 saves its M and q
+ * there as lcp_<pid>_<counter>_n<n>.lcp before solving (read once per process; a failed
+ * write turns it off; not thread-safe). A diagnostic: it costs a file per solve.
  */
 typedef struct pp_lcp_instance {
     int n;
