@@ -119,6 +119,8 @@
 #define POLISH_SKIP 1e-3
 /* Tied rows of B^-1 are refined when the last entering column drifted more than this. */
 #define LEX_REFINE_DRIFT 1e-10
+/* Relative error assumed for rows of an inverse updated with unrefined columns (ratio_test). */
+#define LEX_ROW_ERROR 1e-6
 /* The double-double rescue runs on problems up to this size, for at most 2 n + 10 pivots:
  * it costs ~50 n^2 flops a pivot (40 ms a pivot at n = 900; the pile's islands are <= 140). */
 #define RESCUE_MAX_N 256
@@ -156,6 +158,13 @@ struct pp_lcp_workspace {
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
 };
+
+/* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
+ * libm at -O2 without -ffinite-math-only, and it showed at 6% of a solve in perf. */
+static inline double max_d(double a, double b)
+{
+    return a > b ? a : b;
+}
 
 static size_t align_up(size_t bytes)
 {
@@ -533,8 +542,8 @@ static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const doubl
         double c = 0.0, size = 0.0;
         for (int b = 0; b < nb; ++b) {
             zb[b] += r[b];
-            c = fmax(c, fabs(r[b]));
-            size = fmax(size, fabs(zb[b]));
+            c = max_d(c, fabs(r[b]));
+            size = max_d(size, fabs(zb[b]));
         }
         if (!(c > REFINE_SETTLED * size) || (step == 0 && c <= REFINE_ONE_STEP * size)) break;
     }
@@ -556,6 +565,14 @@ typedef struct lemke_run {
     int updates;                /* pivots applied to B^-1 since it was last computed */
     int saved_updates;          /* updates of the inverse kept by save_inverse */
     double drift;               /* first refinement correction of the last entering column */
+    double x_error;             /* estimated bound on ||x - B^-1 q||_inf (see "Refinement on
+                                   demand") */
+    double last_correction;     /* refine: size of the correction it stopped at, or, when
+                                   settled, of the rounding level of v */
+    int since_refine;           /* pivots since y and x were last refined */
+    double growth;              /* product of ||y|| / |y_r| over those pivots */
+    int plain_updates;          /* pivots with an unrefined y since B^-1 was computed */
+    int saved_plain_updates;
 } lemke_run;
 
 /* Row i of the explicit basis inverse. */
@@ -655,20 +672,21 @@ static void apply_inverse(const lemke_run *run, const double *b, double *v)
  * is still the best estimate at hand: the pivot rule may use it, and the answer is judged by
  * the independent residual in the end.
  */
-static double refine(const lemke_run *run, const double *b, double *v, int *settled)
+static double refine(lemke_run *run, const double *b, double *v, int *settled)
 {
     const int n = run->n;
     double *r = run->ws->residual, *c = run->ws->sum_hi;
     double first = 0.0, previous = INFINITY;
     *settled = 0;
+    run->last_correction = INFINITY;
     for (int step = 0; step < REFINE_STEPS; ++step) {
         basis_residual(run, b, v, r);
         apply_inverse(run, r, c); /* basis_residual is done with sum_hi */
         double cmax = 0.0, size = 0.0;
         for (int i = 0; i < n; ++i) {
             v[i] += c[i];
-            cmax = fmax(cmax, fabs(c[i]));
-            size = fmax(size, fabs(v[i]));
+            cmax = max_d(cmax, fabs(c[i]));
+            size = max_d(size, fabs(v[i]));
         }
         if (!isfinite(size) || !isfinite(cmax)) return INFINITY;
         if (step == 0) first = size > 0.0 ? cmax / size : (cmax > 0.0 ? INFINITY : 0.0);
@@ -677,6 +695,7 @@ static double refine(const lemke_run *run, const double *b, double *v, int *sett
          * factor, so what remains is below first^2 <= u. Saves the second residual. */
         if (!(cmax > REFINE_SETTLED * size) || (step == 0 && first <= REFINE_ONE_STEP)) {
             *settled = 1;
+            run->last_correction = REFINE_SETTLED * size;
             return first;
         }
         int contracting = cmax < 0.5 * previous;
@@ -684,6 +703,7 @@ static double refine(const lemke_run *run, const double *b, double *v, int *sett
         if (!contracting) break;
     }
     *settled = previous <= REFINE_FLOOR * vector_inf_norm(n, v);
+    run->last_correction = previous;
     return first;
 }
 
@@ -696,6 +716,7 @@ static void save_inverse(lemke_run *run)
     memcpy(ws->tie_rows, ws->inverse, n * n * sizeof *ws->inverse);
     memcpy(ws->rhs, ws->x, n * sizeof *ws->x);
     run->saved_updates = run->updates;
+    run->saved_plain_updates = run->plain_updates;
 }
 
 static void restore_inverse(lemke_run *run)
@@ -705,6 +726,7 @@ static void restore_inverse(lemke_run *run)
     memcpy(ws->inverse, ws->tie_rows, n * n * sizeof *ws->inverse);
     memcpy(ws->x, ws->rhs, n * sizeof *ws->x);
     run->updates = run->saved_updates;
+    run->plain_updates = run->saved_plain_updates;
 }
 
 /*
@@ -788,6 +810,7 @@ static int refactorise(lemke_run *run)
         return 0;
     }
     run->updates = 0;
+    run->plain_updates = 0;
     return 1;
 }
 
@@ -858,8 +881,8 @@ static void refined_inverse_row(const lemke_run *run, int i, double *u)
         double cmax = 0.0, size = 0.0;
         for (int k = 0; k < n; ++k) {
             u[k] += c[k];
-            cmax = fmax(cmax, fabs(c[k]));
-            size = fmax(size, fabs(u[k]));
+            cmax = max_d(cmax, fabs(c[k]));
+            size = max_d(size, fabs(u[k]));
         }
         if (!(cmax > REFINE_SETTLED * size)) return;
     }
@@ -902,33 +925,154 @@ static int ratio_test(const lemke_run *run, int z0_row)
      * candidates are kept in index[] as positions into ties[] / tie_rows. The rows are
      * refined (O(n^2) each) only when the inverse was seen to drift: when the entering
      * column needed a first correction below LEX_REFINE_DRIFT, the inverse's rows are as
-     * good (degenerate PEG problems tie dozens of rows at every pivot). */
-    for (int t = 0; t < count; ++t) {
-        double *row = &ws->tie_rows[(size_t)t * n];
-        if (run->drift > LEX_REFINE_DRIFT)
-            refined_inverse_row(run, ws->ties[t], row);
-        else
-            memcpy(row, inverse_row(run, ws->ties[t]), (size_t)n * sizeof *row);
-        ws->index[t] = t;
-    }
-    for (int j = 0; j < n && count > 1; ++j) {
-        double vmin = INFINITY, vabs = 0.0;
-        for (int t = 0; t < count; ++t) {
-            int c = ws->index[t];
-            double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
-            if (v < vmin) vmin = v;
-            if (fabs(v) > vabs) vabs = fabs(v);
+     * good (degenerate PEG problems tie dozens of rows at every pivot). When the inverse was
+     * updated with unrefined entering columns (plain_updates), the comparison runs on its
+     * rows first and is redone on refined rows only if a candidate was dropped by less than
+     * LEX_ROW_ERROR of the largest row / y_i: a decision that close may be the rounding's. */
+    const int candidates = count;
+    int refine_rows = run->drift > LEX_REFINE_DRIFT;
+    for (;;) {
+        double row_scale = 0.0;
+        for (int t = 0; t < candidates; ++t) {
+            double *row = &ws->tie_rows[(size_t)t * n];
+            if (refine_rows)
+                refined_inverse_row(run, ws->ties[t], row);
+            else
+                memcpy(row, inverse_row(run, ws->ties[t]), (size_t)n * sizeof *row);
+            ws->index[t] = t;
+            row_scale = max_d(row_scale, vector_inf_norm(n, row) / y[ws->ties[t]]);
         }
-        double vband = o->tie_tol * vabs;
-        int kept = 0;
-        for (int t = 0; t < count; ++t) {
-            int c = ws->index[t];
-            double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
-            if (v <= vmin + vband) ws->index[kept++] = c;
+        int check = !refine_rows && run->plain_updates > 0, close = 0;
+        double certain = LEX_ROW_ERROR * row_scale;
+        count = candidates;
+        for (int j = 0; j < n && count > 1; ++j) {
+            double vmin = INFINITY, vabs = 0.0;
+            for (int t = 0; t < count; ++t) {
+                int c = ws->index[t];
+                double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
+                if (v < vmin) vmin = v;
+                if (fabs(v) > vabs) vabs = fabs(v);
+            }
+            double vband = o->tie_tol * vabs;
+            int kept = 0;
+            for (int t = 0; t < count; ++t) {
+                int c = ws->index[t];
+                double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
+                if (v <= vmin + vband) ws->index[kept++] = c;
+                else if (check && v <= vmin + vband + certain) close = 1;
+            }
+            count = kept;
         }
-        count = kept;
+        if (!close) break;
+        refine_rows = 1;
     }
     return ws->ties[ws->index[0]];
+}
+
+/* ---- Refinement on demand ----------------------------------------------------------------
+ *
+ * The refinement above makes every pivot decision that of exact arithmetic, at the price of
+ * compensated residuals (with Dekker's product, ~20 flops an entry) for x and y at every
+ * pivot: 40-50% of a solve on the pile (perf). Most decisions do not need it: a ratio test
+ * whose winner beats every other candidate by more than the errors of x and y, with no
+ * entry of y near the pivot threshold and no candidate x_i near 0, picks the row exact
+ * arithmetic picks. So a pivot first forms y with the updated inverse alone and runs
+ * ratio_test_certain, which returns the row only when the decision is certain under
+ * error bounds
+ *     |y - B^-1 a|  <=  e_y = Y_ERROR_SAFETY max(drift, n u) growth ||y||_inf,
+ *     |x - B^-1 q|  <=  e_x (x_error, carried through the pivots),
+ * where drift is the measured relative error of the last refined entering column and
+ * growth the product of ||y|| / |y_r| over the pivots since (an elementary matrix with a
+ * small pivot magnifies the inverse's error by about that). After a pivot on row r with
+ * theta = x_r / y_r,
+ *     e_theta = (e_x + |theta| e_y) / |y_r| + 2 u |theta|,
+ *     e_x'    = max(e_theta, e_x + ||y|| e_theta + |theta| e_y) + 2 u (||x|| + |theta| ||y||).
+ * Everything else (a tie, a degenerate row, a ray, z0 near 0, every REFINE_PERIOD pivots, or
+ * e_x above X_ERROR_MAX ||x||) goes through the refined path as before: x and y refined,
+ * the inverse recomputed when they drift, ties broken on refined rows. Before z is read
+ * off, x is refined once more; the answer is judged by the independent residual anyway.
+ */
+#define RATIO_AMBIGUOUS (-3)
+#define REFINE_PERIOD 4
+#define Y_ERROR_SAFETY 100.0
+#define X_ERROR_MAX 1e-8
+
+/* Refine x = B^-1 q; recompute the inverse when x does not settle (refactorise keeps the
+ * better one). Sets x_error. Returns 0 when x is not finite. */
+static int refresh_x(lemke_run *run)
+{
+    int settled;
+    if (refine(run, run->q, run->ws->x, &settled) == INFINITY) return 0;
+    if (!settled && run->updates > 0) refactorise(run); /* refines x with the better inverse */
+    run->x_error = run->last_correction;
+    return isfinite(run->x_error);
+}
+
+/* y = B^-1 a_v with the current inverse, not refined. Returns ||y||_inf (not finite: y is
+ * not usable). */
+static double entering_column_plain(lemke_run *run, int v)
+{
+    pp_lcp_workspace *ws = run->ws;
+    const int n = run->n;
+    if (v < n) {
+        for (int i = 0; i < n; ++i) ws->y[i] = inverse_row(run, i)[v];
+    } else {
+        load_column(run, v, ws->column);
+        apply_inverse(run, ws->column, ws->y);
+    }
+    return vector_inf_norm(n, ws->y);
+}
+
+/* The minimum-ratio row when the decision is certain under the error bounds x_error and
+ * y_error (see above): unique minimum with every other ratio apart by more than the tie
+ * band and the errors, no y_i within y_error of the threshold, every candidate x_i > x_error.
+ * RATIO_AMBIGUOUS otherwise (also for a ray: the refined path confirms it). */
+static int ratio_test_certain(const lemke_run *run, double y_error)
+{
+    const pp_lcp_workspace *ws = run->ws;
+    const pp_lcp_options *o = run->o;
+    const int n = run->n;
+    const double *x = ws->x, *y = ws->y;
+    const double ex = run->x_error;
+    double amax = vector_inf_norm(n, y);
+    if (!(amax > 0.0) || !isfinite(amax)) return RATIO_AMBIGUOUS;
+    double threshold = o->pivot_tol * amax, band = y_error * (1.0 + o->pivot_tol);
+    int r = -1;
+    double theta_r = INFINITY;
+    for (int i = 0; i < n; ++i) {
+        if (fabs(y[i] - threshold) <= band) return RATIO_AMBIGUOUS;
+        if (y[i] < threshold) continue;
+        if (!(x[i] > ex)) return RATIO_AMBIGUOUS; /* degenerate, or its sign uncertain */
+        double theta = x[i] / y[i];
+        if (theta < theta_r) {
+            theta_r = theta;
+            r = i;
+        }
+    }
+    if (r < 0) return RATIO_AMBIGUOUS;
+    double high = theta_r * (1.0 + ex / x[r] + y_error / y[r] + 4.0 * DBL_EPSILON) *
+                  (1.0 + o->tie_tol);
+    for (int i = 0; i < n; ++i) {
+        if (i == r || y[i] < threshold) continue;
+        double theta = x[i] / y[i];
+        double low = theta * (1.0 - ex / x[i] - y_error / y[i] - 4.0 * DBL_EPSILON);
+        if (!(low > high)) return RATIO_AMBIGUOUS;
+    }
+    return r;
+}
+
+/* The error bound of x after a pivot on row r with the entering column y (error y_error),
+ * before the pivot is applied (see above). */
+static void carry_x_error(lemke_run *run, int r, double y_error)
+{
+    const int n = run->n;
+    const double *x = run->ws->x, *y = run->ws->y;
+    double ynorm = vector_inf_norm(n, y), xnorm = vector_inf_norm(n, x);
+    double theta = fabs(x[r] / y[r]);
+    double e_theta = (run->x_error + theta * y_error) / fabs(y[r]) + 2.0 * DBL_EPSILON * theta;
+    double e = run->x_error + ynorm * e_theta + theta * y_error;
+    run->x_error = max_d(e_theta, e) + 2.0 * DBL_EPSILON * (xnorm + theta * ynorm);
+    run->growth *= max_d(1.0, ynorm / fabs(y[r]));
 }
 
 /* Pivot on row r with the entering column y: x and B^-1 are multiplied by the elementary
@@ -1003,7 +1147,7 @@ static pp_lcp_status lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                                  const pp_lcp_options *o, int max_pivots, double *z,
                                  unsigned char *basis, int *pivots, int *refactorisations)
 {
-    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0};
+    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0};
     const int z0_var = 2 * n;
     const double z0_zero = o->tie_tol * vector_inf_norm(n, q);
     *pivots = 0;
@@ -1060,21 +1204,50 @@ static pp_lcp_status lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                              stays in this row until it leaves */
     pp_lcp_status status = PP_LCP_PIVOT_CAP;
 
+    run.x_error = 4.0 * DBL_EPSILON * vector_inf_norm(n, ws->x);
+    run.growth = 1.0;
+    int x_fresh = 1; /* x refined since the last pivot (or exact from w basic) */
+
     for (;;) {
-        if (ws->x[z0_row] <= z0_zero && basic_point_solves(&run)) {
-            status = PP_LCP_SOLVED; /* z0 = 0: the basic point solves the LCP */
-            break;
+        if (ws->x[z0_row] <= z0_zero + run.x_error) {
+            if (!x_fresh && !refresh_x(&run)) {
+                status = PP_LCP_NUMERICAL;
+                break;
+            }
+            x_fresh = 1;
+            if (ws->x[z0_row] <= z0_zero && basic_point_solves(&run)) {
+                status = PP_LCP_SOLVED; /* z0 = 0: the basic point solves the LCP */
+                break;
+            }
         }
         int entering = leaving < n ? leaving + n : leaving - n; /* complement */
         if (*pivots >= max_pivots) {
             status = PP_LCP_PIVOT_CAP;
             break;
         }
-        if (!entering_column(&run, entering)) {
-            status = PP_LCP_NUMERICAL;
-            break;
+        r = RATIO_AMBIGUOUS;
+        double y_error = 0.0;
+        if (run.since_refine < REFINE_PERIOD &&
+            run.x_error <= X_ERROR_MAX * vector_inf_norm(n, ws->x)) {
+            double ynorm = entering_column_plain(&run, entering);
+            y_error = Y_ERROR_SAFETY * max_d(run.drift, n * DBL_EPSILON) * run.growth * ynorm;
+            if (isfinite(y_error)) r = ratio_test_certain(&run, y_error);
         }
-        r = ratio_test(&run, z0_row);
+        if (r == RATIO_AMBIGUOUS) {
+            if (!x_fresh && !refresh_x(&run)) {
+                status = PP_LCP_NUMERICAL;
+                break;
+            }
+            x_fresh = 1;
+            if (!entering_column(&run, entering)) {
+                status = PP_LCP_NUMERICAL;
+                break;
+            }
+            y_error = run.last_correction;
+            run.since_refine = 0;
+            run.growth = 1.0;
+            r = ratio_test(&run, z0_row);
+        }
         if (r == -1) {
             status = PP_LCP_RAY_TERMINATION;
             break;
@@ -1083,19 +1256,21 @@ static pp_lcp_status lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             status = PP_LCP_NUMERICAL;
             break;
         }
+        carry_x_error(&run, r, y_error);
+        if (run.since_refine > 0) ++run.plain_updates;
         pivot(&run, r);
         ++*pivots;
         ++run.updates;
+        ++run.since_refine;
+        x_fresh = 0;
         leaving = ws->row_var[r];
         ws->row_var[r] = entering;
-        int settled;
-        if (refine(&run, q, ws->x, &settled) == INFINITY) {
+        if (!isfinite(ws->x[r])) {
             status = PP_LCP_NUMERICAL;
             break;
         }
-        if (!settled && run.updates > 0) refactorise(&run); /* keeps the better inverse */
         if (leaving == z0_var) {
-            status = PP_LCP_SOLVED;
+            status = refresh_x(&run) ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
             break;
         }
     }

@@ -37,9 +37,9 @@ int main(int argc, char **argv)
         ++first;
     }
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-    if (csv) fprintf(csv, "file,n,status,pivots,refactorisations,extended,rel_residual,us_per_solve\n");
-    printf("%-40s %5s %-18s %7s %5s %3s %9s %12s\n", "file", "n", "status", "pivots", "refac",
-           "ext", "rel", "us/solve");
+    if (csv) fprintf(csv, "file,n,status,pivots,refactorisations,extended,attempts,rel_residual,us_per_solve\n");
+    printf("%-40s %5s %-18s %7s %5s %3s %4s %9s %12s\n", "file", "n", "status", "pivots", "refac",
+           "ext", "att", "rel", "us/solve");
     double total_us = 0.0;
     for (int f = first; f < argc; ++f) {
         pp_lcp_instance inst;
@@ -68,12 +68,13 @@ int main(int argc, char **argv)
         }
         const char *name = strrchr(argv[f], '/');
         name = name ? name + 1 : argv[f];
-        printf("%-40s %5d %-18s %7d %5d %3d %9.2g %12.1f\n", name, n,
+        printf("%-40s %5d %-18s %7d %5d %3d %4d %9.2g %12.1f\n", name, n,
                pp_lcp_status_string(r.status), r.pivots, r.refactorisations, r.extended,
-               r.relative_residual, best * 1e6);
+               r.attempts, r.relative_residual, best * 1e6);
         if (csv)
-            fprintf(csv, "%s,%d,%s,%d,%d,%d,%.3g,%.2f\n", name, n, pp_lcp_status_string(r.status),
-                    r.pivots, r.refactorisations, r.extended, r.relative_residual, best * 1e6);
+            fprintf(csv, "%s,%d,%s,%d,%d,%d,%d,%.3g,%.2f\n", name, n,
+                    pp_lcp_status_string(r.status), r.pivots, r.refactorisations, r.extended,
+                    r.attempts, r.relative_residual, best * 1e6);
         total_us += best * 1e6;
         free(z);
         pp_lcp_workspace_destroy(ws);
