@@ -3,13 +3,14 @@
  * residual, and the order of a solve (warm start, Lemke, the double-double rescue, the
  * regularised retries, the bounded fallback). The pivoting is in lemke.c.
  */
-#define _POSIX_C_SOURCE 200809L /* getpid (PP_LCP_DUMP_ALL) */
+#define _POSIX_C_SOURCE 200809L /* getpid (PP_LCP_DUMP_ALL), clock_gettime */
 #include "lcp_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static size_t align_up(size_t bytes)
@@ -114,6 +115,8 @@ const char *pp_lcp_status_string(pp_lcp_status status)
     case PP_LCP_RAY_TERMINATION: return "ray termination";
     case PP_LCP_PIVOT_CAP: return "pivot cap";
     case PP_LCP_NUMERICAL: return "numerical failure";
+    case PP_LCP_APPROXIMATE: return "approximate (fallback)";
+    case PP_LCP_BUDGET_EXHAUSTED: return "budget exhausted";
     }
     return "unknown";
 }
@@ -129,7 +132,63 @@ pp_lcp_options pp_lcp_options_default(void)
     o.covering = NULL;
     o.tie_break = PP_LCP_LEXICOGRAPHIC;
     o.warm_start = 1;
+    o.max_total_pivots = 0;
+    o.max_seconds = 2.0;
+    o.budget = NULL;
+    o.fallback = 1;
+    o.fallback_iterations = 0;
     return o;
+}
+
+/* ---- Budgets ---------------------------------------------------------------------------- */
+
+double pp_lcp_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
+{
+    pp_lcp_budget b;
+    b.deadline = seconds > 0.0 ? pp_lcp_clock() + seconds : INFINITY;
+    b.pivots = pivots < 0 ? -1 : pivots;
+    b.pivots_used = 0;
+    b.exhausted = 0;
+    return b;
+}
+
+/* The limits of one solve starting at `start`: the smaller of its own bounds and what is
+ * left of the shared budget. */
+static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
+{
+    pp_lcp_limits *l = &ws->limits;
+    long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
+    long own = o->max_total_pivots > 0 ? o->max_total_pivots : 2 * cap;
+    l->pivots_left = own;
+    l->deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
+    if (o->budget) {
+        if (o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
+            l->pivots_left = o->budget->pivots;
+        if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
+    }
+    l->countdown = 1; /* read the clock at the first pivot */
+    l->hit = 0;
+}
+
+/* Charge the solve to the shared budget and time it. */
+static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
+                          pp_lcp_result *result)
+{
+    result->budget_exhausted = ws->limits.hit;
+    result->seconds = pp_lcp_clock() - start;
+    if (!o->budget) return;
+    o->budget->pivots_used += result->pivots;
+    if (o->budget->pivots >= 0)
+        o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
+                                                               : 0;
+    o->budget->exhausted += ws->limits.hit;
 }
 
 /* ---- The independent residual ------------------------------------------------------ */
@@ -344,8 +403,9 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
                                       result);
         if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
     }
-    if (status != PP_LCP_SOLVED)
+    if (status != PP_LCP_SOLVED && !ws->limits.hit)
         status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, NULL, o, cap, z, result);
+    if (ws->limits.hit && status != PP_LCP_SOLVED) return PP_LCP_BUDGET_EXHAUSTED;
     /* The double-double rescue, for numerical trouble: not for a regularised attempt (the
      * ladder of pp_lcp_solve), not at the pivot cap (with the lexicographic rule Lemke does
      * not cycle, so a long path would be as long again), and bounded (RESCUE_MAX_N). */
@@ -402,18 +462,26 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
     pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
     dump_instance(n, M, q, "pp_lcp_solve_lemke");
+    double start = pp_lcp_clock();
+    start_limits(workspace, n, o, start);
     reset_result(result);
     result->attempts = 1;
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->status = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
+    finish_limits(workspace, o, start, result);
     if (result->status == PP_LCP_SOLVED) return PP_OK;
     fail_clean(n, z, basis);
     pp_lcp_residual(n, M, q, z, NULL, result);
     return PP_ERR_SOLVER;
 }
 
+/*
+ * The order of a full solve: the plain attempt (solve_once), the regularised retries of
+ * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback
+ * starts from the caller's basis (still unchanged: solve_once writes it only on success).
+ */
 pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
                        const pp_lcp_options *options, unsigned char *basis, double *z,
                        pp_lcp_result *result)
@@ -423,6 +491,8 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
     dump_instance(n, M, q, "pp_lcp_solve");
+    double start = pp_lcp_clock();
+    start_limits(workspace, n, o, start);
     reset_result(result);
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
@@ -430,15 +500,21 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     result->attempts = 1;
     pp_lcp_status first = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
     result->status = first;
-    if (first == PP_LCP_SOLVED) return PP_OK;
+    if (first == PP_LCP_SOLVED) {
+        finish_limits(workspace, o, start, result);
+        return PP_OK;
+    }
 
-    /* spec/PEG.md §6: the authors retry Lemke on M + eps I, eps = 1e-16 doubling to 1e-6.
-     * If M + M^T is PSD, M + eps I is positive definite, hence a P-matrix with a unique
-     * solution that Lemke reaches: the shift removes the rank deficiency of redundant
-     * contacts. A shift below the rounding unit of a diagonal entry, eps < 2^-53 |M_ii|,
-     * is lost when added, so in effect the schedule starts near 1.1e-16 max|M_ii|. */
+    /* spec/PEG.md §6: the authors retry Lemke on M + eps I, eps = 1e-16 doubling to 1e-6;
+     * here eps grows by PP_LCP_EPS_FACTOR (six retries instead of 34). If M + M^T is PSD,
+     * M + eps I is positive definite, hence a P-matrix with a unique solution that Lemke
+     * reaches: the shift removes the rank deficiency of redundant contacts. A shift below the
+     * rounding unit of a diagonal entry, eps < 2^-53 |M_ii|, is lost when added, so in effect
+     * the schedule starts near 1.1e-16 max|M_ii|. */
     double *Me = workspace->regularised;
-    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX; eps *= 2.0) {
+    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
+                                        !workspace->limits.hit;
+         eps *= PP_LCP_EPS_FACTOR) {
         memcpy(Me, M, (size_t)n * n * sizeof *Me);
         for (int i = 0; i < n; ++i) Me[i + (size_t)i * n] += eps;
         int pivots = result->pivots, refactorisations = result->refactorisations;
@@ -451,17 +527,64 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;
+            finish_limits(workspace, o, start, result);
             pp_log(PP_LOG_WARNING,
                    "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
                    pp_lcp_status_string(first), eps, result->residual);
             return PP_OK;
         }
     }
+    int hit = workspace->limits.hit;
+    if (hit) first = PP_LCP_BUDGET_EXHAUSTED;
+
+    /* The bounded fallback: its answer replaces z = 0 when the budget ran out, and when it
+     * reaches regularised_tol after every exact attempt failed (lcp.h). */
+    if (o->fallback) {
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        int attempts = result->attempts;
+        pp_lcp_status s = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = attempts;
+        result->epsilon = 0.0;
+        if (s == PP_LCP_SOLVED || hit || result->relative_residual <= o->regularised_tol) {
+            result->status = s;
+            if (basis)
+                for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
+            finish_limits(workspace, o, start, result);
+            if (s != PP_LCP_SOLVED)
+                pp_log(PP_LOG_WARNING,
+                       "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
+                       "answer, rel residual %.3g",
+                       pp_lcp_status_string(first), n, result->pivots, result->seconds,
+                       result->relative_residual);
+            return s == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
+        }
+        result->fallback = 0; /* not kept: z = 0 below */
+    }
     fail_clean(n, z, basis);
     pp_lcp_residual(n, M, q, z, NULL, result);
     result->status = first;
+    finish_limits(workspace, o, start, result);
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
 }
 
+pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double *M,
+                                const double *q, const pp_lcp_options *options,
+                                unsigned char *basis, double *z, pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    double start = pp_lcp_clock();
+    reset_result(result);
+    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
+    result->status = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+    if (basis)
+        for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
+    result->seconds = pp_lcp_clock() - start;
+    return result->status == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
+}

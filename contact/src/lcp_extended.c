@@ -275,6 +275,10 @@ pp_lcp_status pp_lcp_lemke_extended(pp_lcp_workspace *ws, int n, const double *M
             break;
         }
         if (*pivots >= max_pivots) break;
+        if (!pp_lcp_take_pivot(ws)) {
+            status = PP_LCP_BUDGET_EXHAUSTED;
+            break;
+        }
         int entering = leaving < n ? leaving + n : leaving - n;
         ext_entering_column(&e, entering);
         r = ext_ratio_test(&e, z0_row, o);

@@ -39,16 +39,29 @@
 #define LEX_ROW_ERROR 1e-6
 /* The double-double rescue runs on problems up to this size, for at most 2 n + 10 pivots:
  * it costs ~50 n^2 flops a pivot (40 ms a pivot at n = 900; the pile's islands are <= 140). */
-#define RESCUE_MAX_N 256
+#define RESCUE_MAX_N 160
 /* Corrections that stop shrinking are at the floor of the compensated residual, about
  * cond(B) (n u)^2 ||v||: accepted while below this part of ||v||_inf (the pile's worst
  * bases, condition numbers near 1e16, settle at 1e-12). */
 #define REFINE_FLOOR 1e-9
 
+/* The bounds of one solve (pp_lcp_options: max_total_pivots, max_seconds, budget), set by
+ * the public solves and consumed by every pivot (pp_lcp_take_pivot). */
+typedef struct pp_lcp_limits {
+    long pivots_left;     /* this solve's pivots left (the smaller of its own and the budget's) */
+    double deadline;      /* pp_lcp_clock() seconds; INFINITY: none */
+    int countdown;        /* pivots until the next clock read */
+    int hit;              /* 1 once a bound stopped the pivoting */
+} pp_lcp_limits;
+
+/* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
+#define PP_LCP_CLOCK_EVERY 8
+
 /* The phases of a solve do not overlap, so some buffers serve several (noted). */
 struct pp_lcp_workspace {
     int n_max;
     int owned;
+    pp_lcp_limits limits; /* of the solve running */
     double *inverse;      /* n x n, row-major: B^-1 of the current Lemke basis (the rescue:
                              its high parts) */
     double *lu;           /* n x n: LU factors (refactorisation, basis solves) */
@@ -153,6 +166,33 @@ static inline double *pp_lcp_inverse_row(const lemke_run *run, int i)
 
 
 /* ---- Functions shared between the files (definitions carry the comments) -------------- */
+
+/* Charge one pivot to the running solve's limits: 0 (and limits.hit = 1) when the pivot
+ * or time budget is spent. */
+static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
+{
+    pp_lcp_limits *l = &ws->limits;
+    if (l->hit) return 0;
+    if (l->pivots_left <= 0) {
+        l->hit = 1;
+        return 0;
+    }
+    --l->pivots_left;
+    if (--l->countdown <= 0) {
+        l->countdown = PP_LCP_CLOCK_EVERY;
+        if (pp_lcp_clock() > l->deadline) {
+            l->hit = 1;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The bounded fallback (lcp_fallback.c) on validated arguments; fills z and result's
+ * residual fields, fallback and fallback_iterations. Returns the status. */
+pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
+                              const pp_lcp_options *o, const unsigned char *warm, double *z,
+                              pp_lcp_result *result);
 
 double pp_lcp_inf_norm(int n, const double *x);
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,

@@ -409,6 +409,10 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             status = PP_LCP_PIVOT_CAP;
             break;
         }
+        if (!pp_lcp_take_pivot(ws)) {
+            status = PP_LCP_BUDGET_EXHAUSTED;
+            break;
+        }
         r = RATIO_AMBIGUOUS;
         double y_error = 0.0;
         if (run.since_refine < REFINE_PERIOD &&
