@@ -296,6 +296,7 @@ static void restore_inverse(lemke_run *run)
     memcpy(ws->inverse, ws->tie_rows, n * n * sizeof *ws->inverse);
     memcpy(ws->x, ws->rhs, n * sizeof *ws->x);
     run->updates = run->saved_updates;
+    run->y_ready = -1;
     run->plain_updates = run->saved_plain_updates;
 }
 
@@ -324,6 +325,7 @@ int pp_lcp_refactorise(lemke_run *run)
     const int n = run->n;
     int *dense = ws->ties, *equation = ws->index; /* D positions; R equations (free here) */
     double *u = ws->column;
+    run->y_ready = -1; /* column is scratch here, and the inverse changes */
     save_inverse(run);
 
     /* equation[] first marks the equations whose w is basic, then lists R in order. */
@@ -389,12 +391,15 @@ double pp_lcp_form_entering_column(lemke_run *run, int v, int *settled)
 {
     pp_lcp_workspace *ws = run->ws;
     const int n = run->n;
-    pp_lcp_load_column(run, v, ws->column);
-    if (v < n) {
-        for (int i = 0; i < n; ++i) ws->y[i] = pp_lcp_inverse_row(run, i)[v];
-    } else {
-        pp_lcp_apply_inverse(run, ws->column, ws->y);
+    if (run->y_ready != v) { /* else formed by the certain-decision attempt (lemke.c) */
+        pp_lcp_load_column(run, v, ws->column);
+        if (v < n) {
+            for (int i = 0; i < n; ++i) ws->y[i] = pp_lcp_inverse_row(run, i)[v];
+        } else {
+            pp_lcp_apply_inverse(run, ws->column, ws->y);
+        }
     }
+    run->y_ready = -1;
     return pp_lcp_refine(run, ws->column, ws->y, settled);
 }
 

@@ -156,6 +156,8 @@ typedef struct lemke_run {
     double growth;              /* product of ||y|| / |y_r| over those pivots */
     int plain_updates;          /* pivots with an unrefined y since B^-1 was computed */
     int saved_plain_updates;
+    int y_ready;                /* entering variable whose unrefined y (and column) are in the
+                                   workspace for the current inverse; -1: none */
 } lemke_run;
 
 /* Row i of the explicit basis inverse. */

@@ -220,12 +220,13 @@ static double entering_column_plain(lemke_run *run, int v)
 {
     pp_lcp_workspace *ws = run->ws;
     const int n = run->n;
+    pp_lcp_load_column(run, v, ws->column);
     if (v < n) {
         for (int i = 0; i < n; ++i) ws->y[i] = pp_lcp_inverse_row(run, i)[v];
     } else {
-        pp_lcp_load_column(run, v, ws->column);
         pp_lcp_apply_inverse(run, ws->column, ws->y);
     }
+    run->y_ready = v; /* pp_lcp_form_entering_column refines this y if it must */
     return pp_lcp_inf_norm(n, ws->y);
 }
 
@@ -331,7 +332,7 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                                  const pp_lcp_options *o, int max_pivots, double *z,
                                  unsigned char *basis, int *pivots, int *refactorisations)
 {
-    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0};
+    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1};
     const int z0_var = 2 * n;
     const double z0_zero = o->tie_tol * pp_lcp_inf_norm(n, q);
     *pivots = 0;
@@ -444,6 +445,7 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             status = PP_LCP_NUMERICAL;
             break;
         }
+        run.y_ready = -1;
         carry_x_error(&run, r, y_error);
         if (run.since_refine > 0) ++run.plain_updates;
         pp_lcp_pivot(&run, r);
