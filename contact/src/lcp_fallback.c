@@ -38,7 +38,8 @@
 #define DEFAULT_SWEEPS 200
 #define CHECK_EVERY 4
 #define W_REFRESH 32
-#define NEWTON_STEPS 3
+#define NEWTON_STEPS 8
+#define NEWTON_SHIFT 1e-10
 
 /* w = M z + q (column by column: contiguous). */
 static void form_w(int n, const double *M, const double *q, const double *z, double *w)
@@ -129,20 +130,41 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     }
     result->fallback_iterations = sweep;
 
-    /* 2. Newton steps on the minimum map from the best iterate. */
-    form_w(n, M, q, best, w);
+    /* 2. Newton steps on the minimum map, from the best iterate. The basis matrices of the
+     * friction LCPs are often singular (redundant contacts), so the steps solve with
+     * M + NEWTON_SHIFT max_i |M_ii| I, like pp_lcp_solve's regularised retries; the point
+     * is judged against M. */
+    double *Ms = ws->regularised, dmax = 0.0;
+    memcpy(Ms, M, (size_t)n * n * sizeof *Ms);
+    for (int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(M[i + (size_t)i * n]));
+    const double shift = NEWTON_SHIFT * (dmax > 0.0 ? dmax : 1.0);
+    const double q_norm = pp_lcp_inf_norm(n, q);
+    for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
+    memcpy(zi, best, (size_t)n * sizeof *zi);
+    form_w(n, M, q, zi, w);
     for (int step = 0; step < NEWTON_STEPS && !(best_rel <= o->residual_tol); ++step) {
-        for (int i = 0; i < n; ++i) ws->basis[i] = best[i] > w[i];
-        if (!pp_lcp_solve_basis(ws, n, M, q, ws->basis, zt)) break;
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            unsigned char active = zi[i] > w[i];
+            changed |= step == 0 || active != ws->basis[i];
+            ws->basis[i] = active;
+        }
+        if (!changed) break; /* the same active set again: no new point */
+        if (!pp_lcp_solve_basis(ws, n, Ms, q, ws->basis, zt)) break;
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         if (!pp_lcp_all_finite((size_t)n, zt)) break;
-        form_w(n, M, q, zt, wt);
-        double rel = relative_residual(n, q, row_sums, zt, wt);
-        if (!(rel < best_rel)) break;
-        best_rel = rel;
-        memcpy(best, zt, (size_t)n * sizeof *best);
-        memcpy(w, wt, (size_t)n * sizeof *w);
+        memcpy(zi, zt, (size_t)n * sizeof *zi);
+        form_w(n, M, q, zi, w);
+        double rel = relative_residual(n, q, row_sums, zi, w);
+        /* As pp_lcp_solve's acceptance of a regularised solve: a z that exists only because
+         * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
+         * row-wise residual shrinks like 1/||z||) is no answer. */
+        int shift_small = shift * pp_lcp_inf_norm(n, zi) <= o->regularised_tol * q_norm;
+        if (shift_small && rel < best_rel) {
+            best_rel = rel;
+            memcpy(best, zi, (size_t)n * sizeof *best);
+        }
     }
 
     memcpy(z, best, (size_t)n * sizeof *z);
