@@ -133,7 +133,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.tie_break = PP_LCP_LEXICOGRAPHIC;
     o.warm_start = 1;
     o.max_total_pivots = 0;
-    o.max_seconds = 2.0;
+    o.max_seconds = 10.0;
     o.budget = NULL;
     o.fallback = 1;
     o.fallback_iterations = 0;
@@ -159,6 +159,10 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
     return b;
 }
 
+/* Regularised retries of pp_lcp_solve: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
+ * PP_LCP_EPS_FACTOR (lcp.h). */
+#define PP_LCP_RETRIES 6
+
 /* The limits of one solve starting at `start`: the smaller of its own bounds and what is
  * left of the shared budget. */
 static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
@@ -173,22 +177,44 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
             l->pivots_left = o->budget->pivots;
         if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
     }
+    l->attempt_deadline = l->deadline;
     l->countdown = 1; /* read the clock at the first pivot */
     l->hit = 0;
+    l->attempt_hit = 0;
+    l->stopped = 0;
+}
+
+/* The share of the time left for attempt `left` before the last (0: the last gets it all):
+ * the plain attempt half, each regularised retry an equal part of the rest. A plain path
+ * that runs long (a degenerate problem wandering for tens of thousands of pivots) then leaves
+ * time for the retries, which finish such problems in about n pivots (a PEG column of 523
+ * unknowns from the pouring test: 0.6 s with M + 1e-12 I). */
+static void start_attempt(pp_lcp_workspace *ws, int left)
+{
+    pp_lcp_limits *l = &ws->limits;
+    l->attempt_hit = 0;
+    l->countdown = 1;
+    if (left == 0 || l->deadline == INFINITY) {
+        l->attempt_deadline = l->deadline;
+        return;
+    }
+    double now = pp_lcp_clock();
+    double share = left > PP_LCP_RETRIES ? 0.5 : 1.0 / (left + 1);
+    l->attempt_deadline = now + share * (l->deadline - now);
 }
 
 /* Charge the solve to the shared budget and time it. */
 static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
                           pp_lcp_result *result)
 {
-    result->budget_exhausted = ws->limits.hit;
+    result->budget_exhausted = ws->limits.stopped;
     result->seconds = pp_lcp_clock() - start;
     if (!o->budget) return;
     o->budget->pivots_used += result->pivots;
     if (o->budget->pivots >= 0)
         o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
                                                                : 0;
-    o->budget->exhausted += ws->limits.hit;
+    o->budget->exhausted += ws->limits.stopped;
 }
 
 /* ---- The independent residual ------------------------------------------------------ */
@@ -403,9 +429,10 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
                                       result);
         if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
     }
-    if (status != PP_LCP_SOLVED && !ws->limits.hit)
+    if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
         status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, NULL, o, cap, z, result);
-    if (ws->limits.hit && status != PP_LCP_SOLVED) return PP_LCP_BUDGET_EXHAUSTED;
+    if ((ws->limits.hit || ws->limits.attempt_hit) && status != PP_LCP_SOLVED)
+        return PP_LCP_BUDGET_EXHAUSTED;
     /* The double-double rescue, for numerical trouble: not for a regularised attempt (the
      * ladder of pp_lcp_solve), not at the pivot cap (with the lexicographic rule Lemke does
      * not cycle, so a long path would be as long again), and bounded (RESCUE_MAX_N). */
@@ -498,6 +525,7 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
+    start_attempt(workspace, PP_LCP_RETRIES + 1);
     pp_lcp_status first = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
@@ -512,6 +540,7 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
      * rounding unit of a diagonal entry, eps < 2^-53 |M_ii|, is lost when added, so in effect
      * the schedule starts near 1.1e-16 max|M_ii|. */
     double *Me = workspace->regularised;
+    int retries_left = PP_LCP_RETRIES;
     for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
                                         !workspace->limits.hit;
          eps *= PP_LCP_EPS_FACTOR) {
@@ -523,6 +552,7 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
+        start_attempt(workspace, --retries_left);
         pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
@@ -534,7 +564,8 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
             return PP_OK;
         }
     }
-    int hit = workspace->limits.hit;
+    int hit = workspace->limits.stopped; /* some attempt ran out: the problem may well be
+                                            solvable, the fallback's answer is kept */
     if (hit) first = PP_LCP_BUDGET_EXHAUSTED;
 
     /* The bounded fallback: its answer replaces z = 0 when the budget ran out, and when it

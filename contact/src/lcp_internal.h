@@ -17,6 +17,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define PP_LCP_N_MAX_LIMIT (1 << 20)
 
@@ -50,15 +51,22 @@
 typedef struct pp_lcp_limits {
     long pivots_left;     /* this solve's pivots left (the smaller of its own and the budget's) */
     double deadline;      /* pp_lcp_clock() seconds; INFINITY: none */
+    double attempt_deadline; /* the running attempt's share of the time (<= deadline) */
     int countdown;        /* pivots until the next clock read */
-    int hit;              /* 1 once a bound stopped the pivoting */
+    int hit;              /* 1 once a bound of the solve stopped the pivoting */
+    int attempt_hit;      /* 1 once the attempt's share ran out (the next attempt may run) */
+    int stopped;          /* 1 once any bound stopped an attempt of this solve */
 } pp_lcp_limits;
 
 /* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
 #define PP_LCP_CLOCK_EVERY 8
 
+/* Bases seen along one Lemke path, by hash (lemke.c, "Cycling"): direct-mapped. */
+#define PP_LCP_SEEN_BASES 4096
+
 /* The phases of a solve do not overlap, so some buffers serve several (noted). */
 struct pp_lcp_workspace {
+    uint64_t seen[PP_LCP_SEEN_BASES]; /* hashes of the bases of the running path */
     int n_max;
     int owned;
     pp_lcp_limits limits; /* of the solve running */
@@ -174,16 +182,24 @@ static inline double *pp_lcp_inverse_row(const lemke_run *run, int i)
 static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
 {
     pp_lcp_limits *l = &ws->limits;
-    if (l->hit) return 0;
+    if (l->hit || l->attempt_hit) return 0;
     if (l->pivots_left <= 0) {
         l->hit = 1;
+        l->stopped = 1;
         return 0;
     }
     --l->pivots_left;
     if (--l->countdown <= 0) {
         l->countdown = PP_LCP_CLOCK_EVERY;
-        if (pp_lcp_clock() > l->deadline) {
+        double now = pp_lcp_clock();
+        if (now > l->deadline) {
             l->hit = 1;
+            l->stopped = 1;
+            return 0;
+        }
+        if (now > l->attempt_deadline) {
+            l->attempt_hit = 1;
+            l->stopped = 1;
             return 0;
         }
     }

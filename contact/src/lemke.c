@@ -322,6 +322,35 @@ pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status stat
     return status;
 }
 
+/* ---- Cycling ---------------------------------------------------------------------------
+ *
+ * With the lexicographic rule exact Lemke cannot revisit a basis, but its tie tolerances can:
+ * on a degenerate PEG column (n = 523, from the pouring test) the path went round for the
+ * whole cap of 50 n + 100 pivots (~30 s) where M + 1e-12 I is solved in 483 pivots. So the
+ * path keeps a hash of its basic set (XOR of one random key per basic variable, updated in
+ * O(1) a pivot) in a direct-mapped table, and ends as PP_LCP_PIVOT_CAP at the first basis it
+ * has seen before: the rest of the path would be the same loop, and pp_lcp_solve's retries
+ * get the time instead. (A direct-mapped table forgets some bases; a cycle repeats, so it is
+ * found on a later round. A false alarm needs two bases with equal 64-bit hashes.) The
+ * first-index rule, kept to show cycling, is left to cycle to the cap. */
+
+static uint64_t variable_key(int v)
+{
+    uint64_t x = (uint64_t)v + 0x9E3779B97F4A7C15ull; /* splitmix64 */
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Record basis `hash`; 1 when it was seen before on this path. */
+static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
+{
+    uint64_t *slot = &ws->seen[hash & (PP_LCP_SEEN_BASES - 1)];
+    if (*slot == hash) return 1;
+    *slot = hash;
+    return 0;
+}
+
 /*
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
@@ -388,6 +417,10 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
     const int z0_row = r; /* a row changes its basic variable only when pivoted on, so z0
                              stays in this row until it leaves */
     pp_lcp_status status = PP_LCP_PIVOT_CAP;
+    memset(ws->seen, 0, sizeof ws->seen);
+    uint64_t hash = 0;
+    for (int i = 0; i < n; ++i) hash ^= variable_key(ws->row_var[i]);
+    basis_seen(ws, hash);
 
     run.x_error = 4.0 * DBL_EPSILON * pp_lcp_inf_norm(n, ws->x);
     run.growth = 1.0;
@@ -455,6 +488,12 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
         x_fresh = 0;
         leaving = ws->row_var[r];
         ws->row_var[r] = entering;
+        hash ^= variable_key(leaving) ^ variable_key(entering);
+        if (leaving != z0_var && o->tie_break == PP_LCP_LEXICOGRAPHIC &&
+            basis_seen(ws, hash)) {
+            status = PP_LCP_PIVOT_CAP; /* cycling: see above */
+            break;
+        }
         if (!isfinite(ws->x[r])) {
             status = PP_LCP_NUMERICAL;
             break;

@@ -121,8 +121,11 @@ typedef struct pp_lcp_options {
                                    per-attempt cap (max_pivots, or 50 n + 100): two full
                                    Lemke paths, where a solvable problem takes one */
     double max_seconds;         /* wall-clock seconds one solve may pivot (pp_lcp_clock);
-                                   <= 0: no limit; default 2 s (the largest solves seen, the
-                                   924-unknown PEG column, take 0.5 s from w basic) */
+                                   <= 0: no limit; default 10 s. The plain attempt gets half,
+                                   each regularised retry an equal part of the rest (a long
+                                   plain path leaves time for the retries). The largest
+                                   solves seen take 0.5 s (924-unknown PEG column from w
+                                   basic); hard ones took 45-85 s before this bound */
     pp_lcp_budget *budget;      /* shared budget (see above), or NULL (default) */
     int fallback;               /* nonzero (default): pp_lcp_solve answers with the fallback
                                    when the budget runs out, and when every exact attempt
