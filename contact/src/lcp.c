@@ -566,7 +566,6 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     }
     int hit = workspace->limits.stopped; /* some attempt ran out: the problem may well be
                                             solvable, the fallback's answer is kept */
-    if (hit) first = PP_LCP_BUDGET_EXHAUSTED;
 
     /* The bounded fallback: its answer replaces z = 0 when the budget ran out, and when it
      * reaches regularised_tol after every exact attempt failed (lcp.h). */

@@ -478,7 +478,8 @@ static pp_status solve_islands(pp_mlcp_workspace *ws, int nc, int k, int islands
             ++stats->islands_failed;
             result = PP_ERR_SOLVER;
         }
-        /* On PP_ERR_SOLVER the island's z is 0 (lcp.h): its impulses 0, its bodies nu*. */
+        /* On PP_ERR_SOLVER the island's z is 0 (lcp.h): its impulses 0, its bodies nu*;
+         * except with PP_LCP_APPROXIMATE, where z is the fallback's bounded answer. */
         for (int a = 0; a < n; ++a) {
             int g = whole_index(nc, k, list, count, a);
             ws->z[g] = ws->island_z[a];
