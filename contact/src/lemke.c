@@ -327,12 +327,18 @@ pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status stat
  * With the lexicographic rule exact Lemke cannot revisit a basis, but its tie tolerances can:
  * on a degenerate PEG column (n = 523, from the pouring test) the path went round for the
  * whole cap of 50 n + 100 pivots (~30 s) where M + 1e-12 I is solved in 483 pivots. So the
- * path keeps a hash of its basic set (XOR of one random key per basic variable, updated in
- * O(1) a pivot) in a direct-mapped table, and ends as PP_LCP_PIVOT_CAP at the first basis it
- * has seen before: the rest of the path would be the same loop, and pp_lcp_solve's retries
- * get the time instead. (A direct-mapped table forgets some bases; a cycle repeats, so it is
+ * path keeps a hash of its state (XOR of one random key per basic variable, updated in O(1)
+ * a pivot, and a key for the variable that just left, which fixes the next entering one: a
+ * basis reached again from its other neighbour is not a loop) in a direct-mapped table, and
+ * ends as PP_LCP_PIVOT_CAP once CYCLE_REPEATS states have come round again: the path is
+ * going in circles, and pp_lcp_solve's retries get the time instead. One repeat is not
+ * enough: the decisions at a tie depend on the rounding in x and B^-1, so a path can come
+ * back to a state and leave it another way (a 924-unknown PEG column does, once, and is
+ * solved 200 pivots later). (A direct-mapped table forgets some bases; a cycle repeats, so it is
  * found on a later round. A false alarm needs two bases with equal 64-bit hashes.) The
  * first-index rule, kept to show cycling, is left to cycle to the cap. */
+
+#define CYCLE_REPEATS 16
 
 static uint64_t variable_key(int v)
 {
@@ -419,8 +425,9 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
     pp_lcp_status status = PP_LCP_PIVOT_CAP;
     memset(ws->seen, 0, sizeof ws->seen);
     uint64_t hash = 0;
+    int repeats = 0;
     for (int i = 0; i < n; ++i) hash ^= variable_key(ws->row_var[i]);
-    basis_seen(ws, hash);
+    basis_seen(ws, hash ^ variable_key(3 * n + 1 + leaving));
 
     run.x_error = 4.0 * DBL_EPSILON * pp_lcp_inf_norm(n, ws->x);
     run.growth = 1.0;
@@ -490,7 +497,8 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
         ws->row_var[r] = entering;
         hash ^= variable_key(leaving) ^ variable_key(entering);
         if (leaving != z0_var && o->tie_break == PP_LCP_LEXICOGRAPHIC &&
-            basis_seen(ws, hash)) {
+            basis_seen(ws, hash ^ variable_key(3 * n + 1 + leaving)) &&
+            ++repeats > CYCLE_REPEATS) {
             status = PP_LCP_PIVOT_CAP; /* cycling: see above */
             break;
         }
