@@ -43,7 +43,8 @@
  * eps ||z||_inf <= regularised_tol ||q||_inf (an infeasible LCP is not "solved" by a z that
  * grows like 1/eps).
  *
- * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles); no solve allocates.
+ * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles + 32 KiB); no solve
+ * allocates.
  * Time: O(n^2) per pivot plus O(n^3) per refactorisation. Ownership: every array is
  * the caller's; the solver reads M and q and writes only z, basis and the result.
  * Two error channels (base.h): bad arguments return PP_ERR_NULL_ARGUMENT /
