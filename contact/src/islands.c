@@ -65,4 +65,8 @@ void pp_lcp_result_merge(pp_lcp_result *all, const pp_lcp_result *r, int first)
     all->min_z = fmin(all->min_z, r->min_z);
     all->min_w = fmin(all->min_w, r->min_w);
     all->complementarity = fmax(all->complementarity, r->complementarity);
+    all->fallback = all->fallback || r->fallback;
+    all->fallback_iterations += r->fallback_iterations;
+    all->budget_exhausted = all->budget_exhausted || r->budget_exhausted;
+    all->seconds += r->seconds;
 }

@@ -741,7 +741,8 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     status = solve_islands(ws, &whole, islands, options, basis, stats);
     if (status != PP_OK && status != PP_ERR_SOLVER) return status;
     /* On PP_ERR_SOLVER a failed island's z is 0 (lcp.h): its impulses 0, its bodies keep nu*;
-     * the other islands are solved. */
+     * the other islands are solved. An island answered by the fallback (PP_LCP_APPROXIMATE,
+     * also PP_ERR_SOLVER) keeps the fallback's z. */
     write_solution(ws, problem, &whole, ws->z, solution, slack);
     return status;
 }

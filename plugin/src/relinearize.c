@@ -449,7 +449,11 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             best = violation;
             memcpy(iw->nu_kept, iw->nu_hat, bytes);
         }
-        if (!solved) break;
+        if (!solved || iw->budget.exhausted) break; /* out of budget: keep the best */
+        if (pp_lcp_clock() > iw->budget_half) { /* keep the rest of the budget for the LCP */
+            iw->stats.relinearize_cut++;
+            break;
+        }
         if (fixed_point(iw, 1e-11)) {
             converged = 1;
             break;
@@ -512,6 +516,9 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     int model = world->config.model;
     pp_status st = pp_island_load(world, iw);
     if (st != PP_OK || iw->list.contact_count == 0) return st;
+    double seconds = world->config.lcp_budget_seconds;
+    iw->budget = pp_lcp_budget_start(seconds, -1);
+    iw->budget_half = seconds > 0.0 ? pp_lcp_clock() + 0.5 * seconds : HUGE_VAL;
     st = pp_island_solve(world, iw, h, &model, NULL);
     if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h)) {
         /* An island that was at rest at the start of the step and is not after its first

@@ -8,12 +8,16 @@
  * tau_gyro) are in the bodies already (ODE's order, integrate.c); the solve gives
  * nu^{l+1} = nu* + M^-1 (G p + G_f beta) per local body in iw->velocity.
  *
- * Failures (README "Failures"): pp_lcp_solve retries with M + eps I (fallback 1). Under
- * PP_MODEL_PEG, if that fails too the island is re-run with the standard model's constraints
- * on the same pairs (pp_step_stats.peg_fallback). If the standard LCP fails too, the island
- * runs without contact impulses (fallback 2): the next step sees the gap psi < 0 and its psi/h
- * term pushes the bodies apart. Either way the status is in the step statistics, no other
- * island is touched, and nothing non-finite reaches ODE.
+ * Failures (README "Failures"). Every LCP solve of an island in a step shares one budget
+ * (pp_config.lcp_budget_seconds, pegplus/lcp.h pp_lcp_budget): Lemke, then Lemke on
+ * M + eps I (lcp_fallback 1), and when the budget runs out or every exact attempt fails, the
+ * bounded iterative fallback's answer, applied with its residual reported (lcp_fallback 2).
+ * Under PP_MODEL_PEG a PEG LCP that Lemke cannot solve (not copositive, spec §6) is replaced
+ * by the standard model's constraints on the island's pairs (pp_step_stats.peg_fallback); a
+ * PEG LCP answered approximately is kept. If no answer is usable, the island runs without
+ * contact impulses (lcp_fallback 3): the next step sees the gap psi < 0 and its psi/h term
+ * pushes the bodies apart. Either way the status is in the step statistics, no other island
+ * is touched, and nothing non-finite reaches ODE.
  */
 #include "world_internal.h"
 
@@ -149,9 +153,17 @@ static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
 /* An island may solve several LCPs (re-linearisations, the PEG fallback): keep the last size
  * and warm-start flag, the largest size, the sum of the pivots, and the worst status,
  * residual and fallback, so a failure in any of them shows. */
+static int approximate(const pp_lcp_result *r)
+{
+    return r->status == PP_LCP_APPROXIMATE;
+}
+
 static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_status st)
 {
-    int fallback = st == PP_ERR_SOLVER ? 2 : r->epsilon > 0.0 ? 1 : 0;
+    int fallback = st == PP_ERR_SOLVER ? (approximate(r) ? 2 : 3)
+                   : r->fallback              ? 2
+                   : r->epsilon > 0.0         ? 1
+                                              : 0;
     iw->stats.lcp_size = size;
     if (size > iw->stats.lcp_largest) iw->stats.lcp_largest = size;
     if (iw->stats.lcp_status == 0) iw->stats.lcp_status = (int)r->status;
@@ -186,6 +198,7 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     solution.friction_vector = iw->friction_vector;
     solution.velocity = iw->velocity;
     pp_lcp_options options = pp_lcp_options_default();
+    options.budget = &iw->budget;
     /* Only a basis known for every set is tried: on the degenerate LCPs of the pouring scene a
      * partial guess steered Lemke to other solutions whose re-linearisation did not converge
      * (measured: 2.8e-9 m^3 overlap at h = 0.016 where the full-match rule and a cold start
@@ -196,6 +209,13 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     record_lcp(iw, stats.lcp_size, &stats.lcp, st);
+    if (st == PP_ERR_SOLVER && approximate(&stats.lcp)) {
+        /* The bounded fallback's answer (finite, z >= 0, its residual recorded): applied. */
+        pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered by the bounded "
+                               "fallback (relative residual %.2g%s)", stats.lcp_size,
+               stats.lcp.relative_residual, stats.lcp.budget_exhausted ? ", budget exhausted" : "");
+        return PP_OK;
+    }
     if (st == PP_OK) {
         pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
         if (put != PP_OK) return put;

@@ -48,6 +48,7 @@ pp_config pp_config_default(void)
     c.compliance = 0.0;
     c.relinearize_iterations = 20;
     c.threads = 1;
+    c.lcp_budget_seconds = 10.0;
     return c;
 }
 
@@ -89,6 +90,9 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("relinearize_iterations must be in 0..100", c->relinearize_iterations);
     if (c->threads < 1 || c->threads > PP_MAX_THREADS)
         return reject("threads must be in 1..64", c->threads);
+    if (!(c->lcp_budget_seconds >= 0.0) || !(c->lcp_budget_seconds <= 3600.0))
+        return reject("lcp_budget_seconds must be in [0, 3600] s (0: no limit)",
+                      c->lcp_budget_seconds);
     return PP_OK;
 }
 
@@ -437,7 +441,9 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     t->peg_fallback += is->peg_fallback;
     t->relinearizations += is->relinearizations;
     t->relinearize_refused += is->relinearize_refused;
-    t->islands_failed += is->lcp_fallback == 2;
+    t->relinearize_cut += is->relinearize_cut;
+    t->islands_failed += is->lcp_fallback == 3;
+    t->lcp_approximate += is->lcp_fallback == 2;
 }
 
 /* Workers, outcomes and per-island arrays for this sub-step (and the pool when

@@ -65,7 +65,7 @@ struct pp_warm_store;
 typedef struct pp_island_stats {
     int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
     double lcp_residual;
-    int peg_fallback, relinearizations, relinearize_refused, solves;
+    int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
 } pp_island_stats;
 
 /*
@@ -111,6 +111,9 @@ typedef struct pp_island_work {
     double *nu_hat, *nu_kept, *pose_saved;
 
     pp_island_stats stats;         /* what the island's solves did */
+    pp_lcp_budget budget;          /* shared by the island's solves in a step */
+    double budget_half;            /* pp_lcp_clock() time after which the re-linearisation
+                                      starts no new iteration */
 } pp_island_work;
 
 /* One worker of the time step (pp_config.threads): its island work, and what the islands it

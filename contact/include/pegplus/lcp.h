@@ -16,8 +16,18 @@
  * with residuals in compensated (double-double) arithmetic, so the pivot decisions are
  * those of exact arithmetic on the given data while the basis condition number stays below
  * about 1/u = 1e16; the friction LCPs of contact piles reach 1e10 and, now and then, more.
+ * Refinement runs where a pivot decision is close (a tie, a degenerate row, a pivot near the
+ * threshold, ratios within the error bounds of x and y) and every few pivots; elsewhere the
+ * decision is certain without it (lemke.c, "Refinement on demand").
  * When that path fails, a rescue runs Lemke again in double-double arithmetic (~32 digits;
- * n <= 256, at most 2 n + 10 pivots). lemke.c, "Accuracy", has the measurements.
+ * n <= 160, at most 2 n + 10 pivots). lemke.c, "Accuracy", has the measurements.
+ *
+ * Bounded cost. Every solve runs under a pivot budget and a time budget (pp_lcp_options:
+ * max_total_pivots, max_seconds, and an optional pp_lcp_budget shared by the solves of one
+ * time step). When either runs out, pivoting stops (status PP_LCP_BUDGET_EXHAUSTED) and
+ * pp_lcp_solve returns the answer of a bounded iterative fallback instead (status
+ * PP_LCP_APPROXIMATE, result->fallback = 1, its residual in the result), see
+ * pp_lcp_solve_fallback.
  *
  * Every solve reports a residual computed independently of the pivoting, from the
  * original M, q and the returned z: the natural-map residual
@@ -33,12 +43,15 @@
  * eps ||z||_inf <= regularised_tol ||q||_inf (an infeasible LCP is not "solved" by a z that
  * grows like 1/eps).
  *
- * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles); no solve allocates.
+ * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles + 32 KiB); no solve
+ * allocates.
  * Time: O(n^2) per pivot plus O(n^3) per refactorisation. Ownership: every array is
  * the caller's; the solver reads M and q and writes only z, basis and the result.
  * Two error channels (base.h): bad arguments return PP_ERR_NULL_ARGUMENT /
  * PP_ERR_INVALID_ARGUMENT (nothing written); a solve that ran returns PP_OK when solved and
- * PP_ERR_SOLVER otherwise, with the reason in pp_lcp_result.status and z set to zero.
+ * PP_ERR_SOLVER otherwise, with the reason in pp_lcp_result.status and z set to zero,
+ * except for PP_LCP_APPROXIMATE, where z is the fallback's answer (not a solution to
+ * residual_tol; result->residual and relative_residual say how far it is).
  * z never holds NaN or Inf on return.
  */
 #ifndef PEGPLUS_LCP_H
@@ -57,7 +70,11 @@ typedef enum pp_lcp_status {
     PP_LCP_SOLVED = 0,          /* z is a solution: r(z) within tolerance */
     PP_LCP_RAY_TERMINATION = 1, /* the entering column has no positive entry: secondary ray */
     PP_LCP_PIVOT_CAP = 2,       /* max_pivots reached */
-    PP_LCP_NUMERICAL = 3        /* tiny pivot, non-finite tableau, or a final residual too big */
+    PP_LCP_NUMERICAL = 3,       /* tiny pivot, non-finite tableau, or a final residual too big */
+    PP_LCP_APPROXIMATE = 4,     /* not solved exactly: z is the fallback's best answer (finite,
+                                   z >= 0), its residual in the result; PP_ERR_SOLVER */
+    PP_LCP_BUDGET_EXHAUSTED = 5 /* the pivot or time budget ran out and no fallback ran
+                                   (options.fallback = 0, or pp_lcp_solve_lemke); z = 0 */
 } pp_lcp_status;
 
 /* A short constant English name ("solved", "ray termination", ...). */
@@ -68,6 +85,26 @@ typedef enum pp_lcp_tie_break {
     PP_LCP_LEXICOGRAPHIC = 0,   /* CPS §4.9: compare rows of [q_bar, B^-1] / pivot column */
     PP_LCP_FIRST_INDEX = 1      /* smallest row index; may cycle — kept only to show why */
 } pp_lcp_tie_break;
+
+/*
+ * A budget shared by several solves (e.g. every LCP of one time step): pass the same
+ * pp_lcp_budget to each through pp_lcp_options.budget. Each solve stops pivoting at the
+ * deadline or when `pivots` reaches 0, and charges its pivots to it. Plain data: the caller
+ * owns it and may reset it at any time. Not thread-safe (one budget per thread).
+ */
+typedef struct pp_lcp_budget {
+    double deadline;            /* pp_lcp_clock() time (s) after which no solve pivots;
+                                   INFINITY: no deadline */
+    long pivots;                /* pivots the sharing solves may still take; < 0: no limit */
+    long pivots_used;           /* pivots charged so far (all sharing solves) */
+    int exhausted;              /* solves that stopped on this budget so far */
+} pp_lcp_budget;
+
+/* A monotonic clock in seconds (CLOCK_MONOTONIC): the time base of deadlines. */
+double pp_lcp_clock(void);
+
+/* A budget of `seconds` from now (<= 0: no deadline) and `pivots` pivots (< 0: no limit). */
+pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots);
 
 typedef struct pp_lcp_options {
     int max_pivots;             /* <= 0: 50 n + 100 */
@@ -80,6 +117,22 @@ typedef struct pp_lcp_options {
     const double *covering;     /* covering vector d (n entries, all > 0); NULL = all ones */
     pp_lcp_tie_break tie_break; /* default PP_LCP_LEXICOGRAPHIC */
     int warm_start;             /* nonzero: try the complementary basis passed in `basis` */
+    /* Bounds on one solve (all attempts: warm start, Lemke, rescue, regularised retries). */
+    int max_total_pivots;       /* pivots over all attempts of one solve; <= 0: twice the
+                                   per-attempt cap (max_pivots, or 50 n + 100): two full
+                                   Lemke paths, where a solvable problem takes one */
+    double max_seconds;         /* wall-clock seconds one solve may pivot (pp_lcp_clock);
+                                   <= 0: no limit; default 10 s. The plain attempt gets half,
+                                   each regularised retry an equal part of the rest (a long
+                                   plain path leaves time for the retries). The largest
+                                   solves seen take 0.5 s (924-unknown PEG column from w
+                                   basic); hard ones took 45-85 s before this bound */
+    pp_lcp_budget *budget;      /* shared budget (see above), or NULL (default) */
+    int fallback;               /* nonzero (default): pp_lcp_solve answers with the fallback
+                                   when the budget runs out, and when every exact attempt
+                                   failed but the fallback reaches rel(z) <= regularised_tol */
+    int fallback_iterations;    /* sweeps of the fallback; <= 0: 200 (see
+                                   pp_lcp_solve_fallback: O(n^2) each) */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
@@ -103,6 +156,12 @@ typedef struct pp_lcp_result {
     double min_z;               /* min_i z_i */
     double min_w;               /* min_i w_i, w = M z + q (original M, q) */
     double complementarity;     /* max_i |z_i w_i| */
+    int fallback;               /* 1: z is the iterative fallback's answer (status SOLVED
+                                   when it reached residual_tol, else APPROXIMATE) */
+    int fallback_iterations;    /* fallback sweeps run (0: no fallback) */
+    int budget_exhausted;       /* 1: pivoting stopped on max_total_pivots, max_seconds or
+                                   the shared budget */
+    double seconds;             /* wall-clock time of the solve (pp_lcp_clock) */
 } pp_lcp_result;
 
 /* ---- Workspace ---------------------------------------------------------------------- */
@@ -139,6 +198,8 @@ int pp_lcp_workspace_capacity(const pp_lcp_workspace *workspace);
  *    restores feasibility in one pivot) for at most n pivots before starting from w basic;
  *    on exit, the final complementary basis, for the next call. All zeros on failure.
  *  - options NULL = pp_lcp_options_default().
+ *  - the budget (max_total_pivots, max_seconds, options->budget) stops the pivoting with
+ *    PP_LCP_BUDGET_EXHAUSTED; this function never runs the fallback (pp_lcp_solve does).
  * Returns PP_OK (result->status == PP_LCP_SOLVED) or PP_ERR_SOLVER (z = 0); argument errors
  * as described at the top. `result` is always filled when the arguments were valid; its
  * residual fields always describe the z returned (on failure z = 0, residual ||min(0,q)||).
@@ -147,21 +208,54 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
                              const double *q, const pp_lcp_options *options,
                              unsigned char *basis, double *z, pp_lcp_result *result);
 
-/* First regularisation and its cap (PEG authors' LCPdynamics.m, spec/PEG.md §6). */
+/* First regularisation and its cap (PEG authors' LCPdynamics.m, spec/PEG.md §6), and the
+ * factor between retries: 1e-16, 1e-14, ..., 1e-6, six retries (the authors double eps, 34
+ * retries; each can cost a full Lemke path, which made hard problems take tens of seconds). */
 #define PP_LCP_EPS_FIRST 1e-16
 #define PP_LCP_EPS_MAX 1e-6
+#define PP_LCP_EPS_FACTOR 100.0
 
 /*
- * pp_lcp_solve_lemke with the documented fallback (spec/PEG.md §6): when the plain solve
- * fails, retry from scratch with M + eps I for eps = 1e-16, 2e-16, 4e-16, ... while
- * eps <= 1e-6. The first accepted attempt wins; result->epsilon says which eps (0 = none)
- * and result->residual is still measured against the ORIGINAL M. If every attempt fails,
- * z = 0, basis = all w, result->status is the first (unregularised) failure and a warning
- * goes to the log. Returns PP_OK or PP_ERR_SOLVER.
+ * pp_lcp_solve_lemke with the documented fallbacks (spec/PEG.md §6): when the plain solve
+ * fails, retry from scratch with M + eps I for eps = 1e-16, 1e-14, ..., 1e-6
+ * (PP_LCP_EPS_FACTOR). The first accepted attempt wins; result->epsilon says which eps
+ * (0 = none) and result->residual is still measured against the ORIGINAL M. All attempts
+ * share the solve's budget (max_total_pivots, max_seconds, options.budget).
+ * Then, with options.fallback (default on):
+ *  - when the budget ran out, z is pp_lcp_solve_fallback's answer (warm-started from the
+ *    given basis): status PP_LCP_APPROXIMATE (or SOLVED if it reached residual_tol),
+ *    result->fallback = 1, result->budget_exhausted = 1;
+ *  - when every attempt failed otherwise (ray, numerical), the fallback's answer is kept
+ *    only if rel(z) <= regularised_tol (PP_LCP_APPROXIMATE), else as below.
+ * Otherwise z = 0, basis = all w, result->status is the first (unregularised) failure (or
+ * PP_LCP_BUDGET_EXHAUSTED) and a warning goes to the log. Returns PP_OK (SOLVED) or
+ * PP_ERR_SOLVER (everything else, including APPROXIMATE: z is then usable, not exact).
  */
 pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
                        const pp_lcp_options *options, unsigned char *basis, double *z,
                        pp_lcp_result *result);
+
+/*
+ * The bounded fallback: an iterative method for a general LCP (M not symmetric, diagonal
+ * entries may be 0, as in the sigma rows of the Stewart–Trinkle friction LCP).
+ *  1. Start from the better (by rel(z)) of z = 0 and, when `basis` is given and
+ *     options->warm_start is set, the clamped solution of its complementary basis.
+ *  2. Projected Gauss–Seidel with a diagonal shift: z_i <- max(0, z_i - w_i / D_i),
+ *     D_i = max(M_ii, 0.1 max_j |M_ij|) (a proximal step where M_ii is small or 0), at most
+ *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best iterate
+ *     by rel(z), stopping early at rel(z) <= residual_tol.
+ *  3. At most 3 Newton steps on the minimum map min(z, w) = 0 (primal-dual active set: the
+ *     basis {i : z_i > w_i} of the best iterate, solved like a warm start), each kept only
+ *     if it lowers rel(z).
+ * Cost: O(fallback_iterations n^2 + 3 n^3), independent of the budget; no allocation.
+ * z: the best iterate (finite, >= 0; z = 0 when nothing better was found); basis (optional):
+ * {i : z_i > 0}. result: residual fields of z, fallback = 1, fallback_iterations, status
+ * PP_LCP_SOLVED when rel(z) <= residual_tol (returns PP_OK), else PP_LCP_APPROXIMATE
+ * (returns PP_ERR_SOLVER). Argument errors as for pp_lcp_solve.
+ */
+pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double *M,
+                                const double *q, const pp_lcp_options *options,
+                                unsigned char *basis, double *z, pp_lcp_result *result);
 
 /*
  * The independent check: fills residual, relative_residual, scale, min_z, min_w and
@@ -181,6 +275,11 @@ void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, d
  *   q            followed by n numbers
  *   z            (optional) followed by n numbers: a known solution
  * Numbers are written with %.17g so a load reproduces the bits.
+ *
+ * Collecting instances: with the environment variable PP_LCP_DUMP_ALL set to an existing
+ * directory, every pp_lcp_solve and pp_lcp_solve_lemke call with n >= 2 saves its M and q
+ * there as lcp_<pid>_<counter>_n<n>.lcp before solving (read once per process; a failed
+ * write turns it off; not thread-safe). A diagnostic: it costs a file per solve.
  */
 typedef struct pp_lcp_instance {
     int n;

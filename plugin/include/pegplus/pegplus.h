@@ -133,6 +133,17 @@ typedef struct pp_config {
                                      merged in island order, so a step gives the same bits
                                      for any count. With threads > 1, surface_fn and the log
                                      hook may be called from several threads at once. */
+    double lcp_budget_seconds;    /* pegplus models: wall-clock seconds the LCP solves of one
+                                     island may take in one step (its sub-steps,
+                                     re-linearisations and retries together); default 10 s;
+                                     0 = no limit (each solve keeps pegplus/lcp.h's own caps).
+                                     When it runs out, the island's LCP is answered by the
+                                     bounded iterative fallback (pp_lcp_solve_fallback) with its
+                                     residual in pp_step_stats (lcp_fallback = 2). The
+                                     re-linearisation starts no new iteration after half of it
+                                     (relinearize_cut), so the LCPs keep the other half. What
+                                     this budget cuts depends on the machine's speed: it is the
+                                     one thing that can make two runs differ. */
 } pp_config;
 
 #define PP_MAX_THREADS 64
@@ -171,7 +182,8 @@ typedef struct pp_step_stats {
     int contacts;            /* contacts (feature pairs) handed to the time stepper */
     int islands;             /* contact islands of the last sub-step: connected components of
                                 dynamic bodies through candidate pairs, each stepped on its own */
-    int islands_failed;      /* islands whose LCP was not solved (fallback 2), all sub-steps */
+    int islands_failed;      /* island solves with no usable answer (lcp_fallback 3) */
+    int lcp_approximate;     /* island solves answered by the bounded fallback (lcp_fallback 2) */
     int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
     int lcp_largest;         /* unknowns of the largest LCP solved in the step */
     int lcp_solves;          /* LCP solves (islands x re-linearisations, all sub-steps) */
@@ -181,8 +193,11 @@ typedef struct pp_step_stats {
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
     double lcp_residual;     /* natural-map residual, the worst over the step's LCPs */
     int lcp_fallback;        /* worst over the step's LCPs: 0 none; 1 solved only as M + eps I
-                                (regularised); 2 unsolved: the contacts of the failed islands
-                                got no impulse (see README "Known problems") */
+                                (regularised); 2 answered by the bounded iterative fallback
+                                (the budget ran out, or Lemke failed and the fallback reached
+                                a relative residual <= 1e-6): its answer was applied, its
+                                residual is in lcp_residual; 3 no usable answer: that
+                                island's contacts got no impulse (README "Failures") */
     int lcp_warm_started;    /* 1: every LCP of the step was solved from its warm-start basis
                                 (kept by constraint identity) without pivoting */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
@@ -195,6 +210,8 @@ typedef struct pp_step_stats {
                                 the standard model's constraints ran for that island instead
                                 (README "Failures"); other islands are not affected */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
+    int relinearize_cut;     /* island sub-steps whose re-linearisation stopped at half of
+                                pp_config.lcp_budget_seconds (the best estimate is kept) */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
                                 constraints least within the energy bound; README) */

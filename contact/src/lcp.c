@@ -1,0 +1,620 @@
+/*
+ * The LCP solver's public entry points (pegplus/lcp.h): workspace, options, the independent
+ * residual, and the order of a solve (warm start, Lemke, the double-double rescue, the
+ * regularised retries, the bounded fallback). The pivoting is in lemke.c.
+ */
+#define _POSIX_C_SOURCE 200809L /* getpid (PP_LCP_DUMP_ALL), clock_gettime */
+#include "lcp_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t align_up(size_t bytes)
+{
+    return (bytes + 15u) & ~(size_t)15u;
+}
+
+size_t pp_lcp_workspace_size(int n_max)
+{
+    if (n_max < 1 || n_max > PP_LCP_N_MAX_LIMIT) return 0;
+    size_t n = (size_t)n_max;
+    size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
+    bytes += 4 * align_up(n * n * sizeof(double));
+    bytes += 11 * align_up(n * sizeof(double));
+    bytes += 4 * align_up(n * sizeof(int));
+    bytes += align_up(n);
+    return bytes;
+}
+
+pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_workspace **out)
+{
+    if (!buffer || !out) {
+        pp_log(PP_LOG_ERROR, "pp_lcp_workspace_init: NULL %s", buffer ? "out" : "buffer");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    size_t need = pp_lcp_workspace_size(n_max);
+    if (need == 0 || bytes < need || ((uintptr_t)buffer % sizeof(double)) != 0) {
+        pp_log(PP_LOG_ERROR,
+               "pp_lcp_workspace_init: n_max %d needs %zu aligned bytes, got %zu", n_max, need,
+               bytes);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    size_t n = (size_t)n_max;
+    unsigned char *p = buffer;
+    pp_lcp_workspace *ws = (pp_lcp_workspace *)p;
+    p += align_up(sizeof *ws);
+    ws->n_max = n_max;
+    ws->owned = 0;
+    double **squares[4] = {&ws->inverse, &ws->lu, &ws->tie_rows, &ws->regularised};
+    for (int i = 0; i < 4; ++i) {
+        *squares[i] = (double *)p;
+        p += align_up(n * n * sizeof(double));
+    }
+    double **vectors[11] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
+                            &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
+                            &ws->w_try,  &ws->covering, &ws->start_covering};
+    for (int i = 0; i < 11; ++i) {
+        *vectors[i] = (double *)p;
+        p += align_up(n * sizeof(double));
+    }
+    ws->pivots = (int *)p;
+    p += align_up(n * sizeof(int));
+    ws->row_var = (int *)p;
+    p += align_up(n * sizeof(int));
+    ws->ties = (int *)p;
+    p += align_up(n * sizeof(int));
+    ws->index = (int *)p;
+    p += align_up(n * sizeof(int));
+    ws->basis = p;
+    *out = ws;
+    return PP_OK;
+}
+
+pp_status pp_lcp_workspace_create(int n_max, pp_lcp_workspace **out)
+{
+    if (!out) {
+        pp_log(PP_LOG_ERROR, "pp_lcp_workspace_create: NULL out");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    *out = NULL;
+    size_t bytes = pp_lcp_workspace_size(n_max);
+    if (bytes == 0) {
+        pp_log(PP_LOG_ERROR, "pp_lcp_workspace_create: n_max %d outside 1..%d", n_max,
+               PP_LCP_N_MAX_LIMIT);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    void *buffer = malloc(bytes);
+    if (!buffer) {
+        pp_log(PP_LOG_ERROR, "pp_lcp_workspace_create: cannot allocate %zu bytes", bytes);
+        return PP_ERR_NO_MEMORY;
+    }
+    pp_status status = pp_lcp_workspace_init(buffer, bytes, n_max, out);
+    PP_ASSERT(status == PP_OK, "workspace layout matches its size");
+    (*out)->owned = 1;
+    return PP_OK;
+}
+
+void pp_lcp_workspace_destroy(pp_lcp_workspace *workspace)
+{
+    if (workspace && workspace->owned) free(workspace);
+}
+
+int pp_lcp_workspace_capacity(const pp_lcp_workspace *workspace)
+{
+    return workspace ? workspace->n_max : 0;
+}
+
+const char *pp_lcp_status_string(pp_lcp_status status)
+{
+    switch (status) {
+    case PP_LCP_SOLVED: return "solved";
+    case PP_LCP_RAY_TERMINATION: return "ray termination";
+    case PP_LCP_PIVOT_CAP: return "pivot cap";
+    case PP_LCP_NUMERICAL: return "numerical failure";
+    case PP_LCP_APPROXIMATE: return "approximate (fallback)";
+    case PP_LCP_BUDGET_EXHAUSTED: return "budget exhausted";
+    }
+    return "unknown";
+}
+
+pp_lcp_options pp_lcp_options_default(void)
+{
+    pp_lcp_options o;
+    o.max_pivots = 0;
+    o.pivot_tol = 1e-11;
+    o.tie_tol = 1e-12;
+    o.residual_tol = 1e-9;
+    o.regularised_tol = 1e-6;
+    o.covering = NULL;
+    o.tie_break = PP_LCP_LEXICOGRAPHIC;
+    o.warm_start = 1;
+    o.max_total_pivots = 0;
+    o.max_seconds = 10.0;
+    o.budget = NULL;
+    o.fallback = 1;
+    o.fallback_iterations = 0;
+    return o;
+}
+
+/* ---- Budgets ---------------------------------------------------------------------------- */
+
+double pp_lcp_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
+{
+    pp_lcp_budget b;
+    b.deadline = seconds > 0.0 ? pp_lcp_clock() + seconds : INFINITY;
+    b.pivots = pivots < 0 ? -1 : pivots;
+    b.pivots_used = 0;
+    b.exhausted = 0;
+    return b;
+}
+
+/* Regularised retries of pp_lcp_solve: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
+ * PP_LCP_EPS_FACTOR (lcp.h). */
+#define PP_LCP_RETRIES 6
+
+/* The limits of one solve starting at `start`: the smaller of its own bounds and what is
+ * left of the shared budget. */
+static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
+{
+    pp_lcp_limits *l = &ws->limits;
+    long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
+    long own = o->max_total_pivots > 0 ? o->max_total_pivots : 2 * cap;
+    l->pivots_left = own;
+    l->deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
+    if (o->budget) {
+        if (o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
+            l->pivots_left = o->budget->pivots;
+        if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
+    }
+    l->attempt_deadline = l->deadline;
+    l->countdown = 1; /* read the clock at the first pivot */
+    l->hit = 0;
+    l->attempt_hit = 0;
+    l->stopped = 0;
+}
+
+/* The share of the time left for attempt `left` before the last (0: the last gets it all):
+ * the plain attempt half, each regularised retry an equal part of the rest. A plain path
+ * that runs long (a degenerate problem wandering for tens of thousands of pivots) then leaves
+ * time for the retries, which finish such problems in about n pivots (a PEG column of 523
+ * unknowns from the pouring test: 0.6 s with M + 1e-12 I). */
+static void start_attempt(pp_lcp_workspace *ws, int left)
+{
+    pp_lcp_limits *l = &ws->limits;
+    l->attempt_hit = 0;
+    l->countdown = 1;
+    if (left == 0 || l->deadline == INFINITY) {
+        l->attempt_deadline = l->deadline;
+        return;
+    }
+    double now = pp_lcp_clock();
+    double share = left > PP_LCP_RETRIES ? 0.5 : 1.0 / (left + 1);
+    l->attempt_deadline = now + share * (l->deadline - now);
+}
+
+/* Charge the solve to the shared budget and time it. */
+static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
+                          pp_lcp_result *result)
+{
+    result->budget_exhausted = ws->limits.stopped;
+    result->seconds = pp_lcp_clock() - start;
+    if (!o->budget) return;
+    o->budget->pivots_used += result->pivots;
+    if (o->budget->pivots >= 0)
+        o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
+                                                               : 0;
+    o->budget->exhausted += ws->limits.stopped;
+}
+
+/* ---- The independent residual ------------------------------------------------------ */
+
+double pp_lcp_inf_norm(int n, const double *x)
+{
+    double norm = 0.0;
+    for (int i = 0; i < n; ++i)
+        if (fabs(x[i]) > norm) norm = fabs(x[i]);
+    return norm;
+}
+
+/* w = M z + q, then the natural map r(z) = ||min(z, w)||_inf (CPS §1.5): r = 0 exactly
+ * when z >= 0, w >= 0 and z_i w_i = 0, and r bounds the violation of each condition.
+ * Row i is measured against s_i = |q_i| + (sum_j |M_ij|) ||z||_inf, the size of the data
+ * that form w_i and of the rounding in them: for z >= 0, |min(z_i, w_i)| <= |w_i| <= s_i.
+ * r_i / s_i is a normwise backward error of row i (the relative change of row i of [M q]
+ * that makes z exact there); s_i = 0 forces w_i = 0 exactly and r_i = 0. A pivoting
+ * solution carries absolute errors of order u ||z||_inf in every component, so a row whose
+ * own entries are all round-off (a sigma row when every beta is 0) still passes, which a
+ * purely componentwise measure would not. w_i is formed row by row: no buffer needed. */
+void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
+                     pp_lcp_result *result)
+{
+    double residual = 0.0, relative = 0.0, scale = 0.0;
+    double min_z = INFINITY, min_w = INFINITY, comp = 0.0;
+    double z_norm = pp_lcp_inf_norm(n, z);
+    for (int i = 0; i < n; ++i) {
+        double wi = q[i], row = 0.0;
+        for (int j = 0; j < n; ++j) {
+            double mij = M[i + (size_t)j * n];
+            wi += mij * z[j];
+            row += fabs(mij);
+        }
+        double si = fabs(q[i]) + row * z_norm;
+        if (w) w[i] = wi;
+        double ri = fabs(fmin(z[i], wi));
+        if (isnan(wi) || isnan(z[i])) ri = NAN;
+        double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+        if (!(ri <= residual)) residual = ri; /* NaN propagates */
+        if (!(rel <= relative)) relative = rel;
+        if (si > scale) scale = si;
+        if (z[i] < min_z) min_z = z[i];
+        if (wi < min_w) min_w = wi;
+        double c = fabs(z[i] * wi);
+        if (c > comp) comp = c;
+    }
+    result->residual = residual;
+    result->relative_residual = relative;
+    result->scale = scale;
+    result->min_z = n > 0 ? min_z : 0.0;
+    result->min_w = n > 0 ? min_w : 0.0;
+    result->complementarity = comp;
+}
+
+void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, double *w_out,
+                     pp_lcp_result *result)
+{
+    PP_ASSERT(n >= 0 && M && q && z && result, "pp_lcp_evaluate: valid arguments");
+    pp_lcp_residual(n, M, q, z, w_out, result);
+}
+
+int pp_lcp_all_finite(size_t count, const double *x)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* Accept z (clamped to z >= 0): rel(z), measured against the original M and q, must be
+ * <= residual_tol. A solve of M + eps I (eps > 0) moves w by eps z, so there rel(z) may
+ * reach max(residual_tol, regularised_tol), and the shift itself must be a small part of
+ * the data, eps ||z||_inf <= regularised_tol ||q||_inf: otherwise the "solution" exists
+ * only because of eps (for an infeasible LCP, z grows like 1/eps along a ray and the
+ * row-wise residual can look small by cancellation). */
+int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
+                  double *z, double *w, pp_lcp_result *result)
+{
+    if (!pp_lcp_all_finite((size_t)n, z)) return 0;
+    for (int i = 0; i < n; ++i)
+        if (z[i] < 0.0) z[i] = 0.0;
+    pp_lcp_residual(n, M, q, z, w, result);
+    if (eps == 0.0) return result->relative_residual <= o->residual_tol;
+    return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
+           eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
+}
+
+/* ---- Public solves -------------------------------------------------------------------- */
+
+static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, const double *M,
+                                 const double *q, const pp_lcp_options *o, double *z,
+                                 pp_lcp_result *result)
+{
+    if (!ws || !M || !q || !z || !result || !o) {
+        pp_log(PP_LOG_ERROR, "%s: NULL argument", who);
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (n < 1 || n > ws->n_max) {
+        pp_log(PP_LOG_ERROR, "%s: n = %d outside 1..%d (workspace capacity)", who, n, ws->n_max);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!pp_lcp_all_finite((size_t)n * n, M) || !pp_lcp_all_finite((size_t)n, q)) {
+        pp_log(PP_LOG_ERROR, "%s: M or q holds NaN/Inf", who);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!(o->pivot_tol > 0.0 && o->pivot_tol < 1.0) || !(o->tie_tol >= 0.0 && o->tie_tol < 1.0) ||
+        !(o->residual_tol > 0.0) || !(o->regularised_tol >= 0.0)) {
+        pp_log(PP_LOG_ERROR, "%s: tolerances must be pivot_tol in (0,1), tie_tol in [0,1), "
+               "residual_tol > 0, regularised_tol >= 0", who);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (o->covering) {
+        for (int i = 0; i < n; ++i)
+            if (!(o->covering[i] > 0.0) || !isfinite(o->covering[i])) {
+                pp_log(PP_LOG_ERROR, "%s: covering[%d] = %g must be finite and > 0", who, i,
+                       o->covering[i]);
+                return PP_ERR_INVALID_ARGUMENT;
+            }
+    }
+    return PP_OK;
+}
+
+static void reset_result(pp_lcp_result *result)
+{
+    memset(result, 0, sizeof *result);
+    result->status = PP_LCP_NUMERICAL;
+}
+
+/* Lemke on LCP(Me, q) from w basic (start NULL) or from the complementary basis `start`,
+ * then the polish on the final basis B: solve M_BB z_B = -q_B with the original M first (for
+ * eps > 0 that is the exact solution of the original LCP whenever B is its solution basis),
+ * then with M + eps I; keep the accepted z with the smallest rel(z). The final basis is
+ * left in ws->basis. Counts pivots and refactorisations into result. */
+static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const double *M,
+                                          const double *Me, double eps, const double *q,
+                                          const double *d, const unsigned char *start,
+                                          const pp_lcp_options *o, int cap, double *z,
+                                          pp_lcp_result *result)
+{
+    double *zt = ws->z_try, *w = ws->w_try;
+    int pivots = 0, refactorisations = 0;
+    pp_lcp_status status = pp_lcp_lemke_pivot(ws, n, Me, q, d, start, o, cap, z, ws->basis, &pivots,
+                                       &refactorisations);
+    result->pivots += pivots;
+    result->refactorisations += refactorisations;
+    if (status != PP_LCP_SOLVED) return status;
+
+    int ok = pp_lcp_accept(n, M, q, eps, o, z, w, result);
+    pp_lcp_result best = *result;
+    /* The pivoting's z is refined; a basis solve adds nothing when it is already far inside
+     * the tolerance. */
+    int passes = ok && result->relative_residual <= POLISH_SKIP * o->residual_tol ? 0
+                 : eps > 0.0                                                     ? 2
+                                                                                 : 1;
+    for (int pass = 0; pass < passes; ++pass) {
+        const double *Mp = pass == 0 ? M : Me;
+        double eps_p = pass == 0 ? 0.0 : eps;
+        if (pp_lcp_solve_basis(ws, n, Mp, q, ws->basis, zt) && pp_lcp_accept(n, M, q, eps_p, o, zt, w, result) &&
+            (!ok || result->relative_residual <= best.relative_residual)) {
+            memcpy(z, zt, (size_t)n * sizeof *z);
+            ok = 1;
+            best = *result;
+        }
+    }
+    *result = best;
+    return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
+}
+
+/* One attempt on LCP(Me, q), Me = M + eps I; acceptance is measured against (M, q). */
+static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, const double *Me,
+                                double eps, const double *q, const pp_lcp_options *o,
+                                const unsigned char *warm, unsigned char *basis_out, double *z,
+                                pp_lcp_result *result)
+{
+    double *zt = ws->z_try, *w = ws->w_try;
+
+    if (warm) {
+        if (pp_lcp_solve_basis(ws, n, Me, q, warm, zt) && pp_lcp_accept(n, M, q, eps, o, zt, w, result)) {
+            memcpy(z, zt, (size_t)n * sizeof *z);
+            if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
+            result->warm_started = 1;
+            return PP_LCP_SOLVED;
+        }
+    }
+
+    /* z = 0 when q >= 0 up to the rounding level of q (64 u ||q||_inf): a separating
+     * contact's tangential rows come out as -1e-15 m/s, and pivoting on that noise in a fully
+     * degenerate tableau can fail where z = 0 is the answer to working precision. */
+    double q_floor = -64.0 * DBL_EPSILON * pp_lcp_inf_norm(n, q);
+    int q_nonnegative = 1;
+    for (int i = 0; i < n; ++i)
+        if (q[i] < q_floor) q_nonnegative = 0;
+    if (q_nonnegative) {
+        for (int i = 0; i < n; ++i) zt[i] = 0.0;
+        pp_lcp_accept(n, M, q, eps, o, zt, w, result);
+        for (int i = 0; i < n; ++i) {
+            z[i] = 0.0;
+            basis_out[i] = 0;
+        }
+        return PP_LCP_SOLVED;
+    }
+
+    const double *d = o->covering;
+    if (!d) {
+        for (int i = 0; i < n; ++i) ws->covering[i] = 1.0;
+        d = ws->covering;
+    }
+    int cap = o->max_pivots > 0 ? o->max_pivots : 50 * n + 100;
+    pp_lcp_status status = PP_LCP_NUMERICAL;
+    if (warm) { /* Lemke from the given basis first, at most n pivots */
+        status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, warm, o, cap < n ? cap : n, z,
+                                      result);
+        if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
+    }
+    if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
+        status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, NULL, o, cap, z, result);
+    if ((ws->limits.hit || ws->limits.attempt_hit) && status != PP_LCP_SOLVED)
+        return PP_LCP_BUDGET_EXHAUSTED;
+    /* The double-double rescue, for numerical trouble: not for a regularised attempt (the
+     * ladder of pp_lcp_solve), not at the pivot cap (with the lexicographic rule Lemke does
+     * not cycle, so a long path would be as long again), and bounded (RESCUE_MAX_N). */
+    if (status != PP_LCP_SOLVED && status != PP_LCP_PIVOT_CAP && eps == 0.0 &&
+        n <= RESCUE_MAX_N) {
+        int pivots = 0, rescue_cap = 2 * n + 10 < cap ? 2 * n + 10 : cap;
+        pp_lcp_status rescue =
+            pp_lcp_lemke_extended(ws, n, M, q, d, o, rescue_cap, z, ws->basis, &pivots);
+        result->pivots += pivots;
+        if (rescue == PP_LCP_SOLVED && pp_lcp_accept(n, M, q, 0.0, o, z, ws->w_try, result)) {
+            result->extended = 1;
+            status = PP_LCP_SOLVED;
+        }
+    }
+    if (status == PP_LCP_SOLVED && basis_out != ws->basis)
+        memcpy(basis_out, ws->basis, (size_t)n);
+    return status;
+}
+
+/* ---- Dump every solve (PP_LCP_DUMP_ALL) ------------------------------------------------
+ *
+ * With the environment variable PP_LCP_DUMP_ALL set to a directory, every call of
+ * pp_lcp_solve and pp_lcp_solve_lemke with n >= 2 writes its problem there as
+ * lcp_<pid>_<counter>_n<n>.lcp (pp_lcp_instance_save), to collect real instances for timing
+ * and tests. The variable is read once; a write failure turns the dump off. Not thread-safe
+ * (the counter): a diagnostic for single-threaded runs. */
+static void dump_instance(int n, const double *M, const double *q, const char *who)
+{
+    static int state = -1; /* -1 unread, 0 off, 1 on */
+    static const char *dir = NULL;
+    static unsigned long counter = 0;
+    if (state < 0) {
+        dir = getenv("PP_LCP_DUMP_ALL");
+        state = dir && *dir ? 1 : 0;
+    }
+    if (state == 0 || n < 2) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lcp_%ld_%06lu_n%d.lcp", dir, (long)getpid(), counter++, n);
+    if (pp_lcp_instance_save(path, n, M, q, NULL, who) != PP_OK) state = 0;
+}
+
+static void fail_clean(int n, double *z, unsigned char *basis)
+{
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+    if (basis) memset(basis, 0, (size_t)n);
+}
+
+pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+                             const double *q, const pp_lcp_options *options,
+                             unsigned char *basis, double *z, pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    dump_instance(n, M, q, "pp_lcp_solve_lemke");
+    double start = pp_lcp_clock();
+    start_limits(workspace, n, o, start);
+    reset_result(result);
+    result->attempts = 1;
+
+    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
+    unsigned char *out = basis ? basis : workspace->basis;
+    result->status = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
+    finish_limits(workspace, o, start, result);
+    if (result->status == PP_LCP_SOLVED) return PP_OK;
+    fail_clean(n, z, basis);
+    pp_lcp_residual(n, M, q, z, NULL, result);
+    return PP_ERR_SOLVER;
+}
+
+/*
+ * The order of a full solve: the plain attempt (solve_once), the regularised retries of
+ * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback
+ * starts from the caller's basis (still unchanged: solve_once writes it only on success).
+ */
+pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+                       const pp_lcp_options *options, unsigned char *basis, double *z,
+                       pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    dump_instance(n, M, q, "pp_lcp_solve");
+    double start = pp_lcp_clock();
+    start_limits(workspace, n, o, start);
+    reset_result(result);
+
+    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
+    unsigned char *out = basis ? basis : workspace->basis;
+    result->attempts = 1;
+    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    pp_lcp_status first = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
+    result->status = first;
+    if (first == PP_LCP_SOLVED) {
+        finish_limits(workspace, o, start, result);
+        return PP_OK;
+    }
+
+    /* spec/PEG.md §6: the authors retry Lemke on M + eps I, eps = 1e-16 doubling to 1e-6;
+     * here eps grows by PP_LCP_EPS_FACTOR (six retries instead of 34). If M + M^T is PSD,
+     * M + eps I is positive definite, hence a P-matrix with a unique solution that Lemke
+     * reaches: the shift removes the rank deficiency of redundant contacts. A shift below the
+     * rounding unit of a diagonal entry, eps < 2^-53 |M_ii|, is lost when added, so in effect
+     * the schedule starts near 1.1e-16 max|M_ii|. */
+    double *Me = workspace->regularised;
+    int retries_left = PP_LCP_RETRIES;
+    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
+                                        !workspace->limits.hit;
+         eps *= PP_LCP_EPS_FACTOR) {
+        memcpy(Me, M, (size_t)n * n * sizeof *Me);
+        for (int i = 0; i < n; ++i) Me[i + (size_t)i * n] += eps;
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        int attempts = result->attempts + 1;
+        reset_result(result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = attempts;
+        start_attempt(workspace, --retries_left);
+        pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
+        if (s == PP_LCP_SOLVED) {
+            result->status = PP_LCP_SOLVED;
+            result->epsilon = eps;
+            finish_limits(workspace, o, start, result);
+            pp_log(PP_LOG_WARNING,
+                   "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
+                   pp_lcp_status_string(first), eps, result->residual);
+            return PP_OK;
+        }
+    }
+    int hit = workspace->limits.stopped; /* some attempt ran out: the problem may well be
+                                            solvable, the fallback's answer is kept */
+
+    /* The bounded fallback: its answer replaces z = 0 when the budget ran out, and when it
+     * reaches regularised_tol after every exact attempt failed (lcp.h). */
+    if (o->fallback) {
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        int attempts = result->attempts;
+        pp_lcp_status s = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = attempts;
+        result->epsilon = 0.0;
+        if (s == PP_LCP_SOLVED || hit || result->relative_residual <= o->regularised_tol) {
+            result->status = s;
+            if (basis)
+                for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
+            finish_limits(workspace, o, start, result);
+            if (s != PP_LCP_SOLVED)
+                pp_log(PP_LOG_WARNING,
+                       "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
+                       "answer, rel residual %.3g",
+                       pp_lcp_status_string(first), n, result->pivots, result->seconds,
+                       result->relative_residual);
+            return s == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
+        }
+        result->fallback = 0; /* not kept: z = 0 below */
+    }
+    fail_clean(n, z, basis);
+    pp_lcp_residual(n, M, q, z, NULL, result);
+    result->status = first;
+    finish_limits(workspace, o, start, result);
+    pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
+           "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
+    return PP_ERR_SOLVER;
+}
+
+pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double *M,
+                                const double *q, const pp_lcp_options *options,
+                                unsigned char *basis, double *z, pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    double start = pp_lcp_clock();
+    reset_result(result);
+    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
+    result->status = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+    if (basis)
+        for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
+    result->seconds = pp_lcp_clock() - start;
+    return result->status == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
+}

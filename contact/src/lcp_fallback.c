@@ -1,0 +1,174 @@
+/*
+ * The bounded fallback of pp_lcp_solve (pegplus/lcp.h, pp_lcp_solve_fallback): an answer
+ * of known quality, in bounded time, when Lemke's method could not finish within its budget.
+ *
+ * The LCPs come from the time stepper: M is not symmetric and may have zero diagonal
+ * entries (the sigma rows of the Stewart–Trinkle friction LCP, w_sigma = mu p_n - sum_j
+ * beta_j, have M_ss = 0), so neither plain projected Gauss–Seidel (which divides by M_ii) nor
+ * a method that needs M + M^T PSD applies as is. Two stages, each keeping the best iterate by
+ * the independent relative residual rel(z) (lcp.h), so the answer never gets worse than the
+ * start and never holds NaN:
+ *
+ * 1. Projected Gauss–Seidel with a diagonal shift (a proximal point step): sweep i = 1..n,
+ *        z_i <- max(0, z_i - w_i / D_i),   D_i = max(M_ii, DIAG_SHIFT max_j |M_ij|),
+ *    and update w = M z + q by the column M_:i times the change (column-major: contiguous),
+ *    O(n^2) a sweep. Where M_ii dominates its row this is PGS; where M_ii is small or 0 the
+ *    step is that of PGS on M + (D_i - M_ii) I around the current z, i.e. one step of the
+ *    proximal point iteration z^{k+1} = SOL(M + S, q - S z^k) — it converges for monotone M
+ *    and is at least bounded (z >= 0, every step finite) otherwise. w is recomputed from
+ *    scratch every W_REFRESH sweeps against drift. rel(z) needs only z, w and the row sums
+ *    of |M| (precomputed), so it is checked every CHECK_EVERY sweeps at O(n).
+ *
+ * 2. Newton on the minimum map min(z, w) = 0 (semismooth Newton, which for this map is the
+ *    primal-dual active-set method): with A = {i : z_i > w_i} from the best iterate, the
+ *    Newton step lands on the solution of the complementary basis A (M_AA z_A = -q_A,
+ *    z_else = 0), computed as a warm start is (refined LU). When PGS has found the active
+ *    set, one step gives the exact solution; a step that does not lower rel(z) is dropped,
+ *    which is the globalisation (a monotone line search would need a merit function whose
+ *    descent the nonmonotone problems here do not promise). At most NEWTON_STEPS.
+ *
+ * Memory: the workspace (no allocation): x = z iterate, y = w, start_covering = the best z,
+ * column = D, covering = the row sums, z_try / w_try = Newton candidates, basis = A.
+ */
+#include "lcp_internal.h"
+
+#include <string.h>
+
+#define DIAG_SHIFT 0.1
+#define DEFAULT_SWEEPS 200
+#define CHECK_EVERY 4
+#define W_REFRESH 32
+#define NEWTON_STEPS 8
+#define NEWTON_SHIFT 1e-10
+
+/* w = M z + q (column by column: contiguous). */
+static void form_w(int n, const double *M, const double *q, const double *z, double *w)
+{
+    memcpy(w, q, (size_t)n * sizeof *w);
+    for (int j = 0; j < n; ++j) {
+        double zj = z[j];
+        if (zj == 0.0) continue;
+        const double *col = M + (size_t)j * n;
+        for (int i = 0; i < n; ++i) w[i] += col[i] * zj;
+    }
+}
+
+/* rel(z) from z, w and the row sums of |M| (lcp.h, the top): max_i |min(z_i, w_i)| / s_i. */
+static double relative_residual(int n, const double *q, const double *row_sums,
+                                const double *z, const double *w)
+{
+    double z_norm = pp_lcp_inf_norm(n, z), worst = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double r = fabs(fmin(z[i], w[i]));
+        double s = fabs(q[i]) + row_sums[i] * z_norm;
+        double rel = s > 0.0 ? r / s : (r > 0.0 ? INFINITY : 0.0);
+        if (!(rel <= worst)) worst = rel; /* NaN propagates */
+    }
+    return worst;
+}
+
+pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
+                              const pp_lcp_options *o, const unsigned char *warm, double *z,
+                              pp_lcp_result *result)
+{
+    double *zi = ws->x, *w = ws->y, *best = ws->start_covering, *diag = ws->column;
+    double *row_sums = ws->covering, *zt = ws->z_try, *wt = ws->w_try;
+    const int sweeps = o->fallback_iterations > 0 ? o->fallback_iterations : DEFAULT_SWEEPS;
+
+    for (int i = 0; i < n; ++i) {
+        double row_max = 0.0, sum = 0.0;
+        for (int j = 0; j < n; ++j) {
+            double a = fabs(M[i + (size_t)j * n]);
+            sum += a;
+            if (a > row_max) row_max = a;
+        }
+        row_sums[i] = sum;
+        double mii = M[i + (size_t)i * n];
+        diag[i] = mii > DIAG_SHIFT * row_max ? mii : DIAG_SHIFT * row_max;
+        if (!(diag[i] > 0.0)) diag[i] = 1.0; /* a zero row: w_i = q_i whatever z is */
+    }
+
+    /* Start: z = 0, or the clamped warm-start basis solution when it is better. */
+    memset(zi, 0, (size_t)n * sizeof *zi);
+    memcpy(w, q, (size_t)n * sizeof *w);
+    double best_rel = relative_residual(n, q, row_sums, zi, w);
+    if (warm && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
+        for (int i = 0; i < n; ++i)
+            if (zt[i] < 0.0) zt[i] = 0.0;
+        form_w(n, M, q, zt, wt);
+        double rel = relative_residual(n, q, row_sums, zt, wt);
+        if (rel < best_rel && pp_lcp_all_finite((size_t)n, zt)) {
+            best_rel = rel;
+            memcpy(zi, zt, (size_t)n * sizeof *zi);
+            memcpy(w, wt, (size_t)n * sizeof *w);
+        }
+    }
+    memcpy(best, zi, (size_t)n * sizeof *best);
+
+    /* 1. Shifted projected Gauss–Seidel. */
+    int sweep = 0;
+    while (sweep < sweeps && !(best_rel <= o->residual_tol)) {
+        for (int i = 0; i < n; ++i) {
+            double zn = zi[i] - w[i] / diag[i];
+            if (zn < 0.0) zn = 0.0;
+            double delta = zn - zi[i];
+            if (delta == 0.0) continue;
+            zi[i] = zn;
+            const double *col = M + (size_t)i * n;
+            for (int k = 0; k < n; ++k) w[k] += col[k] * delta;
+        }
+        ++sweep;
+        if (sweep % W_REFRESH == 0) form_w(n, M, q, zi, w);
+        if (sweep % CHECK_EVERY == 0 || sweep == sweeps) {
+            if (!pp_lcp_all_finite((size_t)n, zi)) break; /* diverged: keep the best */
+            double rel = relative_residual(n, q, row_sums, zi, w);
+            if (rel < best_rel) {
+                best_rel = rel;
+                memcpy(best, zi, (size_t)n * sizeof *best);
+            }
+        }
+    }
+    result->fallback_iterations = sweep;
+
+    /* 2. Newton steps on the minimum map, from the best iterate. The basis matrices of the
+     * friction LCPs are often singular (redundant contacts), so the steps solve with
+     * M + NEWTON_SHIFT max_i |M_ii| I, like pp_lcp_solve's regularised retries; the point
+     * is judged against M. */
+    double *Ms = ws->regularised, dmax = 0.0;
+    memcpy(Ms, M, (size_t)n * n * sizeof *Ms);
+    for (int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(M[i + (size_t)i * n]));
+    const double shift = NEWTON_SHIFT * (dmax > 0.0 ? dmax : 1.0);
+    const double q_norm = pp_lcp_inf_norm(n, q);
+    for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
+    memcpy(zi, best, (size_t)n * sizeof *zi);
+    form_w(n, M, q, zi, w);
+    for (int step = 0; step < NEWTON_STEPS && !(best_rel <= o->residual_tol); ++step) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            unsigned char active = zi[i] > w[i];
+            changed |= step == 0 || active != ws->basis[i];
+            ws->basis[i] = active;
+        }
+        if (!changed) break; /* the same active set again: no new point */
+        if (!pp_lcp_solve_basis(ws, n, Ms, q, ws->basis, zt)) break;
+        for (int i = 0; i < n; ++i)
+            if (zt[i] < 0.0) zt[i] = 0.0;
+        if (!pp_lcp_all_finite((size_t)n, zt)) break;
+        memcpy(zi, zt, (size_t)n * sizeof *zi);
+        form_w(n, M, q, zi, w);
+        double rel = relative_residual(n, q, row_sums, zi, w);
+        /* As pp_lcp_solve's acceptance of a regularised solve: a z that exists only because
+         * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
+         * row-wise residual shrinks like 1/||z||) is no answer. */
+        int shift_small = shift * pp_lcp_inf_norm(n, zi) <= o->regularised_tol * q_norm;
+        if (shift_small && rel < best_rel) {
+            best_rel = rel;
+            memcpy(best, zi, (size_t)n * sizeof *best);
+        }
+    }
+
+    memcpy(z, best, (size_t)n * sizeof *z);
+    pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual of what we return */
+    result->fallback = 1;
+    return result->relative_residual <= o->residual_tol ? PP_LCP_SOLVED : PP_LCP_APPROXIMATE;
+}

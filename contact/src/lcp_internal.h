@@ -1,0 +1,246 @@
+/*
+ * lcp_internal.h — private to the LCP solver's files (contact/src/lcp*.c, lemke.c):
+ *   lcp.c           workspace, options, the independent residual, the public solves;
+ *   lemke.c         Lemke's complementary pivoting (ratio tests, the path);
+ *   lcp_basis.c     the basis: compensated residuals, dense LU, the explicit inverse and its
+ *                   refinement, refactorisation and pivot updates, complementary basis solves;
+ *   lcp_extended.c  the double-double rescue;
+ *   lcp_fallback.c  the bounded iterative fallback;
+ *   lcp_instance.c  instance files.
+ * Not installed; nothing here is API.
+ */
+#ifndef PP_LCP_INTERNAL_H
+#define PP_LCP_INTERNAL_H
+
+#include "pegplus/lcp.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_LCP_N_MAX_LIMIT (1 << 20)
+
+/* Refinement: at most this many corrections of x or y per pivot, and of a tied row. A
+ * fresh inverse of a basis with condition number 1e11 gains about five digits per step. */
+#define REFINE_STEPS 6
+/* Recompute B^-1 when one refinement step gains less than this factor (two digits)... */
+#define REFACTOR_GAIN 1e-2
+/* ... and it has been updated by at least this many pivots since it was computed. */
+#define REFACTOR_MIN_UPDATES 8
+/* A correction below this multiple of u ||v||_inf leaves v at working accuracy. */
+#define REFINE_SETTLED (4.0 * DBL_EPSILON)
+/* One correction of at most this relative size is enough (see refine). */
+#define REFINE_ONE_STEP 1e-8
+/* Lemke's z within this part of residual_tol is not polished by a basis solve. */
+#define POLISH_SKIP 1e-3
+/* Tied rows of B^-1 are refined when the last entering column drifted more than this. */
+#define LEX_REFINE_DRIFT 1e-10
+/* Relative error assumed for rows of an inverse updated with unrefined columns (ratio_test). */
+#define LEX_ROW_ERROR 1e-6
+/* The double-double rescue runs on problems up to this size, for at most 2 n + 10 pivots:
+ * it costs ~50 n^2 flops a pivot (40 ms a pivot at n = 900; the pile's islands are <= 140). */
+#define RESCUE_MAX_N 160
+/* Corrections that stop shrinking are at the floor of the compensated residual, about
+ * cond(B) (n u)^2 ||v||: accepted while below this part of ||v||_inf (the pile's worst
+ * bases, condition numbers near 1e16, settle at 1e-12). */
+#define REFINE_FLOOR 1e-9
+
+/* The bounds of one solve (pp_lcp_options: max_total_pivots, max_seconds, budget), set by
+ * the public solves and consumed by every pivot (pp_lcp_take_pivot). */
+typedef struct pp_lcp_limits {
+    long pivots_left;     /* this solve's pivots left (the smaller of its own and the budget's) */
+    double deadline;      /* pp_lcp_clock() seconds; INFINITY: none */
+    double attempt_deadline; /* the running attempt's share of the time (<= deadline) */
+    int countdown;        /* pivots until the next clock read */
+    int hit;              /* 1 once a bound of the solve stopped the pivoting */
+    int attempt_hit;      /* 1 once the attempt's share ran out (the next attempt may run) */
+    int stopped;          /* 1 once any bound stopped an attempt of this solve */
+} pp_lcp_limits;
+
+/* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
+#define PP_LCP_CLOCK_EVERY 8
+
+/* Bases seen along one Lemke path, by hash (lemke.c, "Cycling"): direct-mapped. */
+#define PP_LCP_SEEN_BASES 4096
+
+/* The phases of a solve do not overlap, so some buffers serve several (noted). */
+struct pp_lcp_workspace {
+    uint64_t seen[PP_LCP_SEEN_BASES]; /* hashes of the bases of the running path */
+    int n_max;
+    int owned;
+    pp_lcp_limits limits; /* of the solve running */
+    double *inverse;      /* n x n, row-major: B^-1 of the current Lemke basis (the rescue:
+                             its high parts) */
+    double *lu;           /* n x n: LU factors (refactorisation, basis solves) */
+    double *tie_rows;     /* n x n: rows of B^-1 of tied rows, row-major; also the kept
+                             inverse of a refactorisation, M_BB of a basis solve, and the
+                             low parts of B^-1 in the rescue */
+    double *regularised;  /* n x n: M + eps I */
+    double *x;            /* n: basic solution B^-1 q */
+    double *y;            /* n: entering column B^-1 a */
+    double *residual;     /* n: b - B v (the rescue: low parts of x) */
+    double *sum_hi;       /* n: compensated accumulators, high and low parts (the rescue: */
+    double *sum_lo;       /* n:   low parts of y) */
+    double *column;       /* n: a column of [I | -M | -d]; refactorisation scratch */
+    double *rhs;          /* n: basis solves; the kept x of a refactorisation */
+    double *z_try;        /* n: candidate z */
+    double *w_try;        /* n: its w */
+    double *covering;     /* n: d */
+    double *start_covering; /* n: d = B e of a Lemke run from a given basis */
+    int *pivots;          /* n: row interchanges of an LU */
+    int *row_var;         /* n: basic variable of each row (0..n-1 w, n..2n-1 z, 2n z0) */
+    int *ties;            /* n: rows tied in the ratio test; refactorisation: positions D */
+    int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
+                             refactorisation: equations R */
+    unsigned char *basis; /* n: internal basis flags */
+};
+
+/* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
+ * libm at -O2 without -ffinite-math-only, and it showed at 6% of a solve in perf. */
+static inline double max_d(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+
+/* ---- Compensated arithmetic ------------------------------------------------------------ */
+
+/* a + b = s + e exactly (Knuth's TwoSum; no branch on magnitudes). */
+static inline void two_sum(double a, double b, double *s, double *e)
+{
+    double x = a + b, bv = x - a;
+    *e = (a - (x - bv)) + (b - bv);
+    *s = x;
+}
+
+/* a b = p + e exactly: one fused multiply-add where the hardware has it, else Dekker's
+ * product with Veltkamp's split (each half has at most 26 bits, so the partial products
+ * are exact). */
+static inline void two_product(double a, double b, double *p, double *e)
+{
+    double x = a * b;
+#ifdef FP_FAST_FMA
+    *e = fma(a, b, -x);
+#else
+    const double split = 134217729.0; /* 2^27 + 1 */
+    double ca = split * a, a_hi = ca - (ca - a), a_lo = a - a_hi;
+    double cb = split * b, b_hi = cb - (cb - b), b_lo = b - b_hi;
+    *e = ((a_hi * b_hi - x) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
+#endif
+    *p = x;
+}
+
+/* (hi, lo) += a b, keeping the rounding errors of the product and of the sum in lo
+ * (Ogita–Rump–Oishi Dot2): the final hi + lo is as accurate as a sum formed in twice the
+ * working precision and then rounded. */
+static inline void accumulate(double *hi, double *lo, double a, double b)
+{
+    double p, ep, s, es;
+    two_product(a, b, &p, &ep);
+    two_sum(*hi, p, &s, &es);
+    *hi = s;
+    *lo += es + ep;
+}
+
+/* ---- Lemke's pivoting, revised form --------------------------------------------------- */
+
+typedef struct lemke_run {
+    pp_lcp_workspace *ws;
+    int n;
+    const double *M;            /* the matrix pivoted on (M + eps I in a regularised attempt) */
+    const double *q;
+    const double *d;
+    const pp_lcp_options *o;
+    int refactorisations;
+    int updates;                /* pivots applied to B^-1 since it was last computed */
+    int saved_updates;          /* updates of the inverse kept by save_inverse */
+    double drift;               /* first refinement correction of the last entering column */
+    double x_error;             /* estimated bound on ||x - B^-1 q||_inf (see "Refinement on
+                                   demand") */
+    double last_correction;     /* refine: size of the correction it stopped at, or, when
+                                   settled, of the rounding level of v */
+    int since_refine;           /* pivots since y and x were last refined */
+    double growth;              /* product of ||y|| / |y_r| over those pivots */
+    int plain_updates;          /* pivots with an unrefined y since B^-1 was computed */
+    int saved_plain_updates;
+    int y_ready;                /* entering variable whose unrefined y (and column) are in the
+                                   workspace for the current inverse; -1: none */
+} lemke_run;
+
+/* Row i of the explicit basis inverse. */
+static inline double *pp_lcp_inverse_row(const lemke_run *run, int i)
+{
+    return &run->ws->inverse[(size_t)i * run->n];
+}
+
+
+/* ---- Functions shared between the files (definitions carry the comments) -------------- */
+
+/* Charge one pivot to the running solve's limits: 0 (and limits.hit = 1) when the pivot
+ * or time budget is spent. */
+static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
+{
+    pp_lcp_limits *l = &ws->limits;
+    if (l->hit || l->attempt_hit) return 0;
+    if (l->pivots_left <= 0) {
+        l->hit = 1;
+        l->stopped = 1;
+        return 0;
+    }
+    --l->pivots_left;
+    if (--l->countdown <= 0) {
+        l->countdown = PP_LCP_CLOCK_EVERY;
+        double now = pp_lcp_clock();
+        if (now > l->deadline) {
+            l->hit = 1;
+            l->stopped = 1;
+            return 0;
+        }
+        if (now > l->attempt_deadline) {
+            l->attempt_hit = 1;
+            l->stopped = 1;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The bounded fallback (lcp_fallback.c) on validated arguments; fills z and result's
+ * residual fields, fallback and fallback_iterations. Returns the status. */
+pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
+                              const pp_lcp_options *o, const unsigned char *warm, double *z,
+                              pp_lcp_result *result);
+
+double pp_lcp_inf_norm(int n, const double *x);
+void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
+                     pp_lcp_result *result);
+int pp_lcp_all_finite(size_t count, const double *x);
+int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
+                  double *z, double *w, pp_lcp_result *result);
+void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
+                             const double *const *c, const double *a, int count);
+int pp_lcp_lu_factor(int n, double *A, int *piv);
+void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b);
+int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const double *q,
+                       const unsigned char *basis, double *z);
+void pp_lcp_apply_inverse(const lemke_run *run, const double *b, double *v);
+double pp_lcp_refine(lemke_run *run, const double *b, double *v, int *settled);
+int pp_lcp_refactorise(lemke_run *run);
+double pp_lcp_form_entering_column(lemke_run *run, int v, int *settled);
+int pp_lcp_entering_column(lemke_run *run, int v);
+void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u);
+void pp_lcp_load_column(const lemke_run *run, int v, double *a);
+void pp_lcp_pivot(lemke_run *run, int r);
+pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
+                                   const double *x, const double *x_lo, double *z,
+                                   unsigned char *basis);
+pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
+                                 const double *d, const unsigned char *start,
+                                 const pp_lcp_options *o, int max_pivots, double *z,
+                                 unsigned char *basis, int *pivots, int *refactorisations);
+pp_lcp_status pp_lcp_lemke_extended(pp_lcp_workspace *ws, int n, const double *M,
+                                    const double *q, const double *d, const pp_lcp_options *o,
+                                    int max_pivots, double *z, unsigned char *basis, int *pivots);
+
+#endif /* PP_LCP_INTERNAL_H */
