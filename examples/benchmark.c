@@ -15,18 +15,39 @@
  * MAP_SHARED), so the steps done before a crash are still reported. The parent stays small:
  * it builds no scene itself (the baseline RSS is printed in the header).
  *
- * The same settled state for every model (heap, islands and pile scenes). A separate child
- * builds the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep
- * row's configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the
- * scene's settle time (--settle N steps overrides it), running the scene's script as it
- * goes (a heap is poured during the settle), then writes every body's position and
- * quaternion into shared memory. Each row's child builds the scene again (the builders are
+ * The same settled state for every model (heap and pile scenes). A heap or a pile starts
+ * from its settled state file, examples/scenes/states/<scene>.state (--states DIR; the
+ * format is in examples/scenes/state.h: one body's position and quaternion a line, %.17g).
+ * The files are made by pegplus-benchmark itself, with
+ *
+ *     pegplus-benchmark --make-states examples/scenes/states [--scene pile30,heap20,...]
+ *
+ * which pours / drops the scene under PP_MODEL_STANDARD (pp_config_default() with k = 4, as
+ * the standard row), running its script, for the scene's settle time and on until every
+ * body is at rest (< 1 mm/s, < 0.01 rad/s; at most 4 x the settle time), zeroes the
+ * velocities and writes the file (with the time it took and the deepest overlap in its
+ * comments). Why the standard model: stock ODE's soft contacts leave settled bodies
+ * overlapping by up to ~1 mm, and the pegplus models, which keep overlap at zero, spent their
+ * first steps pushing the bodies apart at up to 1.8 m/s, so the rows measured that transient
+ * instead of a settled heap; the standard model's state has no overlap (< 1e-6 m, checked
+ * by CTest's check_settled_states), so every model, stock ODE included, starts at rest. A
+ * heap's drop heights depend on the model that poured it: the file is THE settled state
+ * every model starts from. Each row's child builds the scene (the builders are
  * deterministic), calls the script without stepping until it has created as many bodies as
- * the settle ended with, puts every body at its settled pose with zero linear and angular
- * velocity, and only then starts the clock; the run's script continues at step index N.
- * The settle phase is not measured (it has its own 600 s watchdog). ODE's soft contacts
- * leave the settled bodies overlapping by up to about a millimetre, which the pegplus
- * models see at their first step.
+ * the file lists (the scene name and the body count must match the file, else the row says
+ * why), puts every body at its settled pose with zero linear and angular velocity, and only
+ * then starts the clock; the run's script continues at the settle's step count.
+ *
+ * The fallback (a scene with no state file, or --settle N given): a separate child builds
+ * the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep row's
+ * configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the scene's
+ * settle time (or N steps), running the script, and its poses are used the same way; the
+ * output says "no <file>; settling with dWorldQuickStep", the status column "(QuickStep
+ * settle)" and the CSV's start column "quickstep" (else "state", or "built" for a scene
+ * that starts as built). Its bodies overlap by up to ~1 mm at the first step. The settle
+ * phase is not measured (the QuickStep settle has its own 600 s watchdog). The islands
+ * scenes are built exactly touching and at rest: they are not settled (--settle N settles
+ * them with QuickStep, which only adds overlap).
  *
  * Timing: the CPU time of each pp_world_step call alone (clock_gettime(
  * CLOCK_PROCESS_CPUTIME_ID) before and after; a scene's before_step script, e.g. a drop, is
@@ -68,9 +89,15 @@ static const char HELP[] =
     "  --steps N        steps per run (default: each scene's own count, see --list)\n"
     "  --h H            step size in seconds (default: each scene's own; scripted scenes\n"
     "                   schedule their drops in seconds, so they follow H)\n"
-    "  --settle N       settle steps for the scenes that settle (heap, islands, pile),\n"
-    "                   overriding each scene's own (--list); 0 starts them unsettled (a\n"
-    "                   heap is then poured during the run)\n"
+    "  --settle N       settle the heap, pile and islands scenes with dWorldQuickStep for N\n"
+    "                   steps instead of loading their state files; 0 starts them unsettled\n"
+    "                   (a heap is then poured during the run)\n"
+    "  --states DIR     settled state files, DIR/<scene>.state (default: the source tree's\n"
+    "                   " PP_STATES_DIR ");\n"
+    "                   --states '' settles every scene with dWorldQuickStep\n"
+    "  --make-states DIR  make the state files instead of benchmarking: settle each heap and\n"
+    "                   pile scene (--scene: those named) under the standard model and write\n"
+    "                   DIR/<scene>.state; --h and --settle apply\n"
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
     "                   stops after that step and is reported as \"cut\"; a run still\n"
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
@@ -84,10 +111,16 @@ static const char HELP[] =
     "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
     "stepper); ODE auto-disable off.\n"
     "\n"
-    "Same start for every model: heap, islands and pile scenes are first settled by stock\n"
-    "dWorldQuickStep for their settle steps in a separate child (a heap is poured box by box\n"
-    "during it); every body's pose is then copied into each run, with zero velocities.\n"
-    "The settle phase is not timed.\n"
+    "Same start for every model: a heap or pile scene starts from its settled state,\n"
+    "DIR/<scene>.state (--states), made under the standard model (PP_MODEL_STANDARD, k = 4:\n"
+    "no overlap, every body at rest) by\n"
+    "    pegplus-benchmark --make-states examples/scenes/states --scene NAMES\n"
+    "(a heap is poured box by box; the settle runs on until every body is at rest). Each run\n"
+    "builds the scene, sets every body's pose from the file, with zero velocities, and only\n"
+    "then starts the clock. A scene without a file (or with --settle N) is settled by stock\n"
+    "dWorldQuickStep in a separate child instead, which leaves bodies overlapping by up to\n"
+    "~1 mm; the output says so and its status reads \"(QuickStep settle)\". The islands\n"
+    "scenes start as built (exactly touching, at rest). Settling is not timed.\n"
     "\n"
     "columns:\n"
     "  steps     steps run / planned\n"
@@ -100,7 +133,10 @@ static const char HELP[] =
     "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
     "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
     "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
-    "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed\n";
+    "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed | settled\n"
+    "            state: ... (the file does not fit the scene); \"(QuickStep settle)\" after\n"
+    "            it when the start was the fallback (CSV: the start column, state |\n"
+    "            quickstep | built)\n";
 
 /* ------------------------------------------------------------------------- scenes */
 
@@ -614,6 +650,14 @@ static void list_scenes(void)
                SCENES[i].quick == 2 ? " [--quick only]" : SCENES[i].quick ? " [--quick]" : "");
 }
 
+/* `text` with its commas made semicolons, for a CSV field (in place). */
+static const char *csv_field(char *text)
+{
+    for (char *c = text; *c; ++c)
+        if (*c == ',') *c = ';';
+    return text;
+}
+
 static void usage_error(const char *msg)
 {
     fprintf(stderr, "pegplus-benchmark: %s\n(pegplus-benchmark --help for the options)\n", msg);
@@ -752,7 +796,7 @@ int main(int argc, char **argv)
         if (failed) {
             printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
             fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
-                    sn, ss, why);
+                    sn, ss, csv_field(why));
             pp_scene_state_free(&state);
             continue;
         }
@@ -779,7 +823,7 @@ int main(int argc, char **argv)
                     sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
                     1e6 * r.cpu_median, 1e6 * r.cpu_worst, 1e6 * r.cpu_mean, 1e6 * r.wall_median,
                     ratio, r.lcp_mean, r.lcp_max, r.pivots_mean, r.fallback_steps, r.bad_steps,
-                    r.rss_kb, rt, r.max_speed, start, r.status);
+                    r.rss_kb, rt, r.max_speed, start, csv_field(r.status));
             fflush(csv);
         }
         pp_scene_state_free(&state);

@@ -130,7 +130,7 @@ int pp_scene_state_apply(pp_scene *s, const char *name, const pp_scene_state *st
     for (int i = 0; s->before_step && i < steps && s->body_count < st->count; ++i)
         s->before_step(s, i);
     if (s->body_count != st->count) {
-        snprintf(why, why_size, "the state of '%s' has %d bodies, the scene %d", name, st->count,
+        snprintf(why, why_size, "the state of '%s' has %d bodies; the scene has %d", name, st->count,
                  s->body_count);
         return -1;
     }
