@@ -36,7 +36,7 @@ static void build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); }
 static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); }
 
 static const settled_scene SETTLED[] = {
-    {"pile6", build_pile6, 1},   {"pile30", build_pile30, 1}, {"heap20", build_heap20, 0},
+    {"pile6", build_pile6, 1},   {"pile30", build_pile30, 1}, {"heap20", build_heap20, 1},
     {"heap50", build_heap50, 0}, {"heap100", build_heap100, 0},
 };
 enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
