@@ -15,18 +15,39 @@
  * MAP_SHARED), so the steps done before a crash are still reported. The parent stays small:
  * it builds no scene itself (the baseline RSS is printed in the header).
  *
- * The same settled state for every model (heap, islands and pile scenes). A separate child
- * builds the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep
- * row's configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the
- * scene's settle time (--settle N steps overrides it), running the scene's script as it
- * goes (a heap is poured during the settle), then writes every body's position and
- * quaternion into shared memory. Each row's child builds the scene again (the builders are
+ * The same settled state for every model (heap and pile scenes). A heap or a pile starts
+ * from its settled state file, examples/scenes/states/<scene>.state (--states DIR; the
+ * format is in examples/scenes/state.h: one body's position and quaternion a line, %.17g).
+ * The files are made by pegplus-benchmark itself, with
+ *
+ *     pegplus-benchmark --make-states examples/scenes/states [--scene pile30,heap20,...]
+ *
+ * which pours / drops the scene under PP_MODEL_STANDARD (pp_config_default() with k = 4, as
+ * the standard row), running its script, for the scene's settle time and on until every
+ * body is at rest (< 1 mm/s, < 0.01 rad/s; at most 4 x the settle time), zeroes the
+ * velocities and writes the file (with the time it took and the deepest overlap in its
+ * comments). Why the standard model: stock ODE's soft contacts leave settled bodies
+ * overlapping by up to ~1 mm, and the pegplus models, which keep overlap at zero, spent their
+ * first steps pushing the bodies apart at up to 1.8 m/s, so the rows measured that transient
+ * instead of a settled heap; the standard model's state has no overlap (< 1e-6 m, checked
+ * by CTest's check_settled_states), so every model, stock ODE included, starts at rest. A
+ * heap's drop heights depend on the model that poured it: the file is THE settled state
+ * every model starts from. Each row's child builds the scene (the builders are
  * deterministic), calls the script without stepping until it has created as many bodies as
- * the settle ended with, puts every body at its settled pose with zero linear and angular
- * velocity, and only then starts the clock; the run's script continues at step index N.
- * The settle phase is not measured (it has its own 600 s watchdog). ODE's soft contacts
- * leave the settled bodies overlapping by up to about a millimetre, which the pegplus
- * models see at their first step.
+ * the file lists (the scene name and the body count must match the file, else the row says
+ * why), puts every body at its settled pose with zero linear and angular velocity, and only
+ * then starts the clock; the run's script continues at the settle's step count.
+ *
+ * The fallback (a scene with no state file, or --settle N given): a separate child builds
+ * the scene and steps it with stock dWorldQuickStep (PP_MODEL_ODE, the ode_quickstep row's
+ * configuration: dWorldStep took ~40 s for heap50's 2 000 settle steps) for the scene's
+ * settle time (or N steps), running the script, and its poses are used the same way; the
+ * output says "no <file>; settling with dWorldQuickStep", the status column "(QuickStep
+ * settle)" and the CSV's start column "quickstep" (else "state", or "built" for a scene
+ * that starts as built). Its bodies overlap by up to ~1 mm at the first step. The settle
+ * phase is not measured (the QuickStep settle has its own 600 s watchdog). The islands
+ * scenes are built exactly touching and at rest: they are not settled (--settle N settles
+ * them with QuickStep, which only adds overlap).
  *
  * Timing: the CPU time of each pp_world_step call alone (clock_gettime(
  * CLOCK_PROCESS_CPUTIME_ID) before and after; a scene's before_step script, e.g. a drop, is
@@ -36,6 +57,7 @@
 #include "pegplus/pegplus.h"
 #include "scenes.h"
 #include "scripted.h"
+#include "state.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,6 +67,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -66,9 +89,15 @@ static const char HELP[] =
     "  --steps N        steps per run (default: each scene's own count, see --list)\n"
     "  --h H            step size in seconds (default: each scene's own; scripted scenes\n"
     "                   schedule their drops in seconds, so they follow H)\n"
-    "  --settle N       settle steps for the scenes that settle (heap, islands, pile),\n"
-    "                   overriding each scene's own (--list); 0 starts them unsettled (a\n"
-    "                   heap is then poured during the run)\n"
+    "  --settle N       settle the heap, pile and islands scenes with dWorldQuickStep for N\n"
+    "                   steps instead of loading their state files; 0 starts them unsettled\n"
+    "                   (a heap is then poured during the run)\n"
+    "  --states DIR     settled state files, DIR/<scene>.state (default: the source tree's\n"
+    "                   " PP_STATES_DIR ");\n"
+    "                   --states '' settles every scene with dWorldQuickStep\n"
+    "  --make-states DIR  make the state files instead of benchmarking: settle each heap and\n"
+    "                   pile scene (--scene: those named) under the standard model and write\n"
+    "                   DIR/<scene>.state; --h and --settle apply\n"
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
     "                   stops after that step and is reported as \"cut\"; a run still\n"
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
@@ -82,10 +111,16 @@ static const char HELP[] =
     "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
     "stepper); ODE auto-disable off.\n"
     "\n"
-    "Same start for every model: heap, islands and pile scenes are first settled by stock\n"
-    "dWorldQuickStep for their settle steps in a separate child (a heap is poured box by box\n"
-    "during it); every body's pose is then copied into each run, with zero velocities.\n"
-    "The settle phase is not timed.\n"
+    "Same start for every model: a heap or pile scene starts from its settled state,\n"
+    "DIR/<scene>.state (--states), made under the standard model (PP_MODEL_STANDARD, k = 4:\n"
+    "no overlap, every body at rest) by\n"
+    "    pegplus-benchmark --make-states examples/scenes/states --scene NAMES\n"
+    "(a heap is poured box by box; the settle runs on until every body is at rest). Each run\n"
+    "builds the scene, sets every body's pose from the file, with zero velocities, and only\n"
+    "then starts the clock. A scene without a file (or with --settle N) is settled by stock\n"
+    "dWorldQuickStep in a separate child instead, which leaves bodies overlapping by up to\n"
+    "~1 mm; the output says so and its status reads \"(QuickStep settle)\". The islands\n"
+    "scenes start as built (exactly touching, at rest). Settling is not timed.\n"
     "\n"
     "columns:\n"
     "  steps     steps run / planned\n"
@@ -98,7 +133,10 @@ static const char HELP[] =
     "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
     "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
     "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
-    "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed\n";
+    "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed | settled\n"
+    "            state: ... (the file does not fit the scene); \"(QuickStep settle)\" after\n"
+    "            it when the start was the fallback (CSV: the start column, state |\n"
+    "            quickstep | built)\n";
 
 /* ------------------------------------------------------------------------- scenes */
 
@@ -108,8 +146,9 @@ typedef struct bench_scene {
     pp_status (*build)(pp_scene *scene, double h);
     int steps;                  /* default step count */
     double h;                   /* default step size, s */
-    double settle;              /* s of stock dWorldQuickStep before the run (0: none); the settle
+    double settle;              /* s of settling before the run (0: none by default); the settle
                                    runs the scene's script (a heap is poured while settling) */
+    int settles;                /* 1: --settle N applies (heap, pile and islands scenes) */
     int quick;                  /* 1: in --quick; 2: only in --quick (not in the default set) */
 } bench_scene;
 
@@ -133,27 +172,28 @@ static pp_status build_hulls25(pp_scene *s, double h) { (void)h; return pp_scene
 static pp_status build_hulls50(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 50.0, 1); }
 
 /* Settle times: the pile's boxes land within 3 s; a heap's last box is poured at
- * 0.4 (N - 1) s (if none had to wait) and gets 2.4 s more; the islands' stacks are built at
- * rest and only sink into ODE's soft contacts (1 s). */
+ * 0.4 (N - 1) s (if none had to wait) and gets 2.4 s more. The islands' stacks are built
+ * exactly touching and at rest: they are not settled (--settle N settles them, and then only
+ * sink into ODE's soft contacts). */
 static const bench_scene SCENES[] = {
-    {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 1},
-    {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0},
-    {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 2},
-    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 0},
-    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 2},
-    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 0},
-    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 0},
-    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 0},
-    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 1.0, 2},
-    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 1.0, 0},
-    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 1.0, 0},
-    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 1.0, 0},
-    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 1.0, 0},
-    {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 1},
-    {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0},
-    {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0},
-    {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0},
-    {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0},
+    {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 0, 1},
+    {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0, 0},
+    {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 0, 2},
+    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 1, 0},
+    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 1, 2},
+    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 1, 0},
+    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 1, 0},
+    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 1, 0},
+    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 0, 1, 2},
+    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 0, 1, 0},
+    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 0, 1, 0},
+    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 0, 1, 0},
+    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 0, 1, 0},
+    {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 0, 1},
+    {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0, 0},
+    {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0, 0},
+    {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0, 0},
+    {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0, 0},
 };
 enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
@@ -188,15 +228,10 @@ typedef struct run_shared {
     int cut;                    /* the budget was reached */
     int stopped;                /* BAD_IN_A_ROW failed steps in a row */
     pp_status build_status;     /* scene builder or pp_world_create */
-    int snapshot_mismatch;      /* the scene has not as many bodies as the settled state */
+    char state_error[160];      /* the settled state does not fit the scene (why) */
     double max_speed;           /* fastest body after any step, m/s */
     step_record steps[];
 } run_shared;
-
-typedef struct pose_snapshot {
-    int count;
-    double *pose;               /* 7 per body: position, quaternion (w, x, y, z) */
-} pose_snapshot;
 
 static double cpu_now(void)
 {
@@ -214,19 +249,9 @@ static pp_config model_config(const bench_model *m)
     return c;
 }
 
-static void apply_snapshot(pp_scene *s, const pose_snapshot *snap)
-{
-    for (int i = 0; i < s->body_count && i < snap->count; ++i) {
-        const double *p = &snap->pose[7 * i];
-        dBodySetPosition(s->bodies[i], p[0], p[1], p[2]);
-        dBodySetQuaternion(s->bodies[i], p + 3);
-    }
-    pp_scene_zero_velocities(s);
-}
-
 /* The child of one run: never returns. */
 static void run_child(const bench_scene *sc, const bench_model *m, int steps, double h,
-                      double budget, int settle, const pose_snapshot *snap, run_shared *out)
+                      double budget, const pp_scene_state *settled, run_shared *out)
 {
     pp_scene scene;
     out->build_status = sc->build(&scene, h);
@@ -237,16 +262,13 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
     out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
     if (out->build_status != PP_OK) _exit(0);
     scene.pegplus = world; /* before any script runs: scripts may make hulls */
-    if (snap) {
+    int settle = 0; /* the step index the script continues at */
+    if (settled) {
         /* the bodies the script created while settling, created again (without stepping:
-         * until there are as many), then moved to their settled poses */
-        for (int i = 0; scene.before_step && i < settle && scene.body_count < snap->count; ++i)
-            scene.before_step(&scene, i);
-        if (scene.body_count != snap->count) {
-            out->snapshot_mismatch = 1;
+         * until there are as many), then moved to their settled poses, at rest */
+        if (pp_scene_state_apply(&scene, sc->name, settled, h, &settle, out->state_error,
+                                 sizeof out->state_error) != 0)
             _exit(0);
-        }
-        apply_snapshot(&scene, snap);
     }
 
     double total = 0.0;
@@ -293,7 +315,7 @@ typedef struct run_result {
     double lcp_mean, pivots_mean, max_speed;
     int lcp_max, fallback_steps, bad_steps;
     long rss_kb;
-    char status[96];
+    char status[192];
 } run_result;
 
 static int compare_double(const void *a, const void *b)
@@ -349,7 +371,7 @@ static void describe_exit(int wstatus, int timed_out, char *buf, size_t size)
 }
 
 static run_result run(const bench_scene *sc, const bench_model *m, int steps, double h,
-                      double budget, int settle, const pose_snapshot *snap)
+                      double budget, const pp_scene_state *settled)
 {
     run_result res;
     memset(&res, 0, sizeof res);
@@ -368,7 +390,7 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         munmap(sh, size);
         return res;
     }
-    if (pid == 0) run_child(sc, m, steps, h, budget, settle, snap, sh);
+    if (pid == 0) run_child(sc, m, steps, h, budget, settled, sh);
     int wstatus = 0;
     struct rusage usage;
     int timed_out = wait_child(pid, 2.0 * budget + 30.0, &wstatus, &usage);
@@ -405,8 +427,8 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
 
     char killed[64];
     describe_exit(wstatus, timed_out, killed, sizeof killed);
-    if (sh->snapshot_mismatch)
-        snprintf(res.status, sizeof res.status, "settled state does not fit the scene");
+    if (sh->state_error[0])
+        snprintf(res.status, sizeof res.status, "settled state: %s", sh->state_error);
     else if (sh->build_status != PP_OK)
         snprintf(res.status, sizeof res.status, "build failed: %s", pp_status_string(sh->build_status));
     else if (killed[0])
@@ -424,13 +446,13 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
 
 /* ----------------------------------------------------------------------- settling */
 
-/* Builds the scene in a child, steps it `settle` times with stock dWorldQuickStep (running
- * its script) and reads back
- * every body's pose (through shared memory, so that the parent's watchdog also covers a
- * settle that never ends). 0, or -1 (with *why) when the child failed. */
-enum { SETTLE_MAX_BODIES = 1 << 16 };
+enum { BENCH_SEED = 1, SETTLE_MAX_BODIES = 1 << 16 };
 
-static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapshot *snap,
+/* The fallback when a scene has no state file (or --settle N is given): builds the scene in
+ * a child, steps it `settle` times with stock dWorldQuickStep (running its script) and reads
+ * back every body's pose (through shared memory, so that the parent's watchdog also covers a
+ * settle that never ends) into *state. 0, or -1 (with *why) when the child failed. */
+static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_state *state,
                         char *why, size_t why_size)
 {
     typedef struct settle_shared {
@@ -438,8 +460,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapsh
         double pose[];
     } settle_shared;
     size_t size = sizeof(settle_shared) + (size_t)SETTLE_MAX_BODIES * 7 * sizeof(double);
-    snap->count = 0;
-    snap->pose = NULL;
+    memset(state, 0, sizeof *state);
     why[0] = '\0';
     settle_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) {
@@ -457,7 +478,6 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapsh
     if (pid == 0) {
         pp_scene scene;
         if (sc->build(&scene, h) != PP_OK) _exit(3);
-        if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         dWorldSetAutoDisableFlag(scene.world, 0);
         pp_config config = model_config(&MODELS[1]); /* dWorldQuickStep: see the top */
         pp_world *world = NULL;
@@ -467,6 +487,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapsh
             if (scene.before_step) scene.before_step(&scene, i);
             if (pp_world_step(world, h) != PP_OK) _exit(6);
         }
+        if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         for (int i = 0; i < scene.body_count; ++i) {
             const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
             double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
@@ -481,16 +502,106 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pose_snapsh
     describe_exit(wstatus, timed_out, why, why_size);
     if (!why[0] && sh->count < 0) snprintf(why, why_size, "no poses written");
     if (!why[0]) {
-        snap->pose = malloc((size_t)(sh->count ? sh->count : 1) * 7 * sizeof *snap->pose);
-        if (snap->pose) {
-            snap->count = sh->count;
-            memcpy(snap->pose, sh->pose, (size_t)sh->count * 7 * sizeof *snap->pose);
+        snprintf(state->scene, sizeof state->scene, "%s", sc->name);
+        snprintf(state->model, sizeof state->model, "%s", MODELS[1].name);
+        state->seed = BENCH_SEED;
+        state->h = h;
+        state->settle_steps = settle;
+        state->pose = malloc((size_t)(sh->count ? sh->count : 1) * 7 * sizeof *state->pose);
+        if (state->pose) {
+            state->count = sh->count;
+            memcpy(state->pose, sh->pose, (size_t)sh->count * 7 * sizeof *state->pose);
         } else {
             snprintf(why, why_size, "out of memory");
         }
     }
     munmap(sh, size);
     return why[0] ? -1 : 0;
+}
+
+/* At rest for --make-states: every body slower than this (linear, m/s; angular, rad/s). A
+ * body resting on others under the standard model moves at ~1e-10 m/s. */
+static const double REST_SPEED = 1e-3, REST_SPIN = 1e-2;
+enum { SETTLE_EXTEND_MAX = 4 }; /* settle at most this many times the scene's settle steps */
+
+/* --make-states: settles the scene under PP_MODEL_STANDARD (the benchmark's configuration,
+ * k = 4) for `settle` steps of `h`, running its script, and on until every body is at rest
+ * (REST_SPEED, REST_SPIN; at most SETTLE_EXTEND_MAX x settle steps), zeroes every velocity
+ * and writes DIR/<scene>.state (state.h) with the steps it took. Prints its progress every
+ * 100 steps. 0, or -1. */
+static int make_state(const bench_scene *sc, int settle, double h, const char *dir)
+{
+    pp_scene scene;
+    if (sc->build(&scene, h) != PP_OK) {
+        fprintf(stderr, "pegplus-benchmark: %s: build failed\n", sc->name);
+        return -1;
+    }
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    const bench_model *model = &MODELS[2];
+    pp_config config = model_config(model);
+    pp_world *world = NULL;
+    if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) {
+        fprintf(stderr, "pegplus-benchmark: %s: pp_world_create failed\n", sc->name);
+        pp_scene_destroy(&scene);
+        return -1;
+    }
+    scene.pegplus = world;
+    const double cpu0 = cpu_now(), wall0 = wall_now();
+    int bad = 0, fallbacks = 0, taken = 0, at_rest = 0;
+    double max_speed = 0.0, max_spin = 0.0;
+    while (taken < SETTLE_EXTEND_MAX * settle && !(taken >= settle && at_rest)) {
+        if (scene.before_step) scene.before_step(&scene, taken);
+        bad += pp_world_step(world, h) != PP_OK;
+        fallbacks += pp_world_get_stats(world)->lcp_fallback != 0;
+        ++taken;
+        max_speed = max_spin = 0.0;
+        for (int b = 0; b < scene.body_count; ++b) {
+            const dReal *v = dBodyGetLinearVel(scene.bodies[b]), *w = dBodyGetAngularVel(scene.bodies[b]);
+            max_speed = fmax(max_speed, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+            max_spin = fmax(max_spin, sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+        }
+        at_rest = max_speed < REST_SPEED && max_spin < REST_SPIN;
+        if (taken % 100 == 0 || (taken >= settle && at_rest))
+            printf("%s: step %d/%d, %d bodies, fastest %.3g m/s %.3g rad/s, %d failed steps, "
+                   "%d fallbacks, %.1f s CPU\n", sc->name, taken, settle, scene.body_count,
+                   max_speed, max_spin, bad, fallbacks, cpu_now() - cpu0);
+    }
+    const double cpu = cpu_now() - cpu0, wall = wall_now() - wall0;
+    pp_scene_zero_velocities(&scene);
+    const double overlap = pp_scene_max_penetration(&scene);
+
+    pp_scene_state state;
+    memset(&state, 0, sizeof state);
+    snprintf(state.scene, sizeof state.scene, "%s", sc->name);
+    snprintf(state.model, sizeof state.model, "%s", model->name);
+    state.seed = BENCH_SEED;
+    state.h = h;
+    state.settle_steps = taken;
+    char path[4096], comments[1024], why[4200];
+    snprintf(path, sizeof path, "%s/%s.state", dir, sc->name);
+    snprintf(comments, sizeof comments,
+             "made by: pegplus-benchmark --make-states DIR --scene %s (pegplus %s)\n"
+             "settled under PP_MODEL_STANDARD, pp_config_default() with friction_directions = 4, "
+             "ODE auto-disable off\n"
+             "settle: %d steps (the scene's %d, then on until at rest), %.1f s CPU, %.1f s wall; "
+             "%d steps not PP_OK, %d with an LCP fallback\n"
+             "at the last step: fastest body %.3g m/s, %.3g rad/s (%s; velocities then zeroed)\n"
+             "deepest overlap (pp_scene_max_penetration): %.3g m",
+             sc->name, PP_VERSION_STRING, taken, settle, cpu, wall, bad, fallbacks, max_speed,
+             max_spin, at_rest ? "at rest" : "NOT at rest", overlap);
+    int rc = pp_scene_state_capture(&state, &scene);
+    if (rc == 0) rc = pp_scene_state_write(&state, path, comments, why, sizeof why);
+    else snprintf(why, sizeof why, "out of memory");
+    if (rc == 0)
+        printf("%s: wrote %s (%d bodies; %d steps, %.1f s CPU; fastest %.3g m/s, %.3g rad/s "
+               "before zeroing%s; deepest overlap %.3g m)\n", sc->name, path, state.count, taken,
+               cpu, max_speed, max_spin, at_rest ? "" : ", NOT at rest", overlap);
+    else
+        fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
+    pp_scene_state_free(&state);
+    pp_world_destroy(world);
+    pp_scene_destroy(&scene);
+    return rc;
 }
 
 /* ----------------------------------------------------------------------------- main */
@@ -539,6 +650,14 @@ static void list_scenes(void)
                SCENES[i].quick == 2 ? " [--quick only]" : SCENES[i].quick ? " [--quick]" : "");
 }
 
+/* `text` with its commas made semicolons, for a CSV field (in place). */
+static const char *csv_field(char *text)
+{
+    for (char *c = text; *c; ++c)
+        if (*c == ',') *c = ';';
+    return text;
+}
+
 static void usage_error(const char *msg)
 {
     fprintf(stderr, "pegplus-benchmark: %s\n(pegplus-benchmark --help for the options)\n", msg);
@@ -550,6 +669,7 @@ int main(int argc, char **argv)
     int steps = 0, settle = -1, quick = 0;
     double h = 0.0, budget = -1.0;
     const char *csv_path = "pegplus-benchmark.csv";
+    const char *states_dir = PP_STATES_DIR, *make_states_dir = NULL;
     const char *only_scene = NULL, *only_model = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; ++i) {
@@ -565,7 +685,7 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
-                   strcmp(a, "--model")) {
+                   strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -583,6 +703,10 @@ int main(int argc, char **argv)
             if (!(budget > 0.0)) usage_error("--budget must be > 0");
         } else if (!strcmp(a, "--csv")) {
             csv_path = argv[++i];
+        } else if (!strcmp(a, "--states")) {
+            states_dir = argv[++i];
+        } else if (!strcmp(a, "--make-states")) {
+            make_states_dir = argv[++i];
         } else if (!strcmp(a, "--scene")) {
             only_scene = argv[++i];
             if (!check_list(only_scene, "scene", 1)) return 2;
@@ -595,6 +719,23 @@ int main(int argc, char **argv)
     if (budget < 0.0) budget = quick ? 10.0 : 30.0;
     pp_set_log_hook(pp_log_discard, NULL);
 
+    if (make_states_dir) {
+        /* every selected scene that settles by default (--scene: those named), then exit */
+        if (mkdir(make_states_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "pegplus-benchmark: cannot make %s: %s\n", make_states_dir, strerror(errno));
+            return 1;
+        }
+        int failed = 0;
+        for (int s = 0; s < (int)SCENE_COUNT; ++s) {
+            const bench_scene *sc = &SCENES[s];
+            if (!(sc->settle > 0) || (only_scene && !in_list(only_scene, sc->name))) continue;
+            double sh = h > 0.0 ? h : sc->h;
+            int ss = settle >= 0 ? settle : (int)lround(sc->settle / sh);
+            failed |= make_state(sc, ss, sh, make_states_dir) != 0;
+        }
+        return failed ? 1 : 0;
+    }
+
     FILE *csv = fopen(csv_path, "w");
     if (!csv) {
         fprintf(stderr, "pegplus-benchmark: cannot write %s\n", csv_path);
@@ -603,7 +744,7 @@ int main(int argc, char **argv)
     fprintf(csv, "scene,model,h,steps_planned,steps_run,settle_steps,bodies,cpu_us_median,"
                  "cpu_us_worst,cpu_us_mean,wall_us_median,ratio_median_to_ode_step,lcp_size_mean,"
                  "lcp_size_max,pivots_per_step,fallback_steps,bad_steps,peak_rss_kb,"
-                 "realtime_factor,max_speed,status\n");
+                 "realtime_factor,max_speed,start,status\n");
     fflush(csv);
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
@@ -620,21 +761,53 @@ int main(int argc, char **argv)
             continue;
         double sh = h > 0.0 ? h : sc->h;
         int sn = steps > 0 ? steps : sc->steps;
-        int ss = sc->settle > 0 ? (settle >= 0 ? settle : (int)lround(sc->settle / sh)) : 0;
-        pose_snapshot snap = {0, NULL};
-        if (ss > 0) {
-            char why[96] = "";
-            if (settle_scene(sc, ss, sh, &snap, why, sizeof why) != 0) {
-                printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
-                fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
-                        sn, ss, why);
-                continue;
+        /* the start: the scene's state file; else (or with --settle N) a QuickStep settle */
+        int ss = !sc->settles ? 0 : settle >= 0 ? settle : (int)lround(sc->settle / sh);
+        pp_scene_state state;
+        memset(&state, 0, sizeof state);
+        const char *start = "built"; /* the CSV's start column */
+        char why[4400] = "";
+        int failed = 0;
+        if (ss > 0 && settle < 0 && states_dir[0]) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.state", states_dir, sc->name);
+            int rc = pp_scene_state_read(&state, path, why, sizeof why);
+            if (rc == 0 && strcmp(state.scene, sc->name) != 0) {
+                snprintf(why, sizeof why, "%s is the state of scene '%s'", path, state.scene);
+                pp_scene_state_free(&state);
+                rc = -1;
             }
+            if (rc == 0) {
+                start = "state";
+                ss = (int)lround(state.settle_steps * state.h / sh);
+                printf("%-10s start: %s (settled by %s, %d steps of %g s, %d bodies)\n",
+                       sc->name, path, state.model, state.settle_steps, state.h, state.count);
+            } else if (rc < 0) {
+                failed = 1;
+            } else {
+                printf("%-10s start: no %s; settling with dWorldQuickStep (%d steps)\n",
+                       sc->name, path, ss);
+            }
+        }
+        if (!failed && ss > 0 && strcmp(start, "state") != 0) {
+            start = "quickstep";
+            failed = settle_scene(sc, ss, sh, &state, why, sizeof why) != 0;
+        }
+        if (failed) {
+            printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
+            fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
+                    sn, ss, csv_field(why));
+            pp_scene_state_free(&state);
+            continue;
         }
         double baseline = 0.0;
         for (int m = 0; m < (int)MODEL_COUNT; ++m) {
             if (only_model && m != 0 && !in_list(only_model, MODELS[m].name)) continue;
-            run_result r = run(sc, &MODELS[m], sn, sh, budget, ss, ss > 0 ? &snap : NULL);
+            run_result r = run(sc, &MODELS[m], sn, sh, budget, ss > 0 ? &state : NULL);
+            if (!strcmp(start, "quickstep")) {
+                size_t n = strlen(r.status);
+                snprintf(r.status + n, sizeof r.status - n, " (QuickStep settle)");
+            }
             if (m == 0) baseline = r.cpu_median;
             double ratio = baseline > 0.0 && r.steps ? r.cpu_median / baseline : 0.0;
             double rt = r.cpu_total > 0.0 ? r.steps * sh / r.cpu_total : 0.0;
@@ -646,14 +819,14 @@ int main(int argc, char **argv)
                    ratio, lcp_col, r.pivots_mean, r.fallback_steps, r.bad_steps,
                    r.rss_kb / 1024.0, rt, r.status);
             fprintf(csv, "%s,%s,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.2f,%d,%.2f,%d,%d,%ld,"
-                         "%.5g,%.4f,%s\n",
+                         "%.5g,%.4f,%s,%s\n",
                     sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
                     1e6 * r.cpu_median, 1e6 * r.cpu_worst, 1e6 * r.cpu_mean, 1e6 * r.wall_median,
                     ratio, r.lcp_mean, r.lcp_max, r.pivots_mean, r.fallback_steps, r.bad_steps,
-                    r.rss_kb, rt, r.max_speed, r.status);
+                    r.rss_kb, rt, r.max_speed, start, csv_field(r.status));
             fflush(csv);
         }
-        free(snap.pose);
+        pp_scene_state_free(&state);
     }
     fclose(csv);
     printf("\nCSV written to %s\n", csv_path);

@@ -102,10 +102,10 @@ void pp_scene_box_pile(pp_scene *scene, int count, unsigned seed);
  * in a random orientation, at x, y uniform in [-0.1, 0.1] m and with its centre 0.7 m above
  * the highest point (ODE bounding box) of the bodies at rest (speed < 0.5 m/s), so it lands
  * on the pile's top at about 3 m/s; while its release cube (1.24 m wide) would touch any
- * body's bounding box it waits for the next step. The benchmark settles heapN with stock
- * dWorldStep for 0.4 count + 0.1 s. Sizes and orientations are reproducible from `seed`;
- * the drop heights and steps depend on how the pile has settled, i.e. on the model that
- * steps it. */
+ * body's bounding box it waits for the next step. The benchmark starts heapN from the state
+ * the standard model settled it in (examples/scenes/states/heapN.state, state.h). Sizes and
+ * orientations are reproducible from `seed`; the drop heights and steps depend on how the
+ * pile has settled, i.e. on the model that steps it. */
 void pp_scene_heap(pp_scene *scene, int count, unsigned seed, double h);
 
 /* `stacks` separate stacks of 3 boxes on the plane z = 0, at rest: box lengths uniform in

@@ -1,0 +1,153 @@
+/* Settled states kept in text files (see state.h). */
+#include "state.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char MAGIC[] = "pegplus-state";
+enum { FORMAT_VERSION = 1, LINE_MAX_CHARS = 512 };
+
+int pp_scene_state_capture(pp_scene_state *st, const pp_scene *s)
+{
+    double *pose = malloc((size_t)(s->body_count ? s->body_count : 1) * 7 * sizeof *pose);
+    if (!pose) return -1;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *x = dBodyGetPosition(s->bodies[i]), *q = dBodyGetQuaternion(s->bodies[i]);
+        const double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
+        memcpy(&pose[7 * i], p, sizeof p);
+    }
+    free(st->pose);
+    st->pose = pose;
+    st->count = s->body_count;
+    return 0;
+}
+
+int pp_scene_state_write(const pp_scene_state *st, const char *path, const char *comments,
+                         char *why, size_t why_size)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+        snprintf(why, why_size, "path too long");
+        return -1;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(why, why_size, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "%s %d\nscene %s\nseed %u\nh %.17g\nsettle_steps %d\nmodel %s\nbodies %d\n", MAGIC,
+            FORMAT_VERSION, st->scene, st->seed, st->h, st->settle_steps, st->model, st->count);
+    for (const char *c = comments; c && *c;) {
+        const char *end = strchr(c, '\n');
+        int len = end ? (int)(end - c) : (int)strlen(c);
+        fprintf(f, "# %.*s\n", len, c);
+        c += len + (end != NULL);
+    }
+    fprintf(f, "# x y z qw qx qy qz\n");
+    for (int i = 0; i < st->count; ++i) {
+        const double *p = &st->pose[7 * i];
+        fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", p[0], p[1], p[2], p[3], p[4],
+                p[5], p[6]);
+    }
+    int failed = ferror(f);
+    failed |= fclose(f) != 0;
+    if (failed || rename(tmp, path) != 0) {
+        snprintf(why, why_size, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* The next line that is not a comment, without its newline; NULL at the end of the file. */
+static char *next_line(FILE *f, char *buf, int size, int *line_no)
+{
+    while (fgets(buf, size, f)) {
+        ++*line_no;
+        buf[strcspn(buf, "\r\n")] = '\0';
+        if (buf[0] != '#') return buf;
+    }
+    return NULL;
+}
+
+int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t why_size)
+{
+    memset(st, 0, sizeof *st);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, why_size, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? 1 : -1;
+    }
+    char line[LINE_MAX_CHARS];
+    int line_no = 0, version = 0, ok = 1;
+    /* header: the keys in their order */
+    char *l = next_line(f, line, sizeof line, &line_no);
+    ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version == FORMAT_VERSION;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "scene %63s", st->scene) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "seed %u", &st->seed) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) &&
+         sscanf(l, "settle_steps %d", &st->settle_steps) == 1 && st->settle_steps >= 0;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "model %63s", st->model) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) &&
+         sscanf(l, "bodies %d", &st->count) == 1 && st->count >= 0 && st->count <= (1 << 20);
+    if (ok) {
+        st->pose = malloc((size_t)(st->count ? st->count : 1) * 7 * sizeof *st->pose);
+        ok = st->pose != NULL;
+    }
+    for (int i = 0; ok && i < st->count; ++i) {
+        double *p = &st->pose[7 * i];
+        char extra;
+        ok = (l = next_line(f, line, sizeof line, &line_no)) &&
+             sscanf(l, "%lf %lf %lf %lf %lf %lf %lf %c", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5],
+                    &p[6], &extra) == 7;
+        for (int k = 0; ok && k < 7; ++k) ok = isfinite(p[k]);
+        ok = ok && fabs(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6] - 1.0) < 1e-9;
+    }
+    if (ok && next_line(f, line, sizeof line, &line_no)) {
+        ok = 0; /* more body lines than the header says */
+    }
+    fclose(f);
+    if (!ok) {
+        snprintf(why, why_size, "%s:%d: not a pegplus-state %d file (header, or %d body lines of "
+                 "7 finite numbers with a unit quaternion)", path, line_no, FORMAT_VERSION, st->count);
+        pp_scene_state_free(st);
+        return -1;
+    }
+    return 0;
+}
+
+int pp_scene_state_apply(pp_scene *s, const char *name, const pp_scene_state *st, double h,
+                         int *script_steps, char *why, size_t why_size)
+{
+    if (strcmp(name, st->scene) != 0) {
+        snprintf(why, why_size, "the state is of scene '%s', not '%s'", st->scene, name);
+        return -1;
+    }
+    const int steps = (int)lround(st->settle_steps * st->h / h);
+    for (int i = 0; s->before_step && i < steps && s->body_count < st->count; ++i)
+        s->before_step(s, i);
+    if (s->body_count != st->count) {
+        snprintf(why, why_size, "the state of '%s' has %d bodies; the scene has %d", name, st->count,
+                 s->body_count);
+        return -1;
+    }
+    for (int i = 0; i < s->body_count; ++i) {
+        const double *p = &st->pose[7 * i];
+        const dReal q[4] = {p[3], p[4], p[5], p[6]};
+        dBodySetPosition(s->bodies[i], p[0], p[1], p[2]);
+        dBodySetQuaternion(s->bodies[i], q);
+    }
+    pp_scene_zero_velocities(s);
+    if (script_steps) *script_steps = steps;
+    return 0;
+}
+
+void pp_scene_state_free(pp_scene_state *st)
+{
+    free(st->pose);
+    st->pose = NULL;
+    st->count = 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * Settled states: every body's pose of a scene after it has been settled, kept in a small
+ * text file so that every model of the benchmark starts from the same state, and that state
+ * is one the pegplus models accept (no overlap) rather than stock ODE's soft-contact one.
+ *
+ * File format (version 1), text, one item per line, '#' lines are comments:
+ *
+ *     pegplus-state 1
+ *     scene heap20            the benchmark's scene name (pegplus-benchmark --list)
+ *     seed 1                  the builder's seed
+ *     h 0.01                  step size of the settle, s (%.17g)
+ *     settle_steps 1000       steps taken while settling (the script ran at steps 0..N-1)
+ *     model standard          the model that settled it (pegplus-benchmark's model names)
+ *     bodies 20               body lines that follow
+ *     # free comments: how long it took, deepest overlap, speed before zeroing, ...
+ *     x y z qw qx qy qz       one line per body, in the scene's creation order, %.17g
+ *     ...
+ *
+ * Positions in m, quaternions (w, x, y, z) as ODE's dBodyGetQuaternion; velocities are not
+ * stored: a settled state is at rest by definition (pp_scene_state_apply zeroes them).
+ * %.17g round-trips every double, so a loaded state is the written one bit for bit.
+ */
+#ifndef PP_SCENE_STATE_H
+#define PP_SCENE_STATE_H
+
+#include "scenes.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum { PP_SCENE_STATE_NAME = 64 };
+
+typedef struct pp_scene_state {
+    char scene[PP_SCENE_STATE_NAME];    /* benchmark scene name, e.g. "heap20" */
+    unsigned seed;
+    double h;                           /* s */
+    int settle_steps;
+    char model[PP_SCENE_STATE_NAME];    /* e.g. "standard", "ode_quickstep" */
+    int count;                          /* bodies */
+    double *pose;                       /* 7 per body: x y z qw qx qy qz; malloc'ed */
+} pp_scene_state;
+
+/* Copies every body's pose of `scene` into `state->pose` (allocating it) and sets
+ * state->count; the other fields are the caller's. 0, or -1 when out of memory. */
+int pp_scene_state_capture(pp_scene_state *state, const pp_scene *scene);
+
+/* Writes the state to `path` (through `path`.tmp and rename, so that an interrupted writer
+ * leaves no partial file). `comments`, if not NULL, is written after the header with each
+ * line prefixed by "# ". 0, or -1 with the reason in why. */
+int pp_scene_state_write(const pp_scene_state *state, const char *path, const char *comments,
+                         char *why, size_t why_size);
+
+/* Reads a state file. 0; 1 when the file does not exist (why says so); -1 when it exists but
+ * cannot be read or is malformed (why says where). On success the caller frees with
+ * pp_scene_state_free. */
+int pp_scene_state_read(pp_scene_state *state, const char *path, char *why, size_t why_size);
+
+/* Puts a freshly built scene into the state: runs the scene's script (before_step) without
+ * stepping, at steps 0, 1, ... for as long as the settle took (settle_steps x state h / `h`,
+ * the run's step size), until it has created state->count bodies, then sets every body's
+ * pose from the state and zeroes every velocity. `name` is the scene's name as the caller
+ * knows it; it must equal state->scene. 0, or -1 with the reason in why (name or body
+ * count differ). *script_steps (if not NULL) gets the step index the run's script continues
+ * at (the settle's length in steps of `h`). */
+int pp_scene_state_apply(pp_scene *scene, const char *name, const pp_scene_state *state,
+                         double h, int *script_steps, char *why, size_t why_size);
+
+void pp_scene_state_free(pp_scene_state *state);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * The settled states the benchmark starts its heap and pile scenes from
+ * (examples/scenes/states/<scene>.state, made by pegplus-benchmark --make-states under
+ * PP_MODEL_STANDARD): each committed file loads into its scene with the same body count, no
+ * two bodies overlapping by more than SETTLED_OVERLAP_TOL (pp_scene_max_penetration), every
+ * body at rest, and stays at rest for a step of the standard model. The file format itself:
+ * a written state reads back bit for bit, and malformed or mismatched files are refused.
+ */
+#define _DEFAULT_SOURCE /* M_PI, mkdtemp */
+#include "pegplus/pegplus.h"
+#include "it_common.h"
+#include "scenes.h"
+#include "state.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double SETTLED_OVERLAP_TOL = 1e-6; /* m */
+static const double STAYS_AT_REST_SPEED = 1e-2; /* m/s, fastest body after one standard step */
+
+typedef struct settled_scene {
+    const char *name;
+    void (*build)(pp_scene *scene, double h);
+    int required;               /* 1: the file must be committed (the benchmark's defaults) */
+} settled_scene;
+
+/* As pegplus-benchmark builds them (seed 1). */
+static void build_pile6(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 6, 1); }
+static void build_pile30(pp_scene *s, double h) { (void)h; pp_scene_box_pile(s, 30, 1); }
+static void build_heap20(pp_scene *s, double h) { pp_scene_heap(s, 20, 1, h); }
+static void build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); }
+static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); }
+
+static const settled_scene SETTLED[] = {
+    {"pile6", build_pile6, 1},   {"pile30", build_pile30, 1}, {"heap20", build_heap20, 1},
+    {"heap50", build_heap50, 0}, {"heap100", build_heap100, 0},
+};
+enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
+
+static void state_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s.state", PP_STATES_DIR, name);
+}
+
+static double fastest(const pp_scene *s)
+{
+    double v_max = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
+        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    }
+    return v_max;
+}
+
+/* Each committed state: loads into its scene, no overlap, at rest, and stays at rest. */
+START_TEST(test_committed_state_loads_settled)
+{
+    const settled_scene *sc = &SETTLED[_i];
+    char path[4096], why[4400];
+    state_path(path, sizeof path, sc->name);
+    pp_scene_state st;
+    int rc = pp_scene_state_read(&st, path, why, sizeof why);
+    if (rc == 1 && !sc->required) {
+        printf("%s: no state file (the benchmark settles it with dWorldQuickStep)\n", sc->name);
+        return;
+    }
+    ck_assert_msg(rc == 0, "%s", why);
+    ck_assert_str_eq(st.scene, sc->name);
+
+    pp_scene scene;
+    sc->build(&scene, st.h);
+    int script_steps = -1;
+    rc = pp_scene_state_apply(&scene, sc->name, &st, st.h, &script_steps, why, sizeof why);
+    ck_assert_msg(rc == 0, "%s", why);
+    ck_assert_int_eq(scene.body_count, st.count);
+    ck_assert_int_eq(script_steps, st.settle_steps);
+    for (int i = 0; i < scene.body_count; ++i) {
+        ck_assert(!memcmp(dBodyGetPosition(scene.bodies[i]), &st.pose[7 * i], 3 * sizeof(double)));
+        const dReal *w = dBodyGetAngularVel(scene.bodies[i]), *v = dBodyGetLinearVel(scene.bodies[i]);
+        for (int k = 0; k < 3; ++k) {
+            ck_assert(v[k] == 0.0);
+            ck_assert(w[k] == 0.0);
+        }
+    }
+    double overlap = pp_scene_max_penetration(&scene);
+    printf("%s: %d bodies settled by %s in %d steps, deepest overlap %.3g m\n", sc->name,
+           st.count, st.model, st.settle_steps, overlap);
+    ck_assert_msg(overlap <= SETTLED_OVERLAP_TOL, "%s: overlap %g m", sc->name, overlap);
+
+    /* settled means at rest under the model that settled it: one more step changes little */
+    pp_config config = pp_config_default();
+    config.model = PP_MODEL_STANDARD;
+    config.friction_directions = 4;
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    pp_world *world = NULL;
+    ck_assert_int_eq(pp_world_create(scene.world, scene.space, &config, &world), PP_OK);
+    scene.pegplus = world;
+    if (scene.before_step) scene.before_step(&scene, script_steps);
+    ck_assert_int_eq(scene.body_count, st.count); /* the script has nothing left to create */
+    ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
+    ck_assert_msg(fastest(&scene) < STAYS_AT_REST_SPEED, "%s: %g m/s after one step", sc->name,
+                  fastest(&scene));
+    pp_world_destroy(world);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+}
+END_TEST
+
+/* Every *.state file in the directory is one of the scenes above (none goes untested). */
+START_TEST(test_every_state_file_is_checked)
+{
+    DIR *d = opendir(PP_STATES_DIR);
+    ck_assert_msg(d != NULL, "cannot open %s", PP_STATES_DIR);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 6, ".state")) continue;
+        int known = 0;
+        for (int i = 0; i < (int)SETTLED_COUNT; ++i)
+            known |= strlen(SETTLED[i].name) == n - 6 && !strncmp(e->d_name, SETTLED[i].name, n - 6);
+        ck_assert_msg(known, "%s/%s: not a scene this test checks", PP_STATES_DIR, e->d_name);
+    }
+    closedir(d);
+}
+END_TEST
+
+/* A written state reads back bit for bit; bad files and mismatched scenes are refused. */
+START_TEST(test_format_round_trip_and_errors)
+{
+    pp_scene scene;
+    pp_scene_box_pile(&scene, 6, 3);
+    /* awkward doubles: a step of the pile moves every body off round numbers */
+    for (int i = 0; i < scene.body_count; ++i) {
+        const dReal *x = dBodyGetPosition(scene.bodies[i]);
+        dBodySetPosition(scene.bodies[i], x[0] / 3.0, x[1] * M_PI, x[2] + 1e-17);
+    }
+    pp_scene_state st = {.seed = 3, .h = 0.1 / 3.0, .settle_steps = 7};
+    strcpy(st.scene, "pile6");
+    strcpy(st.model, "standard");
+    ck_assert_int_eq(pp_scene_state_capture(&st, &scene), 0);
+    char dir[] = "/tmp/pp_state_XXXXXX", path[256], why[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/pile6.state", dir);
+    ck_assert_int_eq(pp_scene_state_write(&st, path, "a comment\nover two lines", why, sizeof why), 0);
+
+    pp_scene_state back;
+    ck_assert_int_eq(pp_scene_state_read(&back, path, why, sizeof why), 0);
+    ck_assert_str_eq(back.scene, "pile6");
+    ck_assert_str_eq(back.model, "standard");
+    ck_assert_uint_eq(back.seed, 3);
+    ck_assert(back.h == st.h);
+    ck_assert_int_eq(back.settle_steps, 7);
+    ck_assert_int_eq(back.count, 6);
+    ck_assert(!memcmp(back.pose, st.pose, 7 * 6 * sizeof(double)));
+
+    /* the scene name and the body count must match */
+    ck_assert_int_eq(pp_scene_state_apply(&scene, "pile30", &back, back.h, NULL, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "pile30"));
+    pp_scene other;
+    pp_scene_box_pile(&other, 5, 3);
+    ck_assert_int_eq(pp_scene_state_apply(&other, "pile6", &back, back.h, NULL, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "bodies"));
+    pp_scene_destroy(&other);
+    pp_scene_state_free(&back);
+
+    /* a missing file is 1; one with fewer body lines than its header says is -1 */
+    snprintf(path, sizeof path, "%s/none.state", dir);
+    ck_assert_int_eq(pp_scene_state_read(&back, path, why, sizeof why), 1);
+    snprintf(path, sizeof path, "%s/short.state", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "pegplus-state 1\nscene pile6\nseed 3\nh 0.01\nsettle_steps 7\nmodel standard\n"
+               "bodies 2\n0 0 1 1 0 0 0\n");
+    fclose(f);
+    ck_assert_int_eq(pp_scene_state_read(&back, path, why, sizeof why), -1);
+    remove(path);
+    snprintf(path, sizeof path, "%s/pile6.state", dir);
+    remove(path);
+    remove(dir);
+    pp_scene_state_free(&st);
+    pp_scene_destroy(&scene);
+}
+END_TEST
+
+static Suite *settled_states_suite(void)
+{
+    Suite *s = suite_create("settled_states");
+    TCase *tc = tcase_create("states");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_committed_state_loads_settled, 0, SETTLED_COUNT);
+    tcase_add_test(tc, test_every_state_file_is_checked);
+    tcase_add_test(tc, test_format_round_trip_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    return pp_it_run(settled_states_suite());
+}
