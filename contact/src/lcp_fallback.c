@@ -40,6 +40,12 @@
 #define W_REFRESH 32
 #define NEWTON_STEPS 8
 #define NEWTON_SHIFT 1e-10
+/* Work bounds that keep the fallback's own cost bounded whatever n: the O(n^3) steps (the
+ * warm basis solve and Newton) only up to DENSE_MAX unknowns (an LU of 600 is ~7e7 flops),
+ * and at most SWEEP_WORK / n^2 sweeps of O(n^2) (2e8: every sweep up to n = 1000, 8 sweeps at
+ * n = 5000). Work bounds rather than a clock, so the answer does not depend on the machine. */
+#define DENSE_MAX 600
+#define SWEEP_WORK 2e8
 
 /* w = M z + q (column by column: contiguous). */
 static void form_w(int n, const double *M, const double *q, const double *z, double *w)
@@ -73,7 +79,11 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
 {
     double *zi = ws->x, *w = ws->y, *best = ws->start_covering, *diag = ws->column;
     double *row_sums = ws->covering, *zt = ws->z_try, *wt = ws->w_try;
-    const int sweeps = o->fallback_iterations > 0 ? o->fallback_iterations : DEFAULT_SWEEPS;
+    int sweeps = o->fallback_iterations > 0 ? o->fallback_iterations : DEFAULT_SWEEPS;
+    double sweep_cap = SWEEP_WORK / ((double)n * (double)n);
+    if (sweep_cap < 1.0) sweep_cap = 1.0;
+    if (sweeps > sweep_cap) sweeps = (int)sweep_cap;
+    const int dense = n <= DENSE_MAX;
 
     for (int i = 0; i < n; ++i) {
         double row_max = 0.0, sum = 0.0;
@@ -92,7 +102,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
     double best_rel = relative_residual(n, q, row_sums, zi, w);
-    if (warm && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
+    if (warm && dense && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         form_w(n, M, q, zt, wt);
@@ -135,14 +145,16 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
      * M + NEWTON_SHIFT max_i |M_ii| I, like pp_lcp_solve's regularised retries; the point
      * is judged against M. */
     double *Ms = ws->regularised, dmax = 0.0;
-    memcpy(Ms, M, (size_t)n * n * sizeof *Ms);
     for (int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(M[i + (size_t)i * n]));
     const double shift = NEWTON_SHIFT * (dmax > 0.0 ? dmax : 1.0);
     const double q_norm = pp_lcp_inf_norm(n, q);
-    for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
+    if (dense) {
+        memcpy(Ms, M, (size_t)n * n * sizeof *Ms);
+        for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
+    }
     memcpy(zi, best, (size_t)n * sizeof *zi);
     form_w(n, M, q, zi, w);
-    for (int step = 0; step < NEWTON_STEPS && !(best_rel <= o->residual_tol); ++step) {
+    for (int step = 0; dense && step < NEWTON_STEPS && !(best_rel <= o->residual_tol); ++step) {
         int changed = 0;
         for (int i = 0; i < n; ++i) {
             unsigned char active = zi[i] > w[i];
