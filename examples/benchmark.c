@@ -103,10 +103,16 @@ static const char HELP[] =
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
     "                   and reported with the steps it finished\n"
     "  --csv FILE       CSV output (default pegplus-benchmark.csv), one row per run\n"
+    "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
+    "                   columns then add up every thread: compare the CSV's\n"
+    "                   wall_us_median between thread counts\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
     "  --list           list the scenes and exit\n"
-    "  --help           this text\n"
+    "  --help           this text\n";
+
+/* (two strings: C limits the length of one literal) */
+static const char HELP_MORE[] =
     "\n"
     "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
     "stepper); ODE auto-disable off.\n"
@@ -240,12 +246,15 @@ static double cpu_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models */
+
 static pp_config model_config(const bench_model *m)
 {
     pp_config c = pp_config_default();
     c.model = m->model;
     c.ode_stepper = m->stepper;
     c.friction_directions = 4;
+    c.threads = g_threads;
     return c;
 }
 
@@ -677,6 +686,7 @@ int main(int argc, char **argv)
         int has_value = i + 1 < argc;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(HELP, stdout);
+            fputs(HELP_MORE, stdout);
             return 0;
         } else if (!strcmp(a, "--list")) {
             list_scenes();
@@ -685,7 +695,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
-                   strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states")) {
+                   strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
+                   strcmp(a, "--threads")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -703,6 +714,9 @@ int main(int argc, char **argv)
             if (!(budget > 0.0)) usage_error("--budget must be > 0");
         } else if (!strcmp(a, "--csv")) {
             csv_path = argv[++i];
+        } else if (!strcmp(a, "--threads")) {
+            g_threads = atoi(argv[++i]);
+            if (g_threads < 1 || g_threads > PP_MAX_THREADS) usage_error("--threads must be in 1..64");
         } else if (!strcmp(a, "--states")) {
             states_dir = argv[++i];
         } else if (!strcmp(a, "--make-states")) {
