@@ -4,43 +4,30 @@
 
 #include "pegplus/overlap.h"
 
+#include "scene_random.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* -------------------------------------------------------------- the generator */
 
-/* splitmix64 (Steele, Lea, Flood 2014): a 64-bit state advanced by a Weyl step and mixed;
- * small, fast, and the same sequence on every machine (unlike rand()). */
-static unsigned long long splitmix64(unsigned long long *state)
-{
-    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1) with 53 random bits. */
-static double uniform01(unsigned long long *state)
-{
-    return (double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* The stream of body k: a state mixed from the seed and k, so body k does not depend on which
  * bodies were drawn before it. */
 static unsigned long long body_stream(unsigned long long seed, int k)
 {
     unsigned long long s = seed;
-    unsigned long long a = splitmix64(&s);
+    unsigned long long a = pp_splitmix64(&s);
     s = a ^ (0xD1B54A32D192ED03ULL * (unsigned long long)(k + 1));
-    splitmix64(&s);
+    pp_splitmix64(&s);
     return s;
 }
 
 /* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
 static void random_quaternion(unsigned long long *state, dQuaternion q)
 {
-    double u1 = uniform01(state), u2 = uniform01(state), u3 = uniform01(state);
+    double u1 = pp_uniform01(state), u2 = pp_uniform01(state), u3 = pp_uniform01(state);
     double a = sqrt(1.0 - u1), b = sqrt(u1);
     q[0] = a * sin(2.0 * M_PI * u2);
     q[1] = a * cos(2.0 * M_PI * u2);
@@ -122,7 +109,7 @@ static pp_status body_shape(const pp_pour_scene *s, int k, pp_polytope **out, dQ
     if (s->shape == PP_POUR_RANDOM_HULLS) {
         unsigned long long state = body_stream(s->seed, k);
         count = PP_POUR_HULL_POINTS;
-        for (int i = 0; i < 3 * count; ++i) pts[i] = uniform01(&state);
+        for (int i = 0; i < 3 * count; ++i) pts[i] = pp_uniform01(&state);
         random_quaternion(&state, q);
     } else {
         count = 12;

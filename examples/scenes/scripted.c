@@ -4,35 +4,24 @@
 
 #include "pegplus/geometry.h"
 
+#include "scene_random.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ the generator */
 
-/* splitmix64 (Steele, Lea, Flood 2014), as in pouring.c: the same sequence everywhere. */
-static unsigned long long splitmix64(unsigned long long *state)
-{
-    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(unsigned long long *state)
-{
-    return (double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static double uniform(unsigned long long *state, double lo, double hi)
 {
-    return lo + (hi - lo) * uniform01(state);
+    return lo + (hi - lo) * pp_uniform01(state);
 }
 
 /* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
 static void random_quaternion(unsigned long long *state, dQuaternion q)
 {
-    double u1 = uniform01(state), u2 = uniform01(state), u3 = uniform01(state);
+    double u1 = pp_uniform01(state), u2 = pp_uniform01(state), u3 = pp_uniform01(state);
     double a = sqrt(1.0 - u1), b = sqrt(u1);
     q[0] = a * sin(2.0 * M_PI * u2);
     q[1] = a * cos(2.0 * M_PI * u2);
@@ -196,7 +185,7 @@ pp_status pp_scene_boxstack(pp_scene *scene, unsigned long long seed, double h)
     for (int k = 0; k < BOXSTACK_DROPS; ++k) {
         drop *d = &s->drops[k];
         d->step = (int)lround(k * interval / h);
-        d->kind = (drop_kind)(splitmix64(&state) % 4);
+        d->kind = (drop_kind)(pp_splitmix64(&state) % 4);
         switch (d->kind) {
         case DROP_BOX:
             for (int i = 0; i < 3; ++i) d->dims[i] = uniform(&state, 0.1, 0.6);
