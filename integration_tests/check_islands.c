@@ -6,7 +6,8 @@
  *  - the step's result does not depend on pp_config.threads: a falling 30-box pile (islands
  *    merging and splitting, re-linearisation active, warm starts) gives the same bits with
  *    1, 2 and 3 threads;
- *  - an island at rest pays one LCP solve per step: a settled stack is not re-linearised.
+ *  - an island at rest pays one LCP solve per step: a settled stack is not re-linearised;
+ *  - a pair with no dynamic body (kinematic or disabled against static) takes no part.
  * Bit-for-bit comparisons: positions, quaternions and velocities compared with memcmp.
  */
 #include "pegplus/pegplus.h"
@@ -203,6 +204,44 @@ START_TEST(test_rest_one_solve)
 }
 END_TEST
 
+/* A pair with no dynamic body is dropped (stage_islands.c): a kinematic box driven into the
+ * plane and a disabled box (immovable for pegplus, as in ODE) under a falling box, with
+ * bounce 0.5, step every time (they used to give PLUS a zero Delassus matrix, "A(0,0) = 0",
+ * and refuse every step). The kinematic box follows its own velocity exactly; the falling
+ * box bounces on the disabled one and comes to rest on it. */
+START_TEST(test_nothing_dynamic_in_a_pair)
+{
+    world_set w;
+    make_world(&w);
+    const double unit[3] = {1.0, 1.0, 1.0}, pk[3] = {0.0, 0.0, 0.5}, pd[3] = {3.0, 0.0, 0.5},
+                 pf[3] = {3.0, 0.0, 1.6};
+    dBodyID kinematic = add_box(&w, unit, pk, 0.0), disabled = add_box(&w, unit, pd, 0.0);
+    dBodyID falling = add_box(&w, unit, pf, 0.0);
+    dBodySetKinematic(kinematic);
+    dBodySetLinearVel(kinematic, 0.1, 0.0, -0.2);
+    dBodyDisable(disabled);
+    dBodySetLinearVel(falling, 0.0, 0.0, -2.0);
+    pp_config c = pp_config_default();
+    c.model = k_models[_i];
+    c.surface.bounce = 0.5;
+    c.surface.bounce_vel = 0.01;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(w.world, w.space, &c, &pw), PP_OK);
+    for (int step = 1; step <= 150; ++step) {
+        ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+        const dReal *x = dBodyGetPosition(kinematic);
+        ck_assert_msg(fabs(x[0] - 0.1 * H * step) < 1e-12 && fabs(x[2] - (0.5 - 0.2 * H * step)) < 1e-12,
+                      "kinematic box at (%g, %g) at step %d", x[0], x[2], step);
+    }
+    const dReal *xf = dBodyGetPosition(falling), *vf = dBodyGetLinearVel(falling);
+    ck_assert_msg(fabs(xf[2] - 1.5) < 1e-6, "falling box rests at z = %.9g, not on the disabled box", xf[2]);
+    ck_assert_msg(fabs(vf[0]) + fabs(vf[1]) + fabs(vf[2]) < 1e-6, "falling box still moves");
+    ck_assert(!dBodyIsEnabled(disabled));
+    pp_world_destroy(pw);
+    destroy_world(&w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("islands");
@@ -212,6 +251,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_island_independent_of_the_rest, 0, 2);
     tcase_add_loop_test(tc, test_threads_bit_identical, 0, 2);
     tcase_add_test(tc, test_rest_one_solve);
+    tcase_add_loop_test(tc, test_nothing_dynamic_in_a_pair, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
