@@ -361,7 +361,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
     pose_bodies_predicted(world, iw, h, 0);
     iw->list.contact_count = iw->list.set_count = 0;
     pp_status st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, (pp_model)*model,
-                                        &iw->list, &iw->near_pairs);
+                                        &iw->list, NULL);
     if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b);
     if (st == PP_OK) *violation = set_violation(&iw->list);
     if (st == PP_OK) pp_island_shift_gaps(world, iw, h, iw->nu_hat);
@@ -498,19 +498,16 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
 
 static int at_rest(const pp_world *world, const pp_island_work *iw, double h)
 {
-    for (int l = 0; l < iw->dynamic_count; ++l) {
-        const double *nu = &iw->velocity[6 * l];
-        double v = sqrt(nu[0] * nu[0] + nu[1] * nu[1] + nu[2] * nu[2]);
-        double w = sqrt(nu[3] * nu[3] + nu[4] * nu[4] + nu[5] * nu[5]);
-        if (h * (v + w * pp_body_reach(world, iw->body[l])) > PP_REST_DISPLACEMENT) return 0;
-    }
+    for (int l = 0; l < iw->dynamic_count; ++l)
+        if (!pp_body_at_rest(world, iw->body[l], &iw->velocity[6 * l], &iw->velocity[6 * l + 3], h))
+            return 0;
     return 1;
 }
 
 /* Stages 7-8 of one island whose list holds its constraints at q^l: the first solve, then
  * the re-linearisation (pp_config.relinearize_iterations), leaving nu^{l+1} of the island's
  * bodies in iw->velocity. PP_ERR_SOLVER from the first solve is not an error of the step: the
- * island keeps nu* (fallback 2, counted in the statistics). */
+ * island keeps nu* (lcp_fallback 3, counted in the statistics). */
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
 {
     int model = world->config.model;
@@ -521,14 +518,15 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     iw->budget_half = seconds > 0.0 ? pp_lcp_clock() + 0.5 * seconds : HUGE_VAL;
     st = pp_island_solve(world, iw, h, &model, NULL);
     if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h)) {
-        /* An island that was at rest at the start of the step and is not after its first
-         * solve: the iteration works on the sets of the rules themselves (world.c
-         * build_island, pp_peg_params.reduce), from q^l on. */
-        if (model == PP_MODEL_PEG) {
-            iw->unreduced = 1;
+        /* The iteration works on the sets of the rules themselves (world.c build_island,
+         * pp_peg_params.reduce), from q^l on: an island that was at rest at the start of the
+         * step, and is not after its first solve, has its q^l sets built again that way (a
+         * moving island's were built so already). */
+        iw->unreduced = 1;
+        if (model == PP_MODEL_PEG && iw->reduced) {
             iw->list.contact_count = iw->list.set_count = 0;
             st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_PEG,
-                                      &iw->list, &iw->near_pairs);
+                                      &iw->list, NULL);
         }
         if (st == PP_OK) st = relinearize_step(world, iw, h, &model);
         iw->unreduced = 0;

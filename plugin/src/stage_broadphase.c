@@ -89,6 +89,15 @@ double pp_body_reach(const pp_world *world, int b)
     return r;
 }
 
+/* Does no point of body b moving at (v, w) travel more than PP_REST_DISPLACEMENT in dt,
+ * dt (|v| + |w| r) <= d with r its reach? */
+int pp_body_at_rest(const pp_world *world, int b, const double v[3], const double w[3], double dt)
+{
+    double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    double spin = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    return dt * (speed + spin * pp_body_reach(world, b)) <= PP_REST_DISPLACEMENT;
+}
+
 /* The shapes of one body (scratch.body_shapes, built by stage 6). */
 void pp_pose_body_shapes(pp_world *world, int body, double dt)
 {

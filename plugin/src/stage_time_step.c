@@ -229,8 +229,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
 /* The gap linearised about a predicted pose q^ instead of q^l (ST96 §3.6, relinearize.c):
  * psi' = psi(q^) - h G(q^)^T nu^ for every contact of the list, built at q^ with the bodies
  * (and so the Jacobians' centres) at q^. nu_hat: 6 per local body. */
-static void shift_gaps_to_prediction(pp_world *world, pp_island_work *iw, double h,
-                                     const double *nu_hat)
+void pp_island_shift_gaps(const pp_world *world, pp_island_work *iw, double h,
+                          const double *nu_hat)
 {
     const int *local = world->scratch.body_local;
     for (int c = 0; c < iw->list.contact_count; ++c) {
@@ -257,19 +257,13 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     *model = PP_MODEL_STANDARD;
     iw->list.contact_count = iw->list.set_count = 0;
     st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_STANDARD, &iw->list,
-                              &iw->near_pairs);
+                              NULL);
     if (st != PP_OK) return st;
-    if (nu_hat) shift_gaps_to_prediction(world, iw, h, nu_hat);
+    if (nu_hat) pp_island_shift_gaps(world, iw, h, nu_hat);
     pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this island "
                            "used the standard model's %d contacts instead",
            peg_size, peg_status, iw->list.contact_count);
     return iw->list.contact_count ? solve_list(world, iw, h, k, 0) : PP_OK;
-}
-
-/* Shift exported for the re-linearisation (its predicted-pose constraints). */
-void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const double *nu_hat)
-{
-    shift_gaps_to_prediction(world, iw, h, nu_hat);
 }
 
 pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,

@@ -269,17 +269,13 @@ static pp_status find_contacts(pp_world *world, double dt, double *clock)
     return st;                                                      /* constraints      */
 }
 
-/* Does no point of island i's bodies move more than PP_REST_DISPLACEMENT in dt at the start
- * of the step (before gravity)? */
+/* Is island i at rest at the start of the step (its bodies' own velocities, before gravity)? */
 static int island_at_rest(const pp_world *world, int island, double dt)
 {
     const pp_step_scratch *s = &world->scratch;
     for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e) {
         const pp_body *b = &world->bodies[s->island_bodies[e]];
-        double v = sqrt(b->v[0] * b->v[0] + b->v[1] * b->v[1] + b->v[2] * b->v[2]);
-        double w = sqrt(b->w[0] * b->w[0] + b->w[1] * b->w[1] + b->w[2] * b->w[2]);
-        if (dt * (v + w * pp_body_reach(world, s->island_bodies[e])) > PP_REST_DISPLACEMENT)
-            return 0;
+        if (!pp_body_at_rest(world, s->island_bodies[e], b->v, b->w, dt)) return 0;
     }
     return 1;
 }
@@ -301,7 +297,8 @@ static void build_island(pp_world *world, int w, int island, double dt)
     out->worker = w;
     out->set_first = worker->built.set_count;
     out->near_pairs = 0;
-    worker->iw.unreduced = !island_at_rest(world, island, dt);
+    out->reduced = island_at_rest(world, island, dt);
+    worker->iw.unreduced = !out->reduced;
     out->status = pp_build_constraints(world, &worker->iw, pairs, count, world->config.model,
                                        &worker->built, &out->near_pairs);
     worker->iw.unreduced = 0;
@@ -385,7 +382,7 @@ static pp_status island_constraints(const pp_world *world, int island, pp_island
                                        &all->restitution[3 * set->first]);
     }
     if (st == PP_OK) st = pp_constraint_list_index(l);
-    iw->near_pairs = 0;
+    iw->reduced = s->outcomes[island].reduced;
     return st;
 }
 

@@ -88,9 +88,11 @@ typedef struct pp_island_work {
     pp_constraint_list list;       /* the constraints being solved (q^l, then each q^) */
     pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
     int work_model;                /* the model whose sets `work` holds */
-    int near_pairs;                /* near pairs of the last build */
     int unreduced;                 /* PEG sets built without removing implied ones
-                                      (pp_peg_params.reduce = 0): the re-linearisation */
+                                      (pp_peg_params.reduce = 0): moving islands and the
+                                      re-linearisation */
+    int reduced;                   /* list's sets at q^l had implied ones removed (an island
+                                      at rest at the start of the step, world.c) */
 
     pp_peg_builder *peg_builder;   /* stage 5 under PP_MODEL_PEG */
     double *pose_work;             /* posed polytope views of the pair being classified */
@@ -131,6 +133,7 @@ typedef struct pp_island_outcome {
     pp_status status;
     int worker, info_first, info_count;
     int set_first, set_count, near_pairs; /* stages 3-5: its sets in the worker's `built` */
+    int reduced;                   /* built with implied sets removed (at rest) */
     pp_island_stats stats;
 } pp_island_outcome;
 
@@ -262,8 +265,11 @@ pp_status pp_bridge_shapes(pp_world *world);
 void pp_stage_pose_shapes(pp_world *world, double dt);
 void pp_pose_body_shapes(pp_world *world, int body, double dt);
 double pp_body_reach(const pp_world *world, int body);
-/* An island at rest moves no point of its bodies more than this in a step, m (relinearize.c). */
+/* An island at rest moves no point of its bodies more than this in a step, m (relinearize.c
+ * says why this distance). */
 #define PP_REST_DISPLACEMENT 1e-8
+int pp_body_at_rest(const pp_world *world, int body, const double v[3], const double w[3],
+                    double dt);
 pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratch.pairs */
 
 /* stage_islands.c: stage 6, islands of dynamic bodies through the candidate pairs; the pairs
@@ -293,7 +299,8 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
                           const double *nu_hat);
 void pp_island_work_free(pp_island_work *iw);
 /* psi' = psi(q^) - h G(q^)^T nu^ for the list's contacts (nu_hat: 6 per local body). */
-void pp_island_shift_gaps(pp_world *world, pp_island_work *iw, double h, const double *nu_hat);
+void pp_island_shift_gaps(const pp_world *world, pp_island_work *iw, double h,
+                          const double *nu_hat);
 /* Append the island's contacts and their last impulses to *info (pp_contact_info list). */
 pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,
                                  pp_contact_info **info, int *count, int *capacity);
