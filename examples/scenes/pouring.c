@@ -24,17 +24,6 @@ static unsigned long long body_stream(unsigned long long seed, int k)
     return s;
 }
 
-/* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
-static void random_quaternion(unsigned long long *state, dQuaternion q)
-{
-    double u1 = pp_uniform01(state), u2 = pp_uniform01(state), u3 = pp_uniform01(state);
-    double a = sqrt(1.0 - u1), b = sqrt(u1);
-    q[0] = a * sin(2.0 * M_PI * u2);
-    q[1] = a * cos(2.0 * M_PI * u2);
-    q[2] = b * sin(2.0 * M_PI * u3);
-    q[3] = b * cos(2.0 * M_PI * u3);
-}
-
 /* ------------------------------------------------------------------- the box */
 
 typedef struct block_spec {
@@ -110,7 +99,7 @@ static pp_status body_shape(const pp_pour_scene *s, int k, pp_polytope **out, dQ
         unsigned long long state = body_stream(s->seed, k);
         count = PP_POUR_HULL_POINTS;
         for (int i = 0; i < 3 * count; ++i) pts[i] = pp_uniform01(&state);
-        random_quaternion(&state, q);
+        pp_random_quaternion(&state, q);
     } else {
         count = 12;
         icosahedron_points(0.5, pts);

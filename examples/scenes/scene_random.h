@@ -2,6 +2,8 @@
 #ifndef PP_SCENE_RANDOM_H
 #define PP_SCENE_RANDOM_H
 
+#include <math.h>
+
 /* splitmix64 (Steele, Lea, Flood 2014): a 64-bit state advanced by a Weyl step and mixed;
  * small, fast, and the same sequence on every machine (unlike rand()). */
 static inline unsigned long long pp_splitmix64(unsigned long long *state)
@@ -16,6 +18,18 @@ static inline unsigned long long pp_splitmix64(unsigned long long *state)
 static inline double pp_uniform01(unsigned long long *state)
 {
     return (double)(pp_splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
+static inline void pp_random_quaternion(unsigned long long *state, double q[4])
+{
+    const double two_pi = 6.283185307179586476925286766559;
+    double u1 = pp_uniform01(state), u2 = pp_uniform01(state), u3 = pp_uniform01(state);
+    double a = sqrt(1.0 - u1), b = sqrt(u1);
+    q[0] = a * sin(two_pi * u2);
+    q[1] = a * cos(two_pi * u2);
+    q[2] = b * sin(two_pi * u3);
+    q[3] = b * cos(two_pi * u3);
 }
 
 #endif

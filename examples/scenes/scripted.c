@@ -18,17 +18,6 @@ static double uniform(unsigned long long *state, double lo, double hi)
     return lo + (hi - lo) * pp_uniform01(state);
 }
 
-/* Uniformly random unit quaternion (w, x, y, z) (Shoemake, Graphics Gems III). */
-static void random_quaternion(unsigned long long *state, dQuaternion q)
-{
-    double u1 = pp_uniform01(state), u2 = pp_uniform01(state), u3 = pp_uniform01(state);
-    double a = sqrt(1.0 - u1), b = sqrt(u1);
-    q[0] = a * sin(2.0 * M_PI * u2);
-    q[1] = a * cos(2.0 * M_PI * u2);
-    q[2] = b * sin(2.0 * M_PI * u3);
-    q[3] = b * cos(2.0 * M_PI * u3);
-}
-
 /* A point uniform on the sphere of radius r (Marsaglia's normal-free method: z uniform). */
 static void random_on_sphere(unsigned long long *state, double r, double p[3])
 {
@@ -213,7 +202,7 @@ pp_status pp_scene_boxstack(pp_scene *scene, unsigned long long seed, double h)
         d->position[0] = uniform(&state, -1.0, 1.0);
         d->position[1] = uniform(&state, -1.0, 1.0);
         d->position[2] = height;
-        random_quaternion(&state, d->q);
+        pp_random_quaternion(&state, d->q);
     }
     return PP_OK;
 }
@@ -401,7 +390,7 @@ pp_status pp_scene_hulls(pp_scene *scene, double closing_speed, unsigned long lo
         d->position[1] = y[k];
         d->position[2] = height;
         d->velocity[0] = direction[k] * 0.5 * closing_speed;
-        random_quaternion(&state, d->q);
+        pp_random_quaternion(&state, d->q);
     }
     return PP_OK;
 }
