@@ -364,28 +364,14 @@ pp_status pp_bridge_shapes(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
     s->shape_count = 0;
-    int need = world->geom_count;
-    if (need > s->shape_capacity) {
-        int cap = s->shape_capacity;
-        pp_status st = PP_OK;
-        void *arrays[7] = {s->shapes, s->shape_geom, s->shape_body, s->shape_motion, s->aabbs,
-                           s->is_static, s->attachment};
-        size_t sizes[7] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
-                           sizeof(pp_aabb), 1, sizeof(pp_shape_attachment)};
-        for (int a = 0; a < 7 && st == PP_OK; ++a) {
-            cap = s->shape_capacity;
-            st = pp_grow(&arrays[a], &cap, need, sizes[a]);
-        }
-        s->shapes = arrays[0];
-        s->shape_geom = arrays[1];
-        s->shape_body = arrays[2];
-        s->shape_motion = arrays[3];
-        s->aabbs = arrays[4];
-        s->is_static = arrays[5];
-        s->attachment = arrays[6];
-        if (st != PP_OK) return st;
-        s->shape_capacity = cap;
-    }
+    void **const arrays[] = {(void **)&s->shapes, (void **)&s->shape_geom,
+                             (void **)&s->shape_body, (void **)&s->shape_motion,
+                             (void **)&s->aabbs, (void **)&s->is_static,
+                             (void **)&s->attachment};
+    const size_t sizes[] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
+                            sizeof(pp_aabb), 1, sizeof(pp_shape_attachment)};
+    pp_status st = pp_grow_together(arrays, sizes, 7, &s->shape_capacity, world->geom_count);
+    if (st != PP_OK) return st;
     for (int i = 0; i < world->geom_count; ++i) {
         dGeomID geom = world->geoms[i];
         pp_shape shape;

@@ -49,47 +49,22 @@ static pp_status ensure(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
     int nb = world->body_count, ns = s->shape_count;
-    int cap = s->island_body_capacity;
-    pp_status st = pp_grow((void **)&s->island_of_body, &cap, nb + 1, sizeof(int));
-    if (st == PP_OK) {
-        cap = s->island_body_capacity;
-        st = pp_grow((void **)&s->island_bodies, &cap, nb + 1, sizeof(int));
-    }
-    if (st == PP_OK) {
-        cap = s->island_body_capacity;
-        st = pp_grow((void **)&s->union_root, &cap, nb + 1, sizeof(int));
-    }
-    if (st == PP_OK) {
-        cap = s->island_body_capacity;
-        st = pp_grow((void **)&s->body_local, &cap, nb + 1, sizeof(int));
-    }
-    if (st == PP_OK) s->island_body_capacity = cap;
+    void **const per_body[] = {(void **)&s->island_of_body, (void **)&s->island_bodies,
+                               (void **)&s->union_root, (void **)&s->body_local};
+    const size_t ints[] = {sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
+    pp_status st = pp_grow_together(per_body, ints, 4, &s->island_body_capacity, nb + 1);
     /* islands <= bodies: +2 for the CSR ends */
-    if (st == PP_OK) {
-        cap = s->island_capacity;
-        st = pp_grow((void **)&s->island_pair_first, &cap, nb + 2, sizeof(int));
-    }
-    if (st == PP_OK) {
-        cap = s->island_capacity;
-        st = pp_grow((void **)&s->island_body_first, &cap, nb + 2, sizeof(int));
-    }
-    if (st == PP_OK) s->island_capacity = cap;
-    if (st == PP_OK) {
-        cap = s->body_shape_first_capacity;
-        st = pp_grow((void **)&s->body_shape_first, &cap, nb + 1, sizeof(int));
-        if (st == PP_OK) s->body_shape_first_capacity = cap;
-    }
-    if (st == PP_OK) {
-        cap = s->body_shape_capacity;
-        st = pp_grow((void **)&s->body_shapes, &cap, ns > 0 ? ns : 1, sizeof(int));
-        if (st == PP_OK) s->body_shape_capacity = cap;
-    }
-    if (st == PP_OK) {
-        cap = s->pair_sorted_capacity;
-        st = pp_grow((void **)&s->pair_sorted, &cap, s->pair_count > 0 ? s->pair_count : 1,
-                     sizeof(pp_pair));
-        if (st == PP_OK) s->pair_sorted_capacity = cap;
-    }
+    void **const per_island[] = {(void **)&s->island_pair_first, (void **)&s->island_body_first};
+    if (st == PP_OK) st = pp_grow_together(per_island, ints, 2, &s->island_capacity, nb + 2);
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->body_shape_first, &s->body_shape_first_capacity, nb + 1,
+                     sizeof(int));
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->body_shapes, &s->body_shape_capacity, ns > 0 ? ns : 1,
+                     sizeof(int));
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->pair_sorted, &s->pair_sorted_capacity,
+                     s->pair_count > 0 ? s->pair_count : 1, sizeof(pp_pair));
     return st;
 }
 

@@ -26,6 +26,20 @@ pp_status pp_grow(void **array, int *capacity, int need, size_t size)
     return PP_OK;
 }
 
+pp_status pp_grow_together(void **const arrays[], const size_t sizes[], int count, int *capacity,
+                           int need)
+{
+    if (need <= *capacity) return PP_OK;
+    int grown = *capacity;
+    for (int i = 0; i < count; ++i) {
+        grown = *capacity; /* each array from the shared capacity: pp_grow gives each the same */
+        pp_status st = pp_grow(arrays[i], &grown, need, sizes[i]);
+        if (st != PP_OK) return st; /* those grown so far hold more than *capacity: harmless */
+    }
+    *capacity = grown;
+    return PP_OK;
+}
+
 void pp_step_scratch_free(pp_step_scratch *s)
 {
     free(s->shapes);

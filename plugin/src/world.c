@@ -468,17 +468,10 @@ static pp_status prepare_workers(pp_world *world)
         if (!w->warm) st = pp_warm_store_create(&w->warm);
         if (st == PP_OK && !w->iw.warm) st = pp_warm_store_create(&w->iw.warm);
     }
-    int cap = s->outcome_capacity;
-    if (st == PP_OK) st = pp_grow((void **)&s->outcomes, &cap, islands + 1, sizeof(pp_island_outcome));
-    if (st == PP_OK) {
-        cap = s->outcome_capacity;
-        st = pp_grow((void **)&s->island_set_first, &cap, islands + 1, sizeof(int));
-    }
-    if (st == PP_OK) {
-        cap = s->outcome_capacity;
-        st = pp_grow((void **)&s->island_order, &cap, islands + 1, sizeof(int));
-    }
-    if (st == PP_OK) s->outcome_capacity = cap;
+    void **const per_island[] = {(void **)&s->outcomes, (void **)&s->island_set_first,
+                                 (void **)&s->island_order};
+    const size_t sizes[] = {sizeof(pp_island_outcome), sizeof(int), sizeof(int)};
+    if (st == PP_OK) st = pp_grow_together(per_island, sizes, 3, &s->outcome_capacity, islands + 1);
     if (st == PP_OK) st = pp_grow((void **)&s->body_mark, &s->body_mark_capacity, 2 * nb + 1, sizeof(int));
     return st;
 }

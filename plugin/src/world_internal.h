@@ -192,8 +192,7 @@ typedef struct pp_step_scratch {
                                       previous sub-step's, and this one's being collected */
     int *body_local;               /* nb: local index of a body in the island being stepped
                                       (islands share no dynamic body; see time_step_islands
-                                      for kinematic ones) */
-    int body_local_capacity;
+                                      for kinematic ones); capacity island_body_capacity */
 
     /* Stages 7-8 on pp_config.threads workers (world.c time_step_islands). */
     pp_thread_pool *pool;
@@ -342,6 +341,9 @@ void pp_step_scratch_free(pp_step_scratch *scratch);
 
 /* Grow a dynamic array to hold at least `need` elements of `size` bytes. */
 pp_status pp_grow(void **array, int *capacity, int need, size_t size);
+/* Grow `count` arrays that share one capacity (element sizes sizes[i]) to `need` elements. */
+pp_status pp_grow_together(void **const arrays[], const size_t sizes[], int count, int *capacity,
+                           int need);
 
 double pp_now_seconds(void);
 
