@@ -28,26 +28,13 @@
 
 static pp_status grow_bodies(pp_island_work *iw)
 {
-    int nb = iw->body_count > 0 ? iw->body_count : 1;
-    if (nb <= iw->body_array_capacity) return PP_OK;
-    int cap = iw->body_array_capacity > 0 ? iw->body_array_capacity : 16;
-    while (cap < nb) cap *= 2;
-    pp_mlcp_body *mb = realloc(iw->mlcp_body, (size_t)cap * sizeof *mb);
-    if (mb) iw->mlcp_body = mb;
-    double **arrays[4] = {&iw->velocity, &iw->nu_hat, &iw->nu_kept, &iw->pose_saved};
-    int per_body[4] = {6, 6, 6, 16};
-    int ok = mb != NULL;
-    for (int a = 0; a < 4 && ok; ++a) {
-        double *grown = realloc(*arrays[a], (size_t)cap * per_body[a] * sizeof(double));
-        if (grown) *arrays[a] = grown;
-        ok = grown != NULL;
-    }
-    if (!ok) {
-        pp_log(PP_LOG_ERROR, "out of memory for an island of %d bodies", nb);
-        return PP_ERR_NO_MEMORY;
-    }
-    iw->body_array_capacity = cap;
-    return PP_OK;
+    void **const arrays[] = {(void **)&iw->mlcp_body, (void **)&iw->velocity,
+                             (void **)&iw->nu_hat, (void **)&iw->nu_kept,
+                             (void **)&iw->pose_saved};
+    const size_t sizes[] = {sizeof(pp_mlcp_body), 6 * sizeof(double), 6 * sizeof(double),
+                            6 * sizeof(double), 16 * sizeof(double)};
+    return pp_grow_together(arrays, sizes, 5, &iw->body_array_capacity,
+                            iw->body_count > 0 ? iw->body_count : 1);
 }
 
 pp_status pp_island_load(pp_world *world, pp_island_work *iw)
@@ -115,20 +102,11 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
     }
     pp_status st = PP_OK;
     if (!iw->warm) st = pp_warm_store_create(&iw->warm);
-    if (st == PP_OK && nc > iw->contact_capacity) {
-        int cap = iw->contact_capacity > 0 ? iw->contact_capacity : 16;
-        while (cap < nc) cap *= 2;
-        void *a = realloc(iw->local_contacts, (size_t)cap * sizeof(pp_contact));
-        if (a) iw->local_contacts = a;
-        double *b = realloc(iw->normal_impulse, (size_t)cap * sizeof(double));
-        if (b) iw->normal_impulse = b;
-        double *c = realloc(iw->friction_vector, 3 * (size_t)cap * sizeof(double));
-        if (c) iw->friction_vector = c;
-        double *d = realloc(iw->slack, (size_t)cap * sizeof(double));
-        if (d) iw->slack = d;
-        if (!a || !b || !c || !d) return PP_ERR_NO_MEMORY;
-        iw->contact_capacity = cap;
-    }
+    void **const per_contact[] = {(void **)&iw->local_contacts, (void **)&iw->normal_impulse,
+                                  (void **)&iw->friction_vector, (void **)&iw->slack};
+    const size_t sizes[] = {sizeof(pp_contact), sizeof(double), 3 * sizeof(double),
+                            sizeof(double)};
+    if (st == PP_OK) st = pp_grow_together(per_contact, sizes, 4, &iw->contact_capacity, nc);
     int n = pp_peg_lcp_size(ns, nc, k);
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
     return st;
