@@ -68,7 +68,6 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->plus_body);
     free(s->plus_first);
     free(s->info);
-    pp_island_work_free(&s->island);
     for (int i = 0; i < s->worker_count; ++i) {
         pp_island_work_free(&s->workers[i].iw);
         pp_constraint_list_free(&s->workers[i].built);

@@ -187,7 +187,6 @@ typedef struct pp_step_scratch {
     pp_contact_info *info;         /* pp_world_get_contacts */
     int info_count, info_capacity;
 
-    pp_island_work island;         /* stages 3-5 over every pair: the builder's scratch */
     struct pp_warm_store *warm_prev, *warm_next; /* LCP bases by constraint identity: the
                                       previous sub-step's, and this one's being collected */
     int *body_local;               /* nb: local index of a body in the island being stepped
