@@ -30,7 +30,7 @@
 #include <string.h>
 
 struct pp_mlcp_workspace {
-    int max_bodies, max_contacts, max_directions;
+    int max_contacts;     /* sets' capacity; bodies and directions are the PEG workspace's */
     pp_peg_set *sets;     /* max_contacts: one U set per contact */
     pp_peg_workspace *peg;
 };
@@ -58,9 +58,7 @@ pp_status pp_mlcp_workspace_create(int max_bodies, int max_contacts, int max_dir
     }
     pp_mlcp_workspace *ws = calloc(1, sizeof *ws);
     if (!ws) return PP_ERR_NO_MEMORY;
-    ws->max_bodies = max_bodies;
     ws->max_contacts = max_contacts;
-    ws->max_directions = max_directions;
     ws->sets = malloc((size_t)max_contacts * sizeof *ws->sets);
     pp_status status = ws->sets ? pp_peg_workspace_create(max_bodies, max_contacts, max_contacts,
                                                           max_directions, &ws->peg)
