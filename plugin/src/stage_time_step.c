@@ -128,9 +128,9 @@ static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
         pp_log(PP_LOG_WARNING, "the failed LCP was saved to %s", path);
 }
 
-/* An island may solve several LCPs (re-linearisations, the PEG fallback): keep the last size
- * and warm-start flag, the largest size, the sum of the pivots, and the worst status,
- * residual and fallback, so a failure in any of them shows. */
+/* An island may solve several LCPs (re-linearisations, the PEG fallback): keep the last size,
+ * the largest size, the counts of solves and of warm-started solves, the sum of the pivots,
+ * and the worst status, residual and fallback, so a failure in any of them shows. */
 static int approximate(const pp_lcp_result *r)
 {
     return r->status == PP_LCP_APPROXIMATE;
@@ -147,7 +147,7 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
     if (iw->stats.lcp_status == 0) iw->stats.lcp_status = (int)r->status;
     iw->stats.lcp_pivots += r->pivots;
     if (r->residual > iw->stats.lcp_residual) iw->stats.lcp_residual = r->residual;
-    iw->stats.lcp_warm = r->warm_started;
+    iw->stats.lcp_warm += r->warm_started;
     if (fallback > iw->stats.lcp_fallback) iw->stats.lcp_fallback = fallback;
     iw->stats.solves++;
 }
