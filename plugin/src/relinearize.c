@@ -87,15 +87,7 @@ static uint64_t set_hash(const pp_contact *c, int count)
     return h;
 }
 
-/* A hash index of the sets of a list by set_hash, to find a set with the same feature pairs
- * in O(1) instead of comparing every pair of sets (scratch grown to the peak). */
-typedef struct set_index {
-    int *slot;        /* set index + 1, 0 = empty */
-    uint64_t *hash;   /* per slot */
-    int capacity;
-} set_index;
-
-static pp_status index_build(set_index *x, const pp_constraint_list *l)
+static pp_status index_build(pp_set_index *x, const pp_constraint_list *l)
 {
     int need = 16;
     while (need < 2 * l->set_count) need *= 2;
@@ -120,7 +112,7 @@ static pp_status index_build(set_index *x, const pp_constraint_list *l)
 }
 
 /* The set of l indexed in x with the same feature pairs as contacts c[0, count), or -1. */
-static int index_find(const set_index *x, const pp_constraint_list *l, const pp_contact *c,
+static int index_find(const pp_set_index *x, const pp_constraint_list *l, const pp_contact *c,
                       int count)
 {
     uint64_t h = set_hash(c, count);
@@ -215,7 +207,7 @@ static void keep_primary(pp_constraint_list *l, const pp_peg_set *set, const pp_
  * the step), so keeping it does not block the pair.
  */
 static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
-                                   set_index *fresh_index, set_index *work_index)
+                                   pp_set_index *fresh_index, pp_set_index *work_index)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_constraint_list *l = &iw->list;
@@ -354,7 +346,7 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
  * *solved: 0 when the LCP at q^ was not solved (nu is then not an estimate).
  */
 static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int *model,
-                             set_index *index_a, set_index *index_b, double *violation,
+                             pp_set_index *index_a, pp_set_index *index_b, double *violation,
                              double *residual, int *solved)
 {
     int nb = iw->body_count;
@@ -430,7 +422,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
 {
     int nb = iw->body_count;
     size_t bytes = 6 * (size_t)nb * sizeof(double);
-    set_index index_a = {NULL, NULL, 0}, index_b = {NULL, NULL, 0};
+    pp_set_index *index_a = &iw->set_index[0], *index_b = &iw->set_index[1];
     pp_status st = working_set_start(world, iw, *model);
     if (st != PP_OK) return st;
     double first = kinetic_energy(world, iw, iw->velocity);
@@ -442,7 +434,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     int solved = 1, near_fixed_point = 0, converged = 0;
     for (int it = 0; it < world->config.relinearize_iterations && st == PP_OK; ++it) {
         double violation = 0.0, residual = 0.0;
-        st = relinearize(world, iw, h, model, &index_a, &index_b, &violation, &residual, &solved);
+        st = relinearize(world, iw, h, model, index_a, index_b, &violation, &residual, &solved);
         iw->stats.relinearizations++;
         if (st != PP_OK) break;
         if (violation < best && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
@@ -466,10 +458,6 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         last_residual = residual;
         for (int j = 0; j < 6 * nb; ++j) iw->nu_hat[j] += alpha * (iw->velocity[j] - iw->nu_hat[j]);
     }
-    free(index_a.slot);
-    free(index_a.hash);
-    free(index_b.slot);
-    free(index_b.hash);
     if (st != PP_OK || converged) return st;
     if (solved) { /* the last estimate, at its own predicted pose */
         memcpy(iw->nu_hat, iw->velocity, bytes);

@@ -60,6 +60,10 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->body);
     pp_constraint_list_free(&iw->list);
     pp_constraint_list_free(&iw->work);
+    for (int i = 0; i < 2; ++i) {
+        free(iw->set_index[i].slot);
+        free(iw->set_index[i].hash);
+    }
     pp_peg_builder_destroy(iw->peg_builder);
     free(iw->pose_work);
     pp_peg_workspace_destroy(iw->peg);

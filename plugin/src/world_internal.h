@@ -3,6 +3,8 @@
 #define PP_PLUGIN_WORLD_INTERNAL_H
 
 #include "pegplus/pegplus.h"
+
+#include <stdint.h>
 #include "pegplus/geometry.h"
 #include "pegplus/mlcp.h"
 #include "pegplus/peg.h"
@@ -61,6 +63,14 @@ typedef struct pp_constraint_list {
 
 struct pp_warm_store;
 
+/* A hash index of the sets of a constraint list by their feature pairs (relinearize.c), to
+ * find a set with the same feature pairs in O(1); grown to the peak and reused. */
+typedef struct pp_set_index {
+    int *slot;                     /* set index + 1, 0 = empty */
+    uint64_t *hash;                /* per slot */
+    int capacity;
+} pp_set_index;
+
 /* What an island's LCP solves did, merged into pp_step_stats in island order. */
 typedef struct pp_island_stats {
     int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
@@ -87,6 +97,7 @@ typedef struct pp_island_work {
 
     pp_constraint_list list;       /* the constraints being solved (q^l, then each q^) */
     pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
+    pp_set_index set_index[2];     /* of the sets built at q^ and of the working set */
     int work_model;                /* the model whose sets `work` holds */
     int unreduced;                 /* PEG sets built without removing implied ones
                                       (pp_peg_params.reduce = 0): moving islands and the
