@@ -17,3 +17,27 @@ endif()
 
 # dReal and ccd_real_t must be double: asserted at compile time (plugin/src/ode_bridge.c,
 # contact/src/proximity.c), since ode/precision.h and ccd/config.h decide it, not the .pc files.
+
+# ODE's joint rows (plugin/src/ode_joint_rows.c): libode exports the C++ members
+# dxJoint<Type>::getInfo1/getInfo2 that dWorldStep calls; pegplus calls them through asm labels.
+# They are a private ABI (ODE 0.15 .. 0.16.x, double precision, default visibility): check that
+# they link. Without them pegplus refuses joints under its models (README "Joints").
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_LIBRARIES ${ODE_LINK_LIBRARIES})
+check_c_source_compiles("
+typedef struct info1 { unsigned char m, nub; } info1;
+extern void ball1(void *, info1 *) __asm__(\"_ZN11dxJointBall8getInfo1EPN7dxJoint5Info1E\");
+extern void ball2(void *, double, double, int, double *, double *, int, double *, double *,
+                  int *) __asm__(\"_ZN11dxJointBall8getInfo2EddiPdS0_iS0_S0_Pi\");
+extern void gear2(void *, double, double, int, double *, double *, int, double *, double *,
+                  int *) __asm__(\"_ZN19dxJointTransmission8getInfo2EddiPdS0_iS0_S0_Pi\");
+int main(void) { return (ball1 == 0) + (ball2 == 0) + (gear2 == 0); }
+" PP_HAVE_ODE_JOINT_ROWS)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(PP_HAVE_ODE_JOINT_ROWS)
+  set(PP_ODE_JOINT_ROWS 1)
+else()
+  set(PP_ODE_JOINT_ROWS 0)
+  message(WARNING "libode does not export dxJoint::getInfo1/getInfo2 (another ODE build?): "
+                  "worlds with joints will run under PP_MODEL_ODE only")
+endif()

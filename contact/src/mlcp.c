@@ -165,7 +165,7 @@ pp_status pp_mlcp_solve(pp_mlcp_workspace *ws, const pp_mlcp_problem *p,
     }
     for (int i = 0; i < p->contact_count; ++i)
         ws->sets[i] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, i, 1};
-    pp_peg_problem problem = {*p, p->contact_count, ws->sets};
+    pp_peg_problem problem = {*p, p->contact_count, ws->sets, 0, NULL};
     pp_peg_stats ps;
     pp_status st = pp_peg_solve(ws->peg, &problem, options, basis, solution, NULL, &ps);
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;

@@ -50,56 +50,13 @@
 
 #include "geometry_internal.h"
 #include "islands_internal.h"
+#include "peg_lcp_internal.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct pp_peg_workspace {
-    int max_bodies, max_contacts, max_sets, max_directions, n_max, max_rows;
-    int *row_first;       /* per set: first row in jac (rows: normal, k friction, slacks) */
-    int *slack_first;     /* per set: first slack index (0..K) */
-    int *set_body;        /* 2 per set: body of side A, side B (-1 static) */
-    int *friction_slot;   /* per set: index among the frictional sets, -1 when mu = 0 */
-    int frictional;       /* sets with friction (nf): the LCP has ns + K + nf (k + 1) unknowns */
-    double *set_mu;       /* per set: mu of the primary (for U) */
-    double *jac;          /* [row][side][6] */
-    double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
-    double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
-    double *dirs;         /* [set][k][3] */
-    double *q, *z;        /* n_max: the whole LCP's q and z */
-    struct dense_store *dense; /* sized by the largest island solved, not by n_max */
-    int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
-    int *incidence;       /* 2 max_sets: set * 2 + side */
-    int *fill;            /* max_bodies */
-    unsigned char *coupled; /* max_bodies: W_b != 0, the body joins its sets' islands */
-    unsigned char *owned; /* max_contacts: contact already in a set (validation) */
-    int *root;            /* max_sets: union-find parents, then the island of each set */
-    int *island_first;    /* max_sets + 1: CSR of sets by island */
-    int *island_sets;     /* max_sets */
-    int *local;           /* max_sets: position of a set within its island (or the whole) */
-    int *local_slack;     /* max_sets: first slack of a set within its island */
-    int *local_friction;  /* max_sets: friction slot of a set within its island, -1 none */
-    int last_ns, last_K, last_k, last_n;
-    double last_shift;    /* compliance r max_i M_ii of the last solve, over all sets */
-};
-
-/*
- * The dense part of a solve: an island's matrix M (column-major, an island's LCP while
- * solving, the whole LCP when pp_peg_last_lcp asks for it), its q, z, basis and index map,
- * and the Lemke workspace (about 4 n^2 doubles). It grows to the largest island actually
- * solved (never to the sum of the islands: memory follows the largest island), before that
- * island's solve, never inside it.
- */
-typedef struct dense_store {
-    double *M, *island_q, *island_z;
-    unsigned char *island_basis;
-    int *island_map;
-    int capacity;          /* n the arrays hold */
-    pp_lcp_workspace *lcp;
-    int lcp_capacity;      /* n the Lemke workspace holds */
-} dense_store;
 
 /* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
 static pp_status dense_reserve(dense_store *d, int n, int solve)
@@ -248,6 +205,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->local);
     free(ws->local_slack);
     free(ws->local_friction);
+    pp_peg_joints_free(ws);
     free(ws);
 }
 
@@ -342,61 +300,6 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
 }
 
 /* ---- Stages of one solve ------------------------------------------------------------------- */
-
-#define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
-#define WJAC(ws, k, set, col, side) \
-    (&(ws)->wjac[((((size_t)(set)) * ((k) + 1) + (col)) * 2 + (side)) * 6])
-
-static double dot6(const double *a, const double *b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
-/* Where the unknowns of a list of sets go, for the whole LCP or one island's: both are laid
- * out [p (ns); c (K); beta (nf k, set-major); sigma (nf)] over the list's sets in increasing
- * set order. The arrays are indexed by a set's index in the problem. */
-typedef struct lcp_layout {
-    int ns, K, nf, k;
-    const int *position;  /* set -> its p index; NULL: the set's own index (the whole LCP) */
-    const int *slack;     /* set -> its first slack among the list's K */
-    const int *friction;  /* set -> its slot among the list's nf frictional sets, -1 if none */
-} lcp_layout;
-
-static int layout_size(const lcp_layout *L)
-{
-    return L->ns + L->K + L->nf * (L->k + 1);
-}
-
-/* The whole LCP of the last pp_peg_solve. */
-static lcp_layout whole_layout(const pp_peg_workspace *ws)
-{
-    lcp_layout L = {ws->last_ns, ws->last_K, ws->frictional, ws->last_k, NULL, ws->slack_first,
-                    ws->friction_slot};
-    return L;
-}
-
-/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
- * friction rows of a frictionless set. The LCP is square: this is also the index of the
- * row's own unknown (p, beta_r or c_r). */
-static int row_index(const lcp_layout *L, int j, int r)
-{
-    if (r == 0) return L->position ? L->position[j] : j;
-    if (r <= L->k) return L->friction[j] < 0 ? -1 : L->ns + L->K + L->friction[j] * L->k + (r - 1);
-    return L->ns + L->slack[j] + (r - L->k - 1);
-}
-
-/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction): the unknown of row l;
- * -1 for the friction columns of a frictionless set. */
-static int col_index(const lcp_layout *L, int j, int l)
-{
-    return row_index(L, j, l);
-}
-
-/* LCP index of sigma of set j (frictional sets only). */
-static int sigma_index(const lcp_layout *L, int j)
-{
-    return L->ns + L->K + L->nf * L->k + L->friction[j];
-}
 
 /*
  * Stage 1: for every set, the rows' Jacobian blocks (spec §1/§4 columns through
@@ -526,12 +429,13 @@ static int find_islands(pp_peg_workspace *ws, int ns, int nb)
  * list[0..count) in layout L, into M (column-major, leading dimension layout_size(L)). Every
  * set sharing a coupled body with a listed set must be listed too (an island, or all sets).
  * Each entry sums its bodies' terms in the same order whatever the list, so an island's
- * matrix is bit for bit the whole matrix's block.
+ * matrix is bit for bit the whole matrix's block. n >= layout_size(L) is the leading
+ * dimension (the joint rows' unknowns follow the contacts', peg_joints.c).
  */
 static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, double *M)
+                            int count, int n, double *M)
 {
-    const int k = L->k, n = layout_size(L);
+    const int k = L->k;
     memset(M, 0, (size_t)n * n * sizeof *M);
 
     /* J_rows^T W J_impulses: each row of set i against the impulse columns of every set j on
@@ -592,15 +496,19 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
  * warm-start basis keeps its meaning). A failed island leaves z = 0 (lcp.h) and an all-w
  * basis in its block; the other islands are still solved.
  */
-static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, int islands,
-                               const pp_lcp_options *options, unsigned char *basis,
-                               pp_peg_stats *stats)
+static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                               const lcp_layout *whole, int islands, const int *island_first,
+                               const int *island_sets, const int *joint_first,
+                               const int *island_joints, const pp_lcp_options *options,
+                               unsigned char *basis, pp_peg_stats *stats)
 {
     const int k = whole->k;
     pp_status result = PP_OK;
     for (int s = 0; s < islands; ++s) {
-        const int *list = &ws->island_sets[ws->island_first[s]];
-        const int count = ws->island_first[s + 1] - ws->island_first[s];
+        const int *list = &island_sets[island_first[s]];
+        const int count = island_first[s + 1] - island_first[s];
+        const int *joints = joint_first ? &island_joints[joint_first[s]] : NULL;
+        const int joint_count = joint_first ? joint_first[s + 1] - joint_first[s] : 0;
         int K = 0, nf = 0;
         for (int t = 0; t < count; ++t) {
             int j = list[t];
@@ -611,11 +519,15 @@ static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, in
         }
         const lcp_layout island = {count, K, nf, k, ws->local, ws->local_slack,
                                    ws->local_friction};
-        const int n = layout_size(&island);
+        const int n_c = layout_size(&island);
+        int n = n_c;
+        for (int t = 0; t < joint_count; ++t)
+            n += ws->joint_first[joints[t] + 1] - ws->joint_first[joints[t]];
         dense_store *d = ws->dense;
         pp_status room = dense_reserve(d, n, 1);
         if (room != PP_OK) return room;
-        /* island index -> whole index, over every row (= unknown) of every set and its sigma */
+        /* island index -> whole index, over every row (= unknown) of every set and its sigma,
+         * then the joint rows' unknowns */
         for (int t = 0; t < count; ++t) {
             int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
             for (int r = 0; r < rows; ++r) {
@@ -625,24 +537,46 @@ static pp_status solve_islands(pp_peg_workspace *ws, const lcp_layout *whole, in
             if (ws->friction_slot[j] >= 0)
                 d->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
         }
-        assemble_matrix(ws, &island, list, count, d->M);
+        for (int t = 0, a = n_c; t < joint_count; ++t)
+            for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
+                d->island_map[a++] = ws->n_contact + u;
+        assemble_matrix(ws, &island, list, count, n, d->M);
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
             if (basis) d->island_basis[a] = basis[d->island_map[a]];
         }
-        pp_lcp_result r;
-        pp_status st = pp_lcp_solve(d->lcp, n, d->M, d->island_q, options,
-                                    basis ? d->island_basis : NULL, d->island_z, &r);
+        pp_status st = PP_OK;
+        if (joint_count > 0)
+            st = pp_peg_joints_island(ws, pp, &island, list, count, joints, joint_count, n, d->M,
+                                      d->island_q);
         if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        const int schur = st == PP_OK; /* the joint equalities were eliminated */
+        pp_lcp_result r;
+        memset(&r, 0, sizeof r);
+        if (st == PP_OK && n > 0) {
+            st = pp_lcp_solve(d->lcp, n, d->M, d->island_q, options,
+                              basis ? d->island_basis : NULL, d->island_z, &r);
+            if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        } else if (st == PP_ERR_SOLVER) {
+            r.status = PP_LCP_NUMERICAL;
+        }
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
             ++stats->islands_failed;
             result = PP_ERR_SOLVER;
+            if (r.status != PP_LCP_APPROXIMATE)
+                memset(d->island_z, 0, (size_t)n * sizeof *d->island_z);
         }
         for (int a = 0; a < n; ++a) {
             ws->z[d->island_map[a]] = d->island_z[a];
             if (basis) basis[d->island_map[a]] = d->island_basis[a];
         }
+        /* The joint rows' impulses; after a failed LCP (z = 0) the equalities still hold the
+         * joints together, unless they could not be eliminated (then no joint impulse). */
+        if (joint_count > 0 && schur)
+            pp_peg_joints_recover(ws, joints, joint_count, n_c, d->island_z);
+        else
+            for (int t = 0; t < joint_count; ++t) ws->joint_p[joints[t]] = 0.0;
         pp_lcp_result_merge(&stats->lcp, &r, s == 0);
         if (n > stats->largest_island) stats->largest_island = n;
     }
@@ -681,6 +615,7 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const
         if (slack)
             for (int m = 1; m < set->count; ++m) slack[i + m] = z[L->ns + L->slack[j] + m - 1];
     }
+    for (int r = 0; r < ws->nj && s->joint_impulse; ++r) s->joint_impulse[r] = ws->joint_p[r];
     for (int b = 0; b < nb; ++b) {
         double *nu = &s->velocity[6 * (size_t)b];
         memcpy(nu, p->bodies[b].v, 3 * sizeof *nu);
@@ -696,6 +631,7 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const
             }
         }
     }
+    if (ws->nj > 0) pp_peg_joints_velocities(ws, pp, s->velocity);
 }
 
 pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
@@ -711,13 +647,27 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     pp_status status = validate(ws, problem, k, solution, &K);
     if (status != PP_OK) return status;
 
-    const int ns = problem->set_count;
+    status = pp_peg_joints_validate(problem);
+    if (status != PP_OK) return status;
+
+    const int ns = problem->set_count, nj = problem->joint_row_count;
     ws->frictional = 0;
     for (int j = 0; j < ns; ++j)
         ws->friction_slot[j] = p->contacts[problem->sets[j].first].mu > 0.0 ? ws->frictional++ : -1;
-    const int n = ns + K + ws->frictional * (k + 1);
+    ws->n_contact = ns + K + ws->frictional * (k + 1);
+    const int n = ws->n_contact + pp_peg_joint_unknowns(nj, problem->joint_rows);
+    if (nj > 0) {
+        status = pp_peg_joints_reserve(ws, ns, nj, p->body_count);
+        if (status == PP_OK) status = pp_peg_joints_reserve_whole(ws, n);
+        if (status != PP_OK) return status;
+    }
+    ws->nj = nj;
     memset(stats, 0, sizeof *stats);
     stats->lcp_size = n;
+    stats->joint_unknowns = n - ws->n_contact;
+    for (int r = 0; r < nj; ++r)
+        stats->joint_equalities += problem->joint_rows[r].lo == -INFINITY &&
+                                   problem->joint_rows[r].hi == INFINITY;
     stats->directions = k;
     stats->slacks = K;
     stats->failed_island = -1;
@@ -731,14 +681,23 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     ws->last_k = k;
     ws->last_n = n;
     build_rows(ws, problem, k);
+    if (nj > 0) pp_peg_joints_build(ws, problem);
     const lcp_layout whole = whole_layout(ws);
-    if (ns == 0) {
+    if (ns == 0 && nj == 0) {
         write_solution(ws, problem, &whole, ws->z, solution, slack);
         return PP_OK;
     }
     build_rhs(ws, problem, &whole);
-    int islands = find_islands(ws, ns, p->body_count);
-    status = solve_islands(ws, &whole, islands, options, basis, stats);
+    if (nj > 0) {
+        pp_peg_joints_rhs(ws, problem);
+        int islands = pp_peg_joints_islands(ws, ns, p->body_count);
+        status = solve_islands(ws, problem, &whole, islands, ws->isl_first, ws->isl_sets,
+                               ws->isl_joint_first, ws->isl_joints, options, basis, stats);
+    } else {
+        int islands = find_islands(ws, ns, p->body_count);
+        status = solve_islands(ws, problem, &whole, islands, ws->island_first, ws->island_sets,
+                               NULL, NULL, options, basis, stats);
+    }
     if (status != PP_OK && status != PP_ERR_SOLVER) return status;
     /* On PP_ERR_SOLVER a failed island's z is 0 (lcp.h): its impulses 0, its bodies keep nu*;
      * the other islands are solved. An island answered by the fallback (PP_LCP_APPROXIMATE,
@@ -752,6 +711,11 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
     PP_ASSERT(ws && n && M && q, "pp_peg_last_lcp: valid arguments");
     *n = ws->last_n;
     *q = ws->q;
+    if (ws->nj > 0) { /* joint equalities are eliminated island by island: no whole matrix */
+        *n = 0;
+        *M = NULL;
+        return;
+    }
     /* The dense store grows for the whole LCP here (a diagnostic, outside any solve). */
     if (dense_reserve(ws->dense, ws->last_n, 0) != PP_OK) {
         *n = 0;
@@ -765,7 +729,7 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
      * reads what the last solve kept, so a repeated call gives the same. */
     const lcp_layout whole = whole_layout(ws);
     for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
-    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->dense->M);
+    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->last_n, ws->dense->M);
 }
 
 int pp_peg_record_size(const pp_peg_set *set, int directions)

@@ -186,7 +186,7 @@ static solved *peg_solve(const pp_mlcp_body *bodies, int nb, const peg_case *pc,
                                  .contact_count = pc->out.contact_count, .contacts = pc->c,
                                  .friction_directions = K_DIRS, .compliance = g_compliance},
                         .set_count = pc->out.set_count, .sets = pc->sets};
-    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu};
+    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu, NULL};
     s->status = pp_peg_solve(g_ws, &p, options, basis, &sol, s->slack, &s->stats);
     for (int i = 0; i < 6 * nb; ++i) ck_assert(isfinite(s->nu[i]));
     return s;
@@ -267,7 +267,7 @@ START_TEST(test_u_only_equals_standard)
     pp_mlcp_problem mp = {.h = H, .body_count = 1, .bodies = &a.body, .contact_count = 4,
                           .contacts = sc, .friction_directions = K_DIRS,
                           .compliance = g_compliance};
-    pp_mlcp_solution ms = {pn, beta, sigma, f, nu};
+    pp_mlcp_solution ms = {pn, beta, sigma, f, nu, NULL};
     pp_mlcp_stats mst;
     ck_assert_int_eq(pp_mlcp_solve(g_mlcp, &mp, NULL, NULL, &ms, &mst), PP_OK);
 
@@ -333,7 +333,7 @@ START_TEST(test_corner_passage)
     double pn[2], nu[6];
     pp_mlcp_problem mp = {.h = H, .body_count = 1, .bodies = &a.body, .contact_count = 2,
                           .contacts = two, .friction_directions = K_DIRS};
-    pp_mlcp_solution ms = {pn, NULL, NULL, NULL, nu};
+    pp_mlcp_solution ms = {pn, NULL, NULL, NULL, nu, NULL};
     pp_mlcp_stats mst;
     ck_assert_int_eq(pp_mlcp_solve(g_mlcp, &mp, NULL, NULL, &ms, &mst), PP_OK);
     double vt[3];
@@ -871,7 +871,7 @@ static island_solved *island_solve(pp_peg_workspace *ws, const island_scene *sc,
                                  .contact_count = sc->contact_count, .contacts = sc->c,
                                  .friction_directions = K_DIRS, .compliance = compliance},
                         .set_count = set_count, .sets = sc->sets + first_set};
-    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu};
+    pp_mlcp_solution sol = {s->pn, s->beta, s->sigma, s->f, s->nu, NULL};
     s->status = pp_peg_solve(ws, &p, options, basis, &sol, s->slack, &s->stats);
     for (int i = 0; i < 6 * sc->body_count; ++i) ck_assert(isfinite(s->nu[i]));
     return s;
@@ -1215,7 +1215,7 @@ START_TEST(test_bad_input)
     peg_case pc;
     peg_case_build(&pc, &a, 0, &b, -1, 0.3);
     double pn[MAX_CONTACTS], nu[6];
-    pp_mlcp_solution sol = {pn, NULL, NULL, NULL, nu};
+    pp_mlcp_solution sol = {pn, NULL, NULL, NULL, nu, NULL};
     pp_peg_stats st;
     pp_peg_problem p = {.base = {.h = H, .body_count = 1, .bodies = &a.body,
                                  .contact_count = pc.out.contact_count, .contacts = pc.c,
@@ -1224,7 +1224,7 @@ START_TEST(test_bad_input)
     pn[0] = 7.0;
     ck_assert_int_eq(pp_peg_solve(NULL, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_NULL_ARGUMENT);
     ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, NULL), PP_ERR_NULL_ARGUMENT);
-    pp_mlcp_solution no_velocity = {pn, NULL, NULL, NULL, NULL};
+    pp_mlcp_solution no_velocity = {pn, NULL, NULL, NULL, NULL, NULL};
     ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &no_velocity, NULL, &st),
                      PP_ERR_NULL_ARGUMENT);
     /* overlapping sets */

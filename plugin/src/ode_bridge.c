@@ -25,7 +25,7 @@ static unsigned body_slot(dBodyID body, int capacity)
     return (unsigned)x & (unsigned)(capacity - 1);
 }
 
-static int find_body(const pp_world *world, dBodyID body)
+int pp_bridge_find_body(const pp_world *world, dBodyID body)
 {
     if (world->body_table_capacity == 0) return -1;
     int mask = world->body_table_capacity - 1;
@@ -66,7 +66,7 @@ static pp_status index_body(pp_world *world, int b)
 /* Append a body once. Disabled bodies are not stepped (as in ODE) and are left out. */
 static pp_status add_body(pp_world *world, dBodyID body)
 {
-    if (!dBodyIsEnabled(body) || find_body(world, body) >= 0) return PP_OK;
+    if (!dBodyIsEnabled(body) || pp_bridge_find_body(world, body) >= 0) return PP_OK;
     if (dBodyGetWorld(body) != world->ode_world) {
         pp_log(PP_LOG_ERROR, "body %p belongs to another ODE world than the pegplus world's",
                (void *)body);
@@ -127,13 +127,6 @@ pp_status pp_bridge_collect(pp_world *world)
     return st;
 }
 
-int pp_bridge_body_has_joints(dBodyID body)
-{
-    int n = dBodyGetNumJoints(body);
-    for (int j = 0; j < n; ++j)
-        if (dJointGetType(dBodyGetJoint(body, j)) != dJointTypeContact) return 1;
-    return 0;
-}
 
 static int finite_array(const dReal *a, int n)
 {
@@ -382,7 +375,7 @@ pp_status pp_bridge_shapes(pp_world *world)
             return PP_ERR_INVALID_ARGUMENT;
         }
         dBodyID body = dGeomGetBody(geom);
-        int b = body ? find_body(world, body) : -1;
+        int b = body ? pp_bridge_find_body(world, body) : -1;
         int k = s->shape_count++;
         s->shapes[k] = shape;
         s->shape_geom[k] = geom;

@@ -500,12 +500,14 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
 {
     int model = world->config.model;
     pp_status st = pp_island_load(world, iw);
-    if (st != PP_OK || iw->list.contact_count == 0) return st;
+    if (st == PP_OK) st = pp_island_joint_rows(world, iw);
+    if (st != PP_OK || (iw->list.contact_count == 0 && iw->joint_row_count == 0)) return st;
     double seconds = world->config.lcp_budget_seconds;
     iw->budget = pp_lcp_budget_start(seconds, -1);
     iw->budget_half = seconds > 0.0 ? pp_lcp_clock() + 0.5 * seconds : HUGE_VAL;
     st = pp_island_solve(world, iw, h, &model, NULL);
-    if (st == PP_OK && world->config.relinearize_iterations > 0 && !at_rest(world, iw, h)) {
+    if (st == PP_OK && world->config.relinearize_iterations > 0 && iw->list.contact_count > 0 &&
+        !at_rest(world, iw, h)) {
         /* The iteration works on the sets of the rules themselves (world.c build_island,
          * pp_peg_params.reduce), from q^l on: an island that was at rest at the start of the
          * step, and is not after its first solve, has its q^l sets built again that way (a

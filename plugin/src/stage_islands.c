@@ -1,8 +1,8 @@
 /*
  * Stage 6 of a pegplus step (DESIGN.md "One step"): contact islands.
  *
- * Two bodies can exchange an impulse in this step only if a candidate pair of stage 2 joins
- * them: the broadphase boxes are grown by how far each shape can move in the step (and the
+ * Two bodies can exchange an impulse in this step only if a candidate pair of stage 2 or a
+ * joint (stage 1b) joins them: the broadphase boxes are grown by how far each shape can move in the step (and the
  * re-linearisation only re-poses within that motion), so a pair that is not a candidate can
  * neither be near at the start of the step nor at any predicted end-of-step pose. The
  * connected components of "dynamic bodies joined by a candidate pair" therefore decouple the
@@ -12,7 +12,8 @@
  * pair with no dynamic body is dropped (nothing in it can move; its LCP rows would be rows of
  * zeros, unsolvable when the pair is closing).
  *
- * Output: scratch.pairs regrouped island by island (island_pair_first), the dynamic bodies of
+ * Output: scratch.pairs regrouped island by island (island_pair_first), its joints
+ * (island_joint_first, island_joints), the dynamic bodies of
  * each island (island_body_first, island_bodies), the island of each body, and the shapes of
  * each body (body_shape_first, body_shapes) for re-posing one island's shapes. Islands are
  * numbered in the order of their smallest body index, and pairs keep their broadphase order
@@ -54,8 +55,12 @@ static pp_status ensure(pp_world *world)
     const size_t ints[] = {sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
     pp_status st = pp_grow_together(per_body, ints, 4, &s->island_body_capacity, nb + 1);
     /* islands <= bodies: +2 for the CSR ends */
-    void **const per_island[] = {(void **)&s->island_pair_first, (void **)&s->island_body_first};
-    if (st == PP_OK) st = pp_grow_together(per_island, ints, 2, &s->island_capacity, nb + 2);
+    void **const per_island[] = {(void **)&s->island_pair_first, (void **)&s->island_body_first,
+                                 (void **)&s->island_joint_first};
+    if (st == PP_OK) st = pp_grow_together(per_island, ints, 3, &s->island_capacity, nb + 2);
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->island_joints, &s->island_joint_capacity,
+                     world->joint_count > 0 ? world->joint_count : 1, sizeof(int));
     if (st == PP_OK)
         st = pp_grow((void **)&s->body_shape_first, &s->body_shape_first_capacity, nb + 1,
                      sizeof(int));
@@ -91,6 +96,13 @@ static int pair_body(const pp_world *world, const pp_pair *p)
     return is_dynamic(world, a) ? a : is_dynamic(world, b) ? b : -1;
 }
 
+/* The dynamic body a joint belongs to (every joint of the step has one, stage_joints.c). */
+static int joint_body(const pp_world *world, int j)
+{
+    const pp_joint *joint = &world->joints[j];
+    return is_dynamic(world, joint->body_a) ? joint->body_a : joint->body_b;
+}
+
 pp_status pp_stage_islands(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
@@ -111,20 +123,29 @@ pp_status pp_stage_islands(pp_world *world)
     }
     s->pair_count = kept;
 
-    /* Union-find over the dynamic bodies; the root is the smallest body of its island. */
+    /* Union-find over the dynamic bodies, through pairs and joints; the root is the smallest
+     * body of its island. */
     int *root = s->union_root;
     for (int b = 0; b < nb; ++b) root[b] = b;
-    for (int k = 0; k < s->pair_count; ++k) {
-        int a = s->shape_body[s->pairs[k].a], b = s->shape_body[s->pairs[k].b];
+    for (int k = 0; k < s->pair_count + world->joint_count; ++k) {
+        int a, b;
+        if (k < s->pair_count) {
+            a = s->shape_body[s->pairs[k].a];
+            b = s->shape_body[s->pairs[k].b];
+        } else {
+            a = world->joints[k - s->pair_count].body_a;
+            b = world->joints[k - s->pair_count].body_b;
+        }
         if (!is_dynamic(world, a) || !is_dynamic(world, b)) continue;
         int ra = find_root(root, a), rb = find_root(root, b);
         if (ra != rb) root[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
-    /* Number the islands that have a pair, by root order (body_local is free until
+    /* Number the islands that have a pair or a joint, by root order (body_local is free until
      * pp_island_select). */
     int *number = s->body_local;
     for (int b = 0; b < nb; ++b) number[b] = -1;
     for (int k = 0; k < s->pair_count; ++k) number[find_root(root, pair_body(world, &s->pairs[k]))] = -2;
+    for (int j = 0; j < world->joint_count; ++j) number[find_root(root, joint_body(world, j))] = -2;
     int islands = 0;
     for (int b = 0; b < nb; ++b)
         if (number[b] == -2) number[b] = islands++;
@@ -152,6 +173,14 @@ pp_status pp_stage_islands(pp_world *world)
     for (int i = 0; i < islands; ++i) fill[i] = bf[i];
     for (int b = 0; b < nb; ++b)
         if (s->island_of_body[b] >= 0) s->island_bodies[fill[s->island_of_body[b]]++] = b;
+    /* the joints of each island, in joint order */
+    int *jf = s->island_joint_first;
+    memset(jf, 0, (size_t)(islands + 1) * sizeof(int));
+    for (int j = 0; j < world->joint_count; ++j) jf[s->island_of_body[joint_body(world, j)] + 1]++;
+    for (int i = 0; i < islands; ++i) jf[i + 1] += jf[i];
+    for (int i = 0; i < islands; ++i) fill[i] = jf[i];
+    for (int j = 0; j < world->joint_count; ++j)
+        s->island_joints[fill[s->island_of_body[joint_body(world, j)]]++] = j;
     world->stats.islands = islands;
     return PP_OK;
 }
@@ -184,6 +213,14 @@ pp_status pp_island_select(pp_world *world, int island, pp_island_work *iw)
     iw->pair_count = s->island_pair_first[island + 1] - s->island_pair_first[island];
     for (int k = 0; k < iw->pair_count && st == PP_OK; ++k) {
         int ends[2] = {s->shape_body[iw->pairs[k].a], s->shape_body[iw->pairs[k].b]};
+        for (int e = 0; e < 2 && st == PP_OK; ++e)
+            if (ends[e] >= 0 && !listed(world, iw, ends[e])) st = add_body(world, iw, ends[e]);
+    }
+    iw->joints = &s->island_joints[s->island_joint_first[island]];
+    iw->joint_count = s->island_joint_first[island + 1] - s->island_joint_first[island];
+    for (int k = 0; k < iw->joint_count && st == PP_OK; ++k) {
+        const pp_joint *j = &world->joints[iw->joints[k]];
+        int ends[2] = {j->body_a, j->body_b};
         for (int e = 0; e < 2 && st == PP_OK; ++e)
             if (ends[e] >= 0 && !listed(world, iw, ends[e])) st = add_body(world, iw, ends[e]);
     }

@@ -72,6 +72,8 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->normal_impulse);
     free(iw->friction_vector);
     free(iw->slack);
+    free(iw->joint_rows);
+    free(iw->joint_impulse);
     free(iw->velocity);
     free(iw->basis);
     pp_warm_store_destroy(iw->warm);
@@ -110,10 +112,35 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
                                   (void **)&iw->friction_vector, (void **)&iw->slack};
     const size_t sizes[] = {sizeof(pp_contact), sizeof(double), 3 * sizeof(double),
                             sizeof(double)};
-    if (st == PP_OK) st = pp_grow_together(per_contact, sizes, 4, &iw->contact_capacity, nc);
-    int n = pp_peg_lcp_size(ns, nc, k);
+    if (st == PP_OK) st = pp_grow_together(per_contact, sizes, 4, &iw->contact_capacity, nc > 0 ? nc : 1);
+    int n = pp_peg_lcp_size(ns, nc, k) + pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
     return st;
+}
+
+/* The island's joint rows with local body indices (stage_joints.c built them once for the
+ * step, at its start pose), and room for their impulses. */
+pp_status pp_island_joint_rows(pp_world *world, pp_island_work *iw)
+{
+    const int *local = world->scratch.body_local;
+    int rows = 0;
+    for (int t = 0; t < iw->joint_count; ++t) rows += world->joints[iw->joints[t]].row_count;
+    void **const arrays[] = {(void **)&iw->joint_rows, (void **)&iw->joint_impulse};
+    const size_t sizes[] = {sizeof(pp_joint_row), sizeof(double)};
+    pp_status st = pp_grow_together(arrays, sizes, 2, &iw->joint_row_capacity, rows > 0 ? rows : 1);
+    if (st != PP_OK) return st;
+    iw->joint_row_count = 0;
+    for (int t = 0; t < iw->joint_count; ++t) {
+        const pp_joint *j = &world->joints[iw->joints[t]];
+        for (int r = j->row_first; r < j->row_first + j->row_count; ++r) {
+            pp_joint_row *out = &iw->joint_rows[iw->joint_row_count];
+            *out = world->joint_rows[r];
+            out->body_a = out->body_a >= 0 ? local[out->body_a] : -1;
+            out->body_b = out->body_b >= 0 ? local[out->body_b] : -1;
+            iw->joint_impulse[iw->joint_row_count++] = 0.0;
+        }
+    }
+    return PP_OK;
 }
 
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
@@ -171,14 +198,21 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
         lc->body_b = lc->body_b >= 0 ? s->body_local[lc->body_b] : -1;
     }
     int found = pp_warm_store_get(iw->warm, s->warm_prev, world, l, k, iw->basis);
+    /* the joint rows' unknowns follow the contacts' in the LCP: they start all-w */
+    int contact_unknowns = 0;
+    for (int j = 0; j < l->set_count; ++j)
+        contact_unknowns += l->sets[j].count + (l->contacts[l->sets[j].first].mu > 0.0 ? k + 1 : 0);
+    memset(iw->basis + contact_unknowns, 0,
+           (size_t)pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows));
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
                                iw->local_contacts, k, world->config.compliance},
-                              l->set_count, l->sets};
+                              l->set_count, l->sets, iw->joint_row_count, iw->joint_rows};
     pp_mlcp_solution solution;
     memset(&solution, 0, sizeof solution);
     solution.normal_impulse = iw->normal_impulse;
     solution.friction_vector = iw->friction_vector;
     solution.velocity = iw->velocity;
+    solution.joint_impulse = iw->joint_impulse;
     pp_lcp_options options = pp_lcp_options_default();
     options.budget = &iw->budget;
     /* Only a basis known for every set is tried: on the degenerate LCPs of the pouring scene a

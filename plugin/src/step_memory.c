@@ -58,6 +58,8 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->island_of_body);
     free(s->island_pair_first);
     free(s->island_body_first);
+    free(s->island_joint_first);
+    free(s->island_joints);
     free(s->island_bodies);
     free(s->union_root);
     pp_constraint_list_free(&s->all);

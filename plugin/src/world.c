@@ -135,6 +135,9 @@ void pp_world_destroy(pp_world *world)
     free(world->bodies);
     free(world->body_table);
     free(world->geoms);
+    free(world->joints);
+    free(world->joint_rows);
+    free(world->joint_impulse);
     free(world);
 }
 
@@ -209,21 +212,13 @@ static void mark(pp_world *world, pp_stage stage, double *clock)
     *clock = now;
 }
 
-/* Stage 1: bodies to manage, their state, and what the pegplus models cannot take yet. */
+/* Stage 1: bodies to manage, their state, and their joints' rows. */
 static pp_status snapshot_bodies(pp_world *world, double h)
 {
     pp_status st = pp_bridge_collect(world);
     if (st == PP_OK) st = pp_bridge_snapshot(world, h);
+    if (st == PP_OK) st = pp_stage_joints(world, h);                /* 1b. joint rows  */
     if (st != PP_OK) return st;
-    for (int i = 0; i < world->body_count; ++i) {
-        if (pp_bridge_body_has_joints(world->bodies[i].id)) {
-            pp_log(PP_LOG_ERROR,
-                   "body %d is attached to a joint; the %s model steps free bodies and static "
-                   "geometry only (joints are not built yet): use PP_MODEL_ODE for this world",
-                   i, pp_model_name(world->config.model));
-            return PP_ERR_UNSUPPORTED;
-        }
-    }
     if (!world->warned_auto_disable && dWorldGetAutoDisableFlag(world->ode_world)) {
         world->warned_auto_disable = 1;
         pp_log(PP_LOG_WARNING, "ODE auto-disable is ignored by the %s model",
@@ -400,12 +395,18 @@ static void step_island(pp_world *world, int w, int island, double dt)
     pp_status st = pp_island_select(world, island, iw);
     if (st == PP_OK) st = island_constraints(world, island, iw);
     if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
-    if (st == PP_OK)
+    if (st == PP_OK) {
         for (int l = 0; l < iw->dynamic_count; ++l) {
             pp_body *b = &world->bodies[iw->body[l]];
             memcpy(b->v, &iw->velocity[6 * l], sizeof b->v);
             memcpy(b->w, &iw->velocity[6 * l + 3], sizeof b->w);
         }
+        /* the joints' impulses over the step (dJointFeedback); rows are the island's own */
+        for (int t = 0, r = 0; t < iw->joint_count; ++t) {
+            const pp_joint *j = &world->joints[iw->joints[t]];
+            for (int e = 0; e < j->row_count; ++e) world->joint_impulse[j->row_first + e] += iw->joint_impulse[r++];
+        }
+    }
     out->worker = w;
     out->info_first = worker->info_count;
     if (st == PP_OK)
@@ -603,6 +604,7 @@ static pp_status pegplus_step(pp_world *world, double h)
     }
     world->stats.impacts = world->scratch.impacts;
 
+    pp_joint_feedback(world, h);
     st = pp_bridge_write_back(world);                               /* 9. write back    */
     mark(world, PP_STAGE_WRITE_BACK, &clock);
     return st;

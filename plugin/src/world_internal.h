@@ -29,6 +29,15 @@ typedef struct pp_body {
     double max_angular_speed;                           /* dInfinity = off */
 } pp_body;
 
+/* One enabled ODE joint in the step (stage_joints.c), its bodies in ODE's internal order
+ * (b1 = the body it acts on first, never 0; b2 = -1 for the static world, or a body pegplus
+ * does not step) and its rows in world->joint_rows. */
+typedef struct pp_joint {
+    dJointID id;
+    int body_a, body_b;
+    int row_first, row_count;
+} pp_joint;
+
 /* A convex geom whose polytope pegplus recorded (ODE has no getter for dConvex data). */
 typedef struct pp_convex_record {
     dGeomID geom;
@@ -94,6 +103,11 @@ typedef struct pp_island_work {
     int body_count, dynamic_count, body_capacity;
     const pp_pair *pairs;          /* the island's candidate pairs (shape indices) */
     int pair_count;
+    const int *joints;             /* the island's joints (world->joints indices) */
+    int joint_count;
+    pp_joint_row *joint_rows;      /* their rows with local body indices */
+    double *joint_impulse;         /* the rows' impulses of the last solve */
+    int joint_row_count, joint_row_capacity;
 
     pp_constraint_list list;       /* the constraints being solved (q^l, then each q^) */
     pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
@@ -181,7 +195,9 @@ typedef struct pp_step_scratch {
     int *island_body_first;        /* island_count + 1: CSR into island_bodies */
     int *island_bodies;            /* dynamic bodies by island */
     int *union_root;               /* nb: union-find */
-    int island_capacity, island_body_capacity;
+    int *island_joint_first;       /* island_count + 1: CSR into island_joints */
+    int *island_joints;            /* world->joints indices by island */
+    int island_capacity, island_body_capacity, island_joint_capacity;
 
     pp_constraint_list all;        /* stages 3-5 over every pair at the sub-step's start: what
                                       stage 6b (PLUS) and the sub-step split read */
@@ -240,6 +256,12 @@ struct pp_world {
     struct pp_box_record *boxes;   /* the polytope of each box size seen (convex.c) */
     int box_count, box_capacity;
 
+    pp_joint *joints;              /* stage 1b: the joints of the step */
+    int joint_count, joint_capacity;
+    pp_joint_row *joint_rows;      /* their rows (world body indices) */
+    double *joint_impulse;         /* per row: impulse over the step so far (N s) */
+    int joint_row_count, joint_row_capacity;
+
     int warned_auto_disable;
     int warned_unsupported_class[16];
     int warned_unregistered_convex;
@@ -252,7 +274,16 @@ pp_status pp_bridge_collect(pp_world *world);
 pp_status pp_bridge_validate(const pp_world *world);
 pp_status pp_bridge_snapshot(pp_world *world, double h);
 pp_status pp_bridge_write_back(pp_world *world);
-int pp_bridge_body_has_joints(dBodyID body);
+int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
+
+
+/* stage_joints.c: stage 1b, the joints' rows (ode_joint_rows.c) at the start of the step; and
+ * their dJointFeedback at its end. */
+pp_status pp_stage_joints(pp_world *world, double h);
+void pp_joint_feedback(pp_world *world, double h);
+/* ode_joint_rows.c: rows of one joint as dWorldStep builds them (-1: not available). */
+int pp_ode_joint_rows_available(void);
+int pp_ode_joint_rows(dJointID joint, double fps, double erp, double cfm, pp_joint_row rows[6]);
 
 /* integrate.c: ODE's free-body update on plain data (stage 8 and the velocity part of 7). */
 void pp_body_apply_external_impulse(pp_body *body, const double gravity[3], double h);
@@ -304,6 +335,7 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
 
 /* stage_time_step.c: stage 7 for one island: the LCP of its constraint list. */
 pp_status pp_island_load(pp_world *world, pp_island_work *iw);  /* bodies, nu*, q^l */
+pp_status pp_island_joint_rows(pp_world *world, pp_island_work *iw);
 pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
                           const double *nu_hat);
 void pp_island_work_free(pp_island_work *iw);

@@ -83,6 +83,8 @@ typedef struct pp_mlcp_solution {
     double *sigma;              /* nc: the sliding-speed multiplier, m/s */
     double *friction_vector;    /* 3 nc: sum_j beta_j d_j, the friction impulse on B (N s) */
     double *velocity;           /* 6 nb: nu^{l+1} per body as (v, w) */
+    double *joint_impulse;      /* optional, pp_peg_solve with joint rows: p = h lambda of
+                                   each row (N s or N m s) */
 } pp_mlcp_solution;
 
 typedef struct pp_mlcp_stats {

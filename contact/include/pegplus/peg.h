@@ -442,6 +442,35 @@ double pp_peg_set_slacks(const double *psi, int count, double *c);
  * The matrix is not symmetric nor copositive in general (spec §6): Lemke may fail; then the
  * step returns PP_ERR_SOLVER and the caller falls back to the standard model for the step.
  * ---------------------------------------------------------------------------------------- */
+/*
+ * One row of a joint (ODE's joints: docs/joints.md), in the form ODE's dxJoint::getInfo2
+ * gives it: with lambda the row's force and p = h lambda its impulse over the step,
+ *     J_a . nu_a+ + J_b . nu_b+ = c - cfm lambda,      lo <= lambda <= hi,
+ * nu+ the end-of-step velocities. A row with lo = -inf and hi = +inf is an equality (ball,
+ * hinge, slider ... rows); a row with one bound 0 and the other infinite is unilateral (a
+ * limit stop); finite bounds are a motor's +-FMax. As an LCP row in impulses (w: the row's
+ * residual, J nu+ - c + (cfm / h) p):
+ *     equality:              w = 0, p free (eliminated before Lemke, see pp_peg_solve)
+ *     p in [h lo, h hi]:     p = beta+ - beta-, with beta+ present when hi > 0 and beta-
+ *                            when lo < 0, each with a sigma when its bound is finite:
+ *        0 <=  w + sigma+  ⊥ beta+ >= 0,   0 <= h hi - beta+  ⊥ sigma+ >= 0
+ *        0 <= -w + sigma-  ⊥ beta- >= 0,   0 <= -h lo - beta- ⊥ sigma- >= 0
+ * (the Stewart–Trinkle friction split with a constant bound, as ../spec JOINTS §5), so
+ * p = h hi while w < 0, p = h lo while w > 0, and w = 0 in between; at lo = 0 a limit's
+ * 0 <= w ⊥ p >= 0.
+ */
+typedef struct pp_joint_row {
+    int body_a, body_b;   /* bodies of the problem; -1: the static world (ODE's b2 = 0) */
+    double J[12];         /* [linear a, angular a, linear b, angular b]: world frame, about
+                             each body's centre of mass */
+    double c;             /* the velocity the row asks for (m/s or rad/s), ERP's part in it */
+    double cfm;           /* ODE's constraint force mixing, >= 0 (1/N in ODE's units) */
+    double lo, hi;        /* force bounds (N or N m): lo <= 0 <= hi, +-INFINITY for none */
+} pp_joint_row;
+
+/* LCP unknowns the joint rows add (equalities add none: they are eliminated). */
+int pp_peg_joint_unknowns(int count, const pp_joint_row *rows);
+
 typedef struct pp_peg_problem {
     pp_mlcp_problem base;       /* h, bodies (free velocities), contacts, friction_directions,
                                    compliance: exactly as for pp_mlcp_solve (the compliance
@@ -452,6 +481,8 @@ typedef struct pp_peg_problem {
                                    of its primary is flipped (pp_peg_contact_flip); a secondary
                                    of another body pair is an argument error. mu is the
                                    primary's. */
+    int joint_row_count;        /* rows of joints in the same solve (0: none) */
+    const pp_joint_row *joint_rows;
 } pp_peg_problem;
 
 typedef struct pp_peg_stats {
@@ -470,6 +501,8 @@ typedef struct pp_peg_stats {
     int islands_failed;         /* blocks the LCP solver failed on */
     int failed_island;          /* the first of them, -1 if none; islands are numbered in
                                    the order of their smallest set index */
+    int joint_equalities;       /* joint rows eliminated as equalities */
+    int joint_unknowns;         /* LCP unknowns of the other joint rows (in lcp_size) */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;

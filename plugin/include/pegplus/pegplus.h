@@ -33,9 +33,12 @@
  * ODE) and take part in contact as immovable. ODE's auto-disable is not reproduced by the
  * pegplus models (reported once through the log hook if the world or a body enables it).
  *
- * Build status (see README "Status"): all three models step free bodies against each other and
- * static geometry. Bodies attached to non-contact joints are rejected with PP_ERR_UNSUPPORTED by
- * the pegplus models (nothing is changed); use PP_MODEL_ODE for them. Under PP_MODEL_PEG, a step
+ * Joints (docs/joints.md): under the pegplus models every enabled ODE joint on a stepped body
+ * (all of ODE 0.16's types but contact joints, which pegplus makes itself) contributes the rows
+ * dWorldStep would build, with their ERP, CFM, limits and motors, to the same LCP as the
+ * contacts; dJointFeedback is filled as dWorldStep fills it. Impacts (PLUS) do not yet see
+ * joints (README "Known problems"). When libode does not export the joint rows (another build
+ * of ODE), worlds with joints are rejected with PP_ERR_UNSUPPORTED. Under PP_MODEL_PEG, a step
  * whose PEG LCP is not solved runs with the standard model's constraints instead
  * (pp_step_stats.peg_fallback, a warning).
  *
@@ -180,8 +183,11 @@ typedef struct pp_step_stats {
     int candidate_pairs;     /* broadphase pairs (AABBs inflated by the speculative margin) */
     int near_pairs;          /* pairs within the margin after the proximity query */
     int contacts;            /* contacts (feature pairs) handed to the time stepper */
-    int islands;             /* contact islands of the last sub-step: connected components of
-                                dynamic bodies through candidate pairs, each stepped on its own */
+    int islands;             /* islands of the last sub-step: connected components of dynamic
+                                bodies through candidate pairs and joints, each stepped on its
+                                own */
+    int joints;              /* ODE joints in the step (enabled, on a stepped body) */
+    int joint_rows;          /* their constraint rows */
     int islands_failed;      /* island solves with no usable answer (lcp_fallback 3) */
     int lcp_approximate;     /* island solves answered by the bounded fallback (lcp_fallback 2) */
     int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */

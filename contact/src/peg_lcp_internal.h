@@ -1,0 +1,148 @@
+/* Private to contact/: the PEG time-stepping LCP's workspace and layout (peg_mlcp.c), shared
+ * with the joint rows' part of the same solve (peg_joints.c). */
+#ifndef PP_PEG_LCP_INTERNAL_H
+#define PP_PEG_LCP_INTERNAL_H
+
+#include "pegplus/peg.h"
+
+#include <stddef.h>
+
+struct pp_peg_workspace {
+    int max_bodies, max_contacts, max_sets, max_directions, n_max, max_rows;
+    int *row_first;       /* per set: first row in jac (rows: normal, k friction, slacks) */
+    int *slack_first;     /* per set: first slack index (0..K) */
+    int *set_body;        /* 2 per set: body of side A, side B (-1 static) */
+    int *friction_slot;   /* per set: index among the frictional sets, -1 when mu = 0 */
+    int frictional;       /* sets with friction (nf): the LCP has ns + K + nf (k + 1) unknowns */
+    double *set_mu;       /* per set: mu of the primary (for U) */
+    double *jac;          /* [row][side][6] */
+    double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
+    double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
+    double *dirs;         /* [set][k][3] */
+    double *q, *z;        /* n_max: the whole LCP's q and z */
+    struct dense_store *dense; /* sized by the largest island solved, not by n_max */
+    int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
+    int *incidence;       /* 2 max_sets: set * 2 + side */
+    int *fill;            /* max_bodies */
+    unsigned char *coupled; /* max_bodies: W_b != 0, the body joins its sets' islands */
+    unsigned char *owned; /* max_contacts: contact already in a set (validation) */
+    int *root;            /* max_sets: union-find parents, then the island of each set */
+    int *island_first;    /* max_sets + 1: CSR of sets by island */
+    int *island_sets;     /* max_sets */
+    int *local;           /* max_sets: position of a set within its island (or the whole) */
+    int *local_slack;     /* max_sets: first slack of a set within its island */
+    int *local_friction;  /* max_sets: friction slot of a set within its island, -1 none */
+    int last_ns, last_K, last_k, last_n;
+    double last_shift;    /* compliance r max_i M_ii of the last solve, over all sets */
+
+    /* Joint rows (peg_joints.c), grown on demand by the rows, sets and bodies of a solve. */
+    int nj;               /* joint rows of the last solve */
+    int n_contact;        /* unknowns of the whole LCP's contact part; the joint rows'
+                             unknowns follow it */
+    int joint_capacity, item_capacity, body_capacity;
+    int *joint_first;     /* nj + 1: first unknown of row r in the joint part */
+    unsigned char *joint_kind; /* nj: JOINT_* bits */
+    double *joint_wj;     /* 12 nj: W_b J of each side (0 where W_b = 0) */
+    double *joint_p;      /* nj: the impulse of each row */
+    int *joint_inc_first, *joint_inc; /* bodies + 1, 2 nj: CSR of (row * 2 + side) */
+    /* islands over sets and joint rows together (items: sets, then joint rows) */
+    int *item_first, *item_inc, *item_root, *item_scratch, *item_members;
+    int *isl_first;       /* islands + 1: CSR of sets by island */
+    int *isl_sets;
+    int *isl_joint_first; /* islands + 1: CSR of joint rows by island */
+    int *isl_joints;
+    /* one island's joint part: entities (LCP indices and equality rows), their bodies */
+    struct joint_island *ji;
+};
+
+/*
+ * The dense part of a solve: an island's matrix M (column-major, an island's LCP while
+ * solving, the whole LCP when pp_peg_last_lcp asks for it), its q, z, basis and index map,
+ * and the Lemke workspace (about 4 n^2 doubles). It grows to the largest island actually
+ * solved (never to the sum of the islands: memory follows the largest island), before that
+ * island's solve, never inside it.
+ */
+typedef struct dense_store {
+    double *M, *island_q, *island_z;
+    unsigned char *island_basis;
+    int *island_map;
+    int capacity;          /* n the arrays hold */
+    pp_lcp_workspace *lcp;
+    int lcp_capacity;      /* n the Lemke workspace holds */
+} dense_store;
+
+#define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
+#define WJAC(ws, k, set, col, side) \
+    (&(ws)->wjac[((((size_t)(set)) * ((k) + 1) + (col)) * 2 + (side)) * 6])
+
+static inline double dot6(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Where the unknowns of a list of sets go, for the whole LCP or one island's: both are laid
+ * out [p (ns); c (K); beta (nf k, set-major); sigma (nf)] over the list's sets in increasing
+ * set order. The arrays are indexed by a set's index in the problem. */
+typedef struct lcp_layout {
+    int ns, K, nf, k;
+    const int *position;  /* set -> its p index; NULL: the set's own index (the whole LCP) */
+    const int *slack;     /* set -> its first slack among the list's K */
+    const int *friction;  /* set -> its slot among the list's nf frictional sets, -1 if none */
+} lcp_layout;
+
+static inline int layout_size(const lcp_layout *L)
+{
+    return L->ns + L->K + L->nf * (L->k + 1);
+}
+
+/* The whole LCP of the last pp_peg_solve. */
+static inline lcp_layout whole_layout(const pp_peg_workspace *ws)
+{
+    lcp_layout L = {ws->last_ns, ws->last_K, ws->frictional, ws->last_k, NULL, ws->slack_first,
+                    ws->friction_slot};
+    return L;
+}
+
+/* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
+ * friction rows of a frictionless set. The LCP is square: this is also the index of the
+ * row's own unknown (p, beta_r or c_r). */
+static inline int row_index(const lcp_layout *L, int j, int r)
+{
+    if (r == 0) return L->position ? L->position[j] : j;
+    if (r <= L->k) return L->friction[j] < 0 ? -1 : L->ns + L->K + L->friction[j] * L->k + (r - 1);
+    return L->ns + L->slack[j] + (r - L->k - 1);
+}
+
+/* LCP index of impulse column l of set j (l = 0 normal, 1..k friction): the unknown of row l;
+ * -1 for the friction columns of a frictionless set. */
+static inline int col_index(const lcp_layout *L, int j, int l)
+{
+    return row_index(L, j, l);
+}
+
+/* LCP index of sigma of set j (frictional sets only). */
+static inline int sigma_index(const lcp_layout *L, int j)
+{
+    return L->ns + L->K + L->nf * L->k + L->friction[j];
+}
+
+/* Joint rows: the LCP unknowns of a row (pegplus/peg.h pp_joint_row). */
+enum { JOINT_EQUALITY = 1, JOINT_PLUS = 2, JOINT_PLUS_BOUND = 4, JOINT_MINUS = 8,
+       JOINT_MINUS_BOUND = 16 };
+
+pp_status pp_peg_joints_validate(const pp_peg_problem *pp);
+pp_status pp_peg_joints_reserve(pp_peg_workspace *ws, int ns, int nj, int nb);
+pp_status pp_peg_joints_reserve_whole(pp_peg_workspace *ws, int n);
+void pp_peg_joints_build(pp_peg_workspace *ws, const pp_peg_problem *pp);
+void pp_peg_joints_rhs(pp_peg_workspace *ws, const pp_peg_problem *pp);
+int pp_peg_joints_islands(pp_peg_workspace *ws, int ns, int nb);
+pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                               const lcp_layout *L, const int *sets, int set_count,
+                               const int *joints, int joint_count, int n, double *M, double *q);
+void pp_peg_joints_recover(pp_peg_workspace *ws, const int *joints, int joint_count, int n_contact,
+                           const double *z);
+void pp_peg_joints_velocities(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                              double *velocity);
+void pp_peg_joints_free(pp_peg_workspace *ws);
+
+#endif
