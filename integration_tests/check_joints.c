@@ -534,6 +534,99 @@ START_TEST(test_motor_saturates)
 }
 END_TEST
 
+/* ---- joints and contacts in one solve --------------------------------------------------- */
+
+/* ../spec JOINTS §7.6: a two-link arm, its shoulder hinge against its stop (link 1
+ * horizontal), its elbow free, drops the tip of link 2 (a 0.5 m bar) 8 mm onto a table: the
+ * joint rows, the stop and the contact are one LCP. At rest the tip does not sink into the
+ * table beyond the contact tolerance (1e-9 m; the corner's depth below the table top,
+ * exact for a box corner over a face), the joints hold (anchor separation < 1e-6 m), and no
+ * step needs a solver fallback. */
+static void arm_on_table(pp_model model)
+{
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    dWorldSetGravity(world, 0.0, 0.0, -9.81);
+    dGeomID table = dCreateBox(space, 0.3, 0.3, 0.2);
+    dGeomSetPosition(table, 0.85, 0.0, 0.08); /* top at z = 0.18 */
+    dBodyID link[2];
+    dMass m;
+    link[0] = dBodyCreate(world);
+    dMassSetBox(&m, 500.0, 0.5, 0.04, 0.04);
+    dBodySetMass(link[0], &m);
+    dBodySetPosition(link[0], 0.25, 0.0, 0.6);
+    dGeomSetBody(dCreateBox(space, 0.5, 0.04, 0.04), link[0]);
+    link[1] = dBodyCreate(world);
+    dBodySetMass(link[1], &m);
+    dBodySetPosition(link[1], 0.65, 0.0, 0.4);
+    const double phi = atan2(0.8, 0.6); /* the bar from (0.5, 0, 0.6) to (0.8, 0, 0.2) */
+    dMatrix3 R;
+    dRFromAxisAndAngle(R, 0.0, 1.0, 0.0, phi);
+    dBodySetRotation(link[1], R);
+    dGeomID bar = dCreateBox(space, 0.5, 0.04, 0.04);
+    dGeomSetBody(bar, link[1]);
+    dJointID shoulder = dJointCreateHinge(world, 0), elbow = dJointCreateHinge(world, 0);
+    dJointAttach(shoulder, link[0], 0);
+    dJointSetHingeAnchor(shoulder, 0.0, 0.0, 0.6);
+    dJointSetHingeAxis(shoulder, 0.0, 1.0, 0.0);
+    dJointSetHingeParam(shoulder, dParamHiStop, 0.0);
+    dJointAttach(elbow, link[0], link[1]);
+    dJointSetHingeAnchor(elbow, 0.5, 0.0, 0.6);
+    dJointSetHingeAxis(elbow, 0.0, 1.0, 0.0);
+
+    pp_config c = pp_config_default();
+    c.model = model;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, &c, &pw), PP_OK);
+    double worst_depth = 0.0, worst_separation = 0.0;
+    int contact_steps = 0;
+    for (int s = 0; s < 1000; ++s) {
+        pp_status st = pp_world_step(pw, H);
+        ck_assert_msg(st == PP_OK, "step %d: %s", s, pp_status_string(st));
+        const pp_step_stats *stats = pp_world_get_stats(pw);
+        ck_assert_int_eq(stats->lcp_fallback, 0);
+        ck_assert_int_eq(stats->peg_fallback, 0);
+        ck_assert_int_eq(stats->islands, 1);
+        contact_steps += stats->contacts > 0;
+        /* the bar's lowest corner against the table top */
+        const dReal *x = dBodyGetPosition(link[1]), *r = dBodyGetRotation(link[1]);
+        double lowest = INFINITY;
+        for (int k = 0; k < 8; ++k) {
+            double p[3] = {(k & 1 ? 0.25 : -0.25), (k & 2 ? 0.02 : -0.02), (k & 4 ? 0.02 : -0.02)};
+            double z = x[2] + r[8] * p[0] + r[9] * p[1] + r[10] * p[2];
+            lowest = fmin(lowest, z);
+        }
+        worst_depth = fmax(worst_depth, 0.18 - lowest);
+        dVector3 a1, a2;
+        dJointGetHingeAnchor(elbow, a1);
+        dJointGetHingeAnchor2(elbow, a2);
+        if (s > 900)
+            worst_separation = fmax(worst_separation, sqrt((a1[0] - a2[0]) * (a1[0] - a2[0]) +
+                                                           (a1[1] - a2[1]) * (a1[1] - a2[1]) +
+                                                           (a1[2] - a2[2]) * (a1[2] - a2[2])));
+    }
+    const dReal *v = dBodyGetLinearVel(link[1]), *w = dBodyGetAngularVel(link[1]);
+    double speed = fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                        sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+    printf("arm on table (%s): depth %.2g m, elbow separation %.2g m, final speed %.2g, shoulder "
+           "angle %.3g rad, %d steps in contact\n", pp_model_name(model), worst_depth,
+           worst_separation, speed, dJointGetHingeAngle(shoulder), contact_steps);
+    ck_assert_msg(contact_steps > 900, "the tip should rest on the table (%d steps)", contact_steps);
+    ck_assert_msg(worst_depth <= 1e-9, "tip %.3g m inside the table", worst_depth);
+    ck_assert_msg(worst_separation < 1e-6, "elbow anchors %.3g m apart", worst_separation);
+    ck_assert_msg(speed < 1e-3, "not at rest: %.3g", speed);
+    ck_assert_msg(fabs(dJointGetHingeAngle(shoulder)) < 1e-3, "shoulder off its stop: %g",
+                  dJointGetHingeAngle(shoulder));
+    pp_world_destroy(pw);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+
+START_TEST(test_arm_on_table_standard) { arm_on_table(PP_MODEL_STANDARD); }
+END_TEST
+START_TEST(test_arm_on_table_peg) { arm_on_table(PP_MODEL_PEG); }
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("joints");
@@ -560,6 +653,11 @@ static Suite *suite(void)
     tcase_add_test(tc, test_motor_reaches_speed);
     tcase_add_test(tc, test_motor_saturates);
     suite_add_tcase(s, tc);
+    TCase *contact = tcase_create("contact");
+    tcase_set_timeout(contact, 300);
+    tcase_add_test(contact, test_arm_on_table_standard);
+    tcase_add_test(contact, test_arm_on_table_peg);
+    suite_add_tcase(s, contact);
     return s;
 }
 

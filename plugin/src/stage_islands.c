@@ -28,11 +28,15 @@ static int is_dynamic(const pp_world *world, int b)
     return b >= 0 && world->bodies[b].inv_mass > 0.0;
 }
 
-/* dSpaceCollide's filters: same body, category/collide bits. */
+/* dSpaceCollide's filters (same body, category/collide bits), and the one ODE programs put in
+ * their near callback and PP_MODEL_ODE applies (ode_baseline.c): bodies joined by a joint other
+ * than a contact joint do not collide (a hinge's two links overlap at the hinge by design; a
+ * contact there would fight the joint and leave the LCP without a solution). */
 static int pair_may_collide(dGeomID g1, dGeomID g2)
 {
     dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
     if (b1 && b1 == b2) return 0;
+    if (b1 && b2 && dAreConnectedExcluding(b1, b2, dJointTypeContact)) return 0;
     return (dGeomGetCategoryBits(g1) & dGeomGetCollideBits(g2)) ||
            (dGeomGetCategoryBits(g2) & dGeomGetCollideBits(g1));
 }
