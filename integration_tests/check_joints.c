@@ -627,6 +627,121 @@ END_TEST
 START_TEST(test_arm_on_table_peg) { arm_on_table(PP_MODEL_PEG); }
 END_TEST
 
+/* ---- 2D: Plane2D bodies with the planar friction cone (friction_directions = 2) ---------- */
+
+static double depth_between(dGeomID a, dGeomID b)
+{
+    dContactGeom contact[8];
+    int n = dCollide(a, b, 8, contact, sizeof contact[0]);
+    double depth = 0.0;
+    for (int i = 0; i < n; ++i) depth = fmax(depth, contact[i].depth);
+    return depth;
+}
+
+/* A box on a Plane2D joint slides along the ground (gravity -y, the ground's face normal +y)
+ * at 2 m/s with mu = 0.5. The planar cone is exact Coulomb friction: implicit-Euler Stewart–
+ * Trinkle gives v_{n+1} = v_n - mu g h while sliding and 0 once mu g h exceeds v_n, and
+ * x_{n+1} = x_n + h v_{n+1}: the stopping point to round-off, in the plane, not turned. */
+START_TEST(test_2d_sliding_box)
+{
+    for (int m = 0; m < 2; ++m) {
+        dWorldID world = dWorldCreate();
+        dSpaceID space = dSimpleSpaceCreate(0);
+        dWorldSetGravity(world, 0.0, -9.81, 0.0);
+        dGeomID ground = dCreateBox(space, 10.0, 1.0, 1.0);
+        dGeomSetPosition(ground, 0.0, -0.5, 0.0);
+        dBodyID b = dBodyCreate(world);
+        dMass mass;
+        dMassSetBox(&mass, 500.0, 0.2, 0.1, 0.1);
+        dBodySetMass(b, &mass);
+        dBodySetPosition(b, 0.0, 0.05, 0.0);
+        dBodySetLinearVel(b, 2.0, 0.0, 0.0);
+        dGeomSetBody(dCreateBox(space, 0.2, 0.1, 0.1), b);
+        dJointAttach(dJointCreatePlane2D(world, 0), b, 0);
+        pp_config c = pp_config_default();
+        c.model = m ? PP_MODEL_PEG : PP_MODEL_STANDARD;
+        c.friction_directions = 2;
+        c.surface.mu = 0.5;
+        pp_world *pw = NULL;
+        ck_assert_int_eq(pp_world_create(world, space, &c, &pw), PP_OK);
+        double v = 2.0, x = 0.0, worst = 0.0;
+        for (int s = 0; s < 60; ++s) {
+            ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+            v = fmax(v - 0.5 * 9.81 * H, 0.0);
+            x += H * v;
+            const dReal *p = dBodyGetPosition(b), *w = dBodyGetAngularVel(b);
+            worst = fmax(worst, fabs(p[0] - x));
+            ck_assert_msg(fabs(p[1] - 0.05) < 1e-9 && fabs(p[2]) < 1e-12, "off its plane: %g %g",
+                          p[1], p[2]);
+            ck_assert_msg(fabs(w[0]) + fabs(w[1]) + fabs(w[2]) < 1e-9, "turned: %g %g %g", w[0],
+                          w[1], w[2]);
+        }
+        printf("2D sliding box (%s): stops at %.12f m (closed form %.12f, continuous %.6f), worst "
+               "%.2g m\n", m ? "peg" : "standard", dBodyGetPosition(b)[0], x,
+               2.0 * 2.0 / (2 * 0.5 * 9.81), worst);
+        ck_assert_msg(worst < 1e-9, "position off the closed form by %g m", worst);
+        ck_assert_double_eq_tol(dBodyGetLinearVel(b)[0], 0.0, 1e-9);
+        pp_world_destroy(pw);
+        dSpaceDestroy(space);
+        dWorldDestroy(world);
+    }
+}
+END_TEST
+
+/* The PEG paper's vertex-vertex case in 2D: a square on a Plane2D joint falls corner-down onto
+ * a fixed square's corner, 2 cm off centre. PEG's exact constraints let it slide off the
+ * corner: never an overlap (dCollide's depth <= 1e-9 m after every step), never a gain of
+ * energy beyond the integrator's g^2 h^2 / 2 per unit mass and step, and it ends below the
+ * corner's top. */
+START_TEST(test_2d_corner_on_corner_peg)
+{
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    const double g = 9.81, top = 0.5 * sqrt(2.0);
+    dWorldSetGravity(world, 0.0, -g, 0.0);
+    dMatrix3 R;
+    dRFromAxisAndAngle(R, 0.0, 0.0, 1.0, M_PI / 4.0);
+    dGeomID base = dCreateBox(space, 1.0, 1.0, 1.0);
+    dGeomSetRotation(base, R);
+    dBodyID b = dBodyCreate(world);
+    dMass mass;
+    dMassSetBox(&mass, 1.0, 1.0, 1.0, 1.0);
+    dBodySetMass(b, &mass);
+    dBodySetPosition(b, 0.02, 2.0 * top + 0.005, 0.0);
+    dBodySetRotation(b, R);
+    dGeomID square = dCreateBox(space, 1.0, 1.0, 1.0);
+    dGeomSetBody(square, b);
+    dJointAttach(dJointCreatePlane2D(world, 0), b, 0);
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_PEG;
+    c.friction_directions = 2;
+    c.surface.mu = 0.0;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, &c, &pw), PP_OK);
+    double worst = 0.0, gain = 0.0;
+    double energy = 0.5 * 0.0 + g * dBodyGetPosition(b)[1];
+    for (int s = 0; s < 150; ++s) {
+        ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+        ck_assert_int_eq(pp_world_get_stats(pw)->peg_fallback, 0);
+        worst = fmax(worst, depth_between(base, square));
+        const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+        double e = 0.5 * (v[0] * v[0] + v[1] * v[1]) + 0.5 * mass.I[10] * w[2] * w[2] +
+                   g * dBodyGetPosition(b)[1];
+        gain = fmax(gain, e - energy - 0.5 * g * g * H * H);
+        energy = e;
+    }
+    const dReal *p = dBodyGetPosition(b);
+    printf("2D corner on corner (peg): overlap %.2g m, energy gain %.2g J/kg, ends at (%.3f, %.3f)\n",
+           worst, gain, p[0], p[1]);
+    ck_assert_msg(worst <= 1e-9, "overlap %g m", worst);
+    ck_assert_msg(gain <= 1e-9, "energy gained %g J/kg in a step", gain);
+    ck_assert_msg(p[1] < 2.0 * top - 0.1, "still on the corner at y = %g", p[1]);
+    pp_world_destroy(pw);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("joints");
@@ -658,6 +773,11 @@ static Suite *suite(void)
     tcase_add_test(contact, test_arm_on_table_standard);
     tcase_add_test(contact, test_arm_on_table_peg);
     suite_add_tcase(s, contact);
+    TCase *planar = tcase_create("2d");
+    tcase_set_timeout(planar, 300);
+    tcase_add_test(planar, test_2d_sliding_box);
+    tcase_add_test(planar, test_2d_corner_on_corner_peg);
+    suite_add_tcase(s, planar);
     return s;
 }
 

@@ -109,6 +109,12 @@ void pp_mlcp_friction_directions(const double n[3], int k, double *d)
     t1[axis] += 1.0;
     double len = sqrt(dot3(t1, t1));
     for (int i = 0; i < 3; ++i) t1[i] /= len;
+    /* k = 2: the planar cone of a world in the plane z = const (ODE's Plane2D): +-t with t in
+     * that plane, t = e_z x n; a normal along e_z (not a planar contact) keeps t1. */
+    const double planar[3] = {-n[1], n[0], 0.0};
+    double planar_len = sqrt(dot3(planar, planar));
+    if (k == 2 && planar_len > 1e-9)
+        for (int i = 0; i < 3; ++i) t1[i] = planar[i] / planar_len;
     double t2[3];
     cross(n, t1, t2);
     const double two_pi = 6.283185307179586476925286766559;

@@ -718,7 +718,7 @@ START_TEST(test_bad_input_rejected)
     p.h = 0.0;
     ck_assert_int_eq(pp_mlcp_solve(g_ws, &p, NULL, NULL, &s, &st), PP_ERR_INVALID_ARGUMENT);
     p.h = H;
-    p.friction_directions = 2;
+    p.friction_directions = 1;
     ck_assert_int_eq(pp_mlcp_solve(g_ws, &p, NULL, NULL, &s, &st), PP_ERR_INVALID_ARGUMENT);
     p.friction_directions = 17; /* workspace was sized for 16 */
     ck_assert_int_eq(pp_mlcp_solve(g_ws, &p, NULL, NULL, &s, &st), PP_ERR_INVALID_ARGUMENT);

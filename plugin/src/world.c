@@ -82,8 +82,9 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("surface.ode_soft_erp/cfm must not be NaN (negative = unset)", NAN);
     if (!(c->proximity_margin > 0.0) || !isfinite(c->proximity_margin) || c->proximity_margin > 1e3)
         return reject("proximity_margin must be finite, > 0 and at most 1e3 m", c->proximity_margin);
-    if (c->friction_directions < 3 || c->friction_directions > 64)
-        return reject("friction_directions must be in 3..64", c->friction_directions);
+    if (c->friction_directions < 2 || c->friction_directions > 64)
+        return reject("friction_directions must be in 2..64 (2: planar worlds)",
+                      c->friction_directions);
     if (!(c->compliance >= 0.0) || !(c->compliance <= 1e-3))
         return reject("compliance must be in [0, 1e-3]", c->compliance);
     if (c->relinearize_iterations < 0 || c->relinearize_iterations > 100)

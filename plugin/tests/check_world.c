@@ -195,7 +195,7 @@ START_TEST(test_bad_config_rejected)
     case 5: c.surface.bounce_vel = NAN; field = "bounce_vel"; break;
     case 6: c.proximity_margin = 0.0; field = "proximity_margin"; break;
     case 7: c.proximity_margin = INFINITY; field = "proximity_margin"; break;
-    case 8: c.friction_directions = 2; field = "friction_directions"; break;
+    case 8: c.friction_directions = 1; field = "friction_directions"; break;
     case 9: c.surface.mu = NAN; field = "mu"; break;
     case 10: c.relinearize_iterations = -1; field = "relinearize_iterations"; break;
     case 11: c.relinearize_iterations = 101; field = "relinearize_iterations"; break;

@@ -47,9 +47,11 @@
 extern "C" {
 #endif
 
-/* Default number of friction directions (ST96 §4 used 8: an octagonal pyramid). */
+/* Default number of friction directions (ST96 §4 used 8: an octagonal pyramid). k = 2 is the
+ * planar cone of a 2D world in ODE's Plane2D plane (z = const): the two directions +-t with
+ * t = e_z x n / |e_z x n| (pp_mlcp_friction_directions), exact Coulomb friction in the plane. */
 #define PP_MLCP_DIRECTIONS_DEFAULT 8
-#define PP_MLCP_DIRECTIONS_MIN 3
+#define PP_MLCP_DIRECTIONS_MIN 2
 #define PP_MLCP_DIRECTIONS_MAX 64
 
 typedef struct pp_mlcp_body {
@@ -66,7 +68,7 @@ typedef struct pp_mlcp_problem {
     const pp_mlcp_body *bodies;
     int contact_count;
     const pp_contact *contacts;     /* body_a, body_b in -1..body_count-1, not the same body */
-    int friction_directions;        /* k in 3..64; 0 = PP_MLCP_DIRECTIONS_DEFAULT */
+    int friction_directions;        /* k in 2..64 (2: planar, see above); 0 = default */
     double compliance;              /* r >= 0 (relative): r * max_i M_ii is added to the diagonal
                                        of the normal and friction blocks (a constraint-force
                                        mixing term like ODE's CFM). Redundant contacts (a face

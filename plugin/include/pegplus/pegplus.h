@@ -113,7 +113,10 @@ typedef struct pp_config {
     pp_surface_fn surface_fn;     /* optional per-pair override; NULL = use `surface` */
     void *surface_user;           /* passed to surface_fn */
     double proximity_margin;      /* eps, m: pairs closer than this get constraints; default 0.01 */
-    int friction_directions;      /* k, directions of the friction pyramid, 3..64; default 8 */
+    int friction_directions;      /* k, directions of the friction pyramid, 2..64; default 8.
+                                     2 is for planar worlds (bodies on Plane2D joints, moving in
+                                     the plane z = const): friction along +-(e_z x n), the 2D
+                                     Coulomb cone exactly (docs/joints.md "2D") */
     double compliance;            /* relative constraint-force mixing of the time-stepping LCP
                                      (pegplus/mlcp.h), in [0, 1e-3]; default 0 (exact ST96).
                                      A value r > 0 regularises the LCP of redundant contacts
