@@ -386,6 +386,7 @@ typedef struct deviation {
     double first_step;   /* after step 1, relative to max(1, |x|) */
     double position, velocity, feedback; /* over all steps */
     double rate;         /* scene-specific probe of the pegplus twin's last state */
+    int late_solves, late_warm; /* steps from 300 on with an LCP, and those warm started */
 } deviation;
 
 static double rel(double a, double b)
@@ -410,7 +411,7 @@ static deviation run_twins(builder *build, controller *control, int steps, pp_mo
     ck_assert_int_eq(pp_world_create(peg.world, NULL, &c, &pw), PP_OK);
     for (int i = 0; i < peg.bodies; ++i)
         ck_assert_int_eq(pp_world_register_body(pw, peg.body[i]), PP_OK);
-    deviation d = {0, 0, 0, 0, 0};
+    deviation d = {0, 0, 0, 0, 0, 0, 0};
     for (int s = 0; s < steps; ++s) {
         if (control) {
             control(&ode, s);
@@ -422,6 +423,10 @@ static deviation run_twins(builder *build, controller *control, int steps, pp_mo
         const pp_step_stats *stats = pp_world_get_stats(pw);
         ck_assert_int_eq(stats->lcp_fallback, 0);
         ck_assert_int_eq(stats->joints, ode.joints);
+        if (s >= 300 && stats->lcp_solves > 0) {
+            d.late_solves++;
+            d.late_warm += stats->lcp_warm_started;
+        }
         for (int i = 0; i < ode.bodies; ++i) {
             const dReal *x[2] = {dBodyGetPosition(ode.body[i]), dBodyGetPosition(peg.body[i])};
             const dReal *q[2] = {dBodyGetQuaternion(ode.body[i]), dBodyGetQuaternion(peg.body[i])};
@@ -501,6 +506,18 @@ END_TEST
 START_TEST(test_transmission) { expect_twins("transmission", transmission, NULL, 500); }
 END_TEST
 START_TEST(test_hinge_stop) { expect_twins("hinge stop", hinge_stop_plain, NULL, 500); }
+END_TEST
+
+/* A pendulum resting on its stop: the stop's LCP unknowns are warm started by joint identity,
+ * so every settled step is answered from the previous basis without pivoting. */
+START_TEST(test_stop_warm_start)
+{
+    deviation d = run_twins(hinge_stop_plain, NULL, 500, PP_MODEL_STANDARD);
+    printf("hinge resting on its stop: %d of %d late steps warm started\n", d.late_warm,
+           d.late_solves);
+    ck_assert_int_eq(d.late_solves, 200);
+    ck_assert_int_eq(d.late_warm, d.late_solves);
+}
 END_TEST
 START_TEST(test_hinge_stop_bounce) { expect_twins("hinge stop bounce", hinge_stop_bounce, NULL, 500); }
 END_TEST
@@ -762,6 +779,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_plane2d);
     tcase_add_test(tc, test_transmission);
     tcase_add_test(tc, test_hinge_stop);
+    tcase_add_test(tc, test_stop_warm_start);
     tcase_add_test(tc, test_hinge_stop_bounce);
     tcase_add_test(tc, test_powered_at_stop);
     tcase_add_test(tc, test_late_joint);

@@ -198,12 +198,12 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
         lc->body_b = lc->body_b >= 0 ? s->body_local[lc->body_b] : -1;
     }
     int found = pp_warm_store_get(iw->warm, s->warm_prev, world, l, k, iw->basis);
-    /* the joint rows' unknowns follow the contacts' in the LCP: they start all-w */
-    int contact_unknowns = 0;
+    /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
+    int contact_unknowns = 0, joints_wanted = 0;
     for (int j = 0; j < l->set_count; ++j)
         contact_unknowns += l->sets[j].count + (l->contacts[l->sets[j].first].mu > 0.0 ? k + 1 : 0);
-    memset(iw->basis + contact_unknowns, 0,
-           (size_t)pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows));
+    int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
+                                                iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
                                iw->local_contacts, k, world->config.compliance},
                               l->set_count, l->sets, iw->joint_row_count, iw->joint_rows};
@@ -220,7 +220,7 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
      * (measured: 2.8e-9 m^3 overlap at h = 0.016 where the full-match rule and a cold start
      * give 1e-19), so a partly known island starts cold. Islands are separate LCPs, so a
      * change in one island no longer costs any other its warm start. */
-    options.warm_start = found == l->set_count;
+    options.warm_start = found == l->set_count && joints_found == joints_wanted;
     pp_peg_stats stats;
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
@@ -234,6 +234,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     }
     if (st == PP_OK) {
         pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
+        if (put == PP_OK)
+            put = pp_warm_store_put_joints(iw->warm, world, iw, iw->basis + contact_unknowns);
         if (put != PP_OK) return put;
     } else {
         dump_failed_lcp(iw->peg, peg ? "PEG time-stepping LCP Lemke failed on"

@@ -237,3 +237,70 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
     pp_peg_basis_records(list->set_count, list->sets, list->contacts, k, basis, first->records, 1);
     return found;
 }
+
+/*
+ * Joint rows: a stop's or a motor's LCP unknowns (contact/src/peg_joints.c: beta+, sigma+,
+ * beta-, sigma-; equalities have none) are kept the same way, keyed by the dJointID, the row's
+ * index in the joint and its unknowns' count; their bytes follow the contacts' in the basis.
+ * Returns (get) the rows found, *wanted the rows that have unknowns.
+ */
+static warm_key joint_key(const pp_joint *joint, int row, int unknowns)
+{
+    warm_key key;
+    memset(&key, 0, sizeof key);
+    key.g1 = (dGeomID)(void *)joint->id; /* a joint's address: never a geom's */
+    key.contact_kind = -1;
+    key.feature_a = row;
+    key.set_kind = -1;
+    key.set_count = unknowns;
+    return key;
+}
+
+pp_status pp_warm_store_put_joints(struct pp_warm_store *store, const pp_world *world,
+                                   const pp_island_work *iw, const unsigned char *basis)
+{
+    pp_status st = PP_OK;
+    int at = 0, r = 0;
+    for (int t = 0; t < iw->joint_count && st == PP_OK; ++t) {
+        const pp_joint *joint = &world->joints[iw->joints[t]];
+        for (int e = 0; e < joint->row_count && st == PP_OK; ++e, ++r) {
+            int u = pp_peg_joint_unknowns(1, &iw->joint_rows[r]);
+            if (u == 0) continue;
+            warm_key key = joint_key(joint, e, u);
+            st = insert(store, &key, basis + at, u);
+            at += u;
+        }
+    }
+    return st;
+}
+
+int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_store *second,
+                             const pp_world *world, const pp_island_work *iw,
+                             unsigned char *basis, int *wanted)
+{
+    int at = 0, r = 0, found = 0;
+    *wanted = 0;
+    for (int t = 0; t < iw->joint_count; ++t) {
+        const pp_joint *joint = &world->joints[iw->joints[t]];
+        for (int e = 0; e < joint->row_count; ++e, ++r) {
+            int u = pp_peg_joint_unknowns(1, &iw->joint_rows[r]);
+            if (u == 0) continue;
+            ++*wanted;
+            warm_key key = joint_key(joint, e, u);
+            const warm_entry *w = find(first, &key);
+            const struct pp_warm_store *from = first;
+            if (!w) {
+                w = find(second, &key);
+                from = second;
+            }
+            if (w && w->size == u) {
+                memcpy(basis + at, from->pool + w->offset, (size_t)u);
+                ++found;
+            } else {
+                memset(basis + at, 0, (size_t)u);
+            }
+            at += u;
+        }
+    }
+    return found;
+}

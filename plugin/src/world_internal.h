@@ -371,6 +371,15 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
                       const pp_world *world, const pp_constraint_list *list, int k,
                       unsigned char *basis);
 
+/* The same for the island's joint rows with LCP unknowns (stops, motors): their bytes of the
+ * basis (after the contacts' unknowns). get returns the rows found, *wanted those with
+ * unknowns. */
+pp_status pp_warm_store_put_joints(struct pp_warm_store *store, const pp_world *world,
+                                   const pp_island_work *iw, const unsigned char *basis);
+int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_store *second,
+                             const pp_world *world, const pp_island_work *iw,
+                             unsigned char *basis, int *wanted);
+
 /* impact_stage.c: stage 6 (PLUS) and the time of the next impact. */
 pp_status pp_stage_impact(pp_world *world);
 double pp_time_to_impact(const pp_world *world, double remaining);
