@@ -20,8 +20,8 @@
 #include <string.h>
 
 #define H 0.01
-#define MAX_BODIES 12
-#define MAX_JOINTS 16
+#define MAX_BODIES 24
+#define MAX_JOINTS 24
 
 typedef struct twin {
     dWorldID world;
@@ -809,6 +809,54 @@ START_TEST(test_2d_corner_on_corner_peg)
 }
 END_TEST
 
+/* Jointed islands on worker threads (pp_config.threads): four separate chains, stepped with 1
+ * and with 3 threads, end bit for bit the same (each island's joint impulses are its own). */
+static void four_chains(twin *t)
+{
+    for (int c = 0; c < 4; ++c) {
+        dBodyID prev = 0;
+        for (int i = 0; i < 5; ++i) {
+            dBodyID b = box_body(t, 0.2 * (i + 1), c * 1.0, 2.0, 0.2, 0.1, 0.1, 500.0);
+            dJointID j = with_feedback(t, dJointCreateBall(t->world, 0));
+            dJointAttach(j, b, prev);
+            dJointSetBallAnchor(j, 0.2 * i + 0.1, c * 1.0, 2.0);
+            prev = b;
+        }
+        dBodySetLinearVel(prev, 0.0, 0.3 * c, 0.0);
+    }
+}
+
+START_TEST(test_threads_bit_identical)
+{
+    double final[2][4 * 5 * 13];
+    for (int run = 0; run < 2; ++run) {
+        twin t;
+        memset(&t, 0, sizeof t);
+        t.world = dWorldCreate();
+        dWorldSetGravity(t.world, 0.0, 0.0, -9.81);
+        four_chains(&t);
+        pp_config c = pp_config_default();
+        c.model = PP_MODEL_STANDARD;
+        c.threads = run ? 3 : 1;
+        pp_world *pw = NULL;
+        ck_assert_int_eq(pp_world_create(t.world, NULL, &c, &pw), PP_OK);
+        for (int i = 0; i < t.bodies; ++i) ck_assert_int_eq(pp_world_register_body(pw, t.body[i]), PP_OK);
+        for (int s = 0; s < 200; ++s) ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+        ck_assert_int_eq(pp_world_get_stats(pw)->islands, 4);
+        for (int i = 0; i < t.bodies; ++i) {
+            memcpy(&final[run][13 * i], dBodyGetPosition(t.body[i]), 3 * sizeof(double));
+            memcpy(&final[run][13 * i + 3], dBodyGetQuaternion(t.body[i]), 4 * sizeof(double));
+            memcpy(&final[run][13 * i + 7], dBodyGetLinearVel(t.body[i]), 3 * sizeof(double));
+            memcpy(&final[run][13 * i + 10], dBodyGetAngularVel(t.body[i]), 3 * sizeof(double));
+        }
+        pp_world_destroy(pw);
+        dWorldDestroy(t.world);
+    }
+    ck_assert_msg(memcmp(final[0], final[1], sizeof final[0]) == 0,
+                  "1 and 3 threads gave different bits");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("joints");
@@ -835,6 +883,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_late_joint);
     tcase_add_test(tc, test_toggled_joints);
     tcase_add_test(tc, test_kinematic);
+    tcase_add_test(tc, test_threads_bit_identical);
     tcase_add_test(tc, test_motor_reaches_speed);
     tcase_add_test(tc, test_motor_saturates);
     suite_add_tcase(s, tc);
