@@ -53,7 +53,7 @@ typedef struct joint_island {
     int *body_first, *body_items;/* CSR of (entity * 2 + side) per local body */
     int *body_fill;
     int *eq_row;                 /* equality e -> joint row */
-    double *A, *Y, *t;           /* m_e^2, m_e n, m_e */
+    double *A, *A_copy, *Y, *t;  /* m_e^2, m_e^2, m_e n, m_e */
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
     int n, m_e;
 } joint_island;
@@ -294,6 +294,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         int cap = m_e > 2 * isl->eq_capacity ? m_e : 2 * isl->eq_capacity;
         if (st == PP_OK) st = grow((void **)&isl->eq_row, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->A, (size_t)cap * cap, sizeof(double));
+        if (st == PP_OK) st = grow((void **)&isl->A_copy, (size_t)cap * cap, sizeof(double));
         if (st == PP_OK) st = grow((void **)&isl->t, (size_t)cap, sizeof(double));
         if (st == PP_OK) isl->eq_capacity = cap;
     }
@@ -316,6 +317,17 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         }
     }
     return st;
+}
+
+/* A = L L^T (LAPACK dpotrf, lower), 0 on success, else the 1-based row of the failing pivot:
+ * dpotrf's own failure, or a pivot L_ii^2 below 1e-13 of the largest diagonal (a singular A
+ * that round-off made barely positive: its inverse would be noise of size 1e13). */
+static lapack_int cholesky(double *A, int m, double dmax)
+{
+    lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', m, A, m);
+    for (int i = 0; i < m && info == 0; ++i)
+        if (A[i + (size_t)i * m] * A[i + (size_t)i * m] < 1e-13 * dmax) info = i + 1;
+    return info;
 }
 
 static void set_entity(joint_island *isl, int a, const int body[2], const double *g0,
@@ -487,11 +499,29 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             A[i + (size_t)i * m_e] += row->cfm / h;
             isl->t[i] = row_rate(pp, isl->eq_row[i]);
         }
-        lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', m_e, A, m_e);
+        /* A_EE = L L^T. Redundant equalities (a closed loop of joints) with CFM = 0 make A_EE
+         * singular: then A_EE + eps max_i A_ii I, eps = 1e-12, 1e-9, 1e-6 (the compliance ODE's
+         * default world CFM would have given), said in the log and the statistics. */
+        double *copy = isl->A_copy, dmax = 0.0;
+        memcpy(copy, A, (size_t)m_e * m_e * sizeof *A);
+        for (int i = 0; i < m_e; ++i) dmax = fmax(dmax, A[i + (size_t)i * m_e]);
+        lapack_int info = cholesky(A, m_e, dmax);
+        static const double eps[3] = {1e-12, 1e-9, 1e-6};
+        for (int t = 0; t < 3 && info != 0 && dmax > 0.0; ++t) {
+            memcpy(A, copy, (size_t)m_e * m_e * sizeof *A);
+            for (int i = 0; i < m_e; ++i) A[i + (size_t)i * m_e] += eps[t] * dmax;
+            info = cholesky(A, m_e, dmax);
+            if (info == 0) {
+                ws->joint_regularised++;
+                pp_log(PP_LOG_WARNING, "pp_peg_solve: %d joint equalities of an island are "
+                       "redundant (J W J^T + cfm/h singular: a closed loop with CFM = 0?); "
+                       "solved with %g of their largest diagonal added", m_e, eps[t]);
+            }
+        }
         if (info != 0) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: the joint equalities of an island are singular "
-                   "(J W J^T + cfm/h not positive definite at row %d of %d): a redundant loop "
-                   "with CFM = 0?", (int)info, m_e);
+                   "(J W J^T + cfm/h not positive definite at row %d of %d, also regularised): "
+                   "no body they act on can move?", (int)info, m_e);
             return PP_ERR_SOLVER;
         }
         /* Y = L^-1 V, t = L^-1 q_E */
@@ -604,6 +634,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->body_fill);
         free(isl->eq_row);
         free(isl->A);
+        free(isl->A_copy);
         free(isl->Y);
         free(isl->t);
         free(isl->y_nonzero);

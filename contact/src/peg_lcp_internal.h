@@ -37,6 +37,7 @@ struct pp_peg_workspace {
 
     /* Joint rows (peg_joints.c), grown on demand by the rows, sets and bodies of a solve. */
     int nj;               /* joint rows of the last solve */
+    int joint_regularised; /* islands of the last solve whose equalities were regularised */
     int n_contact;        /* unknowns of the whole LCP's contact part; the joint rows'
                              unknowns follow it */
     int joint_capacity, item_capacity, body_capacity;

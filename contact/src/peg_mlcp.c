@@ -662,6 +662,7 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
         if (status != PP_OK) return status;
     }
     ws->nj = nj;
+    ws->joint_regularised = 0;
     memset(stats, 0, sizeof *stats);
     stats->lcp_size = n;
     stats->joint_unknowns = n - ws->n_contact;
@@ -699,6 +700,7 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
                                NULL, NULL, options, basis, stats);
     }
     if (status != PP_OK && status != PP_ERR_SOLVER) return status;
+    stats->joint_regularised = ws->joint_regularised;
     /* On PP_ERR_SOLVER a failed island's z is 0 (lcp.h): its impulses 0, its bodies keep nu*;
      * the other islands are solved. An island answered by the fallback (PP_LCP_APPROXIMATE,
      * also PP_ERR_SOLVER) keeps the fallback's z. */

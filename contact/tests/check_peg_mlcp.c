@@ -1271,7 +1271,7 @@ START_TEST(test_bad_input)
     pp_peg_workspace *ws;
     ck_assert_int_eq(pp_peg_workspace_create(0, 4, 4, 8, &ws), PP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(pp_peg_workspace_create(1, 4, 5, 8, &ws), PP_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(pp_peg_workspace_create(1, 4, 4, 2, &ws), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pp_peg_workspace_create(1, 4, 4, 1, &ws), PP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(pp_peg_workspace_create(1, 4, 4, 0, NULL), PP_ERR_NULL_ARGUMENT);
     pp_polytope_destroy(a.poly);
     pp_polytope_destroy(b.poly);

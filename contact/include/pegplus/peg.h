@@ -503,6 +503,8 @@ typedef struct pp_peg_stats {
                                    the order of their smallest set index */
     int joint_equalities;       /* joint rows eliminated as equalities */
     int joint_unknowns;         /* LCP unknowns of the other joint rows (in lcp_size) */
+    int joint_regularised;      /* islands whose equalities were redundant (singular with their
+                                   CFM): solved with eps max A_ii added, eps <= 1e-6 */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;
