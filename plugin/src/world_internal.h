@@ -85,6 +85,7 @@ typedef struct pp_island_stats {
     int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
     double lcp_residual;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
+    int joint_regularised;
 } pp_island_stats;
 
 /*

@@ -191,6 +191,9 @@ typedef struct pp_step_stats {
                                 own */
     int joints;              /* ODE joints in the step (enabled, on a stepped body) */
     int joint_rows;          /* their constraint rows */
+    int joint_regularised;   /* solves whose joint equalities were redundant without CFM (a
+                                closed loop with CFM = 0): solved with up to 1e-6 of their
+                                largest diagonal added (docs/joints.md) */
     int islands_failed;      /* island solves with no usable answer (lcp_fallback 3) */
     int lcp_approximate;     /* island solves answered by the bounded fallback (lcp_fallback 2) */
     int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
