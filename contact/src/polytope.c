@@ -120,7 +120,8 @@ static void update_centroid(pp_polytope *p)
  * ~ (edge length)^2 of the sphere, so only the nodes whose cone (nearly) contains eta are
  * opened, O(log V) of them. Split: the median of the longest side of the node's directions'
  * bounding box; leaves of at most VERTEX_LEAF vertices. Measured on 100 000 points on a
- * sphere: 0.1 s (the naive loop: about 1 minute).
+ * sphere: about 60 nodes opened per face, 0.2 s for the 2e5 faces (the naive loop: 0.47 s
+ * at 16 000 points, so about 20 s at 100 000).
  */
 enum { VERTEX_LEAF = 8 };
 
