@@ -254,9 +254,28 @@ pp_status pp_polytope_vertices_below_faces(const pp_polytope *p, double tol)
         t.order[i] = i;
     }
     build_vertex_node(&t, 0, n);
+    /* Faces in the order of the tree's leaves (by their first vertex; a counting sort), so
+     * that consecutive queries open the same nodes: the tree of 1e5 vertices is 24 MB, and in
+     * qhull's face order nearly every node opened was a cache miss. `radius` is reused for
+     * the vertices' ranks. */
+    int *rank = (int *)radius, *face_order = malloc(sizeof(int) * (size_t)(p->face_count + n + 1));
+    if (!face_order) {
+        free(direction);
+        free(radius);
+        free(t.order);
+        free(t.nodes);
+        return PP_ERR_NO_MEMORY;
+    }
+    int *bucket = face_order + p->face_count;
+    memset(bucket, 0, sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; ++i) rank[t.order[i]] = i;
+    for (int f = 0; f < p->face_count; ++f) bucket[rank[p->face_vertices[p->face_first[f]]] + 1]++;
+    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
+    for (int f = 0; f < p->face_count; ++f) face_order[bucket[rank[p->face_vertices[p->face_first[f]]]]++] = f;
     pp_status status = PP_OK;
     int stack[64];
-    for (int f = 0; f < p->face_count && status == PP_OK; ++f) {
+    for (int q = 0; q < p->face_count && status == PP_OK; ++q) {
+        int f = face_order[q];
         const double *eta = p->face_normals + 3 * f;
         double d = p->face_offsets[f];
         int top = 0;
@@ -282,6 +301,7 @@ pp_status pp_polytope_vertices_below_faces(const pp_polytope *p, double tol)
     free(radius);
     free(t.order);
     free(t.nodes);
+    free(face_order);
     return status;
 }
 

@@ -45,6 +45,8 @@ typedef struct pp_convex_record {
     double *planes;            /* ODE arrays that must outlive the geom (owned == 1) */
     double *points;
     unsigned *polygons;
+    int ode_vertex_count;      /* points in ODE's arrays: the hull's, or at most
+                                  PP_ODE_CONVEX_MAX_VERTICES of them (convex.c) */
     struct pp_polytope *polytope;
 } pp_convex_record;
 
