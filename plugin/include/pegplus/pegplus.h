@@ -239,9 +239,39 @@ pp_status pp_world_create(dWorldID world, dSpaceID space, const pp_config *confi
  * ODE's world, space, bodies and other geoms are left untouched. NULL is a no-op. */
 void pp_world_destroy(pp_world *world);
 
-/* Advance by h seconds (finite, > 0) with the current model. On any error nothing in ODE has
- * changed: bodies keep their state and force accumulators. */
+/*
+ * Advance by h seconds, PP_MIN_STEP <= h <= PP_MAX_STEP, with the current model. On any error
+ * nothing in ODE has changed (bodies keep their state and force accumulators, no joint is
+ * made) and the next step can run once the input is fixed.
+ *
+ * Every model rejects, with PP_ERR_INVALID_ARGUMENT and one message naming the object (its
+ * dWorldID, dBodyID or dGeomID pointer and geom class) and the parameter by the ODE call that
+ * sets it, before ODE is touched:
+ *   world   gravity NaN/Inf; ERP outside [0, 1]; CFM negative, NaN or Inf; and under
+ *           PP_MODEL_ODE the contact max correcting velocity (NaN, < 0), the contact surface
+ *           layer (NaN, Inf, < 0), and with dWorldQuickStep its W (not finite and > 0) and
+ *           iterations (< 1);
+ *   bodies  (enabled, stepped) mass or inertia not finite and positive (definite), position,
+ *           quaternion, velocities, force or torque accumulators or finite-rotation axis NaN
+ *           or Inf, damping scales outside [0, 1], damping thresholds or maximum angular
+ *           speed NaN or negative;
+ *   geoms   (enabled, in the space tree) a NaN/Inf position or rotation (also through the body
+ *           and the geom offset), plane parameters, or sphere, box, capsule, cylinder and ray
+ *           dimensions that are not finite and >= 0;
+ *   pairs   a surface from config.surface_fn that pp_config_validate would reject (the ode_*
+ *           fields under PP_MODEL_ODE only) and, under PP_MODEL_ODE, a dCollide contact with a
+ *           NaN/Inf position, normal or depth (dConvex, trimesh and heightfield data have no
+ *           getter; their contacts are checked instead).
+ * Not checked: joint parameters, and a plane given a NaN normal (dGeomPlaneSetParams turns
+ * it into the plane (1, 0, 0, 0), so what pegplus can read is a valid plane).
+ */
 pp_status pp_world_step(pp_world *world, double h);
+
+/* The step sizes pp_world_step accepts, s. ODE divides by h (ERP/h, CFM/h, the LCP's 1/h); a
+ * denormal h such as 1e-310 made 1/h infinite and aborted inside dWorldStep. At 1e-9 s, 1/h
+ * stays far inside double range; a shorter step is better skipped by the caller. */
+#define PP_MIN_STEP 1e-9
+#define PP_MAX_STEP 1.0
 
 /* Switch the contact model between steps. */
 pp_status pp_world_set_model(pp_world *world, pp_model model);
