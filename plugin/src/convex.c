@@ -297,6 +297,30 @@ pp_status pp_convex_destroy(pp_world *world, dGeomID convex)
     return PP_ERR_INVALID_ARGUMENT;
 }
 
+pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex)
+{
+    if (!world || !convex) {
+        pp_log(PP_LOG_ERROR, "pp_world_unregister_convex: %s is NULL", !world ? "world" : "convex");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    for (int i = 0; i < world->convex_count; ++i) {
+        pp_convex_record *r = &world->convexes[i];
+        if (r->geom != convex) continue; /* pointers only: the geom may be gone already */
+        if (r->owned) {
+            pp_log(PP_LOG_ERROR, "pp_world_unregister_convex: dGeomID %p was made by "
+                                 "pp_convex_create; destroy it with pp_convex_destroy",
+                   (void *)convex);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+        free_record_arrays(r);
+        world->convexes[i] = world->convexes[--world->convex_count];
+        return PP_OK;
+    }
+    pp_log(PP_LOG_ERROR, "pp_world_unregister_convex: dGeomID %p is not a convex registered with "
+                         "this world", (void *)convex);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
 /* Boxes are stepped as their 8-vertex polytopes (PEG needs the features), one per size. */
 typedef struct pp_box_record {
     double lengths[3];

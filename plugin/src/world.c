@@ -201,6 +201,28 @@ pp_status pp_world_register_body(pp_world *world, dBodyID body)
     return st;
 }
 
+/* Only pointers are compared: the body may already be destroyed (pegplus.h "Lifetime"). The
+ * others keep their order, so the bodies' order in a step (and its bits) does not change. */
+pp_status pp_world_unregister_body(pp_world *world, dBodyID body)
+{
+    pp_status st = check_world(world, "pp_world_unregister_body");
+    if (st != PP_OK) return st;
+    if (!body) {
+        pp_log(PP_LOG_ERROR, "pp_world_unregister_body: body is NULL");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    for (int i = 0; i < world->registered_count; ++i)
+        if (world->registered[i] == body) {
+            memmove(&world->registered[i], &world->registered[i + 1],
+                    sizeof(dBodyID) * (size_t)(world->registered_count - i - 1));
+            world->registered_count--;
+            return PP_OK;
+        }
+    pp_log(PP_LOG_ERROR, "pp_world_unregister_body: dBodyID %p is not registered with this world",
+           (void *)body);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
 /* ---- the pegplus models ------------------------------------------------------------------ */
 
 static void mark(pp_world *world, pp_stage stage, double *clock)

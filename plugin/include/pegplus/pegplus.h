@@ -302,9 +302,24 @@ int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out);
 /* Statistics of the last step (valid until the next step or destroy). */
 const pp_step_stats *pp_world_get_stats(const pp_world *world);
 
-/* Manage a body ODE cannot show us (no geom in the space tree, no joint to one that has).
- * It must belong to the same ODE world. Registering twice is harmless. */
+/*
+ * Bodies ODE cannot show us (no geom in the space tree, no joint to one that has) are managed
+ * once registered. A registered body must belong to the world's ODE world; registering twice
+ * is harmless.
+ *
+ * Lifetime: the world keeps a registered dBodyID until pp_world_unregister_body. Call it
+ * before dBodyDestroy: ODE has no destroy callback, and any question pegplus could ask about
+ * a dBodyID (dBodyGetWorld, dBodyIsEnabled, ...) reads the body's memory, so a destroyed body
+ * cannot be detected. Left registered, it is read after free at the next pp_world_step
+ * (AddressSanitizer reports a heap-use-after-free), or, if ODE reused its memory for a new
+ * body, that body is stepped in its place. Bodies found through the space tree or joints need
+ * no unregistering: they are found afresh every step (after dBodyDestroy their geoms stay in
+ * the space as static geoms, which is what ODE does). pp_world_unregister_body reads nothing
+ * of the body (only compares pointers), so it may also be called after dBodyDestroy as long
+ * as no step ran in between. PP_ERR_INVALID_ARGUMENT when the body is not registered.
+ */
 pp_status pp_world_register_body(pp_world *world, dBodyID body);
+pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
 
 /*
  * Convex polytopes. ODE keeps no copy of a dConvex's data and has no getter for it, so pegplus
@@ -324,6 +339,12 @@ pp_status pp_world_register_body(pp_world *world, dBodyID body);
  *  - pp_convex_destroy destroys a geom made by pp_convex_create (or forgets a registered one).
  *    Do not call dGeomDestroy on a geom made by pp_convex_create, and destroy the pegplus world
  *    before the space that holds such geoms (dSpaceDestroy would free them under us).
+ *  - pp_world_unregister_convex forgets a geom registered with pp_world_register_convex (the
+ *    geom stays the caller's); PP_ERR_INVALID_ARGUMENT for a geom pegplus made or does not
+ *    know. Call it before dGeomDestroy on a registered dConvex: pegplus keeps the dGeomID and
+ *    only compares it with the geoms of the space, so a stale one is not read, but a new
+ *    dConvex that ODE allocates at the same address would be given the old polytope by the
+ *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
  * registered here is skipped by the pegplus models (one warning), as are cylinder, ray,
@@ -336,6 +357,7 @@ pp_status pp_convex_create(pp_world *world, dSpaceID space, const double *points
 pp_status pp_world_register_convex(pp_world *world, dGeomID convex, const double *points,
                                    int count);
 pp_status pp_convex_destroy(pp_world *world, dGeomID convex);
+pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex);
 
 #ifdef __cplusplus
 }
