@@ -262,8 +262,10 @@ void pp_world_destroy(pp_world *world);
  *           fields under PP_MODEL_ODE only) and, under PP_MODEL_ODE, a dCollide contact with a
  *           NaN/Inf position, normal or depth (dConvex, trimesh and heightfield data have no
  *           getter; their contacts are checked instead).
- * Not checked: joint parameters, and a plane given a NaN normal (dGeomPlaneSetParams turns
- * it into the plane (1, 0, 0, 0), so what pegplus can read is a valid plane).
+ * Not checked: joint parameters; a plane given a NaN normal (dGeomPlaneSetParams turns it into
+ * the plane (1, 0, 0, 0), so what pegplus can read is a valid plane); and, under PP_MODEL_ODE,
+ * bodies pegplus cannot find (no geom in the space tree, no joint to a found body, not
+ * registered), which dWorldStep steps all the same: register them to have them checked.
  */
 pp_status pp_world_step(pp_world *world, double h);
 
