@@ -76,6 +76,12 @@ static inline void pp_m3_tmul(double out[3], const double R[9], const double a[3
     out[2] = z;
 }
 
+/* PP_OK when every vertex of p lies on or below every face plane, eta_f . v <= d_f + tol
+ * (the convexity half of the polytope checks, polytope.c: O((V + F) log V) for hulls, not
+ * O(V F)); PP_ERR_DEGENERATE with a message naming a vertex and a face otherwise;
+ * PP_ERR_NO_MEMORY. */
+pp_status pp_polytope_vertices_below_faces(const pp_polytope *p, double tol);
+
 /* Support of a polytope in a body-frame direction (vertex index). */
 int pp_polytope_support_index(const pp_polytope *poly, const double dir[3]);
 

@@ -101,10 +101,216 @@ static void update_centroid(pp_polytope *p)
 }
 
 /*
+ * Convexity, the global half of the check: every vertex on or below every face plane
+ * (eta_f . v <= d_f + tol). Done naively it is O(V F): for the hull of 100 000 points on a
+ * sphere (V = 1e5, F = 2e5) 2e10 dot products, and pp_convex_create did not return.
+ *
+ * The same test, exactly, on a tree of the vertices. About the centroid c (strictly inside),
+ * a vertex is x = c + r u with |u| = 1; each node of the tree bounds its vertices by a box
+ * [lo, hi] and by a cone (unit axis a, half-angle alpha: a . u >= cos alpha) with r in
+ * [r_min, r_max]. Face f descends only into nodes that may reach beyond its plane:
+ *   box:  max over the box of eta . x = sum_k eta_k (eta_k > 0 ? hi_k : lo_k)  > d_f + tol;
+ *   cone: the angle theta between eta and a, the angle between eta and any u of the node is
+ *         at least theta - alpha (triangle inequality on the sphere), so
+ *         eta . (x - c) <= r cos(max(0, theta - alpha)), with r = r_max where that cosine is
+ *         >= 0 and r_min where it is < 0                                      > d_f - eta . c + tol.
+ * A node failing either test holds no vertex beyond the plane (its bounds hold for every
+ * vertex in it; their rounding, ~1e-15 of the size, is far below tol). The box is tight on
+ * flat parts of a hull, the cone on round ones: a cospherical hull's plane lies within
+ * ~ (edge length)^2 of the sphere, so only the nodes whose cone (nearly) contains eta are
+ * opened, O(log V) of them. Split: the median of the longest side of the node's directions'
+ * bounding box; leaves of at most VERTEX_LEAF vertices. Measured on 100 000 points on a
+ * sphere: about 60 nodes opened per face, 0.2 s for the 2e5 faces (the naive loop: 0.47 s
+ * at 16 000 points, so about 20 s at 100 000).
+ */
+enum { VERTEX_LEAF = 8 };
+
+typedef struct vertex_node {
+    double lo[3], hi[3];           /* box of the vertices */
+    double axis[3], cos_alpha, sin_alpha, r_min, r_max; /* cone about the centroid */
+    int first, count;              /* leaf: order[first .. first + count); inner: count = -1 */
+    int left, right;
+} vertex_node;
+
+typedef struct vertex_tree {
+    const double *vertices;
+    const double *direction;       /* u per vertex */
+    const double *radius;          /* r per vertex */
+    int *order;
+    vertex_node *nodes;
+    int node_count;
+} vertex_tree;
+
+/* Partially sort order[lo..hi) by key k of `values` (stride 3) so that order[mid] holds the
+ * median (Hoare's quickselect, in place). */
+static void select_median(const double *values, int *order, int lo, int hi, int mid, int k)
+{
+    while (hi - lo > 1) {
+        double pivot = values[3 * order[lo + (hi - lo) / 2] + k];
+        int i = lo, j = hi - 1;
+        while (i <= j) {
+            while (values[3 * order[i] + k] < pivot) ++i;
+            while (values[3 * order[j] + k] > pivot) --j;
+            if (i <= j) {
+                int t = order[i];
+                order[i++] = order[j];
+                order[j--] = t;
+            }
+        }
+        if (mid <= j) hi = j + 1;
+        else if (mid >= i) lo = i;
+        else return; /* order[j + 1 .. i) all equal the pivot */
+    }
+}
+
+static int build_vertex_node(vertex_tree *t, int first, int count)
+{
+    int b = t->node_count++;
+    vertex_node *node = &t->nodes[b]; /* nodes is sized once: node stays valid */
+    double ulo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, uhi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < 3; ++k) node->lo[k] = HUGE_VAL, node->hi[k] = -HUGE_VAL;
+    node->r_min = HUGE_VAL;
+    node->r_max = 0.0;
+    for (int i = first; i < first + count; ++i) {
+        int v = t->order[i];
+        const double *x = t->vertices + 3 * v, *u = t->direction + 3 * v;
+        for (int k = 0; k < 3; ++k) {
+            node->lo[k] = fmin(node->lo[k], x[k]);
+            node->hi[k] = fmax(node->hi[k], x[k]);
+            ulo[k] = fmin(ulo[k], u[k]);
+            uhi[k] = fmax(uhi[k], u[k]);
+        }
+        pp_v3_add(sum, sum, u);
+        node->r_min = fmin(node->r_min, t->radius[v]);
+        node->r_max = fmax(node->r_max, t->radius[v]);
+    }
+    /* The cone: axis the mean direction, alpha the widest direction from it. A node whose
+     * directions cancel gets the whole sphere (cos alpha = -1). */
+    double length = pp_v3_norm(sum);
+    node->cos_alpha = -1.0;
+    if (length > 1e-6 * count) {
+        pp_v3_scale(node->axis, 1.0 / length, sum);
+        double cos_alpha = 1.0;
+        for (int i = first; i < first + count; ++i)
+            cos_alpha = fmin(cos_alpha, pp_v3_dot(node->axis, t->direction + 3 * t->order[i]));
+        node->cos_alpha = fmax(-1.0, cos_alpha);
+    } else {
+        node->axis[0] = 1.0, node->axis[1] = node->axis[2] = 0.0;
+    }
+    node->sin_alpha = sqrt(fmax(0.0, 1.0 - node->cos_alpha * node->cos_alpha));
+    node->first = first;
+    node->count = count;
+    node->left = node->right = -1;
+    if (count <= VERTEX_LEAF) return b;
+    int axis = 0;
+    for (int k = 1; k < 3; ++k)
+        if (uhi[k] - ulo[k] > uhi[axis] - ulo[axis]) axis = k;
+    int half = count / 2;
+    select_median(t->direction, t->order, first, first + count, first + half, axis);
+    node->count = -1;
+    node->left = build_vertex_node(t, first, half);
+    node->right = build_vertex_node(t, first + half, count - half);
+    return b;
+}
+
+/* May a vertex of `node` lie beyond the plane eta . x = d + tol (c: the centroid)? */
+static int node_reaches(const vertex_node *node, const double eta[3], double d, double tol,
+                        const double c[3])
+{
+    double reach = 0.0;
+    for (int k = 0; k < 3; ++k) reach += eta[k] * (eta[k] > 0.0 ? node->hi[k] : node->lo[k]);
+    if (reach <= d + tol) return 0;
+    double cos_theta = pp_v3_dot(eta, node->axis);
+    if (cos_theta >= node->cos_alpha) return 1; /* eta inside the cone: r_max reaches it */
+    double sin_theta = sqrt(fmax(0.0, 1.0 - cos_theta * cos_theta));
+    double cos_gap = cos_theta * node->cos_alpha + sin_theta * node->sin_alpha; /* cos(theta - alpha) */
+    double cone = cos_gap >= 0.0 ? node->r_max * cos_gap : node->r_min * cos_gap;
+    return cone > d - pp_v3_dot(eta, c) + tol;
+}
+
+pp_status pp_polytope_vertices_below_faces(const pp_polytope *p, double tol)
+{
+    int n = p->vertex_count;
+    /* A tree with leaves of at most VERTEX_LEAF (and, split at the median, at least
+     * VERTEX_LEAF / 2) vertices has fewer than 2 n + 1 nodes and depth < 40 for n < 2^31;
+     * a depth-first walk keeps at most depth + 1 of them. */
+    double *direction = malloc(sizeof(double) * 3 * (size_t)n);
+    double *radius = malloc(sizeof(double) * (size_t)n);
+    vertex_tree t = {p->vertices, direction, radius, malloc(sizeof(int) * (size_t)n),
+                     malloc(sizeof(vertex_node) * (size_t)(2 * n + 1)), 0};
+    if (!direction || !radius || !t.order || !t.nodes) {
+        free(direction);
+        free(radius);
+        free(t.order);
+        free(t.nodes);
+        return PP_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < n; ++i) {
+        double r[3];
+        pp_v3_sub(r, p->vertices + 3 * i, p->centroid);
+        radius[i] = pp_v3_norm(r);
+        pp_v3_scale(direction + 3 * i, radius[i] > 0.0 ? 1.0 / radius[i] : 0.0, r);
+        t.order[i] = i;
+    }
+    build_vertex_node(&t, 0, n);
+    /* Faces in the order of the tree's leaves (by their first vertex; a counting sort), so
+     * that consecutive queries open the same nodes: the tree of 1e5 vertices is 24 MB, and in
+     * qhull's face order nearly every node opened was a cache miss. `radius` is reused for
+     * the vertices' ranks. */
+    int *rank = (int *)radius, *face_order = malloc(sizeof(int) * (size_t)(p->face_count + n + 1));
+    if (!face_order) {
+        free(direction);
+        free(radius);
+        free(t.order);
+        free(t.nodes);
+        return PP_ERR_NO_MEMORY;
+    }
+    int *bucket = face_order + p->face_count;
+    memset(bucket, 0, sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; ++i) rank[t.order[i]] = i;
+    for (int f = 0; f < p->face_count; ++f) bucket[rank[p->face_vertices[p->face_first[f]]] + 1]++;
+    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
+    for (int f = 0; f < p->face_count; ++f) face_order[bucket[rank[p->face_vertices[p->face_first[f]]]]++] = f;
+    pp_status status = PP_OK;
+    int stack[64];
+    for (int q = 0; q < p->face_count && status == PP_OK; ++q) {
+        int f = face_order[q];
+        const double *eta = p->face_normals + 3 * f;
+        double d = p->face_offsets[f];
+        int top = 0;
+        stack[top++] = 0;
+        while (top > 0 && status == PP_OK) {
+            const vertex_node *node = &t.nodes[stack[--top]];
+            if (!node_reaches(node, eta, d, tol, p->centroid)) continue;
+            if (node->count < 0) {
+                stack[top++] = node->left;
+                stack[top++] = node->right;
+                continue;
+            }
+            for (int i = node->first; i < node->first + node->count; ++i)
+                if (pp_v3_dot(eta, p->vertices + 3 * t.order[i]) > d + tol) {
+                    pp_log(PP_LOG_ERROR, "polytope: vertex %d lies outside face %d (not convex)",
+                           t.order[i], f);
+                    status = PP_ERR_DEGENERATE;
+                    break;
+                }
+        }
+    }
+    free(direction);
+    free(radius);
+    free(t.order);
+    free(t.nodes);
+    free(face_order);
+    return status;
+}
+
+/*
  * Fill edges, t1/t2/O_e and omega(v) from the face loops, then check that the result is a
  * closed convex polytope with outward faces: every edge in exactly two faces with opposite
  * directions (consistent orientation), V - E + F = 2, planar convex CCW loops, every vertex
- * on or below every face plane, the centroid strictly below every face plane.
+ * on or below every face plane (pp_polytope_vertices_below_faces), the centroid strictly below every face
+ * plane.
  */
 static pp_status polytope_finish(pp_polytope *p)
 {
@@ -196,11 +402,6 @@ static pp_status polytope_finish(pp_polytope *p)
             pp_log(PP_LOG_ERROR, "polytope: face %d does not face outward", f);
             return PP_ERR_DEGENERATE;
         }
-        for (int v = 0; v < p->vertex_count; ++v)
-            if (pp_v3_dot(n, p->vertices + 3 * v) > d + tol) {
-                pp_log(PP_LOG_ERROR, "polytope: vertex %d lies outside face %d (not convex)", v, f);
-                return PP_ERR_DEGENERATE;
-            }
         for (int i = 0; i < count; ++i) {
             const double *a = p->vertices + 3 * p->face_vertices[first + i];
             const double *b = p->vertices + 3 * p->face_vertices[first + (i + 1) % count];
@@ -215,7 +416,7 @@ static pp_status polytope_finish(pp_polytope *p)
             }
         }
     }
-    return PP_OK;
+    return pp_polytope_vertices_below_faces(p, tol);
 }
 
 /* ------------------------------------------------------------------------------- box */

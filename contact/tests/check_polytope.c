@@ -137,6 +137,49 @@ START_TEST(random_hull_contains_inputs)
 }
 END_TEST
 
+/* The convexity check on its tree (pp_polytope_vertices_below_faces) gives the naive
+ * all-vertices-against-all-faces answer: a vertex of a 400-point spherical hull is moved
+ * along a face normal to just inside or just beyond tol from the face plane (or anywhere in
+ * between, loop _i picks the seed), and both verdicts must agree. */
+START_TEST(convexity_check_matches_naive)
+{
+    enum { N = 400, TRIALS = 400 };
+    static const double CHECK_TOL = 1e-9;
+    double pts[3 * N];
+    rng_state = 77 + (unsigned)_i;
+    for (int i = 0; i < N; ++i) {
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] = uniform(-1.0, 1.0);
+        double r = pp_v3_norm(pts + 3 * i);
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] *= (_i == 0 ? 1.0 : 0.5 + 0.5 * (k + 1)) / r;
+    }
+    pp_polytope *p = NULL;
+    ck_assert_int_eq(pp_polytope_from_points(pts, N, &p), PP_OK);
+    ck_assert_int_eq(pp_polytope_vertices_below_faces(p, CHECK_TOL), PP_OK);
+    int beyond = 0;
+    for (int trial = 0; trial < TRIALS; ++trial) {
+        int v = (int)uniform(0.0, p->vertex_count), f = (int)uniform(0.0, p->face_count);
+        double *x = p->vertices + 3 * v, saved[3];
+        memcpy(saved, x, sizeof saved);
+        const double *eta = p->face_normals + 3 * f;
+        /* excess over the plane: half the trials beyond tol (by 1.5 .. 1e6 tol), half within */
+        double excess = trial % 2 ? CHECK_TOL * (1.5 + uniform(0.0, 1e6)) : CHECK_TOL * uniform(-1e3, 0.5);
+        pp_v3_axpy(x, x, p->face_offsets[f] + excess - pp_v3_dot(eta, x), eta);
+        int naive = 0;
+        for (int g = 0; g < p->face_count && !naive; ++g)
+            for (int w = 0; w < p->vertex_count && !naive; ++w)
+                naive = pp_v3_dot(p->face_normals + 3 * g, p->vertices + 3 * w) >
+                        p->face_offsets[g] + CHECK_TOL;
+        beyond += naive;
+        ck_assert_int_eq(pp_polytope_vertices_below_faces(p, CHECK_TOL),
+                         naive ? PP_ERR_DEGENERATE : PP_OK);
+        memcpy(x, saved, sizeof saved);
+    }
+    ck_assert_int_ge(beyond, TRIALS / 2); /* both verdicts were exercised */
+    ck_assert_int_lt(beyond, TRIALS);
+    pp_polytope_destroy(p);
+}
+END_TEST
+
 /* ----------------------------------------------------------- PEG edge conventions */
 
 /* Box 2 x 4 x 6: the edge between vertex 5 = (+1, -2, +3) and 7 = (+1, +2, +3) bounds the +z
@@ -357,6 +400,7 @@ static Suite *polytope_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, cube_hull_with_interior_and_duplicates);
     tcase_add_loop_test(tc, random_hull_contains_inputs, 0, 10);
+    tcase_add_loop_test(tc, convexity_check_matches_naive, 0, 2);
     tcase_add_test(tc, box_edge_conventions);
     tcase_add_test(tc, hull_edge_frames);
     tcase_add_test(tc, pose_view);

@@ -4,21 +4,24 @@
  *
  *   dSpaceCollide(space, ...)          near callback: recurse into sub-spaces, skip pairs whose
  *                                      bodies are joined by a non-contact joint, ask the
- *                                      surface callback, dCollide up to N contacts,
- *                                      one contact joint per contact;
+ *                                      surface callback, dCollide up to N contacts;
+ *                                      then one contact joint per contact, in the same order;
  *   dWorldStep or dWorldQuickStep;
  *   dJointGroupEmpty(contact group).
+ *
+ * Unlike a hand-written loop it checks what it hands to ODE first (the world, bodies and geoms
+ * in world.c's ode_step; here each pair's surface and each contact), and makes the joints only
+ * when everything passed: a rejected step changes nothing in ODE. The joints are made in the
+ * order a near callback would make them, so the step stays bit-identical to that loop.
  */
 #include "world_internal.h"
 
-#include <stdlib.h>
-
-enum { PP_ODE_MAX_CONTACTS_LIMIT = 64 };
+#include <math.h>
+#include <string.h>
 
 typedef struct near_context {
     pp_world *world;
-    int contacts;
-    double max_depth;
+    pp_status status;              /* the first rejection: no joint is made, ODE not stepped */
 } near_context;
 
 /* The pair's surface: the config default, then the user's callback. Returns 0 to skip. */
@@ -28,6 +31,36 @@ int pp_pair_surface(const pp_world *world, dGeomID g1, dGeomID g2, pp_surface *s
     if (world->config.surface_fn)
         return world->config.surface_fn(world->config.surface_user, g1, g2, surface);
     return 1;
+}
+
+/* dContact surface.mode flags that pp_surface can fill: the friction approximation, and the
+ * bounce and soft ERP/CFM pegplus adds from its fields. The others (dContactMu2/AxisDep,
+ * FDir1, Motion1/2/N, Slip1/2, Rolling) need dContact fields pp_surface does not carry, which
+ * ODE would then read as 0 (FDir1: a zero friction direction, so no friction at all). */
+#define PP_ODE_MODE_ALLOWED (dContactApprox1 | dContactBounce | dContactSoftERP | dContactSoftCFM)
+
+const char *pp_surface_problem(const pp_surface *s, int ode_fields, double *value)
+{
+    *value = NAN;
+    if (isnan(s->mu) || s->mu < 0.0) return *value = s->mu, "mu must be >= 0 (dInfinity allowed)";
+    if (!(s->bounce >= 0.0 && s->bounce <= 1.0)) return *value = s->bounce, "bounce must be in [0, 1]";
+    if (!(s->bounce_vel >= 0.0) || !isfinite(s->bounce_vel))
+        return *value = s->bounce_vel, "bounce_vel must be finite and >= 0 m/s";
+    if (!(s->plus_v_plastic >= 0.0) || !isfinite(s->plus_v_plastic))
+        return *value = s->plus_v_plastic, "plus_v_plastic must be finite and >= 0 m/s";
+    if (!ode_fields) return NULL;
+    if (!isfinite(s->ode_soft_erp) || s->ode_soft_erp > 1.0)
+        return *value = s->ode_soft_erp,
+               "ode_soft_erp (dContact surface.soft_erp) must be finite and at most 1 (negative: unset)";
+    if (!isfinite(s->ode_soft_cfm))
+        return *value = s->ode_soft_cfm,
+               "ode_soft_cfm (dContact surface.soft_cfm) must be finite (negative: unset)";
+    if (s->ode_mode & ~PP_ODE_MODE_ALLOWED)
+        return *value = s->ode_mode & ~PP_ODE_MODE_ALLOWED,
+               "ode_mode (dContact surface.mode) has flags whose parameters pp_surface does not "
+               "carry (dContactMu2, FDir1, Motion1/2/N, Slip1/2, Rolling: ODE would read them as "
+               "0); only dContactApprox1* (and Bounce, SoftERP, SoftCFM) are allowed";
+    return NULL;
 }
 
 static void to_ode_surface(const pp_surface *s, dSurfaceParameters *out)
@@ -49,10 +82,21 @@ static void to_ode_surface(const pp_surface *s, dSurfaceParameters *out)
     }
 }
 
+static int finite_contact(const dContactGeom *c)
+{
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(c->pos[k]) || !isfinite(c->normal[k])) return 0;
+    return isfinite(c->depth);
+}
+
+/* dSpaceCollide's callback: the pair's surface and dCollide's contacts are checked and kept in
+ * world->ode_contacts; the contact joints are made only once every pair passed, so a rejected
+ * step leaves ODE as it was. */
 static void near_callback(void *data, dGeomID g1, dGeomID g2)
 {
     near_context *ctx = data;
     pp_world *world = ctx->world;
+    if (ctx->status != PP_OK) return;
     if (dGeomIsSpace(g1) || dGeomIsSpace(g2)) {
         dSpaceCollide2(g1, g2, data, near_callback);
         if (dGeomIsSpace(g1)) dSpaceCollide((dSpaceID)g1, data, near_callback);
@@ -64,23 +108,55 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
 
     pp_surface surface;
     if (!pp_pair_surface(world, g1, g2, &surface)) return;
-
-    dContact contact[PP_ODE_MAX_CONTACTS_LIMIT] = {0};
-    int n = dCollide(g1, g2, world->config.ode_max_contacts, &contact[0].geom, sizeof(dContact));
-    for (int i = 0; i < n; ++i) {
-        to_ode_surface(&surface, &contact[i].surface);
-        dJointID joint = dJointCreateContact(world->ode_world, world->contact_group, &contact[i]);
-        dJointAttach(joint, b1, b2);
-        if (contact[i].geom.depth > ctx->max_depth) ctx->max_depth = contact[i].geom.depth;
+    double value;
+    const char *problem = pp_surface_problem(&surface, 1, &value);
+    if (problem) {
+        pp_log(PP_LOG_ERROR, "the surface of dGeomID %p (%s) and dGeomID %p (%s): %s (got %g); "
+                             "step rejected, nothing in ODE changed", (void *)g1,
+               pp_geom_class_name(g1), (void *)g2, pp_geom_class_name(g2), problem, value);
+        ctx->status = PP_ERR_INVALID_ARGUMENT;
+        return;
     }
-    ctx->contacts += n;
+
+    int max = world->config.ode_max_contacts, first = world->ode_contact_count;
+    void **const arrays[] = {(void **)&world->ode_contacts, (void **)&world->ode_contact_bodies};
+    const size_t sizes[] = {sizeof(dContact), 2 * sizeof(dBodyID)};
+    ctx->status = pp_grow_together(arrays, sizes, 2, &world->ode_contact_capacity, first + max);
+    if (ctx->status != PP_OK) return;
+    dContact *contact = &world->ode_contacts[first];
+    memset(contact, 0, sizeof(dContact) * (size_t)max);
+    int n = dCollide(g1, g2, max, &contact[0].geom, sizeof(dContact));
+    for (int i = 0; i < n; ++i) {
+        if (!finite_contact(&contact[i].geom)) {
+            pp_log(PP_LOG_ERROR, "dCollide of dGeomID %p (%s) and dGeomID %p (%s) gave a contact "
+                                 "with a NaN or infinite position, normal or depth (bad geom data: "
+                                 "dConvex, trimesh or heightfield arrays?); step rejected, nothing "
+                                 "in ODE changed", (void *)g1, pp_geom_class_name(g1), (void *)g2,
+                   pp_geom_class_name(g2));
+            ctx->status = PP_ERR_INVALID_ARGUMENT;
+            return;
+        }
+        to_ode_surface(&surface, &contact[i].surface);
+        world->ode_contact_bodies[2 * (first + i)] = b1;
+        world->ode_contact_bodies[2 * (first + i) + 1] = b2;
+    }
+    world->ode_contact_count = first + n;
 }
 
 pp_status pp_ode_baseline_step(pp_world *world, double h)
 {
-    near_context ctx = {world, 0, 0.0};
+    near_context ctx = {world, PP_OK};
     double t0 = pp_now_seconds();
+    world->ode_contact_count = 0;
     if (world->space) dSpaceCollide(world->space, &ctx, near_callback);
+    if (ctx.status != PP_OK) return ctx.status;
+    double max_depth = 0.0;
+    for (int i = 0; i < world->ode_contact_count; ++i) {
+        const dContact *c = &world->ode_contacts[i];
+        dJointID joint = dJointCreateContact(world->ode_world, world->contact_group, c);
+        dJointAttach(joint, world->ode_contact_bodies[2 * i], world->ode_contact_bodies[2 * i + 1]);
+        if (c->geom.depth > max_depth) max_depth = c->geom.depth;
+    }
     double t1 = pp_now_seconds();
     if (world->config.ode_stepper == PP_ODE_QUICK_STEP)
         dWorldQuickStep(world->ode_world, h);
@@ -89,8 +165,8 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     dJointGroupEmpty(world->contact_group);
     double t2 = pp_now_seconds();
 
-    world->stats.ode_contacts = ctx.contacts;
-    world->stats.ode_max_depth = ctx.max_depth;
+    world->stats.ode_contacts = world->ode_contact_count;
+    world->stats.ode_max_depth = max_depth;
     world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;
     world->stats.time_stage[PP_STAGE_TIME_STEP] = t2 - t1;
     return PP_OK;

@@ -135,29 +135,47 @@ static int finite_array(const dReal *a, int n)
     return 1;
 }
 
-/* Names the first problem of one body, or returns NULL when it is fine. */
+/* Names the first problem of one body in ODE's words (the setter that put it there), or
+ * returns NULL when it is fine. Every model checks this before a step touches ODE: stock ODE
+ * takes a NaN mass (dMassCheck's "mass <= 0" and Cholesky tests are false for NaN) and steps
+ * it to NaN, and aborts inside dWorldStep on a NaN inertia. */
 const char *pp_body_problem(const pp_body *b)
 {
-    if (!isfinite(b->mass) || b->mass <= 0.0) return "mass is zero, negative or not finite";
+    if (!isfinite(b->mass) || b->mass <= 0.0)
+        return "mass (dMass.mass, dBodySetMass) is zero, negative or not finite";
     for (int i = 0; i < 9; ++i)
-        if (!isfinite(b->inertia_body[i])) return "inertia tensor is not finite";
+        if (!isfinite(b->inertia_body[i])) return "inertia tensor (dMass.I, dBodySetMass) is not finite";
     if (b->inertia_body[0] <= 0.0 || b->inertia_body[4] <= 0.0 || b->inertia_body[8] <= 0.0)
-        return "inertia tensor has a non-positive diagonal";
+        return "inertia tensor (dMass.I, dBodySetMass) has a non-positive diagonal";
     double inv[9];
-    if (!pp_invert_inertia(inv, b->inertia_body)) return "inertia tensor is singular";
+    if (!pp_invert_inertia(inv, b->inertia_body)) return "inertia tensor (dMass.I, dBodySetMass) is singular";
     for (int k = 0; k < 3; ++k) {
-        if (!isfinite(b->x[k])) return "position is NaN or infinite";
-        if (!isfinite(b->v[k])) return "linear velocity is NaN or infinite";
-        if (!isfinite(b->w[k])) return "angular velocity is NaN or infinite";
-        if (!isfinite(b->force[k])) return "force accumulator is NaN or infinite";
-        if (!isfinite(b->torque[k])) return "torque accumulator is NaN or infinite";
+        if (!isfinite(b->x[k])) return "position (dBodySetPosition) is NaN or infinite";
+        if (!isfinite(b->v[k])) return "linear velocity (dBodySetLinearVel) is NaN or infinite";
+        if (!isfinite(b->w[k])) return "angular velocity (dBodySetAngularVel) is NaN or infinite";
+        if (!isfinite(b->force[k])) return "force accumulator (dBodyAddForce, dBodySetForce) is NaN or infinite";
+        if (!isfinite(b->torque[k])) return "torque accumulator (dBodyAddTorque, dBodySetTorque) is NaN or infinite";
+        if (!isfinite(b->finite_rotation_axis[k]))
+            return "finite rotation axis (dBodySetFiniteRotationAxis) is NaN or infinite";
     }
     double qn = 0.0;
     for (int k = 0; k < 4; ++k) {
-        if (!isfinite(b->q[k])) return "quaternion is NaN or infinite";
+        if (!isfinite(b->q[k])) return "quaternion (dBodySetQuaternion) is NaN or infinite";
         qn += b->q[k] * b->q[k];
     }
-    if (qn < 0.5 || qn > 2.0) return "quaternion is far from unit length";
+    if (qn < 0.5 || qn > 2.0) return "quaternion (dBodySetQuaternion) is far from unit length";
+    /* ODE: damping scales "should be in the interval [0, 1]"; thresholds and the maximum
+     * angular speed are compared with speeds (dInfinity allowed, NaN would disable them) */
+    if (!(b->linear_damping >= 0.0 && b->linear_damping <= 1.0))
+        return "linear damping (dBodySetLinearDamping) is not in [0, 1]";
+    if (!(b->angular_damping >= 0.0 && b->angular_damping <= 1.0))
+        return "angular damping (dBodySetAngularDamping) is not in [0, 1]";
+    if (!(b->linear_threshold2 >= 0.0))
+        return "linear damping threshold (dBodySetLinearDampingThreshold) is NaN";
+    if (!(b->angular_threshold2 >= 0.0))
+        return "angular damping threshold (dBodySetAngularDampingThreshold) is NaN";
+    if (!(b->max_angular_speed >= 0.0))
+        return "maximum angular speed (dBodySetMaxAngularSpeed) is negative or NaN";
     return NULL;
 }
 
@@ -212,8 +230,9 @@ pp_status pp_bridge_snapshot(pp_world *world, double h)
         const char *problem = pp_body_problem(b);
         if (problem) {
             const dReal *x = dBodyGetPosition(b->id);
-            pp_log(PP_LOG_ERROR, "body %d (%p at %g %g %g): %s; step rejected, nothing changed", i,
-                   (void *)b->id, x[0], x[1], x[2], problem);
+            pp_log(PP_LOG_ERROR, "dBodyID %p (body %d of the step, at %g %g %g): %s; step "
+                                 "rejected, nothing in ODE changed", (void *)b->id, i, x[0], x[1],
+                   x[2], problem);
             return PP_ERR_INVALID_ARGUMENT;
         }
         if (b->kinematic) {
@@ -227,21 +246,128 @@ pp_status pp_bridge_snapshot(pp_world *world, double h)
     return PP_OK;
 }
 
-pp_status pp_bridge_validate(const pp_world *world)
+static pp_status reject_world(dWorldID w, const char *problem, double value)
 {
-    /* Everything ODE would read in a step: poses, velocities, accumulators, mass. */
-    for (int i = 0; i < world->body_count; ++i) {
-        dBodyID id = world->bodies[i].id;
-        const char *what = NULL;
-        if (!finite_array(dBodyGetPosition(id), 3)) what = "position is NaN or infinite";
-        else if (!finite_array(dBodyGetQuaternion(id), 4)) what = "quaternion is NaN or infinite";
-        else if (!finite_array(dBodyGetLinearVel(id), 3)) what = "linear velocity is NaN or infinite";
-        else if (!finite_array(dBodyGetAngularVel(id), 3)) what = "angular velocity is NaN or infinite";
-        else if (!finite_array(dBodyGetForce(id), 3)) what = "force accumulator is NaN or infinite";
-        else if (!finite_array(dBodyGetTorque(id), 3)) what = "torque accumulator is NaN or infinite";
-        if (what) {
-            pp_log(PP_LOG_ERROR, "body %d (%p): %s; step rejected, nothing changed", i, (void *)id,
-                   what);
+    pp_log(PP_LOG_ERROR, "dWorldID %p: %s (got %g); step rejected, nothing in ODE changed",
+           (void *)w, problem, value);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
+/* The world's parameters a step reads, in ODE's words. Gravity, ERP and CFM are read by every
+ * model (the pegplus models use ERP and CFM for joints); the contact parameters and the
+ * QuickStep ones only by ODE itself. dInfinity is allowed where it is ODE's default. */
+pp_status pp_bridge_validate_world(const pp_world *world)
+{
+    dWorldID w = world->ode_world;
+    dVector3 g;
+    dWorldGetGravity(w, g);
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(g[k])) return reject_world(w, "gravity (dWorldSetGravity) is NaN or infinite", g[k]);
+    double erp = dWorldGetERP(w), cfm = dWorldGetCFM(w);
+    if (!(erp >= 0.0 && erp <= 1.0)) return reject_world(w, "ERP (dWorldSetERP) is not in [0, 1]", erp);
+    if (!(cfm >= 0.0) || !isfinite(cfm))
+        return reject_world(w, "CFM (dWorldSetCFM) is negative, NaN or infinite", cfm);
+    if (world->config.model != PP_MODEL_ODE) return PP_OK;
+    double max_vel = dWorldGetContactMaxCorrectingVel(w), layer = dWorldGetContactSurfaceLayer(w);
+    if (!(max_vel >= 0.0))
+        return reject_world(w, "contact max correcting velocity (dWorldSetContactMaxCorrectingVel) "
+                               "is negative or NaN", max_vel);
+    if (!(layer >= 0.0) || !isfinite(layer))
+        return reject_world(w, "contact surface layer (dWorldSetContactSurfaceLayer) is negative, "
+                               "NaN or infinite", layer);
+    if (world->config.ode_stepper != PP_ODE_QUICK_STEP) return PP_OK;
+    double sor = dWorldGetQuickStepW(w);
+    if (!(sor > 0.0) || !isfinite(sor))
+        return reject_world(w, "QuickStep over-relaxation (dWorldSetQuickStepW) is not finite and > 0", sor);
+    if (dWorldGetQuickStepNumIterations(w) < 1)
+        return reject_world(w, "QuickStep iterations (dWorldSetQuickStepNumIterations) are fewer than 1",
+                            dWorldGetQuickStepNumIterations(w));
+    return PP_OK;
+}
+
+/* ODE's name of a geom class, as in <ode/collision.h>. */
+static const char *ode_class_name(int cls)
+{
+    switch (cls) {
+    case dSphereClass: return "dSphereClass";
+    case dBoxClass: return "dBoxClass";
+    case dCapsuleClass: return "dCapsuleClass";
+    case dCylinderClass: return "dCylinderClass";
+    case dPlaneClass: return "dPlaneClass";
+    case dRayClass: return "dRayClass";
+    case dConvexClass: return "dConvexClass";
+    case dGeomTransformClass: return "dGeomTransformClass";
+    case dTriMeshClass: return "dTriMeshClass";
+    case dHeightfieldClass: return "dHeightfieldClass";
+    }
+    return "a user geom class";
+}
+
+const char *pp_geom_class_name(dGeomID geom) { return ode_class_name(dGeomGetClass(geom)); }
+
+static int finite_nonnegative(double x) { return isfinite(x) && x >= 0.0; }
+
+/* The first problem of one geom in ODE's words, or NULL. What ODE lets through and then
+ * collides into NaN contacts (or aborts on: a NaN rotation fails dxNormalize3 inside
+ * dCollide): a NaN pose of a static geom or a geom offset, a NaN or infinite plane offset or
+ * ray length. dConvex, trimesh and heightfield data have no getter; the contacts dCollide
+ * makes from them are checked instead (ode_baseline.c). */
+static const char *geom_problem(dGeomID g)
+{
+    int cls = dGeomGetClass(g);
+    if (cls == dPlaneClass) {
+        dVector4 p;
+        dGeomPlaneGetParams(g, p);
+        /* dGeomPlaneSetParams normalises (a, b, c) and keeps d */
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || !isfinite(p[3]))
+            return "plane parameters (dCreatePlane, dGeomPlaneSetParams) are NaN or infinite";
+        return NULL;
+    }
+    const dReal *x = dGeomGetPosition(g), *R = dGeomGetRotation(g);
+    if (!finite_array(x, 3))
+        return "position (dGeomSetPosition, or its body's and dGeomSetOffsetPosition) is NaN or infinite";
+    for (int r = 0; r < 3; ++r)
+        if (!finite_array(R + 4 * r, 3))
+            return "rotation (dGeomSetRotation/Quaternion, or its body's and dGeomSetOffsetRotation) "
+                   "is NaN or infinite";
+    switch (cls) {
+    case dSphereClass:
+        if (!finite_nonnegative(dGeomSphereGetRadius(g))) return "radius (dGeomSphereSetRadius) is not finite and >= 0";
+        break;
+    case dBoxClass: {
+        dVector3 l;
+        dGeomBoxGetLengths(g, l);
+        if (!finite_nonnegative(l[0]) || !finite_nonnegative(l[1]) || !finite_nonnegative(l[2]))
+            return "side lengths (dGeomBoxSetLengths) are not finite and >= 0";
+        break;
+    }
+    case dCapsuleClass:
+    case dCylinderClass: {
+        dReal radius, length;
+        if (cls == dCapsuleClass) dGeomCapsuleGetParams(g, &radius, &length);
+        else dGeomCylinderGetParams(g, &radius, &length);
+        if (!finite_nonnegative(radius) || !finite_nonnegative(length))
+            return cls == dCapsuleClass
+                       ? "radius or length (dGeomCapsuleSetParams) is not finite and >= 0"
+                       : "radius or length (dGeomCylinderSetParams) is not finite and >= 0";
+        break;
+    }
+    case dRayClass:
+        if (!finite_nonnegative(dGeomRayGetLength(g))) return "length (dGeomRaySetLength) is not finite and >= 0";
+        break;
+    }
+    return NULL;
+}
+
+pp_status pp_bridge_validate_geoms(const pp_world *world)
+{
+    for (int i = 0; i < world->geom_count; ++i) {
+        dGeomID g = world->geoms[i];
+        if (!dGeomIsEnabled(g)) continue; /* ODE does not collide it */
+        const char *problem = geom_problem(g);
+        if (problem) {
+            pp_log(PP_LOG_ERROR, "dGeomID %p (%s): %s; step rejected, nothing in ODE changed",
+                   (void *)g, pp_geom_class_name(g), problem);
             return PP_ERR_INVALID_ARGUMENT;
         }
     }
@@ -363,7 +489,8 @@ pp_status pp_bridge_shapes(pp_world *world)
                              (void **)&s->attachment};
     const size_t sizes[] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
                             sizeof(pp_aabb), 1, sizeof(pp_shape_attachment)};
-    pp_status st = pp_grow_together(arrays, sizes, 7, &s->shape_capacity, world->geom_count);
+    pp_status st = pp_bridge_validate_geoms(world);
+    if (st == PP_OK) st = pp_grow_together(arrays, sizes, 7, &s->shape_capacity, world->geom_count);
     if (st != PP_OK) return st;
     for (int i = 0; i < world->geom_count; ++i) {
         dGeomID geom = world->geoms[i];

@@ -70,16 +70,12 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("ode_stepper must be PP_ODE_WORLD_STEP or PP_ODE_QUICK_STEP", c->ode_stepper);
     if (c->ode_max_contacts < 1 || c->ode_max_contacts > 64)
         return reject("ode_max_contacts must be in 1..64", c->ode_max_contacts);
-    if (isnan(c->surface.mu) || c->surface.mu < 0.0)
-        return reject("surface.mu must be >= 0 (dInfinity allowed)", c->surface.mu);
-    if (!(c->surface.bounce >= 0.0 && c->surface.bounce <= 1.0))
-        return reject("surface.bounce must be in [0, 1]", c->surface.bounce);
-    if (!(c->surface.bounce_vel >= 0.0) || !isfinite(c->surface.bounce_vel))
-        return reject("surface.bounce_vel must be finite and >= 0 m/s", c->surface.bounce_vel);
-    if (!(c->surface.plus_v_plastic >= 0.0) || !isfinite(c->surface.plus_v_plastic))
-        return reject("surface.plus_v_plastic must be finite and >= 0 m/s", c->surface.plus_v_plastic);
-    if (isnan(c->surface.ode_soft_erp) || isnan(c->surface.ode_soft_cfm))
-        return reject("surface.ode_soft_erp/cfm must not be NaN (negative = unset)", NAN);
+    double value;
+    const char *surface = pp_surface_problem(&c->surface, 1, &value); /* any model may run it */
+    if (surface) {
+        pp_log(PP_LOG_ERROR, "invalid configuration: surface.%s (got %g)", surface, value);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
     if (!(c->proximity_margin > 0.0) || !isfinite(c->proximity_margin) || c->proximity_margin > 1e3)
         return reject("proximity_margin must be finite, > 0 and at most 1e3 m", c->proximity_margin);
     if (c->friction_directions < 2 || c->friction_directions > 64)
@@ -132,6 +128,8 @@ void pp_world_destroy(pp_world *world)
     pp_convex_records_free(world);
     pp_step_scratch_free(&world->scratch);
     dJointGroupDestroy(world->contact_group);
+    free(world->ode_contacts);
+    free(world->ode_contact_bodies);
     free(world->registered);
     free(world->bodies);
     free(world->body_table);
@@ -202,6 +200,28 @@ pp_status pp_world_register_body(pp_world *world, dBodyID body)
                  world->registered_count + 1, sizeof(dBodyID));
     if (st == PP_OK) world->registered[world->registered_count++] = body;
     return st;
+}
+
+/* Only pointers are compared: the body may already be destroyed (pegplus.h "Lifetime"). The
+ * others keep their order, so the bodies' order in a step (and its bits) does not change. */
+pp_status pp_world_unregister_body(pp_world *world, dBodyID body)
+{
+    pp_status st = check_world(world, "pp_world_unregister_body");
+    if (st != PP_OK) return st;
+    if (!body) {
+        pp_log(PP_LOG_ERROR, "pp_world_unregister_body: body is NULL");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    for (int i = 0; i < world->registered_count; ++i)
+        if (world->registered[i] == body) {
+            memmove(&world->registered[i], &world->registered[i + 1],
+                    sizeof(dBodyID) * (size_t)(world->registered_count - i - 1));
+            world->registered_count--;
+            return PP_OK;
+        }
+    pp_log(PP_LOG_ERROR, "pp_world_unregister_body: dBodyID %p is not registered with this world",
+           (void *)body);
+    return PP_ERR_INVALID_ARGUMENT;
 }
 
 /* ---- the pegplus models ------------------------------------------------------------------ */
@@ -612,10 +632,14 @@ static pp_status pegplus_step(pp_world *world, double h)
     return st;
 }
 
+/* PP_MODEL_ODE: what ODE will read is checked as strictly as the pegplus models check it (the
+ * world in pp_world_step; here the bodies by the same snapshot and the geoms; the surfaces
+ * and contacts in ode_baseline.c) before ODE is touched. */
 static pp_status ode_step(pp_world *world, double h)
 {
     pp_status st = pp_bridge_collect(world);
-    if (st == PP_OK) st = pp_bridge_validate(world);
+    if (st == PP_OK) st = pp_bridge_snapshot(world, h);
+    if (st == PP_OK) st = pp_bridge_validate_geoms(world);
     if (st != PP_OK) return st;
     world->stats.bodies = world->body_count;
     world->stats.shapes = world->geom_count;
@@ -626,10 +650,13 @@ pp_status pp_world_step(pp_world *world, double h)
 {
     pp_status st = check_world(world, "pp_world_step");
     if (st != PP_OK) return st;
-    if (!(h > 0.0) || !isfinite(h) || h > 1.0) {
-        pp_log(PP_LOG_ERROR, "pp_world_step: step size h must be finite, > 0 and at most 1 s (got %g)", h);
+    if (!(h >= PP_MIN_STEP && h <= PP_MAX_STEP)) {
+        pp_log(PP_LOG_ERROR, "pp_world_step: step size h must be in [%g, %g] s (got %g)",
+               PP_MIN_STEP, PP_MAX_STEP, h);
         return PP_ERR_INVALID_ARGUMENT;
     }
+    st = pp_bridge_validate_world(world);
+    if (st != PP_OK) return st;
     memset(&world->stats, 0, sizeof world->stats);
     world->stats.model = world->config.model;
     double start = pp_now_seconds();

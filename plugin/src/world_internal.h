@@ -45,6 +45,8 @@ typedef struct pp_convex_record {
     double *planes;            /* ODE arrays that must outlive the geom (owned == 1) */
     double *points;
     unsigned *polygons;
+    int ode_vertex_count;      /* points in ODE's arrays: the hull's, or at most
+                                  PP_ODE_CONVEX_MAX_VERTICES of them (convex.c) */
     struct pp_polytope *polytope;
 } pp_convex_record;
 
@@ -239,6 +241,10 @@ struct pp_world {
     pp_step_stats stats;
 
     dJointGroupID contact_group;   /* PP_MODEL_ODE contact joints */
+    dContact *ode_contacts;        /* PP_MODEL_ODE: the step's contacts, checked before any
+                                      joint is made (ode_baseline.c) */
+    dBodyID *ode_contact_bodies;   /* 2 per contact */
+    int ode_contact_count, ode_contact_capacity;
 
     dBodyID *registered;           /* pp_world_register_body */
     int registered_count, registered_capacity;
@@ -272,7 +278,12 @@ struct pp_world {
 
 /* ode_bridge.c: discovery, validation, snapshot and write-back (stages 1 and 9). */
 pp_status pp_bridge_collect(pp_world *world);
-pp_status pp_bridge_validate(const pp_world *world);
+/* Bad input, named in ODE's words and rejected before anything in ODE changes: the world's
+ * parameters (every model; the contact and QuickStep ones under PP_MODEL_ODE) and every
+ * enabled geom of the space tree. Bodies are checked by the snapshot (pp_body_problem). */
+pp_status pp_bridge_validate_world(const pp_world *world);
+pp_status pp_bridge_validate_geoms(const pp_world *world);
+const char *pp_geom_class_name(dGeomID geom); /* "dBoxClass", ... */
 pp_status pp_bridge_snapshot(pp_world *world, double h);
 pp_status pp_bridge_write_back(pp_world *world);
 int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
@@ -293,6 +304,9 @@ int pp_body_is_finite(const pp_body *body);
 
 /* ode_baseline.c: PP_MODEL_ODE. */
 pp_status pp_ode_baseline_step(pp_world *world, double h);
+/* The first bad field of a surface (its name and rule; *value the bad value), or NULL. The
+ * ode_* fields are checked when ode_fields is non-zero (PP_MODEL_ODE reads them). */
+const char *pp_surface_problem(const pp_surface *surface, int ode_fields, double *value);
 
 /* convex.c */
 void pp_convex_records_free(pp_world *world);

@@ -263,11 +263,18 @@ START_TEST(test_body_discovery)
     ck_assert_int_eq(pp_bridge_collect(pw), PP_OK);
     ck_assert_int_eq(pw->body_count, 3);
 
-    /* the ball joint is stepped with the bodies: one joint, its three rows */
+    /* a body joined by a ball joint is stepped by the pegplus models with the joint's rows
+     * (pegplus.h "Joints"), or refused by name where libode does not export them */
     pp_world_set_model(pw, PP_MODEL_STANDARD);
-    ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
-    ck_assert_int_eq(pp_world_get_stats(pw)->joints, 1);
-    ck_assert_int_eq(pp_world_get_stats(pw)->joint_rows, 3);
+    if (pp_ode_joint_rows_available()) {
+        ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
+        ck_assert_int_eq(pp_world_get_stats(pw)->joints, 1);
+        ck_assert_int_eq(pp_world_get_stats(pw)->joint_rows, 3);
+        ck_assert_int_eq(pp_world_get_stats(pw)->bodies, 3);
+    } else {
+        ck_assert_int_eq(pp_world_step(pw, 0.01), PP_ERR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(g_message, "joint"));
+    }
 
     dWorldID other = dWorldCreate();
     dBodyID foreign = dBodyCreate(other);

@@ -15,9 +15,11 @@
  *  - programmer errors at the API boundary (NULL, NaN, negative mass, bad config) are
  *    rejected with a pp_status and a message sent to the log hook, and change nothing;
  *  - numerical outcomes (solver failed, degenerate hull) are a returned pp_status plus
- *    statistics. The library never prints, exits or aborts on its own: output goes
- *    through the log hook, and only a failed internal invariant (PP_ASSERT) reaches the
- *    assert hook, whose default logs and aborts.
+ *    statistics. All output goes through the log hook, and only a failed internal invariant
+ *    (PP_ASSERT) reaches the assert hook. The defaults do print and abort: the default log
+ *    hook writes every message to stderr, the default assert hook logs and calls abort().
+ *    Nothing else in the library prints, exits or aborts. To keep a program silent, install
+ *    pp_log_discard (or your own hook) with pp_set_log_hook.
  */
 #ifndef PEGPLUS_BASE_H
 #define PEGPLUS_BASE_H
@@ -55,11 +57,12 @@ typedef enum pp_log_level {
 /* Receives every message pegplus emits. `message` is valid only during the call. */
 typedef void (*pp_log_fn)(pp_log_level level, const char *message, void *user);
 
-/* Replace the log hook (process-wide). NULL restores the default, which writes
- * "pegplus: <level>: <message>" to stderr. Returns the previous hook. */
+/* Replace the log hook (process-wide; set it before stepping, not while another thread runs
+ * a step). The default hook writes "pegplus: <level>: <message>\n" to stderr; NULL restores it
+ * (NULL does not silence: pass pp_log_discard for that). Returns the previous hook. */
 pp_log_fn pp_set_log_hook(pp_log_fn hook, void *user);
 
-/* Silence hook: discards everything. */
+/* Silence hook: discards everything (pp_set_log_hook(pp_log_discard, NULL)). */
 void pp_log_discard(pp_log_level level, const char *message, void *user);
 
 /* Emit a message through the hook (printf-style). Used by every module. */
@@ -69,7 +72,9 @@ void pp_log(pp_log_level level, const char *format, ...)
 #endif
     ;
 
-/* Called when an internal invariant fails. The default logs and calls abort(). */
+/* Called when an internal invariant fails (a bug in pegplus, not bad input: that is rejected
+ * with a pp_status). The default logs through the log hook and calls abort(); NULL restores
+ * it. Returns the previous hook. */
 typedef void (*pp_assert_fn)(const char *expression, const char *file, int line,
                              const char *message);
 pp_assert_fn pp_set_assert_hook(pp_assert_fn hook);

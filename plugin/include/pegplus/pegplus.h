@@ -245,9 +245,41 @@ pp_status pp_world_create(dWorldID world, dSpaceID space, const pp_config *confi
  * ODE's world, space, bodies and other geoms are left untouched. NULL is a no-op. */
 void pp_world_destroy(pp_world *world);
 
-/* Advance by h seconds (finite, > 0) with the current model. On any error nothing in ODE has
- * changed: bodies keep their state and force accumulators. */
+/*
+ * Advance by h seconds, PP_MIN_STEP <= h <= PP_MAX_STEP, with the current model. On any error
+ * nothing in ODE has changed (bodies keep their state and force accumulators, no joint is
+ * made) and the next step can run once the input is fixed.
+ *
+ * Every model rejects, with PP_ERR_INVALID_ARGUMENT and one message naming the object (its
+ * dWorldID, dBodyID or dGeomID pointer and geom class) and the parameter by the ODE call that
+ * sets it, before ODE is touched:
+ *   world   gravity NaN/Inf; ERP outside [0, 1]; CFM negative, NaN or Inf; and under
+ *           PP_MODEL_ODE the contact max correcting velocity (NaN, < 0), the contact surface
+ *           layer (NaN, Inf, < 0), and with dWorldQuickStep its W (not finite and > 0) and
+ *           iterations (< 1);
+ *   bodies  (enabled, stepped) mass or inertia not finite and positive (definite), position,
+ *           quaternion, velocities, force or torque accumulators or finite-rotation axis NaN
+ *           or Inf, damping scales outside [0, 1], damping thresholds or maximum angular
+ *           speed NaN or negative;
+ *   geoms   (enabled, in the space tree) a NaN/Inf position or rotation (also through the body
+ *           and the geom offset), plane parameters, or sphere, box, capsule, cylinder and ray
+ *           dimensions that are not finite and >= 0;
+ *   pairs   a surface from config.surface_fn that pp_config_validate would reject (the ode_*
+ *           fields under PP_MODEL_ODE only) and, under PP_MODEL_ODE, a dCollide contact with a
+ *           NaN/Inf position, normal or depth (dConvex, trimesh and heightfield data have no
+ *           getter; their contacts are checked instead).
+ * Not checked: joint parameters; a plane given a NaN normal (dGeomPlaneSetParams turns it into
+ * the plane (1, 0, 0, 0), so what pegplus can read is a valid plane); and, under PP_MODEL_ODE,
+ * bodies pegplus cannot find (no geom in the space tree, no joint to a found body, not
+ * registered), which dWorldStep steps all the same: register them to have them checked.
+ */
 pp_status pp_world_step(pp_world *world, double h);
+
+/* The step sizes pp_world_step accepts, s. ODE divides by h (ERP/h, CFM/h, the LCP's 1/h); a
+ * denormal h such as 1e-310 made 1/h infinite and aborted inside dWorldStep. At 1e-9 s, 1/h
+ * stays far inside double range; a shorter step is better skipped by the caller. */
+#define PP_MIN_STEP 1e-9
+#define PP_MAX_STEP 1.0
 
 /* Switch the contact model between steps. */
 pp_status pp_world_set_model(pp_world *world, pp_model model);
@@ -278,22 +310,49 @@ int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out);
 /* Statistics of the last step (valid until the next step or destroy). */
 const pp_step_stats *pp_world_get_stats(const pp_world *world);
 
-/* Manage a body ODE cannot show us (no geom in the space tree, no joint to one that has).
- * It must belong to the same ODE world. Registering twice is harmless. */
+/*
+ * Bodies ODE cannot show us (no geom in the space tree, no joint to one that has) are managed
+ * once registered. A registered body must belong to the world's ODE world; registering twice
+ * is harmless.
+ *
+ * Lifetime: the world keeps a registered dBodyID until pp_world_unregister_body. Call it
+ * before dBodyDestroy: ODE has no destroy callback, and any question pegplus could ask about
+ * a dBodyID (dBodyGetWorld, dBodyIsEnabled, ...) reads the body's memory, so a destroyed body
+ * cannot be detected. Left registered, it is read after free at the next pp_world_step
+ * (AddressSanitizer reports a heap-use-after-free), or, if ODE reused its memory for a new
+ * body, that body is stepped in its place. Bodies found through the space tree or joints need
+ * no unregistering: they are found afresh every step (after dBodyDestroy their geoms stay in
+ * the space as static geoms, which is what ODE does). pp_world_unregister_body reads nothing
+ * of the body (only compares pointers), so it may also be called after dBodyDestroy as long
+ * as no step ran in between. PP_ERR_INVALID_ARGUMENT when the body is not registered.
+ */
 pp_status pp_world_register_body(pp_world *world, dBodyID body);
+pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
 
 /*
  * Convex polytopes. ODE keeps no copy of a dConvex's data and has no getter for it, so pegplus
  * records the polytope itself:
  *  - pp_convex_create builds the convex hull of `count` points (xyz triples, body frame, metres)
  *    with qhull, creates the dConvex in `space` and records its polytope; the geom's arrays are
- *    owned by the pegplus world, which destroys the geom in pp_world_destroy.
+ *    owned by the pegplus world, which destroys the geom in pp_world_destroy. The hull costs
+ *    O(n log n) (100 000 points on a sphere: about 1 s, half of it in qhull). ODE's
+ *    dCreateConvex is O(E^2) in the hull's edges (0.9 s for 48 000) and its convex-convex
+ *    test O(E1 E2), so a hull of more than 1024 vertices is given to ODE as the hull of 1024
+ *    of its vertices (its support points in 1024 directions spread over the sphere), with a
+ *    warning giving how far the exact hull reaches beyond that shape's faces (4 mm on a unit
+ *    sphere): PP_MODEL_ODE collides that smaller shape, the pegplus models the exact hull.
  *  - pp_world_register_convex records the polytope of a dConvex the caller created, given the
  *    same points (the hull of them must be the geom's shape).
  *    A cheap consistency check compares the geom's ODE bounding box with the hull's.
  *  - pp_convex_destroy destroys a geom made by pp_convex_create (or forgets a registered one).
  *    Do not call dGeomDestroy on a geom made by pp_convex_create, and destroy the pegplus world
  *    before the space that holds such geoms (dSpaceDestroy would free them under us).
+ *  - pp_world_unregister_convex forgets a geom registered with pp_world_register_convex (the
+ *    geom stays the caller's); PP_ERR_INVALID_ARGUMENT for a geom pegplus made or does not
+ *    know. Call it before dGeomDestroy on a registered dConvex: pegplus keeps the dGeomID and
+ *    only compares it with the geoms of the space, so a stale one is not read, but a new
+ *    dConvex that ODE allocates at the same address would be given the old polytope by the
+ *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
  * registered here is skipped by the pegplus models (one warning), as are cylinder, ray,
@@ -306,6 +365,7 @@ pp_status pp_convex_create(pp_world *world, dSpaceID space, const double *points
 pp_status pp_world_register_convex(pp_world *world, dGeomID convex, const double *points,
                                    int count);
 pp_status pp_convex_destroy(pp_world *world, dGeomID convex);
+pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex);
 
 #ifdef __cplusplus
 }
