@@ -215,6 +215,9 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     solution.joint_impulse = iw->joint_impulse;
     pp_lcp_options options = pp_lcp_options_default();
     options.budget = &iw->budget;
+    /* the island's budget is the only clock: 0 (no limit) leaves only the work-based pivot
+     * caps, so the answer cannot depend on the machine's load */
+    options.max_seconds = world->config.lcp_budget_seconds;
     /* Only a basis known for every set is tried: on the degenerate LCPs of the pouring scene a
      * partial guess steered Lemke to other solutions whose re-linearisation did not converge
      * (measured: 2.8e-9 m^3 overlap at h = 0.016 where the full-match rule and a cold start

@@ -142,7 +142,9 @@ typedef struct pp_config {
     double lcp_budget_seconds;    /* pegplus models: wall-clock seconds the LCP solves of one
                                      island may take in one step (its sub-steps,
                                      re-linearisations and retries together); default 10 s;
-                                     0 = no limit (each solve keeps pegplus/lcp.h's own caps).
+                                     0 = no clock at all: only pegplus/lcp.h's work-based
+                                     pivot caps bound a solve, so results do not depend on the
+                                     machine's load (what the tests use for chaotic scenes).
                                      When it runs out, the island's LCP is answered by the
                                      bounded iterative fallback (pp_lcp_solve_fallback) with its
                                      residual in pp_step_stats (lcp_fallback = 2). The
