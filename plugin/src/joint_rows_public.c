@@ -1008,6 +1008,7 @@ void pp_joint_capture_take(pp_joint_capture *capture, dJointID joint)
     capture->joint = joint;
     capture->body1 = f.b1;
     capture->body2 = f.b2;
+    capture->reversed = f.reversed;
     dVector3 ax, A2;
     switch (dJointGetType(joint)) {
     case dJointTypeHinge:
@@ -1062,7 +1063,8 @@ void pp_joint_capture_lmotor_rel(pp_joint_capture *capture, int axis, int rel)
 
 static int capture_matches(const pp_joint_capture *capture, const joint_frame *f)
 {
-    return capture->joint == f->joint && capture->body1 == f->b1 && capture->body2 == f->b2;
+    return capture->joint == f->joint && capture->body1 == f->b1 && capture->body2 == f->b2 &&
+           capture->reversed == f->reversed;
 }
 
 int pp_public_joint_rebuild(const pp_joint_capture *capture, dJointID joint, double fps,

@@ -36,6 +36,7 @@
 typedef struct pp_joint_capture {
     dJointID joint;          /* the joint captured; NULL: nothing captured yet */
     dBodyID body1, body2;    /* ODE's internal b1, b2 at capture (another attachment recaptures) */
+    int reversed;            /* attached as (0, b) at capture */
     double axis2[3];         /* hinge, piston, DHinge: axis 2 in b2's frame (R2^T ax1);
                                 PR: the rotoide axis in b2's frame (R2^T axR) */
     double qrel[4];          /* slider, fixed: q1^-1 q2 (no b2: q1^-1) */
