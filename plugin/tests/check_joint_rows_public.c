@@ -245,6 +245,14 @@ static void hinge_pulled_away(scene *s)
     dJointSetHingeParam(j, dParamFudgeFactor, 0.5);
 }
 
+/* lostop > histop: no stop at all (getInfo1 does not test them) */
+static void hinge_stops_crossed(scene *s)
+{
+    hinge_pendulum(s);
+    dJointSetHingeParam(s->joint[0], dParamLoStop, 0.3);
+    dJointSetHingeParam(s->joint[0], dParamHiStop, -0.3);
+}
+
 /* lostop == histop: an equality row, the motor ignored */
 static void hinge_locked(scene *s)
 {
@@ -497,7 +505,7 @@ static void pr_pair(scene *s)
     dJointAttach(j, a, b);
     dJointSetPRAnchor(j, 0.2, 0.05, 1.02);
     dJointSetPRAxis1(j, 1.0, 0.0, 0.0);
-    dJointSetPRAxis2(j, 0.0, 1.0, 0.0);
+    dJointSetPRAxis2(j, 0.2, 1.0, 0.0); /* not perpendicular: the rows see the axial offset */
     dJointSetPRParam(j, dParamLoStop, -0.1);
     dJointSetPRParam(j, dParamHiStop, 0.1);
     dBodySetAngularVel(b, 0.0, 2.0, 0.0);
@@ -918,6 +926,7 @@ static const scene_case g_scenes[] = {
     {"hinge motor pulling away from a stop (fudge)", hinge_pulled_away, 150,
      EXPECT_LIMIT | EXPECT_PUSH, 0},
     {"hinge lostop == histop", hinge_locked, 100, 0, 0},
+    {"hinge lostop > histop", hinge_stops_crossed, 100, 0, 0},
     {"slider world, bouncing stops", slider_world_stops, 150, EXPECT_LIMIT, 0},
     {"slider reversed, powered at a stop", slider_reversed_pushed, 150, EXPECT_LIMIT | EXPECT_PUSH, 0},
     {"slider pair, motor", slider_pair_motor, 150, EXPECT_MOTOR, 0},
@@ -1230,6 +1239,33 @@ START_TEST(test_lmotor_needs_declared_relativity)
 }
 END_TEST
 
+/* A joint attached again (ODE recomputes its hidden state at that pose): pp_public_joint_rows
+ * sees the new attachment and takes the capture again, so its rows stay ODE's. A hinge on a
+ * world pendulum, re-attached reversed after 30 steps, then between two bodies after 60. */
+START_TEST(test_reattach_recaptures)
+{
+    if (!pp_ode_joint_rows_available()) return;
+    scene s;
+    memset(&s, 0, sizeof s);
+    s.world = world_with_step_context();
+    hinge_pendulum(&s);
+    dJointID j = s.joint[0];
+    dJointSetHingeParam(j, dParamLoStop, -0.3);
+    dJointSetHingeParam(j, dParamHiStop, 0.3);
+    dBodyID other = box(&s, 0.0, 0.3, 1.0, 0.1, 0.1, 0.1);
+    capture_all(&s);
+    tally t = {0, 0.0, 0.0, 0};
+    for (int step = 0; step < 100; ++step) {
+        if (step == 30) dJointAttach(j, 0, s.body[0]);
+        if (step == 60) dJointAttach(j, s.body[0], other);
+        compare_joint("re-attached hinge", step, &s, 0, &t);
+        dWorldStep(s.world, H);
+    }
+    ck_assert_ptr_eq(s.capture[0].body2, other);
+    dWorldDestroy(s.world);
+}
+END_TEST
+
 /* The largest difference between the two builders' rows of one joint at the current state
  * (the capture taken now). */
 static double rows_difference(dWorldID w, dJointID j)
@@ -1297,6 +1333,7 @@ int main(void)
     tcase_add_loop_test(tc, test_public_rows_match_ode, 0, SCENE_COUNT);
     tcase_add_test(tc, test_unsupported_types);
     tcase_add_test(tc, test_lmotor_needs_declared_relativity);
+    tcase_add_test(tc, test_reattach_recaptures);
     tcase_add_test(tc, test_capture_of_a_drifted_joint);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
