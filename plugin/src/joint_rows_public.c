@@ -455,8 +455,8 @@ static int slider(row_builder *bd, const pp_joint_capture *cap)
     return 1;
 }
 
-/* Fixed: three linear rows with the joint's ERP and CFM holding p2 + R1 offset... = p1
- * (J1 = (e_i, e_i x o), o = R1 offset; without b2 J1 = (e_i, 0) against the captured
+/* Fixed: three linear rows with the joint's ERP and CFM holding p1 = p2 + o, o = R1 offset
+ * (J1 = (e_i, e_i x o), J2 = (-e_i, 0); without b2 J1 = (e_i, 0) holding p1 at the captured
  * world point), then ORIENT (world ERP and CFM). */
 static int fixed(row_builder *bd, const pp_joint_capture *cap)
 {
