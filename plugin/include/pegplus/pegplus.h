@@ -214,9 +214,10 @@ typedef struct pp_step_stats {
                                 (kept by constraint identity) without pivoting */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     double impact_energy_change; /* kinetic energy after minus before of the bodies of the
-                                    step's impacts, summed over them, J (measured on the bodies'
-                                    velocities; <= 0: PLUS never gains energy, up to the work of
-                                    a joint's impulse on its drift correction, see README) */
+                                    step's impacts, summed over them, J, measured on the bodies'
+                                    velocities: <= 0, PLUS gains no energy (with joints, up to
+                                    the work p_E . J_E nu of the joints' impulse on the drift
+                                    correction velocity ERP left in them) */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
