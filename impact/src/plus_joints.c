@@ -37,6 +37,7 @@ struct pp_plus_joint_space {
     double *Y;      /* rank x n, column-major */
     double *scale;  /* per row: K_ee^-1/2, 0 for a row that constrains nothing */
     double *t;      /* rank: scratch of the velocity change */
+    double *work;   /* 2 x rows: dpstrf's workspace */
     int *act;       /* active -> row */
     lapack_int *piv;/* active: pivots of dpstrf (1-based into act) */
 };
@@ -60,6 +61,7 @@ void pp_plus_joint_space_destroy(pp_plus_joint_space *js)
     free(js->Y);
     free(js->scale);
     free(js->t);
+    free(js->work);
     free(js->act);
     free(js->piv);
     free(js);
@@ -87,6 +89,7 @@ static pp_status reserve(pp_plus_joint_space *js, int rows, int n)
              grow((void **)&js->K, r * r, sizeof(double)) &&
              grow((void **)&js->scale, r, sizeof(double)) &&
              grow((void **)&js->t, r, sizeof(double)) &&
+             grow((void **)&js->work, 2 * r, sizeof(double)) &&
              grow((void **)&js->act, r, sizeof(int)) &&
              grow((void **)&js->piv, r, sizeof(lapack_int));
         if (ok) js->row_capacity = rows;
@@ -210,8 +213,8 @@ pp_status pp_plus_delassus_constrained(pp_plus_joint_space *js, int body_count,
     }
 
     lapack_int rank = 0;
-    lapack_int info = LAPACKE_dpstrf(LAPACK_COL_MAJOR, 'L', na, js->K, na, js->piv, &rank,
-                                     PLUS_JOINT_RANK_TOL);
+    lapack_int info = LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', na, js->K, na, js->piv, &rank,
+                                          PLUS_JOINT_RANK_TOL, js->work);
     if (info < 0) {
         pp_log(PP_LOG_ERROR, "pp_plus_delassus_constrained: dpstrf failed (%d)", (int)info);
         return PP_ERR_NUMERICAL;
@@ -224,7 +227,8 @@ pp_status pp_plus_delassus_constrained(pp_plus_joint_space *js, int body_count,
         for (int j = 0; j < rank; ++j)
             js->Y[j + (size_t)c * rank] = js->V[(js->piv[j] - 1) + (size_t)c * na];
     if (n > 0) {
-        info = LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', rank, n, js->K, na, js->Y, rank);
+        info = LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', rank, n, js->K, na, js->Y,
+                                   rank);
         if (info != 0) {
             pp_log(PP_LOG_ERROR, "pp_plus_delassus_constrained: dtrtrs failed (%d)", (int)info);
             return PP_ERR_NUMERICAL;
@@ -276,8 +280,8 @@ pp_status pp_plus_body_velocity_change_constrained(const pp_plus_joint_space *js
         for (int c = 0; c < n; ++c) sum += js->Y[j + (size_t)c * r] * pi[c];
         t[j] = sum;
     }
-    lapack_int info = LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'T', 'N', r, 1, js->K, js->active,
-                                     t, r);
+    lapack_int info = LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'T', 'N', r, 1, js->K,
+                                          js->active, t, r);
     if (info != 0) return PP_ERR_NUMERICAL;
     /* du += W J_E^T p_E, p_E = -S P [t'; 0] */
     for (int j = 0; j < r; ++j) {
