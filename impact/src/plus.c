@@ -278,10 +278,14 @@ static pp_status validate_problem(const pp_plus_problem *p)
     double dmax = 0.0;
     for (int i = 0; i < n; ++i) dmax = fmax(dmax, A[i * n + i]);
     for (int i = 0; i < n; ++i) {
-        const int k = i / 3, c = i % 3;
+        const int c = i % 3;
         const double d = A[i * n + i];
-        /* A zero tangent diagonal is harmless only when friction is off. */
-        const int may_be_zero = (c != PP_PLUS_Z && p->params[k].mu == 0.0);
+        /* A zero tangent diagonal (with its row and column, as PSD requires) is a tangent
+         * direction no impulse can move the contact in: frictionless, or held by joints (a
+         * planar mechanism's contact cannot slip out of its plane). Its slip stays as it is,
+         * rolling rows on it are solved in the least-squares sense, and friction along it
+         * does no work. A zero normal diagonal is a contact that cannot be impacted. */
+        const int may_be_zero = c != PP_PLUS_Z;
         if (!(d > 0.0) && !(may_be_zero && d == 0.0)) {
             pp_log(PP_LOG_ERROR, "pp_plus_solve: A(%d,%d) = %g: the diagonal must be positive",
                    i, i, d);

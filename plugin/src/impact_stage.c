@@ -19,6 +19,30 @@
  * Under PP_MODEL_PEG only the primary contact of each U/I/X set is a point where an impulse
  * can act (PEG Eq 41); the secondaries only shape the set's gap max_s psi_s, so they take no
  * part in an impact (scratch.primary).
+ *
+ * Joints. Bodies joined by ODE joints take an impact as one mechanism: impact islands are
+ * formed through joints as well as proximal contacts, and PLUS sees the joint-space Delassus
+ * operator A = G W_c G^T, W_c = W - W J_E^T (J_E W J_E^T)^-1 J_E W, and applies
+ * du = W_c G^T pi, so J_E du = 0 (pegplus/impact.h "Joint space"; the paper's eq. 2.1a-b).
+ * Which rows are J_E, and how:
+ *  - a joint's equality rows (lo = -inf, hi = +inf: ball, hinge, slider, ... rows) hold
+ *    through the impact, rigidly: the rows' cfm / h of the time stepper is the compliance of
+ *    a force held over a step, and an impact has no duration; only the rigid limit keeps
+ *    the joint together whatever the step was split at, and makes its impulse do no work.
+ *    A soft equality row (a large cfm used as a spring) is rigid in the impact too.
+ *  - limit and motor rows (bounded) are free during the impact. A motor's force is bounded,
+ *    so it gives no impulse in no time: free is exact. A limit is a unilateral rigid stop
+ *    and would deserve to be a PLUS contact of its own (with the stop's bounce); here it is
+ *    left to the time stepper, which stops an impact that drives the joint through its stop
+ *    inelastically in the rest of the step.
+ *  - the rows were built by ODE at the step's start; an impact happens later in the step, so
+ *    they are carried to the bodies' present poses (joint_row_now). At h = 1 ms this moves
+ *    the PLUS example-4 pendulum's answer by 2 % (check_impact_joints).
+ *  - directions the joints hold: a contact whose normal no impulse can move leaves the
+ *    impact; a tangent direction it cannot slip in is made a frame axis with a zero row and
+ *    column of A (held_directions).
+ * The pre-impact velocity is not projected onto J_E nu = 0 (eq. 2.1b would): the time
+ * stepper owns the joints' drift correction (ERP), and the impact leaves it as it was.
  */
 #include "world_internal.h"
 
@@ -93,13 +117,51 @@ static double trigger_speed(const pp_step_scratch *s, int c)
     return v_capture > PP_IMPACT_MIN_SPEED ? v_capture : PP_IMPACT_MIN_SPEED;
 }
 
-/* PLUS's solver and arrays for m contacts on nb (local) bodies; the index arrays for the
- * whole contact list and body list. */
-static pp_status ensure_plus(pp_world *world, int m, int nb)
+static int is_equality(const pp_joint_row *r)
+{
+    return r->lo == -INFINITY && r->hi == INFINITY;
+}
+
+/* Rows of joint j that hold through an impact (file comment: equalities only). */
+static int joint_equalities(const pp_world *world, const pp_joint *j)
+{
+    int n = 0;
+    for (int r = j->row_first; r < j->row_first + j->row_count; ++r)
+        n += is_equality(&world->joint_rows[r]);
+    return n;
+}
+
+/* The solver, and the index arrays over the whole contact, body and joint lists. */
+static pp_status ensure_indices(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
-    int nc = s->all.contact_count, nw = world->body_count;
-    if (!s->plus || m > s->plus_capacity) {
+    pp_status st = PP_OK;
+    if (!s->plus) {
+        st = pp_plus_solver_create(16, &s->plus);
+        if (st != PP_OK) return st;
+        s->plus_capacity = 16;
+    }
+    if (!s->plus_joint_space) st = pp_plus_joint_space_create(&s->plus_joint_space);
+    if (st != PP_OK) return st;
+    const int idx = s->all.contact_count + world->body_count + 1;
+    void **const index[] = {(void **)&s->plus_contact, (void **)&s->plus_island,
+                            (void **)&s->plus_body, (void **)&s->plus_first};
+    const size_t sizes[] = {sizeof(int), sizeof(int), sizeof(int), sizeof(int)};
+    st = pp_grow_together(index, sizes, 4, &s->plus_index_capacity, idx);
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->plus_joint, &s->plus_joint_capacity, world->joint_count + 1,
+                     sizeof(int));
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->plus_joint_first, &s->plus_joint_first_capacity,
+                     world->body_count + 1, sizeof(int));
+    return st;
+}
+
+/* Arrays of one impact island: m contacts, nb bodies, ne joint equalities. */
+static pp_status ensure_island(pp_world *world, int m, int nb, int ne)
+{
+    pp_step_scratch *s = &world->scratch;
+    if (m > s->plus_capacity) {
         pp_plus_solver_destroy(s->plus);
         s->plus = NULL;
         int cap = m > 2 * s->plus_capacity ? m : 2 * s->plus_capacity;
@@ -107,10 +169,7 @@ static pp_status ensure_plus(pp_world *world, int m, int nb)
         if (st != PP_OK) return st;
         s->plus_capacity = cap;
     }
-    size_t need = 9 * (size_t)m * (size_t)m + 9 * (size_t)m + 6 * (size_t)nb +
-                  (size_t)nb * (sizeof(pp_plus_body) / sizeof(double) + 1) +
-                  (size_t)m * (sizeof(pp_plus_contact_jacobian) / sizeof(double) + 1) +
-                  (size_t)m * (sizeof(pp_plus_contact_params) / sizeof(double) + 1);
+    size_t need = 9 * (size_t)m * (size_t)m;
     if (need > s->plus_work_capacity) {
         double *w = realloc(s->plus_work, need * sizeof(double));
         if (!w) {
@@ -120,35 +179,235 @@ static pp_status ensure_plus(pp_world *world, int m, int nb)
         s->plus_work = w;
         s->plus_work_capacity = need;
     }
-    int idx = nc + nw + 1;
-    if (idx > s->plus_index_capacity) {
-        int *a = realloc(s->plus_contact, sizeof(int) * (size_t)idx);
-        if (a) s->plus_contact = a;
-        int *b = realloc(s->plus_island, sizeof(int) * (size_t)idx);
-        if (b) s->plus_island = b;
-        int *c = realloc(s->plus_body, sizeof(int) * (size_t)idx);
-        if (c) s->plus_body = c;
-        int *d = realloc(s->plus_first, sizeof(int) * (size_t)idx);
-        if (d) s->plus_first = d;
-        if (!a || !b || !c || !d) {
-            pp_log(PP_LOG_ERROR, "impact stage: out of memory");
-            return PP_ERR_NO_MEMORY;
+    /* per contact, and per component (3 per contact) in the same capacity */
+    void **const contact[] = {(void **)&s->plus_jac, (void **)&s->plus_params,
+                              (void **)&s->plus_frame, (void **)&s->plus_source,
+                              (void **)&s->plus_held, (void **)&s->plus_v, (void **)&s->plus_pi,
+                              (void **)&s->plus_dv};
+    const size_t csizes[] = {sizeof(pp_plus_contact_jacobian), sizeof(pp_plus_contact_params),
+                             9 * sizeof(double), sizeof(int), 1, 3 * sizeof(double),
+                             3 * sizeof(double), 3 * sizeof(double)};
+    pp_status st = pp_grow_together(contact, csizes, 8, &s->plus_contact_capacity, m);
+    void **const body[] = {(void **)&s->plus_bodies, (void **)&s->plus_nu, (void **)&s->plus_dnu};
+    const size_t bsizes[] = {sizeof(pp_plus_body), 6 * sizeof(double), 6 * sizeof(double)};
+    if (st == PP_OK) st = pp_grow_together(body, bsizes, 3, &s->plus_body_capacity, nb);
+    if (st == PP_OK)
+        st = pp_grow((void **)&s->plus_rows, &s->plus_row_capacity, ne + 1,
+                     sizeof(pp_plus_bilateral_row));
+    return st;
+}
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* y = R x for a row-major 3x3 R. */
+static void mat3_apply(const double R[9], const double x[3], double y[3])
+{
+    for (int r = 0; r < 3; ++r) y[r] = R[3 * r] * x[0] + R[3 * r + 1] * x[1] + R[3 * r + 2] * x[2];
+}
+
+/*
+ * Row r of joint j at the bodies' present poses. ODE builds a joint's rows once, at the
+ * step's start (getInfo2 may not be called twice in a step), and an impact happens later in
+ * the step, when the bodies have turned. A row J = (l_a, m_a | l_b, m_b) is a pair of
+ * wrenches (force l, moment m about each body's centre); it is carried rigidly with the
+ * joint's first body a (whose frame holds the joint's axes in ODE): each side's wrench is
+ * moved to a's centre (m + (x - x_a) x l), turned by a's rotation since the start,
+ * dR = R_a R_a0^T, and moved back to the side's present centre:
+ *     l' = dR l,    m' = dR (m + (x_0 - x_a0) x l) - (x - x_a) x l'.
+ * For a's own side this is l' = dR l, m' = dR m. A ball row (e, r_a x e | -e, -r_b x e)
+ * becomes the ball row at the anchor carried by a, and an angular row (0, u | 0, -u) turns
+ * with a; so the rows are those of the joint at the impact pose (exactly while the joint is
+ * assembled: the anchor carried by a is then b's anchor too). Without a body a (the world)
+ * dR = I and x_a = 0.
+ */
+static void joint_row_now(const pp_world *world, const pp_joint *j, const pp_joint_row *row,
+                          pp_plus_bilateral_row *out)
+{
+    double dR[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, xa0[3] = {0, 0, 0}, xa[3] = {0, 0, 0};
+    if (j->body_a >= 0) {
+        const pp_body *a = &world->bodies[j->body_a];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c)
+                dR[3 * r + c] = a->R[3 * r] * j->R_start[3 * c] +
+                                a->R[3 * r + 1] * j->R_start[3 * c + 1] +
+                                a->R[3 * r + 2] * j->R_start[3 * c + 2];
+        memcpy(xa0, j->x_start[0], sizeof xa0);
+        memcpy(xa, a->x, sizeof xa);
+    }
+    const int ends[2] = {j->body_a, j->body_b};
+    for (int side = 0; side < 2; ++side) {
+        double *o = out->row[side];
+        if (ends[side] < 0) {
+            memset(o, 0, 6 * sizeof *o);
+            continue;
         }
-        s->plus_index_capacity = idx;
+        const double *l = row->J + 6 * side, *m = row->J + 6 * side + 3;
+        const double *x0 = j->x_start[side], *x = world->bodies[ends[side]].x;
+        double arm0[3] = {x0[0] - xa0[0], x0[1] - xa0[1], x0[2] - xa0[2]};
+        double arm[3] = {x[0] - xa[0], x[1] - xa[1], x[2] - xa[2]};
+        double mm[3], t[3];
+        cross3(arm0, l, mm);
+        for (int k = 0; k < 3; ++k) mm[k] += m[k];
+        mat3_apply(dR, l, o);
+        mat3_apply(dR, mm, o + 3);
+        cross3(arm, o, t);
+        for (int k = 0; k < 3; ++k) o[3 + k] -= t[k];
+    }
+}
+
+/* W = R I_body^-1 R^T at the body's present pose (the cached world inverse inertia is that
+ * of the sub-step's start, before the last integration). */
+static void present_inverse_inertia(const pp_body *b, double out[9])
+{
+    double t[9]; /* I^-1 R^T */
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            t[3 * r + c] = b->inv_inertia_body[3 * r] * b->R[3 * c] +
+                           b->inv_inertia_body[3 * r + 1] * b->R[3 * c + 1] +
+                           b->inv_inertia_body[3 * r + 2] * b->R[3 * c + 2];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            out[3 * r + c] = b->R[3 * r] * t[c] + b->R[3 * r + 1] * t[3 + c] +
+                             b->R[3 * r + 2] * t[6 + c];
+}
+
+static double body_kinetic_energy(const pp_body *b)
+{
+    double wb[3]; /* R^T w */
+    for (int r = 0; r < 3; ++r)
+        wb[r] = b->R[r] * b->w[0] + b->R[3 + r] * b->w[1] + b->R[6 + r] * b->w[2];
+    double rot = 0.0;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) rot += wb[r] * b->inertia_body[3 * r + c] * wb[c];
+    return 0.5 * (b->mass * dot3(b->v, b->v) + rot);
+}
+
+/* Jacobians of the island's contacts (scratch.plus_source) in their frames (plus_frame). */
+static pp_status contact_jacobians(pp_world *world, int m)
+{
+    pp_step_scratch *s = &world->scratch;
+    const int *local = s->body_local;
+    for (int i = 0; i < m; ++i) {
+        const pp_contact *c = &s->all.contacts[s->plus_source[i]];
+        double point[3];
+        for (int k = 0; k < 3; ++k) point[k] = c->p_a[k] + 0.5 * c->psi * c->n[k];
+        int a = c->body_a >= 0 ? local[c->body_a] : -1, b = c->body_b >= 0 ? local[c->body_b] : -1;
+        pp_status st = pp_plus_point_contact_jacobian(a, body_x(world, c->body_a), b,
+                                                      body_x(world, c->body_b), point,
+                                                      &s->plus_frame[9 * i], &s->plus_jac[i]);
+        if (st != PP_OK) return st;
     }
     return PP_OK;
 }
 
-/* One island's impact: the proximal contacts listed in idx[0..m), PLUS, velocity jump. Its
- * bodies are numbered locally (scratch.body_local, body[] back to the world's), so the work is
- * the island's, whatever the size of the world. */
-static pp_status resolve_island(pp_world *world, const int *idx, int m)
+/* A contact direction whose joint-space mobility (diagonal of A) is below this fraction of
+ * the free bodies' is held by the joints: what is left is round-off, and is zeroed. */
+#define PP_IMPACT_HELD 1e-10
+
+/*
+ * Where the joints hold a contact (only with joints). A contact whose normal the joints hold
+ * cannot be impacted (no normal impulse moves it; the joints carry it) and leaves the
+ * impact. A tangent direction the joints hold (a planar mechanism cannot slip out of its
+ * plane) becomes the frame's t2: the tangent frame is turned to the eigenvectors of the
+ * contact's 2x2 tangent block of A, so that the held direction is exactly a frame axis,
+ * whose row and column of A the caller then sets to zero (pp_plus_solve accepts a zero
+ * tangent diagonal). PLUS does not depend on the turn of the tangent frame (isotropic
+ * friction). Compacts the kept contacts in place and returns their number; *turned tells
+ * whether a frame turned.
+ */
+static int held_directions(pp_world *world, int nb, int m, const double *A, int *turned)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = 0, *body = s->plus_body, *local = s->body_local;
+    const int n = 3 * m;
+    int kept = 0;
+    *turned = 0;
     for (int i = 0; i < m; ++i) {
-        const pp_contact *c = &s->all.contacts[idx[i]];
-        int ends[2] = {c->body_a, c->body_b};
+        double F[9]; /* the free bodies' block */
+        pp_plus_delassus(nb, s->plus_bodies, 1, &s->plus_jac[i], F);
+        const double *Ai = A + (size_t)3 * i * n + 3 * i;
+        if (Ai[2 * n + 2] <= PP_IMPACT_HELD * F[8]) continue; /* normal held */
+        double *frame = &s->plus_frame[9 * i];
+        const double a = Ai[0], b = Ai[1], c = Ai[n + 1], free_t = F[0] + F[4];
+        const double mid = 0.5 * (a + c), rad = sqrt(0.25 * (a - c) * (a - c) + b * b);
+        unsigned char held = 0;
+        if (mid + rad <= PP_IMPACT_HELD * free_t) {
+            held = 3;
+        } else if (mid - rad <= PP_IMPACT_HELD * free_t) {
+            held = 2; /* t1 along the mobile eigenvector, angle th from t1 */
+            const double th = 0.5 * atan2(2.0 * b, a - c), ct = cos(th), st = sin(th);
+            double t1[3], t2[3];
+            for (int k = 0; k < 3; ++k) {
+                t1[k] = ct * frame[k] + st * frame[3 + k];
+                t2[k] = -st * frame[k] + ct * frame[3 + k];
+            }
+            memcpy(frame, t1, sizeof t1);
+            memcpy(frame + 3, t2, sizeof t2);
+            *turned = 1;
+        }
+        if (kept != i) {
+            memcpy(&s->plus_frame[9 * kept], frame, 9 * sizeof(double));
+            s->plus_source[kept] = s->plus_source[i];
+        }
+        s->plus_held[kept++] = held;
+    }
+    return kept;
+}
+
+/* The island's impact contacts into scratch.impact_info (pp_world_get_impacts), in world
+ * vectors: impulse sum_c pi_c d_c, velocities sum_c v_c d_c over the frame rows d_c. */
+static pp_status record_impact(pp_world *world, int m)
+{
+    pp_step_scratch *s = &world->scratch;
+    pp_status st = pp_grow((void **)&s->impact_info, &s->impact_info_capacity,
+                           s->impact_info_count + m, sizeof(pp_impact_info));
+    if (st != PP_OK) return st;
+    for (int i = 0; i < m; ++i) {
+        const pp_contact *c = &s->all.contacts[s->plus_source[i]];
+        const double *frame = &s->plus_frame[9 * i];
+        pp_impact_info *out = &s->impact_info[s->impact_info_count++];
+        out->g1 = s->shape_geom[c->shape_a];
+        out->g2 = s->shape_geom[c->shape_b];
+        for (int k = 0; k < 3; ++k) {
+            out->position[k] = c->p_a[k] + 0.5 * c->psi * c->n[k];
+            out->normal[k] = c->n[k];
+            out->impulse[k] = out->velocity_before[k] = out->velocity_after[k] = 0.0;
+            for (int d = 0; d < 3; ++d) {
+                const double *pi = &s->plus_pi[3 * i], *v = &s->plus_v[3 * i], *dv = &s->plus_dv[3 * i];
+                out->impulse[k] += pi[d] * frame[3 * d + k];
+                out->velocity_before[k] += v[d] * frame[3 * d + k];
+                out->velocity_after[k] += (v[d] + dv[d]) * frame[3 * d + k];
+            }
+        }
+        out->impact = s->impacts - 1;
+    }
+    return PP_OK;
+}
+
+/* One island's impact: the proximal contacts listed in idx[0..m) and the joints jidx[0..mj)
+ * among the island's bodies; PLUS in joint space; the velocity jump. Its bodies are numbered
+ * locally (scratch.body_local, plus_body back to the world's), so the work is the island's,
+ * whatever the size of the world. */
+static pp_status resolve_island(pp_world *world, const int *idx, int m, const int *jidx, int mj)
+{
+    pp_step_scratch *s = &world->scratch;
+    int nb = 0, ne = 0, *body = s->plus_body, *local = s->body_local;
+    for (int i = 0; i < m + mj; ++i) {
+        int ends[2];
+        if (i < m) {
+            const pp_contact *c = &s->all.contacts[idx[i]];
+            ends[0] = c->body_a;
+            ends[1] = c->body_b;
+        } else {
+            const pp_joint *j = &world->joints[jidx[i - m]];
+            ends[0] = j->body_a;
+            ends[1] = j->body_b;
+            ne += joint_equalities(world, j);
+        }
         for (int e = 0; e < 2; ++e) {
             int b = ends[e];
             if (b < 0 || (local[b] >= 0 && local[b] < nb && body[local[b]] == b)) continue;
@@ -156,44 +415,77 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
             body[nb++] = b;
         }
     }
-    pp_status st = ensure_plus(world, m, nb);
+    pp_status st = ensure_island(world, m, nb, ne);
     if (st != PP_OK) return st;
-    body = s->plus_body;
-    double *A = s->plus_work, *v = A + 9 * (size_t)m * m, *pi = v + 3 * m, *dv = pi + 3 * m;
-    double *dnu = dv + 3 * m;
-    pp_plus_body *bodies = (pp_plus_body *)(dnu + 6 * nb);
-    pp_plus_contact_jacobian *jac = (pp_plus_contact_jacobian *)((double *)bodies +
-        (size_t)nb * (sizeof(pp_plus_body) / sizeof(double) + 1));
-    pp_plus_contact_params *params = (pp_plus_contact_params *)((double *)jac +
-        (size_t)m * (sizeof(pp_plus_contact_jacobian) / sizeof(double) + 1));
-    double *nu = dnu; /* body velocities in, then reused for the change */
+    double *A = s->plus_work, *v = s->plus_v, *pi = s->plus_pi, *dv = s->plus_dv;
+    pp_plus_body *bodies = s->plus_bodies;
+    double *nu = s->plus_nu, *dnu = s->plus_dnu;
 
+    double ke_before = 0.0;
     for (int l = 0; l < nb; ++l) {
         const pp_body *pb = &world->bodies[body[l]];
         bodies[l].inverse_mass = pb->inv_mass;
-        memcpy(bodies[l].inverse_inertia, pb->inv_inertia_world, sizeof bodies[l].inverse_inertia);
+        if (pb->inv_mass > 0.0) present_inverse_inertia(pb, bodies[l].inverse_inertia);
+        else memset(bodies[l].inverse_inertia, 0, sizeof bodies[l].inverse_inertia);
         memcpy(&nu[6 * l], pb->v, 3 * sizeof(double));
         memcpy(&nu[6 * l + 3], pb->w, 3 * sizeof(double));
+        if (pb->inv_mass > 0.0) ke_before += body_kinetic_energy(pb);
+    }
+    /* the joints' equality rows, carried to the present poses, in local body indices */
+    pp_plus_bilateral_row *rows = s->plus_rows;
+    int e = 0;
+    for (int t = 0; t < mj; ++t) {
+        const pp_joint *j = &world->joints[jidx[t]];
+        for (int r = j->row_first; r < j->row_first + j->row_count; ++r) {
+            if (!is_equality(&world->joint_rows[r])) continue;
+            joint_row_now(world, j, &world->joint_rows[r], &rows[e]);
+            rows[e].body[0] = j->body_a >= 0 ? local[j->body_a] : -1;
+            rows[e].body[1] = j->body_b >= 0 ? local[j->body_b] : -1;
+            e++;
+        }
     }
     for (int i = 0; i < m; ++i) {
         const pp_contact *c = &s->all.contacts[idx[i]];
-        double frame[9], d[12], point[3];
+        double d[12], *frame = &s->plus_frame[9 * i];
         pp_mlcp_friction_directions(c->n, 4, d); /* d_0 = t1, d_1 = t2 = n x t1 */
         memcpy(frame, d, 3 * sizeof(double));
         memcpy(frame + 3, d + 3, 3 * sizeof(double));
         memcpy(frame + 6, c->n, 3 * sizeof(double));
-        for (int k = 0; k < 3; ++k) point[k] = c->p_a[k] + 0.5 * c->psi * c->n[k];
-        int a = c->body_a >= 0 ? local[c->body_a] : -1, b = c->body_b >= 0 ? local[c->body_b] : -1;
-        st = pp_plus_point_contact_jacobian(a, body_x(world, c->body_a), b,
-                                            body_x(world, c->body_b), point, frame, &jac[i]);
-        if (st != PP_OK) return st;
-        params[i].mu = c->mu;
-        params[i].e_min = s->all.restitution[3 * idx[i]];
-        params[i].v_capture = s->all.restitution[3 * idx[i] + 1];
-        params[i].v_plastic = s->all.restitution[3 * idx[i] + 2];
+        s->plus_source[i] = idx[i];
+        s->plus_held[i] = 0;
     }
-    st = pp_plus_contact_velocity(nb, nu, m, jac, v);
-    if (st == PP_OK) st = pp_plus_delassus(nb, bodies, m, jac, A);
+    st = contact_jacobians(world, m);
+    if (st == PP_OK)
+        st = pp_plus_delassus_constrained(s->plus_joint_space, nb, bodies, ne, rows, m,
+                                          s->plus_jac, A);
+    if (st != PP_OK) return st;
+    if (ne > 0) {
+        int turned = 0, kept = held_directions(world, nb, m, A, &turned);
+        if (kept == 0) return PP_OK; /* the joints hold every contact of the island */
+        if (kept != m || turned) {
+            m = kept;
+            st = contact_jacobians(world, m);
+            if (st == PP_OK)
+                st = pp_plus_delassus_constrained(s->plus_joint_space, nb, bodies, ne, rows, m,
+                                                  s->plus_jac, A);
+            if (st != PP_OK) return st;
+        }
+        const size_t n = 3 * (size_t)m;
+        for (int i = 0; i < m; ++i)
+            for (int t = 0; t < 2; ++t)
+                if (s->plus_held[i] & (1u << t))
+                    for (size_t q = 0; q < n; ++q)
+                        A[(3 * (size_t)i + t) * n + q] = A[q * n + 3 * (size_t)i + t] = 0.0;
+    }
+    pp_plus_contact_params *params = s->plus_params;
+    for (int i = 0; i < m; ++i) {
+        const int c = s->plus_source[i];
+        params[i].mu = s->all.contacts[c].mu;
+        params[i].e_min = s->all.restitution[3 * c];
+        params[i].v_capture = s->all.restitution[3 * c + 1];
+        params[i].v_plastic = s->all.restitution[3 * c + 2];
+    }
+    st = pp_plus_contact_velocity(nb, nu, m, s->plus_jac, v);
     if (st != PP_OK) return st;
 
     pp_plus_problem problem = {m, A, v, params};
@@ -210,8 +502,10 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
     } else if (st != PP_OK) {
         return st;
     }
-    st = pp_plus_body_velocity_change(nb, bodies, m, jac, pi, dnu);
+    st = pp_plus_body_velocity_change_constrained(s->plus_joint_space, nb, bodies, ne, rows, m,
+                                                  s->plus_jac, pi, dnu, NULL);
     if (st != PP_OK) return st;
+    double ke_after = 0.0;
     for (int l = 0; l < nb; ++l) {
         pp_body *pb = &world->bodies[body[l]];
         if (pb->inv_mass == 0.0) continue;
@@ -219,37 +513,47 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m)
             pb->v[k] += dnu[6 * l + k];
             pb->w[k] += dnu[6 * l + 3 + k];
         }
+        ke_after += body_kinetic_energy(pb);
     }
+    world->stats.impact_energy_change += ke_after - ke_before;
     s->impacts++;
-    return PP_OK;
+    return record_impact(world, m);
 }
 
 /*
  * Proximal contacts (psi <= 1e-6 m) approaching faster than their capture speed, with a
- * nonzero restitution, start an impact: the proximal contacts of their island (bodies joined
- * by proximal contacts; static geometry joins nothing) go to PLUS together.
+ * nonzero restitution, start an impact: the proximal contacts of their island go to PLUS
+ * together. Impact islands are bodies joined by proximal contacts and by joints (static
+ * geometry joins nothing): a mechanism takes an impact as a whole, even where only one of
+ * its bodies touches.
  */
 pp_status pp_stage_impact(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
-    int nb = world->body_count, nc = s->all.contact_count;
+    int nb = world->body_count, nc = s->all.contact_count, nj = world->joint_count;
     if (nc == 0) return PP_OK;
     int any = 0;
     for (int c = 0; c < nc && !any; ++c)
         any = s->all.primary[c] && s->all.contacts[c].psi <= PP_PROXIMAL_GAP && s->all.restitution[3 * c] > 0.0 &&
               gap_rate(world, &s->all.contacts[c], 0, NULL) < -trigger_speed(s, c);
     if (!any) return PP_OK;
-    pp_status st = ensure_plus(world, 1, 1);
+    pp_status st = ensure_indices(world);
     if (st != PP_OK) return st;
 
-    /* Islands of proximal primaries (union-find over bodies), then their contacts bucketed by
-     * root (CSR: first[root], list) so that gathering an island costs its own size. */
+    /* Islands of proximal primaries and joints (union-find over bodies), then their contacts
+     * and joints bucketed by root (CSR: first[root], list) so that gathering an island costs
+     * its own size. */
     int *parent = s->plus_island, *list = s->plus_contact, *first = s->plus_first;
     for (int b = 0; b < nb; ++b) parent[b] = b;
     for (int c = 0; c < nc; ++c) {
         const pp_contact *k = &s->all.contacts[c];
         if (!s->all.primary[c] || k->psi > PP_PROXIMAL_GAP || k->body_a < 0 || k->body_b < 0) continue;
         parent[island_root(parent, k->body_a)] = island_root(parent, k->body_b);
+    }
+    for (int j = 0; j < nj; ++j) {
+        const pp_joint *q = &world->joints[j];
+        if (q->body_a < 0 || q->body_b < 0 || !joint_equalities(world, q)) continue;
+        parent[island_root(parent, q->body_a)] = island_root(parent, q->body_b);
     }
     for (int b = 0; b <= nb; ++b) first[b] = 0;
     for (int c = 0; c < nc; ++c) {
@@ -267,6 +571,20 @@ pp_status pp_stage_impact(pp_world *world)
         if (s->all.primary[c] && q->psi <= PP_PROXIMAL_GAP && b >= 0)
             list[fill[island_root(parent, b)]++] = c;
     }
+    int *jfirst = s->plus_joint_first, *jlist = s->plus_joint;
+    for (int b = 0; b <= nb; ++b) jfirst[b] = 0;
+    for (int j = 0; j < nj; ++j) {
+        const pp_joint *q = &world->joints[j];
+        int b = q->body_a >= 0 ? q->body_a : q->body_b;
+        if (b >= 0 && joint_equalities(world, q)) jfirst[island_root(parent, b) + 1]++;
+    }
+    for (int b = 0; b < nb; ++b) jfirst[b + 1] += jfirst[b];
+    for (int b = 0; b < nb; ++b) fill[b] = jfirst[b];
+    for (int j = 0; j < nj; ++j) {
+        const pp_joint *q = &world->joints[j];
+        int b = q->body_a >= 0 ? q->body_a : q->body_b;
+        if (b >= 0 && joint_equalities(world, q)) jlist[fill[island_root(parent, b)]++] = j;
+    }
     for (int b = 0; b < nb; ++b) s->body_local[b] = -1;
     /* Islands with an impact, one at a time; velocities are read fresh for each (islands
      * share no body, so the order does not matter). */
@@ -277,7 +595,8 @@ pp_status pp_stage_impact(pp_world *world)
             continue;
         int root = island_root(s->plus_island, k->body_a >= 0 ? k->body_a : k->body_b);
         int from = s->plus_first[root], m = s->plus_first[root + 1] - from;
-        st = resolve_island(world, &s->plus_contact[from], m);
+        int jfrom = s->plus_joint_first[root], mj = s->plus_joint_first[root + 1] - jfrom;
+        st = resolve_island(world, &s->plus_contact[from], m, &s->plus_joint[jfrom], mj);
         if (st != PP_OK) return st;
     }
     return PP_OK;
@@ -321,4 +640,15 @@ double pp_time_to_impact(const pp_world *world, double remaining)
         t_first = t;
     }
     return t_first;
+}
+
+int pp_world_get_impacts(const pp_world *world, const pp_impact_info **out)
+{
+    if (!world || !out) {
+        pp_log(PP_LOG_ERROR, "pp_world_get_impacts: %s is NULL", !world ? "world" : "out");
+        if (out) *out = NULL;
+        return 0;
+    }
+    *out = world->scratch.impact_info;
+    return world->scratch.impact_info_count;
 }

@@ -80,6 +80,10 @@ static pp_status add_joint(pp_world *world, dJointID joint, int a, int b, double
     j->body_b = b;
     j->row_first = world->joint_row_count;
     j->row_count = m;
+    const int ends[2] = {a, b};
+    for (int e = 0; e < 2; ++e)
+        if (ends[e] >= 0) memcpy(j->x_start[e], world->bodies[ends[e]].x, sizeof j->x_start[e]);
+    if (a >= 0) memcpy(j->R_start, world->bodies[a].R, sizeof j->R_start);
     world->joint_row_count += m;
     return PP_OK;
 }

@@ -659,6 +659,7 @@ pp_status pp_world_step(pp_world *world, double h)
     if (st != PP_OK) return st;
     memset(&world->stats, 0, sizeof world->stats);
     world->stats.model = world->config.model;
+    world->scratch.impact_info_count = 0;
     double start = pp_now_seconds();
     st = world->config.model == PP_MODEL_ODE ? ode_step(world, h) : pegplus_step(world, h);
     world->stats.time_total = pp_now_seconds() - start;

@@ -36,6 +36,10 @@ typedef struct pp_joint {
     dJointID id;
     int body_a, body_b;
     int row_first, row_count;
+    /* the bodies' poses the rows were built at (the step's start): an impact later in the
+     * step carries the rows to the bodies' poses then (impact_stage.c) */
+    double x_start[2][3];          /* centres of body_a, body_b (unset for -1) */
+    double R_start[9];             /* rotation of body_a (unset for -1) */
 } pp_joint;
 
 /* A convex geom whose polytope pegplus recorded (ODE has no getter for dConvex data). */
@@ -207,12 +211,33 @@ typedef struct pp_step_scratch {
 
     struct pp_plus_solver *plus;   /* stage 6b */
     int plus_capacity;
-    double *plus_work;             /* A (9 m^2), v, pi (3 m each), body dnu (6 nb) */
+    struct pp_plus_joint_space *plus_joint_space; /* the joints' K of an impact island */
+    double *plus_work;             /* A (9 m^2) */
     size_t plus_work_capacity;
+    /* per contact of an impact island: Jacobian, parameters, frame rows (t1, t2, n), the
+     * index in scratch.all, which tangent directions the joints hold (bit 0: t1, bit 1: t2);
+     * per component: velocity, impulse, velocity change */
+    struct pp_plus_contact_jacobian *plus_jac;
+    struct pp_plus_contact_params *plus_params;
+    double *plus_frame;
+    int *plus_source;
+    unsigned char *plus_held;
+    double *plus_v, *plus_pi, *plus_dv;
+    int plus_contact_capacity;
+    /* per body of an impact island: inverse mass, velocity and its change (6 each) */
+    struct pp_plus_body *plus_bodies;
+    double *plus_nu, *plus_dnu;
+    int plus_body_capacity;
+    struct pp_plus_bilateral_row *plus_rows; /* the island's joint equalities, carried to now */
+    int plus_row_capacity;
     int *plus_contact, *plus_island;  /* contacts bucketed by island; union-find over bodies */
     int *plus_body, *plus_first;      /* an island's bodies; CSR of the buckets */
     int plus_index_capacity;
+    int *plus_joint, *plus_joint_first; /* joints bucketed by island (CSR) */
+    int plus_joint_capacity, plus_joint_first_capacity;
     int impacts;                   /* impacts resolved this step */
+    pp_impact_info *impact_info;   /* pp_world_get_impacts: the step's impact contacts */
+    int impact_info_count, impact_info_capacity;
 
     pp_contact_info *info;         /* pp_world_get_contacts */
     int info_count, info_capacity;

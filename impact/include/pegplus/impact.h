@@ -20,8 +20,10 @@
  *        v_end = v + A pi,   A = G M^-1 G^T   (eq. 2.2),
  *    pi_z >= 0 pushes the bodies apart, and friction pi_xy opposes slip.
  *  - A (s/kg-ish: contact velocity per unit impulse) is 3m x 3m, row-major, symmetric
- *    positive semi-definite with a positive diagonal. It may be singular (redundant
- *    contacts): the minimum-norm impulse is chosen (Table 1).
+ *    positive semi-definite with a positive normal diagonal. It may be singular (redundant
+ *    contacts): the minimum-norm impulse is chosen (Table 1). A tangent diagonal may be 0
+ *    (exactly, with its row and column): a direction the contact cannot slip in, such as
+ *    out of the plane of a hinged mechanism (pp_plus_delassus_constrained).
  *  - Kinetic energy change of the impact: dKE = pi . v + 1/2 pi^T A pi (J), exact for
  *    any M since u^T M du + 1/2 du^T M du with du = M^-1 G^T pi.
  *
@@ -209,7 +211,8 @@ int pp_plus_solver_capacity(const pp_plus_solver *solver);
  *    impulse accumulated before that interval is written (always finite);
  *  - PP_ERR_NULL_ARGUMENT / PP_ERR_INVALID_ARGUMENT: rejected at the boundary with a
  *    message to the log hook (NULL pointer, m < 0 or above the capacity, NaN/Inf in A or
- *    v, A not symmetric or not positive-semidefinite-looking (diagonal <= 0, an
+ *    v, A not symmetric or not positive-semidefinite-looking (normal diagonal <= 0,
+ *    tangent diagonal < 0, an
  *    off-diagonal above sqrt(A_ii A_jj)), mu < 0, e_min outside [0, 1], v_capture < 0,
  *    v_plastic < v_capture, bad config); nothing is written.
  * Impending slip (2.9b) is solved by Newton's method. When it reaches
@@ -261,6 +264,82 @@ pp_status pp_plus_body_velocity_change(int body_count, const pp_plus_body *bodie
                                        int contact_count,
                                        const pp_plus_contact_jacobian *jacobians,
                                        const double *impulse, double *body_velocity_change);
+
+/* ------------------------------------------------------------------------------------ */
+/* Joint space: contacts on bodies joined by bilateral constraints                        */
+/* ------------------------------------------------------------------------------------ */
+
+/*
+ * The paper poses PLUS for multibody systems with bilateral constraints (eq. 2.1a-b:
+ * M du - G_b^T pi_b - G^T pi = 0, G_b (u + du) = 0) and then sets m_b = 0 for clarity.
+ * Here the bodies are free rigid bodies (nu, W = M^-1 block diagonal) and the joints are
+ * equality rows J_E (= G_b) that must hold through the impact, J_E du = 0. Eliminating the
+ * joint impulse p_E (= pi_b) gives
+ *     p_E = -K^-1 J_E W G^T pi,   K = J_E W J_E^T,
+ *     du  = W_c G^T pi,           W_c = W - W J_E^T K^-1 J_E W,
+ *     A   = G W_c G^T             (eq. 2.2's Delassus operator in joint space),
+ * so a contact on a jointed body moves the whole mechanism, and the joints do no work in
+ * the impact. W_c is the inverse of the mechanism's mass seen through the free bodies'
+ * coordinates; pi . v + 1/2 pi^T A pi is still the impact's kinetic energy change when the
+ * rows hold before it (J_E nu = 0; in general the joint impulse adds p_E . J_E nu).
+ * Difference from eq. 2.1b: the impact leaves J_E nu as it found it (du, not u + du, obeys
+ * the rows): the time stepper that runs before and after owns the rows' drift correction
+ * (ODE's ERP term), so the impact neither adds nor removes constraint violation.
+ *
+ * K is singular when rows are redundant (a closed loop of joints, a joint to the world
+ * doubling another): only the rows of a numerically independent subset are kept
+ * (pivoted Cholesky with rank detection, LAPACK dpstrf, on K scaled to a unit diagonal;
+ * a row whose part independent of the kept ones is below 1e-5 of its own size, in the
+ * mass metric, is dropped). That subset spans the same constraint space, so W_c is the
+ * rigid limit (K + eps I)^-1 -> K^+ on the rows' span. No compliance (ODE's cfm) enters:
+ * an impact takes no time, so a row's cfm / h has no h to divide by, and only the rigid
+ * limit keeps J_E du = 0 whatever the step.
+ */
+
+/* One bilateral row: row[0] . nu_{body[0]} + row[1] . nu_{body[1]} = 0 must hold through
+ * the impact. Units are the row's own (m/s for a linear row, rad/s for an angular one):
+ * only the span of the rows matters. */
+typedef struct pp_plus_bilateral_row {
+    int body[2];         /* body indices; -1 = static world (that side is unused) */
+    double row[2][6];    /* [side][v(3), w(3)], world frame, about each body's centre */
+} pp_plus_bilateral_row;
+
+/* The factorisation of one island's bilateral rows and its coupling to the contacts, kept
+ * between pp_plus_delassus_constrained and pp_plus_body_velocity_change_constrained. It
+ * owns its workspace, which grows to the largest problem seen (the only allocations of
+ * this part). */
+typedef struct pp_plus_joint_space pp_plus_joint_space;
+
+pp_status pp_plus_joint_space_create(pp_plus_joint_space **out); /* PP_OK, NULL_ARGUMENT, NO_MEMORY */
+void pp_plus_joint_space_destroy(pp_plus_joint_space *space);    /* NULL is a no-op */
+/* Rank of the rows after the last pp_plus_delassus_constrained (independent rows kept). */
+int pp_plus_joint_space_rank(const pp_plus_joint_space *space);
+
+/* A = G W_c G^T (3m x 3m, row-major) for the contacts' Jacobians over body_count bodies and
+ * row_count bilateral rows among them; with row_count = 0 it is pp_plus_delassus. Keeps
+ * the factorisation in `space` for the velocity change. Rows whose bodies all have zero
+ * inverse mass and inertia constrain nothing and are ignored. Returns PP_OK,
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (bad body index or non-finite row),
+ * PP_ERR_NO_MEMORY or PP_ERR_NUMERICAL (LAPACK failed). */
+pp_status pp_plus_delassus_constrained(pp_plus_joint_space *space, int body_count,
+                                       const pp_plus_body *bodies, int row_count,
+                                       const pp_plus_bilateral_row *rows, int contact_count,
+                                       const pp_plus_contact_jacobian *jacobians,
+                                       double *delassus);
+
+/* d nu = W_c G^T pi = W (G^T pi + J_E^T p_E) (6 per body, overwritten) for contact impulses
+ * pi (3m), with the same bodies, rows and Jacobians as the pp_plus_delassus_constrained call
+ * before it. row_impulse (row_count, may be NULL) receives p_E (N s for a linear row, N m s
+ * for an angular one; 0 for rows left out as redundant). */
+pp_status pp_plus_body_velocity_change_constrained(const pp_plus_joint_space *space,
+                                                   int body_count, const pp_plus_body *bodies,
+                                                   int row_count,
+                                                   const pp_plus_bilateral_row *rows,
+                                                   int contact_count,
+                                                   const pp_plus_contact_jacobian *jacobians,
+                                                   const double *impulse,
+                                                   double *body_velocity_change,
+                                                   double *row_impulse);
 
 #ifdef __cplusplus
 }

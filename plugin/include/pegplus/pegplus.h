@@ -215,6 +215,11 @@ typedef struct pp_step_stats {
     int lcp_warm_started;    /* 1: every LCP of the step was solved from its warm-start basis
                                 (kept by constraint identity) without pivoting */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
+    double impact_energy_change; /* kinetic energy after minus before of the bodies of the
+                                    step's impacts, summed over them, J, measured on the bodies'
+                                    velocities: <= 0, PLUS gains no energy (with joints, up to
+                                    the work p_E . J_E nu of the joints' impulse on the drift
+                                    correction velocity ERP left in them) */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
@@ -308,6 +313,26 @@ typedef struct pp_contact_info {
 
 /* The contacts of the last step; *out valid until the next step or destroy. Returns the count. */
 int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out);
+
+/* One contact of an impact (PLUS, stage 6b) in the last step: geoms (g2 may be static), the
+ * contact point, the unit normal from g1 to g2, PLUS's total impulse on g2 (its opposite on
+ * g1; impulse . normal >= 0, the rest is friction) and the velocity of g2's material point
+ * there relative to g1's, just before and just after the impact (the time stepper then goes
+ * on from there). World frame, N s and m/s. Contacts of one impact share `impact` (0, 1, ...
+ * in the order the step resolved them). */
+typedef struct pp_impact_info {
+    dGeomID g1, g2;
+    double position[3];
+    double normal[3];
+    double impulse[3];
+    double velocity_before[3];
+    double velocity_after[3];
+    int impact;
+} pp_impact_info;
+
+/* The impact contacts of the last step (none under PP_MODEL_ODE); *out valid until the next
+ * step or destroy. Returns the count. */
+int pp_world_get_impacts(const pp_world *world, const pp_impact_info **out);
 
 /* Statistics of the last step (valid until the next step or destroy). */
 const pp_step_stats *pp_world_get_stats(const pp_world *world);
