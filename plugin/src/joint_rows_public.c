@@ -1098,6 +1098,14 @@ int pp_public_joint_rebuild(const pp_joint_capture *capture, dJointID joint, dou
     return bd.m;
 }
 
+int pp_joint_capture_ensure(pp_joint_capture *capture, dJointID joint)
+{
+    joint_frame f;
+    if (!frame_of(joint, &f)) return 0;
+    if (!capture_matches(capture, &f)) pp_joint_capture_take(capture, joint);
+    return 1;
+}
+
 int pp_public_joint_rows(pp_joint_capture *capture, dJointID joint, double fps, double erp,
                          double cfm, pp_joint_row rows[6])
 {

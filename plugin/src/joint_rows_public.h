@@ -76,6 +76,10 @@ int pp_public_joint_rebuild(const pp_joint_capture *capture, dJointID joint, dou
                             double erp, double cfm, pp_joint_row rows[6],
                             pp_joint_wrench *motor);
 
+/* Take the capture if it is empty or of another joint or attachment (as pp_public_joint_rows
+ * does). Returns 0 for a joint with no body. */
+int pp_joint_capture_ensure(pp_joint_capture *capture, dJointID joint);
+
 /* Drop-in for pp_ode_joint_rows: takes the capture if it is empty or of another joint or
  * attachment, rebuilds the rows, and, like getInfo2, adds a powered-at-stop motor's force to
  * the bodies' accumulators (dBodyAddForce / dBodyAddTorque), so a caller that reads the

@@ -19,8 +19,11 @@
  * Side effects, as in dWorldStep: getInfo2 of a powered joint at a limit adds the motor's force
  * to its bodies' accumulators, so the accumulators are read again after the rows are built.
  */
+#include "joint_rows_public.h"
 #include "world_internal.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int is_dynamic(const pp_world *world, int b)
@@ -52,6 +55,122 @@ static const char *joint_type_name(dJointID j)
     }
 }
 
+/* ---- Captures: what the public rows need, kept per joint from step to step ----------------
+ * (joint_rows_public.h). The step's joints get their capture from the previous step's list
+ * (found through a hash of dJointIDs), or an empty one taken at first use; joints no longer
+ * in the step drop theirs, so the store follows the world's joints. */
+struct pp_joint_captures {
+    pp_joint_capture *list, *next;   /* the previous step's (by its joints), this step's */
+    int count, capacity, next_capacity;
+    int *table;                      /* hash of list[].joint -> index, -1 empty */
+    int table_capacity;
+};
+
+static unsigned joint_slot(dJointID j, int capacity)
+{
+    uintptr_t x = (uintptr_t)j;
+    x ^= x >> 17;
+    x *= (uintptr_t)0x9e3779b97f4a7c15ULL;
+    return (unsigned)(x >> 7) & (unsigned)(capacity - 1);
+}
+
+static const pp_joint_capture *previous_capture(const struct pp_joint_captures *c, dJointID j)
+{
+    if (!c || c->table_capacity == 0) return NULL;
+    for (unsigned i = joint_slot(j, c->table_capacity);; i = (i + 1) & (unsigned)(c->table_capacity - 1)) {
+        int k = c->table[i];
+        if (k < 0) return NULL;
+        if (c->list[k].joint == j) return &c->list[k];
+    }
+}
+
+/* This step's captures become the previous ones; re-index them. */
+static pp_status captures_commit(struct pp_joint_captures *c, int count)
+{
+    pp_joint_capture *t = c->list;
+    int cap = c->capacity;
+    c->list = c->next;
+    c->capacity = c->next_capacity;
+    c->next = t;
+    c->next_capacity = cap;
+    c->count = count;
+    int need = 16;
+    while (need < 2 * count) need *= 2;
+    if (need > c->table_capacity) {
+        int *table = realloc(c->table, (size_t)need * sizeof *table);
+        if (!table) return PP_ERR_NO_MEMORY;
+        c->table = table;
+        c->table_capacity = need;
+    }
+    for (int i = 0; i < c->table_capacity; ++i) c->table[i] = -1;
+    for (int k = 0; k < count; ++k) {
+        if (!c->list[k].joint) continue;
+        unsigned i = joint_slot(c->list[k].joint, c->table_capacity);
+        while (c->table[i] >= 0) i = (i + 1) & (unsigned)(c->table_capacity - 1);
+        c->table[i] = k;
+    }
+    return PP_OK;
+}
+
+void pp_joint_captures_free(pp_world *world)
+{
+    struct pp_joint_captures *c = world->captures;
+    if (!c) return;
+    free(c->list);
+    free(c->next);
+    free(c->table);
+    free(c);
+    world->captures = NULL;
+}
+
+/* Joint types whose rows include ODE's limit/motor row (dxJointLimitMotor): the ones where a
+ * motor can be powered into a stop. */
+static int has_limit_motor(dJointID j)
+{
+    switch (dJointGetType(j)) {
+    case dJointTypeHinge: case dJointTypeSlider: case dJointTypeUniversal:
+    case dJointTypeHinge2: case dJointTypePR: case dJointTypePU: case dJointTypePiston:
+    case dJointTypeAMotor:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * A joint's rows. From libode's getInfo1/getInfo2 (exact for every type and history) when it
+ * exports them, except for a motor powered into its stop: there getInfo2 adds the motor's
+ * force through ODE's step context, which only dWorldStep creates (a world pegplus steps from
+ * the start has none: getInfo2 would crash), so that joint's rows come from the public
+ * rebuild, which adds the same force to the same accumulators (joint_rows_public.h; exact
+ * when the joint was assembled when pegplus first saw it). Without libode's symbols, every
+ * joint's rows come from the public rebuild. Returns m, or -1 (not available).
+ */
+/* PP_JOINT_ROWS=public in the environment takes every joint's rows from the public rebuild,
+ * as a libode without getInfo2 would: how the tests run that path on this libode. */
+static int public_rows_only(void)
+{
+    static int only = -1;
+    if (only < 0) {
+        const char *e = getenv("PP_JOINT_ROWS");
+        only = e && strcmp(e, "public") == 0;
+    }
+    return only;
+}
+
+static int joint_rows(pp_joint_capture *capture, dJointID joint, double fps, double erp,
+                      double cfm, pp_joint_row rows[6])
+{
+    if (!pp_ode_joint_rows_available() || public_rows_only())
+        return pp_public_joint_rows(capture, joint, fps, erp, cfm, rows);
+    if (has_limit_motor(joint) && pp_joint_capture_ensure(capture, joint)) {
+        pp_joint_wrench motor;
+        int m = pp_public_joint_rebuild(capture, joint, fps, erp, cfm, rows, &motor);
+        if (m >= 0 && motor.active) return pp_public_joint_rows(capture, joint, fps, erp, cfm, rows);
+    }
+    return pp_ode_joint_rows(joint, fps, erp, cfm, rows);
+}
+
 static pp_status add_joint(pp_world *world, dJointID joint, int a, int b, double h)
 {
     pp_status st = pp_grow((void **)&world->joints, &world->joint_capacity, world->joint_count + 1,
@@ -61,12 +180,26 @@ static pp_status add_joint(pp_world *world, dJointID joint, int a, int b, double
     const size_t sizes[] = {sizeof(pp_joint_row), sizeof(double)};
     st = pp_grow_together(rows, sizes, 2, &world->joint_row_capacity, world->joint_row_count + 6);
     if (st != PP_OK) return st;
+    struct pp_joint_captures *c = world->captures;
+    if (world->joint_count + 1 > c->next_capacity) {
+        int cap = 2 * c->next_capacity > world->joint_count + 1 ? 2 * c->next_capacity : world->joint_count + 16;
+        pp_joint_capture *next = realloc(c->next, (size_t)cap * sizeof *next);
+        if (!next) return PP_ERR_NO_MEMORY;
+        c->next = next;
+        c->next_capacity = cap;
+    }
+    pp_joint_capture *capture = &c->next[world->joint_count];
+    const pp_joint_capture *before = previous_capture(c, joint);
+    if (before) *capture = *before;
+    else memset(capture, 0, sizeof *capture);
     pp_joint_row *out = &world->joint_rows[world->joint_row_count];
-    int m = pp_ode_joint_rows(joint, 1.0 / h, dWorldGetERP(world->ode_world),
-                              dWorldGetCFM(world->ode_world), out);
+    int m = joint_rows(capture, joint, 1.0 / h, dWorldGetERP(world->ode_world),
+                       dWorldGetCFM(world->ode_world), out);
     if (m < 0) {
-        pp_log(PP_LOG_ERROR, "dJointID %p: the %s joint's rows are not available from this "
-               "libode; use PP_MODEL_ODE for this world", (void *)joint, joint_type_name(joint));
+        pp_log(PP_LOG_ERROR, "dJointID %p: the %s joint's rows are not available (libode does "
+               "not export getInfo2, and ODE's public API cannot rebuild this joint: "
+               "docs/joints.md); use PP_MODEL_ODE for this world", (void *)joint,
+               joint_type_name(joint));
         return PP_ERR_UNSUPPORTED;
     }
     for (int r = 0; r < m; ++r) {
@@ -92,6 +225,10 @@ pp_status pp_stage_joints(pp_world *world, double h)
 {
     world->joint_count = 0;
     world->joint_row_count = 0;
+    if (!world->captures) {
+        world->captures = calloc(1, sizeof *world->captures);
+        if (!world->captures) return PP_ERR_NO_MEMORY;
+    }
     for (int i = 0; i < world->body_count; ++i) {
         dBodyID body = world->bodies[i].id;
         int count = dBodyGetNumJoints(body);
@@ -106,13 +243,6 @@ pp_status pp_stage_joints(pp_world *world, double h)
             int b = b2 ? pp_bridge_find_body(world, b2) : -1;
             if ((a >= 0 ? a : b) != i) continue; /* seen from its first managed body */
             if (!is_dynamic(world, a) && !is_dynamic(world, b)) continue;
-            if (!pp_ode_joint_rows_available()) {
-                pp_log(PP_LOG_ERROR, "dJointID %p (%s joint on dBodyID %p): this libode does "
-                       "not export the joint rows pegplus needs (README \"Joints\"); use "
-                       "PP_MODEL_ODE for this world", (void *)joint, joint_type_name(joint),
-                       (void *)body);
-                return PP_ERR_UNSUPPORTED;
-            }
             pp_status st = add_joint(world, joint, a, b, h);
             if (st != PP_OK) return st;
         }
@@ -130,6 +260,8 @@ pp_status pp_stage_joints(pp_world *world, double h)
             }
         }
     }
+    pp_status st = captures_commit(world->captures, world->joint_count);
+    if (st != PP_OK) return st;
     world->stats.joints = world->joint_count;
     world->stats.joint_rows = world->joint_row_count;
     return PP_OK;

@@ -135,6 +135,7 @@ void pp_world_destroy(pp_world *world)
     free(world->body_table);
     free(world->geoms);
     free(world->joints);
+    pp_joint_captures_free(world);
     free(world->joint_rows);
     free(world->joint_impulse);
     free(world);

@@ -290,6 +290,7 @@ struct pp_world {
 
     pp_joint *joints;              /* stage 1b: the joints of the step */
     int joint_count, joint_capacity;
+    struct pp_joint_captures *captures; /* per joint, kept across steps (stage_joints.c) */
     pp_joint_row *joint_rows;      /* their rows (world body indices) */
     double *joint_impulse;         /* per row: impulse over the step so far (N s) */
     int joint_row_count, joint_row_capacity;
@@ -318,6 +319,7 @@ int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
  * their dJointFeedback at its end. */
 pp_status pp_stage_joints(pp_world *world, double h);
 void pp_joint_feedback(pp_world *world, double h);
+void pp_joint_captures_free(pp_world *world);
 /* ode_joint_rows.c: rows of one joint as dWorldStep builds them (-1: not available). */
 int pp_ode_joint_rows_available(void);
 int pp_ode_joint_rows(dJointID joint, double fps, double erp, double cfm, pp_joint_row rows[6]);
