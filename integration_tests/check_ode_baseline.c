@@ -8,6 +8,7 @@
 #include "scenes.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,54 @@ START_TEST(test_surface_callback_filters_pairs)
 }
 END_TEST
 
+/* Under PP_MODEL_ODE the contact list is ODE's own contacts of the step (not those of the
+ * model that ran before): a box at rest on a plane, first stepped by the standard model, then
+ * by ODE. At rest the normal impulses carry the weight, m g h, to ODE's tolerance; every
+ * normal is the plane's, turned from g1 to g2; no friction is needed. */
+START_TEST(test_ode_contact_list)
+{
+    dInitODE2(0);
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dSimpleSpaceCreate(0);
+    dWorldSetGravity(world, 0.0, 0.0, -9.81);
+    dGeomID plane = dCreatePlane(space, 0.0, 0.0, 1.0, 0.0);
+    dBodyID box = dBodyCreate(world);
+    dMass m;
+    dMassSetBoxTotal(&m, 2.0, 0.2, 0.2, 0.2);
+    dBodySetMass(box, &m);
+    dBodySetPosition(box, 0.0, 0.0, 0.1);
+    dGeomID g = dCreateBox(space, 0.2, 0.2, 0.2);
+    dGeomSetBody(g, box);
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_STANDARD;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, &c, &pw), PP_OK);
+    for (int s = 0; s < 20; ++s) ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+    const pp_contact_info *info = NULL;
+    ck_assert_int_gt(pp_world_get_contacts(pw, &info), 0);
+    ck_assert_int_eq(pp_world_set_model(pw, PP_MODEL_ODE), PP_OK);
+    for (int s = 0; s < 200; ++s) ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+    int n = pp_world_get_contacts(pw, &info);
+    ck_assert_int_eq(n, pp_world_get_stats(pw)->ode_contacts);
+    ck_assert_int_eq(n, 4);
+    double total = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double up = info[i].g1 == g ? -1.0 : 1.0; /* g1 the box: the normal points down */
+        ck_assert(info[i].g1 == plane || info[i].g2 == plane);
+        ck_assert_double_eq_tol(info[i].normal[2], up, 1e-12);
+        ck_assert(info[i].normal_impulse >= 0.0);
+        ck_assert(info[i].gap <= 0.0 && info[i].gap > -1e-3);
+        ck_assert_double_eq_tol(fabs(info[i].friction_impulse[0]) + fabs(info[i].friction_impulse[1]), 0.0, 1e-9);
+        total += info[i].normal_impulse;
+    }
+    ck_assert_double_eq_tol(total, 2.0 * 9.81 * H, 1e-6 * 2.0 * 9.81 * H);
+    pp_world_destroy(pw);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+    dCloseODE();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ode_baseline");
@@ -132,6 +181,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_ode_model_is_bit_identical, 0, 2);
     tcase_add_test(tc, test_surface_callback_filters_pairs);
+    tcase_add_test(tc, test_ode_contact_list);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -497,8 +497,11 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m, const in
     if (st == PP_ERR_SOLVER || st == PP_ERR_NUMERICAL) {
         /* Documented: the impulse applied up to the cap (finite) is kept; the time stepper
          * then stops whatever still approaches, inelastically. */
-        pp_log(PP_LOG_WARNING, "impact of %d contacts: PLUS stopped early (%s, caps 0x%x); the "
-                               "impulse so far is applied", m, pp_status_string(st), result.caps);
+        pp_log(PP_LOG_WARNING, "impact of %d contacts: PLUS stopped early (%s: %s%s%s); the "
+                               "impulse so far is applied", m, pp_status_string(st),
+               result.caps & PP_PLUS_CAP_ROUNDS ? "round cap " : "",
+               result.caps & PP_PLUS_CAP_INTERVALS ? "interval cap " : "",
+               result.caps & PP_PLUS_CAP_ACTIVE_SET ? "active-set cap" : "");
     } else if (st != PP_OK) {
         return st;
     }

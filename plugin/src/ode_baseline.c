@@ -119,9 +119,10 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     }
 
     int max = world->config.ode_max_contacts, first = world->ode_contact_count;
-    void **const arrays[] = {(void **)&world->ode_contacts, (void **)&world->ode_contact_bodies};
-    const size_t sizes[] = {sizeof(dContact), 2 * sizeof(dBodyID)};
-    ctx->status = pp_grow_together(arrays, sizes, 2, &world->ode_contact_capacity, first + max);
+    void **const arrays[] = {(void **)&world->ode_contacts, (void **)&world->ode_contact_bodies,
+                             (void **)&world->ode_feedback};
+    const size_t sizes[] = {sizeof(dContact), 2 * sizeof(dBodyID), sizeof(dJointFeedback)};
+    ctx->status = pp_grow_together(arrays, sizes, 3, &world->ode_contact_capacity, first + max);
     if (ctx->status != PP_OK) return;
     dContact *contact = &world->ode_contacts[first];
     memset(contact, 0, sizeof(dContact) * (size_t)max);
@@ -143,6 +144,40 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     world->ode_contact_count = first + n;
 }
 
+/* The step's contacts into pp_world_get_contacts' list, in its conventions: ODE's normal
+ * points from g2 into g1 (moving g1 along it separates them), ours from g1 to g2; the gap is
+ * -depth; the impulses are those on g2's body, h times the contact joint's force. The joint's
+ * feedback f1 is the force on its first attached body: g1's, or g2's when g1 is static (ODE
+ * stores an attach (0, b) as (b, 0)). */
+static pp_status contact_list(pp_world *world, double h)
+{
+    pp_step_scratch *s = &world->scratch;
+    int n = world->ode_contact_count;
+    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, n > 0 ? n : 1,
+                           sizeof(pp_contact_info));
+    if (st != PP_OK) return st;
+    for (int i = 0; i < n; ++i) {
+        const dContactGeom *g = &world->ode_contacts[i].geom;
+        const dJointFeedback *fb = &world->ode_feedback[i];
+        pp_contact_info *out = &s->info[i];
+        double sign = world->ode_contact_bodies[2 * i] ? -1.0 : 1.0; /* f1 -> force on g2 */
+        double p2[3], pn = 0.0;
+        out->g1 = g->g1;
+        out->g2 = g->g2;
+        for (int k = 0; k < 3; ++k) {
+            out->position[k] = g->pos[k];
+            out->normal[k] = -g->normal[k];
+            p2[k] = sign * h * fb->f1[k];
+            pn += p2[k] * out->normal[k];
+        }
+        out->gap = -g->depth;
+        out->normal_impulse = pn;
+        for (int k = 0; k < 3; ++k) out->friction_impulse[k] = p2[k] - pn * out->normal[k];
+    }
+    s->info_count = n;
+    return PP_OK;
+}
+
 pp_status pp_ode_baseline_step(pp_world *world, double h)
 {
     near_context ctx = {world, PP_OK};
@@ -155,6 +190,9 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
         const dContact *c = &world->ode_contacts[i];
         dJointID joint = dJointCreateContact(world->ode_world, world->contact_group, c);
         dJointAttach(joint, world->ode_contact_bodies[2 * i], world->ode_contact_bodies[2 * i + 1]);
+        /* the joint's force for the contact list: ODE fills it after solving, it changes
+         * nothing in the step */
+        dJointSetFeedback(joint, &world->ode_feedback[i]);
         if (c->geom.depth > max_depth) max_depth = c->geom.depth;
     }
     double t1 = pp_now_seconds();
@@ -165,6 +203,8 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     dJointGroupEmpty(world->contact_group);
     double t2 = pp_now_seconds();
 
+    pp_status st = contact_list(world, h);
+    if (st != PP_OK) return st;
     world->stats.ode_contacts = world->ode_contact_count;
     world->stats.ode_max_depth = max_depth;
     world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;

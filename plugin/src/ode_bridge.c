@@ -379,7 +379,10 @@ pp_status pp_bridge_write_back(pp_world *world)
     /* Check everything first so that a non-finite result writes nothing at all. */
     for (int i = 0; i < world->body_count; ++i) {
         if (!pp_body_is_finite(&world->bodies[i])) {
-            pp_log(PP_LOG_ERROR, "body %d: the step produced a non-finite state; nothing written", i);
+            pp_log(PP_LOG_ERROR, "dBodyID %p: the step produced a non-finite state (%s); "
+                   "nothing was written to ODE", (void *)world->bodies[i].id,
+                   pp_body_problem(&world->bodies[i]) ? pp_body_problem(&world->bodies[i])
+                                                       : "NaN or Inf");
             return PP_ERR_NUMERICAL;
         }
     }

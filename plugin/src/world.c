@@ -130,6 +130,7 @@ void pp_world_destroy(pp_world *world)
     dJointGroupDestroy(world->contact_group);
     free(world->ode_contacts);
     free(world->ode_contact_bodies);
+    free(world->ode_feedback);
     free(world->registered);
     free(world->bodies);
     free(world->body_table);

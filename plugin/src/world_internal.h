@@ -269,6 +269,7 @@ struct pp_world {
     dContact *ode_contacts;        /* PP_MODEL_ODE: the step's contacts, checked before any
                                       joint is made (ode_baseline.c) */
     dBodyID *ode_contact_bodies;   /* 2 per contact */
+    dJointFeedback *ode_feedback;  /* 1 per contact: its contact joint's force (contact list) */
     int ode_contact_count, ode_contact_capacity;
 
     dBodyID *registered;           /* pp_world_register_body */

@@ -296,7 +296,9 @@ pp_model pp_world_get_model(const pp_world *world);
 pp_status pp_world_set_config(pp_world *world, const pp_config *config);
 pp_config pp_world_get_config(const pp_world *world);
 
-/* One contact of the last step under a pegplus model: geoms (g2 may be a static geom), the
+/* One contact of the last step. Under PP_MODEL_ODE: dCollide's contacts of the step with
+ * ODE's normal turned round (g1 to g2), gap = -depth, and the impulses (h times the force) of
+ * their contact joints on g2's body. Under a pegplus model: geoms (g2 may be a static geom), the
  * contact point on g1, the unit normal from g1 to g2, the gap and the impulses the time stepper
  * applied (N s; normal >= 0, friction in the tangent plane). Without re-linearisation the
  * contacts and gaps are those at the start of the step; with it (the default) those of the last
