@@ -404,6 +404,9 @@ double pp_scene_max_penetration(const pp_scene *s)
         for (int j = i + 1; j < n; ++j) {
             dGeomID b = dSpaceGetGeom(s->space, j);
             if (!dGeomGetBody(a) && !dGeomGetBody(b)) continue;
+            if (!(dGeomGetCategoryBits(a) & dGeomGetCollideBits(b)) &&
+                !(dGeomGetCategoryBits(b) & dGeomGetCollideBits(a)))
+                continue;
             int k = dCollide(a, b, 16, contacts, sizeof(dContactGeom));
             for (int c = 0; c < k; ++c)
                 if (contacts[c].depth > deepest) deepest = contacts[c].depth;
