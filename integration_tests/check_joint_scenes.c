@@ -14,8 +14,8 @@
  * scene and commands) are printed beside, not asserted.
  *
  * Overlap is pp_scene_max_penetration: dCollide between every pair of geoms that may touch
- * (a mechanism's own parts are kept apart by category bits, jointed.h), the measure
- * check_peg_model and check_scenes use.
+ * (it skips what no model lets collide: bodies joined by a joint, and a mechanism's parts kept
+ * apart by category bits, jointed.h), the measure check_peg_model and check_scenes use.
  *
  * KNOWN BUG, shown by test_powered_joint_at_stop_crashes (it passes while the bug is there):
  * under the pegplus models a motor pushing a joint into its stop crashes the process

@@ -16,13 +16,13 @@
  * surface (friction) goes into the pp_config of whoever creates the pegplus world.
  *
  * Which geoms collide. A mechanism's own parts overlap where they are joined (a wheel half
- * inside the chassis, links meeting at a hinge). ODE's demos skip such pairs in their near
- * callback (dAreConnected), as PP_MODEL_ODE does; the pegplus models only apply dSpaceCollide's
- * own filters (same body, category and collide bits). So the scenes keep a mechanism's parts
- * apart with category bits, which every model honours: a mechanism's geoms are in category
- * PP_SCENE_MECHANISM and do not collide with each other (nor, for the arm, with the floor,
- * the pedestal and the table, which they never reach: only the object is theirs to touch).
- * pp_scene_max_penetration skips pairs the bits exclude.
+ * inside the chassis, links meeting at a hinge): every model skips the pairs of bodies joined
+ * by a joint, as ODE's demos do in their near callback. Parts that are not joined to each
+ * other can still meet (the arm's turret turns on its static pedestal, a link passes another),
+ * so the scenes also keep them apart with category bits, which every model honours: a
+ * mechanism's geoms are in category PP_SCENE_MECHANISM and do not collide with each other (nor,
+ * for the arm, with the floor, the pedestal and the table, which they never reach: only the
+ * cube is theirs to touch). pp_scene_max_penetration skips the pairs no model lets collide.
  *
  * bodies[] / geoms[] list every body, in the order given per scene below; a body without a
  * geom (the car's ballast) has geoms[i] = NULL.

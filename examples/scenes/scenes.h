@@ -145,9 +145,9 @@ double pp_scene_kinetic_energy(const pp_scene *scene);
 void pp_scene_angular_momentum(const pp_scene *scene, double L[3]);
 
 /* Deepest overlap (m) between any two geoms of the scene, measured with dCollide the same way
- * for every model (0 when nothing overlaps). Pairs that cannot touch are skipped: two static
- * geoms, and pairs whose category and collide bits exclude each other (dSpaceCollide's filter,
- * which every model honours; jointed.h keeps a mechanism's parts apart this way). */
+ * for every model (0 when nothing overlaps). Pairs that cannot touch in any model are skipped:
+ * two static geoms, geoms of bodies joined by a joint (other than a contact joint), and pairs
+ * whose category and collide bits exclude each other (jointed.h). */
 double pp_scene_max_penetration(const pp_scene *scene);
 
 #endif
