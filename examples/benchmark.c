@@ -55,6 +55,7 @@
  */
 #define _GNU_SOURCE /* wait4, MAP_ANONYMOUS */
 #include "pegplus/pegplus.h"
+#include "jointed.h"
 #include "scenes.h"
 #include "scripted.h"
 #include "state.h"
@@ -115,7 +116,8 @@ static const char HELP[] =
 static const char HELP_MORE[] =
     "\n"
     "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
-    "stepper); ODE auto-disable off.\n"
+    "stepper) and a scene's own surface (the jointed scenes' friction); ODE auto-disable\n"
+    "off.\n"
     "\n"
     "Same start for every model: a heap or pile scene starts from its settled state,\n"
     "DIR/<scene>.state (--states), made under the standard model (PP_MODEL_STANDARD, k = 4:\n"
@@ -176,6 +178,9 @@ static pp_status build_boxstack(pp_scene *s, double h) { return pp_scene_boxstac
 static pp_status build_convex(pp_scene *s, double h) { (void)h; return pp_scene_convex_ball(s, 1); }
 static pp_status build_hulls25(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 25.0, 1); }
 static pp_status build_hulls50(pp_scene *s, double h) { (void)h; return pp_scene_hulls(s, 50.0, 1); }
+static pp_status build_gripper(pp_scene *s, double h) { pp_scene_gripper(s, h); return PP_OK; }
+static pp_status build_car(pp_scene *s, double h) { pp_scene_car(s, h); return PP_OK; }
+static pp_status build_arm(pp_scene *s, double h) { pp_scene_arm(s, h); return PP_OK; }
 
 /* Settle times: the pile's boxes land within 3 s; a heap's last box is poured at
  * 0.4 (N - 1) s (if none had to wait) and gets 2.4 s more. The islands' stacks are built
@@ -200,6 +205,9 @@ static const bench_scene SCENES[] = {
     {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0, 0},
     {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0, 0},
     {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0, 0},
+    {"gripper", "slider-motor fingers squeeze a cube, their carrier lifts it 0.2 m (jointed.h)", build_gripper, 250, 0.01, 0, 0, 0},
+    {"car", "demo_crash's car (hinge2 wheels, rear drive) pushes a row of 3 boxes", build_car, 300, 0.01, 0, 0, 0},
+    {"arm", "6-joint arm (velocity-motor PD) with a 2-finger gripper picks a cube off a table", build_arm, 500, 0.01, 0, 0, 1},
 };
 enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
@@ -248,9 +256,12 @@ static double cpu_now(void)
 
 static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models */
 
-static pp_config model_config(const bench_model *m)
+/* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
+ * needs (its surface: pp_scene.configure, the jointed scenes). */
+static pp_config model_config(const bench_model *m, const pp_scene *scene)
 {
     pp_config c = pp_config_default();
+    if (scene->configure) scene->configure(scene, &c);
     c.model = m->model;
     c.ode_stepper = m->stepper;
     c.friction_directions = 4;
@@ -266,7 +277,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
     out->build_status = sc->build(&scene, h);
     if (out->build_status != PP_OK) _exit(0);
     dWorldSetAutoDisableFlag(scene.world, 0);
-    pp_config config = model_config(m);
+    pp_config config = model_config(m, &scene);
     pp_world *world = NULL;
     out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
     if (out->build_status != PP_OK) _exit(0);
@@ -488,7 +499,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_st
         pp_scene scene;
         if (sc->build(&scene, h) != PP_OK) _exit(3);
         dWorldSetAutoDisableFlag(scene.world, 0);
-        pp_config config = model_config(&MODELS[1]); /* dWorldQuickStep: see the top */
+        pp_config config = model_config(&MODELS[1], &scene); /* dWorldQuickStep: see the top */
         pp_world *world = NULL;
         if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) _exit(5);
         scene.pegplus = world;
@@ -547,7 +558,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
     }
     dWorldSetAutoDisableFlag(scene.world, 0);
     const bench_model *model = &MODELS[2];
-    pp_config config = model_config(model);
+    pp_config config = model_config(model, &scene);
     pp_world *world = NULL;
     if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) {
         fprintf(stderr, "pegplus-benchmark: %s: pp_world_create failed\n", sc->name);

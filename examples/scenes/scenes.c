@@ -403,7 +403,12 @@ double pp_scene_max_penetration(const pp_scene *s)
         dGeomID a = dSpaceGetGeom(s->space, i);
         for (int j = i + 1; j < n; ++j) {
             dGeomID b = dSpaceGetGeom(s->space, j);
-            if (!dGeomGetBody(a) && !dGeomGetBody(b)) continue;
+            dBodyID ba = dGeomGetBody(a), bb = dGeomGetBody(b);
+            if (!ba && !bb) continue;
+            if (ba && bb && dAreConnectedExcluding(ba, bb, dJointTypeContact)) continue;
+            if (!(dGeomGetCategoryBits(a) & dGeomGetCollideBits(b)) &&
+                !(dGeomGetCategoryBits(b) & dGeomGetCollideBits(a)))
+                continue;
             int k = dCollide(a, b, 16, contacts, sizeof(dContactGeom));
             for (int c = 0; c < k; ++c)
                 if (contacts[c].depth > deepest) deepest = contacts[c].depth;

@@ -25,7 +25,8 @@
 
 #include <ode/ode.h>
 
-struct pp_world; /* pegplus.h's pp_world; the builders here need only ODE */
+struct pp_world;  /* pegplus.h's pp_world; the builders here need only ODE */
+struct pp_config; /* pegplus.h's pp_config */
 
 typedef struct pp_scene {
     const char *name;
@@ -43,6 +44,9 @@ typedef struct pp_scene {
     void (*script_destroy)(void *script); /* frees `script` (pp_scene_destroy calls it) */
     struct pp_world *pegplus;           /* set by the caller after pp_world_create, for
                                            scripts that call pp_convex_create; not owned */
+    /* Optional: what the scene needs from pegplus's configuration (its surface: friction per
+     * pair, jointed.h). Whoever creates the pegplus world calls it on the pp_config first. */
+    void (*configure)(const struct pp_scene *scene, struct pp_config *config);
 } pp_scene;
 
 /* dInitODE2 once per process (idempotent). */
@@ -141,7 +145,9 @@ double pp_scene_kinetic_energy(const pp_scene *scene);
 void pp_scene_angular_momentum(const pp_scene *scene, double L[3]);
 
 /* Deepest overlap (m) between any two geoms of the scene, measured with dCollide the same way
- * for every model (0 when nothing overlaps). */
+ * for every model (0 when nothing overlaps). Pairs that cannot touch in any model are skipped:
+ * two static geoms, geoms of bodies joined by a joint (other than a contact joint), and pairs
+ * whose category and collide bits exclude each other (jointed.h). */
 double pp_scene_max_penetration(const pp_scene *scene);
 
 #endif
