@@ -55,6 +55,7 @@ typedef struct joint_island {
     int *eq_row;                 /* equality e -> joint row */
     double *A, *A_copy, *Y, *t;  /* m_e^2, m_e^2, m_e n, m_e */
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
+    int *nz;                     /* the indices of those columns */
     int n, m_e;
 } joint_island;
 
@@ -287,6 +288,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->ent_joint, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->ent_impulse, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->y_nonzero, (size_t)cap, 1);
+        if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
     }
@@ -328,6 +330,22 @@ static lapack_int cholesky(double *A, int m, double dmax)
     for (int i = 0; i < m && info == 0; ++i)
         if (A[i + (size_t)i * m] * A[i + (size_t)i * m] < 1e-13 * dmax) info = i + 1;
     return info;
+}
+
+/* x . y over m entries, four partial sums (independent adds: the loop runs at the
+ * throughput of the multiply-adds, not their latency). */
+static double dot(const double *x, const double *y, int m)
+{
+    double a = 0.0, b = 0.0, c = 0.0, d = 0.0;
+    int i = 0;
+    for (; i + 4 <= m; i += 4) {
+        a += x[i] * y[i];
+        b += x[i + 1] * y[i + 1];
+        c += x[i + 2] * y[i + 2];
+        d += x[i + 3] * y[i + 3];
+    }
+    for (; i < m; ++i) a += x[i] * y[i];
+    return (a + b) + (c + d);
 }
 
 static void set_entity(joint_island *isl, int a, const int body[2], const double *g0,
@@ -532,24 +550,31 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             isl->y_nonzero[a] = (unsigned char)nz;
             cols += nz;
         }
-        if (cols > 0)
-            LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, n, A, m_e, Y, m_e);
+        /* one right-hand side at a time, and only the columns that touch a jointed body: a
+         * solve with many right-hand sides makes OpenBLAS start worker threads that spin
+         * between calls (measured on the arm scene: twice the process CPU time) */
+        for (int a = 0; a < n && cols > 0; ++a)
+            if (isl->y_nonzero[a])
+                LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e,
+                                    &Y[(size_t)a * m_e], m_e);
         LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e, isl->t, m_e);
-        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t */
-        for (int c = 0; c < n; ++c) {
-            if (!isl->y_nonzero[c]) continue;
+        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. Every entity with a
+         * nonzero Y has a row, so y_a . y_c serves entry (a, c) when c is an impulse column
+         * and entry (c, a) when a is: each dot product once. */
+        int *nz = isl->nz, count = 0;
+        for (int a = 0; a < n; ++a)
+            if (isl->y_nonzero[a]) nz[count++] = a;
+        for (int u = 0; u < count; ++u) {
+            const int c = nz[u];
             const double *yc = &Y[(size_t)c * m_e];
-            if (isl->ent_impulse[c])
-                for (int a = 0; a < n; ++a) {
-                    if (!isl->y_nonzero[a]) continue;
-                    const double *ya = &Y[(size_t)a * m_e];
-                    double s = 0.0;
-                    for (int i = 0; i < m_e; ++i) s += ya[i] * yc[i];
-                    M[a + (size_t)c * n] -= s;
-                }
-            double s = 0.0;
-            for (int i = 0; i < m_e; ++i) s += yc[i] * isl->t[i];
-            q[c] -= s;
+            for (int v = 0; v <= u; ++v) {
+                const int a = nz[v];
+                if (!isl->ent_impulse[c] && !isl->ent_impulse[a]) continue;
+                const double s = dot(&Y[(size_t)a * m_e], yc, m_e);
+                if (isl->ent_impulse[c]) M[a + (size_t)c * n] -= s;
+                if (isl->ent_impulse[a] && a != c) M[c + (size_t)a * n] -= s;
+            }
+            q[c] -= dot(yc, isl->t, m_e);
         }
     }
     for (int l = 0; l < nbl; ++l) isl->body_mark[isl->body_list[l]] = 0;
@@ -638,6 +663,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->Y);
         free(isl->t);
         free(isl->y_nonzero);
+        free(isl->nz);
         free(isl);
     }
 }
