@@ -118,6 +118,20 @@ static const warm_entry *find(const struct pp_warm_store *store, const warm_key 
     }
 }
 
+/* key's entry in `first`, else in `second` (*from: the store it came from). */
+static const warm_entry *find_either(const struct pp_warm_store *first,
+                                     const struct pp_warm_store *second, const warm_key *key,
+                                     const struct pp_warm_store **from)
+{
+    const warm_entry *e = find(first, key);
+    *from = first;
+    if (!e) {
+        e = find(second, key);
+        *from = second;
+    }
+    return e;
+}
+
 static pp_status rehash(struct pp_warm_store *store, int capacity)
 {
     warm_entry *slots = calloc((size_t)capacity, sizeof *slots);
@@ -220,12 +234,8 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
     for (int j = 0; j < list->set_count; ++j) {
         int size = pp_peg_record_size(&list->sets[j], k);
         warm_key key = set_key(world, list, j, k);
-        const warm_entry *e = find(first, &key);
-        const struct pp_warm_store *from = first;
-        if (!e) {
-            e = find(second, &key);
-            from = second;
-        }
+        const struct pp_warm_store *from;
+        const warm_entry *e = find_either(first, second, &key, &from);
         if (e && e->size == size) {
             memcpy(rec, from->pool + e->offset, (size_t)size);
             ++found;
@@ -287,12 +297,8 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
             if (u == 0) continue;
             ++*wanted;
             warm_key key = joint_key(joint, e, u);
-            const warm_entry *w = find(first, &key);
-            const struct pp_warm_store *from = first;
-            if (!w) {
-                w = find(second, &key);
-                from = second;
-            }
+            const struct pp_warm_store *from;
+            const warm_entry *w = find_either(first, second, &key, &from);
             if (w && w->size == u) {
                 memcpy(basis + at, from->pool + w->offset, (size_t)u);
                 ++found;
