@@ -499,6 +499,7 @@ static int at_rest(const pp_world *world, const pp_island_work *iw, double h)
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
 {
     int model = world->config.model;
+    iw->dt = h;
     pp_status st = pp_island_load(world, iw);
     if (st == PP_OK) st = pp_island_joint_rows(world, iw);
     if (st != PP_OK || (iw->list.contact_count == 0 && iw->joint_row_count == 0)) return st;

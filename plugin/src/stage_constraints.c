@@ -157,10 +157,40 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
  * their closest-point contacts are exact, so they keep the standard U constraints.
  */
-static pp_status pair_peg_sets(const pp_step_scratch *s, pp_island_work *iw,
+/*
+ * Are shapes a and b at rest relative to each other over the step: does no point of a move
+ * more than PP_REST_DISPLACEMENT relative to b in dt? With u = v_a - v_b - w_b x (c_a - c_b)
+ * the relative velocity of a point x of a is u + (w_a - w_b) x (x - c_a), so
+ * dt (|u| + |w_a - w_b| r_a) bounds it (r_a: a's reach). Bodies moving together (a gripper's
+ * fingers and the cube they lift, a box riding on another) are; a shared acceleration (gravity)
+ * does not change it within the step.
+ */
+static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
+{
+    const pp_step_scratch *s = &world->scratch;
+    const int ba = s->shape_body[a], bb = s->shape_body[b];
+    static const double zero[3] = {0.0, 0.0, 0.0};
+    const double *va = ba >= 0 ? world->bodies[ba].v : zero, *wa = ba >= 0 ? world->bodies[ba].w : zero;
+    const double *vb = bb >= 0 ? world->bodies[bb].v : zero, *wb = bb >= 0 ? world->bodies[bb].w : zero;
+    const double *ca = ba >= 0 ? world->bodies[ba].x : zero, *cb = bb >= 0 ? world->bodies[bb].x : zero;
+    double d[3] = {ca[0] - cb[0], ca[1] - cb[1], ca[2] - cb[2]}, u[3], dw[3];
+    double wxd[3] = {wb[1] * d[2] - wb[2] * d[1], wb[2] * d[0] - wb[0] * d[2],
+                     wb[0] * d[1] - wb[1] * d[0]};
+    for (int k = 0; k < 3; ++k) {
+        u[k] = va[k] - vb[k] - wxd[k];
+        dw[k] = wa[k] - wb[k];
+    }
+    double reach = ba >= 0 ? pp_body_reach(world, ba) : 0.0;
+    double speed = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    double spin = sqrt(dw[0] * dw[0] + dw[1] * dw[1] + dw[2] * dw[2]);
+    return dt * (speed + spin * reach) <= PP_REST_DISPLACEMENT;
+}
+
+static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                pp_constraint_list *l, int a, int b, double eps_ab,
                                const pp_surface *surface)
 {
+    const pp_step_scratch *s = &world->scratch;
     const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
     int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
     int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
@@ -179,9 +209,11 @@ static pp_status pair_peg_sets(const pp_step_scratch *s, pp_island_work *iw,
     if (st == PP_OK) st = pp_pose_pair(iw, sa, sb, &va, &vb);
     if (st != PP_OK) return st;
 
-    /* Implied sets are removed in resting islands only (world.c build_island). */
+    /* Implied sets are removed in resting islands (world.c build_island) and between shapes
+     * at rest relative to each other: their exact coincidences of rows hold from one pose of
+     * the step to the next, so the re-linearisation sees the same sets. */
     pp_peg_params params = pp_peg_params_default();
-    params.reduce = !iw->unreduced;
+    params.reduce = !iw->unreduced || pair_at_relative_rest(world, a, b, iw->dt);
     int first_contact = l->contact_count, first_set = l->set_count;
     for (;;) {
         pp_peg_output out = {l->sets, l->set_capacity, first_set, 0,
@@ -271,7 +303,7 @@ pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const 
         pp_status st = check_surface(&surface, g1, g2);
         if (st != PP_OK) return st;
         ++near;
-        st = model == PP_MODEL_PEG ? pair_peg_sets(s, iw, out, a, b, eps_ab, &surface)
+        st = model == PP_MODEL_PEG ? pair_peg_sets(world, iw, out, a, b, eps_ab, &surface)
                                    : pair_contacts(s, out, a, b, eps_ab, &surface);
         if (st != PP_OK) return st;
     }

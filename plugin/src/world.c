@@ -317,6 +317,7 @@ static void build_island(pp_world *world, int w, int island, double dt)
     out->near_pairs = 0;
     out->reduced = island_at_rest(world, island, dt);
     worker->iw.unreduced = !out->reduced;
+    worker->iw.dt = dt;
     out->status = pp_build_constraints(world, &worker->iw, pairs, count, world->config.model,
                                        &worker->built, &out->near_pairs);
     worker->iw.unreduced = 0;

@@ -125,6 +125,7 @@ typedef struct pp_island_work {
                                       re-linearisation */
     int reduced;                   /* list's sets at q^l had implied ones removed (an island
                                       at rest at the start of the step, world.c) */
+    double dt;                     /* the sub-step being built and solved */
 
     pp_peg_builder *peg_builder;   /* stage 5 under PP_MODEL_PEG */
     double *pose_work;             /* posed polytope views of the pair being classified */
