@@ -54,6 +54,12 @@
 #define ENERGY_RELATIVE 1e-9
 #define PENETRATION_SKIP 1e-6 /* m */
 
+/* options of the run (main) */
+static int g_quiet = 0, g_trace = 0;
+static int g_model = -1; /* --model: every step with this model, no switches */
+static int g_relinearize = -1; /* --relinearize: overrides the scene's iterations */
+static char g_repro_extra[96] = "";
+
 /* ------------------------------------------------------------------ random numbers */
 
 /* splitmix64: the scene of a seed is the same on every machine and libc. */
@@ -236,6 +242,8 @@ static void scene_build(scene *s, uint64_t seed)
     c.ode_stepper = chance(&r, 0.3) ? PP_ODE_QUICK_STEP : PP_ODE_WORLD_STEP;
     c.lcp_budget_seconds = 5.0;
     c.model = (pp_model)below(&r, 3);
+    if (g_relinearize >= 0)
+        c.relinearize_iterations = g_relinearize;
     s->config = c;
     if (pp_world_create(s->world, s->space, &c, &s->pw) != PP_OK) {
         fprintf(stderr, "pegplus-soak: pp_world_create failed\n");
@@ -278,6 +286,12 @@ static void scene_build(scene *s, uint64_t seed)
         dBodyDisable(s->bodies[0]);
         disabled = 1;
     }
+    /* Joint error corrected at ERP / h adds energy in proportion to the drift the integrator
+     * leaves (dWorldStep does the same); passive scenes correct none (world ERP, which the
+     * stops' ERP copies at dJointCreate*, is 0), so their energy can only fall. */
+    const int passive = !active;
+    if (passive)
+        dWorldSetERP(s->world, 0.0);
     if (chance(&r, 0.4)) {
         const int nj = 1 + below(&r, 3);
         for (int i = 0; i < nj && s->njoints < MAX_JOINTS; ++i) {
@@ -285,7 +299,7 @@ static void scene_build(scene *s, uint64_t seed)
             add_joint(s, &r, s->bodies[a], b < n && b != a ? s->bodies[b] : 0, active);
         }
     }
-    s->passive = !kin && !s->motors;
+    s->passive = passive && !kin && !s->motors;
     snprintf(s->summary, sizeof s->summary,
              "h=%g mu=%g bounce=%g k=%d relin=%d boxes=%d spheres=%d capsules=%d hulls=%d "
              "kinematic=%d disabled=%d joints=%d motors=%d %s",
@@ -363,14 +377,13 @@ typedef struct result {
     double worst_gain; /* J, the largest gain over its bound */
 } result;
 
-static int g_quiet = 0;
 
 static void report(uint64_t seed, int steps, int step, pp_model model, const char *what,
                    const char *detail)
 {
-    printf("FAIL seed %llu step %d (%s): %s: %s\n  reproduce: pegplus-soak --seed %llu --steps %d\n",
+    printf("FAIL seed %llu step %d (%s): %s: %s\n  reproduce: pegplus-soak --seed %llu --steps %d%s\n",
            (unsigned long long)seed, step, pp_model_name(model), what, detail,
-           (unsigned long long)seed, steps < step + 1 ? steps : step + 1);
+           (unsigned long long)seed, steps < step + 1 ? steps : step + 1, g_repro_extra);
     fflush(stdout);
 }
 
@@ -383,6 +396,10 @@ static void run_scene(uint64_t seed, int steps, result *res)
         printf("seed %llu: %s\n", (unsigned long long)seed, s.summary);
     rng r = {seed ^ 0x5eedull};
     int next_switch = 10 + below(&r, 70), fail_streak = 0, reported_status = 0;
+    if (g_model >= 0) {
+        pp_world_set_model(s.pw, (pp_model)g_model);
+        next_switch = -1;
+    }
     body_state before[MAX_BODIES], after[MAX_BODIES];
     char detail[512];
     for (int step = 0; step < steps; ++step) {
@@ -397,6 +414,18 @@ static void run_scene(uint64_t seed, int steps, result *res)
         const pp_status st = pp_world_step(s.pw, s.h);
         save_state(&s, after);
         res->steps++;
+        if (g_trace) {
+            double m2, mag2;
+            const pp_step_stats *t = pp_world_get_stats(s.pw);
+            printf("  step %d %s %s E %.9g contacts %d impacts %d substeps %d min_gap %.3g lcp %d fb %d\n",
+                   step, pp_model_name(model), pp_status_string(st), energy(&s, &m2, &mag2),
+                   t->contacts, t->impacts, t->substeps, t->min_gap, t->lcp_size, t->lcp_fallback);
+            for (int i = 0; i < s.nbodies; ++i)
+                printf("    body %d x (%.6g %.6g %.6g) v (%.6g %.6g %.6g) w (%.6g %.6g %.6g)\n", i,
+                       after[i].x[0], after[i].x[1], after[i].x[2], after[i].v[0], after[i].v[1],
+                       after[i].v[2], after[i].w[0], after[i].w[1], after[i].w[2]);
+            fflush(stdout);
+        }
         if (st != PP_OK) {
             res->failed_steps++;
             if (memcmp(before, after, sizeof(body_state) * (size_t)s.nbodies) != 0) {
@@ -450,7 +479,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pegplus-soak [--seed S | --seeds A-B | --seeds N] [--steps N] [--minutes M]\n"
-            "                    [--date-seed] [--scene-timeout S] [--quiet] [--help]\n"
+            "                    [--date-seed] [--scene-timeout S] [--model M]\n"
+            "                    [--relinearize N] [--quiet] [--trace] [--help]\n"
             "  --seed S          run the one scene of seed S\n"
             "  --seeds A-B       run the scenes of seeds A..B (--seeds N: 1..N); default 1-20\n"
             "  --steps N         steps per scene (default 300)\n"
@@ -459,6 +489,9 @@ static void usage(FILE *f)
             "  --scene-timeout S a scene running longer than S seconds is a failure (hang);\n"
             "                    default 120\n"
             "  --quiet           print failures and the summary only\n"
+            "  --model M         every step with model M (ode, standard, peg), no switches\n"
+            "  --relinearize N   pp_config.relinearize_iterations = N in every scene\n"
+            "  --trace           print every step's model, status, energy and body states\n"
             "Every scene runs in a child process; every failure is printed with the command\n"
             "that reproduces it. Exit status 1 when anything failed.\n");
 }
@@ -492,6 +525,22 @@ int main(int argc, char **argv)
             scene_timeout = atoi(argv[++i]);
         } else if (!strcmp(a, "--date-seed")) {
             date_seed = 1;
+        } else if (!strcmp(a, "--model") && i + 1 < argc) {
+            const char *m = argv[++i];
+            g_model = !strcmp(m, "ode") ? PP_MODEL_ODE : !strcmp(m, "standard") ? PP_MODEL_STANDARD
+                    : !strcmp(m, "peg") ? PP_MODEL_PEG : -2;
+            if (g_model == -2) {
+                fprintf(stderr, "pegplus-soak: --model ode|standard|peg\n");
+                return 2;
+            }
+            const size_t used = strlen(g_repro_extra);
+            snprintf(g_repro_extra + used, sizeof g_repro_extra - used, " --model %s", m);
+        } else if (!strcmp(a, "--relinearize") && i + 1 < argc) {
+            g_relinearize = atoi(argv[++i]);
+            const size_t used = strlen(g_repro_extra);
+            snprintf(g_repro_extra + used, sizeof g_repro_extra - used, " --relinearize %d", g_relinearize);
+        } else if (!strcmp(a, "--trace")) {
+            g_trace = 1;
         } else if (!strcmp(a, "--quiet")) {
             g_quiet = 1;
         } else {
@@ -505,7 +554,8 @@ int main(int argc, char **argv)
         return 2;
     }
     dInitODE2(0);
-    pp_set_log_hook(pp_log_discard, NULL);
+    if (!g_trace)
+        pp_set_log_hook(pp_log_discard, NULL);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     uint64_t extra = 0;
@@ -562,9 +612,9 @@ int main(int argc, char **argv)
                 hangs++;
             else
                 crashes++;
-            printf("FAIL seed %llu: %s (%s)\n  reproduce: pegplus-soak --seed %llu --steps %d\n",
+            printf("FAIL seed %llu: %s (%s)\n  reproduce: pegplus-soak --seed %llu --steps %d%s\n",
                    (unsigned long long)seed, sig == SIGALRM ? "scene timed out" : "crashed",
-                   sig ? strsignal(sig) : "exit status", (unsigned long long)seed, steps);
+                   sig ? strsignal(sig) : "exit status", (unsigned long long)seed, steps, g_repro_extra);
             failed = 1;
         }
         total_steps += res.steps;
