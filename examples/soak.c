@@ -92,6 +92,7 @@ typedef struct scene {
     pp_world *pw;
     dBodyID bodies[MAX_BODIES];
     int kinematic[MAX_BODIES];
+    int kind[MAX_BODIES];
     int nbodies;
     dJointID joints[MAX_JOINTS];
     int njoints;
@@ -152,6 +153,7 @@ static int add_body(scene *s, rng *r, const double at[3], int kind)
     }
     dGeomSetBody(g, b);
     dBodySetMass(b, &m);
+    s->kind[s->nbodies] = kind;
     dBodySetPosition(b, at[0], at[1], at[2]);
     dQuaternion q = {uniform(r, -1, 1), uniform(r, -1, 1), uniform(r, -1, 1), uniform(r, -1, 1)};
     const double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -394,6 +396,15 @@ static void run_scene(uint64_t seed, int steps, result *res)
     memset(res, 0, sizeof *res);
     if (!g_quiet)
         printf("seed %llu: %s\n", (unsigned long long)seed, s.summary);
+    if (g_trace) {
+        static const char *names[] = {"box", "sphere", "capsule", "hull"};
+        for (int i = 0; i < s.nbodies; ++i) {
+            dMass m;
+            dBodyGetMass(s.bodies[i], &m);
+            printf("  body %d: %s, %g kg%s\n", i, names[s.kind[i]], m.mass,
+                   s.kinematic[i] ? ", kinematic" : "");
+        }
+    }
     rng r = {seed ^ 0x5eedull};
     int next_switch = 10 + below(&r, 70), fail_streak = 0, reported_status = 0;
     if (g_model >= 0) {
@@ -479,13 +490,15 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pegplus-soak [--seed S | --seeds A-B | --seeds N] [--steps N] [--minutes M]\n"
-            "                    [--date-seed] [--scene-timeout S] [--model M]\n"
+            "                    [--date-seed] [--known LIST] [--scene-timeout S] [--model M]\n"
             "                    [--relinearize N] [--quiet] [--trace] [--help]\n"
             "  --seed S          run the one scene of seed S\n"
             "  --seeds A-B       run the scenes of seeds A..B (--seeds N: 1..N); default 1-20\n"
             "  --steps N         steps per scene (default 300)\n"
             "  --minutes M       start no scene after M minutes (default: no limit)\n"
             "  --date-seed       also run one seed derived from today's date (printed)\n"
+            "  --known S,S,...   seeds of open findings: run and printed, not counted in the\n"
+            "                    exit status (one that passes is printed, to be removed)\n"
             "  --scene-timeout S a scene running longer than S seconds is a failure (hang);\n"
             "                    default 120\n"
             "  --quiet           print failures and the summary only\n"
@@ -501,6 +514,8 @@ int main(int argc, char **argv)
     uint64_t first = 1, last = 20;
     int steps = 300, date_seed = 0, scene_timeout = 120;
     double minutes = 0.0;
+    uint64_t known[256];
+    int nknown = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -523,6 +538,14 @@ int main(int argc, char **argv)
             minutes = atof(argv[++i]);
         } else if (!strcmp(a, "--scene-timeout") && i + 1 < argc) {
             scene_timeout = atoi(argv[++i]);
+        } else if (!strcmp(a, "--known") && i + 1 < argc) {
+            for (char *p = argv[++i]; *p && nknown < 256;) {
+                known[nknown++] = strtoull(p, &p, 10);
+                if (*p == ',')
+                    ++p;
+                else if (*p)
+                    break;
+            }
         } else if (!strcmp(a, "--date-seed")) {
             date_seed = 1;
         } else if (!strcmp(a, "--model") && i + 1 < argc) {
@@ -563,7 +586,7 @@ int main(int argc, char **argv)
         extra = 1000000ull + (uint64_t)(time(NULL) / 86400);
         printf("date seed: %llu\n", (unsigned long long)extra);
     }
-    long scenes = 0, total_steps = 0, failed_scenes = 0, crashes = 0, hangs = 0, stuck = 0,
+    long known_failed = 0, scenes = 0, total_steps = 0, failed_scenes = 0, crashes = 0, hangs = 0, stuck = 0,
          touched = 0, nonfinite = 0, gain = 0, failed_steps = 0, checked = 0;
     double worst = 0.0;
     const uint64_t count = last - first + 1 + (date_seed ? 1 : 0);
@@ -628,15 +651,24 @@ int main(int argc, char **argv)
             worst = res.worst_gain;
         if (res.failed_steps || res.stuck || res.touched || res.nonfinite || res.energy_gain)
             failed = 1;
-        failed_scenes += failed;
+        int is_known = 0;
+        for (int j = 0; j < nknown; ++j)
+            is_known |= known[j] == seed;
+        if (is_known && failed) {
+            printf("known: seed %llu is an open finding (--known)\n", (unsigned long long)seed);
+            known_failed++;
+        } else if (is_known) {
+            printf("known seed %llu passes now: remove it from --known\n", (unsigned long long)seed);
+        }
+        failed_scenes += failed && !is_known;
     }
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("soak: %ld scenes, %ld steps in %.1f s: %ld scenes failed; %ld crashes, %ld hangs, "
+    printf("soak: %ld scenes, %ld steps in %.1f s: %ld scenes failed (and %ld known); %ld crashes, %ld hangs, "
            "%ld failed steps, %ld stuck worlds, %ld failed steps that changed ODE, %ld NaN/Inf, "
            "%ld energy gains in %ld passive steps checked (worst %.3g x the bound)\n",
            scenes, total_steps, (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec),
-           failed_scenes, crashes, hangs, failed_steps, stuck, touched, nonfinite, gain, checked,
+           failed_scenes, known_failed, crashes, hangs, failed_steps, stuck, touched, nonfinite, gain, checked,
            worst);
     return failed_scenes ? 1 : 0;
 }
