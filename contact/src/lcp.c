@@ -313,7 +313,16 @@ int pp_lcp_all_finite(size_t count, const double *x)
  * reach max(residual_tol, regularised_tol), and the shift itself must be a small part of
  * the data, eps ||z||_inf <= regularised_tol ||q||_inf: otherwise the "solution" exists
  * only because of eps (for an infeasible LCP, z grows like 1/eps along a ray and the
- * row-wise residual can look small by cancellation). */
+ * row-wise residual can look small by cancellation).
+ * In every case also r(z) <= DATA_RESIDUAL ||q||_inf: rel(z) divides by ||z||, so a basis
+ * whose solution is enormous passes it however large its residual is. The soak
+ * (pegplus-soak --seed 490 --model peg) met plain Lemke "solutions" with ||z|| = 3e16 .. 3.7e33,
+ * r(z) = 0.4 .. 9.8e15 and rel(z) <= 4e-17 at ||q|| = 0.6 .. 2; applied, they wrote velocities
+ * of 1e15 m/s into ODE and every later step was refused. A genuine solution has r(z) of the
+ * order of u ||M|| ||z|| (u = 1.1e-16), below 1e-4 ||q|| up to a condition of 1e12: over 1.1
+ * million solves of 800 soak scenes, 99.95 % had r(z) <= 1e-8 ||q||. */
+#define DATA_RESIDUAL 1e-4
+
 int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
                   double *z, double *w, pp_lcp_result *result)
 {
@@ -321,6 +330,7 @@ int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_
     for (int i = 0; i < n; ++i)
         if (z[i] < 0.0) z[i] = 0.0;
     pp_lcp_residual(n, M, q, z, w, result);
+    if (!(result->residual <= DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
     if (eps == 0.0) return result->relative_residual <= o->residual_tol;
     return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
            eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
@@ -601,7 +611,12 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         result->refactorisations = refactorisations;
         result->attempts = attempts;
         result->epsilon = 0.0;
-        if (s == PP_LCP_SOLVED || hit || result->relative_residual <= o->regularised_tol) {
+        /* kept: solved; or the budget ran out (the problem may be solvable: the best iterate
+         * is kept); or every exact attempt failed and it reaches regularised_tol — in every
+         * case only with a residual bounded by the data (pp_lcp_fallback_bounded) */
+        if (s == PP_LCP_SOLVED || (hit && pp_lcp_fallback_bounded(n, q, 1.0, result)) ||
+            (result->relative_residual <= o->regularised_tol &&
+             pp_lcp_fallback_bounded(n, q, o->regularised_tol, result))) {
             result->status = s;
             if (basis)
                 for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;

@@ -73,6 +73,22 @@ static double relative_residual(int n, const double *q, const double *row_sums,
     return worst;
 }
 
+/*
+ * rel(z) divides each row's residual by |q_i| + (sum_j |M_ij|) ||z||_inf, so along a ray of an
+ * LCP Lemke could not solve (z = t d, d >= 0, M d ~ 0 on d's support) it falls like 1/t while
+ * the residual itself stays |q_i| or grows: the soak met fallback answers with ||z|| = 1e18 and
+ * 1e24 (velocities of 1e15 m/s written to ODE) at rel(z) = 7e-8 and 2e-18. A fallback answer is
+ * taken as a solution only if its residual is small against the data alone,
+ * r(z) <= regularised_tol ||q||_inf, as a regularised solve must keep eps ||z|| <=
+ * regularised_tol ||q|| (lcp.h); and as an approximation (budget exhausted) only if it is no
+ * worse than no impulse, r(z) <= ||q||_inf >= r(0). A z with a bounded residual can be large
+ * only along directions with M z ~ 0, which change no velocity (M = h G^T W G + ...).
+ */
+int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_lcp_result *result)
+{
+    return result->residual <= tolerance * pp_lcp_inf_norm(n, q);
+}
+
 pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
                               const pp_lcp_options *o, const unsigned char *warm, double *z,
                               pp_lcp_result *result)
@@ -182,5 +198,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     memcpy(z, best, (size_t)n * sizeof *z);
     pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual of what we return */
     result->fallback = 1;
-    return result->relative_residual <= o->residual_tol ? PP_LCP_SOLVED : PP_LCP_APPROXIMATE;
+    return result->relative_residual <= o->residual_tol && pp_lcp_fallback_bounded(n, q, o->regularised_tol, result)
+               ? PP_LCP_SOLVED
+               : PP_LCP_APPROXIMATE;
 }

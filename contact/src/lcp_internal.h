@@ -208,6 +208,8 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
 
 /* The bounded fallback (lcp_fallback.c) on validated arguments; fills z and result's
  * residual fields, fallback and fallback_iterations. Returns the status. */
+/* 1 when the fallback's answer has r(z) <= tolerance ||q||_inf (lcp_fallback.c). */
+int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_lcp_result *result);
 pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
                               const pp_lcp_options *o, const unsigned char *warm, double *z,
                               pp_lcp_result *result);

@@ -871,6 +871,35 @@ START_TEST(test_fallback_never_nan)
 }
 END_TEST
 
+/* PEG time-stepping LCPs of the soak's scene (pegplus-soak --seed 490 --model peg, step 278,
+ * dumped with PP_LCP_DUMP_ALL) on which Lemke ends on a complementary basis whose solution
+ * is enormous: ||z|| = 3e16 and 2.4e18 at ||q|| = 0.67, residual r(z) = 2.1 and 28, yet
+ * rel(z) = 2e-17 because rel divides by ||z||. Accepted, they wrote velocities of 1e15 m/s
+ * into ODE. Now refused (lcp.c, pp_lcp_accept: r(z) <= 1e-4 ||q|| as well): whatever the
+ * outcome, what comes back is no worse than z = 0. */
+START_TEST(test_enormous_basis_refused)
+{
+    const char *files[] = {"soak490_ray_a_n30.lcp", "soak490_ray_b_n30.lcp"};
+    pp_lcp_workspace *ws;
+    pp_lcp_instance inst = load_data(files[_i], &ws);
+    double z[N_MAX], q_norm = 0.0, z_norm = 0.0;
+    pp_lcp_result r;
+    pp_status s = pp_lcp_solve(ws, inst.n, inst.M, inst.q, NULL, NULL, z, &r);
+    assert_finite_nonnegative(inst.n, z, &r);
+    for (int i = 0; i < inst.n; ++i) {
+        q_norm = fmax(q_norm, fabs(inst.q[i]));
+        z_norm = fmax(z_norm, z[i]);
+    }
+    ck_assert_msg(r.residual <= q_norm, "%s: r(z) = %g > ||q|| = %g (||z|| = %g, status %d)",
+                  files[_i], r.residual, q_norm, z_norm, s);
+    if (s == PP_OK)
+        ck_assert_msg(r.residual <= 1e-4 * q_norm, "%s: accepted with r(z) = %g", files[_i], r.residual);
+    ck_assert_msg(z_norm <= 1e6 * (1.0 + q_norm), "%s: ||z|| = %g", files[_i], z_norm);
+    pp_lcp_instance_free(&inst);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lemke");
@@ -891,6 +920,7 @@ int main(void)
     tcase_add_test(tc, test_caller_buffer_workspace);
     tcase_add_loop_test(tc, test_golden_instances, 0, N_GOLDEN);
     tcase_add_test(tc, test_instance_round_trip);
+    tcase_add_loop_test(tc, test_enormous_basis_refused, 0, 2);
     tcase_add_loop_test(tc, test_pile_instances, 0, N_PILE);
     tcase_add_test(tc, test_warm_lemke_from_previous_basis);
     tcase_add_test(tc, test_pivot_budget_gives_fallback);

@@ -41,7 +41,11 @@
  * or, when the fallback solved M + eps I instead, rel(z) against the ORIGINAL M, q is
  * <= max(residual_tol, regularised_tol) and the shift is negligible,
  * eps ||z||_inf <= regularised_tol ||q||_inf (an infeasible LCP is not "solved" by a z that
- * grows like 1/eps).
+ * grows like 1/eps). In both cases also r(z) <= 1e-4 ||q||_inf: rel(z) divides by ||z||, so
+ * a basis with an enormous solution (||z|| = 3e16 .. 4e33 met in PEG time-stepping LCPs)
+ * passes rel(z) at any residual. The fallback's answer is kept only with r(z) <=
+ * regularised_tol ||q||_inf (solved or approximate after every exact attempt failed) or
+ * r(z) <= ||q||_inf (budget exhausted: no worse than z = 0).
  *
  * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles + 32 KiB); no solve
  * allocates.
