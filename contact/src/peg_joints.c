@@ -164,8 +164,7 @@ pp_status pp_peg_joints_reserve_whole(pp_peg_workspace *ws, int n)
 }
 
 /* Per row: kind, unknowns' offsets, W_b J of each side, and the per-body incidence. Runs after
- * build_rows (ws->coupled). Also grows the whole q and z to the contacts' unknowns plus
- * the joint rows'. */
+ * build_rows (ws->coupled) and pp_peg_joints_reserve_whole (the whole q and z). */
 void pp_peg_joints_build(pp_peg_workspace *ws, const pp_peg_problem *pp)
 {
     const pp_mlcp_problem *p = &pp->base;
@@ -186,12 +185,7 @@ void pp_peg_joints_build(pp_peg_workspace *ws, const pp_peg_problem *pp)
                 memset(wj, 0, 6 * sizeof *wj);
                 continue;
             }
-            const pp_mlcp_body *body = &p->bodies[b];
-            const double *Iinv = body->inv_inertia;
-            for (int e = 0; e < 3; ++e) {
-                wj[e] = body->inv_mass * j[e];
-                wj[3 + e] = Iinv[3 * e] * j[3] + Iinv[3 * e + 1] * j[4] + Iinv[3 * e + 2] * j[5];
-            }
+            apply_inverse_mass(&p->bodies[b], j, wj);
             ws->joint_inc_first[b + 1]++;
         }
     }

@@ -76,6 +76,17 @@ typedef struct dense_store {
 #define WJAC(ws, k, set, col, side) \
     (&(ws)->wjac[((((size_t)(set)) * ((k) + 1) + (col)) * 2 + (side)) * 6])
 
+/* W_b g: body b's inverse mass and world inverse inertia applied to a Jacobian block
+ * g = (linear, angular), the velocity change of b per unit impulse along g. */
+static inline void apply_inverse_mass(const pp_mlcp_body *body, const double g[6], double wg[6])
+{
+    const double *Ji = body->inv_inertia;
+    for (int r = 0; r < 3; ++r) {
+        wg[r] = body->inv_mass * g[r];
+        wg[3 + r] = Ji[3 * r] * g[3] + Ji[3 * r + 1] * g[4] + Ji[3 * r + 2] * g[5];
+    }
+}
+
 static inline double dot6(const double *a, const double *b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];

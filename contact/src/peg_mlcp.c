@@ -357,16 +357,8 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
             int b = ws->set_body[2 * j + side];
             if (b < 0) continue;
             ++ws->incidence_first[b + 1];
-            const pp_mlcp_body *body = &p->bodies[b];
-            const double *Ji = body->inv_inertia;
-            for (int l = 0; l <= k; ++l) {
-                const double *g = JAC(ws, row + l, side);
-                double *wg = WJAC(ws, k, j, l, side);
-                for (int r = 0; r < 3; ++r) {
-                    wg[r] = body->inv_mass * g[r];
-                    wg[3 + r] = Ji[3 * r] * g[3] + Ji[3 * r + 1] * g[4] + Ji[3 * r + 2] * g[5];
-                }
-            }
+            for (int l = 0; l <= k; ++l)
+                apply_inverse_mass(&p->bodies[b], JAC(ws, row + l, side), WJAC(ws, k, j, l, side));
         }
         row += k + set->count;
         slack += set->count - 1;
