@@ -158,32 +158,34 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
  * their closest-point contacts are exact, so they keep the standard U constraints.
  */
 /*
- * Are shapes a and b at rest relative to each other over the step: does no point of a move
- * more than PP_REST_DISPLACEMENT relative to b in dt? With u = v_a - v_b - w_b x (c_a - c_b)
- * the relative velocity of a point x of a is u + (w_a - w_b) x (x - c_a), so
- * dt (|u| + |w_a - w_b| r_a) bounds it (r_a: a's reach). Bodies moving together (a gripper's
- * fingers and the cube they lift, a box riding on another) are; a shared acceleration (gravity)
- * does not change it within the step.
+ * Are shapes a and b at rest relative to each other over the step: does no point of one move
+ * more than PP_REST_DISPLACEMENT relative to the other in dt? Measured on a side with a body
+ * (swapped so that a has one; a static side has no motion): with
+ * u = v_a - v_b - w_b x (c_a - c_b) the relative velocity of a point x of a is
+ * u + (w_a - w_b) x (x - c_a), so pp_body_at_rest's bound with a's reach applies to the twist
+ * (u, w_a - w_b); against static geometry that is a's own motion. Bodies moving together (a
+ * gripper's fingers and the cube they lift, a box riding on another) are at rest relative to
+ * each other; a shared acceleration (gravity) does not change it within the step.
  */
 static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
 {
     const pp_step_scratch *s = &world->scratch;
-    const int ba = s->shape_body[a], bb = s->shape_body[b];
-    static const double zero[3] = {0.0, 0.0, 0.0};
-    const double *va = ba >= 0 ? world->bodies[ba].v : zero, *wa = ba >= 0 ? world->bodies[ba].w : zero;
-    const double *vb = bb >= 0 ? world->bodies[bb].v : zero, *wb = bb >= 0 ? world->bodies[bb].w : zero;
-    const double *ca = ba >= 0 ? world->bodies[ba].x : zero, *cb = bb >= 0 ? world->bodies[bb].x : zero;
-    double d[3] = {ca[0] - cb[0], ca[1] - cb[1], ca[2] - cb[2]}, u[3], dw[3];
-    double wxd[3] = {wb[1] * d[2] - wb[2] * d[1], wb[2] * d[0] - wb[0] * d[2],
-                     wb[0] * d[1] - wb[1] * d[0]};
-    for (int k = 0; k < 3; ++k) {
-        u[k] = va[k] - vb[k] - wxd[k];
-        dw[k] = wa[k] - wb[k];
+    int ba = s->shape_body[a], bb = s->shape_body[b];
+    if (ba < 0) {
+        ba = bb;
+        bb = -1;
     }
-    double reach = ba >= 0 ? pp_body_reach(world, ba) : 0.0;
-    double speed = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    double spin = sqrt(dw[0] * dw[0] + dw[1] * dw[1] + dw[2] * dw[2]);
-    return dt * (speed + spin * reach) <= PP_REST_DISPLACEMENT;
+    const pp_body *A = &world->bodies[ba], *B = bb >= 0 ? &world->bodies[bb] : NULL;
+    double u[3], dw[3];
+    if (!B) return pp_body_at_rest(world, ba, A->v, A->w, dt);
+    const double d[3] = {A->x[0] - B->x[0], A->x[1] - B->x[1], A->x[2] - B->x[2]};
+    const double wxd[3] = {B->w[1] * d[2] - B->w[2] * d[1], B->w[2] * d[0] - B->w[0] * d[2],
+                           B->w[0] * d[1] - B->w[1] * d[0]};
+    for (int k = 0; k < 3; ++k) {
+        u[k] = A->v[k] - B->v[k] - wxd[k];
+        dw[k] = A->w[k] - B->w[k];
+    }
+    return pp_body_at_rest(world, ba, u, dw, dt);
 }
 
 static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
