@@ -137,6 +137,7 @@ void pp_world_destroy(pp_world *world)
     free(world->geoms);
     free(world->joints);
     pp_joint_captures_free(world);
+    pp_auto_disable_free(world);
     free(world->joint_rows);
     free(world->joint_impulse);
     free(world);
@@ -242,11 +243,6 @@ static pp_status snapshot_bodies(pp_world *world, double h)
     if (st == PP_OK) st = pp_bridge_snapshot(world, h);
     if (st == PP_OK) st = pp_stage_joints(world, h);                /* 1b. joint rows  */
     if (st != PP_OK) return st;
-    if (!world->warned_auto_disable && dWorldGetAutoDisableFlag(world->ode_world)) {
-        world->warned_auto_disable = 1;
-        pp_log(PP_LOG_WARNING, "ODE auto-disable is ignored by the %s model",
-               pp_model_name(world->config.model));
-    }
     world->stats.bodies = world->body_count;
     world->stats.shapes = world->geom_count;
     return PP_OK;
@@ -592,7 +588,35 @@ static pp_status time_step_islands(pp_world *world, double dt)
  * moment of touch so PLUS sees the true approach velocity (impact_stage.c). */
 #define PP_MAX_SUBSTEPS 16
 
+/* Stage 1c, ODE's auto-disable (stage_auto_disable.c): bodies idle long enough sleep, bodies
+ * an awake body touches wake; while that changes which bodies are stepped, stages 1-6 run
+ * again for the bodies stepped now. */
+static pp_status auto_disable(pp_world *world, double h, double *clock)
+{
+    int changed = 0;
+    pp_status st = pp_auto_disable_sleep(world, h);
+    if (st == PP_OK) st = pp_auto_disable_wake(world, &changed);
+    while (st == PP_OK && changed) {
+        st = snapshot_bodies(world, h);
+        if (st == PP_OK) st = pp_bridge_shapes(world);
+        if (st == PP_OK) st = find_contacts(world, h, clock);
+        if (st == PP_OK) st = pp_auto_disable_wake(world, &changed);
+    }
+    return st;
+}
+
+static pp_status pegplus_substeps(pp_world *world, double h);
+
+/* A failed step leaves ODE as it was: the auto-disable stage's changes are put back. */
 static pp_status pegplus_step(pp_world *world, double h)
+{
+    pp_status st = pegplus_substeps(world, h);
+    if (st == PP_OK) pp_auto_disable_commit(world);
+    else pp_auto_disable_undo(world);
+    return st;
+}
+
+static pp_status pegplus_substeps(pp_world *world, double h)
 {
     double clock = pp_now_seconds();
     pp_status st = snapshot_bodies(world, h);                       /* 1. snapshot      */
@@ -605,6 +629,7 @@ static pp_status pegplus_step(pp_world *world, double h)
     for (int sub = 1; t < h && st == PP_OK; ++sub) {
         double dt = h - t;
         st = find_contacts(world, dt, &clock);                      /* 2-6              */
+        if (st == PP_OK && sub == 1) st = auto_disable(world, h, &clock); /* 1c. sleep/wake */
         if (st != PP_OK) return st;
 
         int impacts = world->scratch.impacts;

@@ -297,12 +297,21 @@ struct pp_world {
     double *joint_impulse;         /* per row: impulse over the step so far (N s) */
     int joint_row_count, joint_row_capacity;
 
-    int warned_auto_disable;
+    struct pp_auto_disable *auto_disable; /* ODE's auto-disable counters (stage_auto_disable.c) */
     int warned_unsupported_class[16];
     int warned_unregistered_convex;
 
     pp_step_scratch scratch;
 };
+
+/* stage_auto_disable.c: stage 1c, ODE's auto-disable (sleep, then wake by the island walk;
+ * *changed: bodies changed state, so stages 1-6 run again), its commit with a successful step
+ * and its undo with a failed one. */
+pp_status pp_auto_disable_sleep(pp_world *world, double h);
+pp_status pp_auto_disable_wake(pp_world *world, int *changed);
+void pp_auto_disable_commit(pp_world *world);
+void pp_auto_disable_undo(pp_world *world);
+void pp_auto_disable_free(pp_world *world);
 
 /* ode_bridge.c: discovery, validation, snapshot and write-back (stages 1 and 9). */
 pp_status pp_bridge_collect(pp_world *world);

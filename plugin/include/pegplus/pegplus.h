@@ -30,8 +30,11 @@
  * Which bodies are managed: every body reachable from the space tree given at creation (through
  * its geoms) or through the joint graph from those bodies, plus bodies registered explicitly with
  * pp_world_register_body (ODE has no public body list). Disabled bodies are not stepped (as in
- * ODE) and take part in contact as immovable. ODE's auto-disable is not reproduced by the
- * pegplus models (reported once through the log hook if the world or a body enables it).
+ * ODE); as in ODE a disabled body is enabled again in the step an enabled body reaches it
+ * (a candidate pair: within the proximity margin plus the step's motion) or is joined to it by
+ * an enabled joint. ODE's auto-disable runs under the pegplus models with ODE's parameters
+ * and rules (docs/design.md "Auto-disable"): idle bodies sleep at the step ODE would put them
+ * to sleep for the same motion, and sleeping bodies cost nothing but a broadphase entry.
  *
  * Joints (docs/joints.md): under the pegplus models every enabled ODE joint on a stepped body
  * (all of ODE 0.16's types but contact joints, which pegplus makes itself) contributes the rows
