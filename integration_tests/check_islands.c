@@ -205,10 +205,10 @@ START_TEST(test_rest_one_solve)
 END_TEST
 
 /* A pair with no dynamic body is dropped (stage_islands.c): a kinematic box driven into the
- * plane and a disabled box (immovable for pegplus, as in ODE) under a falling box, with
- * bounce 0.5, step every time (they used to give PLUS a zero Delassus matrix, "A(0,0) = 0",
- * and refuse every step). The kinematic box follows its own velocity exactly; the falling
- * box bounces on the disabled one and comes to rest on it. */
+ * plane and a disabled box resting on it, with bounce 0.5, step every time (they used to give
+ * PLUS a zero Delassus matrix, "A(0,0) = 0", and refuse every step). The kinematic box follows
+ * its own velocity exactly. A box falling onto the disabled one wakes it when it reaches it,
+ * as ODE's island walk does (stage_auto_disable.c), and comes to rest on it. */
 START_TEST(test_nothing_dynamic_in_a_pair)
 {
     world_set w;
@@ -234,9 +234,11 @@ START_TEST(test_nothing_dynamic_in_a_pair)
                       "kinematic box at (%g, %g) at step %d", x[0], x[2], step);
     }
     const dReal *xf = dBodyGetPosition(falling), *vf = dBodyGetLinearVel(falling);
-    ck_assert_msg(fabs(xf[2] - 1.5) < 1e-6, "falling box rests at z = %.9g, not on the disabled box", xf[2]);
+    ck_assert_msg(fabs(xf[2] - 1.5) < 1e-6, "falling box rests at z = %.9g, not on the woken box", xf[2]);
     ck_assert_msg(fabs(vf[0]) + fabs(vf[1]) + fabs(vf[2]) < 1e-6, "falling box still moves");
-    ck_assert(!dBodyIsEnabled(disabled));
+    ck_assert(dBodyIsEnabled(disabled));
+    ck_assert_msg(fabs(dBodyGetPosition(disabled)[2] - 0.5) < 1e-6, "woken box at z = %.9g",
+                  dBodyGetPosition(disabled)[2]);
     pp_world_destroy(pw);
     destroy_world(&w);
 }

@@ -251,6 +251,7 @@ START_TEST(test_body_discovery)
     dBodySetMass(disabled, &m);
     dGeomSetBody(dCreateSphere(sub, 0.1), with_geom);
     dGeomSetBody(dCreateSphere(space, 0.1), disabled);
+    dBodySetPosition(disabled, 5.0, 0.0, 0.0); /* touched, it would wake (as in ODE) */
     dBodyDisable(disabled);
     dJointAttach(dJointCreateBall(world, 0), with_geom, jointed);
     pp_world *pw = NULL;
