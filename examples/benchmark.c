@@ -107,6 +107,9 @@ static const char HELP[] =
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
+    "  --auto-disable   ODE's auto-disable on (its default thresholds, 10 idle steps) for\n"
+    "                   every model: settled bodies sleep, and a sleeping island costs\n"
+    "                   nothing but its broadphase entries\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
     "  --list           list the scenes and exit\n"
@@ -117,7 +120,7 @@ static const char HELP_MORE[] =
     "\n"
     "Settings: pp_config_default() except friction directions k = 4 (and model / ODE\n"
     "stepper) and a scene's own surface (the jointed scenes' friction); ODE auto-disable\n"
-    "off.\n"
+    "off (unless --auto-disable).\n"
     "\n"
     "Same start for every model: a heap or pile scene starts from its settled state,\n"
     "DIR/<scene>.state (--states), made under the standard model (PP_MODEL_STANDARD, k = 4:\n"
@@ -255,6 +258,7 @@ static double cpu_now(void)
 }
 
 static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models */
+static int g_auto_disable = 0; /* --auto-disable: ODE's auto-disable on, its defaults */
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
  * needs (its surface: pp_scene.configure, the jointed scenes). */
@@ -276,7 +280,8 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
     pp_scene scene;
     out->build_status = sc->build(&scene, h);
     if (out->build_status != PP_OK) _exit(0);
-    dWorldSetAutoDisableFlag(scene.world, 0);
+    dWorldSetAutoDisableFlag(scene.world, g_auto_disable);
+    for (int i = 0; i < scene.body_count; ++i) dBodySetAutoDisableDefaults(scene.bodies[i]);
     pp_config config = model_config(m, &scene);
     pp_world *world = NULL;
     out->build_status = pp_world_create(scene.world, scene.space, &config, &world);
@@ -704,6 +709,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--quick")) {
             quick = 1;
+        } else if (!strcmp(a, "--auto-disable")) {
+            g_auto_disable = 1;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
