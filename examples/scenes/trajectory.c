@@ -391,7 +391,7 @@ int pp_traj_frame(pp_traj_writer *w, const pp_scene *scene, int step, double t, 
         for (int k = 0; k < 4; ++k) put_f64(r, q[k]);
     }
     put_u32(r, w->contact_count);
-    memcpy(r->data + r->size, w->contacts.data, w->contacts.size);
+    if (w->contacts.size) memcpy(r->data + r->size, w->contacts.data, w->contacts.size);
     r->size += w->contacts.size;
     return write_record(w, PP_TRAJ_TAG_FRAME, r->data, r->size);
 }
