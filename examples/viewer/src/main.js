@@ -311,9 +311,9 @@ function refreshRuns() {
     const sw = `<span style="color:#${r.tint.getHexString()}">&#9632;</span>`;
     const h = r.header;
     const info = h ? `${h.scene}, ${h.model}, h = ${h.h} s, every ${h.decimation} steps; ${r.bodies.length} bodies, ${r.frames.length} frames${r.loaded ? '' : ' (loading)'}` : 'loading';
-    d.innerHTML = `${sw} <b></b>: <span></span>`;
+    d.innerHTML = `${sw} <b></b>: <span class="info"></span>`;
     d.querySelector('b').textContent = r.name;
-    d.querySelector('span').textContent = r.error ? `error: ${r.error}` : info;
+    d.querySelector('.info').textContent = r.error ? `error: ${r.error}` : info;
     if (r.error) d.className = 'err';
     el.appendChild(d);
   }

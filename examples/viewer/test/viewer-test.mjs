@@ -218,6 +218,28 @@ try {
   const full = await page.evaluate(() => window.pegplusViewer.runInfo(2));
   check(full.loaded && full.error === null && full.frames === slowFrames.length,
     `the slow run completes: ${full.frames} frames, error ${full.error}`);
+
+  // offline from file://, a run picked with the file input (the gzip one): no request leaves
+  // the page, the run loads whole
+  const offline = await browser.newPage();
+  offline.on('console', (m) => { if (m.type() === 'error') errors.push(`file:// console: ${m.text()}`); });
+  offline.on('pageerror', (e) => errors.push(`file:// page error: ${e.message}`));
+  const requests = [];
+  offline.on('request', (r) => { if (!/^(file|data|blob):/.test(r.url())) requests.push(r.url()); });
+  await offline.goto(`file://${path.resolve(viewerHtml)}`);
+  await offline.waitForFunction(() => window.pegplusViewer !== undefined, null, { timeout: 20000 });
+  await offline.setInputFiles('#files', files[0]);
+  await offline.waitForFunction(() => window.pegplusViewer.runCount() === 1 && window.pegplusViewer.runInfo(0).loaded,
+    null, { timeout: 20000 });
+  const picked = await offline.evaluate(() => window.pegplusViewer.runInfo(0));
+  check(picked.error === null && picked.frames === expected[0].frames.length,
+    `file:// + file input: ${picked.frames} frames (file ${expected[0].frames.length}), error ${picked.error}`);
+  const lastPose = await offline.evaluate((k) => { window.pegplusViewer.setFrame(k); return window.pegplusViewer.bodyPose(0, 0); },
+    expected[0].frames.length - 1);
+  const lastFile = expected[0].frames[expected[0].frames.length - 1].poses[0];
+  check(lastPose && lastPose.every((x, k) => Math.abs(x - lastFile[k]) <= POSE_TOL), 'file:// run: last pose of body 0');
+  check(requests.length === 0, `the offline page requested ${JSON.stringify(requests)}`);
+  console.log(`viewer test: file:// with the file input: ${picked.frames} frames, ${requests.length} network requests`);
 } catch (e) {
   errors.push(`test: ${e.stack || e}`);
 } finally {
