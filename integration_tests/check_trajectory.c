@@ -16,6 +16,7 @@
 #include "trajectory.h"
 
 #include <check.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -216,6 +217,11 @@ START_TEST(test_overlap_contacts)
         ck_assert_int_eq(pp_traj_frame(w, &s, step, step * h, step == steps), 0);
     }
     ck_assert_int_eq(pp_traj_close(w), 0);
+    /* refused: a directory that does not exist, decimation 0 */
+    errno = 0;
+    ck_assert(pp_traj_open(PP_TRAJ_OUT_DIR "/no-such-dir/x.pptraj", &s, "ode", h, 1) == NULL);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert(pp_traj_open(path, &s, "ode", h, 0) == NULL);
     double final_z = dBodyGetPosition(s.bodies[2])[2];
     pp_world_destroy(pw);
     pp_scene_destroy(&s);

@@ -242,8 +242,8 @@ pp_traj_writer *pp_traj_open(const char *path, const pp_scene *scene, const char
     int gz = len >= 3 && strcmp(path + len - 3, ".gz") == 0;
     w->file = gzopen(path, gz ? "wb6" : "wbT"); /* "T": plain bytes through the same calls */
     if (!w->file) {
-        fprintf(stderr, "pptraj: cannot open %s: %s\n", path, strerror(errno ? errno : ENOMEM));
-        int saved = errno;
+        int saved = errno ? errno : ENOMEM; /* gzopen leaves errno 0 when out of memory */
+        fprintf(stderr, "pptraj: cannot open %s: %s\n", path, strerror(saved));
         writer_free(w);
         errno = saved;
         return NULL;
