@@ -119,6 +119,7 @@ class Run {
   onFrame(f) {
     this.frames.push(f);
     insertTime(f.t);
+    if (!cameraFramed && f.bodyCount > 0) frameCamera(f, this.header);
   }
 
   // The frame shown at time t: the last frame at or before t (the first before it starts).
@@ -243,6 +244,24 @@ controls.target.set(0, 0, 1);
 controls.update();
 controls.addEventListener('change', () => { needsRender = true; });
 const labels = [];
+let cameraFramed = false; // the camera is aimed at the first frame with bodies, once
+
+// Aims the camera at the bodies of a frame and the placed static geoms (the bounding box of
+// their centres), looking from -y, +z.
+function frameCamera(f, header) {
+  cameraFramed = true;
+  const box = new THREE.Box3();
+  for (let b = 0; b < f.bodyCount; ++b)
+    box.expandByPoint(new THREE.Vector3(f.poses[7 * b], f.poses[7 * b + 1], f.poses[7 * b + 2]));
+  for (const g of (header && header.static_geoms) || [])
+    if (g.pos) box.expandByPoint(new THREE.Vector3(g.pos[0], g.pos[1], g.pos[2]));
+  const centre = box.getCenter(new THREE.Vector3());
+  const radius = Math.max(2, 0.5 * box.getSize(new THREE.Vector3()).length() + 1);
+  controls.target.copy(centre);
+  camera.position.copy(centre).add(new THREE.Vector3(0.5, -1.4, 1.4).normalize().multiplyScalar(2.8 * radius));
+  controls.update();
+  needsRender = true;
+}
 let trianglesDrawn = 0; // by the last render, every viewport
 
 function viewports() {
