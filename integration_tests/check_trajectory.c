@@ -59,6 +59,8 @@ typedef struct expected_frame {
     double *poses;
 } expected_frame;
 
+static double heap_lengths[20][3]; /* the heap's boxes, as the scene built them */
+
 static int run_heap(const char *path, const char *gz_path, expected_frame *expect, double h)
 {
     pp_scene s;
@@ -92,6 +94,11 @@ static int run_heap(const char *path, const char *gz_path, expected_frame *expec
     /* boxes were dropped mid-run: the last frame has more bodies than the first */
     ck_assert_int_eq(expect[0].body_count, 0);
     ck_assert_int_gt(expect[frames - 1].body_count, 2);
+    for (int i = 0; i < s.body_count; ++i) {
+        dVector3 l;
+        dGeomBoxGetLengths(s.geoms[i], l);
+        for (int k = 0; k < 3; ++k) heap_lengths[i][k] = l[k];
+    }
     pp_world_destroy(pw);
     pp_scene_destroy(&s);
     return frames;
@@ -111,6 +118,21 @@ static void check_heap_file(const char *path, const expected_frame *expect, int 
     for (int i = 0; i < t.body_count; ++i) {
         ck_assert_str_eq(t.body_geom_class[i], "box");
         ck_assert_int_eq(t.body_geom_count[i], 1);
+        /* the box's lengths, and no offset from its body */
+        json_object *body = json_tokener_parse(t.body_records[i]);
+        ck_assert(body);
+        ck_assert_int_eq(json_object_get_int(json_object_object_get(body, "index")), i);
+        json_object *geom = json_object_array_get_idx(json_object_object_get(body, "geoms"), 0);
+        json_object *lengths = json_object_object_get(geom, "lengths");
+        json_object *pos = json_object_object_get(geom, "pos");
+        json_object *quat = json_object_object_get(geom, "quat");
+        for (int k = 0; k < 3; ++k) {
+            ck_assert(json_object_get_double(json_object_array_get_idx(lengths, k)) == heap_lengths[i][k]);
+            ck_assert(json_object_get_double(json_object_array_get_idx(pos, k)) == 0.0);
+        }
+        for (int k = 0; k < 4; ++k)
+            ck_assert(json_object_get_double(json_object_array_get_idx(quat, k)) == (k == 0 ? 1.0 : 0.0));
+        json_object_put(body);
     }
     for (int f = 0; f < frames; ++f) {
         /* 0, 7, 14, ..., 35, then the last step 40 */
