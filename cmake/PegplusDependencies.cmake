@@ -41,3 +41,8 @@ else()
   message(WARNING "libode does not export dxJoint::getInfo1/getInfo2 (another ODE build?): "
                   "worlds with joints will run under PP_MODEL_ODE only")
 endif()
+
+# Trajectories (examples/scenes/trajectory.c, docs/trajectory.md): zlib for .pptraj.gz, json-c
+# for the JSON records. Only the examples and tests use them, not the library.
+find_package(ZLIB REQUIRED)
+pkg_check_modules(JSONC REQUIRED IMPORTED_TARGET json-c)

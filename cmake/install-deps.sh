@@ -4,6 +4,12 @@
 set -eu
 PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubunit-dev \
 liblapacke-dev libopenblas-dev libqhull-dev"
+# trajectories (zlib, json-c) and the browser viewer with its headless test (docs/trajectory.md)
+PACKAGES="$PACKAGES zlib1g-dev libjson-c-dev chromium"
+# node and npm: Debian's packages, unless a Node.js is already there (nodesource's nodejs
+# carries its own npm and conflicts with Debian's npm package)
+command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
