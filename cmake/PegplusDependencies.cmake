@@ -6,6 +6,8 @@ pkg_check_modules(ODE     REQUIRED IMPORTED_TARGET ode>=0.16)
 pkg_check_modules(CCD     REQUIRED IMPORTED_TARGET ccd>=2.0)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 pkg_check_modules(QHULL   REQUIRED IMPORTED_TARGET qhull_r)
+# scene files of the comparison workbench (examples/scenes/scene_file.c) and its --json output
+pkg_check_modules(JSONC   REQUIRED IMPORTED_TARGET json-c)
 find_library(PP_LIBM m)
 find_package(Threads REQUIRED)  # pp_config.threads: the islands of a step on a thread pool
 

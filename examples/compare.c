@@ -382,7 +382,9 @@ static int write_row(const options *o, run_result *r)
     return ok;
 }
 
-int main(int argc, char **argv)
+/* main of the pouring experiment: workbench.c's main calls it when --model is given */
+int pp_compare_pour_main(int argc, char **argv);
+int pp_compare_pour_main(int argc, char **argv)
 {
     options o;
     if (!parse_options(argc, argv, &o)) {
