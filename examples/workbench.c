@@ -780,7 +780,7 @@ static int run_one(const options *o, const model_spec *m, double h, double secon
 
 static void csv_row(FILE *f, const summary *s)
 {
-    fprintf(f, "%s,%s,%.17g,%.17g,%llu,%d,%d,%d,%s,%.9e,%.9e,%.9e,%.9e,%.12e,%.12e,%.9e,%.9e,%.9e,%.9e,"
+    fprintf(f, "%s,%s,%.15g,%.15g,%llu,%d,%d,%d,%s,%.9e,%.9e,%.9e,%.9e,%.12e,%.12e,%.9e,%.9e,%.9e,%.9e,"
                "%.9e,%.9e,%.3f,%.3f,%lld,%lld,%d,%d,%d,%.3f\n",
             s->scene, s->model, s->h, s->seconds, s->seed, s->bodies, s->steps_planned, s->steps_run,
             s->status, s->max_penetration, s->final_penetration, s->overlap_max, s->overlap_final,
@@ -903,7 +903,7 @@ static int write_series(FILE *f, const run_output *r)
     const summary *s = &r->sum;
     for (int k = 0; k < r->samples; ++k) {
         const sample *x = &r->series[k];
-        fprintf(f, "%s,%s,%.17g,%d,%.17g,%.9e,%.9e,%.12e,%.9e,%.9e,%.9e,%.3f,%d,%d,%d\n", s->scene, s->model, s->h,
+        fprintf(f, "%s,%s,%.15g,%d,%.15g,%.9e,%.9e,%.12e,%.9e,%.9e,%.9e,%.3f,%d,%d,%d\n", s->scene, s->model, s->h,
                 k, x->t, x->penetration, x->overlap, x->energy, x->dp, x->dl, x->joint, x->us, x->lcp_solves,
                 x->lcp_pivots, x->lcp_fallback);
     }
