@@ -6,8 +6,6 @@ pkg_check_modules(ODE     REQUIRED IMPORTED_TARGET ode>=0.16)
 pkg_check_modules(CCD     REQUIRED IMPORTED_TARGET ccd>=2.0)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 pkg_check_modules(QHULL   REQUIRED IMPORTED_TARGET qhull_r)
-# scene files of the comparison workbench (examples/scenes/scene_file.c) and its --json output
-pkg_check_modules(JSONC   REQUIRED IMPORTED_TARGET json-c)
 find_library(PP_LIBM m)
 find_package(Threads REQUIRED)  # pp_config.threads: the islands of a step on a thread pool
 
@@ -43,3 +41,9 @@ else()
   message(WARNING "libode does not export dxJoint::getInfo1/getInfo2 (another ODE build?): "
                   "worlds with joints will run under PP_MODEL_ODE only")
 endif()
+
+# Trajectories (examples/scenes/trajectory.c, docs/trajectory.md): zlib for .pptraj.gz, json-c
+# for the JSON records; json-c also reads the workbench's scene files (docs/scene-file.md) and
+# writes its --json. Only the examples and tests use them, not the library.
+find_package(ZLIB REQUIRED)
+pkg_check_modules(JSONC REQUIRED IMPORTED_TARGET json-c)

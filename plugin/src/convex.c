@@ -36,6 +36,11 @@ const pp_polytope *pp_convex_find(const pp_world *world, dGeomID geom)
     return NULL;
 }
 
+const pp_polytope *pp_convex_polytope(const pp_world *world, dGeomID convex)
+{
+    return world && convex ? pp_convex_find(world, convex) : NULL;
+}
+
 /* ODE's dConvex layout from our polytope: planes (a, b, c, d) with a x + b y + c z = d the face
  * plane and (a, b, c) the outward normal; points xyz; polygons as [count, i0, i1, ...] in the
  * face's counter-clockwise order seen from outside (as demo_convex's data). */

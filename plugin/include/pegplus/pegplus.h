@@ -396,6 +396,14 @@ pp_status pp_world_register_convex(pp_world *world, dGeomID convex, const double
 pp_status pp_convex_destroy(pp_world *world, dGeomID convex);
 pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex);
 
+/* The exact hull pegplus keeps for a dConvex made by pp_convex_create or registered with
+ * pp_world_register_convex (pegplus/geometry.h's pp_polytope: vertices in the geom's frame, m,
+ * faces counter-clockwise seen from outside), for readers such as trajectory writers, since
+ * ODE has no getter. Read-only; owned by the pegplus world and valid until the geom is
+ * destroyed or forgotten (pp_convex_destroy, pp_world_unregister_convex, pp_world_destroy).
+ * NULL, without a message, when `world` or `convex` is NULL or pegplus does not know the geom. */
+const struct pp_polytope *pp_convex_polytope(const pp_world *world, dGeomID convex);
+
 #ifdef __cplusplus
 }
 #endif
