@@ -34,6 +34,8 @@
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
 #include "scene_file.h"
+#include "state.h"
+#include "trajectory.h"
 
 #include <json-c/json.h>
 
@@ -70,6 +72,7 @@ static const option_spec OPTIONS[] = {
     {"--seed", 1}, {"--mu", 1}, {"--friction-directions", 1}, {"--relinearize", 1},
     {"--margin", 1}, {"--compliance", 1}, {"--states", 1}, {"--budget", 1}, {"--csv", 1},
     {"--json", 1}, {"--series", 1}, {"--figures", 1}, {"--trajectory", 1}, {"--decimation", 1},
+    {"--final-state", 1},
     {"--merge", 0}, {"--quiet", 0}, {"--help", 0}, {"--list-options", 0}, {"--model", 1},
 };
 enum { OPTION_COUNT = sizeof OPTIONS / sizeof OPTIONS[0] };
@@ -123,8 +126,10 @@ static const char HELP[] =
     "                   the data in DIR/data/ and the script DIR/figures.gp\n"
     "  --trajectory DIR every body's pose per step, DIR/<scene>-<model>-h<h>.pptraj (the\n"
     "                   trajectory format of the viewer, docs/trajectory.md)\n"
-    "  --decimation N   write every N-th step to the trajectory (default 1; the last step\n"
-    "                   is always written)\n"
+    "  --decimation N   write every N-th step to the trajectory (default 1; the first and\n"
+    "                   the last step are always written)\n"
+    "  --final-state DIR  every body's pose after the last step, DIR/<scene>-<model>-h<h>.state\n"
+    "                   (examples/scenes/state.h's format, %.17g: bit for bit)\n"
     "  --quiet          no table, no progress, pegplus's log messages discarded\n"
     "\n"
     "  --merge          merge mode (compare-merge): the arguments are CSV files written by\n"
@@ -195,7 +200,7 @@ typedef struct options {
     double mu; /* < 0: the scene's */
     int friction_directions, relinearize;
     double margin, compliance, budget;
-    const char *states, *csv, *json, *series, *figures, *trajectory;
+    const char *states, *csv, *json, *series, *figures, *trajectory, *final_state;
     int decimation, quiet, merge;
     char **inputs; /* --merge */
     int input_count;
@@ -300,6 +305,7 @@ static void parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--figures")) o->figures = v;
         else if (!strcmp(a, "--trajectory")) o->trajectory = v;
         else if (!strcmp(a, "--decimation")) o->decimation = (int)parse_number(a, v);
+        else if (!strcmp(a, "--final-state")) o->final_state = v;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--merge")) o->merge = 1;
         else die_usage("option '%s' belongs to the pouring experiment (--model)", a);
@@ -638,6 +644,14 @@ static const char *scene_label(const char *scene)
     return label;
 }
 
+static int make_dir(const char *path);
+
+/* DIR/<scene>-<model>-h<h><ext> */
+static void run_path(char *out, size_t size, const char *dir, const summary *s, const char *ext)
+{
+    snprintf(out, size, "%s/%s-%s-h%g%s", dir, s->scene, s->model, s->h, ext);
+}
+
 static int run_one(const options *o, const model_spec *m, double h, double seconds, progress *pg,
                    run_output *out)
 {
@@ -688,6 +702,18 @@ static int run_one(const options *o, const model_spec *m, double h, double secon
         return 0;
     }
 
+    pp_traj_writer *traj = NULL;
+    if (o->trajectory) {
+        char path[1200];
+        run_path(path, sizeof path, o->trajectory, s, ".pptraj");
+        traj = pp_traj_open(path, cs.scene, m->name, h, o->decimation);
+        if (!traj) {
+            pp_world_destroy(world);
+            pp_catalog_destroy(&cs);
+            return 0;
+        }
+    }
+    int traj_ok = 1;
     run_state rs = {0};
     double P0[3], L0[3], E0, dP[3] = {0, 0, 0}, dL[3] = {0, 0, 0}, drift = 0.0, gain = 0.0;
     double step_total = 0.0;
@@ -708,6 +734,7 @@ static int run_one(const options *o, const model_spec *m, double h, double secon
             s->energy_initial = E0;
             out->samples = 1;
             have_initial = 1;
+            if (traj && pp_traj_frame(traj, cs.scene, 0, 0.0, 1) != 0) traj_ok = 0;
         }
         double t0 = now();
         st = pp_world_step(world, h);
@@ -745,13 +772,33 @@ static int run_one(const options *o, const model_spec *m, double h, double secon
         if (stats->lcp_fallback > s->lcp_fallback_max) s->lcp_fallback_max = stats->lcp_fallback;
         s->peg_fallback_steps += stats->peg_fallback != 0;
         progress_update(pg, s->scene, m->name, h, i + 1, s->steps_planned, 0);
-        if (o->budget > 0.0 && step_total > o->budget && i + 1 < s->steps_planned) {
+        int cut = o->budget > 0.0 && step_total > o->budget && i + 1 < s->steps_planned;
+        if (traj && pp_traj_frame(traj, cs.scene, i + 1, (i + 1) * h, cut || i + 1 == s->steps_planned) != 0)
+            traj_ok = 0;
+        if (cut) {
             set_status(s, "time_budget");
             break;
         }
     }
     progress_update(pg, s->scene, m->name, h, s->steps_run, s->steps_planned, 1);
     (void)P0, (void)L0;
+    if (traj && pp_traj_close(traj) != 0) traj_ok = 0;
+    if (!traj_ok) fprintf(stderr, "pegplus-compare: %s %s h=%g: the trajectory could not be written\n", s->scene, m->name, h);
+    int state_ok = 1;
+    if (o->final_state) {
+        pp_scene_state st = {0};
+        snprintf(st.scene, sizeof st.scene, "%s", s->scene);
+        snprintf(st.model, sizeof st.model, "%s", m->name);
+        st.seed = (unsigned)o->seed;
+        st.h = h;
+        st.settle_steps = s->steps_run;
+        char path[1200], why2[256];
+        run_path(path, sizeof path, o->final_state, s, ".state");
+        state_ok = pp_scene_state_capture(&st, cs.scene) == 0 &&
+                   pp_scene_state_write(&st, path, "pegplus-compare --final-state: the poses after the last step run", why2, sizeof why2) == 0;
+        if (!state_ok) fprintf(stderr, "pegplus-compare: %s: %s\n", path, why2);
+        pp_scene_state_free(&st);
+    }
     s->bodies = cs.scene->body_count;
     for (int k = 0; k < out->samples; ++k) {
         const sample *x = &out->series[k];
@@ -773,7 +820,7 @@ static int run_one(const options *o, const model_spec *m, double h, double secon
     pp_world_destroy(world); /* first: it destroys the dConvex geoms it made */
     pp_catalog_destroy(&cs);
     s->wall_seconds = now() - wall0;
-    return 1;
+    return traj_ok && state_ok;
 }
 
 /* ------------------------------------------------------------------- rows: CSV / JSON */
@@ -1180,13 +1227,7 @@ int main(int argc, char **argv)
     }
     if (o.h_count == 0) o.hs[0] = default_h, o.h_count = 1;
     if (o.seconds == 0.0) o.seconds = default_seconds;
-    if (o.trajectory || o.decimation != 1) {
-        if (o.trajectory) {
-            fprintf(stderr, "pegplus-compare: --trajectory needs the viewer's trajectory writer, "
-                            "not in this build\n");
-            return 1;
-        }
-    }
+    if ((o.trajectory && !make_dir(o.trajectory)) || (o.final_state && !make_dir(o.final_state))) return 1;
 
     int runs = o.model_count * o.h_count;
     run_output *out = calloc((size_t)runs, sizeof *out);
@@ -1197,8 +1238,8 @@ int main(int argc, char **argv)
     for (int hi = 0; hi < o.h_count; ++hi)
         for (int mi = 0; mi < o.model_count; ++mi) {
             pg.run = done + 1;
-            if (!run_one(&o, o.models[mi], o.hs[hi], o.seconds, &pg, &out[done])) {
-                ok = 0;
+            if (!run_one(&o, o.models[mi], o.hs[hi], o.seconds, &pg, &out[done])) ok = 0;
+            if (out[done].samples == 0) { /* not built, or not started */
                 summary *s = &out[done].sum;
                 snprintf(s->scene, sizeof s->scene, "%s", scene_label(o.scene));
                 snprintf(s->model, sizeof s->model, "%s", o.models[mi]->name);

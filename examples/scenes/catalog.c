@@ -220,6 +220,7 @@ const pp_polytope *pp_catalog_polytope(pp_catalog_scene *cs, dGeomID g)
         const pp_polytope *p = pp_scene_file_polytope(cs->scene, g);
         if (p) return p;
     }
+    if (dGeomGetClass(g) == dConvexClass) return pp_convex_polytope(cs->scene->pegplus, g);
     if (dGeomGetClass(g) != dBoxClass) return NULL;
     for (int i = 0; i < cs->box_count; ++i)
         if (cs->box_geoms[i] == g) return cs->box_polytopes[i];

@@ -15,9 +15,9 @@
  *     pp_catalog_destroy(&cs);
  *
  * pp_catalog_polytope gives the exact shape of a geom as a polytope in the geom's frame when
- * it is one (boxes of every scene, the pouring scene's hulls and blocks, a scene file's hulls):
- * what the exact overlap volume (pegplus/overlap.h) is measured on. The hulls of the scripted
- * scenes (boxstack, convex) are not known here (ODE has no getter for a dConvex's data): NULL.
+ * it is one (boxes of every scene, the pouring scene's hulls and blocks, a scene file's hulls,
+ * and any other dConvex pegplus knows: pp_convex_polytope): what the exact overlap volume
+ * (pegplus/overlap.h) is measured on. NULL for spheres, capsules, planes, ...
  */
 #ifndef PP_SCENES_CATALOG_H
 #define PP_SCENES_CATALOG_H
