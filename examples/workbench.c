@@ -1208,6 +1208,8 @@ int main(int argc, char **argv)
         free(o.inputs);
         return r;
     }
+    free(o.inputs); /* only --merge has inputs */
+    o.inputs = NULL;
 
     /* the scene's defaults */
     const pp_catalog_entry *e = pp_catalog_find(o.scene);
@@ -1270,6 +1272,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < runs; ++i) free(out[i].series);
     free(out);
     free(rows);
-    free(o.inputs);
     return ok ? 0 : 1;
 }
