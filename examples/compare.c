@@ -1,6 +1,8 @@
 /*
- * pegplus-compare: the PEG paper's experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md §5,
- * figure 24), one configuration per process, one CSV row per run, so that a sweep over models
+ * pegplus-compare --model M: the PEG paper's experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md
+ * §5, figure 24), one configuration per process (the workbench's other modes, any scene and
+ * several models at once, are workbench.c, whose main calls pp_compare_pour_main when --model
+ * is given), one CSV row per run, so that a sweep over models
  * x step sizes x seeds is spread by existing tools (compare-sweep.sh: xargs -P or GNU
  * parallel; a Slurm job array would do the same).
  *
