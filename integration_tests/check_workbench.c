@@ -13,6 +13,11 @@
  *    (37); its last frame is the run's final state (--final-state) to 1e-12, and the same
  *    scene stepped here (same model, h, steps) ends at the trajectory's last poses to 1e-12:
  *    a replay of the run;
+ *  - writing a trajectory does not change the run: the pile (30 boxes from their settled
+ *    state) under the standard model and PEG ends in the same state, bit for bit, with and
+ *    without --trajectory (and with decimation 7). It did not before pegplus-compare cleaned
+ *    ODE's space at fixed points: the writer's dSpaceCollide reordered the space's geoms,
+ *    which changes the pegplus models' Lemke pivot path (workbench.c, clean_space);
  *  - bad scene files: the message names the file, the JSON path and the problem.
  */
 #include "catalog.h"
@@ -208,8 +213,11 @@ END_TEST
 
 /* ---------------------------------------------------------------------- trajectories */
 
+static void no_pairs(void *data, dGeomID a, dGeomID b) { (void)data, (void)a, (void)b; }
+
 /* The scene file stepped here as pegplus-compare steps it (pp_config_default, the file's
- * surface, the model); the final poses, 7 per body. */
+ * surface, the model; ODE's space cleaned before the first step and after every step,
+ * docs/workbench.md); the final poses, 7 per body. */
 static double *step_here(pp_model model, pp_ode_stepper stepper, double h, int steps, int *count)
 {
     pp_catalog_scene cs;
@@ -225,7 +233,9 @@ static double *step_here(pp_model model, pp_ode_stepper stepper, double h, int s
     ck_assert_int_eq(pp_catalog_start(&cs, w, NULL, h, why, sizeof why), 0);
     for (int i = 0; i < steps; ++i) {
         pp_catalog_before_step(&cs, i);
+        if (i == 0) dSpaceCollide(cs.scene->space, NULL, no_pairs);
         ck_assert_int_eq(pp_world_step(w, h), PP_OK);
+        dSpaceCollide(cs.scene->space, NULL, no_pairs);
     }
     *count = cs.scene->body_count;
     double *pose = malloc(sizeof(double) * 7 * (size_t)*count);
@@ -281,6 +291,47 @@ START_TEST(test_trajectory_replay)
         pp_scene_state_free(&st);
         pp_traj_free(&t);
     }
+}
+END_TEST
+
+/* Two files' bytes equal. */
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    ck_assert_msg(fa && fb, "%s or %s missing", a, b);
+    int ca, cb, same = 1;
+    do {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+        same = ca == cb;
+    } while (same && ca != EOF);
+    fclose(fa);
+    fclose(fb);
+    return same;
+}
+
+START_TEST(test_trajectory_does_not_perturb)
+{
+    const char *runs[] = {"", "--trajectory '%s/traj' --decimation 1", "--trajectory '%s/traj' --decimation 7"};
+    for (int r = 0; r < 3; ++r) {
+        char dir[512], name[32], extra[1200], cmd[4096];
+        snprintf(name, sizeof name, "pile-%d", r);
+        work_path(dir, sizeof dir, name);
+        snprintf(extra, sizeof extra, runs[r], dir);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' --scene pile --models standard,peg --h 0.01 --seconds 0.3 --friction-directions 4 "
+                 "--final-state '%s' %s --quiet",
+                 PP_COMPARE_BIN, dir, extra);
+        ck_assert_int_eq(run(cmd), 0);
+    }
+    for (int r = 1; r < 3; ++r)
+        for (int m = 0; m < 2; ++m) {
+            const char *model = m ? "peg" : "standard";
+            char a[1024], b[1024];
+            snprintf(a, sizeof a, "%s/pile-0/pile-%s-h0.01.state", PP_WORK_DIR, model);
+            snprintf(b, sizeof b, "%s/pile-%d/pile-%s-h0.01.state", PP_WORK_DIR, r, model);
+            ck_assert_msg(same_bytes(a, b), "%s: the run with a trajectory (%s) ended elsewhere", model, runs[r]);
+        }
 }
 END_TEST
 
@@ -342,6 +393,7 @@ int main(void)
     tcase_add_test(tc, test_overlap_closed_form);
     tcase_add_test(tc, test_scene_file_every_model);
     tcase_add_test(tc, test_trajectory_replay);
+    tcase_add_test(tc, test_trajectory_does_not_perturb);
     tcase_add_test(tc, test_bad_scene_files);
     suite_add_tcase(suite, tc);
     return pp_it_run(suite);
