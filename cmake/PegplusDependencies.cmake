@@ -43,6 +43,7 @@ else()
 endif()
 
 # Trajectories (examples/scenes/trajectory.c, docs/trajectory.md): zlib for .pptraj.gz, json-c
-# for the JSON records. Only the examples and tests use them, not the library.
+# for the JSON records; json-c also reads the workbench's scene files (docs/scene-file.md) and
+# writes its --json. Only the examples and tests use them, not the library.
 find_package(ZLIB REQUIRED)
 pkg_check_modules(JSONC REQUIRED IMPORTED_TARGET json-c)

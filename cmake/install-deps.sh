@@ -6,6 +6,8 @@ PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubuni
 liblapacke-dev libopenblas-dev libqhull-dev"
 # trajectories (zlib, json-c) and the browser viewer with its headless test (docs/trajectory.md)
 PACKAGES="$PACKAGES zlib1g-dev libjson-c-dev chromium"
+# the comparison workbench: scene files (json-c), figures (gnuplot), local sweeps (GNU parallel)
+PACKAGES="$PACKAGES gnuplot-nox parallel"
 # node and npm: Debian's packages, unless a Node.js is already there (nodesource's nodejs
 # carries its own npm and conflicts with Debian's npm package)
 command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"

@@ -1,6 +1,32 @@
 #!/usr/bin/env bash
-# compare-sweep.sh — the PEG paper's pouring experiment (SCENES.md "PEG pouring, 3D",
-# spec/PEG.md §5, the paper's figure 24) as a sweep of pegplus-compare runs:
+# compare-sweep (examples/compare-sweep.sh) — sweeps of pegplus-compare runs, one process and one
+# CSV per run, in two kinds:
+#
+# A. Any scenes (--scenes): scenes x models x h, each run one pegplus-compare command, written
+#    to a job list DIR/jobs.txt (one command a line), then run locally with GNU parallel (else
+#    xargs -P), or (--slurm) written as a Slurm job-array script DIR/sweep.slurm for a cluster;
+#    then merged by `pegplus-compare --merge` (compare-merge) into DIR/summary.csv,
+#    DIR/summary.json, the table DIR/summary.txt and figures against h in DIR/figures.
+#
+#   compare-sweep --scenes "heap column cradle" -m "ode quick standard peg" -H "0.01 0.005" \
+#                 -t 0.5 -o sweep-out            # runs here (GNU parallel), then merges
+#   compare-sweep --scenes ... --slurm -o sweep-out   # writes sweep-out/jobs.txt and
+#                 # sweep-out/sweep.slurm; on the cluster: sbatch sweep-out/sweep.slurm, then
+#   compare-sweep --merge-only -o sweep-out        # the summary and figures
+#
+#   --scenes LIST        scene names or scene files (pegplus-compare --list-scenes), quoted list
+#   -m, -H, -t, -j, -B, -o, -b, --mu, --force as below (-t: default each scene's own length;
+#                        -B: pegplus-compare --budget, default none)
+#   --seed S             seed of the random scenes (default 1)
+#   --extra "ARGS"       more pegplus-compare options for every run (e.g. "--friction-directions 4")
+#   --jobs-only          write DIR/jobs.txt and stop
+#   --slurm              write DIR/jobs.txt and DIR/sweep.slurm (an array of one task per line;
+#                        --slurm-opts "..." adds #SBATCH lines' options, e.g. "--partition=short
+#                        --time=01:00:00") and stop
+#   --merge-only         merge DIR/runs/*.csv into the summary and figures
+#
+# B. The PEG paper's pouring experiment (SCENES.md "PEG pouring, 3D",
+# spec/PEG.md §5, the paper's figure 24) as a sweep of pegplus-compare --model runs:
 # models x step sizes h x seeds, one process and one CSV file per run, spread over the cores
 # with GNU parallel when it is installed, else xargs -P; then one merged CSV, a summary table
 # and the figures (gnuplot, when installed).
@@ -50,6 +76,15 @@ scene=pour3d
 mu=0
 force=0
 plot_only=0
+scenes=""
+seed=1
+extra=""
+jobs_only=0
+slurm=0
+slurm_opts=""
+merge_only=0
+seconds_given=0
+budget_given=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
@@ -60,9 +95,16 @@ while [ $# -gt 0 ]; do
         -m|--models) models=$2; shift ;;
         -H|--hs) hs=$2; shift ;;
         -s|--seeds) seeds=$2; shift ;;
-        -t|--seconds) seconds=$2; shift ;;
+        -t|--seconds) seconds=$2; seconds_given=1; shift ;;
         -j|--jobs) jobs=$2; shift ;;
-        -B|--budget) budget=$2; shift ;;
+        -B|--budget) budget=$2; budget_given=1; shift ;;
+        --scenes) scenes=$2; shift ;;
+        --seed) seed=$2; shift ;;
+        --extra) extra=$2; shift ;;
+        --jobs-only) jobs_only=1 ;;
+        --slurm) slurm=1 ;;
+        --slurm-opts) slurm_opts=$2; shift ;;
+        --merge-only) merge_only=1 ;;
         -S|--scene) scene=$2; shift ;;
         --mu) mu=$2; shift ;;
         -q|--quick) hs="0.004 0.008 0.016"; seeds=2; seconds=2; budget=120 ;;
@@ -77,21 +119,108 @@ done
 case "$seeds" in ''|*[!0-9]*) echo "compare-sweep.sh: --seeds needs a number" >&2; exit 2 ;; esac
 case "$jobs" in ''|*[!0-9]*|0) echo "compare-sweep.sh: --jobs needs a number >= 1" >&2; exit 2 ;; esac
 
+find_bin() {
+    if [ -z "$bin" ]; then
+        for candidate in "$here/pegplus-compare" "$here/../build/examples/pegplus-compare" "$(command -v pegplus-compare || true)"; do
+            if [ -n "$candidate" ] && [ -x "$candidate" ]; then bin=$candidate; break; fi
+        done
+    fi
+    if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+        echo "compare-sweep: pegplus-compare not found; build it (cmake --build build --target pegplus-compare) or pass --bin" >&2
+        exit 1
+    fi
+    bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+}
+
+# ----------------------------------------------------------- A. any scenes: job list
+
+# One shell word, quoted for the job list (paths with spaces survive).
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+if [ -n "$scenes" ] || [ "$merge_only" = 1 ]; then
+    mkdir -p "$out/runs"
+    out=$(cd "$out" && pwd)
+    find_bin
+    if [ "$merge_only" = 0 ]; then
+        jobs_file="$out/jobs.txt"
+        : > "$jobs_file"
+        count=0
+        for scene in ${scenes//,/ }; do
+            label=$(basename "$scene" .json)
+            for model in ${models//,/ }; do
+                for h in ${hs//,/ }; do
+                    f="$out/runs/$label-$model-h$h.csv"
+                    if [ "$force" = 0 ] && [ -s "$f" ] && [ "$slurm" = 0 ] && [ "$jobs_only" = 0 ]; then continue; fi
+                    line="$(quote "$bin") --scene $(quote "$scene") --models $model --h $h --seed $seed"
+                    [ "$seconds_given" = 1 ] && line="$line --seconds $seconds"
+                    [ "$budget_given" = 1 ] && line="$line --budget $budget"
+                    [ "$mu" != 0 ] && line="$line --mu $mu"
+                    [ -n "$extra" ] && line="$line $extra"
+                    # written to a temporary name and renamed: an interrupted run is redone
+                    line="$line --quiet --csv $(quote "$f.tmp") 2> $(quote "$f.log") && mv $(quote "$f.tmp") $(quote "$f")"
+                    echo "$line" >> "$jobs_file"
+                    count=$((count + 1))
+                done
+            done
+        done
+        echo "compare-sweep: $count runs in $jobs_file"
+        if [ "$slurm" = 1 ]; then
+            script="$out/sweep.slurm"
+            {
+                echo "#!/bin/bash"
+                echo "# Slurm job array written by compare-sweep: task i runs line i of $jobs_file."
+                echo "# Submit with: sbatch $script ; when every task has ended: compare-sweep --merge-only -o $out"
+                echo "#SBATCH --job-name=pegplus-sweep"
+                echo "#SBATCH --array=1-$count"
+                echo "#SBATCH --cpus-per-task=1"
+                echo "#SBATCH --output=$out/runs/slurm-%A_%a.out"
+                for o in $slurm_opts; do echo "#SBATCH $o"; done
+                echo "set -eu"
+                echo "line=\$(sed -n \"\${SLURM_ARRAY_TASK_ID}p\" $(quote "$jobs_file"))"
+                echo "exec bash -c \"\$line\""
+            } > "$script"
+            chmod +x "$script"
+            echo "compare-sweep: Slurm job array in $script (sbatch $script; then compare-sweep --merge-only -o $out)"
+            exit 0
+        fi
+        [ "$jobs_only" = 1 ] && exit 0
+        start=$(date +%s)
+        if [ "$count" -gt 0 ]; then
+            if command -v parallel > /dev/null 2>&1 && parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+                echo "compare-sweep: running on $jobs cores with GNU parallel"
+                if [ -t 2 ]; then bar=--bar; else bar=""; fi
+                parallel --will-cite -j "$jobs" $bar --joblog "$out/joblog.txt" < "$jobs_file" || true
+            else
+                echo "compare-sweep: running on $jobs cores with xargs -P (GNU parallel not installed)"
+                tr '\n' '\0' < "$jobs_file" | xargs -0 -P "$jobs" -n 1 bash -c || true
+            fi
+        fi
+        echo "compare-sweep: runs done in $(( $(date +%s) - start )) s"
+    fi
+    shopt -s nullglob
+    files=("$out"/runs/*.csv)
+    shopt -u nullglob
+    if [ ${#files[@]} -eq 0 ]; then
+        echo "compare-sweep: no run results in $out/runs" >&2
+        exit 1
+    fi
+    status=0
+    "$bin" --merge --csv "$out/summary.csv" --json "$out/summary.json" --figures "$out/figures" "${files[@]}" \
+        > "$out/summary.txt" || status=$?
+    cat "$out/summary.txt"
+    echo "compare-sweep: ${#files[@]} run files merged: $out/summary.csv, summary.json, summary.txt, figures/"
+    exit $status
+fi
+
+# ------------------------------------------------------------- B. the pouring experiment
+
 mkdir -p "$out/runs" "$out/plot"
 out=$(cd "$out" && pwd)
 
 # ------------------------------------------------------------------------ the runs
 
 if [ "$plot_only" = 0 ]; then
-    if [ -z "$bin" ]; then
-        for candidate in "$here/../build/examples/pegplus-compare" "$(command -v pegplus-compare || true)"; do
-            if [ -n "$candidate" ] && [ -x "$candidate" ]; then bin=$candidate; break; fi
-        done
-    fi
-    if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-        echo "compare-sweep.sh: pegplus-compare not found; build it (cmake --build build --target pegplus-compare) or pass --bin" >&2
-        exit 1
-    fi
+    find_bin
 
     # one line per run still to do: model h seed
     todo="$out/todo.txt"

@@ -1,6 +1,8 @@
 /*
- * pegplus-compare: the PEG paper's experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md §5,
- * figure 24), one configuration per process, one CSV row per run, so that a sweep over models
+ * pegplus-compare --model M: the PEG paper's experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md
+ * §5, figure 24), one configuration per process (the workbench's other modes, any scene and
+ * several models at once, are workbench.c, whose main calls pp_compare_pour_main when --model
+ * is given), one CSV row per run, so that a sweep over models
  * x step sizes x seeds is spread by existing tools (compare-sweep.sh: xargs -P or GNU
  * parallel; a Slurm job array would do the same).
  *
@@ -382,7 +384,9 @@ static int write_row(const options *o, run_result *r)
     return ok;
 }
 
-int main(int argc, char **argv)
+/* main of the pouring experiment: workbench.c's main calls it when --model is given */
+int pp_compare_pour_main(int argc, char **argv);
+int pp_compare_pour_main(int argc, char **argv)
 {
     options o;
     if (!parse_options(argc, argv, &o)) {
