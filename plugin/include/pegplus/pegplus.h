@@ -288,6 +288,40 @@ pp_status pp_world_step(pp_world *world, double h);
 #define PP_MIN_STEP 1e-9
 #define PP_MAX_STEP 1.0
 
+/*
+ * The program's own near callback as the source of contact settings (docs/drop-in.md). With
+ * a callback set, pp_world_step replaces `dSpaceCollide(space, data, callback); dWorldStep`
+ * (the program keeps its `dJointGroupEmpty(group)` after it), and config.surface/surface_fn
+ * are not used:
+ *   PP_MODEL_ODE       dSpaceCollide(space, data, callback) runs the callback unchanged (its
+ *                      dCollide calls, its dContacts, its joints in its group), then
+ *                      dWorldStep or dWorldQuickStep (config.ode_stepper): bit for bit the
+ *                      program's own loop. pp_world_get_contacts lists nothing on this path.
+ *   pegplus models     the callback is called once per candidate pair and step with that pair,
+ *                      as a probe: its dCollide of the pair returns one synthetic touching
+ *                      contact (depth 0, at the midpoint of the closest points, ODE's normal),
+ *                      and the dContact it gives dJointCreateContact is recorded (the joint is
+ *                      made in pegplus's own group, which is emptied when the callback
+ *                      returns: ODE ends as it was). No contact joint = the pair does not
+ *                      collide. Honoured: mu (dInfinity: no sliding), bounce and bounce_vel
+ *                      (with dContactBounce; PLUS's e_min and v_capture). mu2/fdir1, soft_erp/
+ *                      soft_cfm, motion1/2/N, slip1/2, rho/rho2/rhoN, and a finite mu without
+ *                      dContactApprox1_1 (ODE's force limit) are reported once per world
+ *                      through the log hook as not honoured yet. A callback that reads depth
+ *                      or counts contacts sees depth 0 and one contact.
+ * Seeing the callback's calls: libpegplus.so exports dCollide and dJointCreateContact, which
+ * forward to libode's outside a probe; a program linked with -lpegplus before -lode (what
+ * pkg-config's and CMake's pegplus::pegplus link lines give) resolves to them. A program
+ * linked statically (or with -lode first) calls pp_near_probe_collide and
+ * pp_near_probe_joint_create_contact in its callback instead (they forward the same way).
+ * A joint made behind pegplus's back is detected (its bodies' joint counts) and the step
+ * refused with PP_ERR_UNSUPPORTED. callback NULL: back to config.surface/surface_fn.
+ */
+pp_status pp_world_set_near_callback(pp_world *world, void *data, dNearCallback *callback);
+int pp_near_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip);
+dJointID pp_near_probe_joint_create_contact(dWorldID world, dJointGroupID group,
+                                            const dContact *contact);
+
 /* Switch the contact model between steps. */
 pp_status pp_world_set_model(pp_world *world, pp_model model);
 pp_model pp_world_get_model(const pp_world *world);
