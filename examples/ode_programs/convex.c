@@ -5,10 +5,13 @@
  * dJointGroupEmpty. ODE only: no pegplus header. Prints every body's final state and the
  * figures of report.h. Run it as it is, or under `pegplus-run --model standard|peg`.
  *
- * usage: convex [steps]   (default 400 steps of 0.005 s)
+ * usage: convex [steps [churn]]   (default 400 steps of 0.005 s)
+ * churn: halfway, one dConvex and its body are destroyed and a new dConvex of another shape
+ * is dropped in their place (ODE may give it the old geom's address).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ode/ode.h>
 
 #include "report.h"
@@ -159,7 +162,18 @@ int main(int argc, char **argv)
     dInitODE2(0);
     build();
     double ke, e0 = report_energy(bodies, body_count, GRAVITY, &ke);
+    int churn = argc > 2 && !strcmp(argv[2], "churn");
     for (int i = 0; i < steps; ++i) {
+        if (churn && i == steps / 2) { /* replace body 1, an octahedron; the energy budget
+                                          loses its energy and gains the new body's */
+            e0 -= report_energy(&bodies[1], 1, GRAVITY, NULL);
+            dGeomDestroy(dBodyGetFirstGeom(bodies[1]));
+            dBodyDestroy(bodies[1]);
+            for (int k = 1; k < body_count - 1; ++k) bodies[k] = bodies[k + 1];
+            body_count--;
+            drop(make_convex(&tetrahedron), 0.9, 0.0, 0.5, 0.3);
+            e0 += report_energy(&bodies[body_count - 1], 1, GRAVITY, NULL);
+        }
         dSpaceCollide(space, 0, near_callback);
         dWorldStep(world, h);
         dJointGroupEmpty(contact_group);
@@ -171,6 +185,11 @@ int main(int argc, char **argv)
     printf("energy_final %.17g\n", e1);
     printf("kinetic_energy_final %.17g\n", ke);
     report_geometry(space);
+    if (churn) { /* the new tetrahedron, alone in its cell: resting on the ground */
+        dReal aabb[6];
+        dGeomGetAABB(dBodyGetFirstGeom(bodies[body_count - 1]), aabb);
+        printf("churn_lowest %.17g\n", aabb[4]);
+    }
     dJointGroupDestroy(contact_group);
     dSpaceDestroy(space);
     dWorldDestroy(world);

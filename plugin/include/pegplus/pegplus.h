@@ -11,8 +11,13 @@
  *
  *     pp_world_step(pw, h);
  *
- * after creating `pw` once with pp_world_create(world, space, &config). The contact model
- * is chosen by config.model and may be switched between steps (pp_world_set_model):
+ * after creating `pw` once with pp_world_create(world, space, &config). With
+ * pp_world_set_near_callback(pw, data, near_callback) the program's own near callback keeps
+ * deciding which pairs collide and with which surface (its `dJointGroupEmpty` stays after
+ * pp_world_step); without it, config.surface / surface_fn do. A program that should not change
+ * at all runs under `pegplus-run --model ode|standard|peg -- ./program` (docs/drop-in.md).
+ * The contact model is chosen by config.model and may be switched between steps
+ * (pp_world_set_model):
  *
  *   PP_MODEL_ODE       stock ODE exactly as a typical program runs it: dSpaceCollide, a
  *                      near callback calling dCollide (up to config.ode_max_contacts per
@@ -418,8 +423,9 @@ pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
  *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
- * registered here is skipped by the pegplus models (one warning), as are cylinder, ray,
- * trimesh and heightfield geoms: use PP_MODEL_ODE for scenes that need them.
+ * registered here is not modelled by the pegplus models, nor are cylinder, ray, trimesh and
+ * heightfield geoms: each such geom is named once (dGeomID, class, body) through the log hook
+ * and collides with nothing under them; use PP_MODEL_ODE for scenes that need them.
  * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
  * or PP_ERR_INVALID_ARGUMENT with a message, and nothing is created.
  */
