@@ -36,11 +36,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One pair's recorded answer. */
+/* One pair's recorded answer: what the models read today (`surface`), and the callback's
+ * whole dContact surface (every mode flag and parameter) and fdir1, in the callback's pair
+ * order, for the models that will honour the rest (docs/drop-in.md's table). */
 typedef struct probe_entry {
     uint64_t key;                  /* (a << 32 | b) + 1 of shape indices a < b; 0 = empty */
-    int collide;
+    int collide;                   /* the callback made a contact joint */
+    int joints;                    /* how many */
     pp_surface surface;
+    dSurfaceParameters ode;        /* the first contact's surface */
+    double fdir1[3];
+    dGeomID g1, g2;                /* the pair as the callback was asked */
 } probe_entry;
 
 struct pp_probe_cache {
@@ -302,11 +308,17 @@ static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
                pp_geom_class_name(g1), (void *)g2, pp_geom_class_name(g2));
         return PP_ERR_UNSUPPORTED;
     }
+    memset(out, 0, sizeof *out);
     out->key = pair_key(a, b);
     out->collide = p.joints > 0;
+    out->joints = p.joints;
+    out->g1 = g1;
+    out->g2 = g2;
     out->surface = world->config.surface;
     if (!out->collide) return PP_OK;
     const dSurfaceParameters *sp = &p.first.surface;
+    out->ode = *sp;
+    for (int k = 0; k < 3; ++k) out->fdir1[k] = p.first.fdir1[k];
     out->surface.mu = sp->mu;
     out->surface.bounce = sp->mode & dContactBounce ? sp->bounce : 0.0;
     out->surface.bounce_vel = sp->mode & dContactBounce ? sp->bounce_vel : 0.0;
