@@ -288,7 +288,8 @@ static void keep_convex(dGeomID g, const dReal *points, unsigned count)
     for (int i = 0; i < run.convex_count && !cv; ++i)
         if (run.convexes[i].geom == g) cv = &run.convexes[i];
     if (cv) {
-        if (cv->registered_with) pp_world_unregister_convex(cv->registered_with, g);
+        if (cv->registered_with && pp_convex_find(cv->registered_with, g))
+            pp_world_unregister_convex(cv->registered_with, g);
         free(cv->points);
     } else {
         if (pp_grow((void **)&run.convexes, &run.convex_capacity, run.convex_count + 1,
@@ -329,7 +330,8 @@ static void forget_geom(dGeomID g)
     for (int i = 0; i < run.convex_count; ++i) {
         run_convex *cv = &run.convexes[i];
         if (cv->geom != g) continue;
-        if (cv->registered_with) pp_world_unregister_convex(cv->registered_with, g);
+        if (cv->registered_with && pp_convex_find(cv->registered_with, g))
+            pp_world_unregister_convex(cv->registered_with, g);
         free(cv->points);
         *cv = run.convexes[--run.convex_count];
         return;

@@ -277,7 +277,9 @@ void pp_world_destroy(pp_world *world);
  *           and the geom offset), plane parameters, or sphere, box, capsule, cylinder and ray
  *           dimensions that are not finite and >= 0;
  *   pairs   a surface from config.surface_fn that pp_config_validate would reject (the ode_*
- *           fields under PP_MODEL_ODE only) and, under PP_MODEL_ODE, a dCollide contact with a
+ *           fields under PP_MODEL_ODE only), under the pegplus models a near callback's dContact
+ *           with mu NaN or < 0, or (with dContactBounce) bounce outside [0, 1] or bounce_vel
+ *           not finite and >= 0, and, under PP_MODEL_ODE, a dCollide contact with a
  *           NaN/Inf position, normal or depth (dConvex, trimesh and heightfield data have no
  *           getter; their contacts are checked instead).
  * Not checked: joint parameters; a plane given a NaN normal (dGeomPlaneSetParams turns it into
