@@ -6,6 +6,11 @@ install(TARGETS pegplus pegplus_static EXPORT pegplus-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET pegplus-run)
+  install(TARGETS pegplus-run LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(PROGRAMS ${PROJECT_BINARY_DIR}/pegplus-run.install DESTINATION ${CMAKE_INSTALL_BINDIR}
+          RENAME pegplus-run)
+endif()
 install(DIRECTORY
   ${PROJECT_SOURCE_DIR}/contact/include/pegplus
   ${PROJECT_SOURCE_DIR}/impact/include/pegplus

@@ -21,4 +21,12 @@ PKG_CONFIG_PATH="$pcdir" pkg-config --libs pegplus
 # shellcheck disable=SC2046
 cc -o "$scratch/pkgconfig-consumer" "$src/consumer.c" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs pegplus) -lm
 LD_LIBRARY_PATH="$shlibdir" "$scratch/pkgconfig-consumer"
+
+# the installed pegplus-run (built without sanitizers only) on an unchanged ODE program
+if [ -x "$prefix/bin/pegplus-run" ]; then
+    "$prefix/bin/pegplus-run" --model peg -- "$build/examples/ode-convex" 40 > /dev/null 2> "$scratch/run.err"
+    grep -q 'pegplus-run: model=peg steps=40 refused=0' "$scratch/run.err" || {
+        cat "$scratch/run.err" >&2; echo "installed pegplus-run failed" >&2; exit 1; }
+    echo "installed pegplus-run: ran ode-convex under peg"
+fi
 echo "install consumers: 3 passed, 0 failed"

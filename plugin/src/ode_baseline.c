@@ -211,3 +211,24 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     world->stats.time_stage[PP_STAGE_TIME_STEP] = t2 - t1;
     return PP_OK;
 }
+
+/* The program's own loop, run for it: dSpaceCollide with its near callback (its dCollide
+ * calls, its surfaces, its contact joints in its group), then dWorldStep or dWorldQuickStep.
+ * Bit-identical to that loop: pegplus only reads ODE before it (world.c ode_step). The group
+ * is the program's, so it stays the program's to empty after pp_world_step, as it emptied it
+ * after dWorldStep; pp_world_get_contacts lists nothing on this path (ODE has no getter for a
+ * contact joint's dContact). */
+pp_status pp_ode_program_callback_step(pp_world *world, double h)
+{
+    double t0 = pp_now_seconds();
+    if (world->space) dSpaceCollide(world->space, world->near_data, world->near_callback);
+    double t1 = pp_now_seconds();
+    if (world->config.ode_stepper == PP_ODE_QUICK_STEP)
+        dWorldQuickStep(world->ode_world, h);
+    else
+        dWorldStep(world->ode_world, h);
+    world->scratch.info_count = 0;
+    world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;
+    world->stats.time_stage[PP_STAGE_TIME_STEP] = pp_now_seconds() - t1;
+    return PP_OK;
+}

@@ -401,16 +401,22 @@ pp_status pp_bridge_write_back(pp_world *world)
 
 /* ---- Shapes (stage 1, geometry half) ----------------------------------------------------- */
 
-static const char *class_name(int cls)
+/* Report a geom the pegplus models do not model, once per geom (not once per class: every
+ * such geom is named, none is skipped silently). Returns 0 (the geom is not a shape). */
+static int refuse_geom(pp_world *world, dGeomID g, const char *why)
 {
-    switch (cls) {
-    case dCylinderClass: return "cylinder";
-    case dRayClass: return "ray";
-    case dGeomTransformClass: return "geom transform";
-    case dTriMeshClass: return "trimesh";
-    case dHeightfieldClass: return "heightfield";
-    }
-    return "user-defined";
+    for (int i = 0; i < world->warned_geom_count; ++i)
+        if (world->warned_geoms[i] == g) return 0;
+    if (pp_grow((void **)&world->warned_geoms, &world->warned_geom_capacity,
+                world->warned_geom_count + 1, sizeof(dGeomID)) == PP_OK)
+        world->warned_geoms[world->warned_geom_count++] = g;
+    dBodyID body = dGeomGetBody(g);
+    pp_log(PP_LOG_WARNING,
+           "dGeomID %p (%s, on dBodyID %p) is not modelled by the %s model: %s; it collides "
+           "with nothing under this model (use PP_MODEL_ODE for scenes that need it); reported "
+           "once for this geom", (void *)g, pp_geom_class_name(g), (void *)body,
+           pp_model_name(world->config.model), why);
+    return 0;
 }
 
 /* Fill shape from a geom; 0 when the geom is not one pegplus models (reported once). */
@@ -460,26 +466,13 @@ static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
             *s = pp_shape_make_polytope(poly, position, rot);
             return 1;
         }
-        if (!world->warned_unregistered_convex) {
-            world->warned_unregistered_convex = 1;
-            pp_log(PP_LOG_WARNING,
-                   "dConvex geom %p was not made by pp_convex_create nor registered with "
-                   "pp_world_register_convex: ODE cannot tell pegplus its shape, so the %s model "
-                   "skips it (it collides with nothing); reported once", (void *)g,
-                   pp_model_name(world->config.model));
-        }
-        return 0;
+        return refuse_geom(world, g, "it was not made by pp_convex_create nor registered "
+                                     "with pp_world_register_convex, and ODE cannot tell pegplus "
+                                     "a dConvex's shape");
     }
     }
-    int slot = cls >= 0 && cls < 16 ? cls : 15;
-    if (!world->warned_unsupported_class[slot]) {
-        world->warned_unsupported_class[slot] = 1;
-        pp_log(PP_LOG_WARNING,
-               "%s geoms (class %d) are not modelled by the %s model: they are skipped (collide "
-               "with nothing); use PP_MODEL_ODE for scenes that need them; reported once",
-               class_name(cls), cls, pp_model_name(world->config.model));
-    }
-    return 0;
+    return refuse_geom(world, g, cls == dRayClass ? "rays take no part in the dynamics"
+                                                  : "pegplus has no shape for this class yet");
 }
 
 pp_status pp_bridge_shapes(pp_world *world)

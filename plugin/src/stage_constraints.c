@@ -301,7 +301,7 @@ pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const 
         double eps_ab = eps + s->shape_motion[a] + s->shape_motion[b];
         if (!pp_shapes_within(&s->shapes[a], &s->shapes[b], eps_ab)) continue;
         pp_surface surface;
-        if (!pp_pair_surface(world, g1, g2, &surface)) continue;
+        if (!pp_pair_surface_of_shapes(world, a, b, &surface)) continue;
         pp_status st = check_surface(&surface, g1, g2);
         if (st != PP_OK) return st;
         ++near;

@@ -127,6 +127,8 @@ void pp_world_destroy(pp_world *world)
     if (!world) return;
     pp_convex_records_free(world);
     pp_step_scratch_free(&world->scratch);
+    pp_near_probe_free(world);
+    free(world->warned_geoms);
     dJointGroupDestroy(world->contact_group);
     free(world->ode_contacts);
     free(world->ode_contact_bodies);
@@ -277,6 +279,8 @@ static pp_status find_contacts(pp_world *world, double dt, double *clock)
     if (st == PP_OK) st = pp_stage_islands(world);                  /* 6. islands       */
     if (st == PP_OK) st = prepare_workers(world);
     mark(world, PP_STAGE_BROADPHASE, clock);
+    if (st == PP_OK) st = pp_stage_near_probe(world);               /* the program's    */
+    mark(world, PP_STAGE_FEATURES, clock);                          /* near callback    */
     if (st != PP_OK) return st;
     st = build_constraints(world, dt);                              /* 3-5. proximity,  */
     mark(world, PP_STAGE_FEATURES, clock);                          /* features,        */
@@ -626,6 +630,7 @@ static pp_status pegplus_substeps(pp_world *world, double h)
 
     double t = 0.0;
     world->scratch.impacts = 0;
+    pp_near_probe_clear(world); /* the callback is asked afresh every step */
     for (int sub = 1; t < h && st == PP_OK; ++sub) {
         double dt = h - t;
         st = find_contacts(world, dt, &clock);                      /* 2-6              */
@@ -671,7 +676,8 @@ static pp_status ode_step(pp_world *world, double h)
     if (st != PP_OK) return st;
     world->stats.bodies = world->body_count;
     world->stats.shapes = world->geom_count;
-    return pp_ode_baseline_step(world, h);
+    return world->near_callback ? pp_ode_program_callback_step(world, h)
+                                : pp_ode_baseline_step(world, h);
 }
 
 pp_status pp_world_step(pp_world *world, double h)

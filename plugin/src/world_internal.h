@@ -298,8 +298,14 @@ struct pp_world {
     int joint_row_count, joint_row_capacity;
 
     struct pp_auto_disable *auto_disable; /* ODE's auto-disable counters (stage_auto_disable.c) */
-    int warned_unsupported_class[16];
+    dGeomID *warned_geoms;         /* geoms reported as not modelled (ode_bridge.c), once each */
+    int warned_geom_count, warned_geom_capacity;
     int warned_unregistered_convex;
+
+    dNearCallback *near_callback;  /* the program's (pp_world_set_near_callback), or NULL */
+    void *near_data;
+    struct pp_probe_cache *probe;  /* its answers for this step's pairs (near_probe.c) */
+    int probe_reported;            /* surface flags already reported as not honoured */
 
     pp_step_scratch scratch;
 };
@@ -342,6 +348,9 @@ int pp_body_is_finite(const pp_body *body);
 
 /* ode_baseline.c: PP_MODEL_ODE. */
 pp_status pp_ode_baseline_step(pp_world *world, double h);
+/* PP_MODEL_ODE with the program's near callback: dSpaceCollide with it, then the stepper; its
+ * contact joints are in its own group, which the program empties as before. */
+pp_status pp_ode_program_callback_step(pp_world *world, double h);
 /* The first bad field of a surface (its name and rule; *value the bad value), or NULL. The
  * ode_* fields are checked when ode_fields is non-zero (PP_MODEL_ODE reads them). */
 const char *pp_surface_problem(const pp_surface *surface, int ode_fields, double *value);
@@ -455,5 +464,20 @@ void pp_quaternion_to_rotation(const double q[4], double R[9]);
 int pp_invert_inertia(double out[9], const double inertia[9]);
 const char *pp_body_problem(const pp_body *body);
 int pp_pair_surface(const pp_world *world, dGeomID g1, dGeomID g2, pp_surface *surface);
+
+/* near_probe.c: the program's near callback probed once per candidate pair and step (after
+ * stage 6's filters, serially), and the surface of shapes a, b for stages 3-5 (the probe's
+ * answer when a near callback is set, else pp_pair_surface). Returns 0: no collision. */
+pp_status pp_stage_near_probe(pp_world *world);
+int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface);
+void pp_near_probe_clear(pp_world *world);
+void pp_near_probe_free(pp_world *world);
+/* The probe's side of the interposed dCollide / dJointCreateContact: 1 when the call belongs
+ * to a probe in progress on this thread (answered here), 0 to forward it to libode. */
+int pp_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip,
+                     int *count);
+int pp_probe_joint_create_contact(dWorldID w, dJointGroupID group, const dContact *c,
+                                  dJointID *out);
+extern int (*pp_probe_interposer_check)(void);
 
 #endif

@@ -423,7 +423,7 @@ START_TEST(test_register_convex)
 }
 END_TEST
 
-/* Unsupported geoms are reported once, by name, and skipped. */
+/* Unsupported geoms are each reported once, by dGeomID and class, and skipped. */
 START_TEST(test_unsupported_geom_reported_once)
 {
     fixture f;
@@ -433,9 +433,17 @@ START_TEST(test_unsupported_geom_reported_once)
     g_messages = 0;
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
     ck_assert_int_eq(g_messages, 1);
-    ck_assert_ptr_nonnull(strstr(g_message, "cylinder"));
+    char id[64];
+    snprintf(id, sizeof id, "dGeomID %p (dCylinderClass", (void *)cyl);
+    ck_assert_ptr_nonnull(strstr(g_message, id));
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
     ck_assert_int_eq(g_messages, 1);
+    dGeomID second = dCreateCylinder(f.space, 0.2, 1.0); /* another one is named too */
+    dGeomSetPosition(second, 0, 5, -20);
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    ck_assert_int_eq(g_messages, 2);
+    snprintf(id, sizeof id, "dGeomID %p (dCylinderClass", (void *)second);
+    ck_assert_ptr_nonnull(strstr(g_message, id));
     fixture_free(&f);
 }
 END_TEST

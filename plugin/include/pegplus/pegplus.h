@@ -11,8 +11,13 @@
  *
  *     pp_world_step(pw, h);
  *
- * after creating `pw` once with pp_world_create(world, space, &config). The contact model
- * is chosen by config.model and may be switched between steps (pp_world_set_model):
+ * after creating `pw` once with pp_world_create(world, space, &config). With
+ * pp_world_set_near_callback(pw, data, near_callback) the program's own near callback keeps
+ * deciding which pairs collide and with which surface (its `dJointGroupEmpty` stays after
+ * pp_world_step); without it, config.surface / surface_fn do. A program that should not change
+ * at all runs under `pegplus-run --model ode|standard|peg -- ./program` (docs/drop-in.md).
+ * The contact model is chosen by config.model and may be switched between steps
+ * (pp_world_set_model):
  *
  *   PP_MODEL_ODE       stock ODE exactly as a typical program runs it: dSpaceCollide, a
  *                      near callback calling dCollide (up to config.ode_max_contacts per
@@ -275,7 +280,9 @@ void pp_world_destroy(pp_world *world);
  *           and the geom offset), plane parameters, or sphere, box, capsule, cylinder and ray
  *           dimensions that are not finite and >= 0;
  *   pairs   a surface from config.surface_fn that pp_config_validate would reject (the ode_*
- *           fields under PP_MODEL_ODE only) and, under PP_MODEL_ODE, a dCollide contact with a
+ *           fields under PP_MODEL_ODE only), under the pegplus models a near callback's dContact
+ *           with mu NaN or < 0, or (with dContactBounce) bounce outside [0, 1] or bounce_vel
+ *           not finite and >= 0, and, under PP_MODEL_ODE, a dCollide contact with a
  *           NaN/Inf position, normal or depth (dConvex, trimesh and heightfield data have no
  *           getter; their contacts are checked instead).
  * Not checked: joint parameters; a plane given a NaN normal (dGeomPlaneSetParams turns it into
@@ -290,6 +297,40 @@ pp_status pp_world_step(pp_world *world, double h);
  * stays far inside double range; a shorter step is better skipped by the caller. */
 #define PP_MIN_STEP 1e-9
 #define PP_MAX_STEP 1.0
+
+/*
+ * The program's own near callback as the source of contact settings (docs/drop-in.md). With
+ * a callback set, pp_world_step replaces `dSpaceCollide(space, data, callback); dWorldStep`
+ * (the program keeps its `dJointGroupEmpty(group)` after it), and config.surface/surface_fn
+ * are not used:
+ *   PP_MODEL_ODE       dSpaceCollide(space, data, callback) runs the callback unchanged (its
+ *                      dCollide calls, its dContacts, its joints in its group), then
+ *                      dWorldStep or dWorldQuickStep (config.ode_stepper): bit for bit the
+ *                      program's own loop. pp_world_get_contacts lists nothing on this path.
+ *   pegplus models     the callback is called once per candidate pair and step with that pair,
+ *                      as a probe: its dCollide of the pair returns one synthetic touching
+ *                      contact (depth 0, at the midpoint of the closest points, ODE's normal),
+ *                      and the dContact it gives dJointCreateContact is recorded (the joint is
+ *                      made in pegplus's own group, which is emptied when the callback
+ *                      returns: ODE ends as it was). No contact joint = the pair does not
+ *                      collide. Honoured: mu (dInfinity: no sliding), bounce and bounce_vel
+ *                      (with dContactBounce; PLUS's e_min and v_capture). mu2/fdir1, soft_erp/
+ *                      soft_cfm, motion1/2/N, slip1/2, rho/rho2/rhoN, and a finite mu without
+ *                      dContactApprox1_1 (ODE's force limit) are reported once per world
+ *                      through the log hook as not honoured yet. A callback that reads depth
+ *                      or counts contacts sees depth 0 and one contact.
+ * Seeing the callback's calls: libpegplus.so exports dCollide and dJointCreateContact, which
+ * forward to libode's outside a probe; a program linked with -lpegplus before -lode (what
+ * pkg-config's and CMake's pegplus::pegplus link lines give) resolves to them. A program
+ * linked statically (or with -lode first) calls pp_near_probe_collide and
+ * pp_near_probe_joint_create_contact in its callback instead (they forward the same way).
+ * A joint made behind pegplus's back is detected (its bodies' joint counts) and the step
+ * refused with PP_ERR_UNSUPPORTED. callback NULL: back to config.surface/surface_fn.
+ */
+pp_status pp_world_set_near_callback(pp_world *world, void *data, dNearCallback *callback);
+int pp_near_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip);
+dJointID pp_near_probe_joint_create_contact(dWorldID world, dJointGroupID group,
+                                            const dContact *contact);
 
 /* Switch the contact model between steps. */
 pp_status pp_world_set_model(pp_world *world, pp_model model);
@@ -387,8 +428,9 @@ pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
  *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
- * registered here is skipped by the pegplus models (one warning), as are cylinder, ray,
- * trimesh and heightfield geoms: use PP_MODEL_ODE for scenes that need them.
+ * registered here is not modelled by the pegplus models, nor are cylinder, ray, trimesh and
+ * heightfield geoms: each such geom is named once (dGeomID, class, body) through the log hook
+ * and collides with nothing under them; use PP_MODEL_ODE for scenes that need them.
  * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
  * or PP_ERR_INVALID_ARGUMENT with a message, and nothing is created.
  */

@@ -1,0 +1,369 @@
+/*
+ * The program's own near callback as the source of contact settings (docs/drop-in.md).
+ *
+ * An ODE program says what two geoms do when they touch in its near callback: it calls
+ * dCollide, and for each contact it wants it fills a dContact (surface: mode flags, mu, mu2,
+ * bounce, soft_cfm, ...; fdir1) and calls dJointCreateContact. ODE keeps no getter for a
+ * contact joint's surface, so pegplus learns it by watching those two calls:
+ *
+ *   PP_MODEL_ODE       the callback runs unchanged inside dSpaceCollide (world.c ode_step):
+ *                      its joints, its group, then dWorldStep/QuickStep. Nothing here.
+ *   pegplus models     for each candidate pair of the step (stage 2, after the island filters
+ *                      of stage 6) the callback is called once with that pair, as a probe:
+ *                      dCollide of the pair answers one synthetic touching contact (depth 0,
+ *                      at the midpoint of the shapes' closest points, ODE's normal from g2
+ *                      into g1), and every dContact passed to dJointCreateContact is recorded.
+ *                      The joint it asks for is made, so the program may attach it and set
+ *                      its feedback as usual, but in pegplus's own joint group, emptied as
+ *                      soon as the callback returns: ODE ends as it was. No joint made = the
+ *                      pair does not collide; else the first contact's surface is the pair's.
+ *
+ * The two calls are watched either by interposition (interpose_probe.c, in libpegplus.so and
+ * libpegplus-run.so: a program linked with -lpegplus before -lode resolves dCollide and
+ * dJointCreateContact to pegplus's, which forward to libode's outside a probe) or, for a
+ * static link, by the callback calling pp_near_probe_collide / pp_near_probe_joint_create_contact.
+ * A callback that made a joint pegplus did not see (libode's own dJointCreateContact reached)
+ * is caught by its bodies' joint counts and the step is refused.
+ *
+ * Probes run serially on the stepping thread before stages 3-5 (which may run on several
+ * threads and only read the recorded surfaces), once per pair and step.
+ */
+#include "world_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One pair's recorded answer: what the models read today (`surface`), and the callback's
+ * whole dContact surface (every mode flag and parameter) and fdir1, in the callback's pair
+ * order, for the models that will honour the rest (docs/drop-in.md's table). */
+typedef struct probe_entry {
+    uint64_t key;                  /* (a << 32 | b) + 1 of shape indices a < b; 0 = empty */
+    int collide;                   /* the callback made a contact joint */
+    int joints;                    /* how many */
+    pp_surface surface;
+    dSurfaceParameters ode;        /* the first contact's surface */
+    double fdir1[3];
+    dGeomID g1, g2;                /* the pair as the callback was asked */
+} probe_entry;
+
+struct pp_probe_cache {
+    probe_entry *entry;
+    int capacity, count;
+};
+
+/* The probe in progress on this thread (NULL outside a probe). */
+typedef struct probe_state {
+    dGeomID g1, g2;
+    dContactGeom synthetic;        /* what dCollide of (g1, g2) answers */
+    dJointGroupID group;           /* pegplus's group: the probe's joints, emptied after */
+    int joints;                    /* contact joints the callback made */
+    int forwarding;                /* pegplus is making the joint itself: let it through */
+    dContact first;                /* the first one's dContact */
+} probe_state;
+
+static _Thread_local probe_state *active_probe;
+
+/* Set by interpose_probe.c when it is linked in (libpegplus.so, libpegplus-run.so): returns 1
+ * when the process's dCollide and dJointCreateContact resolve to pegplus's. */
+int (*pp_probe_interposer_check)(void);
+
+int pp_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip,
+                     int *count)
+{
+    probe_state *p = active_probe;
+    (void)skip;
+    if (!p || p->forwarding) return 0;
+    if (!((o1 == p->g1 && o2 == p->g2) || (o1 == p->g2 && o2 == p->g1))) return 0;
+    if ((flags & 0xffff) < 1) {
+        *count = 0;
+        return 1;
+    }
+    *contact = p->synthetic;
+    if (o1 != p->g1) { /* asked the other way round: the normal points into o1 */
+        for (int k = 0; k < 3; ++k) contact->normal[k] = -contact->normal[k];
+    }
+    contact->g1 = o1;
+    contact->g2 = o2;
+    *count = 1;
+    return 1;
+}
+
+int pp_probe_joint_create_contact(dWorldID w, dJointGroupID group, const dContact *c,
+                                  dJointID *out)
+{
+    probe_state *p = active_probe;
+    (void)group;
+    if (!p || p->forwarding) return 0;
+    if (p->joints++ == 0) p->first = *c;
+    p->forwarding = 1;
+    *out = dJointCreateContact(w, p->group, c);
+    p->forwarding = 0;
+    return 1;
+}
+
+int pp_near_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip)
+{
+    int n;
+    if (pp_probe_collide(o1, o2, flags, contact, skip, &n)) return n;
+    return dCollide(o1, o2, flags, contact, skip);
+}
+
+dJointID pp_near_probe_joint_create_contact(dWorldID w, dJointGroupID group, const dContact *c)
+{
+    dJointID j;
+    if (pp_probe_joint_create_contact(w, group, c, &j)) return j;
+    return dJointCreateContact(w, group, c);
+}
+
+pp_status pp_world_set_near_callback(pp_world *world, void *data, dNearCallback *callback)
+{
+    if (!world) {
+        pp_log(PP_LOG_ERROR, "pp_world_set_near_callback: world is NULL");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (callback && pp_probe_interposer_check && !pp_probe_interposer_check())
+        pp_log(PP_LOG_WARNING,
+               "pp_world_set_near_callback: this process's dCollide and dJointCreateContact are "
+               "libode's, not libpegplus's (was -lode linked before -lpegplus?), so under the "
+               "pegplus models the callback's surfaces can only be seen if it calls "
+               "pp_near_probe_collide and pp_near_probe_joint_create_contact (docs/drop-in.md)");
+    world->near_callback = callback;
+    world->near_data = data;
+    return PP_OK;
+}
+
+void pp_near_probe_free(pp_world *world)
+{
+    if (!world->probe) return;
+    free(world->probe->entry);
+    free(world->probe);
+    world->probe = NULL;
+}
+
+void pp_near_probe_clear(pp_world *world)
+{
+    if (!world->probe || world->probe->count == 0) return;
+    memset(world->probe->entry, 0, (size_t)world->probe->capacity * sizeof(probe_entry));
+    world->probe->count = 0;
+}
+
+static uint64_t pair_key(int a, int b)
+{
+    if (a > b) {
+        int t = a;
+        a = b;
+        b = t;
+    }
+    return ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) + 1;
+}
+
+static unsigned key_slot(uint64_t key, int capacity)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 29;
+    return (unsigned)key & (unsigned)(capacity - 1);
+}
+
+static const probe_entry *find_entry(const struct pp_probe_cache *c, uint64_t key)
+{
+    if (!c || c->capacity == 0) return NULL;
+    for (unsigned i = key_slot(key, c->capacity);; i = (i + 1) & (unsigned)(c->capacity - 1)) {
+        if (c->entry[i].key == key) return &c->entry[i];
+        if (c->entry[i].key == 0) return NULL;
+    }
+}
+
+/* Room for `more` entries at a load of at most 1/2. */
+static pp_status reserve(pp_world *world, int more)
+{
+    struct pp_probe_cache *c = world->probe;
+    if (!c) {
+        c = world->probe = calloc(1, sizeof *c);
+        if (!c) return PP_ERR_NO_MEMORY;
+    }
+    if (2 * (c->count + more) <= c->capacity) return PP_OK;
+    int cap = c->capacity ? c->capacity : 64;
+    while (cap < 2 * (c->count + more)) cap *= 2;
+    probe_entry *e = calloc((size_t)cap, sizeof *e);
+    if (!e) return PP_ERR_NO_MEMORY;
+    for (int i = 0; i < c->capacity; ++i) {
+        if (!c->entry[i].key) continue;
+        unsigned s = key_slot(c->entry[i].key, cap);
+        while (e[s].key) s = (s + 1) & (unsigned)(cap - 1);
+        e[s] = c->entry[i];
+    }
+    free(c->entry);
+    c->entry = e;
+    c->capacity = cap;
+    return PP_OK;
+}
+
+/* The synthetic contact of shapes a and b: depth 0 at the midpoint of their closest points,
+ * ODE's normal (from g2 into g1: moving g1 along it separates the pair), -n of pegplus's
+ * A-to-B normal. Without closest points (pp_shape_distance failed): between the centres. */
+static void synthetic_contact(const pp_world *world, int a, int b, dContactGeom *out)
+{
+    const pp_step_scratch *s = &world->scratch;
+    pp_proximity prox;
+    memset(out, 0, sizeof *out);
+    out->g1 = s->shape_geom[a];
+    out->g2 = s->shape_geom[b];
+    out->side1 = out->side2 = -1;
+    out->depth = 0.0;
+    if (pp_shape_distance(&s->shapes[a], &s->shapes[b], &prox) == PP_OK) {
+        for (int k = 0; k < 3; ++k) {
+            out->pos[k] = 0.5 * (prox.p_a[k] + prox.p_b[k]);
+            out->normal[k] = -prox.n[k];
+        }
+        return;
+    }
+    double d[3], len = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        out->pos[k] = 0.5 * (s->shapes[a].position[k] + s->shapes[b].position[k]);
+        d[k] = s->shapes[a].position[k] - s->shapes[b].position[k];
+        len += d[k] * d[k];
+    }
+    len = sqrt(len);
+    for (int k = 0; k < 3; ++k) out->normal[k] = len > 0.0 ? d[k] / len : (k == 2);
+}
+
+/* The dContact surface's flags and parameters the pegplus models do not honour yet, each
+ * reported once per world. PP_FLAG_FORCE_LIMIT stands for a mode without dContactApprox1_1
+ * and a finite mu > 0: ODE then reads mu as a force limit in newtons (its "constant force
+ * limit approximation"), pegplus as Coulomb's coefficient. */
+#define PP_FLAG_FORCE_LIMIT 0x100000
+static const struct {
+    int flag;
+    const char *what;
+} unsupported[] = {
+    {dContactMu2, "dContactMu2 (mu2: a second friction coefficient)"},
+    {dContactFDir1, "dContactFDir1 (fdir1: the first friction direction)"},
+    {dContactSoftERP, "dContactSoftERP (soft_erp)"},
+    {dContactSoftCFM, "dContactSoftCFM (soft_cfm)"},
+    {dContactMotion1, "dContactMotion1 (motion1: surface velocity)"},
+    {dContactMotion2, "dContactMotion2 (motion2)"},
+    {dContactMotionN, "dContactMotionN (motionN)"},
+    {dContactSlip1, "dContactSlip1 (slip1: force-dependent slip)"},
+    {dContactSlip2, "dContactSlip2 (slip2)"},
+    {dContactRolling, "dContactRolling (rho, rho2, rhoN: rolling and spinning friction)"},
+    {PP_FLAG_FORCE_LIMIT, "a mode without dContactApprox1_1 (ODE reads a finite mu as a "
+                          "friction force limit in N; pegplus reads it as the Coulomb "
+                          "coefficient)"},
+};
+
+static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dGeomID g1,
+                               dGeomID g2)
+{
+    int flags = sp->mode & (dContactMu2 | dContactFDir1 | dContactSoftERP | dContactSoftCFM |
+                            dContactMotion1 | dContactMotion2 | dContactMotionN | dContactSlip1 |
+                            dContactSlip2 | dContactRolling);
+    if (!(sp->mode & dContactApprox1_1) && sp->mu > 0.0 && isfinite(sp->mu))
+        flags |= PP_FLAG_FORCE_LIMIT;
+    int fresh = flags & ~world->probe_reported;
+    if (!fresh) return;
+    world->probe_reported |= fresh;
+    char list[1024];
+    size_t used = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; ++i) {
+        if (!(fresh & unsupported[i].flag)) continue;
+        int n = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                         unsupported[i].what);
+        if (n > 0 && (size_t)n < sizeof list - used) used += (size_t)n;
+    }
+    pp_log(PP_LOG_WARNING,
+           "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
+           "the %s model does not honour yet (it uses mu, bounce and bounce_vel; "
+           "docs/drop-in.md); reported once per world", (void *)g1, pp_geom_class_name(g1),
+           (void *)g2, pp_geom_class_name(g2), list, pp_model_name(world->config.model));
+}
+
+/* Probe the program's callback on shapes a and b: collide or not, and the surface. */
+static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
+{
+    const pp_step_scratch *s = &world->scratch;
+    dGeomID g1 = s->shape_geom[a], g2 = s->shape_geom[b];
+    dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
+    int joints1 = b1 ? dBodyGetNumJoints(b1) : 0, joints2 = b2 ? dBodyGetNumJoints(b2) : 0;
+    probe_state p;
+    memset(&p, 0, sizeof p);
+    p.g1 = g1;
+    p.g2 = g2;
+    p.group = world->contact_group;
+    synthetic_contact(world, a, b, &p.synthetic);
+    active_probe = &p;
+    world->near_callback(world->near_data, g1, g2);
+    active_probe = NULL;
+    dJointGroupEmpty(world->contact_group);
+    if ((b1 && dBodyGetNumJoints(b1) != joints1) || (b2 && b2 != b1 && dBodyGetNumJoints(b2) != joints2)) {
+        pp_log(PP_LOG_ERROR,
+               "the near callback made a joint pegplus did not see for dGeomID %p (%s) and "
+               "dGeomID %p (%s): its dJointCreateContact is libode's. Link -lpegplus before "
+               "-lode, or call pp_near_probe_collide and pp_near_probe_joint_create_contact "
+               "from the callback (docs/drop-in.md); step refused", (void *)g1,
+               pp_geom_class_name(g1), (void *)g2, pp_geom_class_name(g2));
+        return PP_ERR_UNSUPPORTED;
+    }
+    memset(out, 0, sizeof *out);
+    out->key = pair_key(a, b);
+    out->collide = p.joints > 0;
+    out->joints = p.joints;
+    out->g1 = g1;
+    out->g2 = g2;
+    out->surface = world->config.surface;
+    if (!out->collide) return PP_OK;
+    const dSurfaceParameters *sp = &p.first.surface;
+    out->ode = *sp;
+    for (int k = 0; k < 3; ++k) out->fdir1[k] = p.first.fdir1[k];
+    out->surface.mu = sp->mu;
+    out->surface.bounce = sp->mode & dContactBounce ? sp->bounce : 0.0;
+    out->surface.bounce_vel = sp->mode & dContactBounce ? sp->bounce_vel : 0.0;
+    double value;
+    const char *problem = pp_surface_problem(&out->surface, 0, &value);
+    if (problem) {
+        pp_log(PP_LOG_ERROR, "the near callback's contact for dGeomID %p (%s) and dGeomID %p "
+                             "(%s): dContact surface.%s (got %g); step refused, nothing in ODE "
+                             "changed", (void *)g1, pp_geom_class_name(g1), (void *)g2,
+               pp_geom_class_name(g2), problem, value);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    report_unsupported(world, sp, g1, g2);
+    return PP_OK;
+}
+
+pp_status pp_stage_near_probe(pp_world *world)
+{
+    if (!world->near_callback) return PP_OK;
+    const pp_step_scratch *s = &world->scratch;
+    pp_status st = reserve(world, s->pair_count);
+    if (st != PP_OK) return st;
+    struct pp_probe_cache *c = world->probe;
+    for (int k = 0; k < s->pair_count; ++k) {
+        uint64_t key = pair_key(s->pairs[k].a, s->pairs[k].b);
+        if (find_entry(c, key)) continue;
+        probe_entry e;
+        st = probe_pair(world, s->pairs[k].a, s->pairs[k].b, &e);
+        if (st != PP_OK) return st;
+        unsigned i = key_slot(key, c->capacity);
+        while (c->entry[i].key) i = (i + 1) & (unsigned)(c->capacity - 1);
+        c->entry[i] = e;
+        c->count++;
+    }
+    return PP_OK;
+}
+
+int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface)
+{
+    const pp_step_scratch *s = &world->scratch;
+    if (!world->near_callback)
+        return pp_pair_surface(world, s->shape_geom[a], s->shape_geom[b], surface);
+    const probe_entry *e = find_entry(world->probe, pair_key(a, b));
+    PP_ASSERT(e, "every candidate pair was probed before stages 3-5");
+    if (!e || !e->collide) return 0;
+    *surface = e->surface;
+    return 1;
+}
