@@ -43,7 +43,7 @@ heap)
     dir=$3
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin" --scene heap --models ode,quick,standard,peg --h 0.01,0.005 --seconds 0.02 \
-        --friction-directions 4 --csv "$dir/heap.csv" --json "$dir/heap.json" \
+        --friction-directions 4 --lcp-budget 0 --csv "$dir/heap.csv" --json "$dir/heap.json" \
         --series "$dir/heap-series.csv" --figures "$dir/fig" --trajectory "$dir/traj" \
         > "$dir/table.txt" 2> "$dir/progress.txt" || fail "pegplus-compare exited $? ($(tail -n 3 "$dir/progress.txt"))"
     cat "$dir/table.txt"
