@@ -105,6 +105,7 @@ static void dense_free(dense_store *d)
     free(d->island_basis);
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
+    pp_load_sharing_free(&d->load);
     free(d);
 }
 
@@ -551,6 +552,34 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (st != PP_OK && st != PP_ERR_SOLVER) return st;
         } else if (st == PP_ERR_SOLVER) {
             r.status = PP_LCP_NUMERICAL;
+        }
+        /* Redundant supports: the compliance limit instead of Lemke's vertex
+         * (lcp_load_sharing.c). Not with a compliance of the caller's (the LCP is then
+         * already regularised) and only on an accepted solution. */
+        if (st == PP_OK && n > 0 && ws->last_shift == 0.0) {
+            pp_load_sharing *ls = &d->load;
+            pp_status room = pp_load_sharing_reserve(ls, n);
+            if (room != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d "
+                                     "unknowns)", n);
+                return room;
+            }
+            memset(ls->force, 0, (size_t)n);
+            for (int t = 0; t < count; ++t) {
+                int j = list[t];
+                ls->normal[t] = row_index(&island, j, 0);
+                ls->beta[t] = col_index(&island, j, 1);
+                for (int l = 0; l <= k; ++l) {
+                    int at = col_index(&island, j, l);
+                    if (at >= 0) ls->force[at] = 1;
+                }
+            }
+            pp_lcp_options defaults = pp_lcp_options_default();
+            pp_load_sharing_outcome o = pp_load_sharing_apply(
+                ls, d->lcp, n, d->M, d->island_q, count, k, options ? options : &defaults,
+                basis ? d->island_basis : NULL, d->island_z, &r);
+            stats->load_shared += o == PP_LOAD_SHARED;
+            stats->load_kept += o == PP_LOAD_KEPT;
         }
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
