@@ -70,13 +70,17 @@
 #include "peg_lcp_internal.h"
 
 #include <math.h>
-#include <stdio.h>
-#define DBG(...) do{ if(getenv("LSDBG")) fprintf(stderr, __VA_ARGS__);}while(0)
 #include <stdlib.h>
 #include <string.h>
 
 /* A row is closed (degenerate when z_i = 0) when w_i <= this part of its data's size s_i. */
 #define LS_CLOSED 1e-9
+/* Rounding level of a row, relative to s_i: the compliant LCP's w_N >= 0 is checked to it,
+ * and the answer applied must be as accurate as Lemke's or within it (rel(z) and r(z) at
+ * most Lemke's or LS_ROUNDING (times ||q||)): the acceptance of every solve (rel <= 1e-9)
+ * would let w_N reach -1e-9 s_i, and the 10-box column then sank 1e-9 m in 10 s where
+ * Lemke's answers keep it at 0. */
+#define LS_ROUNDING 1e-13
 /* Rank test: a Cholesky pivot below this part of the block's largest diagonal is zero. */
 #define LS_RANK 1e-12
 /* The compliance eps = LS_EPS max_i A_ii: small against the islands' nonzero modes (the
@@ -95,6 +99,8 @@
 /* z0 entries above -LS_NEGATIVE ||z0|| are rounding of a zero and set to 0 (the acceptance
  * below still checks the result); below it the basis is not the limit's. */
 #define LS_NEGATIVE 1e-10
+/* Primal-dual active-set steps on the compliant LCP before its Lemke solve (step 2). */
+#define LS_ACTIVE_SET_STEPS 6
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
  * ||z||: otherwise Lemke's answer is kept as it is. */
 #define LS_SAME 1e-12
@@ -228,9 +234,47 @@ static void tikhonov_step(pp_load_sharing *ls, int nb, const double *q, double e
     pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
 }
 
+/* One primal-dual active-set step on the compliant LCP(M + eps D, q) (a semismooth Newton
+ * step on min(z, w) = 0): the solution of (1) on `basis`, then the basis flipped where it is
+ * infeasible, basic z_i < 0 out and nonbasic w_i < 0 in (to the rounding allowances of
+ * LS_NEGATIVE and ls->tau). Returns the number of flips (0: z(eps) solves the compliant LCP,
+ * the LU of its block in ls->lu, its basic part in ls->zb and *nb its size), or -1 when the
+ * block is singular. */
+static int compliant_step(pp_load_sharing *ls, int n, const double *M, const double *q,
+                          double eps, unsigned char *basis, int *nb_out)
+{
+    int nb = factor_basis(ls, n, M, eps, basis);
+    if (nb < 0) return -1;
+    for (int b = 0; b < nb; ++b) ls->zb[b] = 0.0;
+    tikhonov_step(ls, nb, q, eps);
+    memcpy(ls->zb, ls->rhs, (size_t)nb * sizeof *ls->zb);
+    if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return -1;
+    /* w_N = M_NB z_B + q_N (z_N = 0, so the compliance adds nothing there), into ls->z */
+    for (int i = 0; i < n; ++i) ls->z[i] = q[i];
+    for (int b = 0; b < nb; ++b) {
+        const double *col = M + (size_t)ls->index[b] * n, zb = ls->zb[b];
+        for (int i = 0; i < n; ++i) ls->z[i] += col[i] * zb;
+    }
+    int flips = 0;
+    for (int i = 0; i < n; ++i)
+        if (!basis[i] && ls->z[i] < -LS_ROUNDING / LS_CLOSED * ls->tau[i]) {
+            basis[i] = 1;
+            ++flips;
+        }
+    const double zmax = pp_lcp_inf_norm(nb, ls->zb);
+    for (int b = 0; b < nb; ++b)
+        if (ls->zb[b] < -LS_NEGATIVE * zmax) {
+            basis[ls->index[b]] = 0;
+            ++flips;
+        }
+    *nb_out = nb;
+    return flips;
+}
+
 pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
                                               int n, const double *M, const double *q,
-                                              int contacts, int k, const pp_lcp_options *o,
+                                              int contacts, int k, int freedoms,
+                                              const pp_lcp_options *o,
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result)
 {
@@ -265,6 +309,9 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
         }
     }
     if (m < 2) return PP_LOAD_UNIQUE;
+    /* m columns in a space of `freedoms` dimensions are dependent without a test (a face on
+     * a face: 12 columns for 6 freedoms) */
+    if (m <= freedoms) {
     if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)m * m)) return PP_LOAD_KEPT;
     for (int b = 0; b < m; ++b)
         for (int a = 0; a < m; ++a) {
@@ -272,6 +319,7 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
             ls->lu[a + (size_t)b * m] = 0.5 * (M[i + (size_t)j * n] + M[j + (size_t)i * n]);
         }
     if (psd_rank(m, ls->lu) == m) return PP_LOAD_UNIQUE;
+    }
 
     /* Redundant: the compliance limit. eps from the largest impulse diagonal. */
     double dmax = 0.0;
@@ -282,90 +330,118 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
 
     /* 1. Lemke's basis with the closed, unloaded supports' normals added */
     unsigned char *basis = ls->basis;
-    int count = 0;
     for (int i = 0; i < n; ++i) basis[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
     for (int t = 0; t < contacts; ++t)
         if (w[ls->normal[t]] <= tau[ls->normal[t]]) basis[ls->normal[t]] = 1;
-    for (int i = 0; i < n; ++i) count += basis[i];
-    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)count * count)) return PP_LOAD_KEPT;
-    int nb = factor_basis(ls, n, M, eps, basis);
-    int compliant = 0;
-    if (nb >= 0) {
-        for (int b = 0; b < nb; ++b) ls->zb[b] = 0.0;
-        tikhonov_step(ls, nb, q, eps);
-        memcpy(ls->zb, ls->rhs, (size_t)nb * sizeof *ls->zb);
-        /* feasible for LCP(M + eps D, q)? z_B >= 0 and w_N >= 0 (z_N = 0, so w_N is M's) */
-        double zmax = pp_lcp_inf_norm(nb, ls->zb);
-        compliant = pp_lcp_all_finite((size_t)nb, ls->zb);
-        for (int b = 0; b < nb && compliant; ++b)
-            if (ls->zb[b] < -LS_NEGATIVE * zmax) compliant = 0;
-        for (int i = 0; i < n; ++i) ls->z[i] = 0.0;
-        for (int b = 0; b < nb; ++b) ls->z[ls->index[b]] = ls->zb[b];
-        for (int i = 0; i < n && compliant; ++i) {
-            if (basis[i]) continue;
-            const double *row = M + i;
-            double wi = q[i];
-            for (int b = 0; b < nb; ++b) wi += row[(size_t)ls->index[b] * n] * ls->zb[b];
-            if (wi < -tau[i]) compliant = 0;
-        }
+    /* ... and the primal-dual active-set steps from it */
+    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
+    int nb = -1;
+    for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
+        int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
+        if (flips < 0) break;          /* singular block */
+        if (flips > 0) nb = -1;        /* another basis to try */
     }
-    DBG("ls: n %d m %d nb %d compliant %d\n", n, m, nb, compliant);
     /* 2. otherwise the compliant LCP's own basis, by Lemke from that basis */
-    if (!compliant) {
-        if (!grow_matrix(&ls->Me, &ls->Me_capacity, (size_t)n * n) ||
-            !grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n))
-            return PP_LOAD_KEPT;
+    if (nb < 0) {
+        if (!grow_matrix(&ls->Me, &ls->Me_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
         memcpy(ls->Me, M, (size_t)n * n * sizeof *ls->Me);
         for (int i = 0; i < n; ++i)
             if (ls->force[i]) ls->Me[i + (size_t)i * n] += eps;
         pp_lcp_options lo = *o;
         lo.warm_start = 1;
         pp_lcp_result r;
-        if (pp_lcp_solve_lemke(lcp, n, ls->Me, q, &lo, basis, ls->z, &r) != PP_OK) {
-            DBG("ls: regularised lemke failed %d\n", r.status);
+        if (pp_lcp_solve_lemke(lcp, n, ls->Me, q, &lo, basis, ls->z, &r) != PP_OK)
             return PP_LOAD_KEPT;
-        }
-        DBG("ls: regularised pivots %d warm %d\n", r.pivots, r.warm_started);
         nb = factor_basis(ls, n, M, eps, basis);
         if (nb < 0) return PP_LOAD_KEPT;
         for (int b = 0; b < nb; ++b) ls->zb[b] = ls->z[ls->index[b]];
     }
 
-    for (int b = 0; b < nb; ++b) DBG("  B %d z %g force %d\n", ls->index[b], ls->zb[b], ls->force[ls->index[b]]);
-    /* (3) from z(eps) until the iterates settle */
+    /* (3) in two parts. A right-hand side that is consistent only to rounding (gaps of
+     * 1e-13 m over h; q_B with a part along L of 1e-16 relative) makes the iterates of (3)
+     * drift by that inconsistency / eps per step and never settle. So (3) runs on the
+     * offset d = z - z_r from a reference z_r that solves the B-system exactly for
+     * q'_B = -M_BB z_r,B: then (3) is d <- eps (M + eps D)^-1 D d from d = -z_r, which
+     * converges to minus z_r's component in null(M_BB) (along V), and z0 = z_r + d. The
+     * reference is Lemke's z_L when it lives on B (z_L,N = 0); otherwise the iterate of (3)
+     * on q once its change stops shrinking. q' differs from q by w_B(z_r), which must be
+     * within the rows' closed tolerance tau (else Lemke's answer is kept). A gain: M_BB z0 =
+     * M_BB z_r to rounding, so where z_r is Lemke's answer the velocities are its own. */
+    int lemke_reference = 1;
+    for (int i = 0; i < n && lemke_reference; ++i)
+        if (z[i] > 0.0 && !basis[i]) lemke_reference = 0;
+    if (lemke_reference) {
+        for (int c = 0; c < nb; ++c) ls->zb[c] = z[ls->index[c]];
+    } else {
+        double previous = INFINITY;
+        for (int it = 0; it < LS_ITERATIONS; ++it) {
+            tikhonov_step(ls, nb, q, eps);
+            double change = 0.0;
+            for (int c = 0; c < nb; ++c) {
+                change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+                ls->zb[c] = ls->rhs[c];
+            }
+            if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
+            if (change <= LS_SETTLED * pp_lcp_inf_norm(nb, ls->zb) || change > 0.25 * previous)
+                break;
+            previous = change;
+        }
+    }
+    /* q' - q = w_B(z_r) within the closed tolerance */
+    for (int c = 0; c < nb; ++c) {
+        int i = ls->index[c];
+        const double *row = M + i;
+        double wi = q[i];
+        for (int e = 0; e < nb; ++e) wi += row[(size_t)ls->index[e] * n] * ls->zb[e];
+        if (fabs(wi) > tau[i]) return PP_LOAD_KEPT;
+    }
+    double *reference = ls->z;
+    memcpy(reference, ls->zb, (size_t)nb * sizeof *reference);
+    for (int c = 0; c < nb; ++c) ls->zb[c] = -reference[c];
+    const double size = pp_lcp_inf_norm(nb, reference);
     int settled = 0;
     double previous = INFINITY;
     for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
-        tikhonov_step(ls, nb, q, eps);
-        double change = 0.0, size = 0.0;
-        for (int b = 0; b < nb; ++b) {
-            change = fmax(change, fabs(ls->rhs[b] - ls->zb[b]));
-            size = fmax(size, fabs(ls->rhs[b]));
-            ls->zb[b] = ls->rhs[b];
+        for (int c = 0; c < nb; ++c)
+            ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
+        pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
+        double change = 0.0;
+        for (int c = 0; c < nb; ++c) {
+            change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+            ls->zb[c] = ls->rhs[c];
         }
         if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
         settled = change <= LS_SETTLED * size ||
                   (change <= LS_FLOOR * size && change > 0.25 * previous);
         previous = change;
-        DBG("  it %d change %g size %g\n", it, change, size);
     }
-    DBG("ls: settled %d\n", settled);
     if (!settled) return PP_LOAD_KEPT;
+    for (int c = 0; c < nb; ++c) ls->zb[c] += reference[c];
 
     /* z0: rounding of zeros cleared; then the acceptance of every solve, on (M, q) */
     double zmax = pp_lcp_inf_norm(nb, ls->zb);
     for (int i = 0; i < n; ++i) ls->z[i] = 0.0;
     for (int b = 0; b < nb; ++b) {
-        if (ls->zb[b] < -LS_NEGATIVE * zmax) { DBG("ls: negative z[%d] = %g\n", ls->index[b], ls->zb[b]); return PP_LOAD_KEPT; }
+        if (ls->zb[b] < -LS_NEGATIVE * zmax) return PP_LOAD_KEPT;
         ls->z[ls->index[b]] = ls->zb[b] > 0.0 ? ls->zb[b] : 0.0;
     }
     pp_lcp_result check = *result;
-    if (!pp_lcp_accept(n, M, q, 0.0, o, ls->z, w, &check)) { DBG("ls: not accepted r %g rel %g\n", check.residual, check.relative_residual); return PP_LOAD_KEPT; }
+    if (!pp_lcp_accept(n, M, q, 0.0, o, ls->z, w, &check) ||
+        check.relative_residual > fmax(result->relative_residual, LS_ROUNDING) ||
+        check.residual > fmax(result->residual, LS_ROUNDING * pp_lcp_inf_norm(n, q))) return PP_LOAD_KEPT;
 
     double change = 0.0;
     for (int i = 0; i < n; ++i) change = fmax(change, fabs(ls->z[i] - z[i]));
-    if (change <= LS_SAME * fmax(znorm, pp_lcp_inf_norm(n, ls->z))) return PP_LOAD_SAME;
+    const double same = LS_SAME * fmax(znorm, pp_lcp_inf_norm(n, ls->z));
+    if (change <= same) return PP_LOAD_SAME;
+    /* Only impulses moved (the non-impulse unknowns, sigma, slacks, joint rows, kept)?
+     * Then z0 - z_L is in null(M_BB) with its sigma part 0, so its impulse part d_F has
+     * A d_F = 0 to rounding (the force rows of M_BB d), d_F^T A d_F = |W^1/2 G d_F|^2 = 0:
+     * the velocities are the same. */
+    int impulses_only = lemke_reference;
+    for (int i = 0; i < n && impulses_only; ++i)
+        if (!ls->force[i] && fabs(ls->z[i] - z[i]) > same) impulses_only = 0;
     memcpy(z, ls->z, (size_t)n * sizeof *z);
     *result = check;
-    return PP_LOAD_SHARED;
+    return impulses_only ? PP_LOAD_SHARED_IMPULSES : PP_LOAD_SHARED;
 }

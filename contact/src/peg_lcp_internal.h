@@ -20,6 +20,9 @@ struct pp_peg_workspace {
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
     double *dirs;         /* [set][k][3] */
     double *q, *z;        /* n_max: the whole LCP's q and z */
+    double *z_motion;     /* n_max: the z the velocities are computed from: z, except in an
+                             island whose load sharing changed the impulses only
+                             (PP_LOAD_SHARED_IMPULSES), where it is Lemke's */
     struct dense_store *dense; /* sized by the largest island solved, not by n_max */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
@@ -87,18 +90,23 @@ typedef enum pp_load_sharing_outcome {
     PP_LOAD_UNIQUE = 0,    /* the active contacts are independent: z untouched */
     PP_LOAD_SHARED = 1,    /* z replaced by the compliance limit */
     PP_LOAD_SAME = 2,      /* redundant, and the limit is Lemke's answer: z untouched */
-    PP_LOAD_KEPT = 3       /* redundant, the limit not found as an LCP solution: z untouched */
+    PP_LOAD_KEPT = 3,      /* redundant, the limit not found as an LCP solution: z untouched */
+    PP_LOAD_SHARED_IMPULSES = 4 /* z replaced, and the limit differs from Lemke's answer only by
+                                   impulses that change no velocity (z0 - z_L in the null
+                                   space of the force block, nothing else changed): the
+                                   velocities may be computed from either */
 } pp_load_sharing_outcome;
 
 pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n);
 void pp_load_sharing_free(pp_load_sharing *ls);
 /* z: Lemke's accepted solution of LCP(M, q) (n unknowns, `contacts` contacts, k friction
- * directions), replaced on PP_LOAD_SHARED, when `result`'s residual fields are updated to
+ * directions; freedoms: 6 x the island's bodies with W_b != 0, a bound on rank(A)), replaced on PP_LOAD_SHARED, when `result`'s residual fields are updated to
  * the new z. lemke_basis (optional): its basis. lcp: a Lemke workspace of capacity >= n (its
  * contents are overwritten). o: the options of the solve (tolerances, budget). */
 pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
                                               int n, const double *M, const double *q,
-                                              int contacts, int k, const pp_lcp_options *o,
+                                              int contacts, int k, int freedoms,
+                                              const pp_lcp_options *o,
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result);
 
