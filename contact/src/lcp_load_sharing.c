@@ -18,9 +18,8 @@
  *     LCP(M + eps D, q):  w = (M + eps D) z + q >= 0,  z >= 0,  z^T w = 0
  * is ST96's with a contact-level CFM eps (a contact yields eps per unit impulse: the force is
  * spread like that of stiff springs of equal stiffness). We apply z0 = lim_{eps -> 0} z(eps).
- * For a monotone problem (frictionless, or every friction sticking) this is the minimum-norm
- * solution (Tikhonov's limit); the ST96 friction LCP is not monotone, so "minimum norm" alone
- * would not say which, and the limit does.
+ * The ST96 friction LCP is not monotone, so "the minimum-norm solution" alone would not say
+ * which one; the limit does, and where it is a minimum norm, it says so (below).
  *
  * The limit on a fixed basis. For small eps the compliant solution has a fixed complementary
  * basis B (finitely many bases; z(eps) is rational in eps), on which
@@ -29,42 +28,66 @@
  * (L^T M = 0). Expanding z_B(eps) = z0 + eps z1 + O(eps^2) in (1):
  *     M z0 = -q_B,          M z1 = -D z0   =>   L^T D z0 = 0.                           (2)
  * So z0 is the solution of M z0 = -q_B with L^T D z0 = 0; it is unique when L^T D N is
- * nonsingular (z0 = z_p + N y with (L^T D N) y = -L^T D z_p). For M symmetric and D = I
- * (a frictionless or sticking island) L = N and (2) says z0 is orthogonal to null(M): the
- * minimum-norm solution, the pseudo-inverse's z0 = -M^+ q_B.
- * It is computed without forming N or L, by iterated Tikhonov regularisation with one LU:
+ * nonsingular (z0 = z_p + N y with (L^T D N) y = -L^T D z_p). Where B holds impulses only
+ * (frictionless, or every friction sticking inside its cone: no sigma basic), M is the
+ * symmetric block A_BB, D = I there, L = N, and (2) says z0 is orthogonal to null(M): the
+ * minimum-norm solution, z0 = -M^+ q_B (what the pseudo-inverse, LAPACK's dgelsd, gives).
+ * It is computed without forming N or L, by iterated Tikhonov regularisation on one LU:
  *     z^(0) = 0,    (M + eps D) z^(t+1) = -q_B + eps D z^(t).                            (3)
  * z^(1) = z(eps). Every fixed point solves M z = -q_B. With T = eps (M + eps D)^-1 D the
  * error e^(t) = z^(t) - z0 obeys e^(t+1) = T e^(t); the space V = {x : L^T D x = 0} is
  * invariant under T (L^T (M + eps D) T x = eps L^T D x), contains z0 and z^(1) (L^T q_B = 0:
  * (1) is consistent), and T contracts on V by about eps / |lambda| for the pencil's nonzero
  * eigenvalues lambda, while on null(M) T is the identity. So z^(t) -> z0 in a few steps when
- * eps is small against the island's nonzero modes; a non-consistent or non-unique limit
- * shows as iterates that do not settle (then Lemke's answer is kept).
+ * eps is small against the island's nonzero modes; a limit that does not exist (L^T D N
+ * singular) shows as iterates that do not settle, and then Lemke's answer is kept.
+ * In floating point (1) is consistent only to rounding (q_B has a part along L of the order
+ * of u ||q||, and gaps of 1e-13 m over h), and that part makes the iterates of (3) drift by
+ * about itself / eps per step. So (3) is run as an offset from a reference z_r that solves
+ * (1) at eps = 0 for a right-hand side q'_B = -M z_r within rounding of q_B: d = z - z_r
+ * obeys d <- eps (M + eps D)^-1 D d from d = -z_r (no right-hand side, no drift), which
+ * converges to minus z_r's component in null(M) along V, and z0 = z_r + d. The reference is
+ * Lemke's answer z_L when it lives on B (z_L,N = 0: then M z0 = M z_L to rounding), else the
+ * iterate of (3) on q at its floor; |w_B(z_r)| must be within the rows' closed tolerance.
  *
- * Which basis. z0 of (2) is the limit only if B is the basis of z(eps) for small eps, so it
- * is checked: z0 must be an LCP solution (z0_B >= 0, w_N = M_NB z0_B + q_N >= 0, to the
- * same acceptance as every solve, pp_lcp_accept: rel(z) <= residual_tol and r(z) <= 1e-4
- * ||q||; complementarity holds by construction, z_N = 0 and w_B = 0). The basis is taken in
- * this order:
+ * Which basis. z0 of (2) is the limit only if B is the basis of z(eps) for small eps. It is
+ * found as:
  *  1. Lemke's basis plus the normal unknowns of the contacts that are closed with p = 0
- *     (w_p = 0: the supports Lemke left unloaded): the compliant solution (1) on it, kept if
- *     it is feasible for the compliant LCP;
- *  2. otherwise Lemke on LCP(M + eps D, q), warm-started from that basis: its final basis.
- * (When friction switches between sticking and sliding at the newly loaded supports, step 2
- * finds the compliant problem's own basis: at a sticking contact the compliant friction
- * acts on the pyramid directions against its small slip.)
+ *     (w_p = 0 to LS_CLOSED: the supports Lemke left unloaded), then primal-dual active-set
+ *     steps on the compliant LCP (solve (1) on B; basic z_i < 0 leave B, nonbasic w_i < 0
+ *     join it; at most LS_ACTIVE_SET_STEPS) until z(eps) solves LCP(M + eps D, q);
+ *  2. failing that, Lemke on LCP(M + eps D, q) warm-started from the last basis.
+ * (Where a newly loaded support's friction sticks, the compliant friction acts on the pyramid
+ * directions against its small slip, beta_l ~ max(0, -d_l . slip) / eps: with k = 8 three
+ * directions share it. The active-set steps find that.) Then z0 is checked as an answer: z0_B
+ * >= 0 (entries above -LS_NEGATIVE ||z|| are zeros' rounding and set to 0), and the
+ * acceptance of every solve (pp_lcp_accept: rel(z) <= residual_tol, r(z) <= 1e-4 ||q||),
+ * tightened to LS_ACCURACY or Lemke's own residual, whichever is larger;
+ * complementarity holds by construction (z_N = 0, w_B = 0). Otherwise Lemke's answer stays.
  *
  * Only where the solution is not unique. The answer is left untouched (bit for bit) unless
  * the active contacts are redundant: the columns of G of the contacts with p > 0 or w_p = 0
  * (their normal, and two friction directions that span the tangent plane, or one when
- * k = 2) are linearly dependent, i.e. the corresponding principal block of A is singular
- * (pivoted Cholesky, O(m^2 rank) for m such columns). With independent columns the
- * impulses of the active contacts are fixed by their velocities (G x = M (nu - nu*)), and a
- * compliance changes nothing in the limit; the test is a cheap sufficient condition for
- * running the limit, not a proof of non-uniqueness (a redundant island whose limit is
- * Lemke's answer keeps it: PP_LOAD_SAME). Cost where it runs: one O(n^2) pass for w, the test, one LU of the basis and a few triangular solves;
- * the regularised Lemke of step 2 only when step 1's basis is not the compliant one.
+ * k = 2) are linearly dependent. That is so without a test when there are more of them than
+ * 6 per body (a face on a face: 12 columns for 6 freedoms), else when the corresponding
+ * principal block of A is singular (pivoted Cholesky, O(m^2 rank) for m columns). With
+ * independent columns the impulses of the active contacts are fixed by their velocities
+ * (G x = M (nu - nu*)) and a compliance changes nothing in the limit; the test is a cheap
+ * sufficient condition for running the limit, not a proof of non-uniqueness (a redundant
+ * island whose limit is Lemke's answer keeps it: PP_LOAD_SAME). Note that with friction two
+ * sticking supports of one body are already redundant (opposite tangential impulses along
+ * the line through them move nothing), so most resting islands run it.
+ *
+ * Velocities. When z0 - z_L changes impulses only (sigma, slacks and joint rows as Lemke had
+ * them) it lies in null(M) with no sigma part, so A d_F = 0 and |W^1/2 G d_F|^2 = d_F^T A d_F
+ * = 0: the bodies move the same under both answers, and pp_peg_solve computes the velocities
+ * from Lemke's (whose basis solve is the more accurate; PP_LOAD_SHARED_IMPULSES). A 10-box
+ * column then stays exactly as it was (1e-16 m/s); from the limit's own velocities, which
+ * carry rounding of ~1e-15 m/s, it crept (7e-8 m/s within 10 s).
+ *
+ * Cost where it runs: O(n^2) for w, the test, one LU of the basis block per active-set step,
+ * a few triangular solves for (3); Lemke on the compliant LCP only when the active-set steps
+ * fail. README "Redundant supports" has the measured cost.
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"

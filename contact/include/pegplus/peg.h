@@ -543,8 +543,9 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    is the limit of a uniform compliance eps on the impulse rows (p, beta) as eps -> 0, not
  *    Lemke's vertex (which loads three supports): the load is shared (lcp_load_sharing.c
  *    has the derivation; stats->load_shared counts the islands it changed). Skipped when
- *    base.compliance > 0 (the LCP is then regularised already). The basis returned is
- *    Lemke's (a nonsingular one, for the next warm start).
+ *    base.compliance > 0 (the LCP is then regularised already) and in islands with I or X
+ *    sets (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
+ *    for the next warm start).
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size bounds it) indexed
  *    like the whole LCP, the warm-start basis of the previous step on entry (when
