@@ -544,7 +544,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    Lemke's vertex (which loads three supports): the load is shared (lcp_load_sharing.c
  *    has the derivation; stats->load_shared counts the islands it changed). Skipped when
  *    base.compliance > 0 (the LCP is then regularised already) and in islands with I or X
- *    sets (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
+ *    sets or joint rows (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
  *    for the next warm start).
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size bounds it) indexed
