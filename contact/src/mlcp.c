@@ -183,6 +183,7 @@ pp_status pp_mlcp_solve(pp_mlcp_workspace *ws, const pp_mlcp_problem *p,
     stats->islands_failed = ps.islands_failed;
     stats->failed_island = ps.failed_island;
     stats->lcp = ps.lcp;
+    stats->load_shared = ps.load_shared;
     return st;
 }
 

@@ -158,6 +158,7 @@ pp_status pp_peg_joints_reserve_whole(pp_peg_workspace *ws, int n)
     if (n <= ws->n_max) return PP_OK;
     pp_status st = grow((void **)&ws->q, (size_t)n, sizeof(double));
     if (st == PP_OK) st = grow((void **)&ws->z, (size_t)n, sizeof(double));
+    if (st == PP_OK) st = grow((void **)&ws->z_motion, (size_t)n, sizeof(double));
     if (st == PP_OK) ws->n_max = n;
     else pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
     return st;

@@ -20,6 +20,9 @@ struct pp_peg_workspace {
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
     double *dirs;         /* [set][k][3] */
     double *q, *z;        /* n_max: the whole LCP's q and z */
+    double *z_motion;     /* n_max: the z the velocities are computed from: z, except in an
+                             island whose load sharing changed the impulses only
+                             (PP_LOAD_SHARED_IMPULSES), where it is Lemke's */
     struct dense_store *dense; /* sized by the largest island solved, not by n_max */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
@@ -63,6 +66,50 @@ struct pp_peg_workspace {
  * solved (never to the sum of the islands: memory follows the largest island), before that
  * island's solve, never inside it.
  */
+/*
+ * Load sharing over redundant supports (lcp_load_sharing.c, whose comment has the
+ * derivation): an island's LCP solved by Lemke is replaced by the limit of a uniform
+ * compliance on its impulse rows going to zero, where its active contacts are redundant.
+ * The caller fills normal[t], beta[t] (per contact or set t: the LCP index of its p, of its
+ * first friction unknown, -1 if frictionless; its k friction unknowns are consecutive) and
+ * force[i] (1 on the impulse unknowns p and beta, 0 on sigma, PEG slacks and joint rows).
+ * Arrays grow to the largest island (pp_load_sharing_reserve), before the solve.
+ */
+typedef struct pp_load_sharing {
+    int capacity;          /* n the vectors hold */
+    double *Me, *lu;       /* M + eps D (n^2); the rank test's block and a basis block's LU
+                              (up to n^2): grown only when an island is redundant */
+    size_t Me_capacity, lu_capacity; /* doubles they hold */
+    double *w, *tau, *z, *zb, *rhs; /* n */
+    int *index, *piv;      /* n */
+    int *normal, *beta;    /* n (contacts <= n) */
+    unsigned char *force, *basis; /* n */
+} pp_load_sharing;
+
+typedef enum pp_load_sharing_outcome {
+    PP_LOAD_UNIQUE = 0,    /* the active contacts are independent: z untouched */
+    PP_LOAD_SHARED = 1,    /* z replaced by the compliance limit */
+    PP_LOAD_SAME = 2,      /* redundant, and the limit is Lemke's answer: z untouched */
+    PP_LOAD_KEPT = 3,      /* redundant, the limit not found as an LCP solution: z untouched */
+    PP_LOAD_SHARED_IMPULSES = 4 /* z replaced, and the limit differs from Lemke's answer only by
+                                   impulses that change no velocity (z0 - z_L in the null
+                                   space of the force block, nothing else changed): the
+                                   velocities may be computed from either */
+} pp_load_sharing_outcome;
+
+pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n);
+void pp_load_sharing_free(pp_load_sharing *ls);
+/* z: Lemke's accepted solution of LCP(M, q) (n unknowns, `contacts` contacts, k friction
+ * directions; freedoms: 6 x the island's bodies with W_b != 0, a bound on rank(A)), replaced on PP_LOAD_SHARED, when `result`'s residual fields are updated to
+ * the new z. lemke_basis (optional): its basis. lcp: a Lemke workspace of capacity >= n (its
+ * contents are overwritten). o: the options of the solve (tolerances, budget). */
+pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
+                                              int n, const double *M, const double *q,
+                                              int contacts, int k, int freedoms,
+                                              const pp_lcp_options *o,
+                                              const unsigned char *lemke_basis, double *z,
+                                              pp_lcp_result *result);
+
 typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
@@ -70,6 +117,7 @@ typedef struct dense_store {
     int capacity;          /* n the arrays hold */
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
+    pp_load_sharing load;  /* load sharing's arrays (grown with the island) */
 } dense_store;
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])

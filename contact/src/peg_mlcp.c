@@ -105,6 +105,7 @@ static void dense_free(dense_store *d)
     free(d->island_basis);
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
+    pp_load_sharing_free(&d->load);
     free(d);
 }
 
@@ -151,6 +152,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->dirs = malloc(ns * k * 3 * sizeof(double));
     ws->q = malloc(n * sizeof(double));
     ws->z = malloc(n * sizeof(double));
+    ws->z_motion = malloc(n * sizeof(double));
     ws->dense = calloc(1, sizeof *ws->dense);
     ws->incidence_first = malloc(((size_t)max_bodies + 1) * sizeof(int));
     ws->incidence = malloc(2 * ns * sizeof(int));
@@ -165,7 +167,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
-        ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->dense &&
+        ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->z_motion && ws->dense &&
         ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
         ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
         ws->local_friction)
@@ -193,6 +195,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->dirs);
     free(ws->q);
     free(ws->z);
+    free(ws->z_motion);
     dense_free(ws->dense);
     free(ws->incidence_first);
     free(ws->incidence);
@@ -552,6 +555,58 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         } else if (st == PP_ERR_SOLVER) {
             r.status = PP_LCP_NUMERICAL;
         }
+        int keep_motion = 0;
+        /* Redundant supports: the compliance limit instead of Lemke's vertex
+         * (lcp_load_sharing.c). Not with a compliance of the caller's (the LCP is then
+         * already regularised), only on an accepted solution, and not in an island with
+         * PEG I/X sets (K > 0): there the shared answers changed from one re-linearisation
+         * iterate to the next and the iteration stopped converging (the pouring scene's
+         * overlap went from 1e-20 to 5e-8 m^3 at h = 0.016, seed 1), so such islands keep
+         * Lemke's answer (README "Redundant supports"); nor in an island with joint rows:
+         * the joints carry no compliance, the limit was rarely found there (D = 0 on the
+         * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
+         * a step, the gripper 75 -> 164 us. */
+        if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0) {
+            pp_load_sharing *ls = &d->load;
+            pp_status room = pp_load_sharing_reserve(ls, n);
+            if (room != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d "
+                                     "unknowns)", n);
+                return room;
+            }
+            memset(ls->force, 0, (size_t)n);
+            int freedoms = 0; /* 6 per coupled body, each counted once (fill[] as a stamp:
+                                 build_rows leaves it >= 0) */
+            for (int t = 0; t < count; ++t)
+                for (int side = 0; side < 2; ++side) {
+                    int b = ws->set_body[2 * list[t] + side];
+                    if (b >= 0 && ws->coupled[b] && ws->fill[b] != -1 - s) {
+                        ws->fill[b] = -1 - s;
+                        freedoms += 6;
+                    }
+                }
+            for (int t = 0; t < count; ++t) {
+                int j = list[t];
+                ls->normal[t] = row_index(&island, j, 0);
+                ls->beta[t] = col_index(&island, j, 1);
+                for (int l = 0; l <= k; ++l) {
+                    int at = col_index(&island, j, l);
+                    if (at >= 0) ls->force[at] = 1;
+                }
+            }
+            pp_lcp_options defaults = pp_lcp_options_default();
+            for (int a = 0; a < n; ++a) ws->z_motion[d->island_map[a]] = d->island_z[a];
+            pp_load_sharing_outcome o = pp_load_sharing_apply(
+                ls, d->lcp, n, d->M, d->island_q, count, k, freedoms,
+                options ? options : &defaults,
+                basis ? d->island_basis : NULL, d->island_z, &r);
+            stats->load_shared += o == PP_LOAD_SHARED || o == PP_LOAD_SHARED_IMPULSES;
+            stats->load_kept += o == PP_LOAD_KEPT;
+            /* Where only the impulses changed, the bodies move as Lemke's answer says: the
+             * two differ in velocity by rounding alone, and Lemke's basis solution is the
+             * more accurate (the limit comes from solves of condition ~1e5). */
+            keep_motion = o == PP_LOAD_SHARED_IMPULSES;
+        }
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
             ++stats->islands_failed;
@@ -561,6 +616,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         }
         for (int a = 0; a < n; ++a) {
             ws->z[d->island_map[a]] = d->island_z[a];
+            if (!keep_motion) ws->z_motion[d->island_map[a]] = d->island_z[a];
             if (basis) basis[d->island_map[a]] = d->island_basis[a];
         }
         /* The joint rows' impulses; after a failed LCP (z = 0) the equalities still hold the
@@ -579,9 +635,11 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
 }
 
 /* Stage 5: impulses per contact out of the whole z; nu^{l+1} = nu* + sum of W_b g x over the
- * impulse columns (slacks carry none, Eq 41). */
+ * impulse columns (slacks carry none, Eq 41), x from z_motion (= z, except where load
+ * sharing changed only impulses that move nothing: there Lemke's z). */
 static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const lcp_layout *L,
-                           const double *z, pp_mlcp_solution *s, double *slack)
+                           const double *z, const double *z_motion, pp_mlcp_solution *s,
+                           double *slack)
 {
     const pp_mlcp_problem *p = &pp->base;
     const int ns = pp->set_count, nb = p->body_count, nc = p->contact_count, k = L->k;
@@ -616,7 +674,7 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const
             int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
             for (int l = 0; l <= k; ++l) {
                 int col = col_index(L, j, l);
-                double x = col >= 0 ? z[col] : 0.0;
+                double x = col >= 0 ? z_motion[col] : 0.0;
                 if (x == 0.0) continue;
                 const double *wg = WJAC(ws, k, j, l, side);
                 for (int r = 0; r < 6; ++r) nu[r] += wg[r] * x;
@@ -677,7 +735,7 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     if (nj > 0) pp_peg_joints_build(ws, problem);
     const lcp_layout whole = whole_layout(ws);
     if (ns == 0 && nj == 0) {
-        write_solution(ws, problem, &whole, ws->z, solution, slack);
+        write_solution(ws, problem, &whole, ws->z, ws->z, solution, slack);
         return PP_OK;
     }
     build_rhs(ws, problem, &whole);
@@ -696,7 +754,7 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     /* On PP_ERR_SOLVER a failed island's z is 0 (lcp.h): its impulses 0, its bodies keep nu*;
      * the other islands are solved. An island answered by the fallback (PP_LCP_APPROXIMATE,
      * also PP_ERR_SOLVER) keeps the fallback's z. */
-    write_solution(ws, problem, &whole, ws->z, solution, slack);
+    write_solution(ws, problem, &whole, ws->z, ws->z_motion, solution, slack);
     return status;
 }
 

@@ -237,6 +237,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     record_lcp(iw, stats.lcp_size, &stats.lcp, st);
     iw->stats.joint_regularised += stats.joint_regularised;
+    iw->stats.load_shared += stats.load_shared;
+    iw->stats.load_kept += stats.load_kept;
     if (st == PP_ERR_SOLVER && approximate(&stats.lcp)) {
         /* The bounded fallback's answer (finite, z >= 0, its residual recorded): applied. */
         pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered by the bounded "

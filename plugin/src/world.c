@@ -467,6 +467,8 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     t->islands_failed += is->lcp_fallback == 3;
     t->lcp_approximate += is->lcp_fallback == 2;
     t->joint_regularised += is->joint_regularised;
+    t->load_shared += is->load_shared;
+    t->load_kept += is->load_kept;
 }
 
 /* Workers, outcomes and per-island arrays for this sub-step (and the pool when

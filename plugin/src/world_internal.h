@@ -92,6 +92,7 @@ typedef struct pp_island_stats {
     double lcp_residual;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
     int joint_regularised;
+    int load_shared, load_kept;
 } pp_island_stats;
 
 /*

@@ -102,6 +102,8 @@ typedef struct pp_mlcp_stats {
                                    summed, epsilon, residuals, scale and complementarity the
                                    largest, min_z and min_w the smallest; warm_started when
                                    no island pivoted and one was accepted from the basis */
+    int load_shared;            /* islands whose redundant supports got the compliance limit
+                                   instead of Lemke's vertex (pp_peg_solve, pegplus/peg.h) */
 } pp_mlcp_stats;
 
 typedef struct pp_mlcp_workspace pp_mlcp_workspace;

@@ -505,6 +505,11 @@ typedef struct pp_peg_stats {
     int joint_unknowns;         /* LCP unknowns of the other joint rows (in lcp_size) */
     int joint_regularised;      /* islands whose equalities were redundant (singular with their
                                    CFM): solved with eps max A_ii added, eps <= 1e-6 */
+    int load_shared;            /* islands whose answer load sharing replaced: redundant
+                                   supports, the limit of a vanishing compliance applied
+                                   instead of Lemke's solution (see pp_peg_solve) */
+    int load_kept;              /* redundant islands whose limit was not found as an LCP
+                                   solution: Lemke's answer kept */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;
@@ -533,6 +538,14 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    own (pp_lcp_solve, with its regularisation fallback island by island). The solution
  *    solves the whole LCP; the work is O(sum of block sizes^2) per pivot instead of O(n^2),
  *    and a solver failure stays in its island.
+ *  - Redundant supports (a face on a face, a plate on a grid of balls): where an island's
+ *    active contacts are linearly dependent its LCP has many solutions, and the one applied
+ *    is the limit of a uniform compliance eps on the impulse rows (p, beta) as eps -> 0, not
+ *    Lemke's vertex (which loads three supports): the load is shared (lcp_load_sharing.c
+ *    has the derivation; stats->load_shared counts the islands it changed). Skipped when
+ *    base.compliance > 0 (the LCP is then regularised already) and in islands with I or X
+ *    sets or joint rows (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
+ *    for the next warm start).
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size bounds it) indexed
  *    like the whole LCP, the warm-start basis of the previous step on entry (when

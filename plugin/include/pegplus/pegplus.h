@@ -236,6 +236,12 @@ typedef struct pp_step_stats {
     int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, so
                                 the standard model's constraints ran for that island instead
                                 (README "Failures"); other islands are not affected */
+    int load_shared;         /* island solves whose LCP had many solutions (redundant supports:
+                                a face on a face, a plate on balls) and whose answer load
+                                sharing replaced by the limit of a vanishing compliance
+                                (README "Redundant supports") */
+    int load_kept;           /* island solves with redundant supports whose compliance limit
+                                was not found as an LCP solution: Lemke's answer applied */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
     int relinearize_cut;     /* island sub-steps whose re-linearisation stopped at half of
                                 pp_config.lcp_budget_seconds (the best estimate is kept) */

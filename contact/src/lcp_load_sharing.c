@@ -1,0 +1,474 @@
+/*
+ * Load sharing over redundant supports: which solution of a time-stepping LCP with many
+ * solutions is applied (pegplus/peg.h; README "Redundant supports").
+ *
+ * The problem. A body resting on more supports than it has freedoms (a box face on a face:
+ * 4 corners, each with a normal and 2 tangential impulse directions, against 6 freedoms; a
+ * plate on a grid of balls) gives a Stewart–Trinkle LCP (ST96 Eq 29; PEG Eqs 39–49) whose
+ * impulse block A = G^T W G is singular on the active contacts, and the LCP then has a set of
+ * solutions. Lemke's method returns a vertex of it: its basis is nonsingular, so at most
+ * rank(A) impulses are nonzero; typically three supports carry the whole weight and the
+ * others get p = 0 and hence no friction. A plate pushed over rolling balls then rolls on
+ * three of them (13.6 m/s^2 instead of 8 in the issue's scene).
+ *
+ * The solution chosen: the limit of a uniform compliance going to zero. Let D be diagonal
+ * with D_ii = 1 on the impulse unknowns (normal p and friction beta of every contact: the
+ * rows of the Delassus block) and 0 on the others (the sliding speeds sigma and PEG's slacks
+ * c, whose rows are velocity conditions, and the joint rows' unknowns). The compliant LCP
+ *     LCP(M + eps D, q):  w = (M + eps D) z + q >= 0,  z >= 0,  z^T w = 0
+ * is ST96's with a contact-level CFM eps (a contact yields eps per unit impulse: the force is
+ * spread like that of stiff springs of equal stiffness). We apply z0 = lim_{eps -> 0} z(eps).
+ * The ST96 friction LCP is not monotone, so "the minimum-norm solution" alone would not say
+ * which one; the limit does, and where it is a minimum norm, it says so (below).
+ *
+ * The limit on a fixed basis. For small eps the compliant solution has a fixed complementary
+ * basis B (finitely many bases; z(eps) is rational in eps), on which
+ *     (M_BB + eps D_B) z_B(eps) = -q_B,   z_N = 0.                                    (1)
+ * Write M = M_BB. If M is singular, let N span its null space and L its left null space
+ * (L^T M = 0). Expanding z_B(eps) = z0 + eps z1 + O(eps^2) in (1):
+ *     M z0 = -q_B,          M z1 = -D z0   =>   L^T D z0 = 0.                           (2)
+ * So z0 is the solution of M z0 = -q_B with L^T D z0 = 0; it is unique when L^T D N is
+ * nonsingular (z0 = z_p + N y with (L^T D N) y = -L^T D z_p). Where B holds impulses only
+ * (frictionless, or every friction sticking inside its cone: no sigma basic), M is the
+ * symmetric block A_BB, D = I there, L = N, and (2) says z0 is orthogonal to null(M): the
+ * minimum-norm solution, z0 = -M^+ q_B (what the pseudo-inverse, LAPACK's dgelsd, gives).
+ * It is computed without forming N or L, by iterated Tikhonov regularisation on one LU:
+ *     z^(0) = 0,    (M + eps D) z^(t+1) = -q_B + eps D z^(t).                            (3)
+ * z^(1) = z(eps). Every fixed point solves M z = -q_B. With T = eps (M + eps D)^-1 D the
+ * error e^(t) = z^(t) - z0 obeys e^(t+1) = T e^(t); the space V = {x : L^T D x = 0} is
+ * invariant under T (L^T (M + eps D) T x = eps L^T D x), contains z0 and z^(1) (L^T q_B = 0:
+ * (1) is consistent), and T contracts on V by about eps / |lambda| for the pencil's nonzero
+ * eigenvalues lambda, while on null(M) T is the identity. So z^(t) -> z0 in a few steps when
+ * eps is small against the island's nonzero modes; a limit that does not exist (L^T D N
+ * singular) shows as iterates that do not settle, and then Lemke's answer is kept.
+ * In floating point (1) is consistent only to rounding (q_B has a part along L of the order
+ * of u ||q||, and gaps of 1e-13 m over h), and that part makes the iterates of (3) drift by
+ * about itself / eps per step. So (3) is run as an offset from a reference z_r that solves
+ * (1) at eps = 0 for a right-hand side q'_B = -M z_r within rounding of q_B: d = z - z_r
+ * obeys d <- eps (M + eps D)^-1 D d from d = -z_r (no right-hand side, no drift), which
+ * converges to minus z_r's component in null(M) along V, and z0 = z_r + d. The reference is
+ * Lemke's answer z_L when it lives on B (z_L,N = 0: then M z0 = M z_L to rounding), else the
+ * iterate of (3) on q at its floor; |w_B(z_r)| must be within the rows' closed tolerance.
+ *
+ * Which basis. z0 of (2) is the limit only if B is the basis of z(eps) for small eps. It is
+ * found as:
+ *  1. Lemke's basis plus the normal unknowns of the contacts that are closed with p = 0
+ *     (w_p = 0 to LS_CLOSED: the supports Lemke left unloaded), then primal-dual active-set
+ *     steps on the compliant LCP (solve (1) on B; basic z_i < 0 leave B, nonbasic w_i < 0
+ *     join it; at most LS_ACTIVE_SET_STEPS) until z(eps) solves LCP(M + eps D, q);
+ *  2. failing that, Lemke on LCP(M + eps D, q) warm-started from the last basis.
+ * (Where a newly loaded support's friction sticks, the compliant friction acts on the pyramid
+ * directions against its small slip, beta_l ~ max(0, -d_l . slip) / eps: with k = 8 three
+ * directions share it. The active-set steps find that.) Then z0 is checked as an answer: z0_B
+ * >= 0 (entries above -LS_NEGATIVE ||z|| are zeros' rounding and set to 0), and the
+ * acceptance of every solve (pp_lcp_accept: rel(z) <= residual_tol, r(z) <= 1e-4 ||q||),
+ * tightened to LS_ACCURACY or Lemke's own residual, whichever is larger;
+ * complementarity holds by construction (z_N = 0, w_B = 0). Otherwise Lemke's answer stays.
+ *
+ * Only where the solution is not unique. The answer is left untouched (bit for bit) unless
+ * the active contacts are redundant: the columns of G of the contacts with p > 0 or w_p = 0
+ * (their normal, and two friction directions that span the tangent plane, or one when
+ * k = 2) are linearly dependent. That is so without a test when there are more of them than
+ * 6 per body (a face on a face: 12 columns for 6 freedoms), else when the corresponding
+ * principal block of A is singular (pivoted Cholesky, O(m^2 rank) for m columns). With
+ * independent columns the impulses of the active contacts are fixed by their velocities
+ * (G x = M (nu - nu*)) and a compliance changes nothing in the limit; the test is a cheap
+ * sufficient condition for running the limit, not a proof of non-uniqueness (a redundant
+ * island whose limit is Lemke's answer keeps it: PP_LOAD_SAME). Note that with friction two
+ * sticking supports of one body are already redundant (opposite tangential impulses along
+ * the line through them move nothing), so most resting islands run it.
+ *
+ * Velocities. When z0 - z_L changes impulses only (sigma, slacks and joint rows as Lemke had
+ * them) it lies in null(M) with no sigma part, so A d_F = 0 and |W^1/2 G d_F|^2 = d_F^T A d_F
+ * = 0: the bodies move the same under both answers, and pp_peg_solve computes the velocities
+ * from Lemke's (whose basis solve is the more accurate; PP_LOAD_SHARED_IMPULSES). A 10-box
+ * column then stays exactly as it was (1e-16 m/s); from the limit's own velocities, which
+ * carry rounding of ~1e-15 m/s, it crept (7e-8 m/s within 10 s).
+ *
+ * Cost where it runs: O(n^2) for w, the test, one LU of the basis block per active-set step,
+ * a few triangular solves for (3); Lemke on the compliant LCP only when the active-set steps
+ * fail. README "Redundant supports" has the measured cost.
+ */
+#include "lcp_internal.h"
+#include "peg_lcp_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A row is closed (degenerate when z_i = 0) when w_i <= this part of its data's size s_i. */
+#define LS_CLOSED 1e-9
+/* Rounding level of a row, relative to s_i: the compliant LCP's w_N >= 0 is checked to it.
+ * The answer applied must be as accurate as Lemke's or within LS_ACCURACY (rel(z) and r(z)
+ * at most Lemke's or LS_ACCURACY (times ||q||)): the acceptance of every solve (rel <= 1e-9)
+ * would let w_N reach -1e-9 s_i, and the 10-box column then sank 1e-9 m in 10 s where
+ * Lemke's answers keep it at 0. The limit's own rounding (the LU of M + eps D, condition
+ * ~1e5) leaves sticking contacts slipping at ~1e-13 m/s: a pushed box's measured r(z) was
+ * 2e-13 at ||q|| = 0.1. */
+#define LS_ROUNDING 1e-13
+#define LS_ACCURACY 1e-11
+/* Rank test: a Cholesky pivot below this part of the block's largest diagonal is zero. */
+#define LS_RANK 1e-12
+/* The compliance eps = LS_EPS max_i A_ii: small against the islands' nonzero modes (the
+ * iteration (3) contracts by eps / lambda: 1e-5 took 3-4 steps on a block's supports), large
+ * against rounding (the LU of M + eps D has condition about 1 / LS_EPS, and the error of
+ * each solve lies in the null directions, where (3) does not damp it). */
+#define LS_EPS 1e-5
+/* Iterations of (3), and the change at which they have settled (relative to ||z||): below
+ * LS_SETTLED, or below LS_FLOOR once a step no longer shrinks it fourfold. Each solve adds
+ * rounding of about u / LS_EPS ||z|| in the null directions, where (3) does not damp it, so
+ * the change levels off there (measured 2e-12 relative on a block on four supports with
+ * k = 8) instead of going to zero. */
+#define LS_ITERATIONS 40
+#define LS_SETTLED 1e-13
+#define LS_FLOOR 1e-10
+/* z0 entries above -LS_NEGATIVE ||z0|| are rounding of a zero and set to 0 (the acceptance
+ * below still checks the result); below it the basis is not the limit's. */
+#define LS_NEGATIVE 1e-10
+/* Primal-dual active-set steps on the compliant LCP before its Lemke solve (step 2). */
+#define LS_ACTIVE_SET_STEPS 6
+/* The limit differs from Lemke's answer when some entry moves by more than this part of
+ * ||z||: otherwise Lemke's answer is kept as it is. */
+#define LS_SAME 1e-12
+
+pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n)
+{
+    if (n < 1) n = 1;
+    if (n <= ls->capacity) return PP_OK;
+    int cap = ls->capacity + ls->capacity / 2 > n ? ls->capacity + ls->capacity / 2 : n;
+    void *p;
+#define GROW(field, count)                                                                  \
+    do {                                                                                    \
+        p = realloc(ls->field, (count) * sizeof *ls->field);                                \
+        if (!p) return PP_ERR_NO_MEMORY;                                                    \
+        ls->field = p;                                                                      \
+    } while (0)
+    GROW(w, (size_t)cap);
+    GROW(tau, (size_t)cap);
+    GROW(z, (size_t)cap);
+    GROW(zb, (size_t)cap);
+    GROW(rhs, (size_t)cap);
+    GROW(index, (size_t)cap);
+    GROW(piv, (size_t)cap);
+    GROW(normal, (size_t)cap);
+    GROW(beta, (size_t)cap);
+    GROW(force, (size_t)cap);
+    GROW(basis, (size_t)cap);
+#undef GROW
+    ls->capacity = cap;
+    return PP_OK;
+}
+
+void pp_load_sharing_free(pp_load_sharing *ls)
+{
+    if (!ls) return;
+    free(ls->Me);
+    free(ls->lu);
+    free(ls->w);
+    free(ls->tau);
+    free(ls->z);
+    free(ls->zb);
+    free(ls->rhs);
+    free(ls->index);
+    free(ls->piv);
+    free(ls->normal);
+    free(ls->beta);
+    free(ls->force);
+    free(ls->basis);
+    memset(ls, 0, sizeof *ls);
+}
+
+/* Room for `count` doubles in *a (holding *capacity): grown only when an island needs it,
+ * before the computation that uses it. 0 when out of memory (logged). */
+static int grow_matrix(double **a, size_t *capacity, size_t count)
+{
+    if (count <= *capacity) return 1;
+    double *p = realloc(*a, count * sizeof *p);
+    if (!p) {
+        pp_log(PP_LOG_WARNING, "load sharing: out of memory for %zu doubles; Lemke's answer "
+                               "kept", count);
+        return 0;
+    }
+    *a = p;
+    *capacity = count;
+    return 1;
+}
+
+/* Rank of the symmetric positive semidefinite m x m matrix S (column-major, overwritten) by
+ * Cholesky with diagonal pivoting, stopping when the largest remaining pivot is at most
+ * LS_RANK times the largest diagonal entry. */
+static int psd_rank(int m, double *S)
+{
+    double dmax = 0.0;
+    for (int i = 0; i < m; ++i) dmax = fmax(dmax, S[i + (size_t)i * m]);
+    if (!(dmax > 0.0)) return 0;
+    const double floor = LS_RANK * dmax;
+    for (int k = 0; k < m; ++k) {
+        int p = k;
+        for (int i = k + 1; i < m; ++i)
+            if (S[i + (size_t)i * m] > S[p + (size_t)p * m]) p = i;
+        double d = S[p + (size_t)p * m];
+        if (!(d > floor)) return k;
+        if (p != k) { /* symmetric swap of rows and columns k and p (the trailing block) */
+            for (int i = 0; i < m; ++i) {
+                double t = S[i + (size_t)k * m];
+                S[i + (size_t)k * m] = S[i + (size_t)p * m];
+                S[i + (size_t)p * m] = t;
+            }
+            for (int j = 0; j < m; ++j) {
+                double t = S[k + (size_t)j * m];
+                S[k + (size_t)j * m] = S[p + (size_t)j * m];
+                S[p + (size_t)j * m] = t;
+            }
+        }
+        double r = sqrt(d);
+        for (int i = k + 1; i < m; ++i) S[i + (size_t)k * m] /= r;
+        for (int j = k + 1; j < m; ++j) {
+            double f = S[j + (size_t)k * m];
+            if (f == 0.0) continue;
+            for (int i = k + 1; i < m; ++i) S[i + (size_t)j * m] -= S[i + (size_t)k * m] * f;
+        }
+    }
+    return m;
+}
+
+/* LU of (M + eps D)_BB for the basis flags `basis`; the basic indices into ls->index.
+ * Returns the basis size, or -1 when the block is singular. */
+static int factor_basis(pp_load_sharing *ls, int n, const double *M, double eps,
+                        const unsigned char *basis)
+{
+    int nb = 0;
+    for (int i = 0; i < n; ++i)
+        if (basis[i]) ls->index[nb++] = i;
+    for (int b = 0; b < nb; ++b) {
+        const double *col = M + (size_t)ls->index[b] * n;
+        double *out = ls->lu + (size_t)b * nb;
+        for (int a = 0; a < nb; ++a) out[a] = col[ls->index[a]];
+        if (ls->force[ls->index[b]]) out[b] += eps;
+    }
+    if (nb > 0 && !pp_lcp_lu_factor(nb, ls->lu, ls->piv)) return -1;
+    return nb;
+}
+
+/* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->zb (basis order). */
+static void tikhonov_step(pp_load_sharing *ls, int nb, const double *q, double eps)
+{
+    for (int b = 0; b < nb; ++b) {
+        int i = ls->index[b];
+        ls->rhs[b] = -q[i] + (ls->force[i] ? eps * ls->zb[b] : 0.0);
+    }
+    pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
+}
+
+/* One primal-dual active-set step on the compliant LCP(M + eps D, q) (a semismooth Newton
+ * step on min(z, w) = 0): the solution of (1) on `basis`, then the basis flipped where it is
+ * infeasible, basic z_i < 0 out and nonbasic w_i < 0 in (to the rounding allowances of
+ * LS_NEGATIVE and ls->tau). Returns the number of flips (0: z(eps) solves the compliant LCP,
+ * the LU of its block in ls->lu, its basic part in ls->zb and *nb its size), or -1 when the
+ * block is singular. */
+static int compliant_step(pp_load_sharing *ls, int n, const double *M, const double *q,
+                          double eps, unsigned char *basis, int *nb_out)
+{
+    int nb = factor_basis(ls, n, M, eps, basis);
+    if (nb < 0) return -1;
+    for (int b = 0; b < nb; ++b) ls->zb[b] = 0.0;
+    tikhonov_step(ls, nb, q, eps);
+    memcpy(ls->zb, ls->rhs, (size_t)nb * sizeof *ls->zb);
+    if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return -1;
+    /* w_N = M_NB z_B + q_N (z_N = 0, so the compliance adds nothing there), into ls->z */
+    for (int i = 0; i < n; ++i) ls->z[i] = q[i];
+    for (int b = 0; b < nb; ++b) {
+        const double *col = M + (size_t)ls->index[b] * n, zb = ls->zb[b];
+        for (int i = 0; i < n; ++i) ls->z[i] += col[i] * zb;
+    }
+    int flips = 0;
+    for (int i = 0; i < n; ++i)
+        if (!basis[i] && ls->z[i] < -LS_ROUNDING / LS_CLOSED * ls->tau[i]) {
+            basis[i] = 1;
+            ++flips;
+        }
+    const double zmax = pp_lcp_inf_norm(nb, ls->zb);
+    for (int b = 0; b < nb; ++b)
+        if (ls->zb[b] < -LS_NEGATIVE * zmax) {
+            basis[ls->index[b]] = 0;
+            ++flips;
+        }
+    *nb_out = nb;
+    return flips;
+}
+
+pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
+                                              int n, const double *M, const double *q,
+                                              int contacts, int k, int freedoms,
+                                              const pp_lcp_options *o,
+                                              const unsigned char *lemke_basis, double *z,
+                                              pp_lcp_result *result)
+{
+    PP_ASSERT(ls->capacity >= n && n >= 1, "pp_load_sharing_apply: workspace reserved");
+    double *w = ls->w, *tau = ls->tau;
+
+    /* w = M z + q and the row sizes s_i = |q_i| + (sum_j |M_ij|) ||z|| (lcp.h) */
+    const double znorm = pp_lcp_inf_norm(n, z);
+    for (int i = 0; i < n; ++i) {
+        w[i] = q[i];
+        tau[i] = 0.0;
+    }
+    for (int j = 0; j < n; ++j) {
+        const double *col = M + (size_t)j * n;
+        const double zj = z[j];
+        for (int i = 0; i < n; ++i) {
+            w[i] += col[i] * zj;
+            tau[i] += fabs(col[i]);
+        }
+    }
+    for (int i = 0; i < n; ++i) tau[i] = LS_CLOSED * (fabs(q[i]) + tau[i] * znorm);
+
+    /* The active contacts' spanning columns: p, and beta_1 (beta_2 for k >= 3) */
+    int m = 0;
+    for (int t = 0; t < contacts; ++t) {
+        int p = ls->normal[t];
+        if (!(z[p] > 0.0 || w[p] <= tau[p])) continue;
+        ls->index[m++] = p;
+        if (ls->beta[t] >= 0) {
+            ls->index[m++] = ls->beta[t];
+            if (k >= 3) ls->index[m++] = ls->beta[t] + 1;
+        }
+    }
+    if (m < 2) return PP_LOAD_UNIQUE;
+    /* m columns in a space of `freedoms` dimensions are dependent without a test (a face on
+     * a face: 12 columns for 6 freedoms) */
+    if (m <= freedoms) {
+    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)m * m)) return PP_LOAD_KEPT;
+    for (int b = 0; b < m; ++b)
+        for (int a = 0; a < m; ++a) {
+            int i = ls->index[a], j = ls->index[b];
+            ls->lu[a + (size_t)b * m] = 0.5 * (M[i + (size_t)j * n] + M[j + (size_t)i * n]);
+        }
+    if (psd_rank(m, ls->lu) == m) return PP_LOAD_UNIQUE;
+    }
+
+    /* Redundant: the compliance limit. eps from the largest impulse diagonal. */
+    double dmax = 0.0;
+    for (int i = 0; i < n; ++i)
+        if (ls->force[i]) dmax = fmax(dmax, M[i + (size_t)i * n]);
+    if (!(dmax > 0.0)) return PP_LOAD_KEPT;
+    const double eps = LS_EPS * dmax;
+
+    /* 1. Lemke's basis with the closed, unloaded supports' normals added */
+    unsigned char *basis = ls->basis;
+    for (int i = 0; i < n; ++i) basis[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
+    for (int t = 0; t < contacts; ++t)
+        if (w[ls->normal[t]] <= tau[ls->normal[t]]) basis[ls->normal[t]] = 1;
+    /* ... and the primal-dual active-set steps from it */
+    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
+    int nb = -1;
+    for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
+        int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
+        if (flips < 0) break;          /* singular block */
+        if (flips > 0) nb = -1;        /* another basis to try */
+    }
+    /* 2. otherwise the compliant LCP's own basis, by Lemke from that basis */
+    if (nb < 0) {
+        if (!grow_matrix(&ls->Me, &ls->Me_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
+        memcpy(ls->Me, M, (size_t)n * n * sizeof *ls->Me);
+        for (int i = 0; i < n; ++i)
+            if (ls->force[i]) ls->Me[i + (size_t)i * n] += eps;
+        pp_lcp_options lo = *o;
+        lo.warm_start = 1;
+        pp_lcp_result r;
+        if (pp_lcp_solve_lemke(lcp, n, ls->Me, q, &lo, basis, ls->z, &r) != PP_OK)
+            return PP_LOAD_KEPT;
+        nb = factor_basis(ls, n, M, eps, basis);
+        if (nb < 0) return PP_LOAD_KEPT;
+        for (int b = 0; b < nb; ++b) ls->zb[b] = ls->z[ls->index[b]];
+    }
+
+    /* (3) in two parts. A right-hand side that is consistent only to rounding (gaps of
+     * 1e-13 m over h; q_B with a part along L of 1e-16 relative) makes the iterates of (3)
+     * drift by that inconsistency / eps per step and never settle. So (3) runs on the
+     * offset d = z - z_r from a reference z_r that solves the B-system exactly for
+     * q'_B = -M_BB z_r,B: then (3) is d <- eps (M + eps D)^-1 D d from d = -z_r, which
+     * converges to minus z_r's component in null(M_BB) (along V), and z0 = z_r + d. The
+     * reference is Lemke's z_L when it lives on B (z_L,N = 0); otherwise the iterate of (3)
+     * on q once its change stops shrinking. q' differs from q by w_B(z_r), which must be
+     * within the rows' closed tolerance tau (else Lemke's answer is kept). A gain: M_BB z0 =
+     * M_BB z_r to rounding, so where z_r is Lemke's answer the velocities are its own. */
+    int lemke_reference = 1;
+    for (int i = 0; i < n && lemke_reference; ++i)
+        if (z[i] > 0.0 && !basis[i]) lemke_reference = 0;
+    if (lemke_reference) {
+        for (int c = 0; c < nb; ++c) ls->zb[c] = z[ls->index[c]];
+    } else {
+        double previous = INFINITY;
+        for (int it = 0; it < LS_ITERATIONS; ++it) {
+            tikhonov_step(ls, nb, q, eps);
+            double change = 0.0;
+            for (int c = 0; c < nb; ++c) {
+                change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+                ls->zb[c] = ls->rhs[c];
+            }
+            if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
+            const double size = pp_lcp_inf_norm(nb, ls->zb);
+            if (change <= LS_SETTLED * size || (change <= LS_FLOOR * size && change > 0.25 * previous))
+                break;
+            previous = change;
+        }
+    }
+    /* q' - q = w_B(z_r) within the closed tolerance */
+    for (int c = 0; c < nb; ++c) {
+        int i = ls->index[c];
+        const double *row = M + i;
+        double wi = q[i];
+        for (int e = 0; e < nb; ++e) wi += row[(size_t)ls->index[e] * n] * ls->zb[e];
+        if (fabs(wi) > tau[i]) return PP_LOAD_KEPT;
+    }
+    double *reference = ls->z;
+    memcpy(reference, ls->zb, (size_t)nb * sizeof *reference);
+    for (int c = 0; c < nb; ++c) ls->zb[c] = -reference[c];
+    const double size = pp_lcp_inf_norm(nb, reference);
+    int settled = 0;
+    double previous = INFINITY;
+    for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
+        for (int c = 0; c < nb; ++c)
+            ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
+        pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
+        double change = 0.0;
+        for (int c = 0; c < nb; ++c) {
+            change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+            ls->zb[c] = ls->rhs[c];
+        }
+        if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
+        settled = change <= LS_SETTLED * size ||
+                  (change <= LS_FLOOR * size && change > 0.25 * previous);
+        previous = change;
+    }
+    if (!settled) return PP_LOAD_KEPT;
+    for (int c = 0; c < nb; ++c) ls->zb[c] += reference[c];
+
+    /* z0: rounding of zeros cleared; then the acceptance of every solve, on (M, q) */
+    double zmax = pp_lcp_inf_norm(nb, ls->zb);
+    for (int i = 0; i < n; ++i) ls->z[i] = 0.0;
+    for (int b = 0; b < nb; ++b) {
+        if (ls->zb[b] < -LS_NEGATIVE * zmax) return PP_LOAD_KEPT;
+        ls->z[ls->index[b]] = ls->zb[b] > 0.0 ? ls->zb[b] : 0.0;
+    }
+    pp_lcp_result check = *result;
+    if (!pp_lcp_accept(n, M, q, 0.0, o, ls->z, w, &check) ||
+        check.relative_residual > fmax(result->relative_residual, LS_ACCURACY) ||
+        check.residual > fmax(result->residual, LS_ACCURACY * pp_lcp_inf_norm(n, q))) return PP_LOAD_KEPT;
+
+    double change = 0.0;
+    for (int i = 0; i < n; ++i) change = fmax(change, fabs(ls->z[i] - z[i]));
+    const double same = LS_SAME * fmax(znorm, pp_lcp_inf_norm(n, ls->z));
+    if (change <= same) return PP_LOAD_SAME;
+    /* Only impulses moved (the non-impulse unknowns, sigma, slacks, joint rows, kept)?
+     * Then z0 - z_L is in null(M_BB) with its sigma part 0, so its impulse part d_F has
+     * A d_F = 0 to rounding (the force rows of M_BB d), d_F^T A d_F = |W^1/2 G d_F|^2 = 0:
+     * the velocities are the same. */
+    int impulses_only = lemke_reference;
+    for (int i = 0; i < n && impulses_only; ++i)
+        if (!ls->force[i] && fabs(ls->z[i] - z[i]) > same) impulses_only = 0;
+    memcpy(z, ls->z, (size_t)n * sizeof *z);
+    *result = check;
+    return impulses_only ? PP_LOAD_SHARED_IMPULSES : PP_LOAD_SHARED;
+}
