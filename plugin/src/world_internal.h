@@ -281,7 +281,9 @@ struct pp_world {
     int *body_table;               /* hash of bodies[].id -> index (ode_bridge.c), -1 empty */
     int body_table_capacity;
 
-    dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces) */
+    dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces), in the
+                                      order pegplus first saw them (ode_bridge.c) */
+    struct pp_geom_order *geom_order;
     int geom_count, geom_capacity;
 
     pp_convex_record *convexes;
@@ -330,6 +332,7 @@ const char *pp_geom_class_name(dGeomID geom); /* "dBoxClass", ... */
 pp_status pp_bridge_snapshot(pp_world *world, double h);
 pp_status pp_bridge_write_back(pp_world *world);
 int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
+void pp_bridge_order_free(pp_world *world);
 
 
 /* stage_joints.c: stage 1b, the joints' rows (ode_joint_rows.c) at the start of the step; and
