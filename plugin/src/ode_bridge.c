@@ -87,20 +87,121 @@ static pp_status walk_space(pp_world *world, dSpaceID space)
     int n = dSpaceGetNumGeoms(space);
     for (int i = 0; i < n; ++i) {
         dGeomID g = dSpaceGetGeom(space, i);
-        pp_status st;
+        pp_status st = PP_OK;
         if (dGeomIsSpace(g)) {
             st = walk_space(world, (dSpaceID)g);
         } else {
             st = pp_grow((void **)&world->geoms, &world->geom_capacity, world->geom_count + 1,
                          sizeof(dGeomID));
-            if (st == PP_OK) {
-                world->geoms[world->geom_count++] = g;
-                if (dGeomGetBody(g)) st = add_body(world, dGeomGetBody(g));
-            }
+            if (st == PP_OK) world->geoms[world->geom_count++] = g;
         }
         if (st != PP_OK) return st;
     }
     return PP_OK;
+}
+
+/*
+ * A stable order of the geoms. ODE's spaces reorder their geoms as they work: dGeomMoved
+ * (every dBodySetPosition) and dSpaceCollide move geoms within the space's list, so
+ * dSpaceGetGeom's order depends on what the program did between steps (a dSpaceCollide the
+ * program calls for its own purposes, a trajectory writer's query, a step under
+ * PP_MODEL_ODE). The order of the geoms is the order of the bodies, of the shapes, of the
+ * pairs and of the LCP's unknowns, and rounding depends on it: a heap of 20 boxes took 952 or
+ * 1 838 pivots over two steps depending on a dSpaceCollide with a callback that did nothing.
+ * So geoms are ordered by when pegplus first saw them (their order in the space at that
+ * step), which no later reordering of the space changes. Table: open addressing on the
+ * pointer; entries of geoms not seen at a collect are dropped (a destroyed geom's address can
+ * come back as a new geom, which then takes a new place).
+ */
+typedef struct order_record {
+    unsigned seq, index;
+} order_record;
+
+struct pp_geom_order {
+    dGeomID *key;       /* NULL = empty slot */
+    unsigned *seq;      /* when first seen */
+    int capacity;       /* a power of two, at least twice the geoms */
+    unsigned next;      /* the next geom's number */
+    order_record *rec;  /* scratch: (seq, index) of this collect's geoms */
+    dGeomID *sorted;    /* scratch */
+    int scratch_capacity;
+};
+
+static unsigned geom_slot(dGeomID g, int capacity)
+{
+    return body_slot((dBodyID)(void *)g, capacity);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const unsigned x = ((const order_record *)a)->seq, y = ((const order_record *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+/* world->geoms in first-seen order; the table then holds exactly these geoms. */
+static pp_status order_geoms(pp_world *world)
+{
+    if (!world->geom_order && !(world->geom_order = calloc(1, sizeof *world->geom_order)))
+        return PP_ERR_NO_MEMORY;
+    struct pp_geom_order *o = world->geom_order;
+    const int n = world->geom_count;
+    void **const arrays[2] = {(void **)&o->rec, (void **)&o->sorted};
+    const size_t sizes[2] = {sizeof *o->rec, sizeof *o->sorted};
+    pp_status st = pp_grow_together(arrays, sizes, 2, &o->scratch_capacity, n + 1);
+    if (st != PP_OK) return st;
+    for (int i = 0; i < n; ++i) {
+        o->rec[i].seq = 0;
+        o->rec[i].index = (unsigned)i;
+        int known = 0;
+        for (unsigned s = o->capacity ? geom_slot(world->geoms[i], o->capacity) : 0;
+             o->capacity && o->key[s]; s = (s + 1) & (unsigned)(o->capacity - 1))
+            if (o->key[s] == world->geoms[i]) {
+                o->rec[i].seq = o->seq[s];
+                known = 1;
+                break;
+            }
+        if (!known) o->rec[i].seq = o->next++;
+    }
+    qsort(o->rec, (size_t)n, sizeof *o->rec, by_seq);
+    for (int i = 0; i < n; ++i) o->sorted[i] = world->geoms[o->rec[i].index];
+    memcpy(world->geoms, o->sorted, (size_t)n * sizeof *world->geoms);
+    /* the table becomes exactly this collect's geoms */
+    if (o->capacity < 2 * (n + 1)) {
+        int capacity = 16;
+        while (capacity < 2 * (n + 1)) capacity *= 2;
+        dGeomID *key = malloc((size_t)capacity * sizeof *key);
+        unsigned *seq = malloc((size_t)capacity * sizeof *seq);
+        if (!key || !seq) {
+            free(key);
+            free(seq);
+            return PP_ERR_NO_MEMORY;
+        }
+        free(o->key);
+        free(o->seq);
+        o->key = key;
+        o->seq = seq;
+        o->capacity = capacity;
+    }
+    memset(o->key, 0, (size_t)o->capacity * sizeof *o->key);
+    for (int i = 0; i < n; ++i) {
+        unsigned s = geom_slot(world->geoms[i], o->capacity);
+        while (o->key[s]) s = (s + 1) & (unsigned)(o->capacity - 1);
+        o->key[s] = world->geoms[i];
+        o->seq[s] = o->rec[i].seq;
+    }
+    return PP_OK;
+}
+
+void pp_bridge_order_free(pp_world *world)
+{
+    struct pp_geom_order *o = world->geom_order;
+    if (!o) return;
+    free(o->key);
+    free(o->seq);
+    free(o->rec);
+    free(o->sorted);
+    free(o);
+    world->geom_order = NULL;
 }
 
 pp_status pp_bridge_collect(pp_world *world)
@@ -110,6 +211,9 @@ pp_status pp_bridge_collect(pp_world *world)
     world->geom_count = 0;
     for (int i = 0; i < world->body_table_capacity; ++i) world->body_table[i] = -1;
     if (world->space) st = walk_space(world, world->space);
+    if (st == PP_OK) st = order_geoms(world);
+    for (int i = 0; st == PP_OK && i < world->geom_count; ++i)
+        if (dGeomGetBody(world->geoms[i])) st = add_body(world, dGeomGetBody(world->geoms[i]));
     for (int i = 0; st == PP_OK && i < world->registered_count; ++i)
         st = add_body(world, world->registered[i]);
     /* The joint graph: breadth first over the growing body list. */

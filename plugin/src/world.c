@@ -137,6 +137,7 @@ void pp_world_destroy(pp_world *world)
     free(world->bodies);
     free(world->body_table);
     free(world->geoms);
+    pp_bridge_order_free(world);
     free(world->joints);
     pp_joint_captures_free(world);
     pp_auto_disable_free(world);

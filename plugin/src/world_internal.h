@@ -282,7 +282,9 @@ struct pp_world {
     int *body_table;               /* hash of bodies[].id -> index (ode_bridge.c), -1 empty */
     int body_table_capacity;
 
-    dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces) */
+    dGeomID *geoms;                /* geoms of the space tree (leaves, no spaces), in the
+                                      order pegplus first saw them (ode_bridge.c) */
+    struct pp_geom_order *geom_order;
     int geom_count, geom_capacity;
 
     pp_convex_record *convexes;
@@ -331,6 +333,7 @@ const char *pp_geom_class_name(dGeomID geom); /* "dBoxClass", ... */
 pp_status pp_bridge_snapshot(pp_world *world, double h);
 pp_status pp_bridge_write_back(pp_world *world);
 int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
+void pp_bridge_order_free(pp_world *world);
 
 
 /* stage_joints.c: stage 1b, the joints' rows (ode_joint_rows.c) at the start of the step; and
@@ -411,6 +414,9 @@ pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw
 
 /* relinearize.c: stages 7-8 of one island: the first solve, then ST96 §3.6. */
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
+/* relinearize.c: the damped fixed-point iteration's next step length from alpha, this
+ * iterate's residual and the last one's (exposed for its unit test). */
+double pp_relinearize_damping(double alpha, double residual, double last_residual);
 
 /* thread_pool.c: run a job on every worker (the caller is worker 0) and wait for them. */
 pp_status pp_thread_pool_create(int threads, pp_thread_pool **out);
