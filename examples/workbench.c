@@ -644,14 +644,15 @@ static void record(sample *out, pp_catalog_scene *cs, run_state *rs, double t)
 
 static void no_pairs(void *data, dGeomID a, dGeomID b) { (void)data, (void)a, (void)b; }
 
-/* The step of the pegplus models depends on the order in which ODE's space lists its geoms,
- * and that order depends on when the space was last cleaned (dSpaceCollide recomputes the
- * moved geoms' bounding boxes and clears their dirty marks; a geom moved afterwards goes to the
- * front of the list again). The trajectory writer calls dSpaceCollide for its contacts, so
- * writing a frame or not changed the next steps (heap20 under the standard model: 952 or 1838
- * Lemke pivots over two steps). Every run cleans the space at the same points, before the
- * first step and after every step, as an ODE program's own collision call would, so that what
- * is measured and written does not change what is stepped. */
+/* Stock ODE's step depends on the order in which its space lists its geoms (the order of the
+ * contacts dSpaceCollide finds), and that order depends on when the space was last cleaned
+ * (dSpaceCollide recomputes the moved geoms' bounding boxes and clears their dirty marks; a
+ * geom moved afterwards goes to the front of the list again). The trajectory writer calls
+ * dSpaceCollide for its contacts, so every run cleans the space at the same points, before
+ * the first step and after every step, as an ODE program's own collision call would, and what
+ * is measured and written does not change what is stepped. (The pegplus models no longer
+ * depend on the space's order: ode_bridge.c "A stable order"; before it, heap20 under the
+ * standard model took 952 or 1838 Lemke pivots over two steps depending on it.) */
 static void clean_space(pp_scene *scene) { dSpaceCollide(scene->space, NULL, no_pairs); }
 
 static const char *scene_label(const char *scene)
