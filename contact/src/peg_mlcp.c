@@ -264,10 +264,13 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
         double nn = pp_v3_dot(c->n, c->n);
         if (a < -1 || a >= p->body_count || b < -1 || b >= p->body_count || a == b ||
             !finite_n(c->p_a, 3) || !finite_n(c->n, 3) || !isfinite(c->psi) ||
-            !(fabs(nn - 1.0) <= 1e-6) || !(c->mu >= 0.0) || !isfinite(c->mu)) {
+            !(fabs(nn - 1.0) <= 1e-6) || !(c->mu >= 0.0) || !isfinite(c->mu) ||
+            ((c->surface & PP_CONTACT_ANISOTROPIC) &&
+             (!(c->mu2 >= 0.0) || !isfinite(c->mu2) || !finite_n(c->t1, 3))) ||
+            ((c->surface & PP_CONTACT_MOTION) && !finite_n(c->motion, 3))) {
             pp_log(PP_LOG_ERROR, "%s: contact %d: bodies (%d, %d) invalid for %d bodies, or "
-                   "NaN/Inf, |n| = %g != 1, mu = %g < 0", who, i, a, b, p->body_count, sqrt(nn),
-                   c->mu);
+                   "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0", who, i, a, b,
+                   p->body_count, sqrt(nn), c->mu, c->mu2);
             return PP_ERR_INVALID_ARGUMENT;
         }
     }
@@ -302,6 +305,40 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
 /* ---- Stages of one solve ------------------------------------------------------------------- */
 
 /*
+ * Anisotropic Coulomb friction (ODE's mu along fdir1, mu2 along the second tangent). The
+ * friction set {f in the tangent plane : (f.t1/mu)^2 + (f.t2/mu2)^2 <= p_n^2}, an ellipse,
+ * is approximated by the polygon inscribed in it with vertices
+ *     D_l = mu cos(theta_l) t1 + mu2 sin(theta_l) t2,   theta_l = 2 pi l/k,
+ * and the Stewart–Trinkle rows (ST96 Eqs 26–27) keep their form with D_l for d_l and 1 for mu:
+ *     0 <= D^T nu + E sigma  ⊥ beta  >= 0,      0 <= p_n - E^T beta  ⊥ sigma >= 0,
+ * so the friction impulse D beta lies in the polygon of p_n D_l (for mu = mu2 it is the
+ * isotropic pyramid, scaled). With k = 4 the D_l are +-mu t1 and +-mu2 t2: the limits are
+ * ODE's per-direction box, mu p_n along t1 and mu2 p_n along t2. t1 is c->t1 projected on
+ * the tangent plane of n (c->n may have turned since the caller set t1), t2 = n x t1.
+ * Returns 0 (d untouched: the isotropic pyramid with mu) when t1 lies along n.
+ */
+static int anisotropic_directions(const pp_contact *c, int k, double *d)
+{
+    double t1[3], t2[3];
+    double along = pp_v3_dot(c->t1, c->n);
+    for (int i = 0; i < 3; ++i) t1[i] = c->t1[i] - along * c->n[i];
+    double len = sqrt(pp_v3_dot(t1, t1));
+    if (!(len > 1e-9)) return 0;
+    for (int i = 0; i < 3; ++i) t1[i] /= len;
+    t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+    t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+    t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+    const double two_pi = 6.283185307179586476925286766559;
+    for (int l = 0; l < k; ++l) {
+        /* exact axes at the quarter turns, so that k = 4 gives ODE's box exactly */
+        double co = 4 * l == k ? 0.0 : 4 * l == 3 * k ? 0.0 : cos(two_pi * l / k);
+        double si = 2 * l == k ? 0.0 : sin(two_pi * l / k);
+        for (int i = 0; i < 3; ++i) d[3 * l + i] = c->mu * co * t1[i] + c->mu2 * si * t2[i];
+    }
+    return 1;
+}
+
+/*
  * Stage 1: for every set, the rows' Jacobian blocks (spec §1/§4 columns through
  * pp_mlcp_contact_jacobian), their psi/h terms, W_b g of its impulse columns, its mu, and the
  * per-body incidence lists and coupling flags (W_b != 0). A secondary given B -> A is flipped
@@ -333,11 +370,15 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_body[2 * j + 1] = c->body_b;
         ws->set_mu[j] = c->mu;
         pp_mlcp_friction_directions(c->n, k, d);
+        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 && anisotropic_directions(c, k, d))
+            ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
             const double *u = l == 0 ? c->n : &d[3 * (l - 1)];
             pp_mlcp_contact_jacobian(c, xa, xb, u, JAC(ws, row + l, 0), JAC(ws, row + l, 1));
             ws->rhs[row + l] = l == 0 ? c->psi / h : 0.0;
+            /* a moving surface: the row sees u . (v_B - v_A - motion) */
+            if (c->surface & PP_CONTACT_MOTION) ws->rhs[row + l] -= pp_v3_dot(u, c->motion);
         }
         /* slack rows: G_iota - G_s, (psi_iota - psi_s)/h   (Eq 45) */
         for (int i = 1; i < set->count; ++i) {
@@ -351,6 +392,9 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
                 rb[r] = JAC(ws, row, 1)[r] - gb[r];
             }
             ws->rhs[row + k + i] = (c->psi - s.psi) / h;
+            /* each gap rate relative to the moving surface: (n_iota - n_s) . motion */
+            if (c->surface & PP_CONTACT_MOTION)
+                ws->rhs[row + k + i] -= pp_v3_dot(c->n, c->motion) - pp_v3_dot(s.n, c->motion);
         }
         /* W_b g of the impulse columns */
         for (int side = 0; side < 2; ++side) {
@@ -645,7 +689,8 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     const int ns = problem->set_count, nj = problem->joint_row_count;
     ws->frictional = 0;
     for (int j = 0; j < ns; ++j)
-        ws->friction_slot[j] = p->contacts[problem->sets[j].first].mu > 0.0 ? ws->frictional++ : -1;
+        ws->friction_slot[j] =
+            pp_contact_frictional(&p->contacts[problem->sets[j].first]) ? ws->frictional++ : -1;
     ws->n_contact = ns + K + ws->frictional * (k + 1);
     const int n = ws->n_contact + pp_peg_joint_unknowns(nj, problem->joint_rows);
     if (nj > 0) {
@@ -740,12 +785,12 @@ void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *cont
     int K = 0, nf = 0;
     for (int j = 0; j < ns; ++j) {
         K += sets[j].count - 1;
-        nf += contacts[sets[j].first].mu > 0.0;
+        nf += pp_contact_frictional(&contacts[sets[j].first]);
     }
     int slack = 0, slot = 0;
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &sets[j];
-        int frictional = contacts[set->first].mu > 0.0;
+        int frictional = pp_contact_frictional(&contacts[set->first]);
         int index[1 + 64 + 1], m = 0;
         unsigned char *rec = records;
         records += pp_peg_record_size(set, k);

@@ -58,8 +58,28 @@ typedef struct pp_contact {
     double p_a[3];              /* contact point on A, world */
     double n[3];                /* unit normal from A to B */
     double psi;                 /* gap, m */
-    double mu;                  /* Coulomb friction of the pair */
+    double mu;                  /* Coulomb friction of the pair (along t1 when anisotropic) */
+    /* Surface extensions (docs/drop-in.md; all 0 = none, the plain Stewart–Trinkle contact).
+     * The contact code that makes contacts leaves them 0; the caller sets them with mu. */
+    unsigned surface;           /* PP_CONTACT_ANISOTROPIC | PP_CONTACT_MOTION */
+    double mu2;                 /* ANISOTROPIC: the coefficient along t2 = n x t1 */
+    double t1[3];               /* ANISOTROPIC: the first friction axis (unit; projected on
+                                   the tangent plane of n when the rows are built) */
+    double motion[3];           /* MOTION: the target velocity of B relative to A at the
+                                   contact (a conveyor belt's surface velocity), world frame */
 } pp_contact;
+
+/* pp_contact.surface flags. ANISOTROPIC: the friction set is the polygon inscribed in the
+ * ellipse of semi-axes mu p_n along t1 and mu2 p_n along t2 (pegplus/mlcp.h). MOTION: the
+ * normal and friction rows see the velocity relative to `motion`. */
+#define PP_CONTACT_ANISOTROPIC 0x1u
+#define PP_CONTACT_MOTION 0x2u
+
+/* Does contact c carry friction unknowns (beta, sigma)? */
+static inline int pp_contact_frictional(const pp_contact *c)
+{
+    return c->mu > 0.0 || ((c->surface & PP_CONTACT_ANISOTROPIC) && c->mu2 > 0.0);
+}
 
 /* Default relaxed applicability threshold for vertex–face pairs (PEG authors' code: -0.3). */
 #define PP_APPL_VF_DEFAULT (-0.3)
