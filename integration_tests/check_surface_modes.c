@@ -300,6 +300,120 @@ START_TEST(test_conveyor)
 }
 END_TEST
 
+/* ---- soft contact (soft_cfm, soft_erp) ---------------------------------------------------- */
+
+/*
+ * A box resting on the ground with soft contacts. ODE's normal row, with the impulse
+ * p = h lambda per contact, asks (v_box - v_ground) . n + (cfm/h) p - erp depth/h >= 0
+ * ⊥ p >= 0 (pegplus/mlcp.h; erp = soft_erp, or 1, pegplus's full correction, without
+ * dContactSoftERP). At rest the velocity is 0 and each of the 4 corner contacts carries
+ * p = m g h/4, so the box settles at depth = cfm m g h/(4 erp): 1.2263e-4 m for cfm = 1e-3,
+ * erp = 0.2; 1.2263e-6 m for cfm = 5e-5 without soft_erp (pegplus's erp 1; ODE's dWorldStep
+ * uses the world's ERP, 0.2: 6.1313e-6 m), checked after 300 steps to 1e-6 relative, ODE's
+ * too. With soft_cfm = 0 (soft_erp 0.2 alone) the pegplus models keep the box at zero
+ * overlap (1e-12 m): PEG's promise holds for soft_cfm = 0.
+ */
+START_TEST(test_soft_contact)
+{
+    const pp_model model = runs[_i].model;
+    const double h = 0.01, m = 1.0;
+    const struct {
+        int mode;
+        double cfm, erp;
+    } cases[3] = {{dContactSoftCFM | dContactSoftERP, 1e-3, 0.2},
+                  {dContactSoftCFM, 5e-5, 0.0},
+                  {dContactSoftERP, 0.0, 0.2}};
+    for (int c = 0; c < 3; ++c) {
+        program p;
+        program_create(&p);
+        p.surface.mode = dContactApprox1 | cases[c].mode;
+        p.surface.mu = 0.5;
+        p.surface.soft_cfm = cases[c].cfm;
+        p.surface.soft_erp = cases[c].erp;
+        dBodyID box = add_box(&p, 0.0, 0.0, 0.0, 0.0);
+        pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+        for (int i = 0; i < 300; ++i) step(pw, &p, h);
+        const double depth = 0.1 - dBodyGetPosition(box)[2];
+        const double erp = cases[c].mode & dContactSoftERP ? cases[c].erp
+                           : model == PP_MODEL_ODE ? dWorldGetERP(p.world) : 1.0;
+        const double expect = cases[c].cfm * m * G * h / (4.0 * erp);
+        printf("%s k=%d soft_cfm %g erp %g: depth %.6e m, cfm m g h/(4 erp) = %.6e m\n",
+               pp_model_name(model), runs[_i].k, cases[c].cfm, erp, depth, expect);
+        if (expect > 0.0)
+            ck_assert_double_eq_tol(depth, expect, 1e-6 * expect);
+        else if (model != PP_MODEL_ODE)
+            ck_assert_double_lt(fabs(depth), 1e-12);
+        ck_assert_int_eq(messages, 0);
+        pp_world_destroy(pw);
+        program_destroy(&p);
+    }
+}
+END_TEST
+
+/* ---- force-dependent slip (slip1, slip2) ------------------------------------------------- */
+
+/*
+ * Force-dependent slip: ODE's friction rows ask (v_box - v_ground) . t + slip lambda_t = 0
+ * within the friction limit (lambda_t the friction force of one contact along t). A box
+ * (m = 1 kg) pushed along t1 = fdir1 = e_x by F = 2 N, slip1 = 0.01 (the second along
+ * t2 = e_y, slip2 = 0.02), with mu = 1 so that friction stays inside the cone: each of the
+ * 4 corner contacts takes the friction impulse -h v_{n+1}/slip, so
+ *     v_{n+1} = (v_n + h F/m) / (1 + 4 h/(slip m)),
+ * which converges to the sliding speed slip F/4 (5 mm/s, 10 mm/s). The force acts at the
+ * middle of the bottom face and the contacts have soft_cfm = 1e-6: the normal impulses of
+ * the 4 redundant corners are then unique (rigid, the LCP may leave a corner unloaded, and
+ * its friction, at most mu p_n = 0, vanishes: the box then turns). While the box speeds up,
+ * friction and push differ and tilt it a little on its compliant contacts, so the steps
+ * follow the recurrence to 1e-4 relative (measured 2e-5); the sliding speed after 100 steps
+ * is slip F/4 to 1e-9 relative (pegplus models) and 1e-6 (ODE's dWorldStep). The boxes start
+ * 1 micrometre deep: at depth 0 ODE's box-plane collider finds only 3 of the 4 corners.
+ */
+START_TEST(test_slip)
+{
+    const pp_model model = runs[_i].model;
+    const double h = 0.01, m = 1.0, F = 2.0, slip[2] = {0.01, 0.02};
+    program p;
+    program_create(&p);
+    p.surface.mode = dContactApprox1 | dContactFDir1 | dContactSlip1 | dContactSlip2 |
+                     dContactSoftCFM | dContactSoftERP;
+    p.surface.mu = 1.0;
+    p.surface.soft_cfm = 1e-6;
+    p.surface.soft_erp = 0.2;
+    p.surface.slip1 = slip[0];
+    p.surface.slip2 = slip[1];
+    p.fdir1[0] = 1.0;
+    dBodyID box[2] = {add_box(&p, 0.0, 0.0, 0.0, 0.0), add_box(&p, 0.0, 2.0, 0.0, 0.0)};
+    dBodySetPosition(box[0], 0.0, 0.0, 0.1 - 1e-6);
+    dBodySetPosition(box[1], 0.0, 2.0, 0.1 - 1e-6);
+    pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+    double v[2] = {0.0, 0.0}, worst = 0.0, across = 0.0;
+    for (int i = 0; i < 100; ++i) {
+        dBodyAddForceAtRelPos(box[0], F, 0.0, 0.0, 0.0, 0.0, -0.1);
+        dBodyAddForceAtRelPos(box[1], 0.0, F, 0.0, 0.0, 0.0, -0.1);
+        step(pw, &p, h);
+        for (int b = 0; b < 2; ++b) {
+            v[b] = (v[b] + h * F / m) / (1.0 + 4.0 * h / (slip[b] * m));
+            worst = fmax(worst, fabs(dBodyGetLinearVel(box[b])[b] / v[b] - 1.0));
+            across = fmax(across, fabs(dBodyGetLinearVel(box[b])[1 - b]));
+        }
+    }
+    printf("%s k=%d slip: v %.12f, %.12f m/s (slip F/4 = %.6f, %.6f), worst step error %.2e, "
+           "across %.2e m/s\n", pp_model_name(model), runs[_i].k, dBodyGetLinearVel(box[0])[0],
+           dBodyGetLinearVel(box[1])[1], slip[0] * F / 4, slip[1] * F / 4, worst, across);
+    double steady = 0.0;
+    for (int b = 0; b < 2; ++b)
+        steady = fmax(steady, fabs(dBodyGetLinearVel(box[b])[b] / (slip[b] * F / 4) - 1.0));
+    printf("%s k=%d slip: sliding speed / (slip F/4) - 1: %.2e\n", pp_model_name(model),
+           runs[_i].k, steady);
+    ck_assert_double_lt(steady, model == PP_MODEL_ODE ? 1e-6 : 1e-9);
+    if (model != PP_MODEL_ODE) ck_assert_double_lt(worst, 1e-4);
+    ck_assert_double_lt(across, model == PP_MODEL_ODE ? 1e-6 : 1e-9);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
 static Suite *surface_modes_suite(void)
 {
     Suite *s = suite_create("surface_modes");
@@ -309,8 +423,11 @@ static Suite *surface_modes_suite(void)
     tcase_add_loop_test(tc, test_anisotropic_fdir1, 0, 5);
     tcase_add_loop_test(tc, test_anisotropic_default_frame, 0, 5);
     tcase_add_loop_test(tc, test_conveyor, 0, 5);
+    tcase_add_loop_test(tc, test_soft_contact, 0, 5);
+    tcase_add_loop_test(tc, test_slip, 0, 5);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void) { return pp_it_run(surface_modes_suite()); }
+

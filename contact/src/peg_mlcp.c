@@ -145,6 +145,8 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->set_body = malloc(2 * ns * sizeof(int));
     ws->friction_slot = malloc(ns * sizeof(int));
     ws->set_mu = malloc(ns * sizeof(double));
+    ws->set_soft = malloc(ns * sizeof(double));
+    ws->set_slip = malloc(ns * 6 * sizeof(double));
     ws->jac = malloc(rows * 12 * sizeof(double));
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
@@ -165,6 +167,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
+        ws->set_soft && ws->set_slip &&
         ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->dense &&
         ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
         ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
@@ -187,6 +190,8 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->set_body);
     free(ws->friction_slot);
     free(ws->set_mu);
+    free(ws->set_soft);
+    free(ws->set_slip);
     free(ws->jac);
     free(ws->wjac);
     free(ws->rhs);
@@ -267,9 +272,16 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
             !(fabs(nn - 1.0) <= 1e-6) || !(c->mu >= 0.0) || !isfinite(c->mu) ||
             ((c->surface & PP_CONTACT_ANISOTROPIC) &&
              (!(c->mu2 >= 0.0) || !isfinite(c->mu2) || !finite_n(c->t1, 3))) ||
-            ((c->surface & PP_CONTACT_MOTION) && !finite_n(c->motion, 3))) {
+            ((c->surface & PP_CONTACT_MOTION) && !finite_n(c->motion, 3)) ||
+            ((c->surface & PP_CONTACT_SOFT) &&
+             (!(c->soft_cfm >= 0.0) || !isfinite(c->soft_cfm) || !(c->soft_erp >= 0.0) ||
+              !(c->soft_erp <= 1.0))) ||
+            ((c->surface & PP_CONTACT_SLIP) &&
+             (!(c->slip[0] >= 0.0) || !isfinite(c->slip[0]) || !(c->slip[1] >= 0.0) ||
+              !isfinite(c->slip[1])))) {
             pp_log(PP_LOG_ERROR, "%s: contact %d: bodies (%d, %d) invalid for %d bodies, or "
-                   "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0", who, i, a, b,
+                   "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0, or soft_cfm < 0, "
+                   "soft_erp outside [0, 1], slip < 0", who, i, a, b,
                    p->body_count, sqrt(nn), c->mu, c->mu2);
             return PP_ERR_INVALID_ARGUMENT;
         }
@@ -315,11 +327,12 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
  * isotropic pyramid, scaled). With k = 4 the D_l are +-mu t1 and +-mu2 t2: the limits are
  * ODE's per-direction box, mu p_n along t1 and mu2 p_n along t2. t1 is c->t1 projected on
  * the tangent plane of n (c->n may have turned since the caller set t1), t2 = n x t1.
- * Returns 0 (d untouched: the isotropic pyramid with mu) when t1 lies along n.
+ * Returns 0 (d untouched: the isotropic pyramid with mu) when t1 lies along n; else 1, with
+ * the frame in t1, t2.
  */
-static int anisotropic_directions(const pp_contact *c, int k, double *d)
+static int anisotropic_directions(const pp_contact *c, int k, double *d, double t1[3],
+                                  double t2[3])
 {
-    double t1[3], t2[3];
     double along = pp_v3_dot(c->t1, c->n);
     for (int i = 0; i < 3; ++i) t1[i] = c->t1[i] - along * c->n[i];
     double len = sqrt(pp_v3_dot(t1, t1));
@@ -369,14 +382,35 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_body[2 * j] = c->body_a;
         ws->set_body[2 * j + 1] = c->body_b;
         ws->set_mu[j] = c->mu;
+        ws->set_soft[j] = 0.0;
         pp_mlcp_friction_directions(c->n, k, d);
-        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 && anisotropic_directions(c, k, d))
+        double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};
+        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 && anisotropic_directions(c, k, d, t1, t2))
             ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
+        else if (c->surface & PP_CONTACT_SLIP) { /* the pyramid's own frame */
+            for (int i = 0; i < 3; ++i) t1[i] = d[i];
+            t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+            t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+            t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+        }
+        double *slip = &ws->set_slip[6 * (size_t)j];
+        memset(slip, 0, 6 * sizeof *slip);
+        if (c->surface & PP_CONTACT_SLIP) {
+            const double s1 = sqrt(c->slip[0] / h), s2 = sqrt(c->slip[1] / h);
+            for (int i = 0; i < 3; ++i) {
+                slip[i] = s1 * t1[i];
+                slip[3 + i] = s2 * t2[i];
+            }
+        }
+        /* ODE's soft contact: e(psi) = erp psi for an overlap, and cfm/h on the diagonal */
+        const int soft = (c->surface & PP_CONTACT_SOFT) != 0;
+        if (soft) ws->set_soft[j] = c->soft_cfm / h;
+        const double e_psi = soft && c->psi < 0.0 ? c->soft_erp * c->psi : c->psi;
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
             const double *u = l == 0 ? c->n : &d[3 * (l - 1)];
             pp_mlcp_contact_jacobian(c, xa, xb, u, JAC(ws, row + l, 0), JAC(ws, row + l, 1));
-            ws->rhs[row + l] = l == 0 ? c->psi / h : 0.0;
+            ws->rhs[row + l] = l == 0 ? e_psi / h : 0.0;
             /* a moving surface: the row sees u . (v_B - v_A - motion) */
             if (c->surface & PP_CONTACT_MOTION) ws->rhs[row + l] -= pp_v3_dot(u, c->motion);
         }
@@ -391,7 +425,8 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
                 ra[r] = JAC(ws, row, 0)[r] - ga[r];
                 rb[r] = JAC(ws, row, 1)[r] - gb[r];
             }
-            ws->rhs[row + k + i] = (c->psi - s.psi) / h;
+            const double e_s = soft && s.psi < 0.0 ? c->soft_erp * s.psi : s.psi;
+            ws->rhs[row + k + i] = (e_psi - e_s) / h;
             /* each gap rate relative to the moving surface: (n_iota - n_s) . motion */
             if (c->surface & PP_CONTACT_MOTION)
                 ws->rhs[row + k + i] -= pp_v3_dot(c->n, c->motion) - pp_v3_dot(s.n, c->motion);
@@ -508,6 +543,21 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                 int at = col_index(L, j, l);
                 if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
             }
+        /* ODE's soft_cfm on the normal row, slip on the friction rows (mlcp.h) */
+        if (ws->set_soft[j] != 0.0) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
+        const double *slip = &ws->set_slip[6 * (size_t)j];
+        if (L->friction[j] >= 0 && (slip[0] != 0.0 || slip[1] != 0.0 || slip[2] != 0.0 ||
+                                    slip[3] != 0.0 || slip[4] != 0.0 || slip[5] != 0.0)) {
+            const double *dj = &ws->dirs[(size_t)j * k * 3];
+            for (int l = 0; l < k; ++l) {
+                const double al = pp_v3_dot(&dj[3 * l], slip), bl = pp_v3_dot(&dj[3 * l], slip + 3);
+                const int row_l = col_index(L, j, l + 1);
+                for (int m = 0; m < k; ++m) {
+                    const double am = pp_v3_dot(&dj[3 * m], slip), bm = pp_v3_dot(&dj[3 * m], slip + 3);
+                    M[(size_t)row_l + (size_t)col_index(L, j, m + 1) * n] += al * am + bl * bm;
+                }
+            }
+        }
         /* E_I2 (Eq 44) and E_I1 (Eq 43) */
         for (int s = 0; s < kj; ++s) {
             M[p + (size_t)(c0 + s) * n] = 1.0;

@@ -243,10 +243,6 @@ static const struct {
     int flag;
     const char *what;
 } unsupported[] = {
-    {dContactSoftERP, "dContactSoftERP (soft_erp)"},
-    {dContactSoftCFM, "dContactSoftCFM (soft_cfm)"},
-    {dContactSlip1, "dContactSlip1 (slip1: force-dependent slip)"},
-    {dContactSlip2, "dContactSlip2 (slip2)"},
     {dContactRolling, "dContactRolling (rho, rho2, rhoN: rolling and spinning friction)"},
     {PP_FLAG_FORCE_LIMIT, "a mode without dContactApprox1_1 (ODE reads a finite mu as a "
                           "friction force limit in N; pegplus reads it as the Coulomb "
@@ -256,8 +252,7 @@ static const struct {
 static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dGeomID g1,
                                dGeomID g2)
 {
-    int flags = sp->mode & (dContactSoftERP | dContactSoftCFM | dContactSlip1 | dContactSlip2 |
-                            dContactRolling);
+    int flags = sp->mode & dContactRolling;
     if (!(sp->mode & dContactApprox1_1) && sp->mu > 0.0 && isfinite(sp->mu))
         flags |= PP_FLAG_FORCE_LIMIT;
     int fresh = flags & ~world->probe_reported;
@@ -274,8 +269,8 @@ static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dG
     }
     pp_log(PP_LOG_WARNING,
            "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
-           "the %s model does not honour yet (it uses mu, mu2, fdir1, motion1/2/N, bounce "
-           "and bounce_vel; docs/drop-in.md); reported once per world", (void *)g1, pp_geom_class_name(g1),
+           "the %s model does not honour yet (it honours mu, mu2, fdir1, motion1/2/N, "
+           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported once per world", (void *)g1, pp_geom_class_name(g1),
            (void *)g2, pp_geom_class_name(g2), list, pp_model_name(world->config.model));
 }
 
@@ -311,6 +306,27 @@ static void surface_ext(const dSurfaceParameters *sp, const dReal fdir1[3], dBod
     if (sp->mode & dContactMotionN) ext->motion[2] = sp->motionN;
     if (ext->motion[0] != 0.0 || ext->motion[1] != 0.0 || ext->motion[2] != 0.0)
         ext->flags |= PP_CONTACT_MOTION;
+    /* soft contact: ODE's CFM on the normal row, and its ERP, pegplus's own full correction
+     * of an overlap (1) without dContactSoftERP */
+    if (sp->mode & (dContactSoftCFM | dContactSoftERP)) {
+        ext->flags |= PP_CONTACT_SOFT;
+        ext->soft_cfm = sp->mode & dContactSoftCFM ? sp->soft_cfm : 0.0;
+        ext->soft_erp = sp->mode & dContactSoftERP ? sp->soft_erp : 1.0;
+    }
+    /* force-dependent slip acts along ODE's t1, t2: it needs that frame */
+    if (sp->mode & (dContactSlip1 | dContactSlip2)) {
+        ext->slip[0] = sp->mode & dContactSlip1 ? sp->slip1 : 0.0;
+        ext->slip[1] = sp->mode & dContactSlip2 ? sp->slip2 : 0.0;
+        if (ext->slip[0] != 0.0 || ext->slip[1] != 0.0) {
+            ext->flags |= PP_CONTACT_SLIP;
+            if (!(ext->flags & PP_CONTACT_ANISOTROPIC)) {
+                ext->flags |= PP_CONTACT_ANISOTROPIC;
+                ext->mu2 = sp->mu > 0.0 ? sp->mu : 0.0;
+                ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
+                for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
+            }
+        }
+    }
 }
 
 /* The ext's values ODE would refuse or that make no physics: NaN/Inf. */
@@ -322,6 +338,13 @@ static const char *surface_ext_problem(const pp_surface_ext *ext, double *value)
             return *value = ext->fdir1[k], "fdir1 must be finite";
         if (!isfinite(ext->motion[k])) return *value = ext->motion[k], "motion1/2/N must be finite";
     }
+    if ((ext->flags & PP_CONTACT_SOFT) && !(ext->soft_cfm >= 0.0 && isfinite(ext->soft_cfm)))
+        return *value = ext->soft_cfm, "soft_cfm must be finite and >= 0";
+    if ((ext->flags & PP_CONTACT_SOFT) && !(ext->soft_erp >= 0.0 && ext->soft_erp <= 1.0))
+        return *value = ext->soft_erp, "soft_erp must be in [0, 1]";
+    for (int k = 0; k < 2; ++k)
+        if (!(ext->slip[k] >= 0.0 && isfinite(ext->slip[k])))
+            return *value = ext->slip[k], "slip1/slip2 must be finite and >= 0";
     if (ext->fdir1_set && !(ext->fdir1[0] * ext->fdir1[0] + ext->fdir1[1] * ext->fdir1[1] +
                                 ext->fdir1[2] * ext->fdir1[2] > 1e-18))
         return *value = 0.0, "fdir1 must not be zero with dContactFDir1";

@@ -106,6 +106,10 @@ static void contact_surface_ext(pp_contact *c, const pp_surface_ext *ext, int b_
     c->surface = ext->flags;
     for (int k = 0; k < 3; ++k) c->t1[k] = t1[k];
     c->mu2 = ext->mu2 > PP_MU_INFINITE ? PP_MU_INFINITE : ext->mu2;
+    c->soft_cfm = ext->soft_cfm;
+    c->soft_erp = ext->soft_erp;
+    c->slip[0] = ext->slip[0];
+    c->slip[1] = ext->slip[1];
     if (ext->flags & PP_CONTACT_MOTION) {
         const double t2[3] = {n_ode[1] * t1[2] - n_ode[2] * t1[1],
                               n_ode[2] * t1[0] - n_ode[0] * t1[2],

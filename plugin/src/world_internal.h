@@ -473,12 +473,14 @@ pp_status pp_stage_near_probe(pp_world *world);
  * (docs/drop-in.md's table). ODE's contact rows act on the velocity of its joint's first body
  * relative to the second (node0, node1): `node0` is the geom on node0's side. */
 typedef struct pp_surface_ext {
-    unsigned flags;                /* PP_CONTACT_ANISOTROPIC | PP_CONTACT_MOTION (features.h) */
+    unsigned flags;                /* PP_CONTACT_* (features.h) */
     dGeomID node0;
     int fdir1_set;                 /* dContactFDir1: t1 = fdir1; else ODE's dPlaneSpace(normal) */
     double fdir1[3];
     double mu2;                    /* along t2 (= mu without dContactMu2) */
     double motion[3];              /* motion1, motion2, motionN (0 where the flag is absent) */
+    double soft_cfm, soft_erp;     /* SOFT: dContactSoftCFM's (0 without), SoftERP's (1 without) */
+    double slip[2];                /* SLIP: slip1, slip2 (0 where the flag is absent) */
 } pp_surface_ext;
 /* ext (optional): the pair's pp_surface_ext, or NULL when it has none (no near callback, or
  * no such flags); valid until the next probe stage. */
