@@ -10,7 +10,10 @@
  *     the same box with no fdir1 takes ODE's default frame (dPlaneSpace of the normal);
  *   - surface velocity (dContactMotion1, dContactMotion2): a box set on a belt moving at
  *     motion1 along fdir1 (motion2 along t2) gains mu g h (mu2 g h) per step until it moves
- *     at the belt's speed, then is carried at exactly that speed.
+ *     at the belt's speed, then is carried at that speed;
+ *   - soft contact (dContactSoftCFM, dContactSoftERP): a resting box sinks cfm m g h/(4 erp);
+ *     with soft_erp alone it keeps zero overlap;
+ *   - force-dependent slip (dContactSlip1/2): a pushed box slides at slip F/4.
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
@@ -116,7 +119,10 @@ static void setup(void)
     pp_set_log_hook(count_messages, NULL);
 }
 
-static double dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static double dot(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 
 /* ---- anisotropic friction ---------------------------------------------------------------- */
 
@@ -234,10 +240,11 @@ END_TEST
  * belt and friction drives it: its speed grows by mu g h (mu2 g h) per step until it reaches
  * the belt's speed, v_n = min(n mu g h, 0.5), and stays there: carried at that speed.
  * mu = 0.2, mu2 = 0.5: 0.5 m/s is reached at step 26, 0.3 m/s at step 7. The pegplus models:
- * every step to 1e-12 m/s on the ramp (none across); carried to 2e-9 m/s (either way), the level of the rocking of
- * the same box resting on a still ground (its 4 corner contacts are redundant: up to
- * 9.1e-10 m/s over 200 steps, measured with a box stopped by friction). Stock ODE rocks on
- * the ramp (see above): its velocity after 60 steps is the belt's to 1e-5 m/s.
+ * every step to 1e-12 m/s on the ramp (none across); carried to 2e-9 m/s (either way), the
+ * level of the rocking of the same box resting on a still ground (its 4 corner contacts are
+ * redundant: up to 9.1e-10 m/s over 200 steps, measured with a box stopped by friction).
+ * Stock ODE rocks on the ramp (see above): its velocity after 60 steps is the belt's to
+ * 1e-5 m/s.
  */
 START_TEST(test_conveyor)
 {

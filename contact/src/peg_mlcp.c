@@ -385,7 +385,8 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_soft[j] = 0.0;
         pp_mlcp_friction_directions(c->n, k, d);
         double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};
-        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 && anisotropic_directions(c, k, d, t1, t2))
+        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 &&
+            anisotropic_directions(c, k, d, t1, t2))
             ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
         else if (c->surface & PP_CONTACT_SLIP) { /* the pyramid's own frame */
             for (int i = 0; i < 3; ++i) t1[i] = d[i];
@@ -550,10 +551,12 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                                     slip[3] != 0.0 || slip[4] != 0.0 || slip[5] != 0.0)) {
             const double *dj = &ws->dirs[(size_t)j * k * 3];
             for (int l = 0; l < k; ++l) {
-                const double al = pp_v3_dot(&dj[3 * l], slip), bl = pp_v3_dot(&dj[3 * l], slip + 3);
+                const double al = pp_v3_dot(&dj[3 * l], slip);
+                const double bl = pp_v3_dot(&dj[3 * l], slip + 3);
                 const int row_l = col_index(L, j, l + 1);
                 for (int m = 0; m < k; ++m) {
-                    const double am = pp_v3_dot(&dj[3 * m], slip), bm = pp_v3_dot(&dj[3 * m], slip + 3);
+                    const double am = pp_v3_dot(&dj[3 * m], slip);
+                    const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
                     M[(size_t)row_l + (size_t)col_index(L, j, m + 1) * n] += al * am + bl * bm;
                 }
             }

@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One pair's recorded answer: what the models read today (`surface`), and the callback's
- * whole dContact surface (every mode flag and parameter) and fdir1, in the callback's pair
- * order, for the models that will honour the rest (docs/drop-in.md's table). */
+/* One pair's recorded answer: pp_surface (mu, bounce), what the time stepper honours beyond
+ * it (`ext`), and the callback's whole dContact surface and fdir1, in the callback's pair
+ * order (docs/drop-in.md's table). */
 typedef struct probe_entry {
     uint64_t key;                  /* (a << 32 | b) + 1 of shape indices a < b; 0 = empty */
     int collide;                   /* the callback made a contact joint */
@@ -270,8 +270,9 @@ static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dG
     pp_log(PP_LOG_WARNING,
            "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
            "the %s model does not honour yet (it honours mu, mu2, fdir1, motion1/2/N, "
-           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported once per world", (void *)g1, pp_geom_class_name(g1),
-           (void *)g2, pp_geom_class_name(g2), list, pp_model_name(world->config.model));
+           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported "
+           "once per world", (void *)g1, pp_geom_class_name(g1), (void *)g2,
+           pp_geom_class_name(g2), list, pp_model_name(world->config.model));
 }
 
 /* The contact rows beyond pp_surface (docs/drop-in.md): ODE's anisotropic friction
