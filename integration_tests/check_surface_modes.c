@@ -104,12 +104,14 @@ static void step(pp_world *pw, program *p, double h)
 }
 
 static int messages;
+static char last_message[2048];
 static void count_messages(pp_log_level level, const char *message, void *user)
 {
     (void)user;
-    if (level < PP_LOG_WARNING) return;
+    if (level > PP_LOG_WARNING) return; /* errors and warnings */
     fprintf(stderr, "pegplus: %s\n", message);
     ++messages;
+    snprintf(last_message, sizeof last_message, "%s", message);
 }
 
 static void setup(void)
@@ -421,6 +423,44 @@ START_TEST(test_slip)
 }
 END_TEST
 
+/* ---- bad values are refused, naming the geoms -------------------------------------------- */
+
+/* A callback asking for soft_erp = 2, or slip1 < 0, or a NaN mu2: the step is refused with
+ * PP_ERR_INVALID_ARGUMENT and one error naming the dGeomIDs' classes and the parameter; the
+ * box is where it was, at rest (nothing in ODE changed). */
+START_TEST(test_bad_values_refused)
+{
+    const pp_model model = runs[_i % 4].model;
+    const int which = _i / 4;
+    program p;
+    program_create(&p);
+    const char *name[3] = {"soft_erp", "slip1", "mu2"};
+    if (which == 0) {
+        p.surface.mode = dContactApprox1 | dContactSoftERP;
+        p.surface.soft_erp = 2.0;
+    } else if (which == 1) {
+        p.surface.mode = dContactApprox1 | dContactSlip1;
+        p.surface.slip1 = -0.1;
+    } else {
+        p.surface.mode = dContactApprox1 | dContactMu2;
+        p.surface.mu2 = NAN;
+    }
+    p.surface.mu = 0.5;
+    dBodyID box = add_box(&p, 0.0, 0.0, 0.0, 0.0);
+    pp_world *pw = pegplus_for(&p, model, runs[_i % 4].k);
+    ck_assert_int_eq(pp_world_step(pw, 0.01), PP_ERR_INVALID_ARGUMENT);
+    dJointGroupEmpty(p.group);
+    ck_assert_int_eq(messages, 1);
+    ck_assert_ptr_nonnull(strstr(last_message, name[which]));
+    ck_assert_ptr_nonnull(strstr(last_message, "dBoxClass"));
+    ck_assert_ptr_nonnull(strstr(last_message, "dPlaneClass"));
+    ck_assert_double_eq(dBodyGetPosition(box)[2], 0.1);
+    ck_assert_double_eq(dBodyGetLinearVel(box)[2], 0.0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
 static Suite *surface_modes_suite(void)
 {
     Suite *s = suite_create("surface_modes");
@@ -432,6 +472,7 @@ static Suite *surface_modes_suite(void)
     tcase_add_loop_test(tc, test_conveyor, 0, 5);
     tcase_add_loop_test(tc, test_soft_contact, 0, 5);
     tcase_add_loop_test(tc, test_slip, 0, 5);
+    tcase_add_loop_test(tc, test_bad_values_refused, 0, 12);
     suite_add_tcase(s, tc);
     return s;
 }

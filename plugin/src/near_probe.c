@@ -298,7 +298,7 @@ static void surface_ext(const dSurfaceParameters *sp, const dReal fdir1[3], dBod
         ext->flags |= PP_CONTACT_ANISOTROPIC;
         /* ODE clamps a negative coefficient to 0 (contact.cpp getInfo1) */
         double mu2 = sp->mode & dContactMu2 ? sp->mu2 : sp->mu;
-        ext->mu2 = mu2 > 0.0 ? mu2 : 0.0;
+        ext->mu2 = mu2 > 0.0 || isnan(mu2) ? mu2 : 0.0; /* NaN: refused below */
         ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
         for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
     }
