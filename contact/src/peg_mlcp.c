@@ -324,8 +324,9 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
  * and the Stewart–Trinkle rows (ST96 Eqs 26–27) keep their form with D_l for d_l and 1 for mu:
  *     0 <= D^T nu + E sigma  ⊥ beta  >= 0,      0 <= p_n - E^T beta  ⊥ sigma >= 0,
  * so the friction impulse D beta lies in the polygon of p_n D_l (for mu = mu2 it is the
- * isotropic pyramid, scaled). With k = 4 the D_l are +-mu t1 and +-mu2 t2: the limits are
- * ODE's per-direction box, mu p_n along t1 and mu2 p_n along t2. t1 is c->t1 projected on
+ * isotropic pyramid, scaled). With k = 4 the D_l are +-mu t1 and +-mu2 t2: along each axis
+ * the limits are ODE's, mu p_n along t1 and mu2 p_n along t2 (an oblique slide meets the
+ * rhombus inside ODE's rectangle). t1 is c->t1 projected on
  * the tangent plane of n (c->n may have turned since the caller set t1), t2 = n x t1.
  * Returns 0 (d untouched: the isotropic pyramid with mu) when t1 lies along n; else 1, with
  * the frame in t1, t2.

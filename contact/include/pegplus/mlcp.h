@@ -38,7 +38,8 @@
  *    mu p_n, mu2 p_n: d_j above is replaced by D_j = mu cos(2 pi j/k) t1 + mu2 sin(2 pi j/k) t2
  *    and U by 1 (the cone row p_n - E^T beta >= 0, ST96 Eq 27 with the coefficient moved into
  *    the directions); beta and sigma are then in those scaled units (friction_vector is
- *    still the impulse, N s). k = 4: +-mu t1, +-mu2 t2, exactly ODE's per-direction limits.
+ *    still the impulse, N s). k = 4: +-mu t1, +-mu2 t2, ODE's per-direction limits along
+ *    each axis (an oblique slide: the rhombus inside ODE's rectangle).
  *  - PP_CONTACT_MOTION: the rows see the velocity of B relative to A minus c->motion: the
  *    q entries get -n . motion (normal) and -D_j . motion (friction), so the contact is
  *    at rest, sticking, when B moves at `motion` relative to A (a conveyor belt).
