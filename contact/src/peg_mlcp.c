@@ -145,6 +145,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->set_body = malloc(2 * ns * sizeof(int));
     ws->friction_slot = malloc(ns * sizeof(int));
     ws->set_mu = malloc(ns * sizeof(double));
+    ws->set_surface = malloc(ns * sizeof(unsigned));
     ws->set_soft = malloc(ns * sizeof(double));
     ws->set_slip = malloc(ns * 6 * sizeof(double));
     ws->jac = malloc(rows * 12 * sizeof(double));
@@ -167,7 +168,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
-        ws->set_soft && ws->set_slip &&
+        ws->set_surface && ws->set_soft && ws->set_slip &&
         ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->dense &&
         ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
         ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
@@ -190,6 +191,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->set_body);
     free(ws->friction_slot);
     free(ws->set_mu);
+    free(ws->set_surface);
     free(ws->set_soft);
     free(ws->set_slip);
     free(ws->jac);
@@ -344,7 +346,7 @@ static int anisotropic_directions(const pp_contact *c, int k, double *d, double 
     t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
     const double two_pi = 6.283185307179586476925286766559;
     for (int l = 0; l < k; ++l) {
-        /* exact axes at the quarter turns, so that k = 4 gives ODE's box exactly */
+        /* exact axes at the quarter turns: k = 4 gives ODE's limits exactly */
         double co = 4 * l == k ? 0.0 : 4 * l == 3 * k ? 0.0 : cos(two_pi * l / k);
         double si = 2 * l == k ? 0.0 : sin(two_pi * l / k);
         for (int i = 0; i < 3; ++i) d[3 * l + i] = c->mu * co * t1[i] + c->mu2 * si * t2[i];
@@ -383,30 +385,31 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_body[2 * j] = c->body_a;
         ws->set_body[2 * j + 1] = c->body_b;
         ws->set_mu[j] = c->mu;
-        ws->set_soft[j] = 0.0;
+        ws->set_surface[j] = c->surface;
         pp_mlcp_friction_directions(c->n, k, d);
-        double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};
-        if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 &&
-            anisotropic_directions(c, k, d, t1, t2))
-            ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
-        else if (c->surface & PP_CONTACT_SLIP) { /* the pyramid's own frame */
-            for (int i = 0; i < 3; ++i) t1[i] = d[i];
-            t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
-            t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
-            t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
-        }
-        double *slip = &ws->set_slip[6 * (size_t)j];
-        memset(slip, 0, 6 * sizeof *slip);
-        if (c->surface & PP_CONTACT_SLIP) {
-            const double s1 = sqrt(c->slip[0] / h), s2 = sqrt(c->slip[1] / h);
-            for (int i = 0; i < 3; ++i) {
-                slip[i] = s1 * t1[i];
-                slip[3 + i] = s2 * t2[i];
-            }
-        }
-        /* ODE's soft contact: e(psi) = erp psi for an overlap, and cfm/h on the diagonal */
         const int soft = (c->surface & PP_CONTACT_SOFT) != 0;
-        if (soft) ws->set_soft[j] = c->soft_cfm / h;
+        if (c->surface) { /* the surface extensions (mlcp.h); nothing for a plain contact */
+            double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};
+            if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 &&
+                anisotropic_directions(c, k, d, t1, t2))
+                ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
+            else if (c->surface & PP_CONTACT_SLIP) { /* the pyramid's own frame */
+                for (int i = 0; i < 3; ++i) t1[i] = d[i];
+                t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+                t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+                t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+            }
+            if (c->surface & PP_CONTACT_SLIP) {
+                double *slip = &ws->set_slip[6 * (size_t)j];
+                const double s1 = sqrt(c->slip[0] / h), s2 = sqrt(c->slip[1] / h);
+                for (int i = 0; i < 3; ++i) {
+                    slip[i] = s1 * t1[i];
+                    slip[3 + i] = s2 * t2[i];
+                }
+            }
+            /* ODE's soft contact: cfm/h on the normal diagonal (e(psi) below) */
+            if (soft) ws->set_soft[j] = c->soft_cfm / h;
+        }
         const double e_psi = soft && c->psi < 0.0 ? c->soft_erp * c->psi : c->psi;
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
@@ -546,10 +549,9 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                 if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
             }
         /* ODE's soft_cfm on the normal row, slip on the friction rows (mlcp.h) */
-        if (ws->set_soft[j] != 0.0) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
-        const double *slip = &ws->set_slip[6 * (size_t)j];
-        if (L->friction[j] >= 0 && (slip[0] != 0.0 || slip[1] != 0.0 || slip[2] != 0.0 ||
-                                    slip[3] != 0.0 || slip[4] != 0.0 || slip[5] != 0.0)) {
+        if (ws->set_surface[j] & PP_CONTACT_SOFT) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
+        if ((ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
+            const double *slip = &ws->set_slip[6 * (size_t)j];
             const double *dj = &ws->dirs[(size_t)j * k * 3];
             for (int l = 0; l < k; ++l) {
                 const double al = pp_v3_dot(&dj[3 * l], slip);

@@ -55,13 +55,13 @@ typedef struct pp_contact {
     int shape_a, shape_b;       /* caller's shape indices */
     pp_contact_kind kind;
     int feature_a, feature_b;
+    unsigned surface;           /* PP_CONTACT_* surface extensions below, 0 = none */
     double p_a[3];              /* contact point on A, world */
     double n[3];                /* unit normal from A to B */
     double psi;                 /* gap, m */
     double mu;                  /* Coulomb friction of the pair (along t1 when anisotropic) */
-    /* Surface extensions (docs/drop-in.md; all 0 = none, the plain Stewart–Trinkle contact).
-     * The contact code that makes contacts leaves them 0; the caller sets them with mu. */
-    unsigned surface;           /* PP_CONTACT_ANISOTROPIC | PP_CONTACT_MOTION */
+    /* Surface extensions (`surface` flags; docs/drop-in.md), read only under their flag. The
+     * contact code that makes contacts leaves them 0; the caller sets them with mu. */
     double mu2;                 /* ANISOTROPIC: the coefficient along t2 = n x t1 */
     double t1[3];               /* ANISOTROPIC: the first friction axis (unit; projected on
                                    the tangent plane of n when the rows are built) */
