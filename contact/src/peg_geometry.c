@@ -320,6 +320,7 @@ void pp_peg_contact_flip(pp_contact *c)
         c->kind = PP_CONTACT_VERTEX_FACE;
     pp_v3_axpy(c->p_a, c->p_a, c->psi, c->n);
     pp_v3_scale(c->n, -1.0, c->n);
+    pp_v3_scale(c->motion, -1.0, c->motion); /* B relative to A: the other way round */
 }
 
 int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,

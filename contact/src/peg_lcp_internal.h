@@ -15,6 +15,9 @@ struct pp_peg_workspace {
     int *friction_slot;   /* per set: index among the frictional sets, -1 when mu = 0 */
     int frictional;       /* sets with friction (nf): the LCP has ns + K + nf (k + 1) unknowns */
     double *set_mu;       /* per set: mu of the primary (for U) */
+    unsigned *set_surface; /* per set: the primary's pp_contact.surface flags */
+    double *set_soft;     /* per set: cfm/h on the normal diagonal (read with SOFT) */
+    double *set_slip;     /* 6 per set: sqrt(slip1/h) t1, sqrt(slip2/h) t2 (read with SLIP) */
     double *jac;          /* [row][side][6] */
     double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */

@@ -146,6 +146,9 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->set_body = malloc(2 * ns * sizeof(int));
     ws->friction_slot = malloc(ns * sizeof(int));
     ws->set_mu = malloc(ns * sizeof(double));
+    ws->set_surface = malloc(ns * sizeof(unsigned));
+    ws->set_soft = malloc(ns * sizeof(double));
+    ws->set_slip = malloc(ns * 6 * sizeof(double));
     ws->jac = malloc(rows * 12 * sizeof(double));
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
@@ -167,6 +170,7 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
+        ws->set_surface && ws->set_soft && ws->set_slip &&
         ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->z_motion && ws->dense &&
         ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
         ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
@@ -189,6 +193,9 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->set_body);
     free(ws->friction_slot);
     free(ws->set_mu);
+    free(ws->set_surface);
+    free(ws->set_soft);
+    free(ws->set_slip);
     free(ws->jac);
     free(ws->wjac);
     free(ws->rhs);
@@ -267,10 +274,20 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
         double nn = pp_v3_dot(c->n, c->n);
         if (a < -1 || a >= p->body_count || b < -1 || b >= p->body_count || a == b ||
             !finite_n(c->p_a, 3) || !finite_n(c->n, 3) || !isfinite(c->psi) ||
-            !(fabs(nn - 1.0) <= 1e-6) || !(c->mu >= 0.0) || !isfinite(c->mu)) {
+            !(fabs(nn - 1.0) <= 1e-6) || !(c->mu >= 0.0) || !isfinite(c->mu) ||
+            ((c->surface & PP_CONTACT_ANISOTROPIC) &&
+             (!(c->mu2 >= 0.0) || !isfinite(c->mu2) || !finite_n(c->t1, 3))) ||
+            ((c->surface & PP_CONTACT_MOTION) && !finite_n(c->motion, 3)) ||
+            ((c->surface & PP_CONTACT_SOFT) &&
+             (!(c->soft_cfm >= 0.0) || !isfinite(c->soft_cfm) || !(c->soft_erp >= 0.0) ||
+              !(c->soft_erp <= 1.0))) ||
+            ((c->surface & PP_CONTACT_SLIP) &&
+             (!(c->slip[0] >= 0.0) || !isfinite(c->slip[0]) || !(c->slip[1] >= 0.0) ||
+              !isfinite(c->slip[1])))) {
             pp_log(PP_LOG_ERROR, "%s: contact %d: bodies (%d, %d) invalid for %d bodies, or "
-                   "NaN/Inf, |n| = %g != 1, mu = %g < 0", who, i, a, b, p->body_count, sqrt(nn),
-                   c->mu);
+                   "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0, or soft_cfm < 0, "
+                   "soft_erp outside [0, 1], slip < 0", who, i, a, b,
+                   p->body_count, sqrt(nn), c->mu, c->mu2);
             return PP_ERR_INVALID_ARGUMENT;
         }
     }
@@ -305,6 +322,42 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
 /* ---- Stages of one solve ------------------------------------------------------------------- */
 
 /*
+ * Anisotropic Coulomb friction (ODE's mu along fdir1, mu2 along the second tangent). The
+ * friction set {f in the tangent plane : (f.t1/mu)^2 + (f.t2/mu2)^2 <= p_n^2}, an ellipse,
+ * is approximated by the polygon inscribed in it with vertices
+ *     D_l = mu cos(theta_l) t1 + mu2 sin(theta_l) t2,   theta_l = 2 pi l/k,
+ * and the Stewart–Trinkle rows (ST96 Eqs 26–27) keep their form with D_l for d_l and 1 for mu:
+ *     0 <= D^T nu + E sigma  ⊥ beta  >= 0,      0 <= p_n - E^T beta  ⊥ sigma >= 0,
+ * so the friction impulse D beta lies in the polygon of p_n D_l (for mu = mu2 it is the
+ * isotropic pyramid, scaled). With k = 4 the D_l are +-mu t1 and +-mu2 t2: along each axis
+ * the limits are ODE's, mu p_n along t1 and mu2 p_n along t2 (an oblique slide meets the
+ * rhombus inside ODE's rectangle). t1 is c->t1 projected on
+ * the tangent plane of n (c->n may have turned since the caller set t1), t2 = n x t1.
+ * Returns 0 (d untouched: the isotropic pyramid with mu) when t1 lies along n; else 1, with
+ * the frame in t1, t2.
+ */
+static int anisotropic_directions(const pp_contact *c, int k, double *d, double t1[3],
+                                  double t2[3])
+{
+    double along = pp_v3_dot(c->t1, c->n);
+    for (int i = 0; i < 3; ++i) t1[i] = c->t1[i] - along * c->n[i];
+    double len = sqrt(pp_v3_dot(t1, t1));
+    if (!(len > 1e-9)) return 0;
+    for (int i = 0; i < 3; ++i) t1[i] /= len;
+    t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+    t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+    t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+    const double two_pi = 6.283185307179586476925286766559;
+    for (int l = 0; l < k; ++l) {
+        /* exact axes at the quarter turns: k = 4 gives ODE's limits exactly */
+        double co = 4 * l == k ? 0.0 : 4 * l == 3 * k ? 0.0 : cos(two_pi * l / k);
+        double si = 2 * l == k ? 0.0 : sin(two_pi * l / k);
+        for (int i = 0; i < 3; ++i) d[3 * l + i] = c->mu * co * t1[i] + c->mu2 * si * t2[i];
+    }
+    return 1;
+}
+
+/*
  * Stage 1: for every set, the rows' Jacobian blocks (spec §1/§4 columns through
  * pp_mlcp_contact_jacobian), their psi/h terms, W_b g of its impulse columns, its mu, and the
  * per-body incidence lists and coupling flags (W_b != 0). A secondary given B -> A is flipped
@@ -335,12 +388,39 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_body[2 * j] = c->body_a;
         ws->set_body[2 * j + 1] = c->body_b;
         ws->set_mu[j] = c->mu;
+        ws->set_surface[j] = c->surface;
         pp_mlcp_friction_directions(c->n, k, d);
+        const int soft = (c->surface & PP_CONTACT_SOFT) != 0;
+        if (c->surface) { /* the surface extensions (mlcp.h); nothing for a plain contact */
+            double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};
+            if ((c->surface & PP_CONTACT_ANISOTROPIC) && k > 2 &&
+                anisotropic_directions(c, k, d, t1, t2))
+                ws->set_mu[j] = 1.0; /* the cone row sum_l beta_l <= p_n: mu is in the d_l */
+            else if (c->surface & PP_CONTACT_SLIP) { /* the pyramid's own frame */
+                for (int i = 0; i < 3; ++i) t1[i] = d[i];
+                t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+                t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+                t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+            }
+            if (c->surface & PP_CONTACT_SLIP) {
+                double *slip = &ws->set_slip[6 * (size_t)j];
+                const double s1 = sqrt(c->slip[0] / h), s2 = sqrt(c->slip[1] / h);
+                for (int i = 0; i < 3; ++i) {
+                    slip[i] = s1 * t1[i];
+                    slip[3 + i] = s2 * t2[i];
+                }
+            }
+            /* ODE's soft contact: cfm/h on the normal diagonal (e(psi) below) */
+            if (soft) ws->set_soft[j] = c->soft_cfm / h;
+        }
+        const double e_psi = soft && c->psi < 0.0 ? c->soft_erp * c->psi : c->psi;
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
             const double *u = l == 0 ? c->n : &d[3 * (l - 1)];
             pp_mlcp_contact_jacobian(c, xa, xb, u, JAC(ws, row + l, 0), JAC(ws, row + l, 1));
-            ws->rhs[row + l] = l == 0 ? c->psi / h : 0.0;
+            ws->rhs[row + l] = l == 0 ? e_psi / h : 0.0;
+            /* a moving surface: the row sees u . (v_B - v_A - motion) */
+            if (c->surface & PP_CONTACT_MOTION) ws->rhs[row + l] -= pp_v3_dot(u, c->motion);
         }
         /* slack rows: G_iota - G_s, (psi_iota - psi_s)/h   (Eq 45) */
         for (int i = 1; i < set->count; ++i) {
@@ -353,7 +433,11 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
                 ra[r] = JAC(ws, row, 0)[r] - ga[r];
                 rb[r] = JAC(ws, row, 1)[r] - gb[r];
             }
-            ws->rhs[row + k + i] = (c->psi - s.psi) / h;
+            const double e_s = soft && s.psi < 0.0 ? c->soft_erp * s.psi : s.psi;
+            ws->rhs[row + k + i] = (e_psi - e_s) / h;
+            /* each gap rate relative to the moving surface: (n_iota - n_s) . motion */
+            if (c->surface & PP_CONTACT_MOTION)
+                ws->rhs[row + k + i] -= pp_v3_dot(c->n, c->motion) - pp_v3_dot(s.n, c->motion);
         }
         /* W_b g of the impulse columns */
         for (int side = 0; side < 2; ++side) {
@@ -467,6 +551,22 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                 int at = col_index(L, j, l);
                 if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
             }
+        /* ODE's soft_cfm on the normal row, slip on the friction rows (mlcp.h) */
+        if (ws->set_surface[j] & PP_CONTACT_SOFT) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
+        if ((ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
+            const double *slip = &ws->set_slip[6 * (size_t)j];
+            const double *dj = &ws->dirs[(size_t)j * k * 3];
+            for (int l = 0; l < k; ++l) {
+                const double al = pp_v3_dot(&dj[3 * l], slip);
+                const double bl = pp_v3_dot(&dj[3 * l], slip + 3);
+                const int row_l = col_index(L, j, l + 1);
+                for (int m = 0; m < k; ++m) {
+                    const double am = pp_v3_dot(&dj[3 * m], slip);
+                    const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
+                    M[(size_t)row_l + (size_t)col_index(L, j, m + 1) * n] += al * am + bl * bm;
+                }
+            }
+        }
         /* E_I2 (Eq 44) and E_I1 (Eq 43) */
         for (int s = 0; s < kj; ++s) {
             M[p + (size_t)(c0 + s) * n] = 1.0;
@@ -703,7 +803,8 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     const int ns = problem->set_count, nj = problem->joint_row_count;
     ws->frictional = 0;
     for (int j = 0; j < ns; ++j)
-        ws->friction_slot[j] = p->contacts[problem->sets[j].first].mu > 0.0 ? ws->frictional++ : -1;
+        ws->friction_slot[j] =
+            pp_contact_frictional(&p->contacts[problem->sets[j].first]) ? ws->frictional++ : -1;
     ws->n_contact = ns + K + ws->frictional * (k + 1);
     const int n = ws->n_contact + pp_peg_joint_unknowns(nj, problem->joint_rows);
     if (nj > 0) {
@@ -798,12 +899,12 @@ void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *cont
     int K = 0, nf = 0;
     for (int j = 0; j < ns; ++j) {
         K += sets[j].count - 1;
-        nf += contacts[sets[j].first].mu > 0.0;
+        nf += pp_contact_frictional(&contacts[sets[j].first]);
     }
     int slack = 0, slot = 0;
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &sets[j];
-        int frictional = contacts[set->first].mu > 0.0;
+        int frictional = pp_contact_frictional(&contacts[set->first]);
         int index[1 + 64 + 1], m = 0;
         unsigned char *rec = records;
         records += pp_peg_record_size(set, k);

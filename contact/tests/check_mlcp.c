@@ -254,6 +254,69 @@ START_TEST(test_sliding_box)
 }
 END_TEST
 
+/*
+ * Anisotropic friction (mlcp.h, PP_CONTACT_ANISOTROPIC): mu = 0.2 along t1, mu2 = 0.6 along
+ * t2 = n x t1, t1 = (cos 0.4, sin 0.4, 0) given with a component along n (projected away).
+ * The box slides at 2 m/s in direction theta (relative to t1). Each loaded contact's friction
+ * impulse is p_n D_j for the polygon vertex D_j = mu cos(2 pi j/k) t1 + mu2 sin(2 pi j/k) t2
+ * that minimises D_j . slip (maximal dissipation over the polygon; theta is chosen off the
+ * ties), so it lies on the ellipse (f.t1/mu)^2 + (f.t2/mu2)^2 = p_n^2. Along t1 (theta = 0)
+ * and t2 (theta = pi/2) the total is mu m g h and mu2 m g h against the slide.
+ */
+static const double k_aniso_theta[] = {0.0, PI / 2, 0.3, 2.0, -1.2};
+
+START_TEST(test_anisotropic_friction)
+{
+    const double theta = k_aniso_theta[_i % 5], mu = 0.2, mu2 = 0.6, speed = 2.0;
+    const int k = _i < 5 ? 4 : 16;
+    const double t1[3] = {cos(0.4), sin(0.4), 0.0}, t2[3] = {-sin(0.4), cos(0.4), 0.0};
+    const double x[3] = {0, 0, 0.25}, w[3] = {0, 0, 0};
+    const double v[3] = {speed * (cos(theta) * t1[0] + sin(theta) * t2[0]),
+                         speed * (cos(theta) * t1[1] + sin(theta) * t2[1]), -G * H};
+    pp_mlcp_body box = box_body(BOX_MASS, k_half, x, v, w);
+    pp_contact c[4];
+    ground_contacts(&box, 0, k_half, mu, c);
+    for (int i = 0; i < 4; ++i) {
+        c[i].surface = PP_CONTACT_ANISOTROPIC;
+        c[i].mu2 = mu2;
+        c[i].t1[0] = 2.0 * t1[0]; /* not unit, and with a normal component: projected */
+        c[i].t1[1] = 2.0 * t1[1];
+        c[i].t1[2] = 0.7;
+    }
+    step_out o = run(&box, 1, c, 4, k, NULL);
+    double pn = 0.0, ftot[3] = {0, 0, 0};
+    for (int i = 0; i < 4; ++i) {
+        double vp[3];
+        point_velocity(o.nu, box.x, c[i].p_a, vp);
+        const double *f = &o.f[3 * i];
+        pn += o.pn[i];
+        for (int r = 0; r < 3; ++r) ftot[r] += f[r];
+        if (o.pn[i] < 1e-9) continue;
+        int best = 0;
+        double best_dot = HUGE_VAL, d[3];
+        for (int j = 0; j < k; ++j) {
+            double cj = cos(2 * PI * j / k), sj = sin(2 * PI * j / k);
+            for (int r = 0; r < 3; ++r) d[r] = mu * cj * t1[r] + mu2 * sj * t2[r];
+            double dd = dot(d, vp);
+            if (dd < best_dot) best_dot = dd, best = j;
+        }
+        double cj = cos(2 * PI * best / k), sj = sin(2 * PI * best / k);
+        for (int r = 0; r < 3; ++r)
+            ck_assert_double_eq_tol(f[r], o.pn[i] * (mu * cj * t1[r] + mu2 * sj * t2[r]),
+                                    TOL_IMPULSE);
+        double e1 = dot(f, t1) / mu, e2 = dot(f, t2) / mu2;
+        ck_assert_double_eq_tol(e1 * e1 + e2 * e2, o.pn[i] * o.pn[i], 1e-9 * o.pn[i] * o.pn[i]);
+    }
+    ck_assert_double_eq_tol(pn, BOX_MASS * G * H, TOL_IMPULSE);
+    if (_i % 5 < 2) {
+        const double *axis = _i % 5 == 0 ? t1 : t2;
+        const double m = _i % 5 == 0 ? mu : mu2;
+        ck_assert_double_eq_tol(dot(ftot, axis), -m * BOX_MASS * G * H, TOL_IMPULSE);
+        ck_assert_double_eq_tol(dot(ftot, _i % 5 == 0 ? t2 : t1), 0.0, TOL_IMPULSE);
+    }
+}
+END_TEST
+
 /* Twenty steps of a slide that slows down, nu*_{l+1} = nu_{l+1} + h g: each step solved cold
  * and warm from the previous basis. Same impulses either way; while the contact mode holds,
  * the warm start needs no pivot. */
@@ -737,6 +800,7 @@ int main(void)
     tcase_add_test(tc, test_resting_box);
     tcase_add_loop_test(tc, test_sliding_box, 0, (int)(sizeof k_theta / sizeof k_theta[0]));
     tcase_add_test(tc, test_sliding_sequence_warm_start);
+    tcase_add_loop_test(tc, test_anisotropic_friction, 0, 10);
     tcase_add_test(tc, test_sticking_box);
     tcase_add_test(tc, test_gap_closing);
     tcase_add_loop_test(tc, test_two_bodies_momentum, 0, 5);

@@ -1,11 +1,12 @@
 /*
  * convex: convex polytopes (cubes, octahedra, tetrahedra, wedges as dConvex geoms) and boxes
  * dropped onto the ground and onto each other, in the spirit of ODE's demo_convex, headless:
- * dSpaceCollide with a near callback (soft ERP/CFM, Coulomb friction), dWorldStep,
+ * dSpaceCollide with a near callback (soft ERP/CFM, Coulomb friction; `hard`: Coulomb
+ * friction only, rigid contacts), dWorldStep,
  * dJointGroupEmpty. ODE only: no pegplus header. Prints every body's final state and the
  * figures of report.h. Run it as it is, or under `pegplus-run --model standard|peg`.
  *
- * usage: convex [steps [churn]]   (default 400 steps of 0.005 s)
+ * usage: convex [steps [churn] [hard]]   (default 400 steps of 0.005 s)
  * churn: halfway, one dConvex and its body are destroyed and a new dConvex of another shape
  * is dropped in their place (ODE may give it the old geom's address).
  */
@@ -25,6 +26,7 @@ static dSpaceID space;
 static dJointGroupID contact_group;
 static dBodyID bodies[MAX_BODIES];
 static int body_count;
+static int hard; /* no soft ERP/CFM */
 
 static void near_callback(void *data, dGeomID o1, dGeomID o2)
 {
@@ -34,7 +36,8 @@ static void near_callback(void *data, dGeomID o1, dGeomID o2)
     dContact contact[MAX_CONTACTS];
     int n = dCollide(o1, o2, MAX_CONTACTS, &contact[0].geom, sizeof(dContact));
     for (int i = 0; i < n; ++i) {
-        contact[i].surface.mode = dContactApprox1 | dContactSoftERP | dContactSoftCFM;
+        contact[i].surface.mode = hard ? dContactApprox1
+                                       : dContactApprox1 | dContactSoftERP | dContactSoftCFM;
         contact[i].surface.mu = 0.8;
         contact[i].surface.soft_erp = 0.5;
         contact[i].surface.soft_cfm = 1e-4;
@@ -162,7 +165,11 @@ int main(int argc, char **argv)
     dInitODE2(0);
     build();
     double ke, e0 = report_energy(bodies, body_count, GRAVITY, &ke);
-    int churn = argc > 2 && !strcmp(argv[2], "churn");
+    int churn = 0;
+    for (int a = 2; a < argc; ++a) {
+        churn |= !strcmp(argv[a], "churn");
+        hard |= !strcmp(argv[a], "hard");
+    }
     for (int i = 0; i < steps; ++i) {
         if (churn && i == steps / 2) { /* replace body 1, an octahedron; the energy budget
                                           loses its energy and gains the new body's */

@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One pair's recorded answer: what the models read today (`surface`), and the callback's
- * whole dContact surface (every mode flag and parameter) and fdir1, in the callback's pair
- * order, for the models that will honour the rest (docs/drop-in.md's table). */
+/* One pair's recorded answer: pp_surface (mu, bounce), what the time stepper honours beyond
+ * it (`ext`), and the callback's whole dContact surface and fdir1, in the callback's pair
+ * order (docs/drop-in.md's table). */
 typedef struct probe_entry {
     uint64_t key;                  /* (a << 32 | b) + 1 of shape indices a < b; 0 = empty */
     int collide;                   /* the callback made a contact joint */
@@ -47,6 +47,7 @@ typedef struct probe_entry {
     dSurfaceParameters ode;        /* the first contact's surface */
     double fdir1[3];
     dGeomID g1, g2;                /* the pair as the callback was asked */
+    pp_surface_ext ext;            /* what the pegplus models honour beyond `surface` */
 } probe_entry;
 
 struct pp_probe_cache {
@@ -62,6 +63,7 @@ typedef struct probe_state {
     int joints;                    /* contact joints the callback made */
     int forwarding;                /* pegplus is making the joint itself: let it through */
     dContact first;                /* the first one's dContact */
+    dJointID first_joint;          /* its joint (alive until the group is emptied) */
 } probe_state;
 
 static _Thread_local probe_state *active_probe;
@@ -100,6 +102,7 @@ int pp_probe_joint_create_contact(dWorldID w, dJointGroupID group, const dContac
     if (p->joints++ == 0) p->first = *c;
     p->forwarding = 1;
     *out = dJointCreateContact(w, p->group, c);
+    if (p->joints == 1) p->first_joint = *out;
     p->forwarding = 0;
     return 1;
 }
@@ -240,15 +243,6 @@ static const struct {
     int flag;
     const char *what;
 } unsupported[] = {
-    {dContactMu2, "dContactMu2 (mu2: a second friction coefficient)"},
-    {dContactFDir1, "dContactFDir1 (fdir1: the first friction direction)"},
-    {dContactSoftERP, "dContactSoftERP (soft_erp)"},
-    {dContactSoftCFM, "dContactSoftCFM (soft_cfm)"},
-    {dContactMotion1, "dContactMotion1 (motion1: surface velocity)"},
-    {dContactMotion2, "dContactMotion2 (motion2)"},
-    {dContactMotionN, "dContactMotionN (motionN)"},
-    {dContactSlip1, "dContactSlip1 (slip1: force-dependent slip)"},
-    {dContactSlip2, "dContactSlip2 (slip2)"},
     {dContactRolling, "dContactRolling (rho, rho2, rhoN: rolling and spinning friction)"},
     {PP_FLAG_FORCE_LIMIT, "a mode without dContactApprox1_1 (ODE reads a finite mu as a "
                           "friction force limit in N; pegplus reads it as the Coulomb "
@@ -258,9 +252,7 @@ static const struct {
 static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dGeomID g1,
                                dGeomID g2)
 {
-    int flags = sp->mode & (dContactMu2 | dContactFDir1 | dContactSoftERP | dContactSoftCFM |
-                            dContactMotion1 | dContactMotion2 | dContactMotionN | dContactSlip1 |
-                            dContactSlip2 | dContactRolling);
+    int flags = sp->mode & dContactRolling;
     if (!(sp->mode & dContactApprox1_1) && sp->mu > 0.0 && isfinite(sp->mu))
         flags |= PP_FLAG_FORCE_LIMIT;
     int fresh = flags & ~world->probe_reported;
@@ -277,9 +269,87 @@ static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dG
     }
     pp_log(PP_LOG_WARNING,
            "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
-           "the %s model does not honour yet (it uses mu, bounce and bounce_vel; "
-           "docs/drop-in.md); reported once per world", (void *)g1, pp_geom_class_name(g1),
-           (void *)g2, pp_geom_class_name(g2), list, pp_model_name(world->config.model));
+           "the %s model does not honour yet (it honours mu, mu2, fdir1, motion1/2/N, "
+           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported "
+           "once per world", (void *)g1, pp_geom_class_name(g1), (void *)g2,
+           pp_geom_class_name(g2), list, pp_model_name(world->config.model));
+}
+
+/* The contact rows beyond pp_surface (docs/drop-in.md): ODE's anisotropic friction
+ * (dContactMu2, dContactFDir1) and surface velocity (dContactMotion1/2/N). node0 is the body
+ * ODE's rows take first; the geom on its side is g1 or g2 (a callback attaching the joint to
+ * other bodies, or to none, gets the side the recorded normal points into: ODE's normal
+ * points from g2 into g1). */
+static void surface_ext(const dSurfaceParameters *sp, const dReal fdir1[3], dBodyID node0,
+                        dGeomID g1, dGeomID g2, const dContactGeom *recorded,
+                        const dContactGeom *synthetic, pp_surface_ext *ext)
+{
+    memset(ext, 0, sizeof *ext);
+    if (node0 && node0 == dGeomGetBody(g1))
+        ext->node0 = g1;
+    else if (node0 && node0 == dGeomGetBody(g2))
+        ext->node0 = g2;
+    else {
+        double s = 0.0;
+        for (int k = 0; k < 3; ++k) s += recorded->normal[k] * synthetic->normal[k];
+        ext->node0 = s >= 0.0 ? g1 : g2;
+    }
+    if (sp->mode & (dContactMu2 | dContactFDir1)) {
+        ext->flags |= PP_CONTACT_ANISOTROPIC;
+        /* ODE clamps a negative coefficient to 0 (contact.cpp getInfo1) */
+        double mu2 = sp->mode & dContactMu2 ? sp->mu2 : sp->mu;
+        ext->mu2 = mu2 > 0.0 || isnan(mu2) ? mu2 : 0.0; /* NaN: refused below */
+        ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
+        for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
+    }
+    if (sp->mode & dContactMotion1) ext->motion[0] = sp->motion1;
+    if (sp->mode & dContactMotion2) ext->motion[1] = sp->motion2;
+    if (sp->mode & dContactMotionN) ext->motion[2] = sp->motionN;
+    if (ext->motion[0] != 0.0 || ext->motion[1] != 0.0 || ext->motion[2] != 0.0)
+        ext->flags |= PP_CONTACT_MOTION;
+    /* soft contact: ODE's CFM on the normal row, and its ERP, pegplus's own full correction
+     * of an overlap (1) without dContactSoftERP */
+    if (sp->mode & (dContactSoftCFM | dContactSoftERP)) {
+        ext->flags |= PP_CONTACT_SOFT;
+        ext->soft_cfm = sp->mode & dContactSoftCFM ? sp->soft_cfm : 0.0;
+        ext->soft_erp = sp->mode & dContactSoftERP ? sp->soft_erp : 1.0;
+    }
+    /* force-dependent slip acts along ODE's t1, t2: it needs that frame */
+    if (sp->mode & (dContactSlip1 | dContactSlip2)) {
+        ext->slip[0] = sp->mode & dContactSlip1 ? sp->slip1 : 0.0;
+        ext->slip[1] = sp->mode & dContactSlip2 ? sp->slip2 : 0.0;
+        if (ext->slip[0] != 0.0 || ext->slip[1] != 0.0) {
+            ext->flags |= PP_CONTACT_SLIP;
+            if (!(ext->flags & PP_CONTACT_ANISOTROPIC)) {
+                ext->flags |= PP_CONTACT_ANISOTROPIC;
+                ext->mu2 = sp->mu > 0.0 ? sp->mu : 0.0;
+                ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
+                for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
+            }
+        }
+    }
+}
+
+/* The ext's values ODE would refuse or that make no physics: NaN/Inf. */
+static const char *surface_ext_problem(const pp_surface_ext *ext, double *value)
+{
+    if (isnan(ext->mu2)) return *value = ext->mu2, "mu2 must be >= 0 (dInfinity allowed)";
+    for (int k = 0; k < 3; ++k) {
+        if (ext->fdir1_set && !isfinite(ext->fdir1[k]))
+            return *value = ext->fdir1[k], "fdir1 must be finite";
+        if (!isfinite(ext->motion[k])) return *value = ext->motion[k], "motion1/2/N must be finite";
+    }
+    if ((ext->flags & PP_CONTACT_SOFT) && !(ext->soft_cfm >= 0.0 && isfinite(ext->soft_cfm)))
+        return *value = ext->soft_cfm, "soft_cfm must be finite and >= 0";
+    if ((ext->flags & PP_CONTACT_SOFT) && !(ext->soft_erp >= 0.0 && ext->soft_erp <= 1.0))
+        return *value = ext->soft_erp, "soft_erp must be in [0, 1]";
+    for (int k = 0; k < 2; ++k)
+        if (!(ext->slip[k] >= 0.0 && isfinite(ext->slip[k])))
+            return *value = ext->slip[k], "slip1/slip2 must be finite and >= 0";
+    if (ext->fdir1_set && !(ext->fdir1[0] * ext->fdir1[0] + ext->fdir1[1] * ext->fdir1[1] +
+                                ext->fdir1[2] * ext->fdir1[2] > 1e-18))
+        return *value = 0.0, "fdir1 must not be zero with dContactFDir1";
+    return NULL;
 }
 
 /* Probe the program's callback on shapes a and b: collide or not, and the surface. */
@@ -298,6 +368,13 @@ static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
     active_probe = &p;
     world->near_callback(world->near_data, g1, g2);
     active_probe = NULL;
+    /* ODE's rows act on node0's velocity relative to node1's: node0 is the joint's first body
+     * as attached (dJointAttach moves a NULL first body second, dJOINT_REVERSE) */
+    dBodyID node0 = NULL;
+    if (p.joints > 0) {
+        node0 = dJointGetBody(p.first_joint, 0);
+        if (!node0) node0 = dJointGetBody(p.first_joint, 1);
+    }
     dJointGroupEmpty(world->contact_group);
     if ((b1 && dBodyGetNumJoints(b1) != joints1) || (b2 && b2 != b1 && dBodyGetNumJoints(b2) != joints2)) {
         pp_log(PP_LOG_ERROR,
@@ -322,8 +399,10 @@ static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
     out->surface.mu = sp->mu;
     out->surface.bounce = sp->mode & dContactBounce ? sp->bounce : 0.0;
     out->surface.bounce_vel = sp->mode & dContactBounce ? sp->bounce_vel : 0.0;
+    surface_ext(sp, p.first.fdir1, node0, g1, g2, &p.first.geom, &p.synthetic, &out->ext);
     double value;
     const char *problem = pp_surface_problem(&out->surface, 0, &value);
+    if (!problem) problem = surface_ext_problem(&out->ext, &value);
     if (problem) {
         pp_log(PP_LOG_ERROR, "the near callback's contact for dGeomID %p (%s) and dGeomID %p "
                              "(%s): dContact surface.%s (got %g); step refused, nothing in ODE "
@@ -356,14 +435,17 @@ pp_status pp_stage_near_probe(pp_world *world)
     return PP_OK;
 }
 
-int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface)
+int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface,
+                              const pp_surface_ext **ext)
 {
     const pp_step_scratch *s = &world->scratch;
+    if (ext) *ext = NULL;
     if (!world->near_callback)
         return pp_pair_surface(world, s->shape_geom[a], s->shape_geom[b], surface);
     const probe_entry *e = find_entry(world->probe, pair_key(a, b));
     PP_ASSERT(e, "every candidate pair was probed before stages 3-5");
     if (!e || !e->collide) return 0;
     *surface = e->surface;
+    if (ext && e->ext.flags) *ext = &e->ext;
     return 1;
 }

@@ -57,10 +57,74 @@ static int drop_duplicate_contacts(pp_contact *c, int n)
     return kept;
 }
 
-/* The pair's surface on contacts [first, count): bodies, shapes, mu and the restitution
- * parameters of stage 6. */
+/* ODE's default contact frame (dPlaneSpace, odemath.cpp): for a unit normal n, the first
+ * tangent p lies in the y-z plane when |n_z| > 1/sqrt 2, else in the x-y plane, each time
+ * the in-plane vector perpendicular to n's projection, p = (0, -n_z, n_y)/|.| or
+ * (-n_y, n_x, 0)/|.|; the second is q = n x p. */
+static void ode_plane_space(const double n[3], double p[3])
+{
+    if (fabs(n[2]) > 0.70710678118654752440) {
+        double k = 1.0 / sqrt(n[1] * n[1] + n[2] * n[2]);
+        p[0] = 0.0;
+        p[1] = -n[2] * k;
+        p[2] = n[1] * k;
+    } else {
+        double k = 1.0 / sqrt(n[0] * n[0] + n[1] * n[1]);
+        p[0] = -n[1] * k;
+        p[1] = n[0] * k;
+        p[2] = 0.0;
+    }
+}
+
+/*
+ * ODE's anisotropic friction and surface velocity on contact c (docs/drop-in.md). ODE writes
+ * a contact's rows for its joint's first body (node0) relative to the second, with the
+ * normal pointing into node0 (contact.cpp getInfo2): n_ode = +-n, + when B is node0's side.
+ * Its tangents are t1 = fdir1 (dContactFDir1; projected here on this contact's tangent plane,
+ * as pegplus's contacts have their own normals) or dPlaneSpace(n_ode)'s first vector, and
+ * t2 = n_ode x t1; mu acts along t1, mu2 along t2 (pp_contact.t1, mu2; the polygon of
+ * mlcp.h). Its rows ask (v_node0 - v_node1) . t1 = motion1, . t2 = motion2, . n_ode >= motionN
+ * (a separating speed), i.e. a target velocity V = motion1 t1 + motion2 t2 + motionN n_ode of
+ * node0 relative to node1, which for B relative to A is +-V (pp_contact.motion).
+ */
+static void contact_surface_ext(pp_contact *c, const pp_surface_ext *ext, int b_is_node0)
+{
+    const double sgn = b_is_node0 ? 1.0 : -1.0;
+    const double n_ode[3] = {sgn * c->n[0], sgn * c->n[1], sgn * c->n[2]};
+    double t1[3];
+    if (ext->fdir1_set) {
+        double along = ext->fdir1[0] * c->n[0] + ext->fdir1[1] * c->n[1] + ext->fdir1[2] * c->n[2];
+        for (int k = 0; k < 3; ++k) t1[k] = ext->fdir1[k] - along * c->n[k];
+        double len = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+        if (len > 1e-9)
+            for (int k = 0; k < 3; ++k) t1[k] /= len;
+        else /* fdir1 along this contact's normal: ODE's default frame */
+            ode_plane_space(n_ode, t1);
+    } else {
+        ode_plane_space(n_ode, t1);
+    }
+    c->surface = ext->flags;
+    for (int k = 0; k < 3; ++k) c->t1[k] = t1[k];
+    c->mu2 = ext->mu2 > PP_MU_INFINITE ? PP_MU_INFINITE : ext->mu2;
+    c->soft_cfm = ext->soft_cfm;
+    c->soft_erp = ext->soft_erp;
+    c->slip[0] = ext->slip[0];
+    c->slip[1] = ext->slip[1];
+    if (ext->flags & PP_CONTACT_MOTION) {
+        const double t2[3] = {n_ode[1] * t1[2] - n_ode[2] * t1[1],
+                              n_ode[2] * t1[0] - n_ode[0] * t1[2],
+                              n_ode[0] * t1[1] - n_ode[1] * t1[0]};
+        for (int k = 0; k < 3; ++k)
+            c->motion[k] = sgn * (ext->motion[0] * t1[k] + ext->motion[1] * t2[k] +
+                                  ext->motion[2] * n_ode[k]);
+    }
+}
+
+/* The pair's surface on contacts [first, count): bodies, shapes, mu, the near callback's
+ * extensions (ext, may be NULL) and the restitution parameters of stage 6. */
 static pp_status label_contacts(const pp_step_scratch *s, pp_constraint_list *l, int first,
-                                int count, int a, int b, const pp_surface *surface)
+                                int count, int a, int b, const pp_surface *surface,
+                                const pp_surface_ext *ext)
 {
     pp_status st = pp_grow((void **)&l->restitution, &l->restitution_capacity, 3 * count,
                           sizeof(double));
@@ -77,6 +141,8 @@ static pp_status label_contacts(const pp_step_scratch *s, pp_constraint_list *l,
         k->shape_a = a;
         k->shape_b = b;
         k->mu = mu;
+        k->surface = 0;
+        if (ext) contact_surface_ext(k, ext, s->shape_geom[b] == ext->node0);
     }
     return PP_OK;
 }
@@ -94,7 +160,8 @@ static pp_status add_u_sets(pp_constraint_list *l, int first, int count)
 
 /* The standard model's contacts of one near pair (pegplus/narrowphase.h), each a U set. */
 static pp_status pair_contacts(const pp_step_scratch *s, pp_constraint_list *l, int a, int b,
-                               double eps_ab, const pp_surface *surface)
+                               double eps_ab, const pp_surface *surface,
+                               const pp_surface_ext *ext)
 {
     int first = l->contact_count, needed = 0;
     for (;;) {
@@ -104,7 +171,7 @@ static pp_status pair_contacts(const pp_step_scratch *s, pp_constraint_list *l, 
                                                l->contact_capacity, &count, &needed);
         if (st == PP_OK) {
             count = first + drop_duplicate_contacts(&l->contacts[first], count - first);
-            st = label_contacts(s, l, first, count, a, b, surface);
+            st = label_contacts(s, l, first, count, a, b, surface, ext);
             if (st == PP_OK) st = add_u_sets(l, first, count);
             if (st == PP_OK) l->contact_count = count;
             return st;
@@ -190,14 +257,14 @@ static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
 
 static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                pp_constraint_list *l, int a, int b, double eps_ab,
-                               const pp_surface *surface)
+                               const pp_surface *surface, const pp_surface_ext *ext)
 {
     const pp_step_scratch *s = &world->scratch;
     const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
     int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
     int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
     if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)))
-        return pair_contacts(s, l, a, b, eps_ab, surface);
+        return pair_contacts(s, l, a, b, eps_ab, surface, ext);
     if (plane_a) { /* the polytope is A of the sets: swap the pair */
         int t = a;
         a = b;
@@ -226,7 +293,7 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                                        &params, &out)
                  : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
         if (st == PP_OK) {
-            st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface);
+            st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface, ext);
             if (st != PP_OK) return st;
             l->contact_count = out.contact_count;
             l->set_count = out.set_count;
@@ -301,12 +368,13 @@ pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const 
         double eps_ab = eps + s->shape_motion[a] + s->shape_motion[b];
         if (!pp_shapes_within(&s->shapes[a], &s->shapes[b], eps_ab)) continue;
         pp_surface surface;
-        if (!pp_pair_surface_of_shapes(world, a, b, &surface)) continue;
+        const pp_surface_ext *ext;
+        if (!pp_pair_surface_of_shapes(world, a, b, &surface, &ext)) continue;
         pp_status st = check_surface(&surface, g1, g2);
         if (st != PP_OK) return st;
         ++near;
-        st = model == PP_MODEL_PEG ? pair_peg_sets(world, iw, out, a, b, eps_ab, &surface)
-                                   : pair_contacts(s, out, a, b, eps_ab, &surface);
+        st = model == PP_MODEL_PEG ? pair_peg_sets(world, iw, out, a, b, eps_ab, &surface, ext)
+                                   : pair_contacts(s, out, a, b, eps_ab, &surface, ext);
         if (st != PP_OK) return st;
     }
     if (near_pairs) *near_pairs = near;

@@ -201,7 +201,7 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
     int contact_unknowns = 0, joints_wanted = 0;
     for (int j = 0; j < l->set_count; ++j)
-        contact_unknowns += l->sets[j].count + (l->contacts[l->sets[j].first].mu > 0.0 ? k + 1 : 0);
+        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0);
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,

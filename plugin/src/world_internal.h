@@ -476,7 +476,23 @@ int pp_pair_surface(const pp_world *world, dGeomID g1, dGeomID g2, pp_surface *s
  * stage 6's filters, serially), and the surface of shapes a, b for stages 3-5 (the probe's
  * answer when a near callback is set, else pp_pair_surface). Returns 0: no collision. */
 pp_status pp_stage_near_probe(pp_world *world);
-int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface);
+/* What a near callback's dContact sets beyond pp_surface, for the pegplus models
+ * (docs/drop-in.md's table). ODE's contact rows act on the velocity of its joint's first body
+ * relative to the second (node0, node1): `node0` is the geom on node0's side. */
+typedef struct pp_surface_ext {
+    unsigned flags;                /* PP_CONTACT_* (features.h) */
+    dGeomID node0;
+    int fdir1_set;                 /* dContactFDir1: t1 = fdir1; else ODE's dPlaneSpace(normal) */
+    double fdir1[3];
+    double mu2;                    /* along t2 (= mu without dContactMu2) */
+    double motion[3];              /* motion1, motion2, motionN (0 where the flag is absent) */
+    double soft_cfm, soft_erp;     /* SOFT: dContactSoftCFM's (0 without), SoftERP's (1 without) */
+    double slip[2];                /* SLIP: slip1, slip2 (0 where the flag is absent) */
+} pp_surface_ext;
+/* ext (optional): the pair's pp_surface_ext, or NULL when it has none (no near callback, or
+ * no such flags); valid until the next probe stage. */
+int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *surface,
+                              const pp_surface_ext **ext);
 void pp_near_probe_clear(pp_world *world);
 void pp_near_probe_free(pp_world *world);
 /* The probe's side of the interposed dCollide / dJointCreateContact: 1 when the call belongs

@@ -55,11 +55,39 @@ typedef struct pp_contact {
     int shape_a, shape_b;       /* caller's shape indices */
     pp_contact_kind kind;
     int feature_a, feature_b;
+    unsigned surface;           /* PP_CONTACT_* surface extensions below, 0 = none */
     double p_a[3];              /* contact point on A, world */
     double n[3];                /* unit normal from A to B */
     double psi;                 /* gap, m */
-    double mu;                  /* Coulomb friction of the pair */
+    double mu;                  /* Coulomb friction of the pair (along t1 when anisotropic) */
+    /* Surface extensions (`surface` flags; docs/drop-in.md), read only under their flag. The
+     * contact code that makes contacts leaves them 0; the caller sets them with mu. */
+    double mu2;                 /* ANISOTROPIC: the coefficient along t2 = n x t1 */
+    double t1[3];               /* ANISOTROPIC: the first friction axis (unit; projected on
+                                   the tangent plane of n when the rows are built) */
+    double motion[3];           /* MOTION: the target velocity of B relative to A at the
+                                   contact (a conveyor belt's surface velocity), world frame */
+    double soft_cfm, soft_erp;  /* SOFT: the normal row's compliance (ODE's CFM, m/(N s)) and
+                                   the fraction of an overlap corrected per step (ODE's ERP) */
+    double slip[2];             /* SLIP: force-dependent slip along t1, t2 (ODE's slip1/2,
+                                   m/(N s)); needs ANISOTROPIC's t1 (mu2 = mu for isotropy) */
 } pp_contact;
+
+/* pp_contact.surface flags. ANISOTROPIC: the friction set is the polygon inscribed in the
+ * ellipse of semi-axes mu p_n along t1 and mu2 p_n along t2 (pegplus/mlcp.h). MOTION: the
+ * normal and friction rows see the velocity relative to `motion`. SOFT: constraint-force
+ * mixing and error reduction on the normal row; SLIP: constraint-force mixing on the
+ * friction rows (pegplus/mlcp.h). */
+#define PP_CONTACT_ANISOTROPIC 0x1u
+#define PP_CONTACT_MOTION 0x2u
+#define PP_CONTACT_SOFT 0x4u
+#define PP_CONTACT_SLIP 0x8u
+
+/* Does contact c carry friction unknowns (beta, sigma)? */
+static inline int pp_contact_frictional(const pp_contact *c)
+{
+    return c->mu > 0.0 || ((c->surface & PP_CONTACT_ANISOTROPIC) && c->mu2 > 0.0);
+}
 
 /* Default relaxed applicability threshold for vertex–face pairs (PEG authors' code: -0.3). */
 #define PP_APPL_VF_DEFAULT (-0.3)

@@ -32,6 +32,27 @@
  * A frictionless contact (mu = 0) has no beta and sigma unknowns (its sigma row would force
  * beta = 0), so the LCP has nc + n_f (k + 1) unknowns, n_f the contacts with mu > 0.
  *
+ * Surface extensions (pp_contact.surface, features.h), for k > 2:
+ *  - PP_CONTACT_ANISOTROPIC: mu along t1 (c->t1 projected on the tangent plane), mu2 along
+ *    t2 = n x t1. The friction set is the polygon inscribed in the ellipse of semi-axes
+ *    mu p_n, mu2 p_n: d_j above is replaced by D_j = mu cos(2 pi j/k) t1 + mu2 sin(2 pi j/k) t2
+ *    and U by 1 (the cone row p_n - E^T beta >= 0, ST96 Eq 27 with the coefficient moved into
+ *    the directions); beta and sigma are then in those scaled units (friction_vector is
+ *    still the impulse, N s). k = 4: +-mu t1, +-mu2 t2, ODE's per-direction limits along
+ *    each axis (an oblique slide: the rhombus inside ODE's rectangle).
+ *  - PP_CONTACT_MOTION: the rows see the velocity of B relative to A minus c->motion: the
+ *    q entries get -n . motion (normal) and -D_j . motion (friction), so the contact is
+ *    at rest, sticking, when B moves at `motion` relative to A (a conveyor belt).
+ *  - PP_CONTACT_SOFT (ODE's soft_cfm, soft_erp; impulse p_n = h lambda_n): the normal row
+ *    becomes  G_n^T nu + (cfm/h) p_n + e(psi)/h >= 0 ⊥ p_n, e(psi) = erp psi for an overlap
+ *    (psi < 0), psi for a gap: ODE's row J v = erp depth/h - cfm lambda with lo = 0. At rest
+ *    under a load lambda_n the contact keeps the overlap cfm lambda_n h / erp. (PEG's slack
+ *    rows compare e(psi_iota) - e(psi_s).)
+ *  - PP_CONTACT_SLIP (ODE's slip1, slip2 along t1, t2): the friction rows see
+ *    v_t + S f/h, S = slip1 t1 t1^T + slip2 t2 t2^T, f = D beta the friction impulse: the
+ *    block (1/h) D^T S D is added to G_f^T W G_f. A contact sticking in this sense slides at
+ *    v_t = -S f/h, ODE's force-dependent slip (J v = -slip lambda).
+ *
  * One pipeline: this is the PEG LCP (pegplus/peg.h) with one U set per contact, and
  * pp_mlcp_solve is pp_peg_solve on those sets (the stepper calls pp_peg_solve for both
  * models).

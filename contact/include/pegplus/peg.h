@@ -144,7 +144,8 @@ int pp_peg_feasibility_ee(const pp_polytope_view *a, int edge_a, const pp_polyto
 
 /* The same-frame rule (spec §2.4): rewrite contact c, given as B -> A, as A -> B. Swaps the
  * bodies, shapes and features, p_a <- p_a + psi n, n <- -n, psi unchanged; vertex–face
- * becomes face–vertex and back. Applying it twice restores c (up to round-off in p_a). */
+ * becomes face–vertex and back, motion <- -motion (B relative to A); t1, mu, mu2 unchanged.
+ * Applying it twice restores c (up to round-off in p_a). */
 void pp_peg_contact_flip(pp_contact *c);
 
 /*

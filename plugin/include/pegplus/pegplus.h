@@ -320,8 +320,9 @@ pp_status pp_world_step(pp_world *world, double h);
  *                      made in pegplus's own group, which is emptied when the callback
  *                      returns: ODE ends as it was). No contact joint = the pair does not
  *                      collide. Honoured: mu (dInfinity: no sliding), bounce and bounce_vel
- *                      (with dContactBounce; PLUS's e_min and v_capture). mu2/fdir1, soft_erp/
- *                      soft_cfm, motion1/2/N, slip1/2, rho/rho2/rhoN, and a finite mu without
+ *                      (with dContactBounce; PLUS's e_min and v_capture); by the time stepper
+ *                      also mu2/fdir1 (anisotropic friction), motion1/2/N, soft_erp/soft_cfm
+ *                      and slip1/2 (docs/drop-in.md). rho/rho2/rhoN, and a finite mu without
  *                      dContactApprox1_1 (ODE's force limit) are reported once per world
  *                      through the log hook as not honoured yet. A callback that reads depth
  *                      or counts contacts sees depth 0 and one contact.
