@@ -3,7 +3,7 @@
 # Run as root (or through sudo); does nothing when everything is already installed.
 set -eu
 PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubunit-dev \
-liblapacke-dev libopenblas-dev libqhull-dev"
+liblapacke-dev libopenblas-dev libqhull-dev clang libclang-rt-14-dev"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
