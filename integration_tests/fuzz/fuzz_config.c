@@ -242,7 +242,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.relinearize_iterations = fuzz_field_int(&r, 0, 100);
     c.threads = fuzz_field_int(&r, 1, 4);
     c.lcp_budget_seconds = fuzz_double(&r, 0.0, 0.05, 1);
-    pair_surface ps = {fuzz_surface(&r), fuzz_u8(&r) < 224, 0};
+    pair_surface ps;
+    ps.surface = fuzz_surface(&r);
+    ps.keep = fuzz_u8(&r) < 224;
+    ps.calls = 0;
     if (fuzz_u8(&r) & 1) {
         c.surface_fn = fuzz_surface_fn;
         c.surface_user = &ps;

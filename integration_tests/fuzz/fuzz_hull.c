@@ -83,7 +83,8 @@ static int decode_points(fuzz_reader *r, double *pts)
         n = 1 + (int)(fuzz_u16(r) % ((mode & 16) ? PP_FUZZ_MAX_POINTS : 64));
         uint64_t s = fuzz_u32(r);
         double scale = fuzz_any_double(r);
-        const double centre[3] = {fuzz_any_double(r), fuzz_any_double(r), fuzz_any_double(r)};
+        double centre[3];
+        for (int k = 0; k < 3; ++k) centre[k] = fuzz_any_double(r); /* in order */
         const int shape = (mode >> 1) % 8 % 5; /* bits 1-3 */
         for (int i = 0; i < n; ++i) {
             double p[3] = {lcg_unit(&s), lcg_unit(&s), lcg_unit(&s)};

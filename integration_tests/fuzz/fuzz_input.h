@@ -64,6 +64,14 @@ static inline double fuzz_unit(fuzz_reader *r, double lo, double hi)
     return lo + (hi - lo) * (double)fuzz_u8(r) / 255.0;
 }
 
+/* n doubles in [lo, hi], read in order. (The order in which a call's arguments or an
+ * initializer list's values are evaluated is unspecified in C: gcc and clang differ, and an
+ * input would decode differently in a plain build than in the fuzzer.) */
+static inline void fuzz_units(fuzz_reader *r, double lo, double hi, double *out, int n)
+{
+    for (int i = 0; i < n; ++i) out[i] = fuzz_unit(r, lo, hi);
+}
+
 /* Any double, from the palette (one byte, a raw double takes eight more). */
 static inline double fuzz_any_double(fuzz_reader *r)
 {
