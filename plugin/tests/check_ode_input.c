@@ -470,6 +470,28 @@ START_TEST(test_far_geom_in_hash_space_steps)
 }
 END_TEST
 
+/* A finite input whose step overflows (fuzz_step): a torque of -1e300 N m spins the ball so
+ * fast in a step of 0.25 s that its quaternion's squared norm overflows in the normalisation
+ * and comes out zero; writing it, dBodySetQuaternion aborted in dxNormalize4. The pegplus
+ * models must fail the step as PP_ERR_NUMERICAL and write nothing. */
+START_TEST(test_overflowing_step_writes_nothing)
+{
+    for (int model = PP_MODEL_STANDARD; model <= PP_MODEL_PEG; ++model) {
+        fixture f;
+        fixture_make(&f, (pp_model)model, PP_ODE_WORLD_STEP);
+        dBodyAddTorque(f.ball, 0, 0, -1e300);
+        ode_bytes before = read_ode(&f);
+        const pp_status st = pp_world_step(f.pw, 0.25);
+        ode_bytes after = read_ode(&f);
+        ck_assert_msg(st == PP_ERR_NUMERICAL, "%s: %s", pp_model_name((pp_model)model),
+                      pp_status_string(st));
+        ck_assert_msg(memcmp(&before, &after, sizeof before) == 0, "ODE changed under %s",
+                      pp_model_name((pp_model)model));
+        fixture_free(&f);
+    }
+}
+END_TEST
+
 /* _i: a pp_config surface field out of ODE's domain; pp_config_validate names it. */
 START_TEST(test_bad_ode_surface_config_rejected)
 {
@@ -504,6 +526,7 @@ int main(void)
                         (int)(sizeof CASES / sizeof CASES[0]));
     tcase_add_test(tc, test_min_step_runs);
     tcase_add_test(tc, test_far_geom_in_hash_space_steps);
+    tcase_add_test(tc, test_overflowing_step_writes_nothing);
     tcase_add_loop_test(tc, test_bad_ode_surface_config_rejected, 0, 7);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
