@@ -4,6 +4,8 @@
 set -eu
 PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubunit-dev \
 liblapacke-dev libopenblas-dev libqhull-dev"
+# libFuzzer harnesses (PP_FUZZ, .ci/run): clang-14 and its runtime libraries
+PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # trajectories (zlib, json-c) and the browser viewer with its headless test (docs/trajectory.md)
 PACKAGES="$PACKAGES zlib1g-dev libjson-c-dev chromium"
 # the comparison workbench: scene files (json-c), figures (gnuplot), local sweeps (GNU parallel)

@@ -185,6 +185,9 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     world->ode_contact_count = 0;
     if (world->space) dSpaceCollide(world->space, &ctx, near_callback);
     if (ctx.status != PP_OK) return ctx.status;
+    pp_status woken = pp_bridge_validate_woken(world, world->ode_contact_bodies,
+                                               2 * world->ode_contact_count);
+    if (woken != PP_OK) return woken;
     double max_depth = 0.0;
     for (int i = 0; i < world->ode_contact_count; ++i) {
         const dContact *c = &world->ode_contacts[i];

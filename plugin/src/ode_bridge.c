@@ -7,6 +7,7 @@
  */
 #include "world_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -245,14 +246,19 @@ static int finite_array(const dReal *a, int n)
  * it to NaN, and aborts inside dWorldStep on a NaN inertia. */
 const char *pp_body_problem(const pp_body *b)
 {
-    if (!isfinite(b->mass) || b->mass <= 0.0)
-        return "mass (dMass.mass, dBodySetMass) is zero, negative or not finite";
+    /* a denormal mass passes dMassCheck, but 1/m is infinite: dWorldStep then writes NaN (or
+     * aborts in dxNormalize4), found by fuzz_step */
+    if (!isfinite(b->mass) || b->mass <= 0.0 || !isfinite(1.0 / b->mass))
+        return "mass (dMass.mass, dBodySetMass) is zero, negative, not finite or too small to "
+               "invert";
     for (int i = 0; i < 9; ++i)
         if (!isfinite(b->inertia_body[i])) return "inertia tensor (dMass.I, dBodySetMass) is not finite";
     if (b->inertia_body[0] <= 0.0 || b->inertia_body[4] <= 0.0 || b->inertia_body[8] <= 0.0)
         return "inertia tensor (dMass.I, dBodySetMass) has a non-positive diagonal";
     double inv[9];
     if (!pp_invert_inertia(inv, b->inertia_body)) return "inertia tensor (dMass.I, dBodySetMass) is singular";
+    for (int i = 0; i < 9; ++i)
+        if (!isfinite(inv[i])) return "inertia tensor (dMass.I, dBodySetMass) is too small to invert";
     for (int k = 0; k < 3; ++k) {
         if (!isfinite(b->x[k])) return "position (dBodySetPosition) is NaN or infinite";
         if (!isfinite(b->v[k])) return "linear velocity (dBodySetLinearVel) is NaN or infinite";
@@ -411,6 +417,41 @@ const char *pp_geom_class_name(dGeomID geom) { return ode_class_name(dGeomGetCla
 
 static int finite_nonnegative(double x) { return isfinite(x) && x >= 0.0; }
 
+/* ODE's dHashSpace files a geom under grid cells of side 2^level: level is the exponent of its
+ * AABB's largest side q (0.5 * 2^level < q <= 2^level, frexp), raised to the space's minimum
+ * level (dHashSpaceSetLevels; default -3..10); a geom above the maximum level, or with an
+ * infinite AABB, goes to ODE's list of big boxes without cells. For the others ODE converts
+ * floor(AABB bound / 2^level) to int and asserts that it fits ("aabbBound >= dMinIntExact &&
+ * aabbBound < dMaxIntExact" in dxHashSpace::collide, an abort): a finite position far enough
+ * from the origin (2^31 cells: 2.1e9 m for a 1 m box) aborts dSpaceCollide. Found by fuzz_step
+ * (a body at 1e300 m). The same rule is applied here, before ODE is touched. */
+static const char *hash_space_problem(dGeomID g)
+{
+    dSpaceID space = dGeomGetSpace(g);
+    if (!space || dSpaceGetClass(space) != dHashSpaceClass) return NULL;
+    int minlevel = 0, maxlevel = 0;
+    dHashSpaceGetLevels(space, &minlevel, &maxlevel);
+    dReal aabb[6];
+    dGeomGetAABB(g, aabb);
+    double q = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(aabb[2 * k]) || !isfinite(aabb[2 * k + 1])) return NULL; /* a big box */
+        q = fmax(q, aabb[2 * k + 1] - aabb[2 * k]);
+    }
+    int level = 0;
+    frexp(q, &level);
+    if (level < minlevel) level = minlevel;
+    if (level > maxlevel) return NULL; /* a big box */
+    for (int k = 0; k < 6; ++k) {
+        const double cell = floor(ldexp(aabb[k], -level));
+        if (!(cell >= (double)INT_MIN && cell < (double)INT_MAX))
+            return "bounding box is beyond the integer cells of its dHashSpace (|bound| / cell "
+                   "side >= 2^31, cell side 2^level of dHashSpaceSetLevels; dSpaceCollide would "
+                   "abort): position too far from the origin (dGeomSetPosition, dBodySetPosition)";
+    }
+    return NULL;
+}
+
 /* The first problem of one geom in ODE's words, or NULL. What ODE lets through and then
  * collides into NaN contacts (or aborts on: a NaN rotation fails dxNormalize3 inside
  * dCollide): a NaN pose of a static geom or a geom offset, a NaN or infinite plane offset or
@@ -460,7 +501,75 @@ static const char *geom_problem(dGeomID g)
         if (!finite_nonnegative(dGeomRayGetLength(g))) return "length (dGeomRaySetLength) is not finite and >= 0";
         break;
     }
-    return NULL;
+    return hash_space_problem(g);
+}
+
+/* PP_MODEL_ODE: dWorldStep's island walk enables a disabled body that a joint or one of the
+ * step's contact joints joins to a stepped body (and so on through its joints), and steps it.
+ * pp_bridge_collect leaves disabled bodies out, so those that dWorldStep will wake are checked
+ * here, as pp_bridge_snapshot checks the others (found by fuzz_step: a disabled body with a NaN
+ * linear damping, hit by another, came back with NaN velocity). `seeds` are the step's contact
+ * bodies in pairs (NULL: a static geom); a disabled one counts when its partner is stepped.
+ * The joints of the managed bodies are walked too. */
+pp_status pp_bridge_validate_woken(const pp_world *world, const dBodyID *seeds, int seed_count)
+{
+    dBodyID *woken = NULL;
+    int count = 0, capacity = 0;
+    pp_status st = PP_OK;
+    /* the candidates: contact bodies, then the joint neighbours of every managed body */
+    const int managed = world->body_count;
+    for (int i = 0; st == PP_OK && i < seed_count + managed; ++i) {
+        dBodyID from = i < seed_count ? seeds[i] : world->bodies[i - seed_count].id;
+        if (!from) continue;
+        if (i < seed_count) { /* a contact wakes its body only if the other one is stepped */
+            dBodyID partner = seeds[i ^ 1];
+            if (!partner || !dBodyIsEnabled(partner)) continue;
+        }
+        const int joints = i < seed_count ? 0 : dBodyGetNumJoints(from);
+        for (int j = i < seed_count ? -1 : 0; st == PP_OK && j < joints; ++j) {
+            dBodyID b = from;
+            if (j >= 0) {
+                dJointID joint = dBodyGetJoint(from, j);
+                b = dJointGetBody(joint, 0) == from ? dJointGetBody(joint, 1) : dJointGetBody(joint, 0);
+            }
+            if (!b || dBodyIsEnabled(b)) continue;
+            int seen = 0;
+            for (int k = 0; k < count && !seen; ++k) seen = woken[k] == b;
+            if (seen) continue;
+            st = pp_grow((void **)&woken, &capacity, count + 1, sizeof(dBodyID));
+            if (st == PP_OK) woken[count++] = b;
+        }
+    }
+    /* breadth first through the woken bodies' own joints, checking each */
+    for (int i = 0; st == PP_OK && i < count; ++i) {
+        pp_body b;
+        memset(&b, 0, sizeof b);
+        b.id = woken[i];
+        read_body(&b);
+        const char *problem = pp_body_problem(&b);
+        if (problem) {
+            const dReal *x = dBodyGetPosition(b.id);
+            pp_log(PP_LOG_ERROR, "dBodyID %p (disabled, at %g %g %g; dWorldStep would enable it "
+                                 "through a joint or contact): %s; step rejected, nothing in ODE "
+                                 "changed", (void *)b.id, x[0], x[1], x[2], problem);
+            st = PP_ERR_INVALID_ARGUMENT;
+            break;
+        }
+        const int joints = dBodyGetNumJoints(woken[i]);
+        for (int j = 0; st == PP_OK && j < joints; ++j) {
+            dJointID joint = dBodyGetJoint(woken[i], j);
+            dBodyID other = dJointGetBody(joint, 0) == woken[i] ? dJointGetBody(joint, 1)
+                                                                : dJointGetBody(joint, 0);
+            if (!other || dBodyIsEnabled(other)) continue;
+            int seen = 0;
+            for (int k = 0; k < count && !seen; ++k) seen = woken[k] == other;
+            if (seen) continue;
+            st = pp_grow((void **)&woken, &capacity, count + 1, sizeof(dBodyID));
+            if (st == PP_OK) woken[count++] = other;
+        }
+    }
+    free(woken);
+    return st;
 }
 
 pp_status pp_bridge_validate_geoms(const pp_world *world)
@@ -480,9 +589,12 @@ pp_status pp_bridge_validate_geoms(const pp_world *world)
 
 pp_status pp_bridge_write_back(pp_world *world)
 {
-    /* Check everything first so that a non-finite result writes nothing at all. */
+    /* Check everything first so that a non-finite result writes nothing at all. A finite
+     * state can still be one ODE refuses: a quaternion whose squared norm overflowed in the
+     * normalisation comes out zero, and dBodySetQuaternion aborts in dxNormalize4 (found by
+     * fuzz_step with a gravity of 1e300); pp_body_problem names it ("far from unit length"). */
     for (int i = 0; i < world->body_count; ++i) {
-        if (!pp_body_is_finite(&world->bodies[i])) {
+        if (!pp_body_is_finite(&world->bodies[i]) || pp_body_problem(&world->bodies[i])) {
             pp_log(PP_LOG_ERROR, "dBodyID %p: the step produced a non-finite state (%s); "
                    "nothing was written to ODE", (void *)world->bodies[i].id,
                    pp_body_problem(&world->bodies[i]) ? pp_body_problem(&world->bodies[i])

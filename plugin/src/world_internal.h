@@ -329,6 +329,10 @@ pp_status pp_bridge_collect(pp_world *world);
  * enabled geom of the space tree. Bodies are checked by the snapshot (pp_body_problem). */
 pp_status pp_bridge_validate_world(const pp_world *world);
 pp_status pp_bridge_validate_geoms(const pp_world *world);
+/* PP_MODEL_ODE: the disabled bodies dWorldStep will wake (joined to a stepped body by a joint
+ * or by one of the step's contacts, whose bodies are `seeds`), checked as the snapshot checks
+ * the stepped ones. */
+pp_status pp_bridge_validate_woken(const pp_world *world, const dBodyID *seeds, int seed_count);
 const char *pp_geom_class_name(dGeomID geom); /* "dBoxClass", ... */
 pp_status pp_bridge_snapshot(pp_world *world, double h);
 pp_status pp_bridge_write_back(pp_world *world);

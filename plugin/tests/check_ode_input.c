@@ -213,7 +213,7 @@ static dColliderFn *nan_collider(int num)
 
 static int g_nan_class = -1;
 
-enum { EXPECT_WORLD, EXPECT_BOX, EXPECT_WALL, EXPECT_BOX_GEOM, EXPECT_PLANE, EXPECT_EXTRA, EXPECT_NONE };
+enum { EXPECT_WORLD, EXPECT_BOX, EXPECT_WALL, EXPECT_BOX_GEOM, EXPECT_PLANE, EXPECT_EXTRA, EXPECT_BALL, EXPECT_BALL_GEOM, EXPECT_NONE };
 
 typedef struct bad_case {
     const char *name;
@@ -242,6 +242,14 @@ static void max_vel_nan(fixture *f) { dWorldSetContactMaxCorrectingVel(f->world,
 static void max_vel_back(fixture *f) { dWorldSetContactMaxCorrectingVel(f->world, dInfinity); }
 static void sor_nan(fixture *f) { dWorldSetQuickStepW(f->world, NAN); }
 static void sor_back(fixture *f) { dWorldSetQuickStepW(f->world, 1.3); }
+static void erp_high(fixture *f) { dWorldSetERP(f->world, 1.5); }
+static void cfm_nan(fixture *f) { dWorldSetCFM(f->world, NAN); }
+static void cfm_inf(fixture *f) { dWorldSetCFM(f->world, INFINITY); }
+static void layer_inf(fixture *f) { dWorldSetContactSurfaceLayer(f->world, INFINITY); }
+static void layer_negative(fixture *f) { dWorldSetContactSurfaceLayer(f->world, -0.01); }
+static void max_vel_negative(fixture *f) { dWorldSetContactMaxCorrectingVel(f->world, -1.0); }
+static void iterations_zero(fixture *f) { dWorldSetQuickStepNumIterations(f->world, 0); }
+static void iterations_back(fixture *f) { dWorldSetQuickStepNumIterations(f->world, 20); }
 
 static void mass_with(fixture *f, int field, double value)
 {
@@ -254,7 +262,21 @@ static void mass_with(fixture *f, int field, double value)
 static void mass_nan(fixture *f) { mass_with(f, -1, NAN); }
 static void mass_inf(fixture *f) { mass_with(f, -1, INFINITY); }
 static void inertia_nan(fixture *f) { mass_with(f, 0, NAN); }
+static void inertia_inf(fixture *f) { mass_with(f, 5, INFINITY); }
+/* passes dMassCheck, but 1/m is infinite: dWorldStep wrote NaN (fuzz_step) */
+static void mass_denormal(fixture *f) { mass_with(f, -1, 1e-310); }
 static void mass_back(fixture *f) { set_box_mass(f->box); }
+static void force_inf(fixture *f) { dBodyAddForce(f->box, 0, -INFINITY, 0); }
+static void force_back(fixture *f) { dBodySetForce(f->box, 0, 0, 0); }
+static void velocity_nan(fixture *f) { dBodySetLinearVel(f->ball, 0, NAN, 0); }
+static void velocity_back(fixture *f) { dBodySetLinearVel(f->ball, 0, 0.5, 0); }
+static void linear_threshold_nan(fixture *f) { dBodySetLinearDampingThreshold(f->box, NAN); }
+static void angular_threshold_nan(fixture *f) { dBodySetAngularDampingThreshold(f->box, NAN); }
+static void threshold_back(fixture *f)
+{
+    dBodySetLinearDampingThreshold(f->box, 0.01);
+    dBodySetAngularDampingThreshold(f->box, 0.01);
+}
 static void torque_nan(fixture *f) { dBodyAddTorque(f->box, NAN, 0, 0); }
 static void torque_back(fixture *f) { dBodySetTorque(f->box, 0, 0, 0); }
 static void linear_damping_nan(fixture *f) { dBodySetLinearDamping(f->box, NAN); }
@@ -282,6 +304,30 @@ static void wall_rotation_back(fixture *f)
 }
 static void offset_nan(fixture *f) { dGeomSetOffsetPosition(f->box_geom, NAN, 0, 0); }
 static void offset_back(fixture *f) { dGeomClearOffset(f->box_geom); }
+/* A disabled ball with a NaN damping, put on the box: dWorldStep's island walk enables it
+ * through the contact and stepped it to NaN (fuzz_step); the pegplus models wake it too. */
+static void disabled_ball_on_box(fixture *f)
+{
+    dBodySetLinearDamping(f->ball, NAN);
+    dBodySetPosition(f->ball, 0, 0, 0.69);
+    dBodySetLinearVel(f->ball, 0, 0, 0);
+    dBodyDisable(f->ball);
+}
+static void disabled_ball_back(fixture *f)
+{
+    dBodySetLinearDamping(f->ball, 0.0);
+    dBodySetPosition(f->ball, 2, 0, 2);
+    dBodySetLinearVel(f->ball, 0, 0.5, 0);
+    dBodyEnable(f->ball);
+}
+static void radius_inf(fixture *f) { dGeomSphereSetRadius(f->ball_geom, INFINITY); }
+static void radius_back(fixture *f) { dGeomSphereSetRadius(f->ball_geom, 0.2); }
+static void wall_side_inf(fixture *f) { dGeomBoxSetLengths(f->wall, 0.2, INFINITY, 1); }
+static void wall_side_back(fixture *f) { dGeomBoxSetLengths(f->wall, 0.2, 2, 1); }
+/* finite, but past the int cells of the fixture's dHashSpace (the 0.2 x 2 x 1 m wall has
+ * cells of 4 m: 2^33 m is 2^31 cells); stock dSpaceCollide aborts on it (fuzz_step's first
+ * finding). 2^32 m (2^30 cells) is a valid position: test_far_geom_in_hash_space_steps. */
+static void wall_far(fixture *f) { dGeomSetPosition(f->wall, 0x1p33, 0, 1.5); }
 static void plane_inf(fixture *f) { dGeomPlaneSetParams(f->plane, 0, 0, 1, INFINITY); }
 static void plane_back(fixture *f) { dGeomPlaneSetParams(f->plane, 0, 0, 1, 0); }
 static void ray_nan(fixture *f)
@@ -335,6 +381,24 @@ static const bad_case CASES[] = {
     {"surface soft_erp Inf", ODE_ONLY, 0, 0, soft_erp_inf, surface_back, {"ode_soft_erp", "dPlaneClass"}, EXPECT_PLANE},
     {"surface mode FDir1", ODE_ONLY, 0, 0, fdir1, surface_back, {"ode_mode", "FDir1"}, EXPECT_NONE},
     {"dCollide contact NaN", ODE_ONLY, 0, 0, nan_contact, extra_back, {"dCollide", "NaN", "user geom class"}, EXPECT_EXTRA},
+    /* the rest of pegplus.h's list of what pp_world_step rejects */
+    {"ERP 1.5", ALL_MODELS, 0, 0, erp_high, erp_back, {"ERP", "dWorldSetERP"}, EXPECT_WORLD},
+    {"CFM NaN", ALL_MODELS, 0, 0, cfm_nan, cfm_back, {"CFM", "dWorldSetCFM"}, EXPECT_WORLD},
+    {"CFM Inf", ALL_MODELS, 0, 0, cfm_inf, cfm_back, {"CFM", "dWorldSetCFM"}, EXPECT_WORLD},
+    {"surface layer Inf", ODE_ONLY, 0, 0, layer_inf, layer_back, {"dWorldSetContactSurfaceLayer"}, EXPECT_WORLD},
+    {"surface layer negative", ODE_ONLY, 0, 0, layer_negative, layer_back, {"dWorldSetContactSurfaceLayer"}, EXPECT_WORLD},
+    {"max correcting vel negative", ODE_ONLY, 0, 0, max_vel_negative, max_vel_back, {"dWorldSetContactMaxCorrectingVel"}, EXPECT_WORLD},
+    {"QuickStep iterations 0", ODE_ONLY, PP_ODE_QUICK_STEP, 0, iterations_zero, iterations_back, {"dWorldSetQuickStepNumIterations"}, EXPECT_WORLD},
+    {"mass denormal", ALL_MODELS, 0, 0, mass_denormal, mass_back, {"mass", "dBodySetMass"}, EXPECT_BOX},
+    {"disabled body woken with NaN damping", ALL_MODELS, 0, 0, disabled_ball_on_box, disabled_ball_back, {"dBodySetLinearDamping"}, EXPECT_BALL},
+    {"inertia Inf", ALL_MODELS, 0, 0, inertia_inf, mass_back, {"inertia", "dMass.I"}, EXPECT_BOX},
+    {"force -Inf", ALL_MODELS, 0, 0, force_inf, force_back, {"force", "dBodyAddForce"}, EXPECT_BOX},
+    {"linear velocity NaN", ALL_MODELS, 0, 0, velocity_nan, velocity_back, {"linear velocity", "dBodySetLinearVel"}, EXPECT_BALL},
+    {"linear damping threshold NaN", ALL_MODELS, 0, 0, linear_threshold_nan, threshold_back, {"dBodySetLinearDampingThreshold"}, EXPECT_BOX},
+    {"angular damping threshold NaN", ALL_MODELS, 0, 0, angular_threshold_nan, threshold_back, {"dBodySetAngularDampingThreshold"}, EXPECT_BOX},
+    {"sphere radius Inf", ALL_MODELS, 0, 0, radius_inf, radius_back, {"dSphereClass", "dGeomSphereSetRadius"}, EXPECT_BALL_GEOM},
+    {"box side Inf", ALL_MODELS, 0, 0, wall_side_inf, wall_side_back, {"dBoxClass", "dGeomBoxSetLengths"}, EXPECT_WALL},
+    {"geom beyond dHashSpace cells", ALL_MODELS, 0, 0, wall_far, wall_position_back, {"dBoxClass", "dHashSpace", "dGeomSetPosition"}, EXPECT_WALL},
 };
 
 /* _i indexes CASES; every model that reads the value is run. */
@@ -358,7 +422,8 @@ START_TEST(test_bad_input_rejected_and_ode_untouched)
         for (int w = 0; w < 3 && c->words[w]; ++w)
             ck_assert_msg(strstr(g_message, c->words[w]), "%s (%s): '%s' lacks '%s'", c->name,
                           pp_model_name((pp_model)model), g_message, c->words[w]);
-        const void *object[] = {f.world, f.box, f.wall, f.box_geom, f.plane, f.extra, NULL};
+        const void *object[] = {f.world, f.box, f.wall, f.box_geom, f.plane, f.extra, f.ball,
+                                f.ball_geom, NULL};
         if (object[c->object]) {
             char pointer[32];
             snprintf(pointer, sizeof pointer, "%p", object[c->object]);
@@ -386,6 +451,42 @@ START_TEST(test_min_step_runs)
         ck_assert_int_eq(pp_world_step(f.pw, PP_MIN_STEP), PP_OK);
         ck_assert_int_eq(pp_world_step(f.pw, PP_MAX_STEP), PP_OK);
         ck_assert(isfinite(dBodyGetPosition(f.ball)[2]));
+        fixture_free(&f);
+    }
+}
+END_TEST
+
+/* The dHashSpace rule rejects only what would abort ODE: the wall at 2^32 m (2^30 of its 4 m
+ * cells) steps under every model. */
+START_TEST(test_far_geom_in_hash_space_steps)
+{
+    for (int model = PP_MODEL_ODE; model <= PP_MODEL_PEG; ++model) {
+        fixture f;
+        fixture_make(&f, (pp_model)model, PP_ODE_WORLD_STEP);
+        dGeomSetPosition(f.wall, 0x1p32, 0, 1.5);
+        ck_assert_int_eq(pp_world_step(f.pw, H), PP_OK);
+        fixture_free(&f);
+    }
+}
+END_TEST
+
+/* A finite input whose step overflows (fuzz_step): a torque of -1e300 N m spins the ball so
+ * fast in a step of 0.25 s that its quaternion's squared norm overflows in the normalisation
+ * and comes out zero; writing it, dBodySetQuaternion aborted in dxNormalize4. The pegplus
+ * models must fail the step as PP_ERR_NUMERICAL and write nothing. */
+START_TEST(test_overflowing_step_writes_nothing)
+{
+    for (int model = PP_MODEL_STANDARD; model <= PP_MODEL_PEG; ++model) {
+        fixture f;
+        fixture_make(&f, (pp_model)model, PP_ODE_WORLD_STEP);
+        dBodyAddTorque(f.ball, 0, 0, -1e300);
+        ode_bytes before = read_ode(&f);
+        const pp_status st = pp_world_step(f.pw, 0.25);
+        ode_bytes after = read_ode(&f);
+        ck_assert_msg(st == PP_ERR_NUMERICAL, "%s: %s", pp_model_name((pp_model)model),
+                      pp_status_string(st));
+        ck_assert_msg(memcmp(&before, &after, sizeof before) == 0, "ODE changed under %s",
+                      pp_model_name((pp_model)model));
         fixture_free(&f);
     }
 }
@@ -424,6 +525,8 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_input_rejected_and_ode_untouched, 0,
                         (int)(sizeof CASES / sizeof CASES[0]));
     tcase_add_test(tc, test_min_step_runs);
+    tcase_add_test(tc, test_far_geom_in_hash_space_steps);
+    tcase_add_test(tc, test_overflowing_step_writes_nothing);
     tcase_add_loop_test(tc, test_bad_ode_surface_config_rejected, 0, 7);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);

@@ -200,6 +200,29 @@ START_TEST(test_bad_config_rejected)
     case 10: c.relinearize_iterations = -1; field = "relinearize_iterations"; break;
     case 11: c.relinearize_iterations = 101; field = "relinearize_iterations"; break;
     case 12: c.compliance = 1.0; field = "compliance"; break;
+    /* every other field of pp_config, and the other edges of each domain */
+    case 13: c.model = (pp_model)-1; field = "model"; break;
+    case 14: c.ode_max_contacts = 65; field = "ode_max_contacts"; break;
+    case 15: c.surface.mu = -INFINITY; field = "mu"; break;
+    case 16: c.surface.bounce = -0.1; field = "bounce"; break;
+    case 17: c.surface.bounce = NAN; field = "bounce"; break;
+    case 18: c.surface.bounce_vel = INFINITY; field = "bounce_vel"; break;
+    case 19: c.surface.bounce_vel = -1.0; field = "bounce_vel"; break;
+    case 20: c.surface.plus_v_plastic = NAN; field = "plus_v_plastic"; break;
+    case 21: c.surface.plus_v_plastic = -1.0; field = "plus_v_plastic"; break;
+    case 22: c.surface.plus_v_plastic = INFINITY; field = "plus_v_plastic"; break;
+    case 23: c.proximity_margin = NAN; field = "proximity_margin"; break;
+    case 24: c.proximity_margin = -0.01; field = "proximity_margin"; break;
+    case 25: c.proximity_margin = 1e4; field = "proximity_margin"; break;
+    case 26: c.friction_directions = 65; field = "friction_directions"; break;
+    case 27: c.compliance = NAN; field = "compliance"; break;
+    case 28: c.compliance = -1e-9; field = "compliance"; break;
+    case 29: c.threads = 0; field = "threads"; break;
+    case 30: c.threads = PP_MAX_THREADS + 1; field = "threads"; break;
+    case 31: c.lcp_budget_seconds = NAN; field = "lcp_budget_seconds"; break;
+    case 32: c.lcp_budget_seconds = -1.0; field = "lcp_budget_seconds"; break;
+    case 33: c.lcp_budget_seconds = 3601.0; field = "lcp_budget_seconds"; break;
+    case 34: c.lcp_budget_seconds = INFINITY; field = "lcp_budget_seconds"; break;
     }
     ck_assert_int_eq(pp_config_validate(&c), PP_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(g_message, field) != NULL, "message '%s' lacks '%s'", g_message, field);
@@ -513,7 +536,7 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_step_size_changes_nothing, 0, 5);
     tcase_add_loop_test(tc, test_non_finite_state_rejected_for_every_model, 0, 5);
     tcase_add_test(tc, test_bad_mass_and_inertia_named);
-    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 13);
+    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 35);
     tcase_add_test(tc, test_model_switch_between_steps);
     tcase_add_test(tc, test_body_discovery);
     tcase_add_test(tc, test_peg_box_on_plane_matches_standard);

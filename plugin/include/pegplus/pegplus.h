@@ -278,13 +278,16 @@ void pp_world_destroy(pp_world *world);
  *           PP_MODEL_ODE the contact max correcting velocity (NaN, < 0), the contact surface
  *           layer (NaN, Inf, < 0), and with dWorldQuickStep its W (not finite and > 0) and
  *           iterations (< 1);
- *   bodies  (enabled, stepped) mass or inertia not finite and positive (definite), position,
+ *   bodies  (enabled, stepped; under PP_MODEL_ODE also the disabled ones dWorldStep would
+ *           enable, joined to a stepped body by a joint or a contact) mass or inertia not
+ *           finite and positive (definite) with a finite inverse, position,
  *           quaternion, velocities, force or torque accumulators or finite-rotation axis NaN
  *           or Inf, damping scales outside [0, 1], damping thresholds or maximum angular
  *           speed NaN or negative;
  *   geoms   (enabled, in the space tree) a NaN/Inf position or rotation (also through the body
  *           and the geom offset), plane parameters, or sphere, box, capsule, cylinder and ray
- *           dimensions that are not finite and >= 0;
+ *           dimensions that are not finite and >= 0, and a bounding box beyond the int cells
+ *           of its dHashSpace (dSpaceCollide would abort; 2^31 cells of the geom's level);
  *   pairs   a surface from config.surface_fn that pp_config_validate would reject (the ode_*
  *           fields under PP_MODEL_ODE only), under the pegplus models a near callback's dContact
  *           with mu NaN or < 0, or (with dContactBounce) bounce outside [0, 1] or bounce_vel
