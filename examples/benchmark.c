@@ -110,6 +110,8 @@ static const char HELP[] =
     "  --auto-disable   ODE's auto-disable on (its default thresholds, 10 idle steps) for\n"
     "                   every model: settled bodies sleep, and a sleeping island costs\n"
     "                   nothing but its broadphase entries\n"
+    "  --no-load-sharing  pp_config.load_sharing = 0 (Lemke's vertex where supports are\n"
+    "                   redundant, README \"Redundant supports\")\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
     "  --list           list the scenes and exit\n"
@@ -259,6 +261,7 @@ static double cpu_now(void)
 
 static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models */
 static int g_auto_disable = 0; /* --auto-disable: ODE's auto-disable on, its defaults */
+static int g_load_sharing = 1; /* --no-load-sharing: pp_config.load_sharing = 0 */
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
  * needs (its surface: pp_scene.configure, the jointed scenes). */
@@ -270,6 +273,7 @@ static pp_config model_config(const bench_model *m, const pp_scene *scene)
     c.ode_stepper = m->stepper;
     c.friction_directions = 4;
     c.threads = g_threads;
+    c.load_sharing = g_load_sharing;
     return c;
 }
 
@@ -711,6 +715,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (!strcmp(a, "--auto-disable")) {
             g_auto_disable = 1;
+        } else if (!strcmp(a, "--no-load-sharing")) {
+            g_load_sharing = 0;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&

@@ -666,7 +666,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * the joints carry no compliance, the limit was rarely found there (D = 0 on the
          * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
          * a step, the gripper 75 -> 164 us. */
-        if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0) {
+        if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
+            !pp->base.keep_lemke_vertex) {
             pp_load_sharing *ls = &d->load;
             pp_status room = pp_load_sharing_reserve(ls, n);
             if (room != PP_OK) {

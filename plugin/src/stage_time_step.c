@@ -205,7 +205,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
-                               iw->local_contacts, k, world->config.compliance},
+                               iw->local_contacts, k, world->config.compliance,
+                               !world->config.load_sharing},
                               l->set_count, l->sets, iw->joint_row_count, iw->joint_rows};
     pp_mlcp_solution solution;
     memset(&solution, 0, sizeof solution);

@@ -49,6 +49,7 @@ pp_config pp_config_default(void)
     c.relinearize_iterations = 20;
     c.threads = 1;
     c.lcp_budget_seconds = 10.0;
+    c.load_sharing = 1;
     return c;
 }
 
@@ -87,6 +88,8 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("relinearize_iterations must be in 0..100", c->relinearize_iterations);
     if (c->threads < 1 || c->threads > PP_MAX_THREADS)
         return reject("threads must be in 1..64", c->threads);
+    if (c->load_sharing != 0 && c->load_sharing != 1)
+        return reject("load_sharing must be 0 or 1", c->load_sharing);
     if (!(c->lcp_budget_seconds >= 0.0) || !(c->lcp_budget_seconds <= 3600.0))
         return reject("lcp_budget_seconds must be in [0, 3600] s (0: no limit)",
                       c->lcp_budget_seconds);

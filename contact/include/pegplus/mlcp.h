@@ -96,6 +96,10 @@ typedef struct pp_mlcp_problem {
                                        on a face: 4 corners for 3 freedoms) make the LCP
                                        degenerate; r ~ 1e-10 makes its solution unique at a
                                        velocity error of r |M| p. 0 = exact (ST96). */
+    int keep_lemke_vertex;          /* 1: where the LCP has many solutions (redundant
+                                       supports) keep the vertex Lemke found instead of the
+                                       compliance limit (pp_peg_solve, lcp_load_sharing.c);
+                                       0 (default): share the load */
 } pp_mlcp_problem;
 
 /* Output arrays, all the caller's. Required: normal_impulse, velocity. Optional (NULL):

@@ -160,6 +160,15 @@ typedef struct pp_config {
                                      (relinearize_cut), so the LCPs keep the other half. What
                                      this budget cuts depends on the machine's speed: it is the
                                      one thing that can make two runs differ. */
+    int load_sharing;             /* pegplus models, 0 or 1; default 1: where an island's
+                                     supports are redundant (a face on a face, a plate on
+                                     balls) its many LCP solutions are narrowed to the limit
+                                     of a uniform compliance going to zero, so every support
+                                     carries load and friction (README "Redundant
+                                     supports"). 0 keeps the vertex Lemke finds (three
+                                     supports carry it all): faster where most islands rest on
+                                     faces (a settled 30-box pile: 1.0 -> 0.38 ms a step), but
+                                     friction and rolling over many supports are then wrong. */
 } pp_config;
 
 #define PP_MAX_THREADS 64
