@@ -3,6 +3,7 @@
 #   compare-test.sh help  BIN
 #   compare-test.sh heap  BIN DIR
 #   compare-test.sh sweep BIN DIR SWEEP_SCRIPT
+#   compare-test.sh program BIN DIR PROGRAM
 # Each exits 0 when every check holds, else prints what failed and exits 1.
 set -eu
 case_=$1
@@ -106,6 +107,28 @@ sweep)
     grep -q '^#SBATCH --array=1-36$' "$dir-slurm/sweep.slurm" || fail "sweep.slurm is not a 36-task array"
     bash -n "$dir-slurm/sweep.slurm" || fail "sweep.slurm is not valid bash"
     echo "sweep: 36 runs merged into $dir/summary.csv"
+    ;;
+program)
+    # an unchanged ODE program (no pegplus header) under ode, standard and peg through
+    # pegplus-run: three rows, every step run and none refused; its own loop (ODE's soft
+    # contacts) sinks by more than 1 mm, PEG's rigid contacts stay below 1e-9 m
+    dir=$3
+    program=$4
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$bin" --program "$program 400 hard" --models ode,standard,peg --csv "$dir/program.csv" \
+        > "$dir/table.txt" 2> "$dir/progress.txt" || fail "pegplus-compare exited $?"
+    [ "$(wc -l < "$dir/program.csv")" -eq 4 ] || fail "program.csv has not a header and 3 rows"
+    for m in ode standard peg; do
+        st=$(awk -F, -v m=$m 'NR > 1 && $2 == m { print $9 }' "$dir/program.csv")
+        [ "$st" = ok ] || fail "$m: status '$st'"
+        steps=$(awk -F, -v m=$m 'NR > 1 && $2 == m { print $8 }' "$dir/program.csv")
+        [ "$steps" -eq 400 ] || fail "$m: $steps steps, not 400"
+    done
+    ode=$(awk -F, 'NR > 1 && $2 == "ode" { print $10 }' "$dir/program.csv")
+    peg=$(awk -F, 'NR > 1 && $2 == "peg" { print $10 }' "$dir/program.csv")
+    awk -v v="$ode" 'BEGIN { exit !(v > 1e-3) }' || fail "stock ODE's worst penetration $ode m is not > 1e-3"
+    awk -v v="$peg" 'BEGIN { exit !(v < 1e-9) }' || fail "PEG's worst penetration $peg m is not < 1e-9"
+    echo "program: ode $ode m, peg $peg m"
     ;;
 *)
     fail "unknown case $case_"

@@ -72,7 +72,7 @@ static const option_spec OPTIONS[] = {
     {"--seed", 1}, {"--mu", 1}, {"--friction-directions", 1}, {"--relinearize", 1},
     {"--margin", 1}, {"--compliance", 1}, {"--lcp-budget", 1}, {"--states", 1}, {"--budget", 1}, {"--csv", 1},
     {"--json", 1}, {"--series", 1}, {"--figures", 1}, {"--trajectory", 1}, {"--decimation", 1},
-    {"--final-state", 1},
+    {"--final-state", 1}, {"--program", 1},
     {"--merge", 0}, {"--quiet", 0}, {"--help", 0}, {"--list-options", 0}, {"--model", 1},
 };
 enum { OPTION_COUNT = sizeof OPTIONS / sizeof OPTIONS[0] };
@@ -114,6 +114,13 @@ static const char HELP[] =
     "  --states DIR     settled states the heap and pile scenes start from, DIR/<state>.state\n"
     "                   (default: the source tree's examples/scenes/states; '' starts them as\n"
     "                   built)\n"
+    "  --program 'PATH [ARGS]'   instead of a scene: an unchanged, dynamically linked ODE\n"
+    "                   program run once per model (ode: its own loop; standard, peg) through\n"
+    "                   pegplus-run (docs/drop-in.md; found as $PEGPLUS_RUN, the build tree's,\n"
+    "                   or on PATH). Its rows hold what pegplus-run's summary reports: steps,\n"
+    "                   worst penetration (the pegplus models' contacts; under ode the\n"
+    "                   deepest contact ODE reported), LCP solves and pivots, fallbacks\n"
+    "                   (approximate + failed islands), wall time; the rest is nan\n"
     "  --budget S       wall seconds of stepping per run; a run past it stops (status\n"
     "                   time_budget; its metrics cover the steps run). Default: none\n"
     "\n"
@@ -207,7 +214,7 @@ typedef struct options {
     double mu; /* < 0: the scene's */
     int friction_directions, relinearize;
     double margin, compliance, budget, lcp_budget;
-    const char *states, *csv, *json, *series, *figures, *trajectory, *final_state;
+    const char *states, *csv, *json, *series, *figures, *trajectory, *final_state, *program;
     int decimation, quiet, merge;
     char **inputs; /* --merge */
     int input_count;
@@ -307,6 +314,7 @@ static void parse_options(int argc, char **argv, options *o)
         else if (!strcmp(a, "--compliance")) o->compliance = parse_number(a, v);
         else if (!strcmp(a, "--lcp-budget")) o->lcp_budget = parse_number(a, v);
         else if (!strcmp(a, "--states")) o->states = v;
+        else if (!strcmp(a, "--program")) o->program = v;
         else if (!strcmp(a, "--budget")) o->budget = parse_number(a, v);
         else if (!strcmp(a, "--csv")) o->csv = v;
         else if (!strcmp(a, "--json")) o->json = v;
@@ -1230,6 +1238,104 @@ static int merge_main(const options *o)
 
 /* ------------------------------------------------------------------------------ main */
 
+/* ------------------------------------------------------------- unchanged programs */
+
+#ifndef PP_PEGPLUS_RUN
+#define PP_PEGPLUS_RUN "pegplus-run"
+#endif
+
+/* pegplus-run's script: $PEGPLUS_RUN, else the build tree's (when it is there), else PATH's. */
+static const char *pegplus_run_path(void)
+{
+    const char *env = getenv("PEGPLUS_RUN");
+    if (env && *env) return env;
+    return access(PP_PEGPLUS_RUN, R_OK) == 0 ? PP_PEGPLUS_RUN : "pegplus-run";
+}
+
+/* The value after "key=" in pegplus-run's summary line, or NAN. */
+static double summary_field(const char *line, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, " %s=", key);
+    const char *at = strstr(line, pattern);
+    return at ? strtod(at + strlen(pattern), NULL) : NAN;
+}
+
+/* One model's run of the program: `sh pegplus-run --model M -- PROGRAM ARGS`, its stdout
+ * discarded, its stderr kept in a temporary file whose last "pegplus-run: model=" line is the
+ * summary (pegplus-run prints it at exit). */
+static void run_program(const options *o, const model_spec *m, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    char first[128]; /* the program's file name, without its directories */
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(o->program, " \t"), o->program);
+    const char *base = strrchr(first, '/');
+    snprintf(s->scene, sizeof s->scene, "%s", base ? base + 1 : first);
+    snprintf(s->model, sizeof s->model, "%s", m->name);
+    s->h = s->seconds = NAN;
+    s->final_penetration = s->overlap_max = s->overlap_final = NAN;
+    s->energy_initial = s->energy_final = s->energy_drift = s->energy_max_gain = NAN;
+    s->momentum_change = s->angular_momentum_change = NAN;
+    s->joint_violation_max = s->joint_violation_final = NAN;
+    s->us_worst = NAN;
+    const char *model = m->model == PP_MODEL_ODE ? "ode" : m->model == PP_MODEL_STANDARD ? "standard" : "peg";
+    if (m->linear || (m->model == PP_MODEL_ODE && m->stepper != PP_ODE_WORLD_STEP)) {
+        set_status(s, "not_a_program_model"); /* the program's own loop picks its stepper */
+        return;
+    }
+    char err[] = "/tmp/pegplus-compare-XXXXXX";
+    int fd = mkstemp(err);
+    if (fd < 0) {
+        set_status(s, "no_temporary_file");
+        return;
+    }
+    close(fd);
+    char command[8192];
+    snprintf(command, sizeof command, "sh '%s' --model %s -- %s >/dev/null 2>'%s'",
+             pegplus_run_path(), model, o->program, err);
+    double t0 = now();
+    int rc = system(command);
+    s->wall_seconds = now() - t0;
+    char line[2048], last[2048] = "";
+    FILE *f = fopen(err, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "pegplus-run: model=", 19)) snprintf(last, sizeof last, "%s", line);
+    if (f) fclose(f);
+    unlink(err);
+    if (!*last) {
+        set_status(s, "program_failed:%d", rc);
+        return;
+    }
+    s->steps_run = s->steps_planned = (int)summary_field(last, "steps");
+    s->max_penetration = summary_field(last, "worst_penetration");
+    double solves = summary_field(last, "lcp_solves"), pivots = summary_field(last, "lcp_pivots");
+    s->lcp_solves = isnan(solves) ? 0 : (long long)solves;
+    s->lcp_pivots = isnan(pivots) ? 0 : (long long)pivots;
+    double approximate = summary_field(last, "approximate"), failed = summary_field(last, "islands_failed");
+    s->lcp_fallback_steps = (int)((isnan(approximate) ? 0 : approximate) + (isnan(failed) ? 0 : failed));
+    double peg = summary_field(last, "peg_fallback");
+    s->peg_fallback_steps = isnan(peg) ? 0 : (int)peg;
+    s->us_mean = s->steps_run > 0 ? 1e6 * s->wall_seconds / s->steps_run : NAN;
+    double refused = summary_field(last, "refused");
+    if (rc != 0) set_status(s, "program_failed:%d", rc);
+    else if (refused > 0) set_status(s, "steps_refused:%d", (int)refused);
+    else set_status(s, "ok");
+}
+
+static int program_main(const options *o)
+{
+    summary rows[MAX_LIST];
+    int ok = 1;
+    for (int mi = 0; mi < o->model_count; ++mi) {
+        if (!o->quiet) fprintf(stderr, "pegplus-compare: %s under %s ...\n", o->program, o->models[mi]->name);
+        run_program(o, o->models[mi], &rows[mi]);
+    }
+    if (!o->quiet) print_table(rows, o->model_count);
+    if (o->csv) ok = write_csv(o->csv, rows, o->model_count) && ok;
+    if (o->json) ok = write_json(o->json, rows, o->model_count) && ok;
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; ++i)
@@ -1244,6 +1350,7 @@ int main(int argc, char **argv)
     }
     free(o.inputs); /* only --merge has inputs */
     o.inputs = NULL;
+    if (o.program) return program_main(&o);
 
     /* the scene's defaults */
     const pp_catalog_entry *e = pp_catalog_find(o.scene);
