@@ -163,9 +163,11 @@ static pp_status order_geoms(pp_world *world)
             }
         if (!known) o->rec[i].seq = o->next++;
     }
-    qsort(o->rec, (size_t)n, sizeof *o->rec, by_seq);
-    for (int i = 0; i < n; ++i) o->sorted[i] = world->geoms[o->rec[i].index];
-    memcpy(world->geoms, o->sorted, (size_t)n * sizeof *world->geoms);
+    if (n > 0) { /* (no geoms: world->geoms may be NULL) */
+        qsort(o->rec, (size_t)n, sizeof *o->rec, by_seq);
+        for (int i = 0; i < n; ++i) o->sorted[i] = world->geoms[o->rec[i].index];
+        memcpy(world->geoms, o->sorted, (size_t)n * sizeof *world->geoms);
+    }
     /* the table becomes exactly this collect's geoms */
     if (o->capacity < 2 * (n + 1)) {
         int capacity = 16;
