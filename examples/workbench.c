@@ -523,15 +523,6 @@ static double joint_violation(const run_state *rs)
     return worst;
 }
 
-static void geom_pose(dGeomID g, double pos[3], double R[9])
-{
-    const dReal *p = dGeomGetPosition(g), *r = dGeomGetRotation(g); /* r: 3 x 4, row-major */
-    for (int i = 0; i < 3; ++i) {
-        pos[i] = p[i];
-        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
-    }
-}
-
 /* Pairs some model lets collide (pp_scene_max_penetration's rules). */
 static int pair_counts(dGeomID a, dGeomID b)
 {
@@ -565,8 +556,8 @@ static double total_overlap(pp_catalog_scene *cs)
             const pp_polytope *pb = pp_catalog_polytope(cs, b);
             if (!pb) continue;
             double xa[3], Ra[9], xb[3], Rb[9], v = 0.0;
-            geom_pose(a, xa, Ra);
-            geom_pose(b, xb, Rb);
+            pp_scene_geom_pose(a, xa, Ra);
+            pp_scene_geom_pose(b, xb, Rb);
             if (pp_overlap_volume(pa, xa, Ra, pb, xb, Rb, &v) != PP_OK) return NAN;
             sum += v;
         }

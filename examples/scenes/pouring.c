@@ -185,15 +185,6 @@ void pp_pour_scene_destroy(pp_pour_scene *s)
 
 /* ---- measurement ---------------------------------------------------------------------- */
 
-static void geom_pose(dGeomID g, double pos[3], double R[9])
-{
-    const dReal *p = dGeomGetPosition(g), *r = dGeomGetRotation(g); /* r: 3 x 4, row-major */
-    for (int i = 0; i < 3; ++i) {
-        pos[i] = p[i];
-        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
-    }
-}
-
 static int aabbs_overlap(dGeomID a, dGeomID b)
 {
     dReal x[6], y[6];
@@ -212,14 +203,14 @@ pp_status pp_pour_scene_overlap(const pp_pour_scene *s, double *total)
     for (int i = 0; i < n; ++i) {
         dGeomID gi = s->scene.geoms[i];
         double pi[3], Ri[9];
-        geom_pose(gi, pi, Ri);
+        pp_scene_geom_pose(gi, pi, Ri);
         for (int j = 0; j < n + PP_POUR_BLOCKS; ++j) {
             if (j < n && j <= i) continue; /* each dynamic pair once */
             dGeomID gj = j < n ? s->scene.geoms[j] : s->blocks[j - n];
             const pp_polytope *pj = j < n ? s->body_polytopes[j] : s->block_polytopes[j - n];
             if (!aabbs_overlap(gi, gj)) continue;
             double pos_j[3], Rj[9], v = 0.0;
-            geom_pose(gj, pos_j, Rj);
+            pp_scene_geom_pose(gj, pos_j, Rj);
             pp_status st = pp_overlap_volume(s->body_polytopes[i], pi, Ri, pj, pos_j, Rj, &v);
             if (st != PP_OK) return st;
             sum += v;

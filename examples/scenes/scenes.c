@@ -416,3 +416,12 @@ double pp_scene_max_penetration(const pp_scene *s)
     }
     return deepest;
 }
+
+void pp_scene_geom_pose(dGeomID geom, double pos[3], double R[9])
+{
+    const dReal *p = dGeomGetPosition(geom), *r = dGeomGetRotation(geom); /* r: 3 x 4 */
+    for (int i = 0; i < 3; ++i) {
+        pos[i] = p[i];
+        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
+    }
+}

@@ -144,6 +144,10 @@ void pp_scene_zero_velocities(pp_scene *scene);
 double pp_scene_kinetic_energy(const pp_scene *scene);
 void pp_scene_angular_momentum(const pp_scene *scene, double L[3]);
 
+/* A geom's world pose as pegplus/overlap.h takes it: position and a row-major 3 x 3 rotation
+ * (ODE's dGeomGetRotation is 3 x 4). */
+void pp_scene_geom_pose(dGeomID geom, double pos[3], double R[9]);
+
 /* Deepest overlap (m) between any two geoms of the scene, measured with dCollide the same way
  * for every model (0 when nothing overlaps). Pairs that cannot touch in any model are skipped:
  * two static geoms, geoms of bodies joined by a joint (other than a contact joint), and pairs
