@@ -73,8 +73,6 @@ struct pp_auto_disable {
     int change_count, change_capacity;
     unsigned char *awake; /* per scratch shape's body: reached by the walk */
     int awake_capacity;
-    int *queue;
-    int queue_capacity;
 };
 
 static unsigned slot_of(dBodyID body, int capacity)
@@ -187,7 +185,6 @@ void pp_auto_disable_free(pp_world *world)
     free(a->slots);
     free(a->changes);
     free(a->awake);
-    free(a->queue);
     free(a);
     world->auto_disable = NULL;
 }
@@ -345,67 +342,48 @@ pp_status pp_auto_disable_wake(pp_world *world, int *changed)
     if (!a) return PP_OK;
     const int nb = world->body_count;
     pp_status st = pp_grow((void **)&a->awake, &a->awake_capacity, nb + 1, 1);
-    if (st == PP_OK) st = pp_grow((void **)&a->queue, &a->queue_capacity, nb + 1, sizeof(int));
     if (st != PP_OK) return st;
     /* Seeds: the stepped bodies still enabled. The walk crosses pairs and joints between
-     * stepped bodies, and wakes the body of any sleeping geom or joint partner it meets. */
-    int tail = 0;
-    for (int i = 0; i < nb; ++i) {
-        a->awake[i] = (unsigned char)dBodyIsEnabled(world->bodies[i].id);
-        if (a->awake[i]) a->queue[tail++] = i;
+     * stepped bodies; body -> pairs adjacency is not kept, so it sweeps the pair and joint
+     * lists until a sweep reaches no new body (each sweep reaches at least one, or ends). */
+    for (int i = 0; i < nb; ++i) a->awake[i] = (unsigned char)dBodyIsEnabled(world->bodies[i].id);
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        for (int p = 0; p < s->pair_count; ++p) {
+            int ba = s->shape_body[s->pairs[p].a], bb = s->shape_body[s->pairs[p].b];
+            if (ba >= 0 && bb >= 0 && a->awake[ba] != a->awake[bb]) {
+                a->awake[a->awake[ba] ? bb : ba] = 1;
+                progress = 1;
+            }
+        }
+        for (int j = 0; j < world->joint_count; ++j) {
+            int b0 = world->joints[j].body_a, b1 = world->joints[j].body_b;
+            if (b0 >= 0 && b1 >= 0 && a->awake[b0] != a->awake[b1]) {
+                a->awake[a->awake[b0] ? b1 : b0] = 1;
+                progress = 1;
+            }
+        }
     }
-    if (tail == nb) { /* nobody slept: only geoms of sleeping bodies can be reached */
-        for (int p = 0; p < s->pair_count; ++p) {
-            int sa = s->pairs[p].a, sb = s->pairs[p].b;
-            int other = s->shape_body[sa] < 0 ? sa : s->shape_body[sb] < 0 ? sb : -1;
-            dBodyID body;
-            if (other < 0 || !body_of_shape(s, other, &body) || dBodyIsEnabled(body)) continue;
-            if ((st = record_change(a, body)) != PP_OK) return st;
+    for (int i = 0; i < nb; ++i) {
+        dBodyID body = world->bodies[i].id;
+        if (a->awake[i] && !dBodyIsEnabled(body)) { /* put to sleep, touched: awake */
             dBodyEnable(body);
-            *changed = 1;
+            continue;
         }
-    } else {
-        /* body -> pairs adjacency is not kept; the walk sweeps the pair list until no new
-         * body is reached (each sweep reaches at least one more, or ends) */
-        int progress = 1;
-        while (progress) {
-            progress = 0;
-            for (int p = 0; p < s->pair_count; ++p) {
-                int sa = s->pairs[p].a, sb = s->pairs[p].b;
-                int ba = s->shape_body[sa], bb = s->shape_body[sb];
-                if (ba >= 0 && bb >= 0 && a->awake[ba] != a->awake[bb]) {
-                    int wake = a->awake[ba] ? bb : ba;
-                    a->awake[wake] = 1;
-                    progress = 1;
-                }
-            }
-            for (int j = 0; j < world->joint_count; ++j) {
-                int b0 = world->joints[j].body_a, b1 = world->joints[j].body_b;
-                if (b0 >= 0 && b1 >= 0 && a->awake[b0] != a->awake[b1]) {
-                    a->awake[a->awake[b0] ? b1 : b0] = 1;
-                    progress = 1;
-                }
-            }
-        }
-        for (int i = 0; i < nb; ++i) {
-            dBodyID body = world->bodies[i].id;
-            if (a->awake[i] && !dBodyIsEnabled(body)) { /* put to sleep, touched: awake */
-                dBodyEnable(body);
-                continue;
-            }
-            if (!a->awake[i]) *changed = 1; /* asleep now: no longer stepped */
-        }
-        for (int p = 0; p < s->pair_count; ++p) {
-            int sa = s->pairs[p].a, sb = s->pairs[p].b;
-            int ba = s->shape_body[sa], bb = s->shape_body[sb];
-            int other = ba < 0 ? sa : bb < 0 ? sb : -1, mine = ba < 0 ? bb : ba;
-            dBodyID body;
-            if (other < 0 || mine < 0 || !a->awake[mine]) continue;
-            if (!body_of_shape(s, other, &body) || dBodyIsEnabled(body)) continue;
-            if ((st = record_change(a, body)) != PP_OK) return st;
-            dBodyEnable(body);
-            *changed = 1;
-        }
+        if (!a->awake[i]) *changed = 1; /* asleep now: no longer stepped */
+    }
+    /* ... and wakes the body of any sleeping geom an awake body meets */
+    for (int p = 0; p < s->pair_count; ++p) {
+        int sa = s->pairs[p].a, sb = s->pairs[p].b;
+        int ba = s->shape_body[sa], bb = s->shape_body[sb];
+        int other = ba < 0 ? sa : bb < 0 ? sb : -1, mine = ba < 0 ? bb : ba;
+        dBodyID body;
+        if (other < 0 || mine < 0 || !a->awake[mine]) continue;
+        if (!body_of_shape(s, other, &body) || dBodyIsEnabled(body)) continue;
+        if ((st = record_change(a, body)) != PP_OK) return st;
+        dBodyEnable(body);
+        *changed = 1;
     }
     for (int i = 0; i < nb; ++i)
         if (a->awake[i] && (st = wake_joint_partners(a, world->bodies[i].id, changed)) != PP_OK)
