@@ -21,41 +21,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define PP_FUZZ_NAME "fuzz_config"
+#include "fuzz_harness.h"
 #include "fuzz_input.h"
 #include "pegplus/pegplus.h"
 
-static int g_errors;
-static char g_message[512];
-
-static void capture(pp_log_level level, const char *message, void *user)
-{
-    (void)user;
-    if (level != PP_LOG_ERROR) return;
-    if (g_errors++ == 0) snprintf(g_message, sizeof g_message, "%s", message);
-}
-
-#define REQUIRE(cond)                                                                  \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "fuzz_config: %s:%d: invariant failed: %s (last message: %s)\n", \
-                    __FILE__, __LINE__, #cond, g_message);                             \
-            abort();                                                                   \
-        }                                                                              \
-    } while (0)
-
-/* ODE's own messages (dCreateConvex's warnings on a hull that does not contain the body
- * origin, "LCP internal error") are ODE's behaviour, not a finding: keep the log readable. */
-static void ode_quiet(int num, const char *message, va_list ap)
-{
-    (void)num, (void)message, (void)ap;
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    dInitODE2(0);
-    dSetMessageHandler(ode_quiet);
-    pp_set_log_hook(capture, NULL);
+    pp_fuzz_init();
     return 0;
 }
 

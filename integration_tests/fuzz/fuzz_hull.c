@@ -22,42 +22,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define PP_FUZZ_NAME "fuzz_hull"
+#include "fuzz_harness.h"
 #include "fuzz_input.h"
 #include "pegplus/geometry.h"
 #include "pegplus/pegplus.h"
 
 #define PP_FUZZ_MAX_POINTS 1100
 
-static int g_errors;
-
-static void count_errors(pp_log_level level, const char *message, void *user)
-{
-    (void)message, (void)user;
-    if (level == PP_LOG_ERROR) g_errors++;
-}
-
-#define REQUIRE(cond)                                                                  \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "fuzz_hull: %s:%d: invariant failed: %s\n", __FILE__,      \
-                    __LINE__, #cond);                                                  \
-            abort();                                                                   \
-        }                                                                              \
-    } while (0)
-
-/* ODE's own messages (dCreateConvex's warnings on a hull that does not contain the body
- * origin, "LCP internal error") are ODE's behaviour, not a finding: keep the log readable. */
-static void ode_quiet(int num, const char *message, va_list ap)
-{
-    (void)num, (void)message, (void)ap;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    dInitODE2(0);
-    dSetMessageHandler(ode_quiet);
-    pp_set_log_hook(count_errors, NULL);
+    pp_fuzz_init();
     return 0;
 }
 
