@@ -198,7 +198,7 @@ pp_status pp_features_polytope_plane(const pp_polytope_view *a, const double pla
     double n[3] = {-plane_normal[0], -plane_normal[1], -plane_normal[2]};
     for (int v = 0; v < a->vertex_count; ++v) {
         double psi = dot(plane_normal, vertex(a, v)) - offset;
-        if (psi < eps && psi > -eps) emit(&s, PP_CONTACT_VERTEX_FACE, v, -1, vertex(a, v), n, psi);
+        if (psi < eps) emit(&s, PP_CONTACT_VERTEX_FACE, v, -1, vertex(a, v), n, psi);
     }
     return finish(&s, needed);
 }

@@ -908,7 +908,7 @@ pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const dou
     for (int v = 0; v < a->vertex_count; ++v) {
         const double *x = a->vertices + 3 * v;
         double psi = pp_v3_dot(normal, x) - offset;
-        if (!(psi < eps && psi > -eps)) continue;
+        if (!(psi < eps)) continue;
         out->sets_needed++;
         out->contacts_needed++;
         if (!full && (out->set_count >= out->set_capacity ||

@@ -364,6 +364,35 @@ static int anisotropic_directions(const pp_contact *c, int k, double *d, double 
  * into the primary's frame first (§2.4 same-frame rule), so that G_iota - G_s and
  * psi_iota - psi_s compare gaps of the same pair of bodies measured the same way.
  */
+/* The gap a member's psi/h term sees (Eqs 39-40, 45), ODE's soft ERP applied to a penetration. */
+static double soft_gap(const pp_contact *c, const pp_contact *member, int soft)
+{
+    return soft && member->psi < 0.0 ? c->soft_erp * member->psi : member->psi;
+}
+
+/* The recovery shift of a set whose gap is a penetration depth (PP_CONTACT_DEPTH on every
+ * member; in practice U sets: closest-point contacts and vertices below a half-space). A set
+ * holds when max_s psi_s >= 0, so its depth is -max_s psi_s. One deeper than v_max h (a body
+ * left deep by another model or by the program) has every member's gap raised by the same
+ * amount, to a set gap of -v_max h: the step asks for the gap rate v_max only, and the body
+ * is recovered over several steps instead of leaving at -psi/h. The members' differences,
+ * the slack rows' terms, are kept. 0 when v_max is 0 or infinite (no bound), and for PEG's
+ * polytope sets, whose psi < 0 need not be a depth (pegplus/features.h). */
+static double recovery_shift(const pp_mlcp_problem *p, const pp_peg_set *set, int soft)
+{
+    const double v_max = p->max_correcting_velocity;
+    if (!(v_max > 0.0) || !isfinite(v_max)) return 0.0;
+    const pp_contact *c = &p->contacts[set->first];
+    double g = -INFINITY;
+    for (int i = 0; i < set->count; ++i) {
+        const pp_contact *member = &p->contacts[set->first + i];
+        if (!(member->surface & PP_CONTACT_DEPTH)) return 0.0;
+        g = fmax(g, soft_gap(c, member, soft));
+    }
+    const double floor = -v_max * p->h;
+    return g < floor ? floor - g : 0.0;
+}
+
 static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
 {
     const pp_mlcp_problem *p = &pp->base;
@@ -413,7 +442,8 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
             /* ODE's soft contact: cfm/h on the normal diagonal (e(psi) below) */
             if (soft) ws->set_soft[j] = c->soft_cfm / h;
         }
-        const double e_psi = soft && c->psi < 0.0 ? c->soft_erp * c->psi : c->psi;
+        const double shift = recovery_shift(p, set, soft);
+        const double e_psi = soft_gap(c, c, soft) + shift;
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
             const double *u = l == 0 ? c->n : &d[3 * (l - 1)];
@@ -433,7 +463,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
                 ra[r] = JAC(ws, row, 0)[r] - ga[r];
                 rb[r] = JAC(ws, row, 1)[r] - gb[r];
             }
-            const double e_s = soft && s.psi < 0.0 ? c->soft_erp * s.psi : s.psi;
+            const double e_s = soft_gap(c, &s, soft) + shift;
             ws->rhs[row + k + i] = (e_psi - e_s) / h;
             /* each gap rate relative to the moving surface: (n_iota - n_s) . motion */
             if (c->surface & PP_CONTACT_MOTION)

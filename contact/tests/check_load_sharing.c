@@ -176,7 +176,7 @@ static void block_on_four(double mu, int k, double delta)
     pp_mlcp_body body = box_body(m, e, v);
     pp_contact c[4];
     supports(4, xy, mu, c);
-    pp_mlcp_problem p = {H, 1, &body, 4, c, k, 0.0, 0};
+    pp_mlcp_problem p = {H, 1, &body, 4, c, k, 0.0, 0, 0.0};
     double pn[4], beta[4 * 8], sigma[4], f[12], nu[6];
     pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
     pp_mlcp_stats st;
@@ -230,7 +230,7 @@ START_TEST(test_three_supports_untouched)
     pp_mlcp_body body = box_body(m, e, v);
     pp_contact c[3];
     supports(3, xy, 0.0, c);
-    pp_mlcp_problem p = {H, 1, &body, 3, c, 4, 0.0, 0};
+    pp_mlcp_problem p = {H, 1, &body, 3, c, 4, 0.0, 0, 0.0};
     double pn[3], f[9], nu[6];
     pp_mlcp_solution s = {pn, NULL, NULL, f, nu, NULL};
     pp_mlcp_stats st;

@@ -142,7 +142,7 @@ static step_out run(const pp_mlcp_body *bodies, int nb, const pp_contact *contac
 {
     step_out o;
     memset(&o, 0, sizeof o);
-    pp_mlcp_problem p = {H, nb, bodies, nc, contacts, k, 0.0, 0};
+    pp_mlcp_problem p = {H, nb, bodies, nc, contacts, k, 0.0, 0, 0.0};
     pp_mlcp_solution s = {o.pn, o.beta, o.sigma, o.f, o.nu, NULL};
     o.status = pp_mlcp_solve(g_ws, &p, NULL, basis, &s, &o.stats);
     ck_assert_msg(o.status == PP_OK, "mlcp: %s (lcp %s)", pp_status_string(o.status),
@@ -771,7 +771,7 @@ START_TEST(test_bad_input_rejected)
     double pn[4] = {7, 7, 7, 7}, nu[6];
     pp_mlcp_solution s = {pn, NULL, NULL, NULL, nu, NULL};
     pp_mlcp_stats st;
-    pp_mlcp_problem p = {H, 1, &box, 4, c, 8, 0.0, 0};
+    pp_mlcp_problem p = {H, 1, &box, 4, c, 8, 0.0, 0, 0.0};
     c[2].n[2] = 1.1;
     ck_assert_int_eq(pp_mlcp_solve(g_ws, &p, NULL, NULL, &s, &st), PP_ERR_INVALID_ARGUMENT);
     c[2].n[2] = 1.0;

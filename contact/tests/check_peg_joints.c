@@ -64,7 +64,7 @@ static out solve(const pp_mlcp_body *bodies, int nb, const pp_contact *contacts,
 {
     out o;
     memset(&o, 0, sizeof o);
-    pp_peg_problem p = {{H, nb, bodies, nc, contacts, 8, 0.0, 0}, ns, sets, nj, rows};
+    pp_peg_problem p = {{H, nb, bodies, nc, contacts, 8, 0.0, 0, 0.0}, ns, sets, nj, rows};
     pp_mlcp_solution s;
     memset(&s, 0, sizeof s);
     s.normal_impulse = o.normal;

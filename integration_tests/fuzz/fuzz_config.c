@@ -95,14 +95,16 @@ static int config_ok(const pp_config *c)
            c->compliance >= 0.0 && c->compliance <= 1e-3 &&
            c->relinearize_iterations >= 0 && c->relinearize_iterations <= 100 &&
            c->threads >= 1 && c->threads <= PP_MAX_THREADS &&
-           c->lcp_budget_seconds >= 0.0 && c->lcp_budget_seconds <= 3600.0;
+           c->lcp_budget_seconds >= 0.0 && c->lcp_budget_seconds <= 3600.0 &&
+           (c->load_sharing == 0 || c->load_sharing == 1) && c->max_correcting_velocity > 0.0;
 }
 
 static const char *const FIELDS[] = {"model", "ode_stepper", "ode_max_contacts", "mu", "bounce",
                                      "bounce_vel", "plus_v_plastic", "ode_mode", "ode_soft_erp",
                                      "ode_soft_cfm", "proximity_margin", "friction_directions",
                                      "compliance", "relinearize_iterations", "threads",
-                                     "lcp_budget_seconds"};
+                                     "lcp_budget_seconds", "load_sharing",
+                                     "max_correcting_velocity"};
 
 static int names_a_field(const char *message)
 {
@@ -217,6 +219,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.relinearize_iterations = fuzz_field_int(&r, 0, 100);
     c.threads = fuzz_field_int(&r, 1, 4);
     c.lcp_budget_seconds = fuzz_double(&r, 0.0, 0.05, 1);
+    c.load_sharing = fuzz_field_int(&r, 0, 1);
+    c.max_correcting_velocity = fuzz_double(&r, 0.0, 2.0, 1);
     pair_surface ps;
     ps.surface = fuzz_surface(&r);
     ps.keep = fuzz_u8(&r) < 224;

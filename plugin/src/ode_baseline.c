@@ -126,7 +126,7 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     if (ctx->status != PP_OK) return;
     dContact *contact = &world->ode_contacts[first];
     memset(contact, 0, sizeof(dContact) * (size_t)max);
-    int n = dCollide(g1, g2, max, &contact[0].geom, sizeof(dContact));
+    int n = dCollide(g1, g2, max, &contact[0].geom, sizeof(dContact)), kept = 0;
     for (int i = 0; i < n; ++i) {
         if (!finite_contact(&contact[i].geom)) {
             pp_log(PP_LOG_ERROR, "dCollide of dGeomID %p (%s) and dGeomID %p (%s) gave a contact "
@@ -137,11 +137,28 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
             ctx->status = PP_ERR_INVALID_ARGUMENT;
             return;
         }
-        to_ode_surface(&surface, &contact[i].surface);
-        world->ode_contact_bodies[2 * (first + i)] = b1;
-        world->ode_contact_bodies[2 * (first + i) + 1] = b2;
+        /* ODE's convex–convex collider can return a contact with a zero normal (seen at
+         * depth 1e-16 between two dConvex hulls resting on each other, soak seed 627). A
+         * contact joint on it gets NaN friction directions (dPlaneSpace of 0) and dWorldStep
+         * aborts in dNormalize4, killing the program; the contact says nothing about the
+         * pair, so it is dropped (the program's own loop would have died on it). */
+        const dReal *nv = contact[i].geom.normal;
+        if (nv[0] * nv[0] + nv[1] * nv[1] + nv[2] * nv[2] < 1e-12) {
+            pp_log(PP_LOG_WARNING, "dCollide of dGeomID %p (%s) and dGeomID %p (%s) gave a "
+                                   "contact with a zero normal at (%g, %g, %g); it is dropped "
+                                   "(dWorldStep would abort on it)", (void *)g1,
+                   pp_geom_class_name(g1), (void *)g2, pp_geom_class_name(g2),
+                   (double)contact[i].geom.pos[0], (double)contact[i].geom.pos[1],
+                   (double)contact[i].geom.pos[2]);
+            continue;
+        }
+        if (kept != i) contact[kept] = contact[i];
+        to_ode_surface(&surface, &contact[kept].surface);
+        world->ode_contact_bodies[2 * (first + kept)] = b1;
+        world->ode_contact_bodies[2 * (first + kept) + 1] = b2;
+        ++kept;
     }
-    world->ode_contact_count = first + n;
+    world->ode_contact_count = first + kept;
 }
 
 /* The step's contacts into pp_world_get_contacts' list, in its conventions: ODE's normal

@@ -103,7 +103,7 @@ static void contact_surface_ext(pp_contact *c, const pp_surface_ext *ext, int b_
     } else {
         ode_plane_space(n_ode, t1);
     }
-    c->surface = ext->flags;
+    c->surface |= ext->flags;
     for (int k = 0; k < 3; ++k) c->t1[k] = t1[k];
     c->mu2 = ext->mu2 > PP_MU_INFINITE ? PP_MU_INFINITE : ext->mu2;
     c->soft_cfm = ext->soft_cfm;
@@ -121,10 +121,11 @@ static void contact_surface_ext(pp_contact *c, const pp_surface_ext *ext, int b_
 }
 
 /* The pair's surface on contacts [first, count): bodies, shapes, mu, the near callback's
- * extensions (ext, may be NULL) and the restitution parameters of stage 6. */
+ * extensions (ext, may be NULL) and the restitution parameters of stage 6. depth: their psi
+ * is a penetration depth (PP_CONTACT_DEPTH). */
 static pp_status label_contacts(const pp_step_scratch *s, pp_constraint_list *l, int first,
                                 int count, int a, int b, const pp_surface *surface,
-                                const pp_surface_ext *ext)
+                                const pp_surface_ext *ext, int depth)
 {
     pp_status st = pp_grow((void **)&l->restitution, &l->restitution_capacity, 3 * count,
                           sizeof(double));
@@ -141,7 +142,7 @@ static pp_status label_contacts(const pp_step_scratch *s, pp_constraint_list *l,
         k->shape_a = a;
         k->shape_b = b;
         k->mu = mu;
-        k->surface = 0;
+        k->surface = depth ? PP_CONTACT_DEPTH : 0u;
         if (ext) contact_surface_ext(k, ext, s->shape_geom[b] == ext->node0);
     }
     return PP_OK;
@@ -171,7 +172,7 @@ static pp_status pair_contacts(const pp_step_scratch *s, pp_constraint_list *l, 
                                                l->contact_capacity, &count, &needed);
         if (st == PP_OK) {
             count = first + drop_duplicate_contacts(&l->contacts[first], count - first);
-            st = label_contacts(s, l, first, count, a, b, surface, ext);
+            st = label_contacts(s, l, first, count, a, b, surface, ext, 1);
             if (st == PP_OK) st = add_u_sets(l, first, count);
             if (st == PP_OK) l->contact_count = count;
             return st;
@@ -220,7 +221,7 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
 /*
  * PEG's constraint sets of one near pair (spec/PEG.md §3, pegplus/peg.h): polytope against
  * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
- * vertex–edge, vertex–vertex); polytope against a plane one U per vertex within eps (a
+ * vertex–edge, vertex–vertex); polytope against a plane one U per vertex below eps (a
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
  * their closest-point contacts are exact, so they keep the standard U constraints.
  */
@@ -293,7 +294,8 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                                        &params, &out)
                  : pp_peg_constraints_polytope_plane(&va, sb->normal, sb->offset, eps_ab, &out);
         if (st == PP_OK) {
-            st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface, ext);
+            st = label_contacts(s, l, first_contact, out.contact_count, a, b, surface, ext,
+                                sb->kind == PP_SHAPE_PLANE);
             if (st != PP_OK) return st;
             l->contact_count = out.contact_count;
             l->set_count = out.set_count;

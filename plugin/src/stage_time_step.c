@@ -184,8 +184,12 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
 }
 
 /* The LCP of the island's list (standard: U sets only; PEG: U/I/X sets, Eqs 39-49), with
- * local body indices. PP_ERR_SOLVER: not solved (impulses 0, bodies keep nu*). */
-static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k, int peg)
+ * local body indices. PP_ERR_SOLVER: not solved (impulses 0, bodies keep nu*). `at_start`:
+ * the list's gaps are those of the step's start pose, where a penetration deeper than
+ * max_correcting_velocity h is recovered at that speed; a re-linearisation's gaps are shifted
+ * (psi' = psi(q^) - h G^T nu^, not a depth) and are never bounded. */
+static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k, int peg,
+                            int at_start)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_constraint_list *l = &iw->list;
@@ -206,7 +210,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
                                iw->local_contacts, k, world->config.compliance,
-                               !world->config.load_sharing},
+                               !world->config.load_sharing,
+                               at_start ? world->config.max_correcting_velocity : 0.0},
                               l->set_count, l->sets, iw->joint_row_count, iw->joint_rows};
     pp_mlcp_solution solution;
     memset(&solution, 0, sizeof solution);
@@ -282,8 +287,9 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
                           const double *nu_hat)
 {
     int k = world->config.friction_directions;
-    if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0);
-    pp_status st = solve_list(world, iw, h, k, 1);
+    const int at_start = nu_hat == NULL;
+    if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0, at_start);
+    pp_status st = solve_list(world, iw, h, k, 1, at_start);
     if (st != PP_ERR_SOLVER) return st;
     int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
     iw->stats.peg_fallback++;
@@ -296,7 +302,7 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this island "
                            "used the standard model's %d contacts instead",
            peg_size, peg_status, iw->list.contact_count);
-    return iw->list.contact_count ? solve_list(world, iw, h, k, 0) : PP_OK;
+    return iw->list.contact_count ? solve_list(world, iw, h, k, 0, at_start) : PP_OK;
 }
 
 pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,

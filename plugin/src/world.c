@@ -50,6 +50,7 @@ pp_config pp_config_default(void)
     c.threads = 1;
     c.lcp_budget_seconds = 10.0;
     c.load_sharing = 1;
+    c.max_correcting_velocity = 0.1;
     return c;
 }
 
@@ -90,6 +91,9 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("threads must be in 1..64", c->threads);
     if (c->load_sharing != 0 && c->load_sharing != 1)
         return reject("load_sharing must be 0 or 1", c->load_sharing);
+    if (!(c->max_correcting_velocity > 0.0)) /* INFINITY allowed: no bound */
+        return reject("max_correcting_velocity must be > 0 m/s (INFINITY: no bound)",
+                      c->max_correcting_velocity);
     if (!(c->lcp_budget_seconds >= 0.0) || !(c->lcp_budget_seconds <= 3600.0))
         return reject("lcp_budget_seconds must be in [0, 3600] s (0: no limit)",
                       c->lcp_budget_seconds);
@@ -644,7 +648,7 @@ static pp_status pegplus_substeps(pp_world *world, double h)
         if (st != PP_OK) return st;
 
         int impacts = world->scratch.impacts;
-        st = pp_stage_impact(world);                                /* 6b. impact (PLUS) */
+        st = pp_stage_impact(world, dt);                            /* 6b. impact (PLUS) */
         mark(world, PP_STAGE_IMPACT, &clock);
         if (st != PP_OK) return st;
         if (world->scratch.impacts != impacts) {

@@ -82,6 +82,12 @@ typedef struct pp_contact {
 #define PP_CONTACT_MOTION 0x2u
 #define PP_CONTACT_SOFT 0x4u
 #define PP_CONTACT_SLIP 0x8u
+/* DEPTH: psi is a penetration depth where negative (a closest-point contact, or a vertex
+ * below a half-space), so a start-of-step depth beyond max_correcting_velocity h may be
+ * recovered at that speed (pp_mlcp_problem). PEG's polytope sets do not carry it: a U set of
+ * a vertex beyond its face's region has psi < 0 between separated bodies (pegplus/peg.h,
+ * phi), and an I/X member's psi is one candidate of a max. */
+#define PP_CONTACT_DEPTH 0x10u
 
 /* Does contact c carry friction unknowns (beta, sigma)? */
 static inline int pp_contact_frictional(const pp_contact *c)
@@ -103,7 +109,8 @@ pp_status pp_features_polytopes(const pp_polytope_view *a, const pp_polytope_vie
                                 int *needed);
 
 /* Contacts between polytope A's vertices and the half-space below the plane normal . x = offset
- * (B). Same conventions and return codes. */
+ * (B): every vertex with psi < eps, however deep (unlike a face, a half-space has no far side,
+ * so a deep vertex's psi is its penetration). Same conventions and return codes. */
 pp_status pp_features_polytope_plane(const pp_polytope_view *a, const double normal[3],
                                      double offset, double eps, pp_contact *out, int capacity,
                                      int *count, int *needed);

@@ -100,6 +100,11 @@ typedef struct pp_mlcp_problem {
                                        supports) keep the vertex Lemke found instead of the
                                        compliance limit (pp_peg_solve, lcp_load_sharing.c);
                                        0 (default): share the load */
+    double max_correcting_velocity; /* m/s: a penetrating contact (psi < 0) asks for the gap
+                                       rate max(psi, -v_max h)/h instead of psi/h, so a deep
+                                       overlap is recovered at v_max over several steps (ODE's
+                                       contact max correcting velocity); <= 0 or INFINITY: no
+                                       bound, the exact ST96 term */
 } pp_mlcp_problem;
 
 /* Output arrays, all the caller's. Required: normal_impulse, velocity. Optional (NULL):

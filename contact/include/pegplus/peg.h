@@ -406,7 +406,8 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
                                               pp_peg_output *out);
 
 /* A polytope against the half-space normal . x <= offset (B, static): a U vertex–face set
- * for every vertex with -eps < psi < eps (a half-space has no edges to cross). */
+ * for every vertex with psi < eps (a half-space has no edges to cross, and a vertex deeper
+ * than eps inside it is still penetrating it: its psi is the depth, however deep). */
 pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const double normal[3],
                                             double offset, double eps, pp_peg_output *out);
 

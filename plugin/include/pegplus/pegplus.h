@@ -169,6 +169,17 @@ typedef struct pp_config {
                                      supports carry it all): faster where most islands rest on
                                      faces (a settled 30-box pile: 1.0 -> 0.38 ms a step), but
                                      friction and rolling over many supports are then wrong. */
+    double max_correcting_velocity; /* pegplus models, m/s, > 0 (INFINITY: no bound); default
+                                     0.1 (the value ODE's demos give
+                                     dWorldSetContactMaxCorrectingVel). A contact found
+                                     penetrating, psi < 0, asks the step for the gap rate
+                                     -psi/h (ST96's psi/h term): exact for the round-off
+                                     overlaps the models leave, but a body left centimetres
+                                     deep by another model (PP_MODEL_ODE) or put there by the
+                                     program would be shot out at tens of m/s. Depths beyond
+                                     this speed times h are recovered at this speed, over
+                                     several steps. The ODE world's own setting is not read:
+                                     its default, dInfinity, would give no bound. */
 } pp_config;
 
 #define PP_MAX_THREADS 64
