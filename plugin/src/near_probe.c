@@ -237,24 +237,46 @@ static void synthetic_contact(const pp_world *world, int a, int b, dContactGeom 
 /* The dContact surface's flags and parameters the pegplus models do not honour yet, each
  * reported once per world. PP_FLAG_FORCE_LIMIT stands for a mode without dContactApprox1_1
  * and a finite mu > 0: ODE then reads mu as a force limit in newtons (its "constant force
- * limit approximation"), pegplus as Coulomb's coefficient. */
+ * limit approximation"), pegplus as Coulomb's coefficient. PP_FLAG_TORQUE_LIMIT likewise for
+ * a rolling coefficient > 0 without its axis's dContactApprox1_1/_2/_N: ODE reads it as a
+ * torque limit in N m, pegplus as rho of the bound rho p_n. */
 #define PP_FLAG_FORCE_LIMIT 0x100000
+#define PP_FLAG_TORQUE_LIMIT 0x200000
 static const struct {
     int flag;
     const char *what;
 } unsupported[] = {
-    {dContactRolling, "dContactRolling (rho, rho2, rhoN: rolling and spinning friction)"},
     {PP_FLAG_FORCE_LIMIT, "a mode without dContactApprox1_1 (ODE reads a finite mu as a "
                           "friction force limit in N; pegplus reads it as the Coulomb "
                           "coefficient)"},
+    {PP_FLAG_TORQUE_LIMIT, "dContactRolling without the axis's dContactApprox1_1/_2/_N (ODE "
+                           "reads a finite rho as a torque limit in N m; pegplus bounds the "
+                           "torque by rho times the normal force)"},
 };
+
+/* ODE's rolling coefficients about t1, t2 and the normal (contact.cpp getInfo2): rho, then
+ * rho2 and rhoN with dContactAxisDep, else rho for all three. */
+static void rolling_coefficients(const dSurfaceParameters *sp, double rho[3])
+{
+    rho[0] = sp->rho;
+    rho[1] = sp->mode & dContactAxisDep ? sp->rho2 : sp->rho;
+    rho[2] = sp->mode & dContactAxisDep ? sp->rhoN : sp->rho;
+}
 
 static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dGeomID g1,
                                dGeomID g2)
 {
-    int flags = sp->mode & dContactRolling;
+    int flags = 0;
     if (!(sp->mode & dContactApprox1_1) && sp->mu > 0.0 && isfinite(sp->mu))
         flags |= PP_FLAG_FORCE_LIMIT;
+    if (sp->mode & dContactRolling) {
+        static const int approx[3] = {dContactApprox1_1, dContactApprox1_2, dContactApprox1_N};
+        double rho[3];
+        rolling_coefficients(sp, rho);
+        for (int u = 0; u < 3; ++u)
+            if (!(sp->mode & approx[u]) && rho[u] > 0.0 && isfinite(rho[u]))
+                flags |= PP_FLAG_TORQUE_LIMIT;
+    }
     int fresh = flags & ~world->probe_reported;
     if (!fresh) return;
     world->probe_reported |= fresh;
@@ -270,7 +292,8 @@ static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dG
     pp_log(PP_LOG_WARNING,
            "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
            "the %s model does not honour yet (it honours mu, mu2, fdir1, motion1/2/N, "
-           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported "
+           "soft_erp/soft_cfm, slip1/2, rho/rho2/rhoN, bounce and bounce_vel; "
+           "docs/drop-in.md); reported "
            "once per world", (void *)g1, pp_geom_class_name(g1), (void *)g2,
            pp_geom_class_name(g2), list, pp_model_name(world->config.model));
 }
@@ -314,6 +337,22 @@ static void surface_ext(const dSurfaceParameters *sp, const dReal fdir1[3], dBod
         ext->soft_cfm = sp->mode & dContactSoftCFM ? sp->soft_cfm : 0.0;
         ext->soft_erp = sp->mode & dContactSoftERP ? sp->soft_erp : 1.0;
     }
+    /* rolling and spinning friction about ODE's t1, t2 and normal (ODE clamps a negative
+     * coefficient to 0; NaN is refused below) */
+    if (sp->mode & dContactRolling) {
+        rolling_coefficients(sp, ext->rho);
+        int any = 0;
+        for (int u = 0; u < 3; ++u) {
+            if (ext->rho[u] < 0.0) ext->rho[u] = 0.0;
+            any |= ext->rho[u] > 0.0 || isnan(ext->rho[u]);
+        }
+        if (any) {
+            ext->flags |= PP_CONTACT_ROLLING;
+            ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
+            for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
+            if (!(ext->flags & PP_CONTACT_ANISOTROPIC)) ext->mu2 = sp->mu > 0.0 ? sp->mu : 0.0;
+        }
+    }
     /* force-dependent slip acts along ODE's t1, t2: it needs that frame */
     if (sp->mode & (dContactSlip1 | dContactSlip2)) {
         ext->slip[0] = sp->mode & dContactSlip1 ? sp->slip1 : 0.0;
@@ -346,6 +385,8 @@ static const char *surface_ext_problem(const pp_surface_ext *ext, double *value)
     for (int k = 0; k < 2; ++k)
         if (!(ext->slip[k] >= 0.0 && isfinite(ext->slip[k])))
             return *value = ext->slip[k], "slip1/slip2 must be finite and >= 0";
+    for (int k = 0; k < 3; ++k)
+        if (isnan(ext->rho[k])) return *value = ext->rho[k], "rho/rho2/rhoN must be >= 0";
     if (ext->fdir1_set && !(ext->fdir1[0] * ext->fdir1[0] + ext->fdir1[1] * ext->fdir1[1] +
                                 ext->fdir1[2] * ext->fdir1[2] > 1e-18))
         return *value = 0.0, "fdir1 must not be zero with dContactFDir1";

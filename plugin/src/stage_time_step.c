@@ -113,7 +113,8 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
     const size_t sizes[] = {sizeof(pp_contact), sizeof(double), 3 * sizeof(double),
                             sizeof(double)};
     if (st == PP_OK) st = pp_grow_together(per_contact, sizes, 4, &iw->contact_capacity, nc > 0 ? nc : 1);
-    int n = pp_peg_lcp_size(ns, nc, k) + pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
+    int n = pp_peg_lcp_size(ns, nc, k) + ns * PP_CONTACT_ROLLING_UNKNOWNS_MAX +
+            pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
     return st;
 }
@@ -201,7 +202,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
     int contact_unknowns = 0, joints_wanted = 0;
     for (int j = 0; j < l->set_count; ++j)
-        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0);
+        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
+                            3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,

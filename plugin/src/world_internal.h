@@ -492,6 +492,8 @@ typedef struct pp_surface_ext {
     double motion[3];              /* motion1, motion2, motionN (0 where the flag is absent) */
     double soft_cfm, soft_erp;     /* SOFT: dContactSoftCFM's (0 without), SoftERP's (1 without) */
     double slip[2];                /* SLIP: slip1, slip2 (0 where the flag is absent) */
+    double rho[3];                 /* ROLLING: about t1, t2, the normal (ODE's rho, and rho2,
+                                      rhoN with dContactAxisDep, else rho for all three) */
 } pp_surface_ext;
 /* ext (optional): the pair's pp_surface_ext, or NULL when it has none (no near callback, or
  * no such flags); valid until the next probe stage. */

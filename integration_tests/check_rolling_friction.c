@@ -1,0 +1,366 @@
+/*
+ * Rolling and spinning friction (ODE's dContactRolling: rho, rho2, rhoN) honoured by the
+ * pegplus models (issue 13; docs/drop-in.md "Rolling and spinning friction"), closed forms
+ * for a solid ball on a plane driven through a program's own near callback, under the
+ * standard model and PEG with k = 4 and 8, and stock ODE (PP_MODEL_ODE, dWorldStep) as a
+ * cross-check (its figures printed; asserted where they hold):
+ *   - a ball rolling with rho decelerates at a = -(5/7) rho g / r, then stops and stays;
+ *   - a ball with rho = 0 keeps rolling;
+ *   - on a slope, a ball held by rolling friction (tan theta <= rho/r) stays at rest, and on
+ *     a steeper one rolls down at (5/7) g (sin theta - (rho/r) cos theta);
+ *   - a ball spinning in place with rhoN (dContactAxisDep) loses (5/2) rhoN g / r^2 of its
+ *     spin rate per second, then stops;
+ *   - the energy never rises.
+ *
+ * The ball rolling: solid sphere of mass m, radius r, I = (2/5) m r^2, rolling along x at
+ * v = omega_y r (the contact point at rest). The ground pushes with N = m g up, a friction
+ * force F along x at the contact point and a rolling torque tau about the tangent axis e_y,
+ * opposing the rotation, |tau| = rho N at the bound (ODE's box bound, pegplus/mlcp.h). With
+ * the contact at -r e_z from the centre, the torque of F about the centre is
+ * (-r e_z) x (F e_x) = -r F e_y, so
+ *     m dv/dt = F,      I d(omega_y)/dt = -r F - rho m g,     dv/dt = r d(omega_y)/dt
+ * (rolling holds while |F| <= mu N). Eliminating F: (I/r + m r) dv/dt = -rho m g, so
+ *     a = -rho m g r / (I + m r^2) = -(5/7) rho g / r,     F = m a (|F|/N = (5/7) rho / r).
+ * In a time step (impulses p = h lambda) the same algebra holds for the velocity change per
+ * step: Delta v = a h exactly while rolling, whatever h.
+ *
+ * The ball spinning about the normal with omega_z: the contact point is on the axis, so no
+ * sliding and no friction force; the spinning torque rhoN m g opposes omega_z:
+ *     (2/5) m r^2 d(omega_z)/dt = -rhoN m g,   alpha = -(5/2) rhoN g / r^2.
+ */
+#include "pegplus/pegplus.h"
+#include "it_common.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define G 9.81
+#define MAX_CONTACTS 4
+
+typedef struct program {
+    dWorldID world;
+    dSpaceID space;
+    dJointGroupID group;
+    dSurfaceParameters surface;
+} program;
+
+static void near_callback(void *data, dGeomID g1, dGeomID g2)
+{
+    program *p = data;
+    dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
+    dContact contact[MAX_CONTACTS];
+    memset(contact, 0, sizeof contact);
+    int n = dCollide(g1, g2, MAX_CONTACTS, &contact[0].geom, sizeof(dContact));
+    for (int i = 0; i < n; ++i) {
+        contact[i].surface = p->surface;
+        dJointID j = dJointCreateContact(p->world, p->group, &contact[i]);
+        dJointAttach(j, b1, b2);
+    }
+}
+
+static void program_create(program *p)
+{
+    memset(p, 0, sizeof *p);
+    p->world = dWorldCreate();
+    p->space = dSimpleSpaceCreate(0);
+    p->group = dJointGroupCreate(0);
+    dWorldSetGravity(p->world, 0, 0, -G);
+    dCreatePlane(p->space, 0, 0, 1, 0);
+}
+
+static void program_destroy(program *p)
+{
+    dJointGroupDestroy(p->group);
+    dSpaceDestroy(p->space);
+    dWorldDestroy(p->world);
+}
+
+/* A solid ball of mass m and radius r resting on the ground at the origin. */
+static dBodyID add_ball(program *p, double m, double r)
+{
+    dBodyID b = dBodyCreate(p->world);
+    dMass mass;
+    dMassSetSphereTotal(&mass, m, r);
+    dBodySetMass(b, &mass);
+    dBodySetPosition(b, 0.0, 0.0, r);
+    dGeomID g = dCreateSphere(p->space, r);
+    dGeomSetBody(g, b);
+    return b;
+}
+
+static const struct {
+    pp_model model;
+    int k;
+} runs[5] = {{PP_MODEL_STANDARD, 4}, {PP_MODEL_STANDARD, 8}, {PP_MODEL_PEG, 4},
+             {PP_MODEL_PEG, 8}, {PP_MODEL_ODE, 0}};
+
+static pp_world *pegplus_for(program *p, pp_model model, int directions)
+{
+    pp_config c = pp_config_default();
+    c.model = model;
+    if (directions) c.friction_directions = directions;
+    c.lcp_budget_seconds = 0.0;
+    c.ode_stepper = PP_ODE_WORLD_STEP;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(p->world, p->space, &c, &pw), PP_OK);
+    ck_assert_int_eq(pp_world_set_near_callback(pw, p, near_callback), PP_OK);
+    return pw;
+}
+
+static void step(pp_world *pw, program *p, double h)
+{
+    ck_assert_int_eq(pp_world_step(pw, h), PP_OK);
+    dJointGroupEmpty(p->group);
+}
+
+static int messages;
+static void count_messages(pp_log_level level, const char *message, void *user)
+{
+    (void)user;
+    if (level > PP_LOG_WARNING) return;
+    fprintf(stderr, "pegplus: %s\n", message);
+    ++messages;
+}
+
+static void setup(void)
+{
+    dInitODE2(0);
+    messages = 0;
+    pp_set_log_hook(count_messages, NULL);
+}
+
+/* Kinetic plus potential energy of a ball (J). */
+static double ball_energy(dBodyID b, double m, double r)
+{
+    const double *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+    const double I = 0.4 * m * r * r;
+    return 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) +
+           0.5 * I * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) + m * G * dBodyGetPosition(b)[2];
+}
+
+/* Energy may not rise by more than rounding over a step (J, for a 1 kg ball at 0.1 m). */
+#define ENERGY_ROUNDING 1e-12
+
+/*
+ * A ball (m = 1 kg, r = 0.1 m) rolling along x at v0 = 0.5 m/s (omega_y = v0/r), mu = 1,
+ * rho = 0.01 m (dContactApprox1: the bound rho N on every axis): a = -(5/7) rho g/r =
+ * -0.700714 m/s^2, so it stops after v0/|a| = 0.7136 s. Each step of the pegplus models takes
+ * |a| h off v (to 1e-9 relative per step) and keeps v = omega_y r (1e-12 m/s); the mean
+ * deceleration over the rolling phase is |a| to 1 % for every model, ODE included; after it
+ * the ball is at rest (pegplus: 1e-9 m/s; ODE: 1e-6); the energy never rises.
+ */
+START_TEST(test_rolling_ball_stops)
+{
+    const pp_model model = runs[_i].model;
+    const int ode = model == PP_MODEL_ODE;
+    const double h = 0.01, m = 1.0, r = 0.1, rho = 0.01, v0 = 0.5;
+    const double a = -(5.0 / 7.0) * rho * G / r;
+    program p;
+    program_create(&p);
+    p.surface.mode = dContactApprox1 | dContactRolling;
+    p.surface.mu = 1.0;
+    p.surface.rho = rho;
+    dBodyID ball = add_ball(&p, m, r);
+    dBodySetLinearVel(ball, v0, 0.0, 0.0);
+    dBodySetAngularVel(ball, 0.0, v0 / r, 0.0);
+    pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+    const int rolling_steps = (int)floor(v0 / (-a * h)); /* 71: v stays > 0 through them */
+    double v = v0, worst = 0.0, slip = 0.0, rise = 0.0, e = ball_energy(ball, m, r);
+    for (int i = 0; i < rolling_steps; ++i) {
+        step(pw, &p, h);
+        const double w = dBodyGetLinearVel(ball)[0];
+        worst = fmax(worst, fabs((w - v) / (a * h) - 1.0));
+        slip = fmax(slip, fabs(w - dBodyGetAngularVel(ball)[1] * r));
+        v = w;
+        const double e1 = ball_energy(ball, m, r);
+        rise = fmax(rise, e1 - e);
+        e = e1;
+    }
+    const double mean = (v - v0) / (rolling_steps * h);
+    for (int i = 0; i < 100; ++i) {
+        step(pw, &p, h);
+        const double e1 = ball_energy(ball, m, r);
+        rise = fmax(rise, e1 - e);
+        e = e1;
+    }
+    const double *vel = dBodyGetLinearVel(ball), *omega = dBodyGetAngularVel(ball);
+    const double rest = fmax(fabs(vel[0]), fabs(omega[1]) * r);
+    printf("%s k=%d rolling rho=%g: mean deceleration %.9f m/s^2 (closed form -(5/7) rho g/r = "
+           "%.9f, relative error %.2e), worst step %.2e, rolling slip %.2e m/s; 1 s after: v "
+           "%.2e m/s, omega r %.2e m/s; energy rise %.2e J\n",
+           pp_model_name(model), runs[_i].k, rho, mean, a, fabs(mean / a - 1.0), worst, slip,
+           vel[0], omega[1] * r, rise);
+    ck_assert_double_lt(fabs(mean / a - 1.0), 1e-2);
+    if (!ode) {
+        ck_assert_double_lt(worst, 1e-9);
+        ck_assert_double_lt(slip, 1e-12);
+    }
+    ck_assert_double_lt(rest, ode ? 1e-6 : 1e-9);
+    ck_assert_double_le(rise, ENERGY_ROUNDING);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
+/*
+ * The same ball with rho = 0 (dContactRolling set, no coefficient): no rolling resistance, so
+ * it rolls on at v0 = omega_y r for 1 s (pegplus: to 1e-9 m/s; ODE: 1e-6).
+ */
+START_TEST(test_rolling_ball_no_rho)
+{
+    const pp_model model = runs[_i].model;
+    const double h = 0.01, m = 1.0, r = 0.1, v0 = 0.5;
+    program p;
+    program_create(&p);
+    p.surface.mode = dContactApprox1 | dContactRolling;
+    p.surface.mu = 1.0;
+    p.surface.rho = 0.0;
+    dBodyID ball = add_ball(&p, m, r);
+    dBodySetLinearVel(ball, v0, 0.0, 0.0);
+    dBodySetAngularVel(ball, 0.0, v0 / r, 0.0);
+    pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+    double worst = 0.0;
+    for (int i = 0; i < 100; ++i) {
+        step(pw, &p, h);
+        worst = fmax(worst, fmax(fabs(dBodyGetLinearVel(ball)[0] - v0),
+                                 fabs(dBodyGetAngularVel(ball)[1] * r - v0)));
+    }
+    printf("%s k=%d rolling rho=0: after 1 s v %.12f m/s, omega r %.12f m/s, worst |. - v0| "
+           "%.2e m/s\n", pp_model_name(model), runs[_i].k, dBodyGetLinearVel(ball)[0],
+           dBodyGetAngularVel(ball)[1] * r, worst);
+    ck_assert_double_lt(worst, model == PP_MODEL_ODE ? 1e-6 : 1e-9);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
+/*
+ * A ball spinning in place about the vertical at omega0 = 5 rad/s, dContactAxisDep with
+ * rho = rho2 = 0 and rhoN = 0.005 m (mu = mu2 = 1): alpha = -(5/2) rhoN g / r^2 =
+ * -12.2625 rad/s^2, so it stops after 0.4077 s. Each step of the pegplus models takes
+ * |alpha| h off omega_z (1e-9 relative), the mean over the spinning phase is alpha to 1 %
+ * (ODE too); then the ball is at rest (pegplus: 1e-9 rad/s; ODE 1e-6), it never moves
+ * sideways (1e-12 m/s) and the energy never rises.
+ */
+START_TEST(test_spinning_ball_stops)
+{
+    const pp_model model = runs[_i].model;
+    const int ode = model == PP_MODEL_ODE;
+    const double h = 0.01, m = 1.0, r = 0.1, rhoN = 0.005, w0 = 5.0;
+    const double alpha = -2.5 * rhoN * G / (r * r);
+    program p;
+    program_create(&p);
+    p.surface.mode = dContactApprox1 | dContactAxisDep | dContactRolling;
+    p.surface.mu = p.surface.mu2 = 1.0;
+    p.surface.rho = p.surface.rho2 = 0.0;
+    p.surface.rhoN = rhoN;
+    dBodyID ball = add_ball(&p, m, r);
+    dBodySetAngularVel(ball, 0.0, 0.0, w0);
+    pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+    const int spinning_steps = (int)floor(w0 / (-alpha * h)); /* 40 */
+    double w = w0, worst = 0.0, sideways = 0.0, rise = 0.0, e = ball_energy(ball, m, r);
+    for (int i = 0; i < spinning_steps + 60; ++i) {
+        step(pw, &p, h);
+        const double wz = dBodyGetAngularVel(ball)[2];
+        if (i < spinning_steps) {
+            worst = fmax(worst, fabs((wz - w) / (alpha * h) - 1.0));
+            w = wz;
+        }
+        const double *v = dBodyGetLinearVel(ball);
+        sideways = fmax(sideways, hypot(v[0], v[1]));
+        const double e1 = ball_energy(ball, m, r);
+        rise = fmax(rise, e1 - e);
+        e = e1;
+    }
+    const double mean = (w - w0) / (spinning_steps * h);
+    const double rest = fabs(dBodyGetAngularVel(ball)[2]);
+    printf("%s k=%d spinning rhoN=%g: mean angular deceleration %.9f rad/s^2 (closed form "
+           "-(5/2) rhoN g/r^2 = %.9f, relative error %.2e), worst step %.2e; then omega_z "
+           "%.2e rad/s, sideways %.2e m/s, energy rise %.2e J\n",
+           pp_model_name(model), runs[_i].k, rhoN, mean, alpha, fabs(mean / alpha - 1.0),
+           worst, rest, sideways, rise);
+    ck_assert_double_lt(fabs(mean / alpha - 1.0), 1e-2);
+    if (!ode) {
+        ck_assert_double_lt(worst, 1e-9);
+        ck_assert_double_lt(sideways, 1e-12);
+    }
+    ck_assert_double_lt(rest, ode ? 1e-6 : 1e-9);
+    ck_assert_double_le(rise, ENERGY_ROUNDING);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
+/*
+ * The bound rho N with N != m g: a ball on a slope of angle theta (gravity tilted, the ground
+ * level: g = (g sin theta, 0, -g cos theta)), rho = 0.01 m, r = 0.1 m, mu = 1, set down at
+ * rest. Held, it needs a rolling torque r F = r m g sin theta about the tangent axis (F the
+ * friction force holding it), and the bound is rho N = rho m g cos theta: it stays at rest
+ * while tan theta <= rho / r = 0.1. Rolling down (a = r alpha, m a = m g sin theta - F,
+ * I alpha = r F - rho N):
+ *     a = (5/7) g (sin theta - (rho/r) cos theta).
+ * theta = 4 degrees (tan 0.0699): at rest for 1 s (pegplus 1e-9 m/s; ODE 1e-6);
+ * theta = 10 degrees: a = 0.526709 m/s^2, every step of the pegplus models to 1e-9 relative,
+ * the mean over 1 s to 1 % for every model.
+ */
+START_TEST(test_rolling_ball_slope)
+{
+    const pp_model model = runs[_i].model;
+    const int ode = model == PP_MODEL_ODE;
+    const double h = 0.01, m = 1.0, r = 0.1, rho = 0.01;
+    const double degrees[2] = {4.0, 10.0};
+    for (int c = 0; c < 2; ++c) {
+        const double theta = degrees[c] * M_PI / 180.0;
+        const double a = fmax(0.0, (5.0 / 7.0) * G * (sin(theta) - rho / r * cos(theta)));
+        program p;
+        program_create(&p);
+        dWorldSetGravity(p.world, G * sin(theta), 0.0, -G * cos(theta));
+        p.surface.mode = dContactApprox1 | dContactRolling;
+        p.surface.mu = 1.0;
+        p.surface.rho = rho;
+        dBodyID ball = add_ball(&p, m, r);
+        pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+        double v = 0.0, worst = 0.0;
+        for (int i = 0; i < 100; ++i) {
+            step(pw, &p, h);
+            const double w = dBodyGetLinearVel(ball)[0];
+            worst = fmax(worst, a > 0.0 ? fabs((w - v) / (a * h) - 1.0) : fabs(w));
+            v = w;
+        }
+        const double mean = v / (100 * h);
+        printf("%s k=%d slope %.0f deg, rho/r = %.2f: mean acceleration %.9f m/s^2 (closed form "
+               "%.9f), worst step %.2e%s\n", pp_model_name(model), runs[_i].k, degrees[c],
+               rho / r, mean, a, worst, a > 0.0 ? " (relative)" : " m/s");
+        if (a > 0.0) {
+            ck_assert_double_lt(fabs(mean / a - 1.0), 1e-2);
+            if (!ode) ck_assert_double_lt(worst, 1e-9);
+        } else {
+            ck_assert_double_lt(worst, ode ? 1e-6 : 1e-9);
+        }
+        ck_assert_int_eq(messages, 0);
+        pp_world_destroy(pw);
+        program_destroy(&p);
+    }
+}
+END_TEST
+
+static Suite *rolling_suite(void)
+{
+    Suite *s = suite_create("rolling_friction");
+    TCase *tc = tcase_create("rolling_friction");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_loop_test(tc, test_rolling_ball_stops, 0, 5);
+    tcase_add_loop_test(tc, test_rolling_ball_no_rho, 0, 5);
+    tcase_add_loop_test(tc, test_rolling_ball_slope, 0, 5);
+    tcase_add_loop_test(tc, test_spinning_ball_stops, 0, 5);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return pp_it_run(rolling_suite()); }
