@@ -10,6 +10,8 @@
  *     a steeper one rolls down at (5/7) g (sin theta - (rho/r) cos theta);
  *   - a ball spinning in place with rhoN (dContactAxisDep) loses (5/2) rhoN g / r^2 of its
  *     spin rate per second, then stops;
+ *   - a ball driven by an angular motor rolls steadily, the motor's torque balancing the
+ *     rolling torque rho m g (joint rows and rolling rows in one LCP);
  *   - the energy never rises.
  *
  * The ball rolling: solid sphere of mass m, radius r, I = (2/5) m r^2, rolling along x at
@@ -349,6 +351,63 @@ START_TEST(test_rolling_ball_slope)
 }
 END_TEST
 
+/*
+ * Rolling friction and joint rows in one LCP: the ball (rho = 0.01 m, mu = 1) driven by an
+ * angular motor (dJointAMotor, one axis e_y in the world, target rate omega_t = 2 rad/s,
+ * fmax 100 N m) from rest. The motor holds omega_y = omega_t; friction speeds the ball up
+ * until it rolls, v = omega_t r = 0.2 m/s; then nothing changes: the friction force is 0
+ * (v constant) and the motor's torque balances the rolling torque at its bound:
+ * tau_motor = rho N = rho m g = 0.0981 N m. The motor's row and the rolling rows share the
+ * ball's rotation, so the motor sees the rolling torque only through their coupling in the
+ * LCP. From step 20 to 60 the ball rolls at omega_t r and the motor's dJointFeedback torque is
+ * (0, rho m g, 0) (pegplus models: 1e-9 relative, the force 0 to 1e-12 N, v to 1e-10 m/s;
+ * ODE: 1e-4).
+ */
+START_TEST(test_rolling_ball_motor)
+{
+    const pp_model model = runs[_i].model;
+    const int ode = model == PP_MODEL_ODE;
+    const double h = 0.01, m = 1.0, r = 0.1, rho = 0.01, rate = 2.0;
+    program p;
+    program_create(&p);
+    p.surface.mode = dContactApprox1 | dContactRolling;
+    p.surface.mu = 1.0;
+    p.surface.rho = rho;
+    dBodyID ball = add_ball(&p, m, r);
+    dJointID motor = dJointCreateAMotor(p.world, 0);
+    dJointAttach(motor, ball, 0);
+    dJointSetAMotorNumAxes(motor, 1);
+    dJointSetAMotorAxis(motor, 0, 0, 0.0, 1.0, 0.0);
+    dJointSetAMotorParam(motor, dParamVel, rate);
+    dJointSetAMotorParam(motor, dParamFMax, 100.0);
+    dJointFeedback fb;
+    memset(&fb, 0, sizeof fb);
+    dJointSetFeedback(motor, &fb);
+    pp_world *pw = pegplus_for(&p, model, runs[_i].k);
+    const double torque = rho * m * G;
+    double worst_torque = 0.0, worst_force = 0.0, worst_v = 0.0;
+    for (int i = 1; i <= 60; ++i) {
+        step(pw, &p, h);
+        if (i < 20) continue;
+        worst_torque = fmax(worst_torque, fmax(fabs(fb.t1[1] / torque - 1.0),
+                                               hypot(fb.t1[0], fb.t1[2]) / torque));
+        worst_force = fmax(worst_force, sqrt(fb.f1[0] * fb.f1[0] + fb.f1[1] * fb.f1[1] +
+                                             fb.f1[2] * fb.f1[2]));
+        worst_v = fmax(worst_v, fabs(dBodyGetLinearVel(ball)[0] - rate * r));
+    }
+    printf("%s k=%d motor-driven rolling ball: motor torque (%.3e, %.12f, %.3e) N m (rho m g = "
+           "%.12f), worst relative %.2e, motor force up to %.2e N, v - omega_t r up to %.2e "
+           "m/s\n", pp_model_name(model), runs[_i].k, fb.t1[0], fb.t1[1], fb.t1[2], torque,
+           worst_torque, worst_force, worst_v);
+    ck_assert_double_lt(worst_torque, ode ? 1e-4 : 1e-9);
+    ck_assert_double_lt(worst_force, ode ? 1e-4 : 1e-12);
+    ck_assert_double_lt(worst_v, ode ? 1e-6 : 1e-10);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
 static Suite *rolling_suite(void)
 {
     Suite *s = suite_create("rolling_friction");
@@ -358,6 +417,7 @@ static Suite *rolling_suite(void)
     tcase_add_loop_test(tc, test_rolling_ball_stops, 0, 5);
     tcase_add_loop_test(tc, test_rolling_ball_no_rho, 0, 5);
     tcase_add_loop_test(tc, test_rolling_ball_slope, 0, 5);
+    tcase_add_loop_test(tc, test_rolling_ball_motor, 0, 5);
     tcase_add_loop_test(tc, test_spinning_ball_stops, 0, 5);
     suite_add_tcase(s, tc);
     return s;
