@@ -30,10 +30,10 @@ static pp_status grow_bodies(pp_island_work *iw)
 {
     void **const arrays[] = {(void **)&iw->mlcp_body, (void **)&iw->velocity,
                              (void **)&iw->nu_hat, (void **)&iw->nu_kept,
-                             (void **)&iw->pose_saved};
+                             (void **)&iw->pose_saved, (void **)&iw->solve_x};
     const size_t sizes[] = {sizeof(pp_mlcp_body), 6 * sizeof(double), 6 * sizeof(double),
-                            6 * sizeof(double), 16 * sizeof(double)};
-    return pp_grow_together(arrays, sizes, 5, &iw->body_array_capacity,
+                            6 * sizeof(double), 16 * sizeof(double), 3 * sizeof(double)};
+    return pp_grow_together(arrays, sizes, 6, &iw->body_array_capacity,
                             iw->body_count > 0 ? iw->body_count : 1);
 }
 
@@ -80,6 +80,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->nu_hat);
     free(iw->nu_kept);
     free(iw->pose_saved);
+    free(iw->solve_x);
     memset(iw, 0, sizeof *iw);
 }
 
@@ -236,6 +237,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     options.warm_start = (found == l->set_count || (resting_first_solve && found > 0)) &&
                          joints_found == joints_wanted;
     pp_peg_stats stats;
+    for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
+        memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     record_lcp(iw, stats.lcp_size, &stats.lcp, st);
