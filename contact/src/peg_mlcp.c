@@ -29,6 +29,14 @@
  * the set's two bodies, so (J_r^T W J_c) is accumulated body by body over the sets touching
  * the body, as mlcp.c does over contacts: never a 6 nb x 6 nb matrix.
  *
+ * Rolling and spinning friction (pegplus/mlcp.h, PP_CONTACT_ROLLING on a set's primary): each
+ * axis a with rho_a > 0 adds the unknowns (g_a+, g_a-, s_a) after all the sigma, x = [p; c;
+ * beta; sigma; rolling], with the angular column G_a = (A: [0; -a], B: [0; a]):
+ *     0 <=  G_a^T nu + s_a   ⊥ g_a+ >= 0,   0 <= -G_a^T nu + s_a ⊥ g_a- >= 0,
+ *     0 <= rho_a p - g_a+ - g_a-  ⊥ s_a >= 0,     M (nu - nu*) = ... + G_a (g_a+ - g_a-),
+ * so its rows and columns join the J^T W J blocks like the friction's (the -G_a column is
+ * the +G_a one negated) and the pyramid block like ST96's with k = 2.
+ *
  * Islands. Every row and every column of set j involves only the bodies of j: its rows are
  * J_r^T nu (r = p, c, beta of j) plus E_I1, E_I2, E, U entries inside j, its impulse columns
  * act through W_b on its two bodies. So M_{(i,r),(j,l)} != 0 with i != j only when sets i and
