@@ -350,18 +350,22 @@ END_TEST
 
 /* ---- what is not honoured yet is said, once ---------------------------------------------- */
 
-/* Three boxes on the ground for 50 steps, every contact asking for rolling friction (and
- * mu2 and a soft CFM, which are honoured): one message, naming the flag not honoured and the
- * geoms' class; nothing else is logged. */
+/* Three boxes on the ground for 50 steps, every contact asking for spinning friction rhoN
+ * without dContactApprox1_N (ODE's torque limit in N m, which pegplus reads as the
+ * coefficient of rho p_n), and rolling friction, mu2 and a soft CFM, which are honoured: one
+ * message, naming what is not honoured and the geoms' class; nothing else is logged. */
 START_TEST(test_unsupported_flags_reported_once)
 {
     pp_model model = models[1 + _i];
     program p;
     program_create(&p, 0.0, -G);
-    p.surface.mode = dContactApprox1 | dContactMu2 | dContactSoftCFM | dContactRolling;
+    p.surface.mode = dContactApprox1_1 | dContactApprox1_2 | dContactMu2 | dContactSoftCFM |
+                     dContactRolling;
     p.surface.mu2 = 0.3;
     p.surface.soft_cfm = 1e-5;
     p.surface.rho = 0.01;
+    p.surface.rho2 = 0.01;
+    p.surface.rhoN = 0.01;
     p.special_surface = p.surface;
     const double l[3] = {0.2, 0.2, 0.2};
     for (int i = 0; i < 3; ++i) add_box(&p, l, 1.0, 0.5 * i, 0.0, 0.1, NULL);
@@ -369,7 +373,8 @@ START_TEST(test_unsupported_flags_reported_once)
     for (int i = 0; i < 50; ++i) step(pw, &p, 0.01);
     ck_assert_int_eq(messages, 1);
     ck_assert_ptr_null(strstr(last_message, "dContactMu2"));
-    ck_assert_ptr_nonnull(strstr(last_message, "dContactRolling"));
+    ck_assert_ptr_nonnull(strstr(last_message, "dContactRolling without the axis's "
+                                               "dContactApprox1_1/_2/_N"));
     ck_assert_ptr_null(strstr(last_message, "dContactSoftCFM"));
     ck_assert_ptr_null(strstr(last_message, "dContactBounce"));
     ck_assert_ptr_nonnull(strstr(last_message, "dBoxClass"));

@@ -37,7 +37,7 @@ struct pp_mlcp_workspace {
 
 int pp_mlcp_lcp_size(int contact_count, int directions)
 {
-    return contact_count * (directions + 2);
+    return contact_count * (directions + 2 + PP_CONTACT_ROLLING_UNKNOWNS_MAX);
 }
 
 pp_status pp_mlcp_workspace_create(int max_bodies, int max_contacts, int max_directions,

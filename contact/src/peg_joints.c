@@ -405,6 +405,12 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                        impulse ? WJAC(ws, k, j, r, 0) : NULL, impulse ? WJAC(ws, k, j, r, 1) : NULL,
                        1, 0, impulse);
         }
+        /* rolling friction (mlcp.h): g+ along G_a, g- along -G_a; their bound's s is none */
+        for (int m = 0; m < ws->roll_axes[j]; ++m)
+            for (int sign = 0; sign < 2; ++sign)
+                set_entity(isl, roll_index(L, j, 3 * m + sign), body, RJAC(ws, j, m, 0),
+                           RJAC(ws, j, m, 1), RWJAC(ws, j, m, 0), RWJAC(ws, j, m, 1),
+                           sign ? -1 : 1, 0, 1);
     }
     /* joint unknowns (after n_c) and equality rows (after n) */
     int at = n_c, e = n;

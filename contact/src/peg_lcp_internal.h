@@ -18,6 +18,13 @@ struct pp_peg_workspace {
     unsigned *set_surface; /* per set: the primary's pp_contact.surface flags */
     double *set_soft;     /* per set: cfm/h on the normal diagonal (read with SOFT) */
     double *set_slip;     /* 6 per set: sqrt(slip1/h) t1, sqrt(slip2/h) t2 (read with SLIP) */
+    int *roll_axes;       /* per set: rolling axes (0..3) of its primary (ROLLING, mlcp.h) */
+    int *roll_first;      /* per set + 1: first rolling unknown in the whole LCP's nr */
+    int *local_roll;      /* max_sets: first rolling unknown of a set within its island */
+    double *set_rho;      /* 3 per set: rho of each rolling axis in use, in order */
+    double *rjac;         /* [set][axis 0..2][side][6]: the angular columns G_a (mlcp.h) */
+    double *rwjac;        /* same: W_b G_a */
+    int roll_unknowns;    /* nr of the whole LCP */
     double *jac;          /* [row][side][6] */
     double *wjac;         /* [set][col 0..k][side][6]: W_b g of the impulse columns */
     double *rhs;          /* [row]: psi/h term of the row (0 for friction rows) */
@@ -124,6 +131,9 @@ typedef struct dense_store {
 } dense_store;
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
+#define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])
+#define RWJAC(ws, set, axis, side) \
+    (&(ws)->rwjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])
 #define WJAC(ws, k, set, col, side) \
     (&(ws)->wjac[((((size_t)(set)) * ((k) + 1) + (col)) * 2 + (side)) * 6])
 
@@ -144,26 +154,35 @@ static inline double dot6(const double *a, const double *b)
 }
 
 /* Where the unknowns of a list of sets go, for the whole LCP or one island's: both are laid
- * out [p (ns); c (K); beta (nf k, set-major); sigma (nf)] over the list's sets in increasing
- * set order. The arrays are indexed by a set's index in the problem. */
+ * out [p (ns); c (K); beta (nf k, set-major); sigma (nf); rolling (nr)] over the list's sets
+ * in increasing set order, the rolling part 3 per rolling axis (g+, g-, s; mlcp.h). The
+ * arrays are indexed by a set's index in the problem. */
 typedef struct lcp_layout {
     int ns, K, nf, k;
     const int *position;  /* set -> its p index; NULL: the set's own index (the whole LCP) */
     const int *slack;     /* set -> its first slack among the list's K */
     const int *friction;  /* set -> its slot among the list's nf frictional sets, -1 if none */
+    int nr;               /* rolling unknowns of the list */
+    const int *roll;      /* set -> its first rolling unknown among the list's nr */
 } lcp_layout;
 
 static inline int layout_size(const lcp_layout *L)
 {
-    return L->ns + L->K + L->nf * (L->k + 1);
+    return L->ns + L->K + L->nf * (L->k + 1) + L->nr;
 }
 
 /* The whole LCP of the last pp_peg_solve. */
 static inline lcp_layout whole_layout(const pp_peg_workspace *ws)
 {
     lcp_layout L = {ws->last_ns, ws->last_K, ws->frictional, ws->last_k, NULL, ws->slack_first,
-                    ws->friction_slot};
+                    ws->friction_slot, ws->roll_unknowns, ws->roll_first};
     return L;
+}
+
+/* LCP index of rolling unknown u of set j: axis u / 3, g+ (u % 3 = 0), g- (1), s (2). */
+static inline int roll_index(const lcp_layout *L, int j, int u)
+{
+    return L->ns + L->K + L->nf * (L->k + 1) + L->roll[j] + u;
 }
 
 /* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the

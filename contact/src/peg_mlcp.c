@@ -29,6 +29,14 @@
  * the set's two bodies, so (J_r^T W J_c) is accumulated body by body over the sets touching
  * the body, as mlcp.c does over contacts: never a 6 nb x 6 nb matrix.
  *
+ * Rolling and spinning friction (pegplus/mlcp.h, PP_CONTACT_ROLLING on a set's primary): each
+ * axis a with rho_a > 0 adds the unknowns (g_a+, g_a-, s_a) after all the sigma, x = [p; c;
+ * beta; sigma; rolling], with the angular column G_a = (A: [0; -a], B: [0; a]):
+ *     0 <=  G_a^T nu + s_a   ⊥ g_a+ >= 0,   0 <= -G_a^T nu + s_a ⊥ g_a- >= 0,
+ *     0 <= rho_a p - g_a+ - g_a-  ⊥ s_a >= 0,     M (nu - nu*) = ... + G_a (g_a+ - g_a-),
+ * so its rows and columns join the J^T W J blocks like the friction's (the -G_a column is
+ * the +G_a one negated) and the pyramid block like ST96's with k = 2.
+ *
  * Islands. Every row and every column of set j involves only the bodies of j: its rows are
  * J_r^T nu (r = p, c, beta of j) plus E_I1, E_I2, E, U entries inside j, its impulse columns
  * act through W_b on its two bodies. So M_{(i,r),(j,l)} != 0 with i != j only when sets i and
@@ -133,7 +141,8 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     pp_peg_workspace *ws = calloc(1, sizeof *ws);
     if (!ws) return PP_ERR_NO_MEMORY;
     size_t ns = (size_t)max_sets, k = (size_t)max_directions;
-    size_t n = (size_t)pp_peg_lcp_size(max_sets, max_contacts, max_directions);
+    size_t n = (size_t)pp_peg_lcp_size(max_sets, max_contacts, max_directions) +
+               ns * PP_CONTACT_ROLLING_UNKNOWNS_MAX;
     size_t rows = ns * (k + 1) + (size_t)max_contacts;
     ws->max_bodies = max_bodies;
     ws->max_contacts = max_contacts;
@@ -149,6 +158,12 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->set_surface = malloc(ns * sizeof(unsigned));
     ws->set_soft = malloc(ns * sizeof(double));
     ws->set_slip = malloc(ns * 6 * sizeof(double));
+    ws->roll_axes = malloc(ns * sizeof(int));
+    ws->roll_first = malloc((ns + 1) * sizeof(int));
+    ws->local_roll = malloc(ns * sizeof(int));
+    ws->set_rho = malloc(ns * 3 * sizeof(double));
+    ws->rjac = calloc(ns * 36, sizeof(double));
+    ws->rwjac = calloc(ns * 36, sizeof(double));
     ws->jac = malloc(rows * 12 * sizeof(double));
     ws->wjac = malloc(ns * (k + 1) * 12 * sizeof(double));
     ws->rhs = malloc(rows * sizeof(double));
@@ -170,7 +185,8 @@ pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets
     ws->local_friction = malloc(ns * sizeof(int));
     pp_status status = PP_ERR_NO_MEMORY;
     if (ws->row_first && ws->slack_first && ws->set_body && ws->friction_slot && ws->set_mu &&
-        ws->set_surface && ws->set_soft && ws->set_slip &&
+        ws->set_surface && ws->set_soft && ws->set_slip && ws->roll_axes && ws->roll_first &&
+        ws->local_roll && ws->set_rho && ws->rjac && ws->rwjac &&
         ws->jac && ws->wjac && ws->rhs && ws->dirs && ws->q && ws->z && ws->z_motion && ws->dense &&
         ws->incidence_first && ws->incidence && ws->fill && ws->coupled && ws->owned &&
         ws->root && ws->island_first && ws->island_sets && ws->local && ws->local_slack &&
@@ -196,6 +212,12 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->set_surface);
     free(ws->set_soft);
     free(ws->set_slip);
+    free(ws->roll_axes);
+    free(ws->roll_first);
+    free(ws->local_roll);
+    free(ws->set_rho);
+    free(ws->rjac);
+    free(ws->rwjac);
     free(ws->jac);
     free(ws->wjac);
     free(ws->rhs);
@@ -283,10 +305,14 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
               !(c->soft_erp <= 1.0))) ||
             ((c->surface & PP_CONTACT_SLIP) &&
              (!(c->slip[0] >= 0.0) || !isfinite(c->slip[0]) || !(c->slip[1] >= 0.0) ||
-              !isfinite(c->slip[1])))) {
+              !isfinite(c->slip[1]))) ||
+            ((c->surface & PP_CONTACT_ROLLING) &&
+             (!(c->rho[0] >= 0.0) || !isfinite(c->rho[0]) || !(c->rho[1] >= 0.0) ||
+              !isfinite(c->rho[1]) || !(c->rho[2] >= 0.0) || !isfinite(c->rho[2]) ||
+              !finite_n(c->t1, 3)))) {
             pp_log(PP_LOG_ERROR, "%s: contact %d: bodies (%d, %d) invalid for %d bodies, or "
                    "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0, or soft_cfm < 0, "
-                   "soft_erp outside [0, 1], slip < 0", who, i, a, b,
+                   "soft_erp outside [0, 1], slip < 0, rho < 0", who, i, a, b,
                    p->body_count, sqrt(nn), c->mu, c->mu2);
             return PP_ERR_INVALID_ARGUMENT;
         }
@@ -355,6 +381,43 @@ static int anisotropic_directions(const pp_contact *c, int k, double *d, double 
         for (int i = 0; i < 3; ++i) d[3 * l + i] = c->mu * co * t1[i] + c->mu2 * si * t2[i];
     }
     return 1;
+}
+
+/*
+ * Rolling and spinning friction (ODE's rho, rho2, rhoN; mlcp.h): the angular columns
+ * G_a = (A: [0; -a], B: [0; a]) of set j's axes a = t1, t2, n with rho_a > 0, in that order,
+ * and W_b G_a. t1 is the primary's c->t1 projected on its tangent plane (ODE's frame, set by
+ * the caller as for ANISOTROPIC), else the default pyramid's first direction; t2 = n x t1.
+ */
+static void build_rolling(pp_peg_workspace *ws, const pp_mlcp_problem *p, int j,
+                          const pp_contact *c)
+{
+    double t1[3], t2[3], d0[12];
+    pp_mlcp_friction_directions(c->n, 4, d0);
+    double along = pp_v3_dot(c->t1, c->n);
+    for (int i = 0; i < 3; ++i) t1[i] = c->t1[i] - along * c->n[i];
+    double len = sqrt(pp_v3_dot(t1, t1));
+    for (int i = 0; i < 3; ++i) t1[i] = len > 1e-9 ? t1[i] / len : d0[i];
+    t2[0] = c->n[1] * t1[2] - c->n[2] * t1[1];
+    t2[1] = c->n[2] * t1[0] - c->n[0] * t1[2];
+    t2[2] = c->n[0] * t1[1] - c->n[1] * t1[0];
+    const double *axis[3] = {t1, t2, c->n};
+    int m = 0;
+    for (int u = 0; u < 3; ++u) {
+        if (!(c->rho[u] > 0.0)) continue;
+        ws->set_rho[3 * j + m] = c->rho[u];
+        for (int side = 0; side < 2; ++side) {
+            double *g = RJAC(ws, j, m, side);
+            for (int i = 0; i < 3; ++i) {
+                g[i] = 0.0;
+                g[3 + i] = side ? axis[u][i] : -axis[u][i];
+            }
+            int b = ws->set_body[2 * j + side];
+            if (b >= 0) apply_inverse_mass(&p->bodies[b], g, RWJAC(ws, j, m, side));
+        }
+        ++m;
+    }
+    PP_ASSERT(m == ws->roll_axes[j], "build_rolling: the axes counted by pp_peg_solve");
 }
 
 /*
@@ -477,6 +540,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
             for (int l = 0; l <= k; ++l)
                 apply_inverse_mass(&p->bodies[b], JAC(ws, row + l, side), WJAC(ws, k, j, l, side));
         }
+        if (ws->roll_axes[j] > 0) build_rolling(ws, p, j, c);
         row += k + set->count;
         slack += set->count - 1;
     }
@@ -520,6 +584,17 @@ static void build_rhs(pp_peg_workspace *ws, const pp_peg_problem *pp, const lcp_
             if (r <= k) dmax = fmax(dmax, diagonal);
         }
         if (L->friction[j] >= 0) ws->q[sigma_index(L, j)] = 0.0;
+        /* rolling: +-G_a^T nu* on the torque rows, 0 on the bound's row */
+        for (int m = 0; m < ws->roll_axes[j]; ++m) {
+            double rate = 0.0;
+            for (int side = 0; side < 2; ++side) {
+                int b = ws->set_body[2 * j + side];
+                if (b >= 0) rate += pp_v3_dot(RJAC(ws, j, m, side) + 3, p->bodies[b].w);
+            }
+            ws->q[roll_index(L, j, 3 * m)] = rate;
+            ws->q[roll_index(L, j, 3 * m + 1)] = -rate;
+            ws->q[roll_index(L, j, 3 * m + 2)] = 0.0;
+        }
     }
     ws->last_shift = p->compliance > 0.0 ? p->compliance * dmax : 0.0;
 }
@@ -565,6 +640,33 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                         if (col >= 0)
                             M[(size_t)at + (size_t)col * n] += dot6(g, WJAC(ws, k, j, l, sj));
                     }
+                    /* against the rolling columns of j: +G_a (g+), -G_a (g-) */
+                    for (int m = 0; m < ws->roll_axes[j]; ++m) {
+                        const double v = dot6(g, RWJAC(ws, j, m, sj));
+                        const int col = roll_index(L, j, 3 * m);
+                        M[(size_t)at + (size_t)col * n] += v;
+                        M[(size_t)at + (size_t)(col + 1) * n] -= v;
+                    }
+                }
+                /* the rolling rows of i (+-G_a^T) against the impulse columns of j */
+                for (int m = 0; m < ws->roll_axes[i]; ++m) {
+                    const double *g = RJAC(ws, i, m, si);
+                    const int at = roll_index(L, i, 3 * m);
+                    for (int l = 0; l <= k; ++l) {
+                        int col = col_index(L, j, l);
+                        if (col < 0) continue;
+                        const double v = dot6(g, WJAC(ws, k, j, l, sj));
+                        M[(size_t)at + (size_t)col * n] += v;
+                        M[(size_t)(at + 1) + (size_t)col * n] -= v;
+                    }
+                    for (int u = 0; u < ws->roll_axes[j]; ++u) {
+                        const double v = dot6(g, RWJAC(ws, j, u, sj));
+                        const int col = roll_index(L, j, 3 * u);
+                        M[(size_t)at + (size_t)col * n] += v;
+                        M[(size_t)at + (size_t)(col + 1) * n] -= v;
+                        M[(size_t)(at + 1) + (size_t)col * n] -= v;
+                        M[(size_t)(at + 1) + (size_t)(col + 1) * n] += v;
+                    }
                 }
             }
         }
@@ -602,6 +704,18 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
             M[p + (size_t)(c0 + s) * n] = 1.0;
             for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
         }
+        /* rolling: the planar pyramid of each axis (mlcp.h): e, -e^T, rho_a on p_n; the
+         * compliance shift on its torque unknowns as on the other impulses */
+        for (int m = 0; m < ws->roll_axes[j]; ++m) {
+            const int gp = roll_index(L, j, 3 * m), gm = gp + 1, sg = gp + 2;
+            M[gp + (size_t)sg * n] = 1.0;
+            M[gm + (size_t)sg * n] = 1.0;
+            M[sg + (size_t)gp * n] = -1.0;
+            M[sg + (size_t)gm * n] = -1.0;
+            M[sg + (size_t)p * n] = ws->set_rho[3 * j + m];
+            M[gp + (size_t)gp * n] += ws->last_shift;
+            M[gm + (size_t)gm * n] += ws->last_shift;
+        }
         /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
         if (L->friction[j] >= 0) {
             const int sigma = sigma_index(L, j);
@@ -634,16 +748,18 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int count = island_first[s + 1] - island_first[s];
         const int *joints = joint_first ? &island_joints[joint_first[s]] : NULL;
         const int joint_count = joint_first ? joint_first[s + 1] - joint_first[s] : 0;
-        int K = 0, nf = 0;
+        int K = 0, nf = 0, nr = 0;
         for (int t = 0; t < count; ++t) {
             int j = list[t];
             ws->local[j] = t;
             ws->local_slack[j] = K;
             K += ws->slack_first[j + 1] - ws->slack_first[j];
             ws->local_friction[j] = ws->friction_slot[j] >= 0 ? nf++ : -1;
+            ws->local_roll[j] = nr;
+            nr += 3 * ws->roll_axes[j];
         }
         const lcp_layout island = {count, K, nf, k, ws->local, ws->local_slack,
-                                   ws->local_friction};
+                                   ws->local_friction, nr, ws->local_roll};
         const int n_c = layout_size(&island);
         int n = n_c;
         for (int t = 0; t < joint_count; ++t)
@@ -661,6 +777,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             }
             if (ws->friction_slot[j] >= 0)
                 d->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
+            for (int u = 0; u < 3 * ws->roll_axes[j]; ++u)
+                d->island_map[roll_index(&island, j, u)] = roll_index(whole, j, u);
         }
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
@@ -697,7 +815,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
          * a step, the gripper 75 -> 164 us. */
         if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
-            !pp->base.keep_lemke_vertex) {
+            nr == 0 && !pp->base.keep_lemke_vertex) {
             pp_load_sharing *ls = &d->load;
             pp_status room = pp_load_sharing_reserve(ls, n);
             if (room != PP_OK) {
@@ -810,6 +928,13 @@ static void write_solution(pp_peg_workspace *ws, const pp_peg_problem *pp, const
                 const double *wg = WJAC(ws, k, j, l, side);
                 for (int r = 0; r < 6; ++r) nu[r] += wg[r] * x;
             }
+            for (int m = 0; m < ws->roll_axes[j]; ++m) {
+                const int at = roll_index(L, j, 3 * m);
+                const double x = z_motion[at] - z_motion[at + 1];
+                if (x == 0.0) continue;
+                const double *wg = RWJAC(ws, j, m, side);
+                for (int r = 0; r < 6; ++r) nu[r] += wg[r] * x;
+            }
         }
     }
     if (ws->nj > 0) pp_peg_joints_velocities(ws, pp, s->velocity);
@@ -836,7 +961,13 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     for (int j = 0; j < ns; ++j)
         ws->friction_slot[j] =
             pp_contact_frictional(&p->contacts[problem->sets[j].first]) ? ws->frictional++ : -1;
-    ws->n_contact = ns + K + ws->frictional * (k + 1);
+    ws->roll_first[0] = 0;
+    for (int j = 0; j < ns; ++j) {
+        ws->roll_axes[j] = pp_contact_rolling_axes(&p->contacts[problem->sets[j].first]);
+        ws->roll_first[j + 1] = ws->roll_first[j] + 3 * ws->roll_axes[j];
+    }
+    ws->roll_unknowns = ns > 0 ? ws->roll_first[ns] : 0;
+    ws->n_contact = ns + K + ws->frictional * (k + 1) + ws->roll_unknowns;
     const int n = ws->n_contact + pp_peg_joint_unknowns(nj, problem->joint_rows);
     if (nj > 0) {
         status = pp_peg_joints_reserve(ws, ns, nj, p->body_count);
@@ -888,6 +1019,18 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
      * also PP_ERR_SOLVER) keeps the fallback's z. */
     write_solution(ws, problem, &whole, ws->z, ws->z_motion, solution, slack);
     return status;
+}
+
+void pp_peg_rolling_impulse(const pp_peg_workspace *ws, int j, double torque[3])
+{
+    PP_ASSERT(ws && torque && j >= 0 && j < ws->last_ns, "pp_peg_rolling_impulse: a set of "
+                                                         "the last solve");
+    const lcp_layout L = whole_layout(ws);
+    torque[0] = torque[1] = torque[2] = 0.0;
+    for (int m = 0; m < ws->roll_axes[j]; ++m) {
+        const double g = ws->z[roll_index(&L, j, 3 * m)] - ws->z[roll_index(&L, j, 3 * m + 1)];
+        for (int r = 0; r < 3; ++r) torque[r] += g * RJAC(ws, j, m, 1)[3 + r];
+    }
 }
 
 void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const double **q)

@@ -1278,6 +1278,111 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+
+/* ---- Rolling and spinning friction (PP_CONTACT_ROLLING, pegplus/mlcp.h) -------------------- */
+
+/*
+ * Random states of two bodies, body 0 on the static ground (contact 0) and body 1 on body 0
+ * (contact 1, a tilted normal), each contact with mu in [0, 1.2], a random t1 and rolling
+ * coefficients rho about t1, t2 = n x t1 and n in [0, 0.05] m (each 0 one time in three).
+ * With R the torque impulse pp_peg_rolling_impulse reports on B and omega_rel = w_B - w_A at
+ * the end of the step, every axis a with rho_a > 0 obeys its planar pyramid:
+ *     |R . a| <= rho_a p_n,   and where omega_rel . a != 0:  R . a = -sign(omega_rel . a) rho_a p_n,
+ * and R . a = 0 about the axes with rho_a = 0. Body 1's velocity change is what its contact
+ * applies: m (v - v*) = P, J (w - w*) = r_b x P + R (P = p_n n + friction, r_b = p_b - x).
+ * The kinetic energy never rises (every row's impulse does work z^T G^T nu <= 0 with psi = 0).
+ * (In 60 states, 57 have an axis turning at its bound; slow states, _i % 3 == 0, also stick.)
+ */
+START_TEST(test_rolling_pyramid)
+{
+    g_rng = 0x7F4A7C159E3779B9ull * (uint64_t)(_i + 5);
+    pp_mlcp_body b[2];
+    double inertia[2][3];
+    for (int s = 0; s < 2; ++s) {
+        memset(&b[s], 0, sizeof b[s]);
+        b[s].inv_mass = 1.0 / uniform(0.5, 3.0);
+        for (int r = 0; r < 3; ++r) {
+            inertia[s][r] = uniform(0.02, 0.2);
+            b[s].inv_inertia[4 * r] = 1.0 / inertia[s][r];
+            b[s].w[r] = uniform(-5.0, 5.0) * (_i % 3 == 0 ? 0.01 : 1.0);
+        }
+        b[s].x[2] = s ? 0.9 : 0.3;
+        b[s].v[0] = uniform(-1.0, 1.0) * (_i % 3 == 0 ? 0.01 : 1.0);
+        b[s].v[1] = uniform(-1.0, 1.0) * (_i % 3 == 0 ? 0.01 : 1.0);
+        b[s].v[2] = -G * H;
+    }
+    pp_contact c[2];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 2; ++i) {
+        c[i].body_a = i ? 0 : -1;
+        c[i].body_b = i;
+        double n[3] = {i ? uniform(-0.2, 0.2) : 0.0, i ? uniform(-0.2, 0.2) : 0.0, 1.0};
+        const double ln = sqrt(dot(n, n));
+        for (int r = 0; r < 3; ++r) c[i].n[r] = n[r] / ln;
+        c[i].p_a[2] = i ? 0.6 : 0.0;
+        c[i].mu = uniform(0.0, 1.2);
+        c[i].surface = PP_CONTACT_ROLLING;
+        for (int r = 0; r < 3; ++r) {
+            c[i].t1[r] = uniform(-1.0, 1.0);
+            c[i].rho[r] = uniform(0.0, 3.0) < 1.0 ? 0.0 : uniform(0.0, 0.05);
+        }
+    }
+    const pp_peg_set sets[2] = {{PP_PEG_SET_U, PP_PEG_VERTEX_FACE, 0, 1},
+                                {PP_PEG_SET_U, PP_PEG_VERTEX_FACE, 1, 1}};
+    const int k = _i % 2 ? 4 : 8;
+    pp_peg_problem p = {.base = {.h = H, .body_count = 2, .bodies = b, .contact_count = 2,
+                                 .contacts = c, .friction_directions = k},
+                        .set_count = 2, .sets = sets};
+    double pn[2], f[6], nu[12];
+    pp_mlcp_solution sol = {pn, NULL, NULL, f, nu, NULL};
+    pp_peg_stats stats;
+    ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &stats), PP_OK);
+    for (int i = 0; i < 2; ++i) {
+        double R[3], t1[3], t2[3];
+        pp_peg_rolling_impulse(g_ws, i, R);
+        const double along = dot(c[i].t1, c[i].n);
+        for (int r = 0; r < 3; ++r) t1[r] = c[i].t1[r] - along * c[i].n[r];
+        const double lt = sqrt(dot(t1, t1));
+        for (int r = 0; r < 3; ++r) t1[r] /= lt;
+        cross(c[i].n, t1, t2);
+        const double *axis[3] = {t1, t2, c[i].n};
+        double w_rel[3];
+        for (int r = 0; r < 3; ++r) w_rel[r] = nu[6 * i + 3 + r] - (i ? nu[3 + r] : 0.0);
+        for (int u = 0; u < 3; ++u) {
+            const double tau = dot(R, axis[u]), bound = c[i].rho[u] * pn[i];
+            const double rate = dot(w_rel, axis[u]), tol = 1e-9 * (bound + 1e-3);
+            ck_assert_msg(fabs(tau) <= bound + tol, "contact %d axis %d: |%g| > %g", i, u, tau,
+                          bound);
+            if (fabs(rate) > 1e-9)
+                ck_assert_msg(fabs(tau + (rate > 0 ? bound : -bound)) <= tol,
+                              "contact %d axis %d turning at %g: torque %g, bound %g", i, u,
+                              rate, tau, bound);
+        }
+        if (i == 1) { /* body 1 moves as its one contact says */
+            double P[3], r_b[3], rxP[3];
+            for (int r = 0; r < 3; ++r) {
+                P[r] = pn[1] * c[1].n[r] + f[3 + r];
+                r_b[r] = c[1].p_a[r] - b[1].x[r];
+            }
+            cross(r_b, P, rxP);
+            for (int r = 0; r < 3; ++r) {
+                ck_assert_double_eq_tol((nu[6 + r] - b[1].v[r]) / b[1].inv_mass, P[r], 1e-12);
+                ck_assert_double_eq_tol(inertia[1][r] * (nu[9 + r] - b[1].w[r]), rxP[r] + R[r],
+                                        1e-12);
+            }
+        }
+    }
+    double before = 0.0, after = 0.0;
+    for (int s = 0; s < 2; ++s)
+        for (int r = 0; r < 3; ++r) {
+            before += 0.5 * (b[s].v[r] * b[s].v[r] / b[s].inv_mass + inertia[s][r] * b[s].w[r] * b[s].w[r]);
+            after += 0.5 * (nu[6 * s + r] * nu[6 * s + r] / b[s].inv_mass +
+                            inertia[s][r] * nu[6 * s + 3 + r] * nu[6 * s + 3 + r]);
+        }
+    ck_assert_double_le(after, before * (1.0 + 1e-12));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_mlcp");
@@ -1297,6 +1402,7 @@ int main(void)
     tcase_add_test(tc, test_island_failure);
     tcase_add_test(tc, test_solver_failure);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_loop_test(tc, test_rolling_pyramid, 0, 60);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

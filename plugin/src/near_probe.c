@@ -48,12 +48,31 @@ typedef struct probe_entry {
     double fdir1[3];
     dGeomID g1, g2;                /* the pair as the callback was asked */
     pp_surface_ext ext;            /* what the pegplus models honour beyond `surface` */
+    int feedback;                  /* a joint of the callback's has a dJointFeedback */
+    double impulse[2][6];          /* feedback: the step's impulse on g1's body, g2's body
+                                      (force N s, torque about the centre N m s) */
 } probe_entry;
+
+/* A dJointFeedback the callback set on one of its contact joints for a pair: filled after
+ * the step with the pair's impulse / h (docs/drop-in.md "dJointFeedback"). */
+typedef struct feedback_record {
+    dJointFeedback *fb;
+    uint64_t key;                  /* the pair's probe_entry */
+    int node0_side;                /* 0: f1 is g1's body's, 1: g2's (ODE's node[0]) */
+    int two_bodies;                /* ODE fills f2, t2 only for a joint with two bodies */
+    int first;                     /* the first of the pair's records: it gets the impulse */
+} feedback_record;
 
 struct pp_probe_cache {
     probe_entry *entry;
     int capacity, count;
+    feedback_record *feedback;
+    int feedback_count, feedback_capacity;
 };
+
+/* Contact joints of one probe whose feedback is looked at (a probe's dCollide answers one
+ * contact, so a callback makes one joint per pair unless it collides again). */
+#define PP_PROBE_JOINTS_MAX 16
 
 /* The probe in progress on this thread (NULL outside a probe). */
 typedef struct probe_state {
@@ -64,6 +83,7 @@ typedef struct probe_state {
     int forwarding;                /* pegplus is making the joint itself: let it through */
     dContact first;                /* the first one's dContact */
     dJointID first_joint;          /* its joint (alive until the group is emptied) */
+    dJointID joint[PP_PROBE_JOINTS_MAX]; /* the first joints made (alive until then too) */
 } probe_state;
 
 static _Thread_local probe_state *active_probe;
@@ -103,6 +123,7 @@ int pp_probe_joint_create_contact(dWorldID w, dJointGroupID group, const dContac
     p->forwarding = 1;
     *out = dJointCreateContact(w, p->group, c);
     if (p->joints == 1) p->first_joint = *out;
+    if (p->joints <= PP_PROBE_JOINTS_MAX) p->joint[p->joints - 1] = *out;
     p->forwarding = 0;
     return 1;
 }
@@ -142,12 +163,14 @@ void pp_near_probe_free(pp_world *world)
 {
     if (!world->probe) return;
     free(world->probe->entry);
+    free(world->probe->feedback);
     free(world->probe);
     world->probe = NULL;
 }
 
 void pp_near_probe_clear(pp_world *world)
 {
+    if (world->probe) world->probe->feedback_count = 0;
     if (!world->probe || world->probe->count == 0) return;
     memset(world->probe->entry, 0, (size_t)world->probe->capacity * sizeof(probe_entry));
     world->probe->count = 0;
@@ -237,24 +260,46 @@ static void synthetic_contact(const pp_world *world, int a, int b, dContactGeom 
 /* The dContact surface's flags and parameters the pegplus models do not honour yet, each
  * reported once per world. PP_FLAG_FORCE_LIMIT stands for a mode without dContactApprox1_1
  * and a finite mu > 0: ODE then reads mu as a force limit in newtons (its "constant force
- * limit approximation"), pegplus as Coulomb's coefficient. */
+ * limit approximation"), pegplus as Coulomb's coefficient. PP_FLAG_TORQUE_LIMIT likewise for
+ * a rolling coefficient > 0 without its axis's dContactApprox1_1/_2/_N: ODE reads it as a
+ * torque limit in N m, pegplus as rho of the bound rho p_n. */
 #define PP_FLAG_FORCE_LIMIT 0x100000
+#define PP_FLAG_TORQUE_LIMIT 0x200000
 static const struct {
     int flag;
     const char *what;
 } unsupported[] = {
-    {dContactRolling, "dContactRolling (rho, rho2, rhoN: rolling and spinning friction)"},
     {PP_FLAG_FORCE_LIMIT, "a mode without dContactApprox1_1 (ODE reads a finite mu as a "
                           "friction force limit in N; pegplus reads it as the Coulomb "
                           "coefficient)"},
+    {PP_FLAG_TORQUE_LIMIT, "dContactRolling without the axis's dContactApprox1_1/_2/_N (ODE "
+                           "reads a finite rho as a torque limit in N m; pegplus bounds the "
+                           "torque by rho times the normal force)"},
 };
+
+/* ODE's rolling coefficients about t1, t2 and the normal (contact.cpp getInfo2): rho, then
+ * rho2 and rhoN with dContactAxisDep, else rho for all three. */
+static void rolling_coefficients(const dSurfaceParameters *sp, double rho[3])
+{
+    rho[0] = sp->rho;
+    rho[1] = sp->mode & dContactAxisDep ? sp->rho2 : sp->rho;
+    rho[2] = sp->mode & dContactAxisDep ? sp->rhoN : sp->rho;
+}
 
 static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dGeomID g1,
                                dGeomID g2)
 {
-    int flags = sp->mode & dContactRolling;
+    int flags = 0;
     if (!(sp->mode & dContactApprox1_1) && sp->mu > 0.0 && isfinite(sp->mu))
         flags |= PP_FLAG_FORCE_LIMIT;
+    if (sp->mode & dContactRolling) {
+        static const int approx[3] = {dContactApprox1_1, dContactApprox1_2, dContactApprox1_N};
+        double rho[3];
+        rolling_coefficients(sp, rho);
+        for (int u = 0; u < 3; ++u)
+            if (!(sp->mode & approx[u]) && rho[u] > 0.0 && isfinite(rho[u]))
+                flags |= PP_FLAG_TORQUE_LIMIT;
+    }
     int fresh = flags & ~world->probe_reported;
     if (!fresh) return;
     world->probe_reported |= fresh;
@@ -270,7 +315,8 @@ static void report_unsupported(pp_world *world, const dSurfaceParameters *sp, dG
     pp_log(PP_LOG_WARNING,
            "the near callback's contact for dGeomID %p (%s) and dGeomID %p (%s) sets %s, which "
            "the %s model does not honour yet (it honours mu, mu2, fdir1, motion1/2/N, "
-           "soft_erp/soft_cfm, slip1/2, bounce and bounce_vel; docs/drop-in.md); reported "
+           "soft_erp/soft_cfm, slip1/2, rho/rho2/rhoN, bounce and bounce_vel; "
+           "docs/drop-in.md); reported "
            "once per world", (void *)g1, pp_geom_class_name(g1), (void *)g2,
            pp_geom_class_name(g2), list, pp_model_name(world->config.model));
 }
@@ -314,6 +360,22 @@ static void surface_ext(const dSurfaceParameters *sp, const dReal fdir1[3], dBod
         ext->soft_cfm = sp->mode & dContactSoftCFM ? sp->soft_cfm : 0.0;
         ext->soft_erp = sp->mode & dContactSoftERP ? sp->soft_erp : 1.0;
     }
+    /* rolling and spinning friction about ODE's t1, t2 and normal (ODE clamps a negative
+     * coefficient to 0; NaN is refused below) */
+    if (sp->mode & dContactRolling) {
+        rolling_coefficients(sp, ext->rho);
+        int any = 0;
+        for (int u = 0; u < 3; ++u) {
+            if (ext->rho[u] < 0.0) ext->rho[u] = 0.0;
+            any |= ext->rho[u] > 0.0 || isnan(ext->rho[u]);
+        }
+        if (any) {
+            ext->flags |= PP_CONTACT_ROLLING;
+            ext->fdir1_set = (sp->mode & dContactFDir1) != 0;
+            for (int k = 0; k < 3; ++k) ext->fdir1[k] = fdir1[k];
+            if (!(ext->flags & PP_CONTACT_ANISOTROPIC)) ext->mu2 = sp->mu > 0.0 ? sp->mu : 0.0;
+        }
+    }
     /* force-dependent slip acts along ODE's t1, t2: it needs that frame */
     if (sp->mode & (dContactSlip1 | dContactSlip2)) {
         ext->slip[0] = sp->mode & dContactSlip1 ? sp->slip1 : 0.0;
@@ -346,10 +408,33 @@ static const char *surface_ext_problem(const pp_surface_ext *ext, double *value)
     for (int k = 0; k < 2; ++k)
         if (!(ext->slip[k] >= 0.0 && isfinite(ext->slip[k])))
             return *value = ext->slip[k], "slip1/slip2 must be finite and >= 0";
+    for (int k = 0; k < 3; ++k)
+        if (isnan(ext->rho[k])) return *value = ext->rho[k], "rho/rho2/rhoN must be >= 0";
     if (ext->fdir1_set && !(ext->fdir1[0] * ext->fdir1[0] + ext->fdir1[1] * ext->fdir1[1] +
                                 ext->fdir1[2] * ext->fdir1[2] > 1e-18))
         return *value = 0.0, "fdir1 must not be zero with dContactFDir1";
     return NULL;
+}
+
+/* The dJointFeedback of joint j, made by the callback for the pair (g1, g2), to be filled
+ * after the step: ODE fills f1, t1 for its node[0] body (the first non-null body given to
+ * dJointAttach) and f2, t2 for node[1] when there is one. */
+static pp_status add_feedback(pp_world *world, uint64_t key, dJointID j, dGeomID g1,
+                              dJointFeedback *fb, int first)
+{
+    struct pp_probe_cache *c = world->probe;
+    pp_status st = pp_grow((void **)&c->feedback, &c->feedback_capacity, c->feedback_count + 1,
+                           sizeof(feedback_record));
+    if (st != PP_OK) return st;
+    dBodyID b0 = dJointGetBody(j, 0), b1 = dJointGetBody(j, 1);
+    dBodyID node0 = b0 ? b0 : b1;
+    feedback_record *r = &c->feedback[c->feedback_count++];
+    r->fb = fb;
+    r->key = key;
+    r->node0_side = node0 && node0 == dGeomGetBody(g1) ? 0 : 1;
+    r->two_bodies = b0 && b1;
+    r->first = first;
+    return PP_OK;
 }
 
 /* Probe the program's callback on shapes a and b: collide or not, and the surface. */
@@ -375,7 +460,15 @@ static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
         node0 = dJointGetBody(p.first_joint, 0);
         if (!node0) node0 = dJointGetBody(p.first_joint, 1);
     }
+    /* the feedback the callback set on its joints, before they go */
+    int feedback = 0;
+    pp_status fst = PP_OK;
+    for (int t = 0; t < p.joints && t < PP_PROBE_JOINTS_MAX && fst == PP_OK; ++t) {
+        dJointFeedback *fb = dJointGetFeedback(p.joint[t]);
+        if (fb) fst = add_feedback(world, pair_key(a, b), p.joint[t], g1, fb, feedback++ == 0);
+    }
     dJointGroupEmpty(world->contact_group);
+    if (fst != PP_OK) return fst;
     if ((b1 && dBodyGetNumJoints(b1) != joints1) || (b2 && b2 != b1 && dBodyGetNumJoints(b2) != joints2)) {
         pp_log(PP_LOG_ERROR,
                "the near callback made a joint pegplus did not see for dGeomID %p (%s) and "
@@ -391,6 +484,7 @@ static pp_status probe_pair(pp_world *world, int a, int b, probe_entry *out)
     out->joints = p.joints;
     out->g1 = g1;
     out->g2 = g2;
+    out->feedback = feedback > 0;
     out->surface = world->config.surface;
     if (!out->collide) return PP_OK;
     const dSurfaceParameters *sp = &p.first.surface;
@@ -448,4 +542,122 @@ int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *s
     *surface = e->surface;
     if (ext && e->ext.flags) *ext = &e->ext;
     return 1;
+}
+
+/*
+ * dJointFeedback on the callback's contact joints (docs/drop-in.md). ODE fills a joint's
+ * feedback with the force and torque its rows applied during the step, f = J^T lambda on each
+ * body (torque about the body's centre). Under the pegplus models the pair's joint stood only
+ * for the pair's surface; the force between the two bodies is the sum over the pair's own
+ * contacts of their impulses over the step (every sub-step's time-stepping solve and every
+ * PLUS impact), divided by h. A contact of shapes A, B with normal impulse p_n along n (A to
+ * B), friction impulse f and rolling torque impulse R on B acts with P = p_n n + f at
+ * p_b = p_a + psi n on B and -P at p_a on A:
+ *     on B: P, (p_b - x_B) x P + R;      on A: -P, (p_a - x_A) x (-P) - R,
+ * x the centres the solve's Jacobians used (the sub-step's start, or the predicted pose of a
+ * re-linearisation; an impact's: where it found the bodies). The whole goes to the first joint of the pair with a
+ * feedback; any other such joint of the pair gets 0 (the pair's total is the sum, as in ODE).
+ */
+
+/* Add the impulse (P on B, R on B) of a contact of shapes sa (A) and B at p_a, p_b, the
+ * bodies' centres at x[0], x[1] (NULL for a static side). */
+static void add_contact_impulse(const pp_world *world, probe_entry *e, int sa,
+                                const double p_a[3], const double p_b[3], const double P[3],
+                                const double R[3], const double *x[2])
+{
+    const pp_step_scratch *s = &world->scratch;
+    const int side_a = s->shape_geom[sa] == e->g1 ? 0 : 1;
+    const double *at[2] = {p_a, p_b};
+    for (int k = 0; k < 2; ++k) { /* k = 0: A, 1: B */
+        const double sign = k ? 1.0 : -1.0;
+        double *imp = e->impulse[k ? 1 - side_a : side_a];
+        double r[3] = {0.0, 0.0, 0.0};
+        if (x[k])
+            for (int i = 0; i < 3; ++i) r[i] = at[k][i] - x[k][i];
+        const double torque[3] = {r[1] * P[2] - r[2] * P[1], r[2] * P[0] - r[0] * P[2],
+                                  r[0] * P[1] - r[1] * P[0]};
+        for (int i = 0; i < 3; ++i) {
+            imp[i] += sign * P[i];
+            imp[3 + i] += sign * (torque[i] + (R ? R[i] : 0.0));
+        }
+    }
+}
+
+static probe_entry *feedback_entry(const pp_world *world, int a, int b)
+{
+    probe_entry *e = (probe_entry *)find_entry(world->probe, pair_key(a, b));
+    return e && e->feedback ? e : NULL;
+}
+
+/* One island's time-stepping impulses of this sub-step (the last solve's, as
+ * pp_world_get_contacts lists them). Islands share no pair: islands on other threads write
+ * other entries. */
+void pp_contact_feedback_add_island(const pp_world *world, const pp_island_work *iw)
+{
+    if (!world->near_callback || !world->probe || world->probe->feedback_count == 0 ||
+        iw->stats.solves == 0)
+        return;
+    const pp_constraint_list *l = &iw->list;
+    for (int j = 0; j < l->set_count; ++j) {
+        const int i = l->sets[j].first;
+        const pp_contact *c = &l->contacts[i];
+        probe_entry *e = feedback_entry(world, c->shape_a, c->shape_b);
+        if (!e) continue;
+        double P[3], p_b[3], R[3] = {0.0, 0.0, 0.0};
+        for (int k = 0; k < 3; ++k) {
+            P[k] = iw->normal_impulse[i] * c->n[k] + iw->friction_vector[3 * i + k];
+            p_b[k] = c->p_a[k] + c->psi * c->n[k];
+        }
+        if (pp_contact_rolling_axes(c) > 0) pp_peg_rolling_impulse(iw->peg, j, R);
+        const int *local = world->scratch.body_local;
+        const double *x[2] = {c->body_a >= 0 ? &iw->solve_x[3 * local[c->body_a]] : NULL,
+                              c->body_b >= 0 ? &iw->solve_x[3 * local[c->body_b]] : NULL};
+        add_contact_impulse(world, e, c->shape_a, c->p_a, p_b, P, R, x);
+    }
+}
+
+/* The PLUS impacts scratch.impact_info[first ..] of this sub-step (impulse on g2 at the
+ * contact point; the bodies are where the impact found them). */
+void pp_contact_feedback_add_impacts(const pp_world *world, int first)
+{
+    if (!world->near_callback || !world->probe || world->probe->feedback_count == 0) return;
+    const pp_step_scratch *s = &world->scratch;
+    for (int m = first; m < s->impact_info_count; ++m) {
+        const pp_impact_info *in = &s->impact_info[m];
+        int a = -1, b = -1;
+        for (int k = 0; k < s->shape_count && (a < 0 || b < 0); ++k) {
+            if (s->shape_geom[k] == in->g1) a = k;
+            if (s->shape_geom[k] == in->g2) b = k;
+        }
+        probe_entry *e = a >= 0 && b >= 0 ? feedback_entry(world, a, b) : NULL;
+        if (!e) continue;
+        const double *x[2] = {s->shape_body[a] >= 0 ? world->bodies[s->shape_body[a]].x : NULL,
+                              s->shape_body[b] >= 0 ? world->bodies[s->shape_body[b]].x : NULL};
+        add_contact_impulse(world, e, a, in->position, in->position, in->impulse, NULL, x);
+    }
+}
+
+/* After the step: every recorded feedback gets its pair's impulse / h. */
+void pp_contact_feedback_write(const pp_world *world, double h)
+{
+    if (!world->near_callback || !world->probe) return;
+    const struct pp_probe_cache *c = world->probe;
+    for (int r = 0; r < c->feedback_count; ++r) {
+        const feedback_record *rec = &c->feedback[r];
+        const probe_entry *e = find_entry(c, rec->key);
+        double f[2][6] = {{0.0}};
+        if (e && rec->first)
+            for (int k = 0; k < 2; ++k)
+                for (int i = 0; i < 6; ++i) f[k][i] = e->impulse[k][i] / h;
+        const double *one = f[rec->node0_side], *two = f[1 - rec->node0_side];
+        for (int i = 0; i < 3; ++i) {
+            rec->fb->f1[i] = one[i];
+            rec->fb->t1[i] = one[3 + i];
+        }
+        if (rec->two_bodies)
+            for (int i = 0; i < 3; ++i) {
+                rec->fb->f2[i] = two[i];
+                rec->fb->t2[i] = two[3 + i];
+            }
+    }
 }

@@ -110,6 +110,8 @@ static void contact_surface_ext(pp_contact *c, const pp_surface_ext *ext, int b_
     c->soft_erp = ext->soft_erp;
     c->slip[0] = ext->slip[0];
     c->slip[1] = ext->slip[1];
+    for (int k = 0; k < 3; ++k) /* dInfinity (no rolling) enters as PP_MU_INFINITE m */
+        c->rho[k] = ext->rho[k] > PP_MU_INFINITE ? PP_MU_INFINITE : ext->rho[k];
     if (ext->flags & PP_CONTACT_MOTION) {
         const double t2[3] = {n_ode[1] * t1[2] - n_ode[2] * t1[1],
                               n_ode[2] * t1[0] - n_ode[0] * t1[2],

@@ -30,10 +30,10 @@ static pp_status grow_bodies(pp_island_work *iw)
 {
     void **const arrays[] = {(void **)&iw->mlcp_body, (void **)&iw->velocity,
                              (void **)&iw->nu_hat, (void **)&iw->nu_kept,
-                             (void **)&iw->pose_saved};
+                             (void **)&iw->pose_saved, (void **)&iw->solve_x};
     const size_t sizes[] = {sizeof(pp_mlcp_body), 6 * sizeof(double), 6 * sizeof(double),
-                            6 * sizeof(double), 16 * sizeof(double)};
-    return pp_grow_together(arrays, sizes, 5, &iw->body_array_capacity,
+                            6 * sizeof(double), 16 * sizeof(double), 3 * sizeof(double)};
+    return pp_grow_together(arrays, sizes, 6, &iw->body_array_capacity,
                             iw->body_count > 0 ? iw->body_count : 1);
 }
 
@@ -80,6 +80,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->nu_hat);
     free(iw->nu_kept);
     free(iw->pose_saved);
+    free(iw->solve_x);
     memset(iw, 0, sizeof *iw);
 }
 
@@ -113,7 +114,8 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
     const size_t sizes[] = {sizeof(pp_contact), sizeof(double), 3 * sizeof(double),
                             sizeof(double)};
     if (st == PP_OK) st = pp_grow_together(per_contact, sizes, 4, &iw->contact_capacity, nc > 0 ? nc : 1);
-    int n = pp_peg_lcp_size(ns, nc, k) + pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
+    int n = pp_peg_lcp_size(ns, nc, k) + ns * PP_CONTACT_ROLLING_UNKNOWNS_MAX +
+            pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
     return st;
 }
@@ -205,7 +207,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
     int contact_unknowns = 0, joints_wanted = 0;
     for (int j = 0; j < l->set_count; ++j)
-        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0);
+        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
+                            3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
@@ -239,6 +242,8 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     options.warm_start = (found == l->set_count || (resting_first_solve && found > 0)) &&
                          joints_found == joints_wanted;
     pp_peg_stats stats;
+    for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
+        memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     record_lcp(iw, stats.lcp_size, &stats.lcp, st);

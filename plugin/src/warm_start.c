@@ -227,7 +227,8 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
                       unsigned char *basis)
 {
     int bytes = records_size(list, k);
-    memset(basis, 0, (size_t)pp_peg_lcp_size(list->set_count, list->contact_count, k));
+    memset(basis, 0, (size_t)pp_peg_lcp_size(list->set_count, list->contact_count, k) +
+                         (size_t)list->set_count * PP_CONTACT_ROLLING_UNKNOWNS_MAX);
     if (records_buffer(first, bytes) != PP_OK) return 0;
     int found = 0;
     unsigned char *rec = first->records;

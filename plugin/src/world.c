@@ -444,6 +444,7 @@ static void step_island(pp_world *world, int w, int island, double dt)
     if (st == PP_OK)
         st = pp_record_contact_info(world, iw, &worker->info, &worker->info_count,
                                     &worker->info_capacity);
+    if (st == PP_OK) pp_contact_feedback_add_island(world, iw); /* dJointFeedback */
     out->info_count = worker->info_count - out->info_first;
     if (st == PP_OK && iw->warm) st = pp_warm_store_merge(worker->warm, iw->warm);
     out->stats = iw->stats;
@@ -647,8 +648,9 @@ static pp_status pegplus_substeps(pp_world *world, double h)
         if (st == PP_OK && sub == 1) st = auto_disable(world, h, &clock); /* 1c. sleep/wake */
         if (st != PP_OK) return st;
 
-        int impacts = world->scratch.impacts;
+        int impacts = world->scratch.impacts, impact_info = world->scratch.impact_info_count;
         st = pp_stage_impact(world, dt);                            /* 6b. impact (PLUS) */
+        if (st == PP_OK) pp_contact_feedback_add_impacts(world, impact_info);
         mark(world, PP_STAGE_IMPACT, &clock);
         if (st != PP_OK) return st;
         if (world->scratch.impacts != impacts) {
@@ -670,6 +672,7 @@ static pp_status pegplus_substeps(pp_world *world, double h)
     world->stats.impacts = world->scratch.impacts;
 
     pp_joint_feedback(world, h);
+    pp_contact_feedback_write(world, h);
     st = pp_bridge_write_back(world);                               /* 9. write back    */
     mark(world, PP_STAGE_WRITE_BACK, &clock);
     return st;

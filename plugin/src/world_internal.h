@@ -139,6 +139,8 @@ typedef struct pp_island_work {
     pp_contact *local_contacts;    /* list.contacts with local body indices */
     double *normal_impulse, *friction_vector, *slack;
     double *velocity;              /* 6 per local body: nu^{l+1} of the last solve */
+    double *solve_x;               /* 3 per local body: the centres the last solve's Jacobians
+                                      used (q^l, or a re-linearisation's q^) */
     unsigned char *basis;
     int contact_capacity, body_array_capacity, basis_capacity;
     struct pp_warm_store *warm;    /* this island's latest bases, by constraint identity */
@@ -493,6 +495,8 @@ typedef struct pp_surface_ext {
     double motion[3];              /* motion1, motion2, motionN (0 where the flag is absent) */
     double soft_cfm, soft_erp;     /* SOFT: dContactSoftCFM's (0 without), SoftERP's (1 without) */
     double slip[2];                /* SLIP: slip1, slip2 (0 where the flag is absent) */
+    double rho[3];                 /* ROLLING: about t1, t2, the normal (ODE's rho, and rho2,
+                                      rhoN with dContactAxisDep, else rho for all three) */
 } pp_surface_ext;
 /* ext (optional): the pair's pp_surface_ext, or NULL when it has none (no near callback, or
  * no such flags); valid until the next probe stage. */
@@ -500,6 +504,12 @@ int pp_pair_surface_of_shapes(const pp_world *world, int a, int b, pp_surface *s
                               const pp_surface_ext **ext);
 void pp_near_probe_clear(pp_world *world);
 void pp_near_probe_free(pp_world *world);
+/* dJointFeedback on the callback's contact joints (near_probe.c, docs/drop-in.md): the
+ * impulses of an island's last solve and of a sub-step's impacts (scratch.impact_info from
+ * `first` on) summed per pair, then written as impulse / h after the step. */
+void pp_contact_feedback_add_island(const pp_world *world, const pp_island_work *iw);
+void pp_contact_feedback_add_impacts(const pp_world *world, int first);
+void pp_contact_feedback_write(const pp_world *world, double h);
 /* The probe's side of the interposed dCollide / dJointCreateContact: 1 when the call belongs
  * to a probe in progress on this thread (answered here), 0 to forward it to libode. */
 int pp_probe_collide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip,

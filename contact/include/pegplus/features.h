@@ -71,23 +71,40 @@ typedef struct pp_contact {
                                    the fraction of an overlap corrected per step (ODE's ERP) */
     double slip[2];             /* SLIP: force-dependent slip along t1, t2 (ODE's slip1/2,
                                    m/(N s)); needs ANISOTROPIC's t1 (mu2 = mu for isotropy) */
+    double rho[3];              /* ROLLING: rolling friction about t1 and t2 = n x t1 (t1 as
+                                   for ANISOTROPIC: c->t1 projected on the tangent plane) and
+                                   spinning friction about n (ODE's rho, rho2, rhoN, m): the
+                                   torque about each axis is bounded by rho p_n; 0 = no row */
 } pp_contact;
 
 /* pp_contact.surface flags. ANISOTROPIC: the friction set is the polygon inscribed in the
  * ellipse of semi-axes mu p_n along t1 and mu2 p_n along t2 (pegplus/mlcp.h). MOTION: the
  * normal and friction rows see the velocity relative to `motion`. SOFT: constraint-force
  * mixing and error reduction on the normal row; SLIP: constraint-force mixing on the
- * friction rows (pegplus/mlcp.h). */
+ * friction rows; ROLLING: rolling and spinning friction torques bounded by rho p_n
+ * (pegplus/mlcp.h). */
 #define PP_CONTACT_ANISOTROPIC 0x1u
 #define PP_CONTACT_MOTION 0x2u
 #define PP_CONTACT_SOFT 0x4u
 #define PP_CONTACT_SLIP 0x8u
+#define PP_CONTACT_ROLLING 0x10u
 /* DEPTH: psi is a penetration depth where negative (a closest-point contact, or a vertex
  * below a half-space), so a start-of-step depth beyond max_correcting_velocity h may be
  * recovered at that speed (pp_mlcp_problem). PEG's polytope sets do not carry it: a U set of
  * a vertex beyond its face's region has psi < 0 between separated bodies (pegplus/peg.h,
  * phi), and an I/X member's psi is one candidate of a max. */
-#define PP_CONTACT_DEPTH 0x10u
+#define PP_CONTACT_DEPTH 0x20u
+
+/* Rolling and spinning friction (ROLLING): each axis with rho > 0 adds a torque pair and its
+ * bound's multiplier to the LCP (pegplus/mlcp.h), 3 unknowns, at most this many a contact. */
+#define PP_CONTACT_ROLLING_UNKNOWNS_MAX 9
+
+/* The rolling axes of contact c (0..3): how many of rho[0..2] are > 0 under ROLLING. */
+static inline int pp_contact_rolling_axes(const pp_contact *c)
+{
+    if (!(c->surface & PP_CONTACT_ROLLING)) return 0;
+    return (c->rho[0] > 0.0) + (c->rho[1] > 0.0) + (c->rho[2] > 0.0);
+}
 
 /* Does contact c carry friction unknowns (beta, sigma)? */
 static inline int pp_contact_frictional(const pp_contact *c)

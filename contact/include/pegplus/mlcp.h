@@ -52,6 +52,20 @@
  *    v_t + S f/h, S = slip1 t1 t1^T + slip2 t2 t2^T, f = D beta the friction impulse: the
  *    block (1/h) D^T S D is added to G_f^T W G_f. A contact sticking in this sense slides at
  *    v_t = -S f/h, ODE's force-dependent slip (J v = -slip lambda).
+ *  - PP_CONTACT_ROLLING (ODE's rho, rho2, rhoN with dContactRolling): rolling friction about
+ *    the tangents t1, t2 (as for ANISOTROPIC) and spinning friction about n. For each axis a
+ *    with rho_a > 0, an angular column G_a = (A: [0; -a], B: [0; a]), so G_a^T nu is the
+ *    rotation rate of B relative to A about a, and a planar Stewart–Trinkle pyramid in the
+ *    torque impulse (two directions +-a, ST96 Eqs 26–27 with k = 2):
+ *        0 <=  G_a^T nu + s_a       ⊥ g_a+ >= 0
+ *        0 <= -G_a^T nu + s_a       ⊥ g_a- >= 0
+ *        0 <= rho_a p_n - g_a+ - g_a- ⊥ s_a >= 0
+ *    and nu = ... + W G_a (g_a+ - g_a-). So |torque impulse about a| <= rho_a p_n, the torque
+ *    opposes the relative rotation about a while it rotates (at the bound) and holds it at
+ *    rest within the bound: ODE's box bound (contact.cpp: lo = -rho, hi = rho times the
+ *    normal force, each axis on its own). The work of the torque, -(g_a+ + g_a-) s_a <= 0 at
+ *    the solution, never adds energy. These 3 unknowns per axis follow sigma in the layout:
+ *    x = [p_n; beta; sigma; (g+, g-, s) per axis of each rolling contact].
  *
  * One pipeline: this is the PEG LCP (pegplus/peg.h) with one U set per contact, and
  * pp_mlcp_solve is pp_peg_solve on those sets (the stepper calls pp_peg_solve for both
@@ -138,8 +152,9 @@ typedef struct pp_mlcp_stats {
 
 typedef struct pp_mlcp_workspace pp_mlcp_workspace;
 
-/* Unknowns of the LCP for nc contacts and k directions, all frictional: nc (k + 2) (an upper
- * bound: a frictionless contact needs k + 1 fewer). */
+/* Unknowns of the LCP for nc contacts and k directions, all frictional and rolling:
+ * nc (k + 2 + PP_CONTACT_ROLLING_UNKNOWNS_MAX) (an upper bound: a frictionless contact needs
+ * k + 1 fewer, a contact without ROLLING 9 fewer). */
 int pp_mlcp_lcp_size(int contact_count, int directions);
 
 /* Workspace for up to max_bodies bodies, max_contacts contacts and max_directions

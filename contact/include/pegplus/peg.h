@@ -517,7 +517,9 @@ typedef struct pp_peg_stats {
 typedef struct pp_peg_workspace pp_peg_workspace;
 
 /* LCP size for set_count sets with slack_count slacks and k directions, all frictional (an
- * upper bound: frictionless sets need k + 1 unknowns fewer each). */
+ * upper bound: frictionless sets need k + 1 unknowns fewer each). A set whose primary has
+ * rolling friction (PP_CONTACT_ROLLING, pegplus/mlcp.h) adds 3 per rolling axis, at most
+ * PP_CONTACT_ROLLING_UNKNOWNS_MAX, after all the sets' sigma. */
 int pp_peg_lcp_size(int set_count, int slack_count, int directions);
 
 /* Workspace for up to max_bodies bodies, max_contacts contacts (primaries + secondaries),
@@ -546,10 +548,11 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    Lemke's vertex (which loads three supports): the load is shared (lcp_load_sharing.c
  *    has the derivation; stats->load_shared counts the islands it changed). Skipped when
  *    base.compliance > 0 (the LCP is then regularised already) and in islands with I or X
- *    sets or joint rows (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
+ *    sets, joint rows or rolling friction (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
  *    for the next warm start).
  *  - options: LCP options (NULL = pp_lcp_options_default()).
- *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size bounds it) indexed
+ *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size + 9 per rolling set
+ *    bounds it) indexed
  *    like the whole LCP, the warm-start basis of the previous step on entry (when
  *    options->warm_start) and the final basis on exit (all zeros in a failed island). Keep
  *    the set order stable for the warm start to help.
@@ -579,6 +582,11 @@ void pp_peg_basis_records(int set_count, const pp_peg_set *sets, const pp_contac
 /* The whole LCP of the last pp_peg_solve (column-major M, q, n = stats.lcp_size; valid until
  * the next call, solve or destroy), e.g. for pp_lcp_instance_save of a failing step. M is
  * assembled by this call, O(n^2), into the workspace's scratch. */
+/* The rolling and spinning friction torque impulse of set j in the last pp_peg_solve
+ * (PP_CONTACT_ROLLING, pegplus/mlcp.h): sum_a (g_a+ - g_a-) a, on body B of its primary
+ * (N m s; its opposite on A); 0 for a set without rolling friction or a failed island. */
+void pp_peg_rolling_impulse(const pp_peg_workspace *workspace, int set, double torque[3]);
+
 void pp_peg_last_lcp(const pp_peg_workspace *workspace, int *n, const double **M,
                      const double **q);
 

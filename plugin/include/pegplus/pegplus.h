@@ -344,11 +344,16 @@ pp_status pp_world_step(pp_world *world, double h);
  *                      returns: ODE ends as it was). No contact joint = the pair does not
  *                      collide. Honoured: mu (dInfinity: no sliding), bounce and bounce_vel
  *                      (with dContactBounce; PLUS's e_min and v_capture); by the time stepper
- *                      also mu2/fdir1 (anisotropic friction), motion1/2/N, soft_erp/soft_cfm
- *                      and slip1/2 (docs/drop-in.md). rho/rho2/rhoN, and a finite mu without
- *                      dContactApprox1_1 (ODE's force limit) are reported once per world
- *                      through the log hook as not honoured yet. A callback that reads depth
- *                      or counts contacts sees depth 0 and one contact.
+ *                      also mu2/fdir1 (anisotropic friction), motion1/2/N, soft_erp/soft_cfm,
+ *                      slip1/2 and rho/rho2/rhoN (rolling and spinning friction;
+ *                      docs/drop-in.md). A finite mu without dContactApprox1_1 (ODE's force
+ *                      limit), or rho without its axis's dContactApprox1_x (a torque limit),
+ *                      is reported once per world through the log hook as not honoured yet.
+ *                      A dJointFeedback the callback sets on its contact joint is filled
+ *                      after the step with the force and torque pegplus's own contacts of
+ *                      the pair applied over the step (impulse / h, as dWorldStep fills it).
+ *                      A callback that reads depth or counts contacts sees depth 0 and one
+ *                      contact.
  * Seeing the callback's calls: libpegplus.so exports dCollide and dJointCreateContact, which
  * forward to libode's outside a probe; a program linked with -lpegplus before -lode (what
  * pkg-config's and CMake's pegplus::pegplus link lines give) resolves to them. A program
