@@ -197,9 +197,9 @@ static void drive(void)
 
 /* The work of the car's joints over a step (the motors', the suspension's and the
  * constraints'; ideal constraint rows do none): the force and torque each joint applied to its
- * two bodies during the step (dJointFeedback) times their mean velocity over the step, which
- * is what a constant force does to a body's kinetic energy when its velocity changes from
- * before to after the step. */
+ * two bodies during the step (dJointFeedback) times their mean velocity over the step. A body
+ * whose velocity a step changes by h M^-1 sum F gains (v0 + v1)/2 . h sum F of kinetic
+ * energy: each force's share is h F . (v0 + v1)/2. */
 static double joint_work(const double *before, double h)
 {
     double work = 0.0;
