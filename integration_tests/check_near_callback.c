@@ -33,13 +33,19 @@ typedef struct program {
     dSurfaceParameters surface, special_surface;
     double fdir1[3];
     int use_probe_functions; /* call pp_near_probe_* (a static link's way) */
+    int reject_all;          /* make no contact joint at all */
+    int own_feedback;        /* set a dJointFeedback of its own on each joint */
+    int made;                /* contact joints made since `made` was last zeroed */
+    dContactGeom made_geom[64];
+    dJointID made_joint[64];
+    dJointFeedback made_feedback[64];
 } program;
 
 /* A near callback in the stock style. */
 static void near_callback(void *data, dGeomID g1, dGeomID g2)
 {
     program *p = data;
-    if (g1 == p->ghost || g2 == p->ghost) return;
+    if (g1 == p->ghost || g2 == p->ghost || p->reject_all) return;
     dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
     if (b1 && b2 && dAreConnectedExcluding(b1, b2, dJointTypeContact)) return;
     dContact contact[MAX_CONTACTS];
@@ -55,6 +61,12 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
                          ? pp_near_probe_joint_create_contact(p->world, p->group, &contact[i])
                          : dJointCreateContact(p->world, p->group, &contact[i]);
         dJointAttach(j, b1, b2);
+        if (p->made < 64) {
+            p->made_geom[p->made] = contact[i].geom;
+            p->made_joint[p->made] = j;
+            if (p->own_feedback) dJointSetFeedback(j, &p->made_feedback[p->made]);
+        }
+        p->made++;
     }
 }
 
@@ -238,6 +250,111 @@ static void twin_run(int quick)
 START_TEST(test_ode_bit_identical) { twin_run(0); twin_run(1); }
 END_TEST
 
+/* ---- PP_MODEL_ODE's contact list: the program's contact joints of the step --------------- */
+
+/* A 2 kg box resting on the ground and a 1 kg ball beside it, stepped by PP_MODEL_ODE with the
+ * program's callback (stock dJointCreateContact, or the pp_near_probe_* functions; with and
+ * without a dJointFeedback of the program's own on each joint). After every step the list is
+ * the callback's contact joints of that step, in the order it made them: same count, and each
+ * one's geoms, position, normal (turned from g1 to g2) and depth exactly as the callback's
+ * dContact; once at rest, the normal impulses on each body carry its weight, m g h (ODE's
+ * tolerance, as check_ode_baseline); no joint keeps pegplus's feedback after the step, and the
+ * program's own feedback is the one read. Then from PEG to ODE: PEG's contacts (gap >= 0,
+ * none deeper than 1e-9 m) are not listed by an ODE step whose callback makes no joint, nor
+ * by a refused step; the next ODE step lists the callback's again. */
+static void program_contacts_match(program *p, pp_world *pw, double h, double *weight_box,
+                                   double *weight_ball, dGeomID box, dGeomID ball)
+{
+    const pp_contact_info *info;
+    int n = pp_world_get_contacts(pw, &info);
+    ck_assert_int_eq(n, p->made);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_le(n, 64);
+    *weight_box = *weight_ball = 0.0;
+    for (int i = 0; i < n; ++i) {
+        const dContactGeom *g = &p->made_geom[i];
+        ck_assert_ptr_eq(info[i].g1, g->g1);
+        ck_assert_ptr_eq(info[i].g2, g->g2);
+        for (int k = 0; k < 3; ++k) {
+            ck_assert(info[i].position[k] == g->pos[k]);
+            ck_assert(info[i].normal[k] == -g->normal[k]);
+        }
+        ck_assert(info[i].gap == -g->depth);
+        /* the impulse on g2 pushes it along the normal (from g1 to g2) */
+        ck_assert(info[i].normal_impulse >= 0.0);
+        const dJointFeedback *fb = dJointGetFeedback(p->made_joint[i]);
+        if (p->own_feedback) ck_assert_ptr_eq(fb, &p->made_feedback[i]);
+        else ck_assert_ptr_null(fb);
+        /* the ground is static: each contact carries its body on the plane */
+        dGeomID on = info[i].g1 == p->ground ? info[i].g2 : info[i].g1;
+        ck_assert(info[i].g1 == p->ground || info[i].g2 == p->ground);
+        if (on == box) *weight_box += info[i].normal_impulse;
+        if (on == ball) *weight_ball += info[i].normal_impulse;
+    }
+    (void)h;
+}
+
+START_TEST(test_ode_contact_list_is_the_programs)
+{
+    const double h = 0.01, l[3] = {0.3, 0.3, 0.3};
+    program p;
+    program_create(&p, 0.0, -G);
+    p.use_probe_functions = _i & 1;
+    p.own_feedback = (_i >> 1) & 1;
+    p.surface.mode = dContactApprox1;
+    p.surface.mu = 0.5;
+    dGeomID box, ball;
+    add_box(&p, l, 2.0, 0.0, 0.0, 0.15, &box);
+    add_sphere(&p, 0.1, 1.0, 1.0, 0.0, 0.1, &ball);
+    pp_world *pw = pegplus_for(&p, PP_MODEL_ODE);
+    double w_box = 0.0, w_ball = 0.0;
+    for (int i = 0; i < 50; ++i) {
+        p.made = 0;
+        ck_assert_int_eq(pp_world_step(pw, h), PP_OK);
+        program_contacts_match(&p, pw, h, &w_box, &w_ball, box, ball);
+        dJointGroupEmpty(p.group);
+    }
+    printf("ODE, %s, %s feedback: %d contacts of the callback listed; normal impulses "
+           "box %.12f (m g h %.12f), ball %.12f (%.12f) N s\n",
+           p.use_probe_functions ? "pp_near_probe_*" : "dJointCreateContact",
+           p.own_feedback ? "the program's" : "no", p.made, w_box, 2.0 * G * h, w_ball, G * h);
+    ck_assert_double_eq_tol(w_box, 2.0 * G * h, 1e-6 * 2.0 * G * h);
+    ck_assert_double_eq_tol(w_ball, G * h, 1e-6 * G * h);
+
+    /* PEG, then back to ODE */
+    ck_assert_int_eq(pp_world_set_model(pw, PP_MODEL_PEG), PP_OK);
+    step(pw, &p, h);
+    const pp_contact_info *info;
+    int peg = pp_world_get_contacts(pw, &info);
+    ck_assert_int_gt(peg, 0);
+    for (int i = 0; i < peg; ++i) ck_assert_double_gt(info[i].gap, -1e-9);
+    ck_assert_int_eq(pp_world_set_model(pw, PP_MODEL_ODE), PP_OK);
+    p.reject_all = 1;
+    p.made = 0;
+    ck_assert_int_eq(pp_world_step(pw, h), PP_OK);
+    ck_assert_int_eq(p.made, 0);
+    ck_assert_int_eq(pp_world_get_contacts(pw, &info), 0);
+    dJointGroupEmpty(p.group);
+    p.reject_all = 0;
+    ck_assert_int_eq(pp_world_set_model(pw, PP_MODEL_PEG), PP_OK);
+    step(pw, &p, h);
+    ck_assert_int_gt(pp_world_get_contacts(pw, &info), 0);
+    ck_assert_int_eq(pp_world_step(pw, 0.0), PP_ERR_INVALID_ARGUMENT); /* refused: no step */
+    ck_assert_int_eq(pp_world_get_contacts(pw, &info), 0);
+    messages = 0; /* the refusal's message */
+    ck_assert_int_eq(pp_world_set_model(pw, PP_MODEL_ODE), PP_OK);
+    p.made = 0;
+    ck_assert_int_eq(pp_world_step(pw, h), PP_OK);
+    program_contacts_match(&p, pw, h, &w_box, &w_ball, box, ball);
+    printf("PEG %d contacts, then ODE: %d (the callback's %d)\n", peg,
+           pp_world_get_contacts(pw, &info), p.made);
+    dJointGroupEmpty(p.group);
+    ck_assert_int_eq(messages, 0);
+    pp_world_destroy(pw);
+    program_destroy(&p);
+}
+END_TEST
+
 /* ---- a rejected pair passes through ------------------------------------------------------ */
 
 static const pp_model models[3] = {PP_MODEL_ODE, PP_MODEL_STANDARD, PP_MODEL_PEG};
@@ -390,6 +507,7 @@ static Suite *near_callback_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_ode_bit_identical);
+    tcase_add_loop_test(tc, test_ode_contact_list_is_the_programs, 0, 4);
     tcase_add_loop_test(tc, test_rejected_pair_passes_through, 0, 3);
     tcase_add_loop_test(tc, test_per_pair_bounce, 0, 2);
     tcase_add_loop_test(tc, test_per_pair_mu, 0, 2);

@@ -47,7 +47,9 @@ static void report_bodies(dBodyID *bodies, int n)
 }
 
 /* The lowest bounding-box point of the space's geoms on bodies, and the deepest contact
- * dCollide reports between any two geoms of the space (planes included). */
+ * dCollide reports between any two geoms of the space (planes included) that may collide:
+ * geoms of one body, and of two bodies joined by a joint (a car's wheel on its chassis), are
+ * not a contact. */
 static void report_geometry(dSpaceID space)
 {
     int n = dSpaceGetNumGeoms(space);
@@ -63,6 +65,9 @@ static void report_geometry(dSpaceID space)
             dGeomID b = dSpaceGetGeom(space, j);
             if (!dGeomGetBody(a) && !dGeomGetBody(b)) continue;
             if (dGeomGetBody(a) == dGeomGetBody(b)) continue;
+            if (dGeomGetBody(a) && dGeomGetBody(b) &&
+                dAreConnectedExcluding(dGeomGetBody(a), dGeomGetBody(b), dJointTypeContact))
+                continue;
             dContactGeom c[16];
             int m = dCollide(a, b, 16, c, sizeof(dContactGeom));
             for (int k = 0; k < m; ++k)

@@ -47,7 +47,9 @@ static dJointID pegplus_joint_create_contact(dWorldID w, dJointGroupID group, co
     if (pp_probe_joint_create_contact(w, group, c, &j)) return j;
     if (pp_interpose_contact_hook) pp_interpose_contact_hook(w, c);
     if (!real) next_symbol("dJointCreateContact", &real);
-    return real(w, group, c);
+    j = real(w, group, c);
+    pp_ode_record_contact(w, c, j); /* PP_MODEL_ODE's contact list */
+    return j;
 }
 
 int dCollide(dGeomID o1, dGeomID o2, int flags, dContactGeom *contact, int skip)

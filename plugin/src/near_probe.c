@@ -7,7 +7,8 @@
  * contact joint's surface, so pegplus learns it by watching those two calls:
  *
  *   PP_MODEL_ODE       the callback runs unchanged inside dSpaceCollide (world.c ode_step):
- *                      its joints, its group, then dWorldStep/QuickStep. Nothing here.
+ *                      its joints, its group, then dWorldStep/QuickStep. The joints it makes
+ *                      are only recorded for the contact list (ode_baseline.c).
  *   pegplus models     for each candidate pair of the step (stage 2, after the island filters
  *                      of stage 6) the callback is called once with that pair, as a probe:
  *                      dCollide of the pair answers one synthetic touching contact (depth 0,
@@ -139,7 +140,9 @@ dJointID pp_near_probe_joint_create_contact(dWorldID w, dJointGroupID group, con
 {
     dJointID j;
     if (pp_probe_joint_create_contact(w, group, c, &j)) return j;
-    return dJointCreateContact(w, group, c);
+    j = dJointCreateContact(w, group, c);
+    pp_ode_record_contact(w, c, j); /* once: a joint the interposer recorded is not again */
+    return j;
 }
 
 pp_status pp_world_set_near_callback(pp_world *world, void *data, dNearCallback *callback)

@@ -82,6 +82,16 @@ static void to_ode_surface(const pp_surface *s, dSurfaceParameters *out)
     }
 }
 
+/* Room for n contacts in the step's contact arrays (one capacity for all of them). */
+static pp_status reserve_contacts(pp_world *world, int n)
+{
+    void **const arrays[] = {(void **)&world->ode_contacts, (void **)&world->ode_contact_bodies,
+                             (void **)&world->ode_feedback, (void **)&world->ode_program_joints};
+    const size_t sizes[] = {sizeof(dContact), 2 * sizeof(dBodyID), sizeof(dJointFeedback),
+                            sizeof(dJointID)};
+    return pp_grow_together(arrays, sizes, 4, &world->ode_contact_capacity, n);
+}
+
 static int finite_contact(const dContactGeom *c)
 {
     for (int k = 0; k < 3; ++k)
@@ -119,10 +129,7 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     }
 
     int max = world->config.ode_max_contacts, first = world->ode_contact_count;
-    void **const arrays[] = {(void **)&world->ode_contacts, (void **)&world->ode_contact_bodies,
-                             (void **)&world->ode_feedback};
-    const size_t sizes[] = {sizeof(dContact), 2 * sizeof(dBodyID), sizeof(dJointFeedback)};
-    ctx->status = pp_grow_together(arrays, sizes, 3, &world->ode_contact_capacity, first + max);
+    ctx->status = reserve_contacts(world, first + max);
     if (ctx->status != PP_OK) return;
     dContact *contact = &world->ode_contacts[first];
     memset(contact, 0, sizeof(dContact) * (size_t)max);
@@ -232,23 +239,115 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     return PP_OK;
 }
 
+/* The world whose program callback is running on this thread (pp_ode_program_callback_step's
+ * dSpaceCollide), NULL otherwise. */
+static _Thread_local pp_world *recording;
+
+void pp_ode_record_contact(dWorldID w, const dContact *contact, dJointID joint)
+{
+    pp_world *world = recording;
+    if (!world || w != world->ode_world || !joint || !contact) return;
+    int n = world->ode_contact_count;
+    /* pp_near_probe_joint_create_contact reaches the interposed dJointCreateContact in the
+     * shared library: the same joint comes twice in a row */
+    if (n > 0 && world->ode_program_joints[n - 1] == joint) return;
+    if (reserve_contacts(world, n + 1) != PP_OK) {
+        world->ode_contacts_lost++;
+        return;
+    }
+    world->ode_contacts[n] = *contact;
+    world->ode_program_joints[n] = joint;
+    world->ode_contact_count = n + 1;
+}
+
+/* The program's contact joint i after the step, in the contact list's conventions (those of
+ * contact_list above): position, ODE's normal turned round (g1 to g2), gap = -depth, and the
+ * impulse of the joint on g2's body (or, g2 static, minus the one on g1's). The joint's
+ * feedback f1 is the force on its first attached body, f2 on the second (ODE stores an attach
+ * (0, b) as (b, 0)); a geom's body the joint is not attached to gets nothing from it. */
+static void program_contact_info(const pp_world *world, int i, double h, pp_contact_info *out)
+{
+    const dContactGeom *g = &world->ode_contacts[i].geom;
+    const dBodyID *node = &world->ode_contact_bodies[2 * i];
+    const dJointFeedback *fb = world->ode_program_joints[i]
+                                   ? dJointGetFeedback(world->ode_program_joints[i]) : NULL;
+    dBodyID b1 = g->g1 ? dGeomGetBody(g->g1) : NULL, b2 = g->g2 ? dGeomGetBody(g->g2) : NULL;
+    dBodyID on = b2 ? b2 : b1;
+    double sign = b2 ? 1.0 : -1.0, p2[3] = {0.0, 0.0, 0.0}, pn = 0.0;
+    const dReal *f = NULL;
+    if (fb && on && on == node[0]) f = fb->f1;
+    else if (fb && on && on == node[1]) f = fb->f2;
+    out->g1 = g->g1;
+    out->g2 = g->g2;
+    for (int k = 0; k < 3; ++k) {
+        out->position[k] = g->pos[k];
+        out->normal[k] = -g->normal[k];
+        if (f) p2[k] = sign * h * f[k];
+        pn += p2[k] * out->normal[k];
+    }
+    out->gap = -g->depth;
+    out->normal_impulse = pn;
+    for (int k = 0; k < 3; ++k) out->friction_impulse[k] = p2[k] - pn * out->normal[k];
+}
+
 /* The program's own loop, run for it: dSpaceCollide with its near callback (its dCollide
  * calls, its surfaces, its contact joints in its group), then dWorldStep or dWorldQuickStep.
  * Bit-identical to that loop: pegplus only reads ODE before it (world.c ode_step). The group
  * is the program's, so it stays the program's to empty after pp_world_step, as it emptied it
- * after dWorldStep; pp_world_get_contacts lists nothing on this path (ODE has no getter for a
- * contact joint's dContact). */
+ * after dWorldStep.
+ *
+ * The contact list is the program's contact joints of this step: the dJointCreateContact
+ * wrappers (interpose_probe.c, pp_near_probe_joint_create_contact) record each joint and its
+ * dContact while the callback runs. A joint without feedback of its own gets pegplus's for the
+ * step (ODE fills it after solving; it changes nothing in the step) and none again after it,
+ * so ODE ends as the program's loop leaves it. The joints must live until the step is over
+ * (the program empties its group after pp_world_step), as they must in the program's loop. */
 pp_status pp_ode_program_callback_step(pp_world *world, double h)
 {
     double t0 = pp_now_seconds();
+    world->ode_contact_count = 0;
+    world->ode_contacts_lost = 0;
+    recording = world;
     if (world->space) dSpaceCollide(world->space, world->near_data, world->near_callback);
+    recording = NULL;
+    int n = world->ode_contact_count;
+    double max_depth = 0.0;
+    for (int i = 0; i < n; ++i) {
+        dJointID j = world->ode_program_joints[i];
+        dBodyID a = dJointGetBody(j, 0), b = dJointGetBody(j, 1);
+        world->ode_contact_bodies[2 * i] = a ? a : b;
+        world->ode_contact_bodies[2 * i + 1] = a ? b : NULL;
+        memset(&world->ode_feedback[i], 0, sizeof world->ode_feedback[i]);
+        if (!dJointGetFeedback(j)) dJointSetFeedback(j, &world->ode_feedback[i]);
+        if (world->ode_contacts[i].geom.depth > max_depth)
+            max_depth = world->ode_contacts[i].geom.depth;
+    }
     double t1 = pp_now_seconds();
     if (world->config.ode_stepper == PP_ODE_QUICK_STEP)
         dWorldQuickStep(world->ode_world, h);
     else
         dWorldStep(world->ode_world, h);
-    world->scratch.info_count = 0;
+    double t2 = pp_now_seconds();
+
+    pp_step_scratch *s = &world->scratch;
+    s->info_count = 0;
+    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, n > 0 ? n : 1,
+                           sizeof(pp_contact_info));
+    for (int i = 0; i < n; ++i) {
+        if (st == PP_OK) program_contact_info(world, i, h, &s->info[i]);
+        dJointID j = world->ode_program_joints[i];
+        if (dJointGetFeedback(j) == &world->ode_feedback[i]) dJointSetFeedback(j, NULL);
+    }
+    if (st != PP_OK || world->ode_contacts_lost > 0) {
+        /* the step itself ran: only its list is short */
+        pp_log(PP_LOG_ERROR, "PP_MODEL_ODE: out of memory recording the near callback's "
+                             "contacts; pp_world_get_contacts lists %d of %d this step",
+               st == PP_OK ? n : 0, n + world->ode_contacts_lost);
+    }
+    if (st == PP_OK) s->info_count = n;
+    world->stats.ode_contacts = n;
+    world->stats.ode_max_depth = max_depth;
     world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;
-    world->stats.time_stage[PP_STAGE_TIME_STEP] = pp_now_seconds() - t1;
+    world->stats.time_stage[PP_STAGE_TIME_STEP] = t2 - t1;
     return PP_OK;
 }

@@ -140,6 +140,7 @@ void pp_world_destroy(pp_world *world)
     free(world->ode_contacts);
     free(world->ode_contact_bodies);
     free(world->ode_feedback);
+    free(world->ode_program_joints);
     free(world->registered);
     free(world->bodies);
     free(world->body_table);
@@ -697,6 +698,9 @@ pp_status pp_world_step(pp_world *world, double h)
 {
     pp_status st = check_world(world, "pp_world_step");
     if (st != PP_OK) return st;
+    /* the contact and impact lists describe the last step, whatever the model: none yet */
+    world->scratch.info_count = 0;
+    world->scratch.impact_info_count = 0;
     if (!(h >= PP_MIN_STEP && h <= PP_MAX_STEP)) {
         pp_log(PP_LOG_ERROR, "pp_world_step: step size h must be in [%g, %g] s (got %g)",
                PP_MIN_STEP, PP_MAX_STEP, h);
@@ -706,7 +710,6 @@ pp_status pp_world_step(pp_world *world, double h)
     if (st != PP_OK) return st;
     memset(&world->stats, 0, sizeof world->stats);
     world->stats.model = world->config.model;
-    world->scratch.impact_info_count = 0;
     double start = pp_now_seconds();
     st = world->config.model == PP_MODEL_ODE ? ode_step(world, h) : pegplus_step(world, h);
     world->stats.time_total = pp_now_seconds() - start;

@@ -274,7 +274,9 @@ struct pp_world {
                                       joint is made (ode_baseline.c) */
     dBodyID *ode_contact_bodies;   /* 2 per contact */
     dJointFeedback *ode_feedback;  /* 1 per contact: its contact joint's force (contact list) */
+    dJointID *ode_program_joints;  /* 1 per contact, with a program's near callback: its joint */
     int ode_contact_count, ode_contact_capacity;
+    int ode_contacts_lost;         /* program contacts not recorded this step (no memory) */
 
     dBodyID *registered;           /* pp_world_register_body */
     int registered_count, registered_capacity;
@@ -361,6 +363,10 @@ pp_status pp_ode_baseline_step(pp_world *world, double h);
 /* PP_MODEL_ODE with the program's near callback: dSpaceCollide with it, then the stepper; its
  * contact joints are in its own group, which the program empties as before. */
 pp_status pp_ode_program_callback_step(pp_world *world, double h);
+/* A contact joint the program made (the dJointCreateContact wrappers call it after making
+ * it): recorded for the contact list while pp_ode_program_callback_step's dSpaceCollide runs
+ * on this thread for a world of `w`, ignored otherwise. */
+void pp_ode_record_contact(dWorldID w, const dContact *contact, dJointID joint);
 /* The first bad field of a surface (its name and rule; *value the bad value), or NULL. The
  * ode_* fields are checked when ode_fields is non-zero (PP_MODEL_ODE reads them). */
 const char *pp_surface_problem(const pp_surface *surface, int ode_fields, double *value);

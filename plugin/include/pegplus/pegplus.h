@@ -335,7 +335,9 @@ pp_status pp_world_step(pp_world *world, double h);
  *   PP_MODEL_ODE       dSpaceCollide(space, data, callback) runs the callback unchanged (its
  *                      dCollide calls, its dContacts, its joints in its group), then
  *                      dWorldStep or dWorldQuickStep (config.ode_stepper): bit for bit the
- *                      program's own loop. pp_world_get_contacts lists nothing on this path.
+ *                      program's own loop. pp_world_get_contacts lists the callback's
+ *                      contact joints of the step (seen through the dJointCreateContact
+ *                      wrappers below; impulses from their dJointFeedback).
  *   pegplus models     the callback is called once per candidate pair and step with that pair,
  *                      as a probe: its dCollide of the pair returns one synthetic touching
  *                      contact (depth 0, at the midpoint of the closest points, ODE's normal),
@@ -375,9 +377,10 @@ pp_model pp_world_get_model(const pp_world *world);
 pp_status pp_world_set_config(pp_world *world, const pp_config *config);
 pp_config pp_world_get_config(const pp_world *world);
 
-/* One contact of the last step. Under PP_MODEL_ODE: dCollide's contacts of the step with
- * ODE's normal turned round (g1 to g2), gap = -depth, and the impulses (h times the force) of
- * their contact joints on g2's body. Under a pegplus model: geoms (g2 may be a static geom), the
+/* One contact of the last step. Under PP_MODEL_ODE: dCollide's contacts of the step (with a
+ * near callback: the dContacts of the contact joints it made) with ODE's normal turned round
+ * (g1 to g2), gap = -depth, and the impulses (h times the force) of their contact joints on
+ * g2's body. Under a pegplus model: geoms (g2 may be a static geom), the
  * contact point on g1, the unit normal from g1 to g2, the gap and the impulses the time stepper
  * applied (N s; normal >= 0, friction in the tangent plane). Without re-linearisation the
  * contacts and gaps are those at the start of the step; with it (the default) those of the last
@@ -392,7 +395,8 @@ typedef struct pp_contact_info {
     double friction_impulse[3];
 } pp_contact_info;
 
-/* The contacts of the last step; *out valid until the next step or destroy. Returns the count. */
+/* The contacts of the last step, whatever the model (none after a refused step);
+ * *out valid until the next step or destroy. Returns the count. */
 int pp_world_get_contacts(const pp_world *world, const pp_contact_info **out);
 
 /* One contact of an impact (PLUS, stage 6b) in the last step: geoms (g2 may be static), the
