@@ -1,0 +1,88 @@
+/*
+ * pegplus/terrain.h — static triangle terrain (an ODE trimesh or heightfield) as one-sided
+ * thin prisms, the triangles near a query box, and the internal-edge rule.
+ *
+ * A terrain is a list of triangles in the world frame, each counter-clockwise seen from its
+ * front: eta = (v1 - v0) x (v2 - v0) / |.| points out of the solid. Triangle i is modelled
+ * as the prism P_i = conv{v_k, v_k - t_i eta}, t_i = half its longest edge: a convex
+ * polytope whose top face is the triangle. Only the prisms near a moving shape become
+ * constraints (pp_terrain_query), each a static polytope shape of its own.
+ *
+ * The internal-edge rule (no bumps where two triangles meet). The union of the prisms has
+ * no edge where two coplanar triangles share one, but each prism alone does: a sphere rolling
+ * across the shared edge sees, from the prism it is leaving, the edge's closest point with a
+ * tilted normal, and the time-stepping constraint psi + h n . v >= 0 linearised about that
+ * normal stops a ball for h v > psi / (n . v) (a bump), or a sliding box's leading vertex
+ * meets the side face of the next prism (a wall). So a contact of prism i with another
+ * shape keeps the prism's own normal n only where the terrain's surface has that normal:
+ *   - n = eta_i (the top face), or the other shape lies below the prism's mid-plane
+ *     (eta_i . p_other < d_i - t_i / 2: it came from underneath, the prism is as it is);
+ *   - the contact point is on an edge of the triangle (within 1e-9 m of its line) that is
+ *       a boundary edge (no neighbour, or more than one: non-manifold) — any normal of the
+ *       prism there is the terrain's; or
+ *       a convex (ridge) edge with neighbour normal eta_j, and n projected on the plane normal
+ *       to the edge lies on the arc from eta_i to eta_j (the normals a ridge has);
+ *     a point on two edges (a vertex) keeps n when either edge does.
+ * Every other contact (interior of a flat or valley edge, or the triangle's interior) is
+ * replaced by the top face's: n = eta_i, the other shape's point p = c - r eta_i from its
+ * core point c (the contact's point plus r n, r the core radius: a sphere's or capsule's
+ * radius, 0 for a polytope), psi = eta_i . p - d_i. For a ball over a flat edge that is the
+ * contact the next triangle gives: the caller drops such duplicates.
+ */
+#ifndef PEGPLUS_TERRAIN_H
+#define PEGPLUS_TERRAIN_H
+
+#include "pegplus/features.h"
+#include "pegplus/geometry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pp_terrain pp_terrain;
+
+/*
+ * A terrain of `count` triangles (9 doubles each: v0, v1, v2, world frame, metres).
+ * Degenerate triangles (area below 1e-12 of the squared longest edge) never become prisms.
+ * Neighbours are found by shared vertices (bitwise equal coordinates), so a mesh's shared
+ * vertices must be given equal. Returns PP_OK and *out, or PP_ERR_NULL_ARGUMENT,
+ * PP_ERR_INVALID_ARGUMENT (count < 1, a NaN/Inf coordinate), PP_ERR_NO_MEMORY.
+ */
+pp_status pp_terrain_create(const double *triangles, int count, pp_terrain **out);
+void pp_terrain_destroy(pp_terrain *terrain);
+int pp_terrain_triangle_count(const pp_terrain *terrain);
+
+/* Start a round of queries: a triangle is returned at most once per round. */
+void pp_terrain_round(pp_terrain *terrain);
+
+/*
+ * Append to (*hits)[*hit_count ..] (grown with realloc, capacity *hit_capacity) the
+ * non-degenerate triangles whose prism's bounding box meets `box` and that this round has
+ * not returned yet. Cost: the grid cells the box covers (a uniform grid over the two widest
+ * axes of the terrain, about one triangle per cell), never the whole terrain.
+ * PP_ERR_NO_MEMORY.
+ */
+pp_status pp_terrain_query(pp_terrain *terrain, const pp_aabb *box, int **hits, int *hit_count,
+                           int *hit_capacity);
+
+/* The prism of triangle i, world frame (pose: identity at the origin), built on first use and
+ * owned by the terrain. PP_ERR_DEGENERATE (a degenerate triangle), PP_ERR_NO_MEMORY. Not
+ * thread-safe (it builds); call it where the queries run. */
+pp_status pp_terrain_prism(pp_terrain *terrain, int i, const pp_polytope **out);
+
+/* The unit front normal of triangle i. */
+void pp_terrain_normal(const pp_terrain *terrain, int i, double eta[3]);
+
+/*
+ * The internal-edge rule on contact c between prism i and another shape (the header's
+ * comment): terrain_is_a says which side of c the prism is, core_radius the other shape's
+ * (sphere, capsule radius; 0 else). The contact becomes a PP_CONTACT_POINT (features -1),
+ * with its normal and gap replaced when the rule says so. Read-only on the terrain.
+ */
+void pp_terrain_contact_rule(const pp_terrain *terrain, int i, int terrain_is_a,
+                             double core_radius, pp_contact *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PEGPLUS_TERRAIN_H */
