@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EDGE_BOUNDARY = 0, EDGE_FLAT_OR_VALLEY = 1, EDGE_RIDGE = 2 };
+enum { EDGE_BOUNDARY = 0, EDGE_FLAT = 1, EDGE_VALLEY = 2, EDGE_RIDGE = 3 };
 
 typedef struct terrain_triangle {
     double v[9];              /* v0, v1, v2 */
@@ -118,8 +118,8 @@ static int by_edge(const void *x, const void *y)
 /*
  * Neighbours: triangles i and j share edge k of i when its end points are two vertices of j
  * (and no third triangle has them: a non-manifold edge is a boundary). The edge is a ridge
- * when j's third vertex w lies below i's plane, eta_i . (w - v_k) < -1e-9 |w - v_k|; flat
- * or a valley otherwise.
+ * when j's third vertex w lies below i's plane, eta_i . (w - v_k) < -1e-9 |w - v_k|, a valley
+ * when above (> 1e-9 |w - v_k|), flat otherwise.
  */
 static pp_status find_neighbours(pp_terrain *t)
 {
@@ -150,8 +150,8 @@ static pp_status find_neighbours(pp_terrain *t)
                 const double *w = tj->v + 3 * ((kj + 2) % 3);
                 double d[3];
                 sub3(d, w, ti->v + 3 * k);
-                int ridge = dot3(ti->eta, d) < -1e-9 * norm3(d);
-                ti->edge_kind[k] = ridge ? EDGE_RIDGE : EDGE_FLAT_OR_VALLEY;
+                const double rise = dot3(ti->eta, d), tol = 1e-9 * norm3(d);
+                ti->edge_kind[k] = rise < -tol ? EDGE_RIDGE : rise > tol ? EDGE_VALLEY : EDGE_FLAT;
                 memcpy(ti->neighbour_eta + 3 * k, tj->eta, 3 * sizeof(double));
             }
         }
@@ -368,9 +368,13 @@ static int on_arc(const double n[3], const double a[3], const double b[3], const
     return s * dot3(axm, u) >= -tol * fabs(s) && s * dot3(mxb, u) >= -tol * fabs(s);
 }
 
-void pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, double core_radius,
-                             pp_contact *c)
+int pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, double core_radius,
+                            pp_contact *c)
 {
+    /* the terrain's feature is a vertex or an edge (not a face) */
+    const int terrain_corner = c->kind == PP_CONTACT_EDGE_EDGE ||
+                               (terrain_is_a && c->kind == PP_CONTACT_VERTEX_FACE) ||
+                               (!terrain_is_a && c->kind == PP_CONTACT_FACE_VERTEX);
     const terrain_triangle *tr = &t->tri[i];
     double n_t[3], p_t[3], p_o[3];
     for (int k = 0; k < 3; ++k) {
@@ -381,18 +385,22 @@ void pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, doubl
     }
     c->kind = PP_CONTACT_POINT;
     c->feature_a = c->feature_b = -1;
-    if (dot3(tr->eta, p_o) - tr->offset < -0.5 * tr->thickness) return; /* from underneath */
-    if (dot3(n_t, tr->eta) >= 1.0 - 1e-12) return;                      /* the top face */
+    if (dot3(tr->eta, p_o) - tr->offset < -0.5 * tr->thickness) return 1; /* from underneath */
     const double tol = 1e-9;
+    int touched = 0, flat = 1, allowed = dot3(n_t, tr->eta) >= 1.0 - 1e-12; /* the top face */
     for (int k = 0; k < 3; ++k) {
         double d[3];
         sub3(d, p_t, tr->v + 3 * k);
         if (dot3(tr->edge_out + 3 * k, d) < -tol) continue; /* not on edge k */
-        if (tr->edge_kind[k] == EDGE_BOUNDARY) return;
+        ++touched;
+        flat = flat && tr->edge_kind[k] == EDGE_FLAT;
+        if (tr->edge_kind[k] == EDGE_BOUNDARY) allowed = 1;
         if (tr->edge_kind[k] == EDGE_RIDGE &&
             on_arc(n_t, tr->eta, tr->neighbour_eta + 3 * k, tr->edge_dir + 3 * k))
-            return;
+            allowed = 1;
     }
+    if (terrain_corner && touched && flat) return 0; /* inside a flat region: redundant */
+    if (allowed) return 1;
     /* the top face's contact: core point, its lowest point along eta, the gap to the plane */
     double q[3];
     for (int k = 0; k < 3; ++k) q[k] = p_o[k] + core_radius * (n_t[k] - tr->eta[k]);
@@ -402,4 +410,5 @@ void pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, doubl
         c->p_a[k] = terrain_is_a ? q[k] - psi * tr->eta[k] : q[k];
     }
     c->psi = psi;
+    return 1;
 }

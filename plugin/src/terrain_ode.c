@@ -433,7 +433,7 @@ static void terrain_view(const pp_contact *c, int terrain_is_a, double p_other[3
 
 /*
  * The pair (a, b)'s new contacts list[first, count), one of them a terrain triangle: the rule
- * of pegplus/terrain.h on each, then those that repeat a contact of the same shape with the
+ * of pegplus/terrain.h on each (dropping a flat region's corners), then those that repeat a contact of the same shape with the
  * same terrain (same point on the shape and gap within 1e-9 m, same normal within 1e-12) are
  * dropped: a ball over the edge of two flat triangles gets one contact, not two equal rows
  * (which would make the LCP matrix singular). Earlier contacts list[0, first) are labelled
@@ -449,7 +449,8 @@ int pp_terrain_pair_rule(const pp_step_scratch *s, pp_contact *list, int first, 
     const double r = core_radius(&s->shapes[o]);
     int kept = first;
     for (int c = first; c < count; ++c) {
-        pp_terrain_contact_rule(terrain, s->shape_triangle[t], terrain_is_a, r, &list[c]);
+        if (!pp_terrain_contact_rule(terrain, s->shape_triangle[t], terrain_is_a, r, &list[c]))
+            continue;
         double p[3], n[3];
         terrain_view(&list[c], terrain_is_a, p, n);
         int duplicate = 0;

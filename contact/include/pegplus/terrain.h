@@ -28,6 +28,15 @@
  * core point c (the contact's point plus r n, r the core radius: a sphere's or capsule's
  * radius, 0 for a polytope), psi = eta_i . p - d_i. For a ball over a flat edge that is the
  * contact the next triangle gives: the caller drops such duplicates.
+ *
+ * Flat regions. A feature contact whose terrain feature is a top vertex or top edge that
+ * lies inside a flat region (every triangle edge it is on is shared with a coplanar
+ * triangle), with the normal eta_i, is dropped: a polytope resting on a flat region is held
+ * by its own vertices over the triangles (vertex–face contacts, kept) and by the region's
+ * boundary edges and vertices (kept), whose convex hull contains every such point, so these
+ * rows would only make the LCP larger and degenerate (a box on a 0.25 m grid: 16 contacts
+ * instead of 4-6). Closest-point contacts (spheres, capsules) and vertex–face contacts of the
+ * other shape's vertices are never dropped.
  */
 #ifndef PEGPLUS_TERRAIN_H
 #define PEGPLUS_TERRAIN_H
@@ -76,10 +85,11 @@ void pp_terrain_normal(const pp_terrain *terrain, int i, double eta[3]);
 /*
  * The internal-edge rule on contact c between prism i and another shape (the header's
  * comment): terrain_is_a says which side of c the prism is, core_radius the other shape's
- * (sphere, capsule radius; 0 else). The contact becomes a PP_CONTACT_POINT (features -1),
- * with its normal and gap replaced when the rule says so. Read-only on the terrain.
+ * (sphere, capsule radius; 0 else). Returns 0 when the contact is to be dropped (a corner
+ * of a flat region), else 1: the contact became a PP_CONTACT_POINT (features -1), its normal
+ * and gap replaced when the rule says so. Read-only on the terrain.
  */
-void pp_terrain_contact_rule(const pp_terrain *terrain, int i, int terrain_is_a,
+int pp_terrain_contact_rule(const pp_terrain *terrain, int i, int terrain_is_a,
                              double core_radius, pp_contact *c);
 
 #ifdef __cplusplus
