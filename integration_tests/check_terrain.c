@@ -343,6 +343,54 @@ START_TEST(box_slides_across_terrain)
 }
 END_TEST
 
+/* A big flat heightfield (400 x 400 samples, 5 cm apart: 318 402 triangles): a ball rolling
+ * across it at 2 m/s, over a new edge every 2.5 ms, keeps its speed and height exactly (no
+ * bump, one contact after duplicates are dropped), and each step pairs it with the few
+ * triangles under its box only (stage 2 queries a grid, never the whole terrain). */
+START_TEST(ball_rolls_across_big_heightfield)
+{
+    const pp_model model = _i ? PP_MODEL_PEG : PP_MODEL_STANDARD;
+    enum { N = 400 };
+    static double flat[N * N]; /* zeros */
+    scene s;
+    make_scene(&s, model, GROUND_PLANE, 0.0, 0);
+    dGeomDestroy(s.ground);
+    s.field = dGeomHeightfieldDataCreate();
+    dGeomHeightfieldDataBuildDouble(s.field, flat, 0, 0.05 * (N - 1), 0.05 * (N - 1), N, N, 1.0,
+                                    0.0, 1.0, 0);
+    s.ground = dCreateHeightfield(s.space, s.field, 1);
+    dMatrix3 R = {1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0};
+    dGeomSetRotation(s.ground, R);
+    s.body = dBodyCreate(s.world);
+    dMass m;
+    dMassSetSphereTotal(&m, 1.0, RADIUS);
+    dBodySetMass(s.body, &m);
+    dGeomSetBody(dCreateSphere(s.space, RADIUS), s.body);
+    dBodySetPosition(s.body, -3.0, 0.013, RADIUS);
+    dBodySetLinearVel(s.body, 2.0, 0.0, 0.0);
+    dBodySetAngularVel(s.body, 0.0, 2.0 / RADIUS, 0.0); /* rolling */
+    int most_pairs = 0, most_contacts = 0;
+    for (int i = 0; i < 200; ++i) {
+        ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+        const pp_step_stats *st = pp_world_get_stats(s.pw);
+        if (st->candidate_pairs > most_pairs) most_pairs = st->candidate_pairs;
+        if (st->contacts > most_contacts) most_contacts = st->contacts;
+    }
+    const dReal *x = dBodyGetPosition(s.body), *v = dBodyGetLinearVel(s.body);
+    printf("ball across a 318 402-triangle heightfield, %s: x %.12f (v t: %.12f), z - r %.3g, "
+           "speed %.12f, at most %d candidate pairs and %d contacts a step\n",
+           pp_model_name(model), x[0], -3.0 + 2.0 * 200 * H, x[2] - RADIUS, v[0], most_pairs,
+           most_contacts);
+    ck_assert_double_eq_tol(x[0], -3.0 + 2.0 * 200 * H, 1e-9);
+    ck_assert_double_eq_tol(x[2], RADIUS, 1e-9);
+    ck_assert_double_eq_tol(v[0], 2.0, 1e-9);
+    ck_assert_int_eq(most_contacts, 1);
+    /* its box, 0.2 m + margins (< 0.3 m), covers at most 7 x 7 cells of 2 triangles */
+    ck_assert_int_le(most_pairs, 2 * 7 * 7);
+    destroy(&s);
+}
+END_TEST
+
 /* What the log hook was given (the refusals below). */
 static char logged[4096];
 
@@ -420,6 +468,7 @@ static Suite *terrain_suite(void)
     tcase_add_loop_test(tc, box_rests_on_terrain, 0, 4);
     tcase_add_loop_test(tc, box_slides_across_terrain, 0, 4);
     tcase_add_loop_test(tc, unmodelled_terrain_is_named, 0, 2);
+    tcase_add_loop_test(tc, ball_rolls_across_big_heightfield, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
