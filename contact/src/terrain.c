@@ -383,8 +383,12 @@ int pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, double
         p_t[k] = terrain_is_a ? c->p_a[k] : p_b;
         p_o[k] = terrain_is_a ? p_b : c->p_a[k];
     }
+    /* identity across steps (the warm start's key): the triangle, and the other shape's
+     * feature with the kind of contact it was */
+    const int other = 4 * (terrain_is_a ? c->feature_b : c->feature_a) + (int)c->kind;
+    c->feature_a = terrain_is_a ? i : other;
+    c->feature_b = terrain_is_a ? other : i;
     c->kind = PP_CONTACT_POINT;
-    c->feature_a = c->feature_b = -1;
     if (dot3(tr->eta, p_o) - tr->offset < -0.5 * tr->thickness) return 1; /* from underneath */
     const double tol = 1e-9;
     int touched = 0, flat = 1, allowed = dot3(n_t, tr->eta) >= 1.0 - 1e-12; /* the top face */

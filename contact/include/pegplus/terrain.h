@@ -86,8 +86,10 @@ void pp_terrain_normal(const pp_terrain *terrain, int i, double eta[3]);
  * The internal-edge rule on contact c between prism i and another shape (the header's
  * comment): terrain_is_a says which side of c the prism is, core_radius the other shape's
  * (sphere, capsule radius; 0 else). Returns 0 when the contact is to be dropped (a corner
- * of a flat region), else 1: the contact became a PP_CONTACT_POINT (features -1), its normal
- * and gap replaced when the rule says so. Read-only on the terrain.
+ * of a flat region), else 1: the contact became a PP_CONTACT_POINT, its normal and gap
+ * replaced when the rule says so, and its features an identity across steps (the terrain
+ * side's: i; the other's: 4 x its feature + the contact's kind before). Read-only on the
+ * terrain.
  */
 int pp_terrain_contact_rule(const pp_terrain *terrain, int i, int terrain_is_a,
                              double core_radius, pp_contact *c);
