@@ -80,20 +80,34 @@ static void make_trimesh(scene *s)
     s->ground = dCreateTriMesh(s->space, s->mesh, NULL, NULL, NULL);
 }
 
+/* ODE's height callback on the scene's samples (dGeomHeightfieldDataBuildCallback). */
+static dReal height_of(void *user, int x, int z)
+{
+    const scene *s = user;
+    return s->heights[z * 13 + x];
+}
+
 /* The same surface as a heightfield: 13 x 5 samples over width 3 (local x) and depth 1
- * (local z), local y up turned to world z (local z is world -y), centred at x = 1. */
+ * (local z), local y up turned to world z (local z is world -y), centred at x = 1. Built
+ * from the samples (copied), or (register_samples 2) from ODE's height callback; with
+ * register_samples 1 also registered with pp_world_register_heightfield. */
 static void make_heightfield(scene *s, int register_samples)
 {
     const int nx = 13, nz = 5;
     for (int j = 0; j < nz; ++j)
         for (int i = 0; i < nx; ++i) s->heights[j * nx + i] = -tan(s->slope) * (-0.5 + 0.25 * i);
     s->field = dGeomHeightfieldDataCreate();
-    dGeomHeightfieldDataBuildDouble(s->field, s->heights, 1, 3.0, 1.0, nx, nz, 1.0, 0.0, 1.0, 0);
+    if (register_samples == 2)
+        dGeomHeightfieldDataBuildCallback(s->field, s, height_of, 3.0, 1.0, nx, nz, 1.0, 0.0,
+                                          1.0, 0);
+    else
+        dGeomHeightfieldDataBuildDouble(s->field, s->heights, 1, 3.0, 1.0, nx, nz, 1.0, 0.0,
+                                        1.0, 0);
     s->ground = dCreateHeightfield(s->space, s->field, 1);
     dMatrix3 R = {1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0};
     dGeomSetRotation(s->ground, R);
     dGeomSetPosition(s->ground, 1.0, 0, 0);
-    if (register_samples)
+    if (register_samples == 1)
         ck_assert_int_eq(pp_world_register_heightfield(s->pw, s->field, s->heights, 1, 3.0, 1.0,
                                                        nx, nz, 1.0, 0.0, 1.0, 0), PP_OK);
 }
@@ -233,7 +247,9 @@ static void expect_rolling(pp_model model, ground g, int register_samples)
     dx = sqrt(dx);
     printf("ball on a %s ramp%s, %s%s: |x - x_plane| = %.3g m, speed %.6f m/s (closed form "
            "%.6f, rel. error %.2g), overlap %.3g m | stock ODE: speed %.6f (%.2g), overlap %.3g m\n",
-           GROUND_NAME[g], register_samples ? " (registered)" : "", pp_model_name(model),
+           GROUND_NAME[g],
+           register_samples == 1 ? " (registered)" : register_samples == 2 ? " (callback)" : "",
+           pp_model_name(model),
            relinearize_iterations == 0 ? " (no re-linearisation)" : "", dx,
            terrain.speed, expected, fabs(terrain.speed - expected) / expected, terrain.overlap,
            ode.speed, fabs(ode.speed - expected) / expected, ode.overlap);
@@ -261,6 +277,12 @@ START_TEST(ball_rolls_down_registered_heightfield_ramp)
 {
     relinearize_iterations = _i / 2 ? 0 : -1;
     expect_rolling(_i % 2 ? PP_MODEL_PEG : PP_MODEL_STANDARD, GROUND_HEIGHTFIELD, 1);
+}
+END_TEST
+
+START_TEST(ball_rolls_down_callback_heightfield_ramp)
+{
+    expect_rolling(_i % 2 ? PP_MODEL_PEG : PP_MODEL_STANDARD, GROUND_HEIGHTFIELD, 2);
 }
 END_TEST
 
@@ -465,6 +487,7 @@ static Suite *terrain_suite(void)
     tcase_add_loop_test(tc, ball_rolls_down_trimesh_ramp, 0, 4);
     tcase_add_loop_test(tc, ball_rolls_down_heightfield_ramp, 0, 4);
     tcase_add_loop_test(tc, ball_rolls_down_registered_heightfield_ramp, 0, 4);
+    tcase_add_loop_test(tc, ball_rolls_down_callback_heightfield_ramp, 0, 2);
     tcase_add_loop_test(tc, box_rests_on_terrain, 0, 4);
     tcase_add_loop_test(tc, box_slides_across_terrain, 0, 4);
     tcase_add_loop_test(tc, unmodelled_terrain_is_named, 0, 2);
