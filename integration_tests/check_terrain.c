@@ -413,6 +413,44 @@ START_TEST(ball_rolls_across_big_heightfield)
 }
 END_TEST
 
+/* A non-placeable heightfield (its frame is the world's: y up; pegplus reads its pose with
+ * dGeomGetRelPointPos, dGeomGetPosition being an error on it) under gravity along -y: a box
+ * dropped 5 cm lands on it and rests on its samples' plane y = 0.3 without overlap. */
+START_TEST(box_rests_on_non_placeable_heightfield)
+{
+    const pp_model model = _i ? PP_MODEL_PEG : PP_MODEL_STANDARD;
+    static double level[13 * 5];
+    for (int i = 0; i < 13 * 5; ++i) level[i] = 0.3;
+    scene s;
+    make_scene(&s, model, GROUND_PLANE, 0.0, 0);
+    dGeomDestroy(s.ground);
+    dWorldSetGravity(s.world, 0, -G, 0);
+    s.field = dGeomHeightfieldDataCreate();
+    dGeomHeightfieldDataBuildDouble(s.field, level, 0, 3.0, 1.0, 13, 5, 1.0, 0.0, 1.0, 0);
+    s.ground = dCreateHeightfield(s.space, s.field, 0);
+    s.body = dBodyCreate(s.world);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, 0.4, 0.2, 0.3);
+    dBodySetMass(s.body, &m);
+    dGeomSetBody(dCreateBox(s.space, 0.4, 0.2, 0.3), s.body);
+    dBodySetPosition(s.body, 0.07, 0.3 + 0.1 + 0.05, 0.03);
+    double lowest = HUGE_VAL;
+    for (int i = 0; i < 100; ++i) {
+        ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+        const double y = dBodyGetPosition(s.body)[1] - 0.1;
+        if (y < lowest) lowest = y;
+    }
+    const double y = dBodyGetPosition(s.body)[1] - 0.1;
+    printf("box on a non-placeable heightfield, %s: bottom at y = %.12f (samples at 0.3), "
+           "lowest %.12f, speed %.3g m/s\n", pp_model_name(model), y, lowest,
+           fabs(dBodyGetLinearVel(s.body)[1]));
+    ck_assert_double_eq_tol(y, 0.3, 1e-9);
+    ck_assert_double_ge(lowest, 0.3 - OVERLAP_TOL);
+    ck_assert_double_le(fabs(dBodyGetLinearVel(s.body)[1]), 1e-9);
+    destroy(&s);
+}
+END_TEST
+
 /* What the log hook was given (the refusals below). */
 static char logged[4096];
 
@@ -492,6 +530,7 @@ static Suite *terrain_suite(void)
     tcase_add_loop_test(tc, box_slides_across_terrain, 0, 4);
     tcase_add_loop_test(tc, unmodelled_terrain_is_named, 0, 2);
     tcase_add_loop_test(tc, ball_rolls_across_big_heightfield, 0, 2);
+    tcase_add_loop_test(tc, box_rests_on_non_placeable_heightfield, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
