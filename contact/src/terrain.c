@@ -391,7 +391,8 @@ int pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, double
     c->kind = PP_CONTACT_POINT;
     if (dot3(tr->eta, p_o) - tr->offset < -0.5 * tr->thickness) return 1; /* from underneath */
     const double tol = 1e-9;
-    int touched = 0, flat = 1, allowed = dot3(n_t, tr->eta) >= 1.0 - 1e-12; /* the top face */
+    int touched = 0, flat = 1, ridges = 0;
+    int allowed = dot3(n_t, tr->eta) >= 1.0 - 1e-12; /* the top face */
     for (int k = 0; k < 3; ++k) {
         double d[3];
         sub3(d, p_t, tr->v + 3 * k);
@@ -399,12 +400,15 @@ int pp_terrain_contact_rule(const pp_terrain *t, int i, int terrain_is_a, double
         ++touched;
         flat = flat && tr->edge_kind[k] == EDGE_FLAT;
         if (tr->edge_kind[k] == EDGE_BOUNDARY) allowed = 1;
-        if (tr->edge_kind[k] == EDGE_RIDGE &&
-            on_arc(n_t, tr->eta, tr->neighbour_eta + 3 * k, tr->edge_dir + 3 * k))
-            allowed = 1;
+        if (tr->edge_kind[k] == EDGE_RIDGE) {
+            ++ridges;
+            if (on_arc(n_t, tr->eta, tr->neighbour_eta + 3 * k, tr->edge_dir + 3 * k)) allowed = 1;
+        }
     }
     if (terrain_corner && touched && flat) return 0; /* inside a flat region: redundant */
     if (allowed) return 1;
+    if (touched >= 2 && ridges == touched) return 1; /* a convex corner keeps its normals */
+    if (touched) return 0; /* the neighbour across the edge has this contact */
     /* the top face's contact: core point, its lowest point along eta, the gap to the plane */
     double q[3];
     for (int k = 0; k < 3; ++k) q[k] = p_o[k] + core_radius * (n_t[k] - tr->eta[k]);

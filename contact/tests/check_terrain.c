@@ -37,7 +37,8 @@ static int prism_contacts(pp_terrain *t, int i, const pp_shape *b, pp_contact *o
 }
 
 /* A ball 1 mm past the flat shared edge, over T1: T0's own contact is the edge's, tilted by
- * atan(1 mm / r); the rule turns it into the top face's, equal to T1's (normal +z, gap 1e-4). */
+ * atan(1 mm / r) (the bump); the rule drops it, and T1's top-face contact (normal +z, gap
+ * 1e-4) is the ball's one contact. */
 START_TEST(flat_edge_gives_the_face_normal)
 {
     pp_terrain *t = square(0.0);
@@ -48,17 +49,18 @@ START_TEST(flat_edge_gives_the_face_normal)
     ck_assert_int_eq(prism_contacts(t, 0, &ball, k0), 1);
     ck_assert_int_eq(prism_contacts(t, 1, &ball, k1), 1);
     ck_assert_double_lt(k0[0].n[2], 1.0 - 1e-6); /* the bump: a tilted normal */
-    ck_assert_int_eq(pp_terrain_contact_rule(t, 0, 1, r, &k0[0]), 1);
+    ck_assert_int_eq(pp_terrain_contact_rule(t, 0, 1, r, &k0[0]), 0);
     ck_assert_int_eq(pp_terrain_contact_rule(t, 1, 1, r, &k1[0]), 1);
-    for (int k = 0; k < 3; ++k) {
-        ck_assert_double_eq_tol(k0[0].n[k], k == 2, TOL);
-        ck_assert_double_eq_tol(k1[0].n[k], k == 2, TOL);
-        ck_assert_double_eq_tol(k0[0].p_a[k] + k0[0].psi * k0[0].n[k],
-                                k1[0].p_a[k] + k1[0].psi * k1[0].n[k], TOL);
-    }
-    ck_assert_double_eq_tol(k0[0].psi, 1e-4, TOL);
+    for (int k = 0; k < 3; ++k) ck_assert_double_eq_tol(k1[0].n[k], k == 2, TOL);
     ck_assert_double_eq_tol(k1[0].psi, 1e-4, TOL);
-    ck_assert_int_eq(k0[0].kind, PP_CONTACT_POINT);
+    ck_assert_int_eq(k1[0].kind, PP_CONTACT_POINT);
+    /* right above the edge both give the top face's contact (the caller drops one) */
+    const double above[3] = {0.5, 0.5, r + 1e-4};
+    ball = pp_shape_make_sphere(r, above);
+    ck_assert_int_eq(prism_contacts(t, 0, &ball, k0), 1);
+    ck_assert_int_eq(pp_terrain_contact_rule(t, 0, 1, r, &k0[0]), 1);
+    ck_assert_double_eq_tol(k0[0].n[2], 1.0, TOL);
+    ck_assert_double_eq_tol(k0[0].psi, 1e-4, TOL);
     pp_terrain_destroy(t);
 }
 END_TEST
@@ -104,26 +106,56 @@ START_TEST(boundary_edge_keeps_its_normals)
 }
 END_TEST
 
-/* The rule with the terrain as B: the normal is written from A (the ball) to the terrain. */
+/* The rule with the terrain as B (normals from A, the ball, to the terrain): past the flat
+ * edge T0's contact is dropped, T1's kept with n = -z and p_a the ball's lowest point. */
 START_TEST(rule_with_terrain_as_b)
 {
     pp_terrain *t = square(0.0);
     const double r = 0.1, d = 1e-3 / sqrt(2.0);
     const double c[3] = {0.5 - d, 0.5 + d, r + 1e-4};
     pp_shape ball = pp_shape_make_sphere(r, c);
-    const pp_polytope *prism = NULL;
-    ck_assert_int_eq(pp_terrain_prism(t, 0, &prism), PP_OK);
-    pp_shape tri = pp_shape_make_polytope(prism, NULL, NULL);
-    pp_contact k[32];
-    int count = 0, needed = 0;
-    ck_assert_int_eq(pp_narrowphase_contacts(&ball, &tri, 0.05, PP_APPL_VF_DEFAULT, k, 32, &count,
-                                             &needed), PP_OK);
-    ck_assert_int_eq(count, 1);
-    ck_assert_int_eq(pp_terrain_contact_rule(t, 0, 0, r, &k[0]), 1);
-    ck_assert_double_eq_tol(k[0].n[2], -1.0, TOL);
-    ck_assert_double_eq_tol(k[0].psi, 1e-4, TOL);
-    for (int i = 0; i < 3; ++i) /* p_a: the ball's lowest point */
-        ck_assert_double_eq_tol(k[0].p_a[i], c[i] - (i == 2) * r, TOL);
+    for (int i = 0; i < 2; ++i) {
+        const pp_polytope *prism = NULL;
+        ck_assert_int_eq(pp_terrain_prism(t, i, &prism), PP_OK);
+        pp_shape tri = pp_shape_make_polytope(prism, NULL, NULL);
+        pp_contact k[32];
+        int count = 0, needed = 0;
+        ck_assert_int_eq(pp_narrowphase_contacts(&ball, &tri, 0.05, PP_APPL_VF_DEFAULT, k, 32,
+                                                 &count, &needed), PP_OK);
+        ck_assert_int_eq(count, 1);
+        ck_assert_int_eq(pp_terrain_contact_rule(t, i, 0, r, &k[0]), i);
+        if (i == 0) continue;
+        ck_assert_double_eq_tol(k[0].n[2], -1.0, TOL);
+        ck_assert_double_eq_tol(k[0].psi, 1e-4, TOL);
+        for (int j = 0; j < 3; ++j) /* p_a: the ball's lowest point */
+            ck_assert_double_eq_tol(k[0].p_a[j], c[j] - (j == 2) * r, TOL);
+    }
+    pp_terrain_destroy(t);
+}
+END_TEST
+
+/* Folded into a ridge, a ball on T0 1 cm before the crest: T1's contact (the crest, its
+ * normal beyond the ridge's arc, towards T0) is dropped (replaced by T1's top face it would
+ * have a negative gap, the ball being below T1's plane, and launch the ball); T0's top-face
+ * contact holds it. */
+START_TEST(ridge_beyond_its_arc_is_dropped)
+{
+    pp_terrain *t = square(0.2);
+    double eta0[3];
+    pp_terrain_normal(t, 0, eta0);
+    const double r = 0.1, d = 1e-2 / sqrt(2.0);
+    /* the point of T0 1 cm from the diagonal, then r along T0's normal */
+    double p[3] = {0.5 + d, 0.5 - d, 0.0};
+    p[2] = (0.0 - eta0[0] * p[0] - eta0[1] * p[1]) / eta0[2] + 1e-4 / eta0[2];
+    const double c[3] = {p[0] + r * eta0[0], p[1] + r * eta0[1], p[2] + r * eta0[2]};
+    pp_shape ball = pp_shape_make_sphere(r, c);
+    pp_contact k0[32], k1[32];
+    ck_assert_int_eq(prism_contacts(t, 0, &ball, k0), 1);
+    ck_assert_int_eq(prism_contacts(t, 1, &ball, k1), 1);
+    ck_assert_int_eq(pp_terrain_contact_rule(t, 1, 1, r, &k1[0]), 0);
+    ck_assert_int_eq(pp_terrain_contact_rule(t, 0, 1, r, &k0[0]), 1);
+    for (int k = 0; k < 3; ++k) ck_assert_double_eq_tol(k0[0].n[k], eta0[k], 1e-9);
+    ck_assert_double_eq_tol(k0[0].psi, 1e-4, 1e-9);
     pp_terrain_destroy(t);
 }
 END_TEST
@@ -229,6 +261,7 @@ int main(void)
     tcase_add_test(tc, ridge_keeps_its_normals);
     tcase_add_test(tc, boundary_edge_keeps_its_normals);
     tcase_add_test(tc, rule_with_terrain_as_b);
+    tcase_add_test(tc, ridge_beyond_its_arc_is_dropped);
     tcase_add_test(tc, flat_region_corners_are_dropped);
     tcase_add_test(tc, query_finds_only_near_triangles);
     tcase_add_test(tc, bad_triangles_are_refused);

@@ -22,12 +22,20 @@
  *       prism there is the terrain's; or
  *       a convex (ridge) edge with neighbour normal eta_j, and n projected on the plane normal
  *       to the edge lies on the arc from eta_i to eta_j (the normals a ridge has);
- *     a point on two edges (a vertex) keeps n when either edge does.
- * Every other contact (interior of a flat or valley edge, or the triangle's interior) is
- * replaced by the top face's: n = eta_i, the other shape's point p = c - r eta_i from its
- * core point c (the contact's point plus r n, r the core radius: a sphere's or capsule's
- * radius, 0 for a polytope), psi = eta_i . p - d_i. For a ball over a flat edge that is the
- * contact the next triangle gives: the caller drops such duplicates.
+ *     a point on two edges (a vertex) keeps n when either edge does, or when both are
+ *     ridges (a convex corner keeps every normal its prism gives there: the vertex's own
+ *     normal cone is not checked; a saddle vertex may so give a normal the terrain lacks).
+ * Any other contact on an edge (a flat or valley edge, a ridge beyond its arc) is dropped:
+ * the other shape is then over the neighbour across that edge, whose own contact holds it
+ * (a ball just past a flat edge: the next triangle's top-face contact; a box's vertex at the
+ * side face of the next prism: its vertex–face contact with the next triangle). A contact in
+ * the triangle's interior with another normal (a deep overlap) is replaced by the top face's:
+ * n = eta_i, the other shape's point p = c - r eta_i from its core point c (the contact's
+ * point plus r n, r the core radius: a sphere's or capsule's radius, 0 for a polytope),
+ * psi = eta_i . p - d_i. Contacts of one shape repeated by two triangles (a ball right above
+ * a flat edge) are the caller's to drop. Replacing an edge contact by the top face's instead
+ * would be wrong at a ridge: a ball on the gentler face near the crest lies below the
+ * steeper face's plane, and that plane's gap would launch it.
  *
  * Flat regions. A feature contact whose terrain feature is a top vertex or top edge that
  * lies inside a flat region (every triangle edge it is on is shared with a coplanar
@@ -85,8 +93,8 @@ void pp_terrain_normal(const pp_terrain *terrain, int i, double eta[3]);
 /*
  * The internal-edge rule on contact c between prism i and another shape (the header's
  * comment): terrain_is_a says which side of c the prism is, core_radius the other shape's
- * (sphere, capsule radius; 0 else). Returns 0 when the contact is to be dropped (a corner
- * of a flat region), else 1: the contact became a PP_CONTACT_POINT, its normal and gap
+ * (sphere, capsule radius; 0 else). Returns 0 when the contact is to be dropped (an edge
+ * contact the terrain does not have, a corner of a flat region), else 1: the contact became a PP_CONTACT_POINT, its normal and gap
  * replaced when the rule says so, and its features an identity across steps (the terrain
  * side's: i; the other's: 4 x its feature + the contact's kind before). Read-only on the
  * terrain.
