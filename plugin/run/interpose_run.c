@@ -16,6 +16,8 @@
  *                                          for the summary
  *   dCreateConvex, dGeomSetConvex          the points are kept and registered with the world
  *                                          (ODE has no getter for a dConvex's shape)
+ *   dGeomHeightfieldDataBuild*, ...Destroy the samples are recorded (interpose_probe.c, also in
+ *                                          libpegplus.so; ODE has no getter for them either)
  *   dBodyDestroy, dGeomDestroy, dSpaceDestroy, dJointDestroy, dWorldDestroy
  *                                          pegplus forgets the object first (the destroyed-body
  *                                          hazard of pegplus.h "Lifetime" closed for these

@@ -470,6 +470,8 @@ static const char *geom_problem(dGeomID g)
             return "plane parameters (dCreatePlane, dGeomPlaneSetParams) are NaN or infinite";
         return NULL;
     }
+    if (cls == dHeightfieldClass) /* may be non-placeable: its pose is checked in terrain_ode.c */
+        return hash_space_problem(g);
     const dReal *x = dGeomGetPosition(g), *R = dGeomGetRotation(g);
     if (!finite_array(x, 3))
         return "position (dGeomSetPosition, or its body's and dGeomSetOffsetPosition) is NaN or infinite";
@@ -693,23 +695,41 @@ static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
                                                   : "pegplus has no shape for this class yet");
 }
 
+/* Room for `count` shapes in every per-shape array of the scratch. */
+pp_status pp_bridge_grow_shapes(pp_world *world, int count)
+{
+    pp_step_scratch *s = &world->scratch;
+    void **const arrays[] = {(void **)&s->shapes, (void **)&s->shape_geom,
+                             (void **)&s->shape_body, (void **)&s->shape_motion,
+                             (void **)&s->aabbs, (void **)&s->is_static,
+                             (void **)&s->attachment, (void **)&s->shape_terrain,
+                             (void **)&s->shape_triangle};
+    const size_t sizes[] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
+                            sizeof(pp_aabb), 1, sizeof(pp_shape_attachment),
+                            sizeof(const struct pp_terrain *), sizeof(int)};
+    return pp_grow_together(arrays, sizes, 9, &s->shape_capacity, count);
+}
+
 pp_status pp_bridge_shapes(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
     s->shape_count = 0;
-    void **const arrays[] = {(void **)&s->shapes, (void **)&s->shape_geom,
-                             (void **)&s->shape_body, (void **)&s->shape_motion,
-                             (void **)&s->aabbs, (void **)&s->is_static,
-                             (void **)&s->attachment};
-    const size_t sizes[] = {sizeof(pp_shape), sizeof(dGeomID), sizeof(int), sizeof(double),
-                            sizeof(pp_aabb), 1, sizeof(pp_shape_attachment)};
+    s->geom_shape_count = 0;
+    pp_terrain_begin_collect(world);
     pp_status st = pp_bridge_validate_geoms(world);
-    if (st == PP_OK) st = pp_grow_together(arrays, sizes, 7, &s->shape_capacity, world->geom_count);
+    if (st == PP_OK) st = pp_bridge_grow_shapes(world, world->geom_count);
     if (st != PP_OK) return st;
     for (int i = 0; i < world->geom_count; ++i) {
         dGeomID geom = world->geoms[i];
         pp_shape shape;
-        if (!dGeomIsEnabled(geom) || !geom_shape(world, geom, &shape)) continue;
+        if (!dGeomIsEnabled(geom)) continue;
+        const char *refusal = NULL;
+        if (pp_terrain_geom(world, geom, &st, &refusal)) { /* terrain: triangles in stage 2 */
+            if (refusal) refuse_geom(world, geom, refusal);
+            if (st != PP_OK) return st;
+            continue;
+        }
+        if (!geom_shape(world, geom, &shape)) continue;
         if (pp_shape_validate(&shape) != PP_OK) {
             pp_log(PP_LOG_ERROR, "geom %p has an invalid pose or size; step rejected, nothing "
                                  "changed", (void *)geom);
@@ -721,6 +741,8 @@ pp_status pp_bridge_shapes(pp_world *world)
         s->shapes[k] = shape;
         s->shape_geom[k] = geom;
         s->shape_body[k] = b;
+        s->shape_terrain[k] = NULL;
+        s->shape_triangle[k] = -1;
         s->is_static[k] = b < 0;
         if (b >= 0) {
             /* The geom's pose in its body's frame (ODE's offset, or identity): sub-steps pose
@@ -738,5 +760,6 @@ pp_status pp_bridge_shapes(pp_world *world)
             }
         }
     }
+    s->geom_shape_count = s->shape_count;
     return PP_OK;
 }

@@ -116,8 +116,8 @@ pp_status pp_stage_broadphase(pp_world *world)
 {
     pp_step_scratch *s = &world->scratch;
     double eps = world->config.proximity_margin;
-    pp_status st = PP_OK;
-    if (!s->broadphase) st = pp_broadphase_create(&s->broadphase);
+    pp_status st = pp_terrain_stage_shapes(world); /* terrain triangles near moving shapes */
+    if (st == PP_OK && !s->broadphase) st = pp_broadphase_create(&s->broadphase);
     if (st == PP_OK) st = pp_grow((void **)&s->sap_index, &s->sap_capacity, s->shape_count, sizeof(int));
     if (st != PP_OK) return st;
 

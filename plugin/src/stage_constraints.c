@@ -173,6 +173,7 @@ static pp_status pair_contacts(const pp_step_scratch *s, pp_constraint_list *l, 
                                                PP_APPL_VF_DEFAULT, l->contacts,
                                                l->contact_capacity, &count, &needed);
         if (st == PP_OK) {
+            count = pp_terrain_pair_rule(s, l->contacts, first, count, a, b);
             count = first + drop_duplicate_contacts(&l->contacts[first], count - first);
             st = label_contacts(s, l, first, count, a, b, surface, ext, 1);
             if (st == PP_OK) st = add_u_sets(l, first, count);
@@ -266,7 +267,8 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
     const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
     int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
     int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
-    if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)))
+    if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)) ||
+        s->shape_terrain[a] || s->shape_terrain[b]) /* terrain: U sets (docs/design.md) */
         return pair_contacts(s, l, a, b, eps_ab, surface, ext);
     if (plane_a) { /* the polytope is A of the sets: swap the pair */
         int t = a;

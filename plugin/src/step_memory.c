@@ -49,6 +49,9 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->aabbs);
     free(s->is_static);
     free(s->attachment);
+    free(s->shape_terrain);
+    free(s->shape_triangle);
+    free(s->terrain_hits);
     free(s->body_shape_first);
     free(s->body_shapes);
     pp_broadphase_destroy(s->broadphase);

@@ -133,6 +133,7 @@ void pp_world_destroy(pp_world *world)
 {
     if (!world) return;
     pp_convex_records_free(world);
+    pp_terrain_records_free(world);
     pp_step_scratch_free(&world->scratch);
     pp_near_probe_free(world);
     free(world->warned_geoms);

@@ -184,7 +184,12 @@ typedef struct pp_step_scratch {
     pp_shape_attachment *attachment; /* body-frame pose of shapes on bodies */
     pp_aabb *aabbs;
     unsigned char *is_static;
+    const struct pp_terrain **shape_terrain; /* a terrain triangle's terrain, else NULL */
+    int *shape_triangle;           /* its triangle */
     int shape_count, shape_capacity;
+    int geom_shape_count;          /* shapes of geoms; terrain triangles follow (terrain_ode.c) */
+    int *terrain_hits;             /* stage 2 scratch: triangles near a moving shape */
+    int terrain_hit_capacity;
     int *body_shape_first;         /* CSR of the shapes on each body (nb + 1) */
     int *body_shapes;
     int body_shape_capacity, body_shape_first_capacity;
@@ -308,6 +313,10 @@ struct pp_world {
     dGeomID *warned_geoms;         /* geoms reported as not modelled (ode_bridge.c), once each */
     int warned_geom_count, warned_geom_capacity;
     int warned_unregistered_convex;
+    struct pp_terrain_record *terrains; /* trimesh and heightfield geoms (terrain_ode.c) */
+    int terrain_count, terrain_capacity;
+    struct pp_heightfield_record *heightfields; /* pp_world_register_heightfield */
+    int heightfield_count, heightfield_capacity;
 
     dNearCallback *near_callback;  /* the program's (pp_world_set_near_callback), or NULL */
     void *near_data;
@@ -370,6 +379,34 @@ void pp_ode_record_contact(dWorldID w, const dContact *contact, dJointID joint);
 /* The first bad field of a surface (its name and rule; *value the bad value), or NULL. The
  * ode_* fields are checked when ode_fields is non-zero (PP_MODEL_ODE reads them). */
 const char *pp_surface_problem(const pp_surface *surface, int ode_fields, double *value);
+
+/* terrain_ode.c: static trimesh and heightfield geoms as terrain (docs/design.md "Terrain").
+ * pp_terrain_geom: 1 when g is one (then collected for the step, or refused), 0 else;
+ * pp_terrain_stage_shapes: stage 2's triangle shapes near the moving shapes;
+ * pp_terrain_pair_rule: the internal-edge rule and duplicates on a pair's new contacts. */
+int pp_terrain_geom(pp_world *world, dGeomID g, pp_status *st, const char **refusal);
+pp_status pp_terrain_stage_shapes(pp_world *world);
+int pp_terrain_pair_rule(const pp_step_scratch *s, pp_contact *list, int first, int count,
+                         int a, int b);
+void pp_terrain_records_free(pp_world *world);
+void pp_terrain_begin_collect(pp_world *world);
+
+/* A heightfield's samples as dGeomHeightfieldDataBuild* gave them (ODE has no getter):
+ * registered with pp_world_register_heightfield (per world) or captured by the interposed
+ * builders (interpose_probe.c, process-wide). */
+typedef struct pp_heightfield_record {
+    dHeightfieldDataID data;
+    int type;                      /* ODE's: 0 callback, 1 byte, 2 short, 3 float, 4 double */
+    const void *samples;           /* borrowed (ODE's bCopyHeightData = 0): read when built */
+    double *copied;                /* bCopyHeightData != 0: our copy */
+    dHeightfieldGetHeight *callback;
+    void *user;
+    double width, depth, scale, offset, thickness;
+    int width_samples, depth_samples, wrap;
+} pp_heightfield_record;
+void pp_heightfield_capture(const pp_heightfield_record *record, int copy);
+void pp_heightfield_capture_forget(dHeightfieldDataID data);
+pp_status pp_bridge_grow_shapes(pp_world *world, int count);
 
 /* convex.c */
 void pp_convex_records_free(pp_world *world);

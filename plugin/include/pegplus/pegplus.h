@@ -467,8 +467,9 @@ pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
  *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
- * registered here is not modelled by the pegplus models, nor are cylinder, ray, trimesh and
- * heightfield geoms: each such geom is named once (dGeomID, class, body) through the log hook
+ * registered here is not modelled by the pegplus models, nor are cylinder and ray geoms,
+ * trimeshes and heightfields on a body, or heightfields whose samples pegplus did not see
+ * (below): each such geom is named once (dGeomID, class, body) through the log hook
  * and collides with nothing under them; use PP_MODEL_ODE for scenes that need them.
  * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
  * or PP_ERR_INVALID_ARGUMENT with a message, and nothing is created.
@@ -487,6 +488,27 @@ pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex);
  * destroyed or forgotten (pp_convex_destroy, pp_world_unregister_convex, pp_world_destroy).
  * NULL, without a message, when `world` or `convex` is NULL or pegplus does not know the geom. */
 const struct pp_polytope *pp_convex_polytope(const pp_world *world, dGeomID convex);
+
+/*
+ * Heightfields. ODE keeps a heightfield's samples (or reads them through its callback) and has
+ * no getter for them, so the pegplus models learn them when the data is built: libpegplus.so
+ * and pegplus-run watch dGeomHeightfieldDataBuildDouble/Single/Short/Byte/Callback (and
+ * dGeomHeightfieldDataDestroy) of a program linked with -lpegplus before -lode; a static link
+ * (or data built before libpegplus was loaded) registers them here, with the arguments given
+ * to dGeomHeightfieldDataBuildDouble (copy_heights = its bCopyHeightData: 0 keeps the
+ * pointer, which must then stay valid as for ODE). Registration is per world and wins over
+ * a watched build; pp_world_unregister_heightfield forgets it (call it before
+ * dGeomHeightfieldDataDestroy). A static heightfield (no body), finite (wrap = 0), is
+ * terrain under the pegplus models (docs/design.md "Terrain"); static trimeshes need nothing
+ * (ODE gives their triangles). PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (width, depth
+ * not finite and > 0, fewer than 2 samples each way, scale/offset/thickness not finite),
+ * PP_ERR_NO_MEMORY.
+ */
+pp_status pp_world_register_heightfield(pp_world *world, dHeightfieldDataID data,
+                                        const double *heights, int copy_heights, double width,
+                                        double depth, int width_samples, int depth_samples,
+                                        double scale, double offset, double thickness, int wrap);
+pp_status pp_world_unregister_heightfield(pp_world *world, dHeightfieldDataID data);
 
 #ifdef __cplusplus
 }
