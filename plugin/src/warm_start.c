@@ -28,7 +28,6 @@ typedef struct warm_key {
 typedef struct warm_entry {
     warm_key key;
     int offset, size;      /* record bytes in the pool; size 0 = empty slot */
-    int age;               /* sub-steps since the set was last solved (pp_warm_store_carry) */
 } warm_entry;
 
 struct pp_warm_store {
@@ -153,7 +152,7 @@ static pp_status rehash(struct pp_warm_store *store, int capacity)
 
 /* Insert or overwrite key's record. */
 static pp_status insert(struct pp_warm_store *store, const warm_key *key,
-                        const unsigned char *record, int size, int age)
+                        const unsigned char *record, int size)
 {
     if (2 * (store->count + 1) > store->capacity) {
         pp_status st = rehash(store, store->capacity ? 2 * store->capacity : 64);
@@ -178,7 +177,6 @@ static pp_status insert(struct pp_warm_store *store, const warm_key *key,
         store->pool_size += (size_t)size;
     }
     e->key = *key;
-    e->age = age;
     memcpy(store->pool + e->offset, record, (size_t)size);
     return PP_OK;
 }
@@ -208,7 +206,7 @@ pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
     for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
         int size = pp_peg_record_size(&list->sets[j], k);
         warm_key key = set_key(world, list, j, k);
-        st = insert(store, &key, rec, size, 0);
+        st = insert(store, &key, rec, size);
         rec += size;
     }
     return st;
@@ -219,19 +217,7 @@ pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_sto
     pp_status st = PP_OK;
     for (int i = 0; from && i < from->capacity && st == PP_OK; ++i) {
         const warm_entry *e = &from->slots[i];
-        if (e->size) st = insert(to, &e->key, from->pool + e->offset, e->size, e->age);
-    }
-    return st;
-}
-
-pp_status pp_warm_store_carry(struct pp_warm_store *to, const struct pp_warm_store *from,
-                              int max_age)
-{
-    pp_status st = PP_OK;
-    for (int i = 0; from && i < from->capacity && st == PP_OK; ++i) {
-        const warm_entry *e = &from->slots[i];
-        if (e->size && e->age + 1 <= max_age)
-            st = insert(to, &e->key, from->pool + e->offset, e->size, e->age + 1);
+        if (e->size) st = insert(to, &e->key, from->pool + e->offset, e->size);
     }
     return st;
 }
@@ -291,7 +277,7 @@ pp_status pp_warm_store_put_joints(struct pp_warm_store *store, const pp_world *
             int u = pp_peg_joint_unknowns(1, &iw->joint_rows[r]);
             if (u == 0) continue;
             warm_key key = joint_key(joint, e, u);
-            st = insert(store, &key, basis + at, u, 0);
+            st = insert(store, &key, basis + at, u);
             at += u;
         }
     }

@@ -581,12 +581,7 @@ static pp_status time_step_islands(pp_world *world, double dt)
                (size_t)out->info_count * sizeof(pp_contact_info));
         s->info_count += out->info_count;
     }
-    /* A set's record outlives one sub-step in which the set was not met: where features
-     * coincide (a face squeezed on a face) a PEG set's primary contact, which names it, can
-     * alternate between two of them from one step to the next, and without the older record
-     * every other step started Lemke cold (the gripper under PEG: 50 pivots a step). */
     pp_warm_store_clear(s->warm_next);
-    st = pp_warm_store_carry(s->warm_next, s->warm_prev, PP_WARM_KEEP_SUBSTEPS);
     for (int i = 0; i < s->worker_count && st == PP_OK; ++i)
         st = pp_warm_store_merge(s->warm_next, s->workers[i].warm);
     if (st == PP_OK) { /* this sub-step's bases become the previous ones */

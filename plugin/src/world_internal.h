@@ -437,14 +437,6 @@ pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
                             const pp_constraint_list *list, int k, const unsigned char *basis);
 /* Copy every entry of `from` into `to`. */
 pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_store *from);
-/* Copy the entries of `from` whose set was last solved fewer than max_age sub-steps before
- * `from`'s own, one sub-step older, into `to`: records outlive max_age sub-steps in which
- * their set was not met. The step keeps them PP_WARM_KEEP_SUBSTEPS (world.c; more kept more
- * stale guesses that were not solutions, and Lemke pivoting from one costs more than from
- * w basic: measured on the gripper under PEG, 0.5 ms a step with 1, 2 ms with 2 to 8). */
-#define PP_WARM_KEEP_SUBSTEPS 1
-pp_status pp_warm_store_carry(struct pp_warm_store *to, const struct pp_warm_store *from,
-                              int max_age);
 /* A warm basis for (list, k) into basis (pp_peg_lcp_size bytes): each set's entries from the
  * first store that knows its identity (`first` is required and lends its scratch; `second`
  * may be NULL), all-w for sets no store knows. Returns the number of sets found. */
