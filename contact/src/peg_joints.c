@@ -327,21 +327,6 @@ static lapack_int cholesky(double *A, int m, double dmax)
     return info;
 }
 
-/* x = L^-1 x for the lower triangle L of A (column-major, m x m, nonzero diagonal: a
- * Cholesky factor), by columns; x's leading zeros stay zero and are skipped. */
-static void forward_solve(const double *A, int m, double *x)
-{
-    int j = 0;
-    while (j < m && x[j] == 0.0) ++j;
-    for (; j < m; ++j) {
-        const double *restrict l = &A[(size_t)j * m];
-        double xj = x[j] / l[j];
-        x[j] = xj;
-        if (xj == 0.0) continue;
-        for (int i = j + 1; i < m; ++i) x[i] -= l[i] * xj;
-    }
-}
-
 /* x . y over m entries, four partial sums (independent adds: the loop runs at the
  * throughput of the multiply-adds, not their latency). */
 static double dot(const double *x, const double *y, int m)
@@ -562,12 +547,12 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         }
         /* one right-hand side at a time, and only the columns that touch a jointed body: a
          * solve with many right-hand sides makes OpenBLAS start worker threads that spin
-         * between calls (measured on the arm scene: twice the process CPU time); and by
-         * forward_solve, not LAPACK's dtrtrs: at m_e ~ 20 a call's checks and dispatch cost
-         * more than its ~m_e^2 / 2 multiply-adds (7% of demo_crash's car a step) */
+         * between calls (measured on the arm scene: twice the process CPU time) */
         for (int a = 0; a < n && cols > 0; ++a)
-            if (isl->y_nonzero[a]) forward_solve(A, m_e, &Y[(size_t)a * m_e]);
-        forward_solve(A, m_e, isl->t);
+            if (isl->y_nonzero[a])
+                LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e,
+                                    &Y[(size_t)a * m_e], m_e);
+        LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e, isl->t, m_e);
         /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. Every entity with a
          * nonzero Y has a row, so y_a . y_c serves entry (a, c) when c is an impulse column
          * and entry (c, a) when a is: each dot product once. */
