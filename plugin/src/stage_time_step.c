@@ -376,7 +376,15 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
         iw->normal_impulse[c] = 0.0;
         for (int j = 0; j < 3; ++j) iw->friction_vector[3 * c + j] = 0.0;
     }
-    return rejected ? PP_ERR_SOLVER : st;
+    if (rejected) { /* the joints alone beyond the bound too: no impulse at all, nu* */
+        for (int l = 0; l < iw->body_count; ++l) {
+            memcpy(&iw->velocity[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
+            memcpy(&iw->velocity[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
+        }
+        for (int r = 0; r < iw->joint_row_count; ++r) iw->joint_impulse[r] = 0.0;
+        return PP_ERR_SOLVER;
+    }
+    return st;
 }
 
 /* The gap linearised about a predicted pose q^ instead of q^l (ST96 §3.6, relinearize.c):
