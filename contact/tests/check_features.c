@@ -221,6 +221,49 @@ START_TEST(test_box_on_plane)
 }
 END_TEST
 
+/* Disjoint polytopes within a large eps (a fast body's speculative margin) report no negative
+ * gap: psi < 0 says the pair overlaps. Each case had a pair with a large negative gap before
+ * the rule of features.h (the point must lie inside the other polytope), from soak seed 319
+ * (standard model, h = 0.02, 25 m/s): its infeasible LCP gave impulses of 5.7e11 N s.
+ * _i = 0: B's top vertex under a plate A, 0.1 m below its bottom face, projects inside A's
+ *         top face 0.2 m below it (the old report: face-vertex, psi = -0.2, n = +z, pushing
+ *         B up through the plate).
+ * _i = 1: A's top edge along x and B's bottom edge along y, B wholly below A (0.1 m under
+ *         A's bottom edge): the lines' gap is -4 sqrt(1/2) - 0.1 at interior closest points. */
+START_TEST(test_disjoint_no_negative_gap)
+{
+    const double far_eps = 4.0, h = sqrt(0.5);
+    box_view a, b;
+    double nearest_n = 0.0;
+    if (_i == 0) {
+        double R[9];
+        rotation(R, (const double[3]){1, -1, 0}, acos(1.0 / sqrt(3.0))); /* vertex 7 up */
+        box_make(&a, (const double[3]){0.5, 0.5, 0.05}, IDENTITY, (const double[3]){0, 0, 0});
+        box_make(&b, UNIT_HALF, R, (const double[3]){0.1, 0.05, -0.15 - sqrt(3.0) / 2});
+        nearest_n = -1.0;
+    } else {
+        double Ra[9], Rb[9];
+        rotation(Ra, (const double[3]){1, 0, 0}, M_PI / 4);
+        rotation(Rb, (const double[3]){0, 1, 0}, M_PI / 4);
+        box_make(&a, UNIT_HALF, Ra, (const double[3]){0, 0, 0});
+        box_make(&b, UNIT_HALF, Rb, (const double[3]){0.1, -0.2, -2 * h - 0.1});
+        nearest_n = -1.0;
+    }
+    pp_contact c[256];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, far_eps, PP_APPL_VF_DEFAULT, c, 256, &count, NULL), PP_OK);
+    int nearest = 0;
+    for (int i = 0; i < count; ++i) {
+        ck_assert_msg(c[i].psi >= 0.0, "contact %d (kind %d, features %d %d): psi = %g < 0 "
+                      "between disjoint boxes", i, (int)c[i].kind, c[i].feature_a,
+                      c[i].feature_b, c[i].psi);
+        /* the true nearest pair: 0.1 m apart along -z */
+        if (fabs(c[i].psi - 0.1) < 1e-12 && fabs(c[i].n[2] - nearest_n) < 1e-12) nearest++;
+    }
+    ck_assert_int_ge(nearest, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("features");
@@ -231,6 +274,7 @@ int main(void)
     tcase_add_test(tc, test_vertex_down);
     tcase_add_test(tc, test_crossed_edges);
     tcase_add_test(tc, test_box_on_plane);
+    tcase_add_loop_test(tc, test_disjoint_no_negative_gap, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -145,6 +145,79 @@ pp_status pp_island_joint_rows(pp_world *world, pp_island_work *iw)
     return PP_OK;
 }
 
+/* Kinetic energy of a body at velocity nu (6 entries: v, w), J, in the metric the solve used:
+ * mass 1 / inv_mass and the world inertia at q^l, the inverse of m->inv_inertia (the
+ * re-linearisation poses the bodies at q^ but keeps M(q^l), relinearize.c). */
+static double body_energy(const pp_mlcp_body *m, const double *nu)
+{
+    const double *A = m->inv_inertia, *w = nu + 3;
+    /* A w' = w for w' = I w: Cramer's rule on the symmetric positive definite 3 x 3 */
+    const double c00 = A[4] * A[8] - A[5] * A[7], c01 = A[5] * A[6] - A[3] * A[8],
+                 c02 = A[3] * A[7] - A[4] * A[6];
+    const double det = A[0] * c00 + A[1] * c01 + A[2] * c02;
+    double rot = 0.0;
+    if (det > 0.0) {
+        const double I[9] = {c00, A[2] * A[7] - A[1] * A[8], A[1] * A[5] - A[2] * A[4],
+                             c01, A[0] * A[8] - A[2] * A[6], A[2] * A[3] - A[0] * A[5],
+                             c02, A[1] * A[6] - A[0] * A[7], A[0] * A[4] - A[1] * A[3]};
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) rot += w[r] * I[3 * r + c] * w[c];
+        rot /= det;
+    }
+    return 0.5 * ((nu[0] * nu[0] + nu[1] * nu[1] + nu[2] * nu[2]) / m->inv_mass + rot);
+}
+
+/*
+ * The energy acceptance of an island's solve (README "Known problems", soak; issue 15).
+ *
+ * With nu+ = nu* + W P (P = G z + J^T p: every impulse of the solve, W = M^-1), exactly
+ *     KE(nu+) - KE(nu*) = P^T nu+ - (1/2) P^T W P <= P^T nu+ = sum_i z_i g_i^T nu+,
+ * and at a solution of the LCP each impulse does bounded work at the end velocity:
+ *  - a contact's normal impulse p (the primary of a PEG set; its row is
+ *    g^T nu+ + E_I2 c + psi/h >= 0 with c >= 0, and = 0 where p > 0) gives
+ *    p g^T nu+ = -p (psi/h + sum c) <= p max(0, -psi/h): work only to undo an overlap (the
+ *    psi/h term; a soft contact's erp psi/h is smaller, its cfm/h p term only takes);
+ *  - friction (Stewart–Trinkle): beta_l d_l^T nu+ = -beta_l lambda <= 0;
+ *  - a joint row (J nu+ = c - cfm/h p on an equality, and c bounds a limit's or motor's
+ *    row from the side its impulse pushes): p J nu+ <= |p c|.
+ * So a passive island (no kinematic body, no moving surface) satisfies
+ *     KE(nu+) <= KE(nu*) + sum_contacts p max(0, -psi/h) + sum_rows |p c|,
+ * up to the solve's residual r (w is off by at most r in each row: sum |z| r) and rounding.
+ * An answer beyond that bound is not a solution of the step's LCP however small its LCP
+ * residual reads (measured before the features fix, soak seed 319: ||z|| = 5.7e11 with
+ * r(z) = 3e-5 and rel(z) = 7e-18 took the island from 8.5e3 J to 4.8e8 J).
+ * Cost: two kinetic energies and one pass over the contacts and joint rows.
+ * Returns 1 when the island's velocities satisfy the bound (or it does not apply).
+ */
+static int energy_bounded(const pp_world *world, const pp_island_work *iw, double h,
+                          const pp_lcp_result *lcp)
+{
+    if (iw->dynamic_count != iw->body_count) return 1; /* a body outside the island's set */
+    double before = 0.0, after = 0.0, allowance = 0.0, impulse = 0.0;
+    for (int l = 0; l < iw->body_count; ++l) {
+        const pp_mlcp_body *m = &iw->mlcp_body[l];
+        if (world->bodies[iw->body[l]].kinematic || !(m->inv_mass > 0.0))
+            return 1; /* a driven body does work */
+        const double star[6] = {m->v[0], m->v[1], m->v[2], m->w[0], m->w[1], m->w[2]};
+        before += body_energy(m, star);
+        after += body_energy(m, &iw->velocity[6 * l]);
+    }
+    for (int c = 0; c < iw->list.contact_count; ++c) {
+        const pp_contact *k = &iw->local_contacts[c];
+        if (k->surface & PP_CONTACT_MOTION) return 1; /* a conveyor drives the contact */
+        const double p = iw->normal_impulse[c];
+        const double *f = &iw->friction_vector[3 * c];
+        allowance += p * fmax(0.0, -k->psi / h);
+        impulse += fabs(p) + sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    }
+    for (int r = 0; r < iw->joint_row_count; ++r) {
+        allowance += fabs(iw->joint_impulse[r] * iw->joint_rows[r].c);
+        impulse += fabs(iw->joint_impulse[r]);
+    }
+    const double tolerance = impulse * lcp->residual + 1e-9 * (before + allowance) + 1e-12;
+    return isfinite(after) && after <= before + allowance + tolerance;
+}
+
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
  * (pegplus/lcp.h text format) to become a regression test (STYLE.md "Tests"). */
 static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
@@ -190,12 +263,16 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
  * the list's gaps are those of the step's start pose, where a penetration deeper than
  * max_correcting_velocity h is recovered at that speed; a re-linearisation's gaps are shifted
  * (psi' = psi(q^) - h G^T nu^, not a depth) and are never bounded. */
-static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k, int peg,
-                            int at_start)
+/* One solve of the list (its contacts, or none: `contacts` = 0 solves the joint rows alone)
+ * with `compliance` (pp_mlcp_problem.compliance). PP_ERR_SOLVER with *rejected = 1: an answer
+ * beyond the energy bound (energy_bounded), its basis not kept. */
+static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k, int peg,
+                            int at_start, double compliance, int contacts, int *rejected)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_constraint_list *l = &iw->list;
     pp_status st = ensure_solver(iw, k);
+    *rejected = 0;
     if (st != PP_OK) return st;
     for (int c = 0; c < l->contact_count; ++c) {
         pp_contact *lc = &iw->local_contacts[c];
@@ -211,11 +288,11 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
                             3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
-    pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, l->contact_count,
-                               iw->local_contacts, k, world->config.compliance,
-                               !world->config.load_sharing,
+    pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, contacts ? l->contact_count : 0,
+                               iw->local_contacts, k, compliance, !world->config.load_sharing,
                                at_start ? world->config.max_correcting_velocity : 0.0},
-                              l->set_count, l->sets, iw->joint_row_count, iw->joint_rows};
+                              contacts ? l->set_count : 0, l->sets, iw->joint_row_count,
+                              iw->joint_rows};
     pp_mlcp_solution solution;
     memset(&solution, 0, sizeof solution);
     solution.normal_impulse = iw->normal_impulse;
@@ -240,7 +317,7 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
      * one island costs no other its warm start. */
     int resting_first_solve = iw->reduced && !iw->unreduced;
     options.warm_start = (found == l->set_count || (resting_first_solve && found > 0)) &&
-                         joints_found == joints_wanted;
+                         joints_found == joints_wanted && contacts && compliance == world->config.compliance;
     pp_peg_stats stats;
     for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
         memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
@@ -250,6 +327,10 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     iw->stats.joint_regularised += stats.joint_regularised;
     iw->stats.load_shared += stats.load_shared;
     iw->stats.load_kept += stats.load_kept;
+    if ((st == PP_OK || approximate(&stats.lcp)) && !energy_bounded(world, iw, h, &stats.lcp)) {
+        *rejected = 1;
+        return PP_ERR_SOLVER;
+    }
     if (st == PP_ERR_SOLVER && approximate(&stats.lcp)) {
         /* The bounded fallback's answer (finite, z >= 0, its residual recorded): applied. */
         pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered by the bounded "
@@ -257,14 +338,61 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
                stats.lcp.relative_residual, stats.lcp.budget_exhausted ? ", budget exhausted" : "");
         return PP_OK;
     }
-    if (st == PP_OK) {
+    if (st == PP_OK && contacts) {
         pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
         if (put == PP_OK)
             put = pp_warm_store_put_joints(iw->warm, world, iw, iw->basis + contact_unknowns);
         if (put != PP_OK) return put;
-    } else {
+    } else if (st != PP_OK) {
         dump_failed_lcp(iw->peg, peg ? "PEG time-stepping LCP Lemke failed on"
                                      : "time-stepping LCP Lemke failed on");
+    }
+    return st;
+}
+
+/* The relative compliance of the retry after an answer beyond the energy bound: the largest
+ * shift of the LCP's own regularised retries (pegplus/lcp.h PP_LCP_EPS_MAX). */
+#define ENERGY_RETRY_COMPLIANCE PP_LCP_EPS_MAX
+
+/*
+ * The island's LCP, with the energy acceptance (energy_bounded) on every answer: an answer
+ * beyond the bound is a failed solve and goes down the failure path of README "Failures":
+ * the problem regularised (a compliance of ENERGY_RETRY_COMPLIANCE max_i M_ii on the
+ * contacts' rows, lcp_fallback 1), and if that answer is beyond the bound too, no contact
+ * impulse this step (lcp_fallback 3): the joint rows are solved alone (their impulses keep
+ * the mechanism together) and the contacts' psi/h terms act at the next step.
+ */
+static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k, int peg,
+                            int at_start)
+{
+    int rejected = 0;
+    pp_status st = solve_once(world, iw, h, k, peg, at_start, world->config.compliance, 1, &rejected);
+    if (!rejected) return st;
+    pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered beyond the energy bound "
+                           "(kinetic energy above nu*'s plus the gap and joint terms' work); "
+                           "solved again with compliance %g", iw->stats.lcp_size,
+           ENERGY_RETRY_COMPLIANCE);
+    iw->stats.lcp_fallback = iw->stats.lcp_fallback > 1 ? iw->stats.lcp_fallback : 1;
+    if (world->config.compliance < ENERGY_RETRY_COMPLIANCE) {
+        st = solve_once(world, iw, h, k, peg, at_start, ENERGY_RETRY_COMPLIANCE, 1, &rejected);
+        if (!rejected) return st;
+    }
+    pp_log(PP_LOG_WARNING, "an island's LCP was answered beyond the energy bound also when "
+                           "regularised: its %d contacts get no impulse this step",
+           iw->list.contact_count);
+    iw->stats.lcp_fallback = 3;
+    st = solve_once(world, iw, h, k, peg, at_start, world->config.compliance, 0, &rejected);
+    for (int c = 0; c < iw->list.contact_count; ++c) {
+        iw->normal_impulse[c] = 0.0;
+        for (int j = 0; j < 3; ++j) iw->friction_vector[3 * c + j] = 0.0;
+    }
+    if (rejected) { /* the joints alone beyond the bound too: no impulse at all, nu* */
+        for (int l = 0; l < iw->body_count; ++l) {
+            memcpy(&iw->velocity[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
+            memcpy(&iw->velocity[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
+        }
+        for (int r = 0; r < iw->joint_row_count; ++r) iw->joint_impulse[r] = 0.0;
+        return PP_ERR_SOLVER;
     }
     return st;
 }

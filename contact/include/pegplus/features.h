@@ -15,7 +15,12 @@
  *   vertex–face: v projects inside the face (tolerance 1e-9 m) and APPL^vf(v, f) >= appl_vf,
  *                APPL^vf(v, f) = min over neighbours w of v of eta_f . (w - v)/|w - v| (§3);
  *   edge–edge:   the closest points are interior to both segments and the edges are not
- *                parallel (|e_a x e_b| > 1e-9 |e_a||e_b|).
+ *                parallel (|e_a x e_b| > 1e-9 |e_a||e_b|);
+ * and a negative gap only where it is an overlap: the vertex inside B (A) for vertex–face
+ * (face–vertex), p_b inside A or p_a inside B for edge–edge (tolerance 1e-9 m). A vertex
+ * beyond a thin body's far face projects inside its near face too, and the lines of two
+ * edges that pass each other outside both bodies have a negative gap; within a fast pair's
+ * eps those were reported as overlaps of up to ~1 m and made the LCP infeasible.
  * No ODE here: plain arrays in, plain structs out.
  */
 #ifndef PEGPLUS_FEATURES_H
