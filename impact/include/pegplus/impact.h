@@ -341,6 +341,16 @@ pp_status pp_plus_body_velocity_change_constrained(const pp_plus_joint_space *sp
                                                    double *body_velocity_change,
                                                    double *row_impulse);
 
+/* The bodies' twists nu (6 per body) projected in place onto the rows' null space in the mass
+ * metric, nu -= W J_E^T K^-1 J_E nu (so J_E nu = 0 after), with the same bodies and rows as
+ * the pp_plus_delassus_constrained call before it. The part removed is M-orthogonal to every
+ * W_c G^T pi, so an impact's kinetic energy change is pi . v + 1/2 pi^T A pi exactly, whatever
+ * J_E nu was, when v = G nu is read from the projected twists. Returns PP_OK,
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (rows differ) or PP_ERR_NUMERICAL. */
+pp_status pp_plus_joint_space_project(const pp_plus_joint_space *space, int body_count,
+                                      const pp_plus_body *bodies, int row_count,
+                                      const pp_plus_bilateral_row *rows, double *nu);
+
 #ifdef __cplusplus
 }
 #endif
