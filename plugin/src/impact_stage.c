@@ -531,6 +531,16 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m, const in
     } else if (st != PP_OK) {
         return st;
     }
+    /* The invariant: an impact does not raise the island's kinetic energy (seen from its
+     * kinematic bodies where they move), pi . v + 1/2 pi^T A pi <= round-off; exact for the
+     * bodies with v from the projected twists above. PLUS with e <= 1 keeps it; an answer
+     * that does not is scaled back to the most elastic one along it that gains nothing. */
+    if (pp_plus_limit_energy(&problem, &result)) {
+        world->stats.impact_energy_fallbacks++;
+        pp_log(PP_LOG_WARNING, "impact of %d contacts on %d bodies: PLUS's answer would raise "
+                               "the kinetic energy; scaled to gain none (impact_energy_fallbacks)",
+               m, nb);
+    }
     st = pp_plus_body_velocity_change_constrained(s->plus_joint_space, nb, bodies, ne, rows, m,
                                                   s->plus_jac, pi, dnu, NULL);
     if (st != PP_OK) return st;
