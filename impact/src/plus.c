@@ -938,3 +938,43 @@ pp_status pp_plus_solve(pp_plus_solver *solver, const pp_plus_config *config,
         pp_log(PP_LOG_WARNING, "pp_plus_solve: an interval was not finite; the impulse before it is returned");
     return st;
 }
+
+/*
+ * The energy invariant of an impact (pegplus/impact.h, pp_plus_limit_energy). Along the ray
+ * s pi of PLUS's answer the energy change is
+ *     dE(s) = s a + 1/2 s^2 b,   a = pi . v,   b = pi^T A pi >= 0,
+ * a parabola through dE(0) = 0. For e <= 1 PLUS's answer has dE(1) <= 0 (the paper's energy
+ * consistency). When it does not (beyond round-off), the answer is scaled to the other root
+ * s* = -2a/b (a < 0), where dE = 0: the most elastic impulse along PLUS's direction that
+ * gains nothing (for one frictionless contact, the restitution capped at 1). The scaled
+ * impulse keeps its normal sign and stays in the friction cone (a cone), and the contacts
+ * separate no faster than PLUS's answer. With a >= 0 the impulse does not oppose the
+ * approach at all, and nothing is applied (s* = 0; the time stepper stops what approaches,
+ * inelastically).
+ */
+int pp_plus_limit_energy(const pp_plus_problem *problem, pp_plus_result *result)
+{
+    if (!problem || !result || !result->impulse || problem->contact_count <= 0) return 0;
+    const int n = 3 * problem->contact_count;
+    const double *A = problem->delassus, *v = problem->velocity;
+    double *pi = result->impulse;
+    double a = 0.0, b = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double api = 0.0;
+        for (int j = 0; j < n; ++j) api += A[(size_t)i * (size_t)n + (size_t)j] * pi[j];
+        a += pi[i] * v[i];
+        b += pi[i] * api;
+    }
+    const double de = a + 0.5 * b;
+    if (!(de > PP_PLUS_ENERGY_ROUNDOFF * (fabs(a) + 0.5 * fabs(b)))) {
+        result->kinetic_energy_change = de;
+        return 0;
+    }
+    const double s = a < 0.0 && b > 0.0 ? -2.0 * a / b : 0.0;
+    for (int i = 0; i < n; ++i) {
+        pi[i] *= s;
+        if (result->velocity_change) result->velocity_change[i] *= s;
+    }
+    result->kinetic_energy_change = s * a + 0.5 * s * s * b;
+    return 1;
+}

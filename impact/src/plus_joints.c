@@ -298,3 +298,55 @@ pp_status pp_plus_body_velocity_change_constrained(const pp_plus_joint_space *js
     }
     return PP_OK;
 }
+
+/*
+ * nu -= W J_E^T K^-1 J_E nu: the M-orthogonal projection of the bodies' twists onto the
+ * rows' null space, J_E nu = 0 (the kept rows span all of them, so the pivoted factor of
+ * the last pp_plus_delassus_constrained serves: lambda = S P (L L^T)^-1 P^T S J_E nu).
+ * The part removed, W J_E^T lambda, is M-orthogonal to every W_c G^T pi, so an impact's
+ * kinetic energy change is that of the projected twists alone.
+ */
+pp_status pp_plus_joint_space_project(const pp_plus_joint_space *js, int body_count,
+                                      const pp_plus_body *bodies, int row_count,
+                                      const pp_plus_bilateral_row *rows, double *nu)
+{
+    (void)bodies;
+    if (!js || !nu || (row_count > 0 && !rows)) {
+        pp_log(PP_LOG_ERROR, "pp_plus_joint_space_project: NULL argument");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (row_count != js->row_count) {
+        pp_log(PP_LOG_ERROR, "pp_plus_joint_space_project: %d rows differ from the factored "
+                             "problem's %d", row_count, js->row_count);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    const int r = js->rank;
+    if (r == 0) return PP_OK;
+    double *t = js->t;
+    for (int j = 0; j < r; ++j) {
+        const int e = js->act[js->piv[j] - 1];
+        double sum = 0.0;
+        for (int s = 0; s < 2; ++s) {
+            const int b = rows[e].body[s];
+            if (b >= 0 && b < body_count) sum += dot6(rows[e].row[s], &nu[6 * (size_t)b]);
+        }
+        t[j] = js->scale[e] * sum;
+    }
+    lapack_int info = LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', r, 1, js->K,
+                                          js->active, t, r);
+    if (info == 0)
+        info = LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'T', 'N', r, 1, js->K, js->active, t, r);
+    if (info != 0) return PP_ERR_NUMERICAL;
+    for (int j = 0; j < r; ++j) {
+        const int e = js->act[js->piv[j] - 1];
+        const double lambda = js->scale[e] * t[j];
+        if (!isfinite(lambda)) return PP_ERR_NUMERICAL;
+        for (int s = 0; s < 2; ++s) {
+            const int b = rows[e].body[s];
+            if (b < 0) continue;
+            const double *w = &js->wj[12 * (size_t)e + 6 * s];
+            for (int i = 0; i < 6; ++i) nu[6 * (size_t)b + i] -= w[i] * lambda;
+        }
+    }
+    return PP_OK;
+}

@@ -376,6 +376,151 @@ START_TEST(test_input_validation)
 }
 END_TEST
 
+/* ----------------------------------------------------------------------------------- */
+/* Rows that do not hold before the impact (the time stepper's drift correction)         */
+/* ----------------------------------------------------------------------------------- */
+
+/*
+ * Two bricks joined by a ball at their shared face centre, stretching apart along the
+ * joint's rows (J_E nu != 0: ERP's drift-correcting velocity), falling onto the ground
+ * under the first. pp_plus_joint_space_project leaves J_E nu = 0, removes a part
+ * M-orthogonal to every du = W_c G^T pi, and with v read from the projected twists PLUS's
+ * pi . v + 1/2 pi^T A pi is the bodies' kinetic energy change exactly; e = 1 then gains
+ * nothing. Read from the full twists (as before soak seed 942's fix), the joint impulse
+ * does work p_E . J_E nu and the bodies gain energy.
+ */
+START_TEST(test_drifting_rows_gain_nothing)
+{
+    const double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    const double dims[3] = {0.4, 0.6, 0.8};
+    const double c1[3] = {-0.2, 0, 1}, c2[3] = {0.2, 0, 1}, zero[3] = {0, 0, 0};
+    /* the first brick falls fast and moves away from the second along x and down in z:
+     * the ball's rows see a relative velocity (-1.5, 0, -3) m/s */
+    const double v1[3] = {-1.0, 0.0, -4.0}, v2[3] = {0.5, 0.0, -1.0}, w1[3] = {0.0, 0.7, 0.0};
+    pp_plus_contact_params p = {0.0, 1.0, 0.01, 0.01}; /* frictionless, e = 1 */
+    fx_scene s;
+    fx_scene_init(&s);
+    int a = fx_add_brick(&s, 2.0, dims, R, c1, v1, w1);
+    int b = fx_add_brick(&s, 3.0, dims, R, c2, v2, zero);
+    fx_add_ground_contact(&s, a, (const double[3]){-0.3, 0.0, 0.6}, p);
+    fx_scene_finish(&s);
+    pp_plus_bilateral_row rows[MAX_ROWS];
+    const int nr = add_ball_rows(rows, 0, &s, a, b, (const double[3]){0, 0, 1});
+    pp_plus_joint_space *js = NULL;
+    ck_assert_int_eq(pp_plus_joint_space_create(&js), PP_OK);
+    double A[9];
+    ck_assert_int_eq(pp_plus_delassus_constrained(js, s.body_count, s.bodies, nr, rows, 1, s.jac, A),
+                     PP_OK);
+    memcpy(s.A, A, sizeof A);
+    double drift = 0.0;
+    for (int e = 0; e < nr; ++e) drift = fmax(drift, fabs(row_rate(&rows[e], s.nu)));
+    ck_assert_double_ge(drift, 1.0);
+
+    double nu_p[6 * FX_MAX_BODIES];
+    memcpy(nu_p, s.nu, sizeof nu_p);
+    ck_assert_int_eq(pp_plus_joint_space_project(js, s.body_count, s.bodies, nr, rows, nu_p), PP_OK);
+    for (int e = 0; e < nr; ++e)
+        ck_assert_msg(fabs(row_rate(&rows[e], nu_p)) <= TOL_ROUNDOFF * 4.0, "J_E nu = %g on row %d",
+                      row_rate(&rows[e], nu_p), e);
+    /* the part removed carries no momentum of the pair (the rows are internal) */
+    for (int k = 0; k < 3; ++k)
+        ck_assert_double_le(fabs(s.mass[a] * (s.nu[k] - nu_p[k]) + s.mass[b] * (s.nu[6 + k] - nu_p[6 + k])),
+                            TOL_ROUNDOFF * 10.0);
+
+    pp_plus_solver *solver = NULL;
+    ck_assert_int_eq(pp_plus_solver_create(1, &solver), PP_OK);
+    for (int projected = 1; projected >= 0; --projected) {
+        double v[3], pi[3], du[6 * FX_MAX_BODIES];
+        ck_assert_int_eq(pp_plus_contact_velocity(s.body_count, projected ? nu_p : s.nu, 1, s.jac, v),
+                         PP_OK);
+        pp_plus_problem problem = {1, A, v, &p};
+        pp_plus_result result;
+        memset(&result, 0, sizeof result);
+        result.impulse = pi;
+        ck_assert_int_eq(pp_plus_solve(solver, NULL, &problem, &result), PP_OK);
+        ck_assert_int_eq(pp_plus_limit_energy(&problem, &result), 0); /* PLUS keeps it, e = 1 */
+        ck_assert_int_eq(pp_plus_body_velocity_change_constrained(js, s.body_count, s.bodies, nr, rows,
+                                                                  1, s.jac, pi, du, NULL),
+                         PP_OK);
+        double nu_end[6 * FX_MAX_BODIES];
+        for (int i = 0; i < 6 * s.body_count; ++i) nu_end[i] = s.nu[i] + du[i];
+        const double ke = fx_kinetic_energy(&s, s.nu), dke = fx_kinetic_energy(&s, nu_end) - ke;
+        printf("drifting ball joint, v from %s twists: v_n %.6f m/s, pi_n %.6f N s, PLUS dE %.3g J, "
+               "bodies' dKE %.6f J (of %.4f J)\n", projected ? "projected" : "full", v[2], pi[2],
+               result.kinetic_energy_change, dke, ke);
+        if (projected) {
+            /* exact: the bodies' change is PLUS's, and e = 1 with no friction conserves it */
+            ck_assert_double_le(fabs(dke - result.kinetic_energy_change), 1e-12 * ke);
+            ck_assert_double_le(fabs(dke), 1e-12 * ke);
+        } else {
+            ck_assert_double_gt(dke, 0.1 * ke); /* the defect this guards against */
+        }
+    }
+    pp_plus_solver_destroy(solver);
+    pp_plus_joint_space_destroy(js);
+}
+END_TEST
+
+/*
+ * pp_plus_limit_energy on one frictionless ball (A = diag(a_t, a_t, a_n)), approaching at
+ * 2 m/s: an answer that would bounce it out at 4 m/s (restitution 2) is scaled to the
+ * elastic one (out at 2 m/s, dE = 0); the friction part scales with it, staying in the cone;
+ * an impulse at a separating contact is removed; PLUS's own answers are left bit for bit.
+ */
+START_TEST(test_limit_energy)
+{
+    const double an = 0.5, at = 1.75; /* 1/m and 1/m + r^2/I of a 2 kg ball */
+    const double A[9] = {at, 0, 0, 0, at, 0, 0, 0, an};
+    double v[3] = {0.3, 0.0, -2.0};
+    pp_plus_contact_params p = {0.5, 1.0, 0.01, 0.01};
+    pp_plus_problem problem = {1, A, v, &p};
+    double pi[3] = {-0.1, 0.0, 6.0 / an}, dv[3];
+    for (int i = 0; i < 3; ++i) dv[i] = A[4 * i] * pi[i];
+    pp_plus_result r;
+    memset(&r, 0, sizeof r);
+    r.impulse = pi;
+    r.velocity_change = dv;
+    ck_assert_int_eq(pp_plus_limit_energy(&problem, &r), 1);
+    ck_assert_double_le(r.kinetic_energy_change, 1e-12 * 0.5 * (0.09 / at + 4.0 / an));
+    ck_assert_double_ge(r.kinetic_energy_change, -1e-12 * 0.5 * (0.09 / at + 4.0 / an));
+    /* s = -2 pi.v / pi^T A pi, pi.v = 0.03 - 24 (pi_n = 12), pi^T A pi = 0.01 at + 144 an */
+    const double scale = 2.0 * 24.03 / (0.01 * at + 144.0 * an);
+    ck_assert_double_le(fabs(pi[2] - scale * 12.0), 1e-14 * 12.0);
+    ck_assert_double_le(fabs(pi[0] + scale * 0.1), 1e-14);
+    ck_assert_double_le(fabs(dv[2] - an * pi[2]), 1e-14);
+    /* out at about the approach speed (the friction's dissipation leaves the normal a little
+     * more), no longer at 4 m/s */
+    ck_assert_double_le(fabs((v[2] + dv[2]) - 2.0), 0.01);
+
+    /* a separating contact pushed apart: nothing applied */
+    v[2] = 1.0;
+    double push[3] = {0.0, 0.0, 1.0};
+    r.impulse = push;
+    r.velocity_change = NULL;
+    ck_assert_int_eq(pp_plus_limit_energy(&problem, &r), 1);
+    ck_assert_double_eq(push[2], 0.0);
+    ck_assert_double_eq(r.kinetic_energy_change, 0.0);
+
+    /* PLUS's answers, e = 1 and e = 0.5, with friction: kept exactly */
+    pp_plus_solver *solver = NULL;
+    ck_assert_int_eq(pp_plus_solver_create(1, &solver), PP_OK);
+    for (int k = 0; k < 2; ++k) {
+        v[2] = -2.0;
+        p.e_min = k ? 0.5 : 1.0;
+        double q[3];
+        pp_plus_result s;
+        memset(&s, 0, sizeof s);
+        s.impulse = q;
+        ck_assert_int_eq(pp_plus_solve(solver, NULL, &problem, &s), PP_OK);
+        const double q0[3] = {q[0], q[1], q[2]}, de = s.kinetic_energy_change;
+        ck_assert_int_eq(pp_plus_limit_energy(&problem, &s), 0);
+        for (int i = 0; i < 3; ++i) ck_assert_double_eq(q[i], q0[i]);
+        ck_assert_double_le(fabs(s.kinetic_energy_change - de), 1e-12 * fabs(de) + 1e-15);
+    }
+    pp_plus_solver_destroy(solver);
+}
+END_TEST
+
 int main(void)
 {
     Suite *suite = suite_create("plus_joints");
@@ -385,6 +530,8 @@ int main(void)
     tcase_add_test(tc, test_triple_pendulum_plus);
     tcase_add_test(tc, test_redundant_rows);
     tcase_add_test(tc, test_input_validation);
+    tcase_add_test(tc, test_drifting_rows_gain_nothing);
+    tcase_add_test(tc, test_limit_energy);
     suite_add_tcase(suite, tc);
     SRunner *runner = srunner_create(suite);
     srunner_run_all(runner, CK_NORMAL);

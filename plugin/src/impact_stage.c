@@ -300,6 +300,37 @@ static double body_kinetic_energy(const pp_body *b)
     return 0.5 * (b->mass * dot3(b->v, b->v) + rot);
 }
 
+/* The bodies' kinetic energy change for the velocity jump dnu (6 per local body) as the two
+ * terms of dKE(s) = s lin + 1/2 s^2 quad along s dnu: lin = nu^T M dnu, quad = dnu^T M dnu
+ * (M with the world inertia R I R^T at the present pose). Returns 0 when a body of the island
+ * with no inverse mass moves (a kinematic body: it may give energy, and its own is not
+ * counted), 1 otherwise. */
+static int energy_terms(const pp_world *world, int nb, const double *dnu, double *lin,
+                        double *quad)
+{
+    const pp_step_scratch *s = &world->scratch;
+    *lin = *quad = 0.0;
+    for (int l = 0; l < nb; ++l) {
+        const pp_body *b = &world->bodies[s->plus_body[l]];
+        if (b->inv_mass == 0.0) {
+            if (dot3(b->v, b->v) + dot3(b->w, b->w) > 0.0) return 0;
+            continue;
+        }
+        const double *dv = &dnu[6 * l], *dw = &dnu[6 * l + 3];
+        double wb[3], dwb[3]; /* R^T w, R^T dw: body frame */
+        for (int r = 0; r < 3; ++r) {
+            wb[r] = b->R[r] * b->w[0] + b->R[3 + r] * b->w[1] + b->R[6 + r] * b->w[2];
+            dwb[r] = b->R[r] * dw[0] + b->R[3 + r] * dw[1] + b->R[6 + r] * dw[2];
+        }
+        double iw[3], idw[3];
+        mat3_apply(b->inertia_body, wb, iw);
+        mat3_apply(b->inertia_body, dwb, idw);
+        *lin += b->mass * dot3(b->v, dv) + dot3(iw, dwb);
+        *quad += b->mass * dot3(dv, dv) + dot3(idw, dwb);
+    }
+    return 1;
+}
+
 /* Jacobians of the island's contacts (scratch.plus_source) in their frames (plus_frame). */
 static pp_status contact_jacobians(pp_world *world, int m)
 {
@@ -498,7 +529,20 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m, const in
         params[i].v_capture = s->all.restitution[3 * c + 1];
         params[i].v_plastic = s->all.restitution[3 * c + 2];
     }
-    st = pp_plus_contact_velocity(nb, nu, m, s->plus_jac, v);
+    /* The approach velocities PLUS sees are those of the twists the joints allow (the
+     * M-orthogonal projection onto J_E nu = 0, in dnu until the velocity change): the part
+     * the projection removes (the time stepper's drift correction, and the rows built at the
+     * step's start read at the present pose) is left as it is by du = W_c G^T pi, so PLUS
+     * must neither reverse nor stop it. Reading v from the full nu made the joint impulse do
+     * work p_E . J_E nu: soak seed 942 (a hinge, +864 J in one impact) and 719. */
+    const double *nu_seen = nu;
+    if (ne > 0) {
+        memcpy(dnu, nu, 6 * (size_t)nb * sizeof(double));
+        st = pp_plus_joint_space_project(s->plus_joint_space, nb, bodies, ne, rows, dnu);
+        if (st != PP_OK) return st;
+        nu_seen = dnu;
+    }
+    st = pp_plus_contact_velocity(nb, nu_seen, m, s->plus_jac, v);
     if (st != PP_OK) return st;
 
     pp_plus_problem problem = {m, A, v, params};
@@ -518,9 +562,38 @@ static pp_status resolve_island(pp_world *world, const int *idx, int m, const in
     } else if (st != PP_OK) {
         return st;
     }
+    /* The invariant: an impact does not raise the island's kinetic energy (seen from its
+     * kinematic bodies where they move), pi . v + 1/2 pi^T A pi <= round-off; exact for the
+     * bodies with v from the projected twists above. PLUS with e <= 1 keeps it; an answer
+     * that does not is scaled back to the most elastic one along it that gains nothing. */
+    if (pp_plus_limit_energy(&problem, &result)) {
+        world->stats.impact_energy_fallbacks++;
+        pp_log(PP_LOG_WARNING, "impact of %d contacts on %d bodies: PLUS's answer would raise "
+                               "the kinetic energy; scaled to gain none (impact_energy_fallbacks)",
+               m, nb);
+    }
     st = pp_plus_body_velocity_change_constrained(s->plus_joint_space, nb, bodies, ne, rows, m,
                                                   s->plus_jac, pi, dnu, NULL);
     if (st != PP_OK) return st;
+    /* The same invariant on the bodies themselves (where no kinematic body moves): the chain
+     * from pi to du (joint space, rows at the present pose) must not add what PLUS's own
+     * energy did not have. Exact when it holds: pi . v + 1/2 pi^T A pi is then the bodies'
+     * change; should it not, the jump is scaled the same way, s* = -2 lin / quad. */
+    double lin, quad;
+    if (energy_terms(world, nb, dnu, &lin, &quad) &&
+        lin + 0.5 * quad > PP_PLUS_ENERGY_ROUNDOFF * (fabs(lin) + 0.5 * quad)) {
+        const double f = lin < 0.0 && quad > 0.0 ? -2.0 * lin / quad : 0.0;
+        for (int q = 0; q < 6 * nb; ++q) dnu[q] *= f;
+        for (int q = 0; q < 3 * m; ++q) {
+            pi[q] *= f;
+            dv[q] *= f;
+        }
+        world->stats.impact_energy_fallbacks++;
+        pp_log(PP_LOG_WARNING, "impact of %d contacts on %d bodies (%d joint rows): the velocity "
+                               "jump would raise the bodies' kinetic energy by %.3g J; scaled by "
+                               "%.3g to gain none (impact_energy_fallbacks)",
+               m, nb, ne, lin + 0.5 * quad, f);
+    }
     double ke_after = 0.0;
     for (int l = 0; l < nb; ++l) {
         pp_body *pb = &world->bodies[body[l]];

@@ -223,6 +223,21 @@ int pp_plus_solver_capacity(const pp_plus_solver *solver);
 pp_status pp_plus_solve(pp_plus_solver *solver, const pp_plus_config *config,
                         const pp_plus_problem *problem, pp_plus_result *result);
 
+/* Relative round-off allowed in an impact's energy change pi . v + 1/2 pi^T A pi, against
+ * the size of its two terms, |pi . v| + 1/2 pi^T A pi (about 1e6 machine epsilons: the sums
+ * over 3m components and the solver's accumulated intervals). */
+#define PP_PLUS_ENERGY_ROUNDOFF 1e-10
+
+/* The invariant of an impact: it must not raise the kinetic energy, pi . v + 1/2 pi^T A pi
+ * <= round-off (PP_PLUS_ENERGY_ROUNDOFF) for the problem's v and A. When result->impulse
+ * breaks it, the impulse (and velocity_change, if given) is scaled by s = -2 pi.v / pi^T A pi
+ * (0 when pi . v >= 0), the most elastic answer along pi that gains no energy (one
+ * frictionless contact: restitution capped at 1), kinetic_energy_change is set to the scaled
+ * answer's, and 1 is returned; otherwise nothing changes but kinetic_energy_change, which is
+ * recomputed, and 0 is returned. PLUS with e <= 1 keeps the invariant; this is the
+ * guard against a solver answer that does not. */
+int pp_plus_limit_energy(const pp_plus_problem *problem, pp_plus_result *result);
+
 /* ------------------------------------------------------------------------------------ */
 /* Body form: contacts between rigid bodies                                               */
 /* ------------------------------------------------------------------------------------ */
@@ -340,6 +355,16 @@ pp_status pp_plus_body_velocity_change_constrained(const pp_plus_joint_space *sp
                                                    const double *impulse,
                                                    double *body_velocity_change,
                                                    double *row_impulse);
+
+/* The bodies' twists nu (6 per body) projected in place onto the rows' null space in the mass
+ * metric, nu -= W J_E^T K^-1 J_E nu (so J_E nu = 0 after), with the same bodies and rows as
+ * the pp_plus_delassus_constrained call before it. The part removed is M-orthogonal to every
+ * W_c G^T pi, so an impact's kinetic energy change is pi . v + 1/2 pi^T A pi exactly, whatever
+ * J_E nu was, when v = G nu is read from the projected twists. Returns PP_OK,
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (rows differ) or PP_ERR_NUMERICAL. */
+pp_status pp_plus_joint_space_project(const pp_plus_joint_space *space, int body_count,
+                                      const pp_plus_body *bodies, int row_count,
+                                      const pp_plus_bilateral_row *rows, double *nu);
 
 #ifdef __cplusplus
 }

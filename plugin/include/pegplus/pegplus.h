@@ -245,9 +245,12 @@ typedef struct pp_step_stats {
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     double impact_energy_change; /* kinetic energy after minus before of the bodies of the
                                     step's impacts, summed over them, J, measured on the bodies'
-                                    velocities: <= 0, PLUS gains no energy (with joints, up to
-                                    the work p_E . J_E nu of the joints' impulse on the drift
-                                    correction velocity ERP left in them) */
+                                    velocities: <= 0, PLUS gains no energy (a moving kinematic
+                                    body may give energy; with joints PLUS sees the velocities
+                                    the joints allow, so their drift correction does no work) */
+    int impact_energy_fallbacks; /* impacts whose PLUS answer would have raised the island's
+                                    kinetic energy beyond round-off, scaled back to gain none
+                                    (pp_plus_limit_energy; a warning is logged) */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
     double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
