@@ -88,6 +88,58 @@ static pp_shape end_sphere(const pp_shape *capsule, int e)
     return pp_shape_make_sphere(capsule->radius, c);
 }
 
+/*
+ * A cylinder (A) against a plane eta . x <= d, exact. Its deepest points along -eta are on
+ * the rims of its caps c_+- = x +- e a (a the axis, e the half length): on each rim the point
+ * c + r u, u the unit part of -eta perpendicular to a (u = R x_local when eta is along a),
+ * is the cap's lowest. Around it, CYLINDER_RIM_POINTS rim points c + r (cos phi_k u +
+ * sin phi_k (a x u)), phi_k = 2 pi k / CYLINDER_RIM_POINTS, are the candidates, each a
+ * contact when its gap eta . p - d is below eps. Lying on its side, the k = 0 points of the
+ * two caps are the ends of the line contact; standing on a cap, the points are a regular
+ * polygon inscribed in the rim (their gaps exact; the polygon, not the disc, carries the
+ * load, whose apothem is r cos(pi / CYLINDER_RIM_POINTS)); tilted, the k = 0 point is the
+ * cylinder's exact lowest point. The cylinder's deepest point is always one of them, so
+ * the gaps of the contacts bound the cylinder's own.
+ */
+#define CYLINDER_RIM_POINTS 8
+
+static void cylinder_plane_contacts(const pp_shape *a, const pp_shape *plane, double eps, sink *s)
+{
+    const double pi = 3.14159265358979323846, *eta = plane->normal;
+    double axis[3] = {a->R[2], a->R[5], a->R[8]}, u[3], w[3];
+    double along = eta[0] * axis[0] + eta[1] * axis[1] + eta[2] * axis[2], len2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        u[k] = -eta[k] + along * axis[k];
+        len2 += u[k] * u[k];
+    }
+    if (len2 > 1e-24) {
+        for (int k = 0; k < 3; ++k) u[k] /= sqrt(len2);
+    } else {
+        for (int k = 0; k < 3; ++k) u[k] = a->R[3 * k]; /* local x */
+    }
+    w[0] = axis[1] * u[2] - axis[2] * u[1];
+    w[1] = axis[2] * u[0] - axis[0] * u[2];
+    w[2] = axis[0] * u[1] - axis[1] * u[0];
+    for (int cap = -1; cap <= 1; cap += 2)
+        for (int j = 0; j < CYLINDER_RIM_POINTS; ++j) {
+            double phi = 2.0 * pi * j / CYLINDER_RIM_POINTS, cs = cos(phi), sn = sin(phi);
+            pp_contact c;
+            memset(&c, 0, sizeof c);
+            c.body_a = c.body_b = c.shape_a = c.shape_b = -1;
+            c.kind = PP_CONTACT_POINT;
+            c.feature_a = c.feature_b = -1;
+            double psi = -plane->offset;
+            for (int k = 0; k < 3; ++k) {
+                c.p_a[k] = a->position[k] + cap * 0.5 * a->length * axis[k] +
+                           a->radius * (cs * u[k] + sn * w[k]);
+                psi += eta[k] * c.p_a[k];
+                c.n[k] = -eta[k]; /* from the cylinder (A) to the plane */
+            }
+            c.psi = psi;
+            if (psi < eps) emit(s, &c);
+        }
+}
+
 static pp_status closest_point(const pp_shape *a, const pp_shape *b, double eps, sink *s,
                                pp_proximity *out)
 {
@@ -161,6 +213,10 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
         if (s->needed == before) return closest_point(a, b, eps, s, NULL); /* fallback */
         return PP_OK;
     }
+    if (a->kind == PP_SHAPE_CYLINDER && b->kind == PP_SHAPE_PLANE) {
+        cylinder_plane_contacts(a, b, eps, s);
+        return PP_OK;
+    }
     if (a->kind == PP_SHAPE_CAPSULE && b->kind == PP_SHAPE_PLANE) {
         for (int e = -1; e <= 1; e += 2) {
             pp_shape end = end_sphere(a, e);
@@ -186,10 +242,11 @@ static void flip(pp_contact *c)
     else if (c->kind == PP_CONTACT_FACE_VERTEX) c->kind = PP_CONTACT_VERTEX_FACE;
 }
 
-pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
+pp_status pp_narrowphase_contacts(const pp_shape *shape_a, const pp_shape *shape_b, double eps,
                                   double appl_vf, pp_contact *out, int capacity, int *count,
                                   int *needed)
 {
+    const pp_shape *a = shape_a, *b = shape_b;
     if (!a || !b || !count || (capacity > 0 && !out)) {
         pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: NULL argument");
         return PP_ERR_NULL_ARGUMENT;
@@ -206,6 +263,11 @@ pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double e
         pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: plane against plane is not supported");
         return PP_ERR_UNSUPPORTED;
     }
+    /* A cylinder is its prism against everything but planes and spheres (geometry.h). */
+    const pp_shape form_a = pp_shape_pair_form(shape_a, shape_b);
+    const pp_shape form_b = pp_shape_pair_form(shape_b, shape_a);
+    a = &form_a;
+    b = &form_b;
     /* Put the shape the rules are written for first; flip the results back. */
     int swap = a->kind == PP_SHAPE_PLANE ||
                (b->kind == PP_SHAPE_CAPSULE && a->kind != PP_SHAPE_CAPSULE &&

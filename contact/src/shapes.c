@@ -59,6 +59,24 @@ pp_shape pp_shape_make_polytope(const pp_polytope *poly, const double position[3
     return s;
 }
 
+pp_shape pp_shape_make_cylinder(double radius, double length, const pp_polytope *prism,
+                                const double position[3], const double R[9])
+{
+    pp_shape s = shape_posed(PP_SHAPE_CYLINDER, position, R);
+    s.radius = radius;
+    s.length = length;
+    s.polytope = prism;
+    return s;
+}
+
+pp_shape pp_shape_pair_form(const pp_shape *s, const pp_shape *other)
+{
+    if (s->kind != PP_SHAPE_CYLINDER || other->kind == PP_SHAPE_PLANE ||
+        other->kind == PP_SHAPE_SPHERE)
+        return *s;
+    return pp_shape_make_polytope(s->polytope, s->position, s->R);
+}
+
 static pp_status invalid(const char *what)
 {
     pp_log(PP_LOG_ERROR, "pp_shape: %s", what);
@@ -92,6 +110,15 @@ pp_status pp_shape_validate(const pp_shape *s)
     case PP_SHAPE_POLYTOPE:
         if (!s->polytope) {
             pp_log(PP_LOG_ERROR, "pp_shape: polytope shape without a polytope");
+            return PP_ERR_NULL_ARGUMENT;
+        }
+        break;
+    case PP_SHAPE_CYLINDER:
+        if (!(isfinite(s->radius) && s->radius > 0.0) || !(isfinite(s->length) && s->length > 0.0))
+            return invalid("cylinder radius and length must be > 0");
+        if (!s->polytope) {
+            pp_log(PP_LOG_ERROR, "pp_shape: cylinder shape without its prism "
+                                 "(pp_polytope_cylinder_prism)");
             return PP_ERR_NULL_ARGUMENT;
         }
         break;
@@ -132,6 +159,18 @@ void pp_shape_core_support(const pp_shape *s, const double dir[3], double out[3]
     case PP_SHAPE_POLYTOPE:
         pp_v3_copy(local, s->polytope->vertices + 3 * pp_polytope_support_index(s->polytope, d));
         break;
+    case PP_SHAPE_CYLINDER: {
+        /* The cap on d's side of the axis, and on its rim the point along d's radial part,
+         * r (d_x, d_y)/|(d_x, d_y)|; along the axis (no radial part) the cap's centre, one
+         * point of the face that supports it. */
+        double rho = sqrt(d[0] * d[0] + d[1] * d[1]);
+        if (rho > 0.0) {
+            local[0] = s->radius * d[0] / rho;
+            local[1] = s->radius * d[1] / rho;
+        }
+        local[2] = (d[2] >= 0.0 ? 0.5 : -0.5) * s->length;
+        break;
+    }
     default: /* sphere: its centre */
         break;
     }
@@ -171,6 +210,11 @@ void pp_shape_aabb(const pp_shape *s, double margin, pp_aabb *out)
             if (aligned && s->normal[k] > 0.0) out->max[k] = s->offset + margin;
             if (aligned && s->normal[k] < 0.0) out->min[k] = -s->offset - margin;
         }
+        return;
+    }
+    if (s->kind == PP_SHAPE_CYLINDER) { /* the prism's box: it holds every pair form */
+        pp_shape prism = pp_shape_make_polytope(s->polytope, s->position, s->R);
+        pp_shape_aabb(&prism, margin, out);
         return;
     }
     for (int k = 0; k < 3; ++k) {

@@ -671,6 +671,14 @@ static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
         *s = pp_shape_make_capsule(radius, length, position, rot);
         return 1;
     }
+    case dCylinderClass: {
+        dReal radius, length;
+        dGeomCylinderGetParams(g, &radius, &length);
+        /* a size the prism refuses (zero) leaves it NULL: pp_shape_validate rejects the step */
+        *s = pp_shape_make_cylinder(radius, length, pp_cylinder_prism(world, radius, length),
+                                    position, rot);
+        return 1;
+    }
     case dPlaneClass: {
         dVector4 p;
         dGeomPlaneGetParams(g, p);

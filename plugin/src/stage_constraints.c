@@ -196,15 +196,16 @@ static int pose_size(const pp_shape *shape)
 }
 
 /* Pose polytope shape sa, and sb when it is a polytope too (else a plane), into
- * iw->pose_work as the views va, vb. */
+ * iw->pose_work as the views va, vb. A cylinder shape is posed as its prism. */
 pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *sb,
                        pp_polytope_view *va, pp_polytope_view *vb)
 {
-    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
+    int b_polytope = sb->kind != PP_SHAPE_PLANE;
+    int need = pose_size(sa) + (b_polytope ? pose_size(sb) : 0);
     pp_status st = pp_grow((void **)&iw->pose_work, &iw->pose_work_capacity, need, sizeof(double));
     if (st != PP_OK) return st;
     pose_polytope(sa, iw->pose_work, va);
-    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, iw->pose_work + pose_size(sa), vb);
+    if (b_polytope) pose_polytope(sb, iw->pose_work + pose_size(sa), vb);
     return PP_OK;
 }
 
@@ -213,8 +214,8 @@ pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *s
 int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
                           const pp_polytope_view *vb, pp_contact *c)
 {
-    return sb->kind == PP_SHAPE_POLYTOPE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
-                                         : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
+    return sb->kind != PP_SHAPE_PLANE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
+                                      : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
 }
 
 /*
@@ -222,7 +223,9 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
  * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
  * vertex–edge, vertex–vertex); polytope against a plane one U per vertex within eps (a
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
- * their closest-point contacts are exact, so they keep the standard U constraints.
+ * their closest-point contacts are exact, so they keep the standard U constraints; so do a
+ * cylinder's exact contacts with a plane (rim points) and a sphere. Against polytopes and
+ * cylinders a cylinder is its circumscribed prism, a polytope with U/I/X sets.
  */
 /*
  * Are shapes a and b at rest relative to each other over the step: does no point of one move
@@ -260,7 +263,10 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                const pp_surface *surface, const pp_surface_ext *ext)
 {
     const pp_step_scratch *s = &world->scratch;
-    const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
+    /* a cylinder meets polytopes and cylinders as its prism (pegplus/geometry.h) */
+    pp_shape form_a = pp_shape_pair_form(&s->shapes[a], &s->shapes[b]);
+    pp_shape form_b = pp_shape_pair_form(&s->shapes[b], &s->shapes[a]);
+    const pp_shape *sa = &form_a, *sb = &form_b;
     int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
     int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
     if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)))
@@ -269,8 +275,8 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
         int t = a;
         a = b;
         b = t;
-        sa = &s->shapes[a];
-        sb = &s->shapes[b];
+        sa = &form_b;
+        sb = &form_a;
     }
     pp_status st = PP_OK;
     if (!iw->peg_builder) st = pp_peg_builder_create(&iw->peg_builder);

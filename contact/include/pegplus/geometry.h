@@ -71,6 +71,20 @@ pp_status pp_polytope_from_points(const double *xyz, int count, pp_polytope **ou
  * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (a length <= 0 or not finite), PP_ERR_NO_MEMORY. */
 pp_status pp_polytope_box(const double lengths[3], pp_polytope **out);
 
+/*
+ * The right prism with `sides` faces circumscribed about the cylinder of `radius` and
+ * `length` along local z, centred at the origin: what a cylinder shape (PP_SHAPE_CYLINDER)
+ * is against boxes, polytopes, capsules and cylinders. Vertex i (bottom, z = -length/2) and
+ * sides + i (top) lie at angle (2i - 1) pi / sides on the circle of radius
+ * radius / cos(pi / sides); side face k has the outward normal at angle 2 pi k / sides and
+ * touches the cylinder along a whole generator; faces: the sides, then the top (+z) and the
+ * bottom (-z). The prism contains the cylinder, and no point of it is farther than
+ * radius (1 / cos(pi / sides) - 1) from the cylinder (PP_CYLINDER_PRISM_GAP).
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (radius or length not finite and > 0,
+ * sides < 3), PP_ERR_NO_MEMORY.
+ */
+pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp_polytope **out);
+
 /* Frees everything the polytope owns. NULL is allowed. */
 void pp_polytope_destroy(pp_polytope *poly);
 
@@ -106,17 +120,39 @@ typedef enum pp_shape_kind {
     PP_SHAPE_CAPSULE = 2,  /* radius, and length of the cylindrical part along LOCAL z (ODE) */
     PP_SHAPE_PLANE = 3,    /* half-space normal . x <= offset, WORLD frame, static only; the
                               pose is ignored */
-    PP_SHAPE_POLYTOPE = 4  /* polytope (body frame), borrowed: it must outlive the shape */
+    PP_SHAPE_POLYTOPE = 4, /* polytope (body frame), borrowed: it must outlive the shape */
+    PP_SHAPE_CYLINDER = 5  /* radius, and length along LOCAL z (ODE's dCylinder, flat caps);
+                              polytope: its circumscribed prism (pp_polytope_cylinder_prism),
+                              borrowed; see "Cylinders" below */
 } pp_shape_kind;
+
+/*
+ * Cylinders. A cylinder is itself, exactly, against a plane and a sphere, and its
+ * circumscribed prism of PP_CYLINDER_PRISM_SIDES sides (the shape's `polytope`) against
+ * boxes, polytopes, capsules and cylinders (pp_shape_pair_form): PEG's U/I/X sets are
+ * defined for polytopes, and a prism gives them faces, edges and vertices. Exactly:
+ *  - pp_shape_support, pp_shape_distance: the exact cylinder against every shape (its support
+ *    function in libccd, GJK/EPA/MPR; a closed form against a sphere);
+ *  - pp_narrowphase_contacts, pp_shapes_within: the pair's form (pp_shape_pair_form): exact
+ *    against a plane (rim points) and a sphere (closest point), the prism otherwise;
+ *  - pp_shape_aabb bounds the prism (which contains the cylinder).
+ * The prism contains the cylinder, so a prism kept out of overlap keeps the cylinder out;
+ * the cylinder may rest up to PP_CYLINDER_PRISM_GAP (a fraction of its radius) above what it
+ * lies on in those pairs, and rolls over a box with bumps of that height.
+ */
+#define PP_CYLINDER_PRISM_SIDES 64
+/* radius (1 / cos(pi / 64) - 1): the prism's corners' distance from the cylinder per metre
+ * of radius */
+#define PP_CYLINDER_PRISM_GAP 1.2060e-3
 
 typedef struct pp_shape {
     pp_shape_kind kind;
-    double radius;                /* sphere, capsule */
+    double radius;                /* sphere, capsule, cylinder */
     double lengths[3];            /* box */
-    double length;                /* capsule */
+    double length;                /* capsule, cylinder */
     double normal[3];             /* plane: unit */
     double offset;                /* plane */
-    const pp_polytope *polytope;  /* polytope: not owned */
+    const pp_polytope *polytope;  /* polytope, cylinder (its prism): not owned */
     double position[3];           /* pose; world = R * local + position */
     double R[9];
 } pp_shape;
@@ -130,6 +166,14 @@ pp_shape pp_shape_make_capsule(double radius, double length, const double positi
 pp_shape pp_shape_make_plane(const double normal[3], double offset);
 pp_shape pp_shape_make_polytope(const pp_polytope *poly, const double position[3],
                                 const double R[9]);
+/* prism: pp_polytope_cylinder_prism(radius, length, PP_CYLINDER_PRISM_SIDES, ...) */
+pp_shape pp_shape_make_cylinder(double radius, double length, const pp_polytope *prism,
+                                const double position[3], const double R[9]);
+
+/* How `s` meets `other` in contacts and proximity filters: a cylinder against anything but a
+ * plane or a sphere is its prism (a PP_SHAPE_POLYTOPE shape at the same pose); every other
+ * case is `s` itself. Not validated. */
+pp_shape pp_shape_pair_form(const pp_shape *s, const pp_shape *other);
 
 /* PP_OK, or PP_ERR_NULL_ARGUMENT / PP_ERR_INVALID_ARGUMENT with a message: unknown kind,
  * radius/lengths not positive (capsule length >= 0), NaN/Inf, plane normal not unit (1e-9),

@@ -1,0 +1,275 @@
+/*
+ * ODE's cylinders (dCylinderClass) under the pegplus models (pegplus/geometry.h "Cylinders"):
+ * exact against planes and spheres, their circumscribed prism of PP_CYLINDER_PRISM_SIDES
+ * sides against boxes, polytopes, capsules and cylinders. Closed forms:
+ *  - a cylinder resting on its cap and on its side on a plane: no overlap, at rest;
+ *  - a solid cylinder (I = m r^2 / 2 about its axis) rolling without slipping down an incline
+ *    of angle theta from rest: v(t) = (2/3) g sin(theta) t, w r = v;
+ *  - a cylinder lying on a box (the prism's face on the box): no overlap of the cylinder
+ *    itself, resting at most PP_CYLINDER_PRISM_GAP r above the box;
+ *  - a sphere on a cylinder's cap (exact closed form): rests on the cap, no overlap.
+ * Stock ODE (PP_MODEL_ODE) runs the same scenes and its figures are printed beside them.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "it_common.h"
+#include "pegplus/geometry.h"
+#include "pegplus/pegplus.h"
+
+#define H 0.01
+#define G 9.81
+/* PEG's promise and the standard model's exact gaps: no overlap beyond this (m) */
+#define OVERLAP_MAX 1e-9
+/* at rest: no point of the body moves faster than this (m/s) */
+#define REST_SPEED 1e-6
+/* the rolling speed's closed form, relative */
+#define ROLL_TOLERANCE 0.005
+
+#define RADIUS 0.1
+#define LENGTH 0.2
+
+typedef struct scene {
+    dWorldID world;
+    dSpaceID space;
+    pp_world *pw;
+} scene;
+
+static const pp_model MODELS[3] = {PP_MODEL_ODE, PP_MODEL_STANDARD, PP_MODEL_PEG};
+static const char *const MODEL_NAMES[3] = {"ode", "standard", "peg"};
+
+static void scene_make(scene *s, pp_model model, const double gravity[3], double mu)
+{
+    s->world = dWorldCreate();
+    s->space = dHashSpaceCreate(0);
+    dWorldSetGravity(s->world, gravity[0], gravity[1], gravity[2]);
+    dCreatePlane(s->space, 0, 0, 1, 0);
+    pp_config c = pp_config_default();
+    c.model = model;
+    c.surface.mu = mu;
+    c.lcp_budget_seconds = 0.0; /* results independent of the machine's load */
+    ck_assert_int_eq(pp_world_create(s->world, s->space, &c, &s->pw), PP_OK);
+}
+
+static void scene_free(scene *s)
+{
+    pp_world_destroy(s->pw);
+    dSpaceDestroy(s->space);
+    dWorldDestroy(s->world);
+}
+
+/* A solid cylinder of 1 kg (ODE's dMassSetCylinderTotal: I = m r^2 / 2 about its axis, local
+ * z) at `position`, its axis turned from z by `tilt` about x (pi/2: lying along y). */
+static dBodyID add_cylinder(scene *s, const double position[3], double tilt)
+{
+    dBodyID b = dBodyCreate(s->world);
+    dMass m;
+    dMassSetCylinderTotal(&m, 1.0, 3, RADIUS, LENGTH);
+    dBodySetMass(b, &m);
+    dGeomSetBody(dCreateCylinder(s->space, RADIUS, LENGTH), b);
+    dBodySetPosition(b, position[0], position[1], position[2]);
+    dMatrix3 R;
+    dRFromAxisAndAngle(R, 1, 0, 0, tilt);
+    dBodySetRotation(b, R);
+    return b;
+}
+
+/* The cylinder's lowest point above the plane z = top, exactly: its axis a, centre c; the
+ * lowest point is on a cap's rim, c_z - (L/2)|a_z| - r sqrt(1 - a_z^2). */
+static double cylinder_height_above(dBodyID b, double top)
+{
+    const dReal *R = dBodyGetRotation(b), *c = dBodyGetPosition(b);
+    double az = R[2 * 4 + 2]; /* world z of local z: row 2, column 2 of ODE's 3x4 */
+    return c[2] - 0.5 * LENGTH * fabs(az) - RADIUS * sqrt(fmax(0.0, 1.0 - az * az)) - top;
+}
+
+/* The fastest point of a body of reach `reach` from its centre: |v| + |w| reach. */
+static double point_speed_bound(dBodyID b, double reach)
+{
+    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+    return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) +
+           reach * sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+}
+
+static const double REACH = 0.15; /* > sqrt(r^2 + (L/2)^2) = 0.1414 */
+
+/* Released touching the plane, standing on a cap (tilt 0) or lying on its side (tilt pi/2),
+ * 1 s: it stays where it is, touching, without overlap. */
+static void rest_on_plane(double tilt, const char *name)
+{
+    for (int m = 0; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){0, 0, -G}, 0.5);
+        double z = tilt == 0.0 ? 0.5 * LENGTH : RADIUS;
+        dBodyID b = add_cylinder(&s, (const double[3]){0.3, -0.2, z}, tilt);
+        double worst = 0.0;
+        for (int i = 0; i < 100; ++i) {
+            ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+            worst = fmin(worst, cylinder_height_above(b, 0.0));
+        }
+        double speed = point_speed_bound(b, REACH), gap = cylinder_height_above(b, 0.0);
+        printf("cylinder on its %s, %-8s: worst overlap %.3g m, end gap %.3g m, speed %.3g m/s\n",
+               name, MODEL_NAMES[m], -worst, gap, speed);
+        if (MODELS[m] != PP_MODEL_ODE) {
+            ck_assert_double_le(-worst, OVERLAP_MAX);
+            ck_assert_double_le(fabs(gap), OVERLAP_MAX);
+            ck_assert_double_le(speed, REST_SPEED);
+            const dReal *x = dBodyGetPosition(b);
+            ck_assert_double_eq_tol(x[0], 0.3, 1e-9);
+            ck_assert_double_eq_tol(x[1], -0.2, 1e-9);
+        }
+        scene_free(&s);
+    }
+}
+
+START_TEST(cylinder_rests_on_its_cap)
+{
+    rest_on_plane(0.0, "cap ");
+}
+END_TEST
+
+START_TEST(cylinder_rests_on_its_side)
+{
+    rest_on_plane(M_PI / 2, "side");
+}
+END_TEST
+
+/*
+ * Rolling down an incline of theta = 20 degrees (gravity tilted: g (sin theta, 0, -cos theta)
+ * over the plane z = 0), axis along y, from rest, mu = 0.5 >= tan(theta)/3 (no slipping).
+ * For a solid cylinder, m a = m g sin theta - f and (m r^2 / 2) a / r = f r give
+ * a = (2/3) g sin theta: v(1 s) = 2.2368 m/s; and w_y r = v_x throughout.
+ */
+START_TEST(cylinder_rolls_down_incline)
+{
+    const double theta = 20.0 * M_PI / 180.0, v_exact = 2.0 / 3.0 * G * sin(theta) * 1.0;
+    for (int m = 0; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){G * sin(theta), 0, -G * cos(theta)}, 0.5);
+        dBodyID b = add_cylinder(&s, (const double[3]){0, 0, RADIUS}, M_PI / 2);
+        double worst = 0.0, worst_slip = 0.0;
+        for (int i = 0; i < 100; ++i) {
+            ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+            worst = fmin(worst, cylinder_height_above(b, 0.0));
+            const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+            worst_slip = fmax(worst_slip, fabs(v[0] - w[1] * RADIUS));
+        }
+        const dReal *v = dBodyGetLinearVel(b);
+        printf("cylinder rolling on 20 deg, %-8s: v(1 s) = %.6f m/s (exact %.6f, %+.3f %%), "
+               "slip speed <= %.3g m/s, worst overlap %.3g m\n", MODEL_NAMES[m], v[0], v_exact,
+               100.0 * (v[0] - v_exact) / v_exact, worst_slip, -worst);
+        if (MODELS[m] != PP_MODEL_ODE) {
+            ck_assert_double_le(fabs(v[0] - v_exact), ROLL_TOLERANCE * v_exact);
+            ck_assert_double_le(worst_slip, ROLL_TOLERANCE * v_exact);
+            ck_assert_double_le(-worst, OVERLAP_MAX);
+            /* it stays on the plane: no bumps (the rim contact is exact) */
+            ck_assert_double_le(fabs(cylinder_height_above(b, 0.0)), OVERLAP_MAX);
+            ck_assert_double_le(fabs(v[2]), 1e-9);
+        }
+        scene_free(&s);
+    }
+}
+END_TEST
+
+/*
+ * A cylinder lying along y dropped 1 cm onto a static box (top at z = 0.3): the prism's side
+ * face meets the box's top face. It must come to rest without overlap of the cylinder itself
+ * and no higher than the prism allows: 0 <= gap <= PP_CYLINDER_PRISM_GAP r.
+ */
+START_TEST(cylinder_lies_on_box)
+{
+    const double top = 0.3;
+    for (int m = 0; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){0, 0, -G}, 0.5);
+        dGeomID box = dCreateBox(s.space, 1.0, 1.0, top);
+        dGeomSetPosition(box, 0, 0, 0.5 * top);
+        dBodyID b = add_cylinder(&s, (const double[3]){0.1, 0.05, top + RADIUS + 0.01}, M_PI / 2);
+        double worst = 0.0;
+        for (int i = 0; i < 100; ++i) {
+            ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+            worst = fmin(worst, cylinder_height_above(b, top));
+        }
+        double gap = cylinder_height_above(b, top), speed = point_speed_bound(b, REACH);
+        printf("cylinder lying on a box, %-8s: worst overlap %.3g m, end gap %.3g m (prism "
+               "bound %.3g m), speed %.3g m/s\n", MODEL_NAMES[m], -worst, gap,
+               PP_CYLINDER_PRISM_GAP * RADIUS, speed);
+        if (MODELS[m] != PP_MODEL_ODE) {
+            ck_assert_double_le(-worst, OVERLAP_MAX);
+            ck_assert_double_le(gap, PP_CYLINDER_PRISM_GAP * RADIUS + OVERLAP_MAX);
+            ck_assert_double_le(speed, REST_SPEED);
+        }
+        scene_free(&s);
+    }
+}
+END_TEST
+
+/*
+ * A ball (r = 0.05 m, 0.5 kg) dropped 2 cm onto the centre of the top cap of a cylinder
+ * standing on the plane (cap at z = L): it comes to rest on the cap, centre at L + r_s, the
+ * cylinder still on the plane; no overlap of either pair.
+ */
+START_TEST(sphere_on_cylinder_cap)
+{
+    const double rs = 0.05;
+    for (int m = 0; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){0, 0, -G}, 0.5);
+        dBodyID cyl = add_cylinder(&s, (const double[3]){0, 0, 0.5 * LENGTH}, 0.0);
+        dBodyID ball = dBodyCreate(s.world);
+        dMass mass;
+        dMassSetSphereTotal(&mass, 0.5, rs);
+        dBodySetMass(ball, &mass);
+        dGeomSetBody(dCreateSphere(s.space, rs), ball);
+        dBodySetPosition(ball, 0.02, 0.01, LENGTH + rs + 0.02);
+        double worst_cap = 0.0, worst_plane = 0.0;
+        for (int i = 0; i < 100; ++i) {
+            ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+            /* the ball's gap over the cap plane, valid above the cap (radial < r, checked) */
+            const dReal *p = dBodyGetPosition(ball), *c = dBodyGetPosition(cyl);
+            const dReal *R = dBodyGetRotation(cyl);
+            double a[3] = {R[2], R[6], R[10]}, d[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+            double along = a[0] * d[0] + a[1] * d[1] + a[2] * d[2];
+            double radial2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+            ck_assert_double_lt(radial2, RADIUS * RADIUS);
+            worst_cap = fmin(worst_cap, along - 0.5 * LENGTH - rs);
+            worst_plane = fmin(worst_plane, cylinder_height_above(cyl, 0.0));
+        }
+        const dReal *p = dBodyGetPosition(ball);
+        double speed = point_speed_bound(ball, rs) + point_speed_bound(cyl, REACH);
+        printf("sphere on a cylinder's cap, %-8s: worst overlap ball-cap %.3g m, cylinder-plane "
+               "%.3g m, ball at z = %.9f m (exact %.9f), speed %.3g m/s\n", MODEL_NAMES[m],
+               -worst_cap, -worst_plane, p[2], LENGTH + rs, speed);
+        if (MODELS[m] != PP_MODEL_ODE) {
+            ck_assert_double_le(-worst_cap, OVERLAP_MAX);
+            ck_assert_double_le(-worst_plane, OVERLAP_MAX);
+            ck_assert_double_eq_tol(p[2], LENGTH + rs, OVERLAP_MAX);
+            ck_assert_double_le(speed, REST_SPEED);
+        }
+        scene_free(&s);
+    }
+}
+END_TEST
+
+static Suite *cylinder_suite(void)
+{
+    Suite *s = suite_create("cylinder");
+    TCase *tc = tcase_create("physics");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cylinder_rests_on_its_cap);
+    tcase_add_test(tc, cylinder_rests_on_its_side);
+    tcase_add_test(tc, cylinder_rolls_down_incline);
+    tcase_add_test(tc, cylinder_lies_on_box);
+    tcase_add_test(tc, sphere_on_cylinder_cap);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    dInitODE2(0);
+    int rc = pp_it_run(cylinder_suite());
+    dCloseODE();
+    return rc;
+}
