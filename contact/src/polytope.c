@@ -464,13 +464,12 @@ pp_status pp_polytope_box(const double lengths[3], pp_polytope **out)
 }
 
 /*
- * The prism circumscribed about a cylinder (pegplus/geometry.h). With N sides and the
- * circumradius rho = r / cos(pi/N), vertex i (bottom) and N + i (top) sit at angle
- * (2i - 1) pi/N, so side face k, between vertices k and k + 1, has its outward normal at
- * angle 2 pi k/N and offset rho cos(pi/N) = r: it touches the cylinder along the generator
- * at that angle. Loops CCW seen from outside: a side face in the basis (e_theta, z), whose
- * cross product is the outward normal: B_k, B_k+1, T_k+1, T_k; the top by increasing angle,
- * the bottom by decreasing angle. V = 2N, E = 3N, F = N + 2.
+ * The prism inscribed in a cylinder (pegplus/geometry.h). With N sides, vertex i (bottom)
+ * and N + i (top) sit on the cylinder's rims at angle 2 pi i/N, so side face k, between
+ * vertices k and k + 1, has its outward normal at angle (2k + 1) pi/N and offset r cos(pi/N).
+ * Loops CCW seen from outside: a side face in the basis (e_theta, z), whose cross product is
+ * the outward normal: B_k, B_k+1, T_k+1, T_k; the top by increasing angle, the bottom by
+ * decreasing angle. V = 2N, E = 3N, F = N + 2.
  */
 pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp_polytope **out)
 {
@@ -487,9 +486,9 @@ pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp
     const int n = sides;
     pp_polytope *p = polytope_alloc(2 * n, n + 2, 6 * n);
     if (!p) return PP_ERR_NO_MEMORY;
-    const double pi = 3.14159265358979323846, rho = radius / cos(pi / n), hh = 0.5 * length;
+    const double pi = 3.14159265358979323846, hh = 0.5 * length;
     for (int i = 0; i < n; ++i) {
-        double theta = (2 * i - 1) * pi / n, x = rho * cos(theta), y = rho * sin(theta);
+        double theta = 2.0 * pi * i / n, x = radius * cos(theta), y = radius * sin(theta);
         double *bottom = p->vertices + 3 * i, *top = p->vertices + 3 * (n + i);
         bottom[0] = top[0] = x;
         bottom[1] = top[1] = y;
@@ -497,7 +496,7 @@ pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp
         top[2] = hh;
     }
     for (int k = 0; k < n; ++k) {
-        double phi = 2.0 * pi * k / n;
+        double phi = (2 * k + 1) * pi / n;
         int *loop = p->face_vertices + 4 * k, next = (k + 1) % n;
         loop[0] = k;
         loop[1] = next;
@@ -507,7 +506,7 @@ pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp
         p->face_normals[3 * k] = cos(phi);
         p->face_normals[3 * k + 1] = sin(phi);
         p->face_normals[3 * k + 2] = 0.0;
-        p->face_offsets[k] = radius;
+        p->face_offsets[k] = radius * cos(pi / n);
     }
     int *top = p->face_vertices + 4 * n, *bottom = top + n;
     for (int i = 0; i < n; ++i) {

@@ -69,12 +69,39 @@ pp_shape pp_shape_make_cylinder(double radius, double length, const pp_polytope 
     return s;
 }
 
+/*
+ * A cylinder against a box, polytope, capsule or cylinder: its inscribed prism P, turned
+ * about the axis so that its vertices 0 and N (local +x) lie in the direction u, the unit
+ * projection on C's cap plane of n, the exact closest-point normal from the cylinder C to
+ * the other shape B (pp_shape_distance on C itself). C's support point along n is its rim
+ * point c +- (L/2) a + r u (the whole generator at u when n is across the axis), which is
+ * then a vertex (an edge) of P, so h_P(n) = h_C(n). Apart: P lies inside C, so
+ * dist(P, B) >= dist(C, B), and C's closest point to B is a point of P, so
+ * dist(P, B) <= dist(C, B): the turned prism has the cylinder's exact distance, and its
+ * nearest feature moves with the closest point as the cylinder rolls. Overlapping, its depth
+ * is at most the cylinder's. n along the axis (a cap on a face) leaves P unturned: the cap
+ * polygon's vertices lie on the rim at any turn.
+ */
 pp_shape pp_shape_pair_form(const pp_shape *s, const pp_shape *other)
 {
     if (s->kind != PP_SHAPE_CYLINDER || other->kind == PP_SHAPE_PLANE ||
         other->kind == PP_SHAPE_SPHERE)
         return *s;
-    return pp_shape_make_polytope(s->polytope, s->position, s->R);
+    pp_shape prism = pp_shape_make_polytope(s->polytope, s->position, s->R);
+    pp_proximity p;
+    if (pp_shape_distance(s, other, &p) != PP_OK) return prism;
+    double n[3];
+    pp_m3_tmul(n, s->R, p.n);
+    double rho = sqrt(n[0] * n[0] + n[1] * n[1]);
+    if (!(rho > 1e-9)) return prism;
+    /* R' = R Rz(phi), cos phi = n_x / rho, sin phi = n_y / rho: P's local +x is u */
+    const double c = n[0] / rho, sn = n[1] / rho;
+    for (int r = 0; r < 3; ++r) {
+        const double x = s->R[3 * r], y = s->R[3 * r + 1];
+        prism.R[3 * r] = c * x + sn * y;
+        prism.R[3 * r + 1] = -sn * x + c * y;
+    }
+    return prism;
 }
 
 static pp_status invalid(const char *what)
@@ -210,11 +237,6 @@ void pp_shape_aabb(const pp_shape *s, double margin, pp_aabb *out)
             if (aligned && s->normal[k] > 0.0) out->max[k] = s->offset + margin;
             if (aligned && s->normal[k] < 0.0) out->min[k] = -s->offset - margin;
         }
-        return;
-    }
-    if (s->kind == PP_SHAPE_CYLINDER) { /* the prism's box: it holds every pair form */
-        pp_shape prism = pp_shape_make_polytope(s->polytope, s->position, s->R);
-        pp_shape_aabb(&prism, margin, out);
         return;
     }
     for (int k = 0; k < 3; ++k) {

@@ -1,5 +1,5 @@
 /*
- * Cylinder shapes (pegplus/geometry.h "Cylinders"): the circumscribed prism, the exact support
+ * Cylinder shapes (pegplus/geometry.h "Cylinders"): the inscribed prism, the exact support
  * function and distance, the exact plane and sphere contacts, and the prism's bound. Every
  * expected value is a closed form worked out here, independent of the library's code.
  */
@@ -51,31 +51,31 @@ static void random_rotation(double R[9])
     rotation(u, uniform(0, 2 * PI), R);
 }
 
-/* The prism: V = 2N, E = 3N, F = N + 2; every side face tangent to the cylinder (offset r),
- * every vertex at r / cos(pi/N) from the axis, so the prism holds the cylinder and its
- * corners lie r (1/cos(pi/N) - 1) <= PP_CYLINDER_PRISM_GAP r from it. */
-START_TEST(prism_circumscribes)
+/* The prism: V = 2N, E = 3N, F = N + 2; every vertex on a rim (radius r, z = +-L/2), every
+ * side face at r cos(pi/N) from the axis, so the prism lies in the cylinder and the cylinder
+ * reaches r (1 - cos(pi/N)) <= PP_CYLINDER_PRISM_DEPTH r beyond it (tight). */
+START_TEST(prism_inscribed)
 {
     const int n = PP_CYLINDER_PRISM_SIDES;
     ck_assert_int_eq(prism->vertex_count, 2 * n);
     ck_assert_int_eq(prism->edge_count, 3 * n);
     ck_assert_int_eq(prism->face_count, n + 2);
     for (int f = 0; f < n; ++f) {
-        ck_assert_double_eq_tol(prism->face_offsets[f], R_CYL, EXACT);
+        ck_assert_double_eq_tol(prism->face_offsets[f], R_CYL * cos(PI / n), EXACT);
         ck_assert_double_eq_tol(prism->face_normals[3 * f + 2], 0.0, EXACT);
         ck_assert_double_eq_tol(atan2(prism->face_normals[3 * f + 1], prism->face_normals[3 * f]),
-                                remainder(2 * PI * f / n, 2 * PI), 1e-12);
+                                remainder((2 * f + 1) * PI / n, 2 * PI), 1e-12);
     }
     ck_assert_double_eq_tol(prism->face_offsets[n], 0.5 * L_CYL, EXACT);
     ck_assert_double_eq_tol(prism->face_offsets[n + 1], 0.5 * L_CYL, EXACT);
-    const double rho = R_CYL / cos(PI / n);
     for (int i = 0; i < 2 * n; ++i) {
         const double *v = prism->vertices + 3 * i;
-        ck_assert_double_eq_tol(hypot(v[0], v[1]), rho, EXACT);
+        ck_assert_double_eq_tol(hypot(v[0], v[1]), R_CYL, EXACT);
         ck_assert_double_eq_tol(fabs(v[2]), 0.5 * L_CYL, EXACT);
     }
-    ck_assert_double_le(rho - R_CYL, PP_CYLINDER_PRISM_GAP * R_CYL);
-    ck_assert_double_ge(rho - R_CYL, 0.999 * PP_CYLINDER_PRISM_GAP * R_CYL); /* the bound is tight */
+    const double depth = R_CYL * (1.0 - cos(PI / n));
+    ck_assert_double_le(depth, PP_CYLINDER_PRISM_DEPTH * R_CYL);
+    ck_assert_double_ge(depth, 0.999 * PP_CYLINDER_PRISM_DEPTH * R_CYL); /* the bound is tight */
     pp_polytope *bad = NULL;
     ck_assert_int_eq(pp_polytope_cylinder_prism(0.0, 1.0, 16, &bad), PP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(pp_polytope_cylinder_prism(1.0, NAN, 16, &bad), PP_ERR_INVALID_ARGUMENT);
@@ -185,10 +185,13 @@ START_TEST(box_and_plane_distance_exact)
 }
 END_TEST
 
-/* Random poses against a random box: the exact distance lies between the prism's and the
- * prism's plus PP_CYLINDER_PRISM_GAP r (the prism holds the cylinder, within that of it). */
+/* Random poses against a random box: the unturned prism's distance lies between the exact
+ * one and it plus PP_CYLINDER_PRISM_DEPTH r (the prism lies in the cylinder, within that of
+ * its surface); the turned prism of pp_shape_pair_form has the exact distance when they are
+ * apart and at most the exact depth when they overlap. */
 START_TEST(prism_brackets_exact_distance)
 {
+    int apart = 0;
     for (int trial = 0; trial < 300; ++trial) {
         double Rc[9], Rb[9], xc[3] = {0, 0, 0};
         double xb[3] = {uniform(-0.3, 0.3), uniform(-0.3, 0.3), uniform(-0.3, 0.3)};
@@ -198,21 +201,32 @@ START_TEST(prism_brackets_exact_distance)
         pp_shape c = pp_shape_make_cylinder(R_CYL, L_CYL, prism, xc, Rc);
         pp_shape p = pp_shape_make_polytope(prism, xc, Rc);
         pp_shape b = pp_shape_make_box(lengths, xb, Rb);
-        pp_proximity exact, approx;
+        pp_shape turned = pp_shape_pair_form(&c, &b);
+        ck_assert_int_eq(turned.kind, PP_SHAPE_POLYTOPE);
+        ck_assert_int_eq(pp_shape_validate(&turned), PP_OK);
+        pp_proximity exact, approx, form;
         ck_assert_int_eq(pp_shape_distance(&c, &b, &exact), PP_OK);
         ck_assert_int_eq(pp_shape_distance(&p, &b, &approx), PP_OK);
-        ck_assert_double_ge(exact.distance, approx.distance - 1e-9);
-        ck_assert_double_le(exact.distance, approx.distance + PP_CYLINDER_PRISM_GAP * R_CYL + 1e-9);
+        ck_assert_int_eq(pp_shape_distance(&turned, &b, &form), PP_OK);
+        ck_assert_double_ge(approx.distance, exact.distance - 1e-9);
+        ck_assert_double_le(approx.distance, exact.distance + PP_CYLINDER_PRISM_DEPTH * R_CYL + 1e-9);
+        if (exact.distance > 0.0) {
+            ck_assert_double_eq_tol(form.distance, exact.distance, 1e-9);
+            apart++;
+        } else {
+            ck_assert_double_ge(form.distance, exact.distance - 1e-9);
+        }
     }
+    ck_assert_int_gt(apart, 50);
 }
 END_TEST
 
 /* Contacts against a plane: lying (axis along y, 2 mm up) the two ends of the line contact;
  * standing 1 mm up, the octagon of rim points; tilted by t (2 mm up at the lowest point), the
  * exact lowest point of the lower cap among them. Gaps exact; the normal from the cylinder
- * into the plane. The same lying cylinder meets a box as its prism: the corners of the face
- * lying on the box 2 mm up, and the next vertices within eps, each with its exact gap; the
- * proximity filter sees the prism too. */
+ * into the plane. The same lying cylinder meets a box as its turned prism: the ends of its
+ * lowest edge 2 mm up, where the line contact's ends are, and the next vertices within eps,
+ * each with its exact gap; the proximity filter is exact too. */
 START_TEST(plane_contacts_exact)
 {
     const double up[3] = {0, 0, 1}, xaxis[3] = {1, 0, 0};
@@ -269,9 +283,13 @@ START_TEST(plane_contacts_exact)
         ck_assert_double_eq_tol(c[i].psi, c[i].p_a[2], EXACT);
         ck_assert_double_lt(c[i].psi, 0.01);
         ck_assert_double_ge(c[i].psi, 0.002 - EXACT);
-        lowest += fabs(c[i].psi - 0.002) < EXACT;
+        if (fabs(c[i].psi - 0.002) < EXACT) {
+            lowest++; /* the ends of the line contact, exactly */
+            ck_assert_double_eq_tol(c[i].p_a[0], 0.1, EXACT);
+            ck_assert_double_eq_tol(fabs(c[i].p_a[1] - 0.2), 0.5 * L_CYL, EXACT);
+        }
     }
-    ck_assert_int_eq(lowest, 4); /* the face's corners */
+    ck_assert_int_eq(lowest, 2);
     ck_assert_int_eq(pp_shapes_within(&lying, &box, 0.0021), 1);
     ck_assert_int_eq(pp_shapes_within(&lying, &box, 0.0019), 0);
 }
@@ -282,7 +300,7 @@ int main(void)
     Suite *s = suite_create("cylinder_shape");
     TCase *tc = tcase_create("cylinder");
     tcase_add_checked_fixture(tc, prism_setup, prism_teardown);
-    tcase_add_test(tc, prism_circumscribes);
+    tcase_add_test(tc, prism_inscribed);
     tcase_add_test(tc, support_is_exact);
     tcase_add_test(tc, sphere_distance_closed_form);
     tcase_add_test(tc, box_and_plane_distance_exact);

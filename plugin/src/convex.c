@@ -327,7 +327,7 @@ pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex)
 }
 
 /* Boxes are stepped as their 8-vertex polytopes (PEG needs the features), one per size;
- * cylinders keep their circumscribed prism here too (lengths = radius, length, 0). */
+ * cylinders keep their inscribed prism here too (lengths = radius, length, 0). */
 typedef struct pp_box_record {
     double lengths[3];
     int cylinder;

@@ -54,8 +54,7 @@ static int same_features(const pp_contact *a, int na, const pp_contact *b, int n
     return 1;
 }
 
-/* Sets of feature contacts between polytopes (or a polytope and a plane; a cylinder's prism is
- * a polytope) can be re-evaluated
+/* Sets of feature contacts between polytopes (or a polytope and a plane) can be re-evaluated
  * at another pose (pp_peg_contact_update); the closest-point contacts of smooth shapes are
  * rebuilt at every pose instead. */
 static int carryable(const pp_step_scratch *s, const pp_peg_set *set, const pp_contact *c)
@@ -63,11 +62,8 @@ static int carryable(const pp_step_scratch *s, const pp_peg_set *set, const pp_c
     for (int i = 0; i < set->count; ++i) {
         if (key_of(&c[i]).kind < 0) return 0;
         const pp_shape *a = &s->shapes[c[i].shape_a], *b = &s->shapes[c[i].shape_b];
-        /* a cylinder's feature contacts are its prism's (pp_shape_pair_form) */
-        if (a->kind != PP_SHAPE_POLYTOPE && a->kind != PP_SHAPE_CYLINDER) return 0;
-        if (b->kind != PP_SHAPE_POLYTOPE && b->kind != PP_SHAPE_CYLINDER &&
-            b->kind != PP_SHAPE_PLANE)
-            return 0;
+        if (a->kind != PP_SHAPE_POLYTOPE) return 0;
+        if (b->kind != PP_SHAPE_POLYTOPE && b->kind != PP_SHAPE_PLANE) return 0;
     }
     return 1;
 }

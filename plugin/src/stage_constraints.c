@@ -196,16 +196,15 @@ static int pose_size(const pp_shape *shape)
 }
 
 /* Pose polytope shape sa, and sb when it is a polytope too (else a plane), into
- * iw->pose_work as the views va, vb. A cylinder shape is posed as its prism. */
+ * iw->pose_work as the views va, vb. */
 pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *sb,
                        pp_polytope_view *va, pp_polytope_view *vb)
 {
-    int b_polytope = sb->kind != PP_SHAPE_PLANE;
-    int need = pose_size(sa) + (b_polytope ? pose_size(sb) : 0);
+    int need = pose_size(sa) + (sb->kind == PP_SHAPE_POLYTOPE ? pose_size(sb) : 0);
     pp_status st = pp_grow((void **)&iw->pose_work, &iw->pose_work_capacity, need, sizeof(double));
     if (st != PP_OK) return st;
     pose_polytope(sa, iw->pose_work, va);
-    if (b_polytope) pose_polytope(sb, iw->pose_work + pose_size(sa), vb);
+    if (sb->kind == PP_SHAPE_POLYTOPE) pose_polytope(sb, iw->pose_work + pose_size(sa), vb);
     return PP_OK;
 }
 
@@ -214,8 +213,8 @@ pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *s
 int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
                           const pp_polytope_view *vb, pp_contact *c)
 {
-    return sb->kind != PP_SHAPE_PLANE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
-                                      : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
+    return sb->kind == PP_SHAPE_POLYTOPE ? pp_peg_contact_update(va, vb, NULL, 0.0, c)
+                                         : pp_peg_contact_update(va, NULL, sb->normal, sb->offset, c);
 }
 
 /*
@@ -225,7 +224,8 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
  * their closest-point contacts are exact, so they keep the standard U constraints; so do a
  * cylinder's exact contacts with a plane (rim points) and a sphere. Against polytopes and
- * cylinders a cylinder is its circumscribed prism, a polytope with U/I/X sets.
+ * cylinders a cylinder is its inscribed prism turned to the pair (pegplus/geometry.h), a
+ * polytope with U/I/X sets.
  */
 /*
  * Are shapes a and b at rest relative to each other over the step: does no point of one move

@@ -367,7 +367,7 @@ const char *pp_surface_problem(const pp_surface *surface, int ode_fields, double
 void pp_convex_records_free(pp_world *world);
 const pp_polytope *pp_convex_find(const pp_world *world, dGeomID geom);
 const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3]);
-/* A dCylinder's circumscribed prism (pegplus/geometry.h "Cylinders"), one per size; NULL for
+/* A dCylinder's inscribed prism (pegplus/geometry.h "Cylinders"), one per size; NULL for
  * sizes pp_polytope_cylinder_prism refuses. */
 const pp_polytope *pp_cylinder_prism(pp_world *world, double radius, double length);
 

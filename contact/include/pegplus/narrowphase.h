@@ -19,8 +19,9 @@
  *                                 rim points 45 degrees apart, each when within eps (lying:
  *                                 the two ends of the line contact; standing: an octagon)
  *   cylinder – sphere             one closest-point contact (closed form, exact)
- *   cylinder – anything else      the cylinder's circumscribed prism (pegplus/geometry.h
- *                                 "Cylinders", pp_shape_pair_form), as a polytope above
+ *   cylinder – anything else      the cylinder's inscribed prism turned to put an edge at the
+ *                                 exact closest point (pegplus/geometry.h "Cylinders",
+ *                                 pp_shape_pair_form), as a polytope above
  * Fallback: a polytope pair that pp_shape_distance finds within eps but whose feature rules
  * give no contact (deeper than -eps, or vertex–edge / vertex–vertex configurations the
  * standard model does not classify) gets one closest-point contact, so no near pair is left
