@@ -14,6 +14,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "it_common.h"
 #include "pegplus/geometry.h"
@@ -374,6 +375,48 @@ START_TEST(sphere_on_cylinder_cap)
 }
 END_TEST
 
+static char g_message[512];
+static int g_errors;
+
+static void capture(pp_log_level level, const char *message, void *user)
+{
+    (void)user;
+    if (level == PP_LOG_ERROR) g_errors++;
+    snprintf(g_message, sizeof g_message, "%s", message);
+}
+
+/* A cylinder of radius 0 (ODE lets dGeomCylinderSetParams set it) has no shape under the
+ * pegplus models: the step is rejected naming the geom and its class, and ODE's bodies are
+ * left as they were; with its radius back the next step runs. */
+START_TEST(zero_radius_cylinder_rejected)
+{
+    for (int m = 1; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){0, 0, -G}, 0.5);
+        dBodyID b = add_cylinder(&s, (const double[3]){0, 0, 0.5}, 0.0);
+        dGeomID g = dBodyGetFirstGeom(b);
+        dGeomCylinderSetParams(g, 0.0, LENGTH);
+        dVector3 before, after;
+        dBodyCopyPosition(b, before);
+        g_errors = 0;
+        pp_set_log_hook(capture, NULL);
+        ck_assert_int_eq(pp_world_step(s.pw, H), PP_ERR_INVALID_ARGUMENT);
+        pp_set_log_hook(NULL, NULL);
+        dBodyCopyPosition(b, after);
+        ck_assert(before[0] == after[0] && before[1] == after[1] && before[2] == after[2]);
+        ck_assert_double_eq(dBodyGetLinearVel(b)[2], 0.0);
+        char id[64];
+        snprintf(id, sizeof id, "dGeomID %p (dCylinderClass)", (void *)g);
+        ck_assert_msg(strstr(g_message, id), "'%s' lacks '%s'", g_message, id);
+        ck_assert_int_ge(g_errors, 1);
+        dGeomCylinderSetParams(g, RADIUS, LENGTH);
+        ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+        ck_assert_double_lt(dBodyGetPosition(b)[2], 0.5); /* it falls */
+        scene_free(&s);
+    }
+}
+END_TEST
+
 static Suite *cylinder_suite(void)
 {
     Suite *s = suite_create("cylinder");
@@ -388,6 +431,7 @@ static Suite *cylinder_suite(void)
     tcase_add_test(tc, cylinder_across_cylinder);
     tcase_add_test(tc, cylinder_on_cylinder_cap);
     tcase_add_test(tc, sphere_on_cylinder_cap);
+    tcase_add_test(tc, zero_radius_cylinder_rejected);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -719,8 +719,9 @@ pp_status pp_bridge_shapes(pp_world *world)
         pp_shape shape;
         if (!dGeomIsEnabled(geom) || !geom_shape(world, geom, &shape)) continue;
         if (pp_shape_validate(&shape) != PP_OK) {
-            pp_log(PP_LOG_ERROR, "geom %p has an invalid pose or size; step rejected, nothing "
-                                 "changed", (void *)geom);
+            pp_log(PP_LOG_ERROR, "dGeomID %p (%s) has an invalid pose or size (see the "
+                                 "previous message); step rejected, nothing changed",
+                   (void *)geom, pp_geom_class_name(geom));
             return PP_ERR_INVALID_ARGUMENT;
         }
         dBodyID body = dGeomGetBody(geom);
