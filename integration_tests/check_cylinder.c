@@ -6,8 +6,10 @@
  *  - a cylinder resting on its cap and on its side on a plane: no overlap, at rest;
  *  - a solid cylinder (I = m r^2 / 2 about its axis) rolling without slipping down an incline
  *    of angle theta from rest: v(t) = (2/3) g sin(theta) t, w r = v;
- *  - a cylinder lying on a box (the prism's face on the box): no overlap of the cylinder
- *    itself, resting at most PP_CYLINDER_PRISM_DEPTH r above the box;
+ *  - the same rolling down a box's face (the cylinder's turned prism against the box);
+ *  - a cylinder lying and standing on a box, across another cylinder, on another's cap:
+ *    resting exactly touching, no overlap of the cylinders themselves (exact distances);
+ *  - a zero-radius cylinder: the step rejected naming it, ODE untouched;
  *  - a sphere on a cylinder's cap (exact closed form): rests on the cap, no overlap;
  *  - a lying cylinder bouncing with e = 0.5 on a plane and on a box: apex e^2 h0 (PLUS).
  * Stock ODE (PP_MODEL_ODE) runs the same scenes and its figures are printed beside them.
