@@ -10,7 +10,8 @@
  *  - a cylinder lying and standing on a box, across another cylinder, on another's cap:
  *    resting exactly touching, no overlap of the cylinders themselves (exact distances);
  *  - a zero-radius cylinder: the step rejected naming it, ODE untouched;
- *  - a sphere on a cylinder's cap (exact closed form): rests on the cap, no overlap;
+ *  - a sphere on a cylinder's cap (exact closed form), a capsule across it: rest on the cap,
+ *    no overlap;
  *  - a lying cylinder bouncing with e = 0.5 on a plane and on a box: apex e^2 h0 (PLUS).
  * Stock ODE (PP_MODEL_ODE) runs the same scenes and its figures are printed beside them.
  */
@@ -379,6 +380,66 @@ START_TEST(sphere_on_cylinder_cap)
 END_TEST
 
 /*
+ * A capsule (r = 0.03 m, length 0.12 m, 0.3 kg) lying across the top cap of a cylinder
+ * standing on the plane, dropped 1 cm: it rests on the cap with its axis at L + r_c; its
+ * exact distance to the cylinder (pp_shape_distance) never goes below -1e-9 m.
+ */
+START_TEST(capsule_on_cylinder_cap)
+{
+    const double rc = 0.03, lc = 0.12;
+    pp_polytope *prism;
+    ck_assert_int_eq(pp_polytope_cylinder_prism(RADIUS, LENGTH, PP_CYLINDER_PRISM_SIDES, &prism),
+                     PP_OK);
+    for (int m = 0; m < 3; ++m) {
+        scene s;
+        scene_make(&s, MODELS[m], (const double[3]){0, 0, -G}, 0.5);
+        dBodyID cyl = add_cylinder(&s, (const double[3]){0, 0, 0.5 * LENGTH}, 0.0);
+        dBodyID cap = dBodyCreate(s.world);
+        dMass mass;
+        dMassSetCapsuleTotal(&mass, 0.3, 3, rc, lc);
+        dBodySetMass(cap, &mass);
+        dGeomID g = dCreateCapsule(s.space, rc, lc);
+        dGeomSetBody(g, cap);
+        dBodySetPosition(cap, 0.01, -0.02, LENGTH + rc + 0.01);
+        dMatrix3 R;
+        dRFromAxisAndAngle(R, 0, 1, 0, M_PI / 2); /* axis along x */
+        dBodySetRotation(cap, R);
+        double worst = HUGE_VAL;
+        for (int i = 0; i < 100; ++i) {
+            ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
+            double Rc[9], Rk[9], xc[3], xk[3];
+            const dReal *gc = dBodyGetRotation(cyl), *gk = dBodyGetRotation(cap);
+            for (int r = 0; r < 3; ++r) {
+                xc[r] = dBodyGetPosition(cyl)[r];
+                xk[r] = dBodyGetPosition(cap)[r];
+                for (int c = 0; c < 3; ++c) {
+                    Rc[3 * r + c] = gc[4 * r + c];
+                    Rk[3 * r + c] = gk[4 * r + c];
+                }
+            }
+            pp_shape sc = pp_shape_make_cylinder(RADIUS, LENGTH, prism, xc, Rc);
+            pp_shape sk = pp_shape_make_capsule(rc, lc, xk, Rk);
+            pp_proximity p;
+            ck_assert_int_eq(pp_shape_distance(&sc, &sk, &p), PP_OK);
+            worst = fmin(worst, p.distance);
+        }
+        double z = dBodyGetPosition(cap)[2];
+        double speed = point_speed_bound(cap, 0.5 * lc + rc) + point_speed_bound(cyl, REACH);
+        printf("capsule on a cylinder's cap, %-8s: worst overlap %.3g m, capsule axis at z = "
+               "%.12f m (exact %.12f), speed %.3g m/s\n", MODEL_NAMES[m],
+               worst < 0 ? -worst : 0.0, z, LENGTH + rc, speed);
+        if (MODELS[m] != PP_MODEL_ODE) {
+            ck_assert_double_ge(worst, -OVERLAP_MAX);
+            ck_assert_double_eq_tol(z, LENGTH + rc, OVERLAP_MAX);
+            ck_assert_double_le(speed, REST_SPEED);
+        }
+        scene_free(&s);
+    }
+    pp_polytope_destroy(prism);
+}
+END_TEST
+
+/*
  * A cylinder lying along y dropped from 0.5 m (its lowest generator) with restitution
  * e = 0.5 onto the plane and onto a box: PLUS's impact on the exact rim contacts (plane) and
  * on the turned prism's edge (box) sends it back up to e^2 h0 = 0.125 m, within 0.5 % at
@@ -487,6 +548,7 @@ static Suite *cylinder_suite(void)
     tcase_add_test(tc, cylinder_across_cylinder);
     tcase_add_test(tc, cylinder_on_cylinder_cap);
     tcase_add_test(tc, sphere_on_cylinder_cap);
+    tcase_add_test(tc, capsule_on_cylinder_cap);
     tcase_add_test(tc, zero_radius_cylinder_rejected);
     tcase_add_test(tc, cylinder_bounces_on_plane);
     tcase_add_test(tc, cylinder_bounces_on_box);
