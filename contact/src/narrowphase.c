@@ -229,6 +229,36 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
     return PP_ERR_UNSUPPORTED; /* handled by the caller by swapping */
 }
 
+/*
+ * A cylinder met as its turned prism: the prism's feature contacts hold the cylinder's exact
+ * closest point wherever a vertex or edge of the prism meets a face or a crossing edge of the
+ * other shape. Where they meet edge to parallel edge (a lying cylinder over a box's edge
+ * parallel to its axis) or a vertex to an edge, the feature rules of the standard model
+ * classify nothing there, and the contact that holds the cylinder off is missing. The exact
+ * closest-point contact (pp_shape_distance on the cylinder itself) is added then: when no
+ * contact of the pair has its gap (to 1e-9 m) and its normal (to 1e-6).
+ */
+#define REPRESENTED_GAP 1e-9
+#define REPRESENTED_NORMAL 1e-6
+
+int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
+                                    const pp_contact *c, int count, pp_contact *out)
+{
+    int cylinder_a = a->kind == PP_SHAPE_CYLINDER, cylinder_b = b->kind == PP_SHAPE_CYLINDER;
+    int smooth_a = a->kind == PP_SHAPE_PLANE || a->kind == PP_SHAPE_SPHERE;
+    int smooth_b = b->kind == PP_SHAPE_PLANE || b->kind == PP_SHAPE_SPHERE;
+    if (!((cylinder_a && !smooth_b) || (cylinder_b && !smooth_a))) return 0;
+    pp_proximity p;
+    if (pp_shape_distance(a, b, &p) != PP_OK || !(p.distance < eps)) return 0;
+    for (int i = 0; i < count; ++i) {
+        double dot = c[i].n[0] * p.n[0] + c[i].n[1] * p.n[1] + c[i].n[2] * p.n[2];
+        if (fabs(c[i].psi - p.distance) <= REPRESENTED_GAP && dot >= 1.0 - REPRESENTED_NORMAL)
+            return 0;
+    }
+    *out = point_contact(&p);
+    return 1;
+}
+
 static void flip(pp_contact *c)
 {
     for (int k = 0; k < 3; ++k) {
@@ -278,6 +308,10 @@ pp_status pp_narrowphase_contacts(const pp_shape *shape_a, const pp_shape *shape
     if (st != PP_OK) return st;
     if (swap)
         for (int i = first; i < *count; ++i) flip(&out[i]);
+    pp_contact closest;
+    if (pp_narrowphase_cylinder_closest(shape_a, shape_b, eps, out + first, *count - first,
+                                        &closest))
+        emit(&s, &closest);
     if (needed) *needed = s.needed;
     return s.needed > capacity ? PP_ERR_NO_MEMORY : PP_OK;
 }

@@ -258,6 +258,27 @@ static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
     return pp_body_at_rest(world, ba, u, dw, dt);
 }
 
+/* A cylinder's pair met as its turned prism: the exact closest-point contact as a U set when
+ * the prism's sets miss it (pp_narrowphase_cylinder_closest: edge to parallel edge). */
+static pp_status cylinder_closest_set(const pp_step_scratch *s, pp_constraint_list *l,
+                                      int first_contact, int a, int b, double eps_ab,
+                                      const pp_surface *surface, const pp_surface_ext *ext)
+{
+    pp_contact closest;
+    if (!pp_narrowphase_cylinder_closest(&s->shapes[a], &s->shapes[b], eps_ab,
+                                         l->contacts + first_contact,
+                                         l->contact_count - first_contact, &closest))
+        return PP_OK;
+    int c = l->contact_count;
+    pp_status st = pp_grow((void **)&l->contacts, &l->contact_capacity, c + 1, sizeof(pp_contact));
+    if (st != PP_OK) return st;
+    l->contacts[c] = closest;
+    st = label_contacts(s, l, c, c + 1, a, b, surface, ext);
+    if (st == PP_OK) st = add_u_sets(l, c, c + 1);
+    if (st == PP_OK) l->contact_count = c + 1;
+    return st;
+}
+
 static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                pp_constraint_list *l, int a, int b, double eps_ab,
                                const pp_surface *surface, const pp_surface_ext *ext)
@@ -303,7 +324,7 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
             if (st != PP_OK) return st;
             l->contact_count = out.contact_count;
             l->set_count = out.set_count;
-            return PP_OK;
+            return cylinder_closest_set(s, l, first_contact, a, b, eps_ab, surface, ext);
         }
         if (st != PP_ERR_NO_MEMORY || (out.sets_needed <= l->set_capacity &&
                                        out.contacts_needed <= l->contact_capacity))

@@ -21,7 +21,9 @@
  *   cylinder – sphere             one closest-point contact (closed form, exact)
  *   cylinder – anything else      the cylinder's inscribed prism turned to put an edge at the
  *                                 exact closest point (pegplus/geometry.h "Cylinders",
- *                                 pp_shape_pair_form), as a polytope above
+ *                                 pp_shape_pair_form), as a polytope above, plus the exact
+ *                                 closest-point contact when none of those has its gap and
+ *                                 normal (pp_narrowphase_cylinder_closest)
  * Fallback: a polytope pair that pp_shape_distance finds within eps but whose feature rules
  * give no contact (deeper than -eps, or vertex–edge / vertex–vertex configurations the
  * standard model does not classify) gets one closest-point contact, so no near pair is left
@@ -49,6 +51,17 @@ extern "C" {
 pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
                                   double appl_vf, pp_contact *out, int capacity, int *count,
                                   int *needed);
+
+/*
+ * A pair with a cylinder met as its turned prism (not a plane or sphere): 1 and *out, the
+ * exact closest-point contact of a and b (pp_shape_distance, n from a to b), when it is
+ * within eps and none of c[0 .. count) has its gap (to 1e-9 m) and normal (to 1e-6) -- the
+ * prism's features meet edge to parallel edge or vertex to edge there, which the feature
+ * rules do not classify; else 0. pp_narrowphase_contacts adds it; PEG's sets take it as a
+ * U set. Shapes are not validated.
+ */
+int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
+                                    const pp_contact *c, int count, pp_contact *out);
 
 #ifdef __cplusplus
 }
