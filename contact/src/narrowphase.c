@@ -233,30 +233,69 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
  * A cylinder met as its turned prism: the prism's feature contacts hold the cylinder's exact
  * closest point wherever a vertex or edge of the prism meets a face or a crossing edge of the
  * other shape. Where they meet edge to parallel edge (a lying cylinder over a box's edge
- * parallel to its axis) or a vertex to an edge, the feature rules of the standard model
- * classify nothing there, and the contact that holds the cylinder off is missing. The exact
- * closest-point contact (pp_shape_distance on the cylinder itself) is added then: when no
- * contact of the pair has its gap (to 1e-9 m) and its normal (to 1e-6).
+ * parallel to its axis, two cylinders side by side) or a vertex to an edge, the feature rules
+ * of the standard model classify nothing, and the contacts that hold the cylinder off are
+ * missing. Exact contacts are added then (pp_shape_distance on the cylinders themselves):
+ * the pair's closest point, when no contact has its gap (to 1e-9 m) and normal (to 1e-6),
+ * and, like a capsule's end spheres, the closest point of each cylinder's two end discs (a
+ * line contact's ends), when no contact is at that point (1e-6 m) with that normal.
  */
 #define REPRESENTED_GAP 1e-9
 #define REPRESENTED_NORMAL 1e-6
+#define END_DISC_RELATIVE 1e-6 /* an end disc: the cylinder's end, 1e-6 of its radius thick */
+
+static int represented(const pp_contact *c, int count, const pp_contact *x, int by_point)
+{
+    for (int i = 0; i < count; ++i) {
+        double dot = c[i].n[0] * x->n[0] + c[i].n[1] * x->n[1] + c[i].n[2] * x->n[2], d2 = 0.0;
+        if (dot < 1.0 - REPRESENTED_NORMAL) continue;
+        if (!by_point && fabs(c[i].psi - x->psi) <= REPRESENTED_GAP) return 1;
+        for (int k = 0; k < 3; ++k) {
+            double pb_i = c[i].p_a[k] + c[i].psi * c[i].n[k], pb_x = x->p_a[k] + x->psi * x->n[k];
+            d2 += (c[i].p_a[k] - x->p_a[k]) * (c[i].p_a[k] - x->p_a[k]) +
+                  (pb_i - pb_x) * (pb_i - pb_x);
+        }
+        if (by_point && d2 < SAME_POINT * SAME_POINT) return 1;
+    }
+    return 0;
+}
+
+/* The disc at end e (-1, +1) of cylinder s. */
+static pp_shape end_disc(const pp_shape *s, int e)
+{
+    double thick = END_DISC_RELATIVE * s->radius, c[3];
+    for (int k = 0; k < 3; ++k)
+        c[k] = s->position[k] + e * 0.5 * (s->length - thick) * s->R[3 * k + 2];
+    return pp_shape_make_cylinder(s->radius, thick, s->polytope, c, s->R);
+}
 
 int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
-                                    const pp_contact *c, int count, pp_contact *out)
+                                    const pp_contact *c, int count, pp_contact out[5])
 {
     int cylinder_a = a->kind == PP_SHAPE_CYLINDER, cylinder_b = b->kind == PP_SHAPE_CYLINDER;
     int smooth_a = a->kind == PP_SHAPE_PLANE || a->kind == PP_SHAPE_SPHERE;
     int smooth_b = b->kind == PP_SHAPE_PLANE || b->kind == PP_SHAPE_SPHERE;
     if (!((cylinder_a && !smooth_b) || (cylinder_b && !smooth_a))) return 0;
-    pp_proximity p;
-    if (pp_shape_distance(a, b, &p) != PP_OK || !(p.distance < eps)) return 0;
-    for (int i = 0; i < count; ++i) {
-        double dot = c[i].n[0] * p.n[0] + c[i].n[1] * p.n[1] + c[i].n[2] * p.n[2];
-        if (fabs(c[i].psi - p.distance) <= REPRESENTED_GAP && dot >= 1.0 - REPRESENTED_NORMAL)
-            return 0;
+    int added = 0;
+    for (int which = 0; which < 5; ++which) {
+        pp_shape disc;
+        const pp_shape *x = a, *y = b;
+        if (which >= 1 && which <= 2) {
+            if (!cylinder_a) continue;
+            disc = end_disc(a, which == 1 ? -1 : 1);
+            x = &disc;
+        } else if (which >= 3) {
+            if (!cylinder_b) continue;
+            disc = end_disc(b, which == 3 ? -1 : 1);
+            y = &disc;
+        }
+        pp_proximity p;
+        if (pp_shape_distance(x, y, &p) != PP_OK || !(p.distance < eps)) continue;
+        pp_contact k = point_contact(&p);
+        if (represented(c, count, &k, which > 0) || represented(out, added, &k, 1)) continue;
+        out[added++] = k;
     }
-    *out = point_contact(&p);
-    return 1;
+    return added;
 }
 
 static void flip(pp_contact *c)
@@ -308,10 +347,10 @@ pp_status pp_narrowphase_contacts(const pp_shape *shape_a, const pp_shape *shape
     if (st != PP_OK) return st;
     if (swap)
         for (int i = first; i < *count; ++i) flip(&out[i]);
-    pp_contact closest;
-    if (pp_narrowphase_cylinder_closest(shape_a, shape_b, eps, out + first, *count - first,
-                                        &closest))
-        emit(&s, &closest);
+    pp_contact exact[5];
+    int extra = pp_narrowphase_cylinder_closest(shape_a, shape_b, eps, out + first,
+                                                *count - first, exact);
+    for (int i = 0; i < extra; ++i) emit(&s, &exact[i]);
     if (needed) *needed = s.needed;
     return s.needed > capacity ? PP_ERR_NO_MEMORY : PP_OK;
 }

@@ -258,24 +258,25 @@ static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
     return pp_body_at_rest(world, ba, u, dw, dt);
 }
 
-/* A cylinder's pair met as its turned prism: the exact closest-point contact as a U set when
- * the prism's sets miss it (pp_narrowphase_cylinder_closest: edge to parallel edge). */
+/* A cylinder's pair met as its turned prism: the exact contacts the prism's sets miss (edge
+ * to parallel edge; pp_narrowphase_cylinder_closest), each as a U set. */
 static pp_status cylinder_closest_set(const pp_step_scratch *s, pp_constraint_list *l,
                                       int first_contact, int a, int b, double eps_ab,
                                       const pp_surface *surface, const pp_surface_ext *ext)
 {
-    pp_contact closest;
-    if (!pp_narrowphase_cylinder_closest(&s->shapes[a], &s->shapes[b], eps_ab,
-                                         l->contacts + first_contact,
-                                         l->contact_count - first_contact, &closest))
-        return PP_OK;
+    pp_contact exact[5];
+    int extra = pp_narrowphase_cylinder_closest(&s->shapes[a], &s->shapes[b], eps_ab,
+                                                l->contacts + first_contact,
+                                                l->contact_count - first_contact, exact);
+    if (extra == 0) return PP_OK;
     int c = l->contact_count;
-    pp_status st = pp_grow((void **)&l->contacts, &l->contact_capacity, c + 1, sizeof(pp_contact));
+    pp_status st = pp_grow((void **)&l->contacts, &l->contact_capacity, c + extra,
+                          sizeof(pp_contact));
     if (st != PP_OK) return st;
-    l->contacts[c] = closest;
-    st = label_contacts(s, l, c, c + 1, a, b, surface, ext);
-    if (st == PP_OK) st = add_u_sets(l, c, c + 1);
-    if (st == PP_OK) l->contact_count = c + 1;
+    for (int i = 0; i < extra; ++i) l->contacts[c + i] = exact[i];
+    st = label_contacts(s, l, c, c + extra, a, b, surface, ext);
+    if (st == PP_OK) st = add_u_sets(l, c, c + extra);
+    if (st == PP_OK) l->contact_count = c + extra;
     return st;
 }
 

@@ -22,8 +22,8 @@
  *   cylinder – anything else      the cylinder's inscribed prism turned to put an edge at the
  *                                 exact closest point (pegplus/geometry.h "Cylinders",
  *                                 pp_shape_pair_form), as a polytope above, plus the exact
- *                                 closest-point contact when none of those has its gap and
- *                                 normal (pp_narrowphase_cylinder_closest)
+ *                                 closest points of the pair and of the cylinders' end discs
+ *                                 that those miss (pp_narrowphase_cylinder_closest)
  * Fallback: a polytope pair that pp_shape_distance finds within eps but whose feature rules
  * give no contact (deeper than -eps, or vertex–edge / vertex–vertex configurations the
  * standard model does not classify) gets one closest-point contact, so no near pair is left
@@ -53,15 +53,16 @@ pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double e
                                   int *needed);
 
 /*
- * A pair with a cylinder met as its turned prism (not a plane or sphere): 1 and *out, the
- * exact closest-point contact of a and b (pp_shape_distance, n from a to b), when it is
- * within eps and none of c[0 .. count) has its gap (to 1e-9 m) and normal (to 1e-6) -- the
- * prism's features meet edge to parallel edge or vertex to edge there, which the feature
- * rules do not classify; else 0. pp_narrowphase_contacts adds it; PEG's sets take it as a
- * U set. Shapes are not validated.
+ * A pair with a cylinder met as its turned prism (not a plane or sphere): the exact contacts
+ * the prism's feature contacts c[0 .. count) miss (where its features meet edge to parallel
+ * edge or vertex to edge, which the feature rules do not classify), written to out and
+ * counted (0 to 5): the pair's closest point (pp_shape_distance, n from a to b) when none has
+ * its gap (to 1e-9 m) and normal (to 1e-6), and the closest point of each cylinder's two end
+ * discs (a line contact's ends) when none is at that point (1e-6 m); only those within eps.
+ * pp_narrowphase_contacts adds them; PEG's sets take each as a U set. Not validated.
  */
 int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
-                                    const pp_contact *c, int count, pp_contact *out);
+                                    const pp_contact *c, int count, pp_contact out[5]);
 
 #ifdef __cplusplus
 }
