@@ -235,10 +235,10 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
  * other shape. Where they meet edge to parallel edge (a lying cylinder over a box's edge
  * parallel to its axis, two cylinders side by side) or a vertex to an edge, the feature rules
  * of the standard model classify nothing, and the contacts that hold the cylinder off are
- * missing. Exact contacts are added then (pp_shape_distance on the cylinders themselves):
- * the pair's closest point, when no contact has its gap (to 1e-9 m) and normal (to 1e-6),
- * and, like a capsule's end spheres, the closest point of each cylinder's two end discs (a
- * line contact's ends), when no contact is at that point (1e-6 m) with that normal.
+ * missing. When no contact has the gap (to 1e-9 m) and normal (to 1e-6) of the pair's exact
+ * closest point (pp_shape_distance on the cylinders themselves), that contact is added, and,
+ * like a capsule's end spheres, the closest point of each cylinder's two end discs (a line
+ * contact's ends), when no contact is at that point (1e-6 m) with that normal.
  */
 #define REPRESENTED_GAP 1e-9
 #define REPRESENTED_NORMAL 1e-6
@@ -292,7 +292,10 @@ int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double
         pp_proximity p;
         if (pp_shape_distance(x, y, &p) != PP_OK || !(p.distance < eps)) continue;
         pp_contact k = point_contact(&p);
-        if (represented(c, count, &k, which > 0) || represented(out, added, &k, 1)) continue;
+        if (represented(c, count, &k, which > 0) || represented(out, added, &k, 1)) {
+            if (which == 0) return 0; /* the prism's contacts hold the closest point */
+            continue;
+        }
         out[added++] = k;
     }
     return added;

@@ -56,9 +56,10 @@ pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double e
  * A pair with a cylinder met as its turned prism (not a plane or sphere): the exact contacts
  * the prism's feature contacts c[0 .. count) miss (where its features meet edge to parallel
  * edge or vertex to edge, which the feature rules do not classify), written to out and
- * counted (0 to 5): the pair's closest point (pp_shape_distance, n from a to b) when none has
- * its gap (to 1e-9 m) and normal (to 1e-6), and the closest point of each cylinder's two end
- * discs (a line contact's ends) when none is at that point (1e-6 m); only those within eps.
+ * counted (0 to 5): when none has the gap (to 1e-9 m) and normal (to 1e-6) of the pair's
+ * closest point (pp_shape_distance, n from a to b), that point and the closest point of each
+ * cylinder's two end discs (a line contact's ends) not already a contact (1e-6 m); only
+ * those within eps.
  * pp_narrowphase_contacts adds them; PEG's sets take each as a U set. Not validated.
  */
 int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
