@@ -14,6 +14,11 @@
  * Sphere and capsule are a point / segment core plus a radius: the distance between A ⊕ ball
  * and B ⊕ ball is dist(core_A, core_B) - r_A - r_B, and the penetration depth is
  * depth(core_A, core_B) + r_A + r_B (support functions add), so every result is exact.
+ *
+ * A cylinder is its own core (radius 0) with its exact support function (shapes.c): GJK,
+ * EPA and MPR run on it as on any convex set (GJK converges to the tolerance in finitely
+ * many iterations on a curved surface, without ending on a vertex); against a sphere the
+ * closest point is in closed form (cylinder_point_core).
  */
 #include "geometry_internal.h"
 
@@ -216,6 +221,7 @@ static double core_size(const pp_shape *s)
     case PP_SHAPE_BOX: return pp_v3_norm(s->lengths);
     case PP_SHAPE_CAPSULE: return s->length;
     case PP_SHAPE_POLYTOPE: return 2.0 * s->polytope->radius;
+    case PP_SHAPE_CYLINDER: return sqrt(s->length * s->length + 4.0 * s->radius * s->radius);
     default: return 0.0;
     }
 }
@@ -620,6 +626,50 @@ static void plane_against(const pp_shape *plane, const pp_shape *x, int plane_is
     out->iterations = 0;
 }
 
+/*
+ * A cylinder C (radius r, half length e along its local z) against a point p (a sphere's
+ * core), closed form. In C's frame p = (x, y, z), rho = |(x, y)|. Outside C (rho > r or
+ * |z| > e) the closest point of C is q = (min(rho, r) (x, y)/rho, clamp(z, -e, e)) and the
+ * distance |p - q|, normal (p - q)/|p - q|. Inside, the depth is the smaller of r - rho (out
+ * through the side, radially) and e - |z| (out through the nearer cap), and q is p moved out
+ * by it. The result is A = cylinder, B = point: p_b - p_a = distance n.
+ */
+static void cylinder_point_core(const pp_shape *cyl, const double point[3], core_result *out)
+{
+    double rel[3], p[3], q[3], n[3] = {0.0, 0.0, 0.0};
+    pp_v3_sub(rel, point, cyl->position);
+    pp_m3_tmul(p, cyl->R, rel);
+    double r = cyl->radius, e = 0.5 * cyl->length, rho = sqrt(p[0] * p[0] + p[1] * p[1]);
+    double distance;
+    if (rho > r || fabs(p[2]) > e) {
+        double k = rho > r ? r / rho : 1.0, d[3];
+        q[0] = k * p[0];
+        q[1] = k * p[1];
+        q[2] = fmin(fmax(p[2], -e), e);
+        pp_v3_sub(d, p, q);
+        distance = pp_v3_norm(d);
+        pp_v3_scale(n, 1.0 / distance, d);
+    } else {
+        double side = r - rho, cap = e - fabs(p[2]);
+        if (side < cap && rho > 0.0) {
+            n[0] = p[0] / rho;
+            n[1] = p[1] / rho;
+            distance = -side;
+        } else {
+            n[2] = p[2] >= 0.0 ? 1.0 : -1.0;
+            distance = -cap;
+        }
+        pp_v3_axpy(q, p, -distance, n);
+    }
+    pp_m3_mul(out->n, cyl->R, n);
+    pp_m3_mul(out->p_a, cyl->R, q);
+    pp_v3_add(out->p_a, out->p_a, cyl->position);
+    pp_v3_copy(out->p_b, point);
+    out->distance = distance;
+    out->method = PP_PROXIMITY_ANALYTIC;
+    out->iterations = 0;
+}
+
 static int is_round(const pp_shape *s)
 {
     return s->kind == PP_SHAPE_SPHERE || s->kind == PP_SHAPE_CAPSULE;
@@ -663,6 +713,15 @@ pp_status pp_shape_distance(const pp_shape *a, const pp_shape *b, pp_proximity *
     core_result core = {0};
     if (is_round(a) && is_round(b)) {
         point_segment_cores(a, b, &core);
+    } else if (a->kind == PP_SHAPE_CYLINDER && b->kind == PP_SHAPE_SPHERE) {
+        cylinder_point_core(a, b->position, &core);
+    } else if (a->kind == PP_SHAPE_SPHERE && b->kind == PP_SHAPE_CYLINDER) {
+        cylinder_point_core(b, a->position, &core); /* then from the sphere's side */
+        double q[3];
+        pp_v3_copy(q, core.p_a);
+        pp_v3_copy(core.p_a, core.p_b);
+        pp_v3_copy(core.p_b, q);
+        pp_v3_scale(core.n, -1.0, core.n);
     } else {
         gjk_result g;
         gjk_closest(a, b, &g);
@@ -695,14 +754,20 @@ pp_status pp_shape_distance(const pp_shape *a, const pp_shape *b, pp_proximity *
     return PP_OK;
 }
 
-int pp_shapes_within(const pp_shape *a, const pp_shape *b, double eps)
+int pp_shapes_within(const pp_shape *shape_a, const pp_shape *shape_b, double eps)
 {
-    if (check_pair(a, b, "pp_shapes_within") != PP_OK) return 0;
+    if (check_pair(shape_a, shape_b, "pp_shapes_within") != PP_OK) return 0;
+    /* the pair as its contacts see it (a cylinder's prism against polytopes, capsules,
+     * cylinders) */
+    const pp_shape form_a = pp_shape_pair_form(shape_a, shape_b);
+    const pp_shape form_b = pp_shape_pair_form(shape_b, shape_a);
+    const pp_shape *a = &form_a, *b = &form_b;
     if (!isfinite(eps) || eps < 0.0) {
         pp_log(PP_LOG_ERROR, "pp_shapes_within: eps %g must be finite and >= 0", eps);
         return 0;
     }
-    if (a->kind == PP_SHAPE_PLANE || b->kind == PP_SHAPE_PLANE || (is_round(a) && is_round(b))) {
+    if (a->kind == PP_SHAPE_PLANE || b->kind == PP_SHAPE_PLANE || (is_round(a) && is_round(b)) ||
+        a->kind == PP_SHAPE_CYLINDER || b->kind == PP_SHAPE_CYLINDER) {
         pp_proximity p;
         return pp_shape_distance(a, b, &p) == PP_OK && p.distance < eps;
     }

@@ -88,6 +88,58 @@ static pp_shape end_sphere(const pp_shape *capsule, int e)
     return pp_shape_make_sphere(capsule->radius, c);
 }
 
+/*
+ * A cylinder (A) against a plane eta . x <= d, exact. Its deepest points along -eta are on
+ * the rims of its caps c_+- = x +- e a (a the axis, e the half length): on each rim the point
+ * c + r u, u the unit part of -eta perpendicular to a (u = R x_local when eta is along a),
+ * is the cap's lowest. Around it, CYLINDER_RIM_POINTS rim points c + r (cos phi_k u +
+ * sin phi_k (a x u)), phi_k = 2 pi k / CYLINDER_RIM_POINTS, are the candidates, each a
+ * contact when its gap eta . p - d is below eps. Lying on its side, the k = 0 points of the
+ * two caps are the ends of the line contact; standing on a cap, the points are a regular
+ * polygon inscribed in the rim (their gaps exact; the polygon, not the disc, carries the
+ * load, whose apothem is r cos(pi / CYLINDER_RIM_POINTS)); tilted, the k = 0 point is the
+ * cylinder's exact lowest point. The cylinder's deepest point is always one of them, so
+ * the gaps of the contacts bound the cylinder's own.
+ */
+#define CYLINDER_RIM_POINTS 8
+
+static void cylinder_plane_contacts(const pp_shape *a, const pp_shape *plane, double eps, sink *s)
+{
+    const double pi = 3.14159265358979323846, *eta = plane->normal;
+    double axis[3] = {a->R[2], a->R[5], a->R[8]}, u[3], w[3];
+    double along = eta[0] * axis[0] + eta[1] * axis[1] + eta[2] * axis[2], len2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        u[k] = -eta[k] + along * axis[k];
+        len2 += u[k] * u[k];
+    }
+    if (len2 > 1e-24) {
+        for (int k = 0; k < 3; ++k) u[k] /= sqrt(len2);
+    } else {
+        for (int k = 0; k < 3; ++k) u[k] = a->R[3 * k]; /* local x */
+    }
+    w[0] = axis[1] * u[2] - axis[2] * u[1];
+    w[1] = axis[2] * u[0] - axis[0] * u[2];
+    w[2] = axis[0] * u[1] - axis[1] * u[0];
+    for (int cap = -1; cap <= 1; cap += 2)
+        for (int j = 0; j < CYLINDER_RIM_POINTS; ++j) {
+            double phi = 2.0 * pi * j / CYLINDER_RIM_POINTS, cs = cos(phi), sn = sin(phi);
+            pp_contact c;
+            memset(&c, 0, sizeof c);
+            c.body_a = c.body_b = c.shape_a = c.shape_b = -1;
+            c.kind = PP_CONTACT_POINT;
+            c.feature_a = c.feature_b = -1;
+            double psi = -plane->offset;
+            for (int k = 0; k < 3; ++k) {
+                c.p_a[k] = a->position[k] + cap * 0.5 * a->length * axis[k] +
+                           a->radius * (cs * u[k] + sn * w[k]);
+                psi += eta[k] * c.p_a[k];
+                c.n[k] = -eta[k]; /* from the cylinder (A) to the plane */
+            }
+            c.psi = psi;
+            if (psi < eps) emit(s, &c);
+        }
+}
+
 static pp_status closest_point(const pp_shape *a, const pp_shape *b, double eps, sink *s,
                                pp_proximity *out)
 {
@@ -161,6 +213,10 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
         if (s->needed == before) return closest_point(a, b, eps, s, NULL); /* fallback */
         return PP_OK;
     }
+    if (a->kind == PP_SHAPE_CYLINDER && b->kind == PP_SHAPE_PLANE) {
+        cylinder_plane_contacts(a, b, eps, s);
+        return PP_OK;
+    }
     if (a->kind == PP_SHAPE_CAPSULE && b->kind == PP_SHAPE_PLANE) {
         for (int e = -1; e <= 1; e += 2) {
             pp_shape end = end_sphere(a, e);
@@ -171,6 +227,78 @@ static pp_status dispatch(const pp_shape *a, const pp_shape *b, double eps, doub
     }
     if (a->kind == PP_SHAPE_CAPSULE) return capsule_contacts(a, b, eps, s);
     return PP_ERR_UNSUPPORTED; /* handled by the caller by swapping */
+}
+
+/*
+ * A cylinder met as its turned prism: the prism's feature contacts hold the cylinder's exact
+ * closest point wherever a vertex or edge of the prism meets a face or a crossing edge of the
+ * other shape. Where they meet edge to parallel edge (a lying cylinder over a box's edge
+ * parallel to its axis, two cylinders side by side) or a vertex to an edge, the feature rules
+ * of the standard model classify nothing, and the contacts that hold the cylinder off are
+ * missing. When no contact has the gap (to 1e-9 m) and normal (to 1e-6) of the pair's exact
+ * closest point (pp_shape_distance on the cylinders themselves), that contact is added, and,
+ * like a capsule's end spheres, the closest point of each cylinder's two end discs (a line
+ * contact's ends), when no contact is at that point (1e-6 m) with that normal.
+ */
+#define REPRESENTED_GAP 1e-9
+#define REPRESENTED_NORMAL 1e-6
+#define END_DISC_RELATIVE 1e-6 /* an end disc: the cylinder's end, 1e-6 of its radius thick */
+
+static int represented(const pp_contact *c, int count, const pp_contact *x, int by_point)
+{
+    for (int i = 0; i < count; ++i) {
+        double dot = c[i].n[0] * x->n[0] + c[i].n[1] * x->n[1] + c[i].n[2] * x->n[2], d2 = 0.0;
+        if (dot < 1.0 - REPRESENTED_NORMAL) continue;
+        if (!by_point && fabs(c[i].psi - x->psi) <= REPRESENTED_GAP) return 1;
+        for (int k = 0; k < 3; ++k) {
+            double pb_i = c[i].p_a[k] + c[i].psi * c[i].n[k], pb_x = x->p_a[k] + x->psi * x->n[k];
+            d2 += (c[i].p_a[k] - x->p_a[k]) * (c[i].p_a[k] - x->p_a[k]) +
+                  (pb_i - pb_x) * (pb_i - pb_x);
+        }
+        if (by_point && d2 < SAME_POINT * SAME_POINT) return 1;
+    }
+    return 0;
+}
+
+/* The disc at end e (-1, +1) of cylinder s. */
+static pp_shape end_disc(const pp_shape *s, int e)
+{
+    double thick = END_DISC_RELATIVE * s->radius, c[3];
+    for (int k = 0; k < 3; ++k)
+        c[k] = s->position[k] + e * 0.5 * (s->length - thick) * s->R[3 * k + 2];
+    return pp_shape_make_cylinder(s->radius, thick, s->polytope, c, s->R);
+}
+
+int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
+                                    const pp_contact *c, int count, pp_contact out[5])
+{
+    int cylinder_a = a->kind == PP_SHAPE_CYLINDER, cylinder_b = b->kind == PP_SHAPE_CYLINDER;
+    int smooth_a = a->kind == PP_SHAPE_PLANE || a->kind == PP_SHAPE_SPHERE;
+    int smooth_b = b->kind == PP_SHAPE_PLANE || b->kind == PP_SHAPE_SPHERE;
+    if (!((cylinder_a && !smooth_b) || (cylinder_b && !smooth_a))) return 0;
+    int added = 0;
+    for (int which = 0; which < 5; ++which) {
+        pp_shape disc;
+        const pp_shape *x = a, *y = b;
+        if (which >= 1 && which <= 2) {
+            if (!cylinder_a) continue;
+            disc = end_disc(a, which == 1 ? -1 : 1);
+            x = &disc;
+        } else if (which >= 3) {
+            if (!cylinder_b) continue;
+            disc = end_disc(b, which == 3 ? -1 : 1);
+            y = &disc;
+        }
+        pp_proximity p;
+        if (pp_shape_distance(x, y, &p) != PP_OK || !(p.distance < eps)) continue;
+        pp_contact k = point_contact(&p);
+        if (represented(c, count, &k, which > 0) || represented(out, added, &k, 1)) {
+            if (which == 0) return 0; /* the prism's contacts hold the closest point */
+            continue;
+        }
+        out[added++] = k;
+    }
+    return added;
 }
 
 static void flip(pp_contact *c)
@@ -186,10 +314,11 @@ static void flip(pp_contact *c)
     else if (c->kind == PP_CONTACT_FACE_VERTEX) c->kind = PP_CONTACT_VERTEX_FACE;
 }
 
-pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
+pp_status pp_narrowphase_contacts(const pp_shape *shape_a, const pp_shape *shape_b, double eps,
                                   double appl_vf, pp_contact *out, int capacity, int *count,
                                   int *needed)
 {
+    const pp_shape *a = shape_a, *b = shape_b;
     if (!a || !b || !count || (capacity > 0 && !out)) {
         pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: NULL argument");
         return PP_ERR_NULL_ARGUMENT;
@@ -206,6 +335,11 @@ pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double e
         pp_log(PP_LOG_ERROR, "pp_narrowphase_contacts: plane against plane is not supported");
         return PP_ERR_UNSUPPORTED;
     }
+    /* A cylinder is its prism against everything but planes and spheres (geometry.h). */
+    const pp_shape form_a = pp_shape_pair_form(shape_a, shape_b);
+    const pp_shape form_b = pp_shape_pair_form(shape_b, shape_a);
+    a = &form_a;
+    b = &form_b;
     /* Put the shape the rules are written for first; flip the results back. */
     int swap = a->kind == PP_SHAPE_PLANE ||
                (b->kind == PP_SHAPE_CAPSULE && a->kind != PP_SHAPE_CAPSULE &&
@@ -216,6 +350,10 @@ pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double e
     if (st != PP_OK) return st;
     if (swap)
         for (int i = first; i < *count; ++i) flip(&out[i]);
+    pp_contact exact[5];
+    int extra = pp_narrowphase_cylinder_closest(shape_a, shape_b, eps, out + first,
+                                                *count - first, exact);
+    for (int i = 0; i < extra; ++i) emit(&s, &exact[i]);
     if (needed) *needed = s.needed;
     return s.needed > capacity ? PP_ERR_NO_MEMORY : PP_OK;
 }

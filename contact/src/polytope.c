@@ -463,6 +463,72 @@ pp_status pp_polytope_box(const double lengths[3], pp_polytope **out)
     return PP_OK;
 }
 
+/*
+ * The prism inscribed in a cylinder (pegplus/geometry.h). With N sides, vertex i (bottom)
+ * and N + i (top) sit on the cylinder's rims at angle 2 pi i/N, so side face k, between
+ * vertices k and k + 1, has its outward normal at angle (2k + 1) pi/N and offset r cos(pi/N).
+ * Loops CCW seen from outside: a side face in the basis (e_theta, z), whose cross product is
+ * the outward normal: B_k, B_k+1, T_k+1, T_k; the top by increasing angle, the bottom by
+ * decreasing angle. V = 2N, E = 3N, F = N + 2.
+ */
+pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp_polytope **out)
+{
+    if (!out) {
+        pp_log(PP_LOG_ERROR, "pp_polytope_cylinder_prism: NULL output");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    if (!isfinite(radius) || radius <= 0.0 || !isfinite(length) || length <= 0.0 || sides < 3 ||
+        sides > (1 << 20)) {
+        pp_log(PP_LOG_ERROR, "pp_polytope_cylinder_prism: radius %g and length %g must be finite "
+                             "and > 0, sides %d in [3, 2^20]", radius, length, sides);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    const int n = sides;
+    pp_polytope *p = polytope_alloc(2 * n, n + 2, 6 * n);
+    if (!p) return PP_ERR_NO_MEMORY;
+    const double pi = 3.14159265358979323846, hh = 0.5 * length;
+    for (int i = 0; i < n; ++i) {
+        double theta = 2.0 * pi * i / n, x = radius * cos(theta), y = radius * sin(theta);
+        double *bottom = p->vertices + 3 * i, *top = p->vertices + 3 * (n + i);
+        bottom[0] = top[0] = x;
+        bottom[1] = top[1] = y;
+        bottom[2] = -hh;
+        top[2] = hh;
+    }
+    for (int k = 0; k < n; ++k) {
+        double phi = (2 * k + 1) * pi / n;
+        int *loop = p->face_vertices + 4 * k, next = (k + 1) % n;
+        loop[0] = k;
+        loop[1] = next;
+        loop[2] = n + next;
+        loop[3] = n + k;
+        p->face_first[k] = 4 * k;
+        p->face_normals[3 * k] = cos(phi);
+        p->face_normals[3 * k + 1] = sin(phi);
+        p->face_normals[3 * k + 2] = 0.0;
+        p->face_offsets[k] = radius * cos(pi / n);
+    }
+    int *top = p->face_vertices + 4 * n, *bottom = top + n;
+    for (int i = 0; i < n; ++i) {
+        top[i] = n + i;
+        bottom[i] = n - 1 - i;
+    }
+    p->face_first[n] = 4 * n;
+    p->face_first[n + 1] = 5 * n;
+    p->face_first[n + 2] = 6 * n;
+    const double up[3] = {0.0, 0.0, 1.0}, down[3] = {0.0, 0.0, -1.0};
+    memcpy(p->face_normals + 3 * n, up, sizeof up);
+    memcpy(p->face_normals + 3 * (n + 1), down, sizeof down);
+    p->face_offsets[n] = p->face_offsets[n + 1] = hh;
+    pp_status s = polytope_finish(p);
+    if (s != PP_OK) {
+        pp_polytope_destroy(p);
+        return s;
+    }
+    *out = p;
+    return PP_OK;
+}
+
 /* --------------------------------------------------------------------- hull of points */
 
 static int point_compare(const void *x, const void *y)

@@ -59,6 +59,51 @@ pp_shape pp_shape_make_polytope(const pp_polytope *poly, const double position[3
     return s;
 }
 
+pp_shape pp_shape_make_cylinder(double radius, double length, const pp_polytope *prism,
+                                const double position[3], const double R[9])
+{
+    pp_shape s = shape_posed(PP_SHAPE_CYLINDER, position, R);
+    s.radius = radius;
+    s.length = length;
+    s.polytope = prism;
+    return s;
+}
+
+/*
+ * A cylinder against a box, polytope, capsule or cylinder: its inscribed prism P, turned
+ * about the axis so that its vertices 0 and N (local +x) lie in the direction u, the unit
+ * projection on C's cap plane of n, the exact closest-point normal from the cylinder C to
+ * the other shape B (pp_shape_distance on C itself). C's support point along n is its rim
+ * point c +- (L/2) a + r u (the whole generator at u when n is across the axis), which is
+ * then a vertex (an edge) of P, so h_P(n) = h_C(n). Apart: P lies inside C, so
+ * dist(P, B) >= dist(C, B), and C's closest point to B is a point of P, so
+ * dist(P, B) <= dist(C, B): the turned prism has the cylinder's exact distance, and its
+ * nearest feature moves with the closest point as the cylinder rolls. Overlapping, its depth
+ * is at most the cylinder's. n along the axis (a cap on a face) leaves P unturned: the cap
+ * polygon's vertices lie on the rim at any turn.
+ */
+pp_shape pp_shape_pair_form(const pp_shape *s, const pp_shape *other)
+{
+    if (s->kind != PP_SHAPE_CYLINDER || other->kind == PP_SHAPE_PLANE ||
+        other->kind == PP_SHAPE_SPHERE)
+        return *s;
+    pp_shape prism = pp_shape_make_polytope(s->polytope, s->position, s->R);
+    pp_proximity p;
+    if (pp_shape_distance(s, other, &p) != PP_OK) return prism;
+    double n[3];
+    pp_m3_tmul(n, s->R, p.n);
+    double rho = sqrt(n[0] * n[0] + n[1] * n[1]);
+    if (!(rho > 1e-9)) return prism;
+    /* R' = R Rz(phi), cos phi = n_x / rho, sin phi = n_y / rho: P's local +x is u */
+    const double c = n[0] / rho, sn = n[1] / rho;
+    for (int r = 0; r < 3; ++r) {
+        const double x = s->R[3 * r], y = s->R[3 * r + 1];
+        prism.R[3 * r] = c * x + sn * y;
+        prism.R[3 * r + 1] = -sn * x + c * y;
+    }
+    return prism;
+}
+
 static pp_status invalid(const char *what)
 {
     pp_log(PP_LOG_ERROR, "pp_shape: %s", what);
@@ -92,6 +137,15 @@ pp_status pp_shape_validate(const pp_shape *s)
     case PP_SHAPE_POLYTOPE:
         if (!s->polytope) {
             pp_log(PP_LOG_ERROR, "pp_shape: polytope shape without a polytope");
+            return PP_ERR_NULL_ARGUMENT;
+        }
+        break;
+    case PP_SHAPE_CYLINDER:
+        if (!(isfinite(s->radius) && s->radius > 0.0) || !(isfinite(s->length) && s->length > 0.0))
+            return invalid("cylinder radius and length must be > 0");
+        if (!s->polytope) {
+            pp_log(PP_LOG_ERROR, "pp_shape: cylinder shape without its prism "
+                                 "(pp_polytope_cylinder_prism)");
             return PP_ERR_NULL_ARGUMENT;
         }
         break;
@@ -132,6 +186,18 @@ void pp_shape_core_support(const pp_shape *s, const double dir[3], double out[3]
     case PP_SHAPE_POLYTOPE:
         pp_v3_copy(local, s->polytope->vertices + 3 * pp_polytope_support_index(s->polytope, d));
         break;
+    case PP_SHAPE_CYLINDER: {
+        /* The cap on d's side of the axis, and on its rim the point along d's radial part,
+         * r (d_x, d_y)/|(d_x, d_y)|; along the axis (no radial part) the cap's centre, one
+         * point of the face that supports it. */
+        double rho = sqrt(d[0] * d[0] + d[1] * d[1]);
+        if (rho > 0.0) {
+            local[0] = s->radius * d[0] / rho;
+            local[1] = s->radius * d[1] / rho;
+        }
+        local[2] = (d[2] >= 0.0 ? 0.5 : -0.5) * s->length;
+        break;
+    }
     default: /* sphere: its centre */
         break;
     }

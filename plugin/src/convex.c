@@ -326,22 +326,29 @@ pp_status pp_world_unregister_convex(pp_world *world, dGeomID convex)
     return PP_ERR_INVALID_ARGUMENT;
 }
 
-/* Boxes are stepped as their 8-vertex polytopes (PEG needs the features), one per size. */
+/* Boxes are stepped as their 8-vertex polytopes (PEG needs the features), one per size;
+ * cylinders keep their inscribed prism here too (lengths = radius, length, 0). */
 typedef struct pp_box_record {
     double lengths[3];
+    int cylinder;
     pp_polytope *polytope;
 } pp_box_record;
 
-const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3])
+static const pp_polytope *cached_polytope(pp_world *world, const double lengths[3], int cylinder)
 {
     for (int i = 0; i < world->box_count; ++i) {
         const double *l = world->boxes[i].lengths;
-        if (l[0] == lengths[0] && l[1] == lengths[1] && l[2] == lengths[2])
+        if (world->boxes[i].cylinder == cylinder && l[0] == lengths[0] && l[1] == lengths[1] &&
+            l[2] == lengths[2])
             return world->boxes[i].polytope;
     }
     pp_box_record entry;
     memcpy(entry.lengths, lengths, sizeof entry.lengths);
-    if (pp_polytope_box(lengths, &entry.polytope) != PP_OK) return NULL;
+    entry.cylinder = cylinder;
+    pp_status st = cylinder ? pp_polytope_cylinder_prism(lengths[0], lengths[1],
+                                                         PP_CYLINDER_PRISM_SIDES, &entry.polytope)
+                            : pp_polytope_box(lengths, &entry.polytope);
+    if (st != PP_OK) return NULL;
     if (pp_grow((void **)&world->boxes, &world->box_capacity, world->box_count + 1,
                 sizeof entry) != PP_OK) {
         pp_polytope_destroy(entry.polytope);
@@ -349,6 +356,17 @@ const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3])
     }
     world->boxes[world->box_count++] = entry;
     return entry.polytope;
+}
+
+const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3])
+{
+    return cached_polytope(world, lengths, 0);
+}
+
+const pp_polytope *pp_cylinder_prism(pp_world *world, double radius, double length)
+{
+    const double key[3] = {radius, length, 0.0};
+    return cached_polytope(world, key, 1);
 }
 
 void pp_convex_records_free(pp_world *world)

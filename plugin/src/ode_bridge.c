@@ -673,6 +673,14 @@ static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
         *s = pp_shape_make_capsule(radius, length, position, rot);
         return 1;
     }
+    case dCylinderClass: {
+        dReal radius, length;
+        dGeomCylinderGetParams(g, &radius, &length);
+        /* a size the prism refuses (zero) leaves it NULL: pp_shape_validate rejects the step */
+        *s = pp_shape_make_cylinder(radius, length, pp_cylinder_prism(world, radius, length),
+                                    position, rot);
+        return 1;
+    }
     case dPlaneClass: {
         dVector4 p;
         dGeomPlaneGetParams(g, p);
@@ -731,8 +739,9 @@ pp_status pp_bridge_shapes(pp_world *world)
         }
         if (!geom_shape(world, geom, &shape)) continue;
         if (pp_shape_validate(&shape) != PP_OK) {
-            pp_log(PP_LOG_ERROR, "geom %p has an invalid pose or size; step rejected, nothing "
-                                 "changed", (void *)geom);
+            pp_log(PP_LOG_ERROR, "dGeomID %p (%s) has an invalid pose or size (see the "
+                                 "previous message); step rejected, nothing changed",
+                   (void *)geom, pp_geom_class_name(geom));
             return PP_ERR_INVALID_ARGUMENT;
         }
         dBodyID body = dGeomGetBody(geom);

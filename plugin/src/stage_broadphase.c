@@ -24,7 +24,8 @@ static double shape_reach(const pp_shape *s, const double body_x[3])
                             s->lengths[2] * s->lengths[2]);
         break;
     case PP_SHAPE_CAPSULE: extent = 0.5 * s->length + s->radius; break;
-    case PP_SHAPE_POLYTOPE: {
+    case PP_SHAPE_POLYTOPE:
+    case PP_SHAPE_CYLINDER: { /* a cylinder's prism contains it */
         const double *c = s->polytope->centroid;
         extent = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) + s->polytope->radius;
         break;

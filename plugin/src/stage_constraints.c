@@ -226,7 +226,10 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
  * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
  * vertex–edge, vertex–vertex); polytope against a plane one U per vertex below eps (a
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:
- * their closest-point contacts are exact, so they keep the standard U constraints.
+ * their closest-point contacts are exact, so they keep the standard U constraints; so do a
+ * cylinder's exact contacts with a plane (rim points) and a sphere. Against polytopes and
+ * cylinders a cylinder is its inscribed prism turned to the pair (pegplus/geometry.h), a
+ * polytope with U/I/X sets.
  */
 /*
  * Are shapes a and b at rest relative to each other over the step: does no point of one move
@@ -259,12 +262,37 @@ static int pair_at_relative_rest(const pp_world *world, int a, int b, double dt)
     return pp_body_at_rest(world, ba, u, dw, dt);
 }
 
+/* A cylinder's pair met as its turned prism: the exact contacts the prism's sets miss (edge
+ * to parallel edge; pp_narrowphase_cylinder_closest), each as a U set. */
+static pp_status cylinder_closest_set(const pp_step_scratch *s, pp_constraint_list *l,
+                                      int first_contact, int a, int b, double eps_ab,
+                                      const pp_surface *surface, const pp_surface_ext *ext)
+{
+    pp_contact exact[5];
+    int extra = pp_narrowphase_cylinder_closest(&s->shapes[a], &s->shapes[b], eps_ab,
+                                                l->contacts + first_contact,
+                                                l->contact_count - first_contact, exact);
+    if (extra == 0) return PP_OK;
+    int c = l->contact_count;
+    pp_status st = pp_grow((void **)&l->contacts, &l->contact_capacity, c + extra,
+                          sizeof(pp_contact));
+    if (st != PP_OK) return st;
+    for (int i = 0; i < extra; ++i) l->contacts[c + i] = exact[i];
+    st = label_contacts(s, l, c, c + extra, a, b, surface, ext, 1);
+    if (st == PP_OK) st = add_u_sets(l, c, c + extra);
+    if (st == PP_OK) l->contact_count = c + extra;
+    return st;
+}
+
 static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
                                pp_constraint_list *l, int a, int b, double eps_ab,
                                const pp_surface *surface, const pp_surface_ext *ext)
 {
     const pp_step_scratch *s = &world->scratch;
-    const pp_shape *sa = &s->shapes[a], *sb = &s->shapes[b];
+    /* a cylinder meets polytopes and cylinders as its prism (pegplus/geometry.h) */
+    pp_shape form_a = pp_shape_pair_form(&s->shapes[a], &s->shapes[b]);
+    pp_shape form_b = pp_shape_pair_form(&s->shapes[b], &s->shapes[a]);
+    const pp_shape *sa = &form_a, *sb = &form_b;
     int poly_a = sa->kind == PP_SHAPE_POLYTOPE, poly_b = sb->kind == PP_SHAPE_POLYTOPE;
     int plane_a = sa->kind == PP_SHAPE_PLANE, plane_b = sb->kind == PP_SHAPE_PLANE;
     if (!((poly_a && poly_b) || (poly_a && plane_b) || (plane_a && poly_b)) ||
@@ -274,8 +302,8 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
         int t = a;
         a = b;
         b = t;
-        sa = &s->shapes[a];
-        sb = &s->shapes[b];
+        sa = &form_b;
+        sb = &form_a;
     }
     pp_status st = PP_OK;
     if (!iw->peg_builder) st = pp_peg_builder_create(&iw->peg_builder);
@@ -303,7 +331,7 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
             if (st != PP_OK) return st;
             l->contact_count = out.contact_count;
             l->set_count = out.set_count;
-            return PP_OK;
+            return cylinder_closest_set(s, l, first_contact, a, b, eps_ab, surface, ext);
         }
         if (st != PP_ERR_NO_MEMORY || (out.sets_needed <= l->set_capacity &&
                                        out.contacts_needed <= l->contact_capacity))

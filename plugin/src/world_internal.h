@@ -412,6 +412,9 @@ pp_status pp_bridge_grow_shapes(pp_world *world, int count);
 void pp_convex_records_free(pp_world *world);
 const pp_polytope *pp_convex_find(const pp_world *world, dGeomID geom);
 const pp_polytope *pp_box_polytope(pp_world *world, const double lengths[3]);
+/* A dCylinder's inscribed prism (pegplus/geometry.h "Cylinders"), one per size; NULL for
+ * sizes pp_polytope_cylinder_prism refuses. */
+const pp_polytope *pp_cylinder_prism(pp_world *world, double radius, double length);
 
 /* ode_bridge.c: the managed geoms as pp_shapes (stage 1). */
 pp_status pp_bridge_shapes(pp_world *world);

@@ -453,21 +453,21 @@ START_TEST(test_unsupported_geom_reported_once)
 {
     fixture f;
     fixture_make(&f, PP_MODEL_STANDARD);
-    dGeomID cyl = dCreateCylinder(f.space, 0.5, 1.0);
-    dGeomSetPosition(cyl, 0, 0, -20);
+    dGeomID ray = dCreateRay(f.space, 1.0);
+    dGeomSetPosition(ray, 0, 0, -20);
     g_messages = 0;
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
     ck_assert_int_eq(g_messages, 1);
     char id[64];
-    snprintf(id, sizeof id, "dGeomID %p (dCylinderClass", (void *)cyl);
+    snprintf(id, sizeof id, "dGeomID %p (dRayClass", (void *)ray);
     ck_assert_ptr_nonnull(strstr(g_message, id));
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
     ck_assert_int_eq(g_messages, 1);
-    dGeomID second = dCreateCylinder(f.space, 0.2, 1.0); /* another one is named too */
+    dGeomID second = dCreateRay(f.space, 2.0); /* another one is named too */
     dGeomSetPosition(second, 0, 5, -20);
     ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
     ck_assert_int_eq(g_messages, 2);
-    snprintf(id, sizeof id, "dGeomID %p (dCylinderClass", (void *)second);
+    snprintf(id, sizeof id, "dGeomID %p (dRayClass", (void *)second);
     ck_assert_ptr_nonnull(strstr(g_message, id));
     fixture_free(&f);
 }

@@ -71,6 +71,19 @@ pp_status pp_polytope_from_points(const double *xyz, int count, pp_polytope **ou
  * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (a length <= 0 or not finite), PP_ERR_NO_MEMORY. */
 pp_status pp_polytope_box(const double lengths[3], pp_polytope **out);
 
+/*
+ * The right prism with `sides` faces inscribed in the cylinder of `radius` and `length` along
+ * local z, centred at the origin: what a cylinder shape (PP_SHAPE_CYLINDER) is against boxes,
+ * polytopes, capsules and cylinders. Vertex i (bottom, z = -length/2) and sides + i (top) lie
+ * on the cylinder's rims at angle 2 pi i / sides; side face k, between vertices k and k + 1,
+ * has its outward normal at angle (2k + 1) pi / sides; faces: the sides, then the top (+z)
+ * and the bottom (-z). The prism lies inside the cylinder, and no point of the cylinder is
+ * farther than radius (1 - cos(pi / sides)) from it (PP_CYLINDER_PRISM_DEPTH).
+ * PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT (radius or length not finite and > 0,
+ * sides < 3), PP_ERR_NO_MEMORY.
+ */
+pp_status pp_polytope_cylinder_prism(double radius, double length, int sides, pp_polytope **out);
+
 /* Frees everything the polytope owns. NULL is allowed. */
 void pp_polytope_destroy(pp_polytope *poly);
 
@@ -106,17 +119,49 @@ typedef enum pp_shape_kind {
     PP_SHAPE_CAPSULE = 2,  /* radius, and length of the cylindrical part along LOCAL z (ODE) */
     PP_SHAPE_PLANE = 3,    /* half-space normal . x <= offset, WORLD frame, static only; the
                               pose is ignored */
-    PP_SHAPE_POLYTOPE = 4  /* polytope (body frame), borrowed: it must outlive the shape */
+    PP_SHAPE_POLYTOPE = 4, /* polytope (body frame), borrowed: it must outlive the shape */
+    PP_SHAPE_CYLINDER = 5  /* radius, and length along LOCAL z (ODE's dCylinder, flat caps);
+                              polytope: its inscribed prism (pp_polytope_cylinder_prism),
+                              borrowed; see "Cylinders" below */
 } pp_shape_kind;
+
+/*
+ * Cylinders. A cylinder is itself, exactly, against a plane and a sphere; against boxes,
+ * polytopes, capsules and cylinders it is its inscribed prism of PP_CYLINDER_PRISM_SIDES
+ * sides (the shape's `polytope`), turned about the axis for each pair and pose so that one
+ * of its generators (an edge joining the two rims) lies at the cylinder's exact closest
+ * point to the other shape (pp_shape_pair_form): PEG's U/I/X sets are defined for polytopes,
+ * and a prism gives them faces, edges and vertices.
+ *  - pp_shape_support, pp_shape_distance: the exact cylinder against every shape (its support
+ *    function in GJK and libccd's EPA/MPR; a closed form against a sphere);
+ *  - pp_narrowphase_contacts, pp_shapes_within: the pair's form: exact against a plane (rim
+ *    points) and a sphere (closest point); otherwise the turned prism, whose distance to the
+ *    other shape IS the cylinder's exact distance when they are apart (its closest point is
+ *    a vertex or an edge of the turned prism), so a cylinder lying, rolling or standing on a
+ *    box touches it exactly, with no bumps and no rolling resistance;
+ *  - pp_shape_aabb, the broadphase: the cylinder (which contains the prism).
+ * What is approximate: (1) a cap lying flat on a face rests on the cap's 16-gon (vertices on
+ * the rim; apothem r cos(pi/16) = 0.981 r), which matters only for when it tips; (2) the
+ * prism is turned for the pose its constraints are built at, so the cylinder is kept out of
+ * overlap exactly at that pose: at the end of the step once the ST96 re-linearisation has
+ * converged (the pegplus models rebuild these constraints at every iterate), and otherwise
+ * the cylinder may sink up to PP_CYLINDER_PRISM_DEPTH times its radius where the prism's
+ * turn is off (as it may after an overlap, where the prism's depth is at most the
+ * cylinder's). Two convex shapes touch in one convex region around the closest point, so a
+ * single turn serves the whole contact.
+ */
+#define PP_CYLINDER_PRISM_SIDES 16
+/* 1 - cos(pi / 16): how far the cylinder reaches beyond its prism, per metre of radius */
+#define PP_CYLINDER_PRISM_DEPTH 1.9216e-2
 
 typedef struct pp_shape {
     pp_shape_kind kind;
-    double radius;                /* sphere, capsule */
+    double radius;                /* sphere, capsule, cylinder */
     double lengths[3];            /* box */
-    double length;                /* capsule */
+    double length;                /* capsule, cylinder */
     double normal[3];             /* plane: unit */
     double offset;                /* plane */
-    const pp_polytope *polytope;  /* polytope: not owned */
+    const pp_polytope *polytope;  /* polytope, cylinder (its prism): not owned */
     double position[3];           /* pose; world = R * local + position */
     double R[9];
 } pp_shape;
@@ -130,6 +175,14 @@ pp_shape pp_shape_make_capsule(double radius, double length, const double positi
 pp_shape pp_shape_make_plane(const double normal[3], double offset);
 pp_shape pp_shape_make_polytope(const pp_polytope *poly, const double position[3],
                                 const double R[9]);
+/* prism: pp_polytope_cylinder_prism(radius, length, PP_CYLINDER_PRISM_SIDES, ...) */
+pp_shape pp_shape_make_cylinder(double radius, double length, const pp_polytope *prism,
+                                const double position[3], const double R[9]);
+
+/* How `s` meets `other` in contacts and proximity filters: a cylinder against anything but a
+ * plane or a sphere is its prism (a PP_SHAPE_POLYTOPE shape at the same pose); every other
+ * case is `s` itself. Not validated. */
+pp_shape pp_shape_pair_form(const pp_shape *s, const pp_shape *other);
 
 /* PP_OK, or PP_ERR_NULL_ARGUMENT / PP_ERR_INVALID_ARGUMENT with a message: unknown kind,
  * radius/lengths not positive (capsule length >= 0), NaN/Inf, plane normal not unit (1e-9),

@@ -15,6 +15,15 @@
  *   capsule – box/polytope/capsule  the end spheres' contacts, plus the closest-point contact of
  *                                 the whole capsule when it is not at an end (1e-6 m)
  *   capsule – sphere              one closest-point contact
+ *   cylinder – plane              exact rim points: per cap its lowest rim point and 7 more
+ *                                 rim points 45 degrees apart, each when within eps (lying:
+ *                                 the two ends of the line contact; standing: an octagon)
+ *   cylinder – sphere             one closest-point contact (closed form, exact)
+ *   cylinder – anything else      the cylinder's inscribed prism turned to put an edge at the
+ *                                 exact closest point (pegplus/geometry.h "Cylinders",
+ *                                 pp_shape_pair_form), as a polytope above, plus the exact
+ *                                 closest points of the pair and of the cylinders' end discs
+ *                                 that those miss (pp_narrowphase_cylinder_closest)
  * Fallback: a polytope pair that pp_shape_distance finds within eps but whose feature rules
  * give no contact (deeper than -eps, or vertex–edge / vertex–vertex configurations the
  * standard model does not classify) gets one closest-point contact, so no near pair is left
@@ -42,6 +51,19 @@ extern "C" {
 pp_status pp_narrowphase_contacts(const pp_shape *a, const pp_shape *b, double eps,
                                   double appl_vf, pp_contact *out, int capacity, int *count,
                                   int *needed);
+
+/*
+ * A pair with a cylinder met as its turned prism (not a plane or sphere): the exact contacts
+ * the prism's feature contacts c[0 .. count) miss (where its features meet edge to parallel
+ * edge or vertex to edge, which the feature rules do not classify), written to out and
+ * counted (0 to 5): when none has the gap (to 1e-9 m) and normal (to 1e-6) of the pair's
+ * closest point (pp_shape_distance, n from a to b), that point and the closest point of each
+ * cylinder's two end discs (a line contact's ends) not already a contact (1e-6 m); only
+ * those within eps.
+ * pp_narrowphase_contacts adds them; PEG's sets take each as a U set. Not validated.
+ */
+int pp_narrowphase_cylinder_closest(const pp_shape *a, const pp_shape *b, double eps,
+                                    const pp_contact *c, int count, pp_contact out[5]);
 
 #ifdef __cplusplus
 }

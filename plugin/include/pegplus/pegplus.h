@@ -470,9 +470,9 @@ pp_status pp_world_unregister_body(pp_world *world, dBodyID body);
  *    pegplus models. Other geoms need nothing: the space tree is walked afresh every step.
  * The points are in the geom's frame; put the body's centre of mass at the origin (ODE's
  * convention), e.g. with pp_polytope_mass_properties. A dConvex that is neither made nor
- * registered here is not modelled by the pegplus models, nor are cylinder and ray geoms,
- * trimeshes and heightfields on a body, or heightfields whose samples pegplus did not see
- * (below): each such geom is named once (dGeomID, class, body) through the log hook
+ * registered here is not modelled by the pegplus models, nor are ray geoms, trimeshes and
+ * heightfields on a body, or heightfields whose samples pegplus did not see (below): each
+ * such geom is named once (dGeomID, class, body) through the log hook
  * and collides with nothing under them; use PP_MODEL_ODE for scenes that need them.
  * Degenerate point sets (fewer than 4 distinct points, coplanar, NaN) return PP_ERR_DEGENERATE
  * or PP_ERR_INVALID_ARGUMENT with a message, and nothing is created.
