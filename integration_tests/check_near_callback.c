@@ -14,6 +14,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_messages.h"
 
 #include <check.h>
 #include <math.h>
@@ -143,25 +144,6 @@ static void step(pp_world *pw, program *p, double h)
     dJointGroupEmpty(p->group);
 }
 
-/* Warnings and errors are counted (and shown); `needle` counts the messages naming it. */
-static int messages;
-static char last_message[2048];
-static void count_messages(pp_log_level level, const char *message, void *user)
-{
-    (void)user;
-    if (level < PP_LOG_WARNING) return;
-    fprintf(stderr, "pegplus: %s\n", message);
-    ++messages;
-    snprintf(last_message, sizeof last_message, "%s", message);
-}
-
-static void setup(void)
-{
-    dInitODE2(0);
-    messages = 0;
-    last_message[0] = 0;
-    pp_set_log_hook(count_messages, NULL);
-}
 
 /* ---- PP_MODEL_ODE: bit for bit the program's loop ---------------------------------------- */
 

@@ -34,6 +34,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_messages.h"
 
 #include <check.h>
 #include <math.h>
@@ -119,21 +120,6 @@ static void step(pp_world *pw, program *p, double h)
     dJointGroupEmpty(p->group);
 }
 
-static int messages;
-static void count_messages(pp_log_level level, const char *message, void *user)
-{
-    (void)user;
-    if (level > PP_LOG_WARNING) return;
-    fprintf(stderr, "pegplus: %s\n", message);
-    ++messages;
-}
-
-static void setup(void)
-{
-    dInitODE2(0);
-    messages = 0;
-    pp_set_log_hook(count_messages, NULL);
-}
 
 /* Kinetic plus potential energy of a ball (J). */
 static double ball_energy(dBodyID b, double m, double r)

@@ -17,6 +17,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_messages.h"
 
 #include <check.h>
 #include <math.h>
@@ -103,23 +104,6 @@ static void step(pp_world *pw, program *p, double h)
     dJointGroupEmpty(p->group);
 }
 
-static int messages;
-static char last_message[2048];
-static void count_messages(pp_log_level level, const char *message, void *user)
-{
-    (void)user;
-    if (level > PP_LOG_WARNING) return; /* errors and warnings */
-    fprintf(stderr, "pegplus: %s\n", message);
-    ++messages;
-    snprintf(last_message, sizeof last_message, "%s", message);
-}
-
-static void setup(void)
-{
-    dInitODE2(0);
-    messages = 0;
-    pp_set_log_hook(count_messages, NULL);
-}
 
 static double dot(const double *a, const double *b)
 {

@@ -7,10 +7,14 @@
  * final state, how far the chassis travelled, and the energy, height and overlap figures of
  * report.h. Run it as it is, or under `pegplus-run --model standard|peg`.
  *
- * usage: wheels [steps]   (default 300 steps of 0.01 s)
+ * usage: wheels [steps] [heightfield]   (default 300 steps of 0.01 s on a plane; with
+ *        `heightfield` the ground is a flat dHeightfield at the plane's height instead,
+ *        samples every 0.25 m: the wheels roll across its cells' internal edges, and the
+ *        robot should travel as on the plane)
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ode/ode.h>
 
 #include "report.h"
@@ -27,6 +31,10 @@ static dWorldID world;
 static dSpaceID space;
 static dJointGroupID contact_group;
 static dBodyID bodies[5]; /* chassis, then the wheels */
+static dHeightfieldDataID field;
+#define HF_NX 25 /* samples along x: x = -3 .. 3 m */
+#define HF_NZ 9  /* along y: -1 .. 1 m */
+static double heights[HF_NX * HF_NZ];
 static dJointID hinges[4];
 
 static void near_callback(void *data, dGeomID o1, dGeomID o2)
@@ -44,13 +52,30 @@ static void near_callback(void *data, dGeomID o1, dGeomID o2)
     }
 }
 
-static void build(void)
+/* The ground as a heightfield (ODE's local y up turned to the world's z). */
+static void build_heightfield(void)
+{
+    for (int j = 0; j < HF_NZ; ++j)
+        for (int i = 0; i < HF_NX; ++i) {
+            heights[j * HF_NX + i] = 0.0;
+        }
+    field = dGeomHeightfieldDataCreate();
+    dGeomHeightfieldDataBuildDouble(field, heights, 0, 6.0, 2.0, HF_NX, HF_NZ, 1.0, 0.0, 0.5, 0);
+    dGeomID hf = dCreateHeightfield(space, field, 1);
+    dMatrix3 R = {1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0};
+    dGeomSetRotation(hf, R);
+}
+
+static void build(int heightfield)
 {
     world = dWorldCreate();
     space = dHashSpaceCreate(0);
     contact_group = dJointGroupCreate(0);
     dWorldSetGravity(world, 0, 0, -GRAVITY);
-    dCreatePlane(space, 0, 0, 1, 0);
+    if (heightfield)
+        build_heightfield();
+    else
+        dCreatePlane(space, 0, 0, 1, 0);
     const double drop = 0.01, z = WHEEL_RADIUS + drop;
     dMass m;
     bodies[0] = dBodyCreate(world);
@@ -88,9 +113,10 @@ static void drive(double t)
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 300;
+    int heightfield = argc > 2 && strcmp(argv[2], "heightfield") == 0;
     const double h = 0.01;
     dInitODE2(0);
-    build();
+    build(heightfield);
     double ke, e0 = report_energy(bodies, 5, GRAVITY, &ke);
     for (int i = 0; i < steps; ++i) {
         drive(i * h);
@@ -108,6 +134,7 @@ int main(int argc, char **argv)
     report_geometry(space);
     dJointGroupDestroy(contact_group);
     dSpaceDestroy(space);
+    if (heightfield) dGeomHeightfieldDataDestroy(field);
     dWorldDestroy(world);
     dCloseODE();
     return 0;
