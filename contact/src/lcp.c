@@ -18,12 +18,20 @@ static size_t align_up(size_t bytes)
     return (bytes + 15u) & ~(size_t)15u;
 }
 
+/* The order of the workspace's inverse, lu and tie_rows: an LCP of PP_LCP_SPARSE_MIN_N
+ * unknowns or more keeps its basis sparse (lcp_sparse.c) and needs none of them, so of the
+ * n_max^2 arrays only `regularised` (M + eps I) is left. */
+static size_t square_order(int n_max)
+{
+    return (size_t)(n_max < PP_LCP_SPARSE_MIN_N ? n_max : PP_LCP_SPARSE_MIN_N - 1);
+}
+
 size_t pp_lcp_workspace_size(int n_max)
 {
     if (n_max < 1 || n_max > PP_LCP_N_MAX_LIMIT) return 0;
-    size_t n = (size_t)n_max;
+    size_t n = (size_t)n_max, s = square_order(n_max);
     size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
-    bytes += 4 * align_up(n * n * sizeof(double));
+    bytes += 3 * align_up(s * s * sizeof(double)) + align_up(n * n * sizeof(double));
     bytes += 11 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
     bytes += align_up(n);
@@ -49,11 +57,15 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     p += align_up(sizeof *ws);
     ws->n_max = n_max;
     ws->owned = 0;
-    double **squares[4] = {&ws->inverse, &ws->lu, &ws->tie_rows, &ws->regularised};
-    for (int i = 0; i < 4; ++i) {
+    const size_t s = square_order(n_max);
+    ws->square_n = (int)s;
+    double **squares[3] = {&ws->inverse, &ws->lu, &ws->tie_rows};
+    for (int i = 0; i < 3; ++i) {
         *squares[i] = (double *)p;
-        p += align_up(n * n * sizeof(double));
+        p += align_up(s * s * sizeof(double));
     }
+    ws->regularised = (double *)p;
+    p += align_up(n * n * sizeof(double));
     double **vectors[11] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
                             &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
                             &ws->w_try,  &ws->covering, &ws->start_covering};
