@@ -82,6 +82,7 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->index = (int *)p;
     p += align_up(n * sizeof(int));
     ws->basis = p;
+    ws->pattern_start = ws->pattern_rows = NULL;
     *out = ws;
     return PP_OK;
 }
@@ -526,7 +527,7 @@ static void fail_clean(int n, double *z, unsigned char *basis)
     if (basis) memset(basis, 0, (size_t)n);
 }
 
-pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
                              const double *q, const pp_lcp_options *options,
                              unsigned char *basis, double *z, pp_lcp_result *result)
 {
@@ -555,7 +556,7 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
  * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback
  * starts from the caller's basis (still unchanged: solve_once writes it only on success).
  */
-pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
                        const pp_lcp_options *options, unsigned char *basis, double *z,
                        pp_lcp_result *result)
 {
@@ -650,6 +651,30 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
+}
+
+/* The public solves of large LCPs share M's nonzero pattern between their Lemke paths
+ * (lcp_sparse.c); it lives for the call. */
+pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+                             const double *q, const pp_lcp_options *options,
+                             unsigned char *basis, double *z, pp_lcp_result *result)
+{
+    if (workspace && M && n >= PP_LCP_SPARSE_MIN_N && n <= workspace->n_max)
+        pp_lcp_pattern_build(workspace, n, M);
+    pp_status st = solve_lemke(workspace, n, M, q, options, basis, z, result);
+    if (workspace) pp_lcp_pattern_free(workspace);
+    return st;
+}
+
+pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+                       const pp_lcp_options *options, unsigned char *basis, double *z,
+                       pp_lcp_result *result)
+{
+    if (workspace && M && n >= PP_LCP_SPARSE_MIN_N && n <= workspace->n_max)
+        pp_lcp_pattern_build(workspace, n, M);
+    pp_status st = solve(workspace, n, M, q, options, basis, z, result);
+    if (workspace) pp_lcp_pattern_free(workspace);
+    return st;
 }
 
 pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double *M,

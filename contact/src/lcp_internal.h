@@ -106,6 +106,8 @@ struct pp_lcp_workspace {
     int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
+    int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, during a solve: M's nonzero pattern */
+    int *pattern_rows;    /*   by columns, with the diagonal (lcp_sparse.c); else NULL */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
@@ -251,7 +253,11 @@ int pp_lcp_pivot(lemke_run *run, int r);
 void pp_lcp_inverse_row_copy(const lemke_run *run, int i, double *row);
 
 typedef struct pp_lcp_sparse pp_lcp_sparse;
-pp_lcp_sparse *pp_lcp_sparse_create(int n, const double *M, const double *d);
+void pp_lcp_pattern_build(pp_lcp_workspace *ws, int n, const double *M);
+void pp_lcp_pattern_free(pp_lcp_workspace *ws);
+pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const double *M,
+                                    const double *d);
+double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);

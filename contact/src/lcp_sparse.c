@@ -55,8 +55,14 @@ typedef struct factor_state {
     size_t *eta_start; /* etas + 1: start of each eta's entries */
     int *eta_index;    /* entries (i != r with y_i != 0) */
     double *eta_value;
+    double *eta_dense; /* etas x n: y of each eta with y_r = 0 (rows of B^-1, unit_row) */
     int eta_cap;
-    size_t entry_cap;
+    size_t entry_cap, dense_cap;
+    int *dense_of_var; /* n + 1: D index of z_j (j) and z0 (n) when basic in D, else -1 */
+    int *c_start;      /* m + 1: C by columns, as the data at the W equations: */
+    int *c_pos;        /*   the position whose w_k is basic (row k of C) */
+    double *c_data;    /*   data_d[k] (C_kd = -data_d[k]) */
+    size_t c_cap, c_start_cap;
 } factor_state;
 
 struct pp_lcp_sparse {
@@ -65,6 +71,7 @@ struct pp_lcp_sparse {
     const double *d;          /* z0's data (the covering vector) */
     int *col_start;           /* n + 1: pattern of M by columns (CSC) */
     int *row_index;           /* col_start[n]: rows of the nonzeros, increasing */
+    int owns_pattern;         /* 0: the solve's pattern (pp_lcp_pattern_build) */
     klu_common common;
     factor_state state[2];
     int current;
@@ -74,7 +81,11 @@ struct pp_lcp_sparse {
     size_t a_cap;
     double *t;                /* n: scratch of the solves with A */
     double *work;             /* n: scratch (BTRAN) */
-    double *unit;             /* n: zeros, but for e_i while row i of B^-1 is formed */
+    double *unit;             /* n: zeros but while a row of B^-1 is formed (unit_row) */
+    unsigned char *mark;      /* n: zeros but while a row of B^-1 is formed */
+    int *list;                /* n: the nonzeros of unit */
+    int *row_start;           /* n + 1: M's pattern by rows (CSR) */
+    int *col_index;
     double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
     size_t rows_cap;
 };
@@ -114,39 +125,106 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
         free(f->eta_start);
         free(f->eta_index);
         free(f->eta_value);
+        free(f->eta_dense);
+        free(f->dense_of_var);
+        free(f->c_start);
+        free(f->c_pos);
+        free(f->c_data);
     }
-    free(s->col_start);
-    free(s->row_index);
+    if (s->owns_pattern) {
+        free(s->col_start);
+        free(s->row_index);
+    }
     free(s->Ap);
     free(s->Ai);
     free(s->Ax);
     free(s->t);
     free(s->work);
     free(s->unit);
+    free(s->mark);
+    free(s->list);
+    free(s->row_start);
+    free(s->col_index);
     free(s->rows);
     free(s);
 }
 
-/* The nonzero pattern of the n x n column-major M, by columns; NULL when out of memory. */
-pp_lcp_sparse *pp_lcp_sparse_create(int n, const double *M, const double *d)
+/* The pattern of the n x n column-major M by columns (CSC), with every diagonal entry (so
+ * that it serves M + eps I too): rows of column j are row_index[col_start[j] ..
+ * col_start[j + 1] - 1], increasing. 0 when out of memory. */
+static int build_pattern(int n, const double *M, int **col_start, int **row_index)
+{
+    const size_t un = (size_t)n;
+    size_t nnz = 0;
+    for (size_t j = 0; j < un; ++j) {
+        const double *col = M + j * un;
+        for (size_t k = 0; k < un; ++k) nnz += col[k] != 0.0 || k == j;
+    }
+    if (nnz >= (size_t)1 << 31) return 0;
+    *col_start = malloc((un + 1) * sizeof **col_start);
+    *row_index = malloc(nnz * sizeof **row_index);
+    if (!*col_start || !*row_index) {
+        free(*col_start);
+        free(*row_index);
+        *col_start = *row_index = NULL;
+        return 0;
+    }
+    size_t p = 0;
+    for (int j = 0; j < n; ++j) {
+        (*col_start)[j] = (int)p;
+        const double *col = M + (size_t)j * un;
+        for (int k = 0; k < n; ++k)
+            if (col[k] != 0.0 || k == j) (*row_index)[p++] = k;
+    }
+    (*col_start)[n] = (int)p;
+    return 1;
+}
+
+/* The pattern of M for every Lemke path of one solve (the regularised retries change only
+ * the diagonal): kept in the workspace from the start of pp_lcp_solve (or _lemke) to its
+ * end. Without it (out of memory) each path scans its matrix itself. */
+void pp_lcp_pattern_build(pp_lcp_workspace *ws, int n, const double *M)
+{
+    ws->pattern_start = ws->pattern_rows = NULL;
+    if (n >= PP_LCP_SPARSE_MIN_N) build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows);
+}
+
+void pp_lcp_pattern_free(pp_lcp_workspace *ws)
+{
+    free(ws->pattern_start);
+    free(ws->pattern_rows);
+    ws->pattern_start = ws->pattern_rows = NULL;
+}
+
+/* The sparse basis of a Lemke path on M (z0's data d); NULL when out of memory. */
+pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const double *M,
+                                    const double *d)
 {
     pp_lcp_sparse *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->n = n;
     s->M = M;
     s->d = d;
-    size_t nnz = 0;
-    for (size_t k = 0; k < (size_t)n * n; ++k) nnz += M[k] != 0.0;
-    int ok = nnz < (size_t)1 << 30;
+    int ok = 1;
+    if (ws->pattern_start) {
+        s->col_start = ws->pattern_start;
+        s->row_index = ws->pattern_rows;
+    } else {
+        s->owns_pattern = 1;
+        ok = build_pattern(n, M, &s->col_start, &s->row_index);
+    }
     const size_t un = (size_t)n;
     if (ok) {
-        s->col_start = malloc((un + 1) * sizeof *s->col_start);
-        s->row_index = malloc((nnz > 0 ? nnz : 1) * sizeof *s->row_index);
         s->Ap = malloc((un + 1) * sizeof *s->Ap);
         s->t = malloc(un * sizeof *s->t);
         s->work = malloc(un * sizeof *s->work);
         s->unit = calloc(un, sizeof *s->unit);
-        ok = s->col_start && s->row_index && s->Ap && s->t && s->work && s->unit;
+        s->mark = calloc(un, 1);
+        s->list = malloc(un * sizeof *s->list);
+        s->row_start = calloc(un + 1, sizeof *s->row_start);
+        s->col_index = malloc(((size_t)s->col_start[n] + 1) * sizeof *s->col_index);
+        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list && s->row_start &&
+             s->col_index;
     }
     for (int i = 0; ok && i < 2; ++i) {
         factor_state *f = &s->state[i];
@@ -154,20 +232,21 @@ pp_lcp_sparse *pp_lcp_sparse_create(int n, const double *M, const double *d)
         f->equation = malloc(un * sizeof *f->equation);
         f->var0 = malloc(un * sizeof *f->var0);
         f->eq_rank = malloc(un * sizeof *f->eq_rank);
-        ok = f->dense && f->equation && f->var0 && f->eq_rank;
+        f->dense_of_var = malloc((un + 1) * sizeof *f->dense_of_var);
+        ok = f->dense && f->equation && f->var0 && f->eq_rank && f->dense_of_var;
     }
     if (!ok) {
         pp_lcp_sparse_destroy(s);
         return NULL;
     }
-    size_t p = 0;
-    for (int j = 0; j < n; ++j) {
-        s->col_start[j] = (int)p;
-        const double *col = M + (size_t)j * un;
-        for (int k = 0; k < n; ++k)
-            if (col[k] != 0.0) s->row_index[p++] = k;
-    }
-    s->col_start[n] = (int)p;
+    /* the pattern by rows: columns of row k in increasing order */
+    for (int p = 0; p < s->col_start[n]; ++p) ++s->row_start[s->row_index[p] + 1];
+    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
+    for (int j = 0; j < n; ++j)
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p)
+            s->col_index[s->row_start[s->row_index[p]]++] = j;
+    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
+    s->row_start[0] = 0;
     klu_defaults(&s->common);
     s->common.tol = 1.0; /* partial pivoting, as the dense LU */
     s->common.halt_if_singular = 1;
@@ -202,7 +281,7 @@ void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi,
     if (rows) {
         for (int t = 0; t < count; ++t) {
             int k = rows[t];
-            accumulate(&hi[k], &lo[k], at, data[k]);
+            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
         }
     } else {
         for (int k = 0; k < count; ++k)
@@ -217,7 +296,8 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
     int count;
     const int *rows = column_pattern(s, v, &count, &data);
     if (rows) {
-        for (int t = 0; t < count; ++t) accumulate(hi, lo, data[rows[t]], u[rows[t]]);
+        for (int t = 0; t < count; ++t)
+            if (data[rows[t]] != 0.0) accumulate(hi, lo, data[rows[t]], u[rows[t]]);
     } else {
         for (int k = 0; k < count; ++k)
             if (data[k] != 0.0) accumulate(hi, lo, data[k], u[k]);
@@ -235,10 +315,15 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     memcpy(f->var0, row_var, (size_t)n * sizeof *row_var);
     int m = 0;
     for (int k = 0; k < n; ++k) f->eq_rank[k] = 0;
+    for (int k = 0; k <= n; ++k) f->dense_of_var[k] = -1;
     for (int i = 0; i < n; ++i) {
         int var = row_var[i];
-        if (var < n) f->eq_rank[var] = -1 - i;
-        else f->dense[m++] = i;
+        if (var < n) {
+            f->eq_rank[var] = -1 - i;
+        } else {
+            f->dense_of_var[var - n] = m;
+            f->dense[m++] = i;
+        }
     }
     int mr = 0;
     for (int k = 0; k < n; ++k)
@@ -261,21 +346,35 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     size_t cap = s->a_cap;
     s->a_cap = 0; /* Ax grows to the same capacity */
     if (!grow((void **)&s->Ax, &s->a_cap, cap, sizeof *s->Ax)) return 0;
-    size_t p = 0;
+    cap = f->c_cap;
+    if (!grow((void **)&f->c_pos, &cap, nnz, sizeof *f->c_pos)) return 0;
+    cap = f->c_cap;
+    if (!grow((void **)&f->c_data, &cap, nnz, sizeof *f->c_data)) return 0;
+    f->c_cap = cap;
+    if (!grow((void **)&f->c_start, &f->c_start_cap, (size_t)m + 1, sizeof *f->c_start))
+        return 0;
+    size_t p = 0, pc = 0;
     for (int d = 0; d < m; ++d) {
         s->Ap[d] = (int)p;
+        f->c_start[d] = (int)pc;
         int var = row_var[f->dense[d]], count;
         const double *data;
         const int *rows = column_pattern(s, var, &count, &data);
         for (int t = 0; t < count; ++t) {
             int k = rows ? rows[t] : t;
             int r = f->eq_rank[k];
-            if (r < 0 || data[k] == 0.0) continue;
+            if (data[k] == 0.0) continue;
+            if (r < 0) {
+                f->c_pos[pc] = -1 - r;
+                f->c_data[pc++] = data[k];
+                continue;
+            }
             s->Ai[p] = r;
             s->Ax[p++] = -data[k];
         }
     }
     s->Ap[m] = (int)p;
+    f->c_start[m] = (int)pc;
     f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
     if (!f->symbolic) return 0;
     f->numeric = klu_factor(s->Ap, s->Ai, s->Ax, f->symbolic, &s->common);
@@ -323,14 +422,8 @@ void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
         double td = t[d];
         v[f->dense[d]] = td;
         if (td == 0.0) continue;
-        int count;
-        const double *data;
-        const int *rows = column_pattern(s, f->var0[f->dense[d]], &count, &data);
-        for (int q = 0; q < count; ++q) { /* v_W -= C v_D, C = -data at the equations W */
-            int k = rows ? rows[q] : q;
-            int rank = f->eq_rank[k];
-            if (rank < 0 && data[k] != 0.0) v[-1 - rank] += data[k] * td;
-        }
+        for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) /* v_W -= C v_D */
+            v[f->c_pos[q]] += f->c_data[q] * td;
     }
     for (int e = 0; e < f->etas; ++e) {
         int r = f->eta_row[e];
@@ -360,27 +453,91 @@ void pp_lcp_sparse_btran(pp_lcp_sparse *s, const double *c, double *u)
     for (int i = 0; i < n; ++i)
         if (f->var0[i] < n) u[f->var0[i]] = w[i];
     if (m == 0) return;
-    for (int d = 0; d < m; ++d) { /* t = c_D - C^T u_W */
+    for (int d = 0; d < m; ++d) { /* t = c_D - C^T u_W (u_W: w at the W positions) */
         double sum = w[f->dense[d]];
-        int count;
-        const double *data;
-        const int *rows = column_pattern(s, f->var0[f->dense[d]], &count, &data);
-        for (int q = 0; q < count; ++q) {
-            int k = rows ? rows[q] : q;
-            if (f->eq_rank[k] < 0 && data[k] != 0.0) sum += data[k] * u[k];
-        }
+        for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) sum += f->c_data[q] * w[f->c_pos[q]];
         t[d] = sum;
     }
     klu_tsolve(f->symbolic, f->numeric, m, 1, t, &s->common);
     for (int r = 0; r < m; ++r) u[f->equation[r]] = t[r];
 }
 
-/* Row i of B^-1: e_i^T B^-1. */
+/* The relative residual of pp_lcp_residual (lcp.c) for LCP(M, q) at z, over M's nonzeros:
+ * the same sums in the same order (a zero entry adds nothing to them). */
+double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z)
+{
+    const int n = s->n;
+    double *w = s->t, *row = s->work, relative = 0.0;
+    double z_norm = pp_lcp_inf_norm(n, z);
+    for (int i = 0; i < n; ++i) {
+        w[i] = q[i];
+        row[i] = 0.0;
+    }
+    for (int j = 0; j < n; ++j) {
+        const double *col = s->M + (size_t)j * n, zj = z[j];
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
+            int k = s->row_index[p];
+            w[k] += col[k] * zj;
+            row[k] += fabs(col[k]);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        double si = fabs(q[i]) + row[i] * z_norm;
+        double ri = fabs(fmin(z[i], w[i]));
+        if (isnan(w[i]) || isnan(z[i])) ri = NAN;
+        double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+        if (!(rel <= relative)) relative = rel;
+    }
+    return relative;
+}
+
+/* Row i of B^-1: e_i^T B^-1, BTRAN of a unit vector. Each E_s^T changes one entry (c_r),
+ * so c = e_i E_t ... E_1 has at most t + 1 nonzeros: the etas run over them (with the dense
+ * copies of y), and C^T u_W over the rows of M of the W equations among them (CSR). */
 void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
 {
-    s->unit[i] = 1.0;
-    pp_lcp_sparse_btran(s, s->unit, row);
-    s->unit[i] = 0.0;
+    const int n = s->n;
+    factor_state *f = &s->state[s->current];
+    double *w = s->unit, *t = s->t;
+    int *list = s->list, count = 0;
+    w[i] = 1.0;
+    s->mark[i] = 1;
+    list[count++] = i;
+    for (int e = f->etas - 1; e >= 0; --e) {
+        int r = f->eta_row[e];
+        const double *y = f->eta_dense + (size_t)e * n; /* y_r = 0 there */
+        double sum = w[r];
+        for (int q = 0; q < count; ++q) sum -= w[list[q]] * y[list[q]];
+        w[r] = sum * f->eta_inverse_pivot[e];
+        if (!s->mark[r] && w[r] != 0.0) {
+            s->mark[r] = 1;
+            list[count++] = r;
+        }
+    }
+    for (int k = 0; k < n; ++k) row[k] = 0.0;
+    for (int q = 0; q < count; ++q)
+        if (f->var0[list[q]] < n) row[f->var0[list[q]]] = w[list[q]];
+    const int m = f->m;
+    if (m > 0) {
+        for (int d = 0; d < m; ++d) t[d] = w[f->dense[d]];
+        const int z0_d = f->dense_of_var[n];
+        for (int q = 0; q < count; ++q) { /* t += -C^T u_W: C = -data at the W equations */
+            int k = f->var0[list[q]];
+            double uk = w[list[q]];
+            if (k >= n || uk == 0.0) continue;
+            for (int p = s->row_start[k]; p < s->row_start[k + 1]; ++p) {
+                int j = s->col_index[p], d = f->dense_of_var[j];
+                if (d >= 0) t[d] += s->M[(size_t)j * n + k] * uk;
+            }
+            if (z0_d >= 0) t[z0_d] += s->d[k] * uk;
+        }
+        klu_tsolve(f->symbolic, f->numeric, m, 1, t, &s->common);
+        for (int r = 0; r < m; ++r) row[f->equation[r]] = t[r];
+    }
+    for (int q = 0; q < count; ++q) {
+        w[list[q]] = 0.0;
+        s->mark[list[q]] = 0;
+    }
 }
 
 /* Record the pivot on row r with entering column y (B^-1 <- E B^-1). 0: out of memory. */
@@ -413,6 +570,12 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
             f->eta_index[p] = i;
             f->eta_value[p++] = y[i];
         }
+    if (!grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
+              sizeof *f->eta_dense))
+        return 0;
+    double *yd = f->eta_dense + (size_t)f->etas * n;
+    memcpy(yd, y, (size_t)n * sizeof *yd);
+    yd[r] = 0.0;
     f->eta_row[f->etas] = r;
     f->eta_inverse_pivot[f->etas] = 1.0 / y[r];
     f->eta_start[++f->etas] = p;

@@ -297,6 +297,8 @@ static int basic_point_solves(const lemke_run *run)
         int v = ws->row_var[i];
         if (v >= n && v < 2 * n) z[v - n] = fmax(ws->x[i], 0.0);
     }
+    if (run->sparse) /* the same measure over M's nonzeros */
+        return pp_lcp_sparse_relative_residual(run->sparse, run->q, z) <= run->o->residual_tol;
     pp_lcp_result check;
     pp_lcp_residual(n, run->M, run->q, z, NULL, &check);
     return check.relative_residual <= run->o->residual_tol;
@@ -382,7 +384,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
             ws->y[i] = -d[i];
             ws->row_var[i] = i;
         }
-        run.sparse = pp_lcp_sparse_create(n, Me, d);
+        run.sparse = pp_lcp_sparse_create(ws, n, Me, d);
         if (!run.sparse || !pp_lcp_sparse_factor(run.sparse, ws->row_var)) {
             pp_lcp_sparse_destroy(run.sparse);
             return PP_LCP_NUMERICAL;
@@ -408,7 +410,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
         }
         run.d = db;
         if (large) {
-            run.sparse = pp_lcp_sparse_create(n, Me, db);
+            run.sparse = pp_lcp_sparse_create(ws, n, Me, db);
             if (!run.sparse) return PP_LCP_NUMERICAL;
         }
         int settled = 0, ok = pp_lcp_refactorise(&run);
