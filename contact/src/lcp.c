@@ -18,9 +18,10 @@ static size_t align_up(size_t bytes)
     return (bytes + 15u) & ~(size_t)15u;
 }
 
-/* The order of the workspace's inverse, lu and tie_rows: an LCP of PP_LCP_SPARSE_MIN_N
- * unknowns or more keeps its basis sparse (lcp_sparse.c) and needs none of them, so of the
- * n_max^2 arrays only `regularised` (M + eps I) is left. */
+/* The order of the workspace's square arrays (inverse, lu, tie_rows, regularised): an LCP of
+ * PP_LCP_SPARSE_MIN_N unknowns or more keeps its basis sparse (lcp_sparse.c) and shifts the
+ * diagonal of M on the fly in its regularised retries, so it needs none of them, and the
+ * workspace holds no array of n_max^2. */
 static size_t square_order(int n_max)
 {
     return (size_t)(n_max < PP_LCP_SPARSE_MIN_N ? n_max : PP_LCP_SPARSE_MIN_N - 1);
@@ -31,7 +32,7 @@ size_t pp_lcp_workspace_size(int n_max)
     if (n_max < 1 || n_max > PP_LCP_N_MAX_LIMIT) return 0;
     size_t n = (size_t)n_max, s = square_order(n_max);
     size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
-    bytes += 3 * align_up(s * s * sizeof(double)) + align_up(n * n * sizeof(double));
+    bytes += 4 * align_up(s * s * sizeof(double));
     bytes += 11 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
     bytes += align_up(n);
@@ -59,13 +60,11 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->owned = 0;
     const size_t s = square_order(n_max);
     ws->square_n = (int)s;
-    double **squares[3] = {&ws->inverse, &ws->lu, &ws->tie_rows};
-    for (int i = 0; i < 3; ++i) {
+    double **squares[4] = {&ws->inverse, &ws->lu, &ws->tie_rows, &ws->regularised};
+    for (int i = 0; i < 4; ++i) {
         *squares[i] = (double *)p;
         p += align_up(s * s * sizeof(double));
     }
-    ws->regularised = (double *)p;
-    p += align_up(n * n * sizeof(double));
     double **vectors[11] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
                             &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
                             &ws->w_try,  &ws->covering, &ws->start_covering};
@@ -83,6 +82,7 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     p += align_up(n * sizeof(int));
     ws->basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
+    ws->shift = 0.0;
     *out = ws;
     return PP_OK;
 }
@@ -416,9 +416,11 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
     int passes = ok && result->relative_residual <= POLISH_SKIP * o->residual_tol ? 0
                  : eps > 0.0                                                     ? 2
                                                                                  : 1;
+    const double shift = ws->shift; /* a large LCP's eps (Me is M itself there) */
     for (int pass = 0; pass < passes; ++pass) {
         const double *Mp = pass == 0 ? M : Me;
         double eps_p = pass == 0 ? 0.0 : eps;
+        ws->shift = pass == 0 ? 0.0 : shift;
         if (pp_lcp_solve_basis(ws, n, Mp, q, ws->basis, zt) && pp_lcp_accept(n, M, q, eps_p, o, zt, w, result) &&
             (!ok || result->relative_residual <= best.relative_residual)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
@@ -426,6 +428,7 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
             best = *result;
         }
     }
+    ws->shift = shift;
     *result = best;
     return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
 }
@@ -586,13 +589,20 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
      * reaches: the shift removes the rank deficiency of redundant contacts. A shift below the
      * rounding unit of a diagonal entry, eps < 2^-53 |M_ii|, is lost when added, so in effect
      * the schedule starts near 1.1e-16 max|M_ii|. */
-    double *Me = workspace->regularised;
+    /* A large LCP (sparse basis) is not copied: its Lemke paths and basis solves add eps to
+     * the diagonal as they read it (workspace shift). */
+    const int large = n >= PP_LCP_SPARSE_MIN_N;
+    const double *Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
                                         !workspace->limits.hit;
          eps *= PP_LCP_EPS_FACTOR) {
-        memcpy(Me, M, (size_t)n * n * sizeof *Me);
-        for (int i = 0; i < n; ++i) Me[i + (size_t)i * n] += eps;
+        if (large) {
+            workspace->shift = eps;
+        } else {
+            memcpy(workspace->regularised, M, (size_t)n * n * sizeof *M);
+            for (int i = 0; i < n; ++i) workspace->regularised[i + (size_t)i * n] += eps;
+        }
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts + 1;
         reset_result(result);
@@ -601,6 +611,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         result->attempts = attempts;
         start_attempt(workspace, --retries_left);
         pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
+        workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;

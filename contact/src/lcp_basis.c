@@ -111,7 +111,8 @@ int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const doubl
     if (nb == 0) return 1;
     double *zb = ws->rhs, *r = ws->residual, *hi = ws->sum_hi, *lo = ws->sum_lo;
     if (n >= PP_LCP_SPARSE_MIN_N) { /* M_BB sparse (the workspace's squares are smaller) */
-        if (!pp_lcp_sparse_solve_basis(n, M, q, ws->index, nb, zb, r, hi, lo)) return 0;
+        if (!pp_lcp_sparse_solve_basis(n, M, ws->shift, q, ws->index, nb, zb, r, hi, lo))
+            return 0;
         for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
         return 1;
     }
@@ -173,6 +174,7 @@ void pp_lcp_load_column(const lemke_run *run, int v, double *a)
     const double *data = pp_lcp_column_data(run, v);
     if (data) {
         for (int k = 0; k < n; ++k) a[k] = -data[k];
+        if (run->sparse && v < 2 * n) a[v - n] = -(data[v - n] + run->ws->shift); /* M + eps I */
     } else {
         for (int k = 0; k < n; ++k) a[k] = 0.0;
         a[v] = 1.0;

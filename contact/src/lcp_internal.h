@@ -106,6 +106,8 @@ struct pp_lcp_workspace {
     int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
+    double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
+                             M + shift I, added on the fly (no copy of M); else 0 */
     int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, during a solve: M's nonzero pattern */
     int *pattern_rows;    /*   by columns, with the diagonal (lcp_sparse.c); else NULL */
 };
@@ -270,8 +272,9 @@ void pp_lcp_sparse_btran(pp_lcp_sparse *s, const double *c, double *u);
 int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y);
 double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count);
 void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row);
-int pp_lcp_sparse_solve_basis(int n, const double *M, const double *q, const int *index, int nb,
-                              double *zb, double *r, double *hi, double *lo);
+int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
+                              const int *index, int nb, double *zb, double *r, double *hi,
+                              double *lo);
 pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
                                    const double *x, const double *x_lo, double *z,
                                    unsigned char *basis);

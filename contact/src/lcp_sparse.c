@@ -67,7 +67,8 @@ typedef struct factor_state {
 
 struct pp_lcp_sparse {
     int n;
-    const double *M;          /* the matrix pivoted on (column-major) */
+    const double *M;          /* the matrix pivoted on is M + shift I (column-major) */
+    double shift;             /* the regularised retries' eps (pp_lcp_solve), else 0 */
     const double *d;          /* z0's data (the covering vector) */
     int *col_start;           /* n + 1: pattern of M by columns (CSC) */
     int *row_index;           /* col_start[n]: rows of the nonzeros, increasing */
@@ -204,6 +205,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const dou
     if (!s) return NULL;
     s->n = n;
     s->M = M;
+    s->shift = ws->shift;
     s->d = d;
     int ok = 1;
     if (ws->pattern_start) {
@@ -270,6 +272,13 @@ static const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, cons
     return NULL; /* every row */
 }
 
+/* Entry k of variable v's data column: M_kj (+ shift on the diagonal) for z_j, d_k for z0;
+ * M_jj + shift is rounded as the copy M + eps I of the dense path rounds it. */
+static inline double entry(const pp_lcp_sparse *s, int v, const double *data, int k)
+{
+    return k == v - s->n ? data[k] + s->shift : data[k];
+}
+
 /* (hi, lo) -= a * data over the nonzeros of variable v's data column (v a z or z0), the
  * sums of pp_lcp_subtract_columns over one column, in the same order. */
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
@@ -281,7 +290,8 @@ void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi,
     if (rows) {
         for (int t = 0; t < count; ++t) {
             int k = rows[t];
-            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
+            double e = entry(s, v, data, k);
+            if (e != 0.0) accumulate(&hi[k], &lo[k], at, e);
         }
     } else {
         for (int k = 0; k < count; ++k)
@@ -296,8 +306,10 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
     int count;
     const int *rows = column_pattern(s, v, &count, &data);
     if (rows) {
-        for (int t = 0; t < count; ++t)
-            if (data[rows[t]] != 0.0) accumulate(hi, lo, data[rows[t]], u[rows[t]]);
+        for (int t = 0; t < count; ++t) {
+            double e = entry(s, v, data, rows[t]);
+            if (e != 0.0) accumulate(hi, lo, e, u[rows[t]]);
+        }
     } else {
         for (int k = 0; k < count; ++k)
             if (data[k] != 0.0) accumulate(hi, lo, data[k], u[k]);
@@ -363,14 +375,15 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
         for (int t = 0; t < count; ++t) {
             int k = rows ? rows[t] : t;
             int r = f->eq_rank[k];
-            if (data[k] == 0.0) continue;
+            double e = entry(s, var, data, k);
+            if (e == 0.0) continue;
             if (r < 0) {
                 f->c_pos[pc] = -1 - r;
-                f->c_data[pc++] = data[k];
+                f->c_data[pc++] = e;
                 continue;
             }
             s->Ai[p] = r;
-            s->Ax[p++] = -data[k];
+            s->Ax[p++] = -e;
         }
     }
     s->Ap[m] = (int)p;
@@ -477,8 +490,9 @@ double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const 
         const double *col = s->M + (size_t)j * n, zj = z[j];
         for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
             int k = s->row_index[p];
-            w[k] += col[k] * zj;
-            row[k] += fabs(col[k]);
+            double e = k == j ? col[k] + s->shift : col[k];
+            w[k] += e * zj;
+            row[k] += fabs(e);
         }
     }
     for (int i = 0; i < n; ++i) {
@@ -527,7 +541,7 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
             if (k >= n || uk == 0.0) continue;
             for (int p = s->row_start[k]; p < s->row_start[k + 1]; ++p) {
                 int j = s->col_index[p], d = f->dense_of_var[j];
-                if (d >= 0) t[d] += s->M[(size_t)j * n + k] * uk;
+                if (d >= 0) t[d] += (s->M[(size_t)j * n + k] + (j == k ? s->shift : 0.0)) * uk;
             }
             if (z0_d >= 0) t[z0_d] += s->d[k] * uk;
         }
@@ -592,12 +606,13 @@ double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
 
 /* ---- Basis solves (warm start and polish) of large LCPs ---------------------------------
  *
- * M_BB z_B = -q_B for the basic set index[0..nb-1] by KLU on the sparse M_BB, refined with
+ * (M + shift I)_BB z_B = -q_B for the basic set index[0..nb-1] by KLU on the sparse M_BB, refined with
  * compensated residuals over its nonzeros (the same iteration as the dense
  * pp_lcp_solve_basis). Returns 0 when M_BB is exactly singular, memory runs out, or the
  * solve is not finite. zb, r, hi, lo: nb each. */
-int pp_lcp_sparse_solve_basis(int n, const double *M, const double *q, const int *index, int nb,
-                              double *zb, double *r, double *hi, double *lo)
+int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
+                              const int *index, int nb, double *zb, double *r, double *hi,
+                              double *lo)
 {
     int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
     int *Ai = NULL;
@@ -609,7 +624,7 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, const double *q, const int
         Ap[b] = (int)p;
         const double *col = M + (size_t)index[b] * n;
         for (int a = 0; ok && a < nb; ++a) {
-            double v = col[index[a]];
+            double v = a == b ? col[index[a]] + shift : col[index[a]];
             if (v == 0.0) continue;
             ok = grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
                  grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);

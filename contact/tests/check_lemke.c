@@ -628,14 +628,14 @@ START_TEST(test_pile_instances)
 END_TEST
 
 /* COPIES copies of the m x m block B on the diagonal of an n x n M (n = COPIES m), block b
- * with q scaled by 1 + b / 4 (its z scales with it), the unknowns shuffled (perm: block
- * row i of copy b is row perm[b m + i]) so that no block is contiguous. */
-static void block_lcp(int copies, int m, const double *B, const double *qb, double *M, double *q,
-                      int *perm)
+ * with q scaled by 1 + b / 4 (its z scales with it), the unknowns shuffled when `shuffle`
+ * (perm: block row i of copy b is row perm[b m + i]) so that no block is contiguous. */
+static void block_lcp(int copies, int m, const double *B, const double *qb, int shuffle,
+                      double *M, double *q, int *perm)
 {
     const int n = copies * m;
     for (int i = 0; i < n; ++i) perm[i] = i;
-    for (int i = n - 1; i > 0; --i) { /* Fisher-Yates */
+    for (int i = n - 1; shuffle && i > 0; --i) { /* Fisher-Yates */
         int j = (int)rng_uniform(0.0, i + 1.0);
         if (j > i) j = i;
         int t = perm[i];
@@ -658,7 +658,12 @@ static void block_lcp(int copies, int m, const double *B, const double *qb, doub
  *    independent residual; its basis solves it again without a pivot (the warm start's
  *    basis solve, sparse too).
  * 2. 16 copies of a positive definite 100 x 100 block (a P-matrix: one solution): every
- *    block of the whole's z is the block's own solution by the dense path, to 1e-9. */
+ *    block of the whole's z is the block's own solution by the dense path, to 1e-9.
+ * 3. 500 copies of test_regularisation_fallback's 3 x 3 LCP, on which plain Lemke ends on a
+ *    ray: the regularised retries (M + eps I, the diagonal shifted as it is read, no copy
+ *    of M) solve the whole, and every block is (1, 1, 3) times its scale. (In this order;
+ *    shuffled, Lemke on M + eps I ends at a z of size 1/eps, refused, by the dense path
+ *    too: measured on 100 shuffled copies.) */
 START_TEST(test_large_sparse_block_lcp)
 {
     enum { COPIES = 16, SPD_M = 100 };
@@ -679,7 +684,7 @@ START_TEST(test_large_sparse_block_lcp)
     rng_seed(11);
 
     int n = COPIES * inst.n;
-    block_lcp(COPIES, inst.n, inst.M, inst.q, M, q, perm);
+    block_lcp(COPIES, inst.n, inst.M, inst.q, 1, M, q, perm);
     pp_lcp_result r;
     pp_status st = pp_lcp_solve_lemke(ws, n, M, q, NULL, basis, z, &r);
     ck_assert_msg(st == PP_OK, "n = %d: %s after %d pivots", n, pp_lcp_status_string(r.status),
@@ -707,7 +712,7 @@ START_TEST(test_large_sparse_block_lcp)
         }
     }
     n = COPIES * SPD_M;
-    block_lcp(COPIES, SPD_M, B, qb, M, q, perm);
+    block_lcp(COPIES, SPD_M, B, qb, 1, M, q, perm);
     st = pp_lcp_solve_lemke(ws, n, M, q, NULL, NULL, z, &r);
     ck_assert_msg(st == PP_OK, "n = %d: %s after %d pivots", n, pp_lcp_status_string(r.status),
                   r.pivots);
@@ -730,6 +735,27 @@ START_TEST(test_large_sparse_block_lcp)
            "block equal to its dense solve\n", COPIES, n, r.pivots);
     free(qs);
     pp_lcp_workspace_destroy(small);
+
+    /* 3 */
+    enum { RAY_COPIES = 500 };
+    const double ray_M[9] = {0, 0, 2, 2, 0, 1, 0, 1, 0}, ray_q[3] = {-2, -3, -3};
+    n = RAY_COPIES * 3;
+    ck_assert_int_le(n, n_max);
+    block_lcp(RAY_COPIES, 3, ray_M, ray_q, 0, M, q, perm);
+    st = pp_lcp_solve_lemke(ws, n, M, q, NULL, NULL, z, &r);
+    ck_assert_int_eq(st, PP_ERR_SOLVER);
+    ck_assert_int_eq(pp_lcp_solve(ws, n, M, q, NULL, NULL, z, &r), PP_OK);
+    ck_assert(r.epsilon >= PP_LCP_EPS_FIRST && r.epsilon <= PP_LCP_EPS_MAX);
+    ck_assert_int_gt(r.attempts, 1);
+    check_solution(n, M, q, z);
+    for (int b = 0; b < RAY_COPIES; ++b) {
+        const double scale = 1.0 + 0.25 * b, expect[3] = {1.0, 1.0, 3.0};
+        for (int i = 0; i < 3; ++i)
+            ck_assert_msg(fabs(z[perm[3 * b + i]] - scale * expect[i]) <= 1e-12 * scale,
+                          "block %d: z_%d = %.17g", b, i, z[perm[3 * b + i]]);
+    }
+    printf("check_lemke: %d copies of a ray-terminating 3 x 3 LCP, n = %d: solved with M + %g "
+           "I after %d attempts\n", RAY_COPIES, n, r.epsilon, r.attempts);
     pp_lcp_workspace_destroy(ws);
     free(M);
     free(q);
