@@ -288,10 +288,17 @@ void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi,
     const int *rows = column_pattern(s, v, &count, &data);
     double at = -a;
     if (rows) {
+        if (s->shift != 0.0) { /* M + shift I: the diagonal entry alone */
+            for (int t = 0; t < count; ++t) {
+                int k = rows[t];
+                double e = entry(s, v, data, k);
+                if (e != 0.0) accumulate(&hi[k], &lo[k], at, e);
+            }
+            return;
+        }
         for (int t = 0; t < count; ++t) {
             int k = rows[t];
-            double e = entry(s, v, data, k);
-            if (e != 0.0) accumulate(&hi[k], &lo[k], at, e);
+            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
         }
     } else {
         for (int k = 0; k < count; ++k)
