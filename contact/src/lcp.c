@@ -82,6 +82,7 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     p += align_up(n * sizeof(int));
     ws->basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_shared = 0;
     ws->shift = 0.0;
     *out = ws;
     return PP_OK;
@@ -664,16 +665,15 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     return PP_ERR_SOLVER;
 }
 
-/* The public solves of large LCPs share M's nonzero pattern between their Lemke paths
- * (lcp_sparse.c); it lives for the call. */
+/* The Lemke paths of a large LCP's solve share M's nonzero pattern (lcp_sparse.c), built by
+ * the first and freed at the end of the call. */
 pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
                              const double *q, const pp_lcp_options *options,
                              unsigned char *basis, double *z, pp_lcp_result *result)
 {
-    if (workspace && M && n >= PP_LCP_SPARSE_MIN_N && n <= workspace->n_max)
-        pp_lcp_pattern_build(workspace, n, M);
+    if (workspace) pp_lcp_pattern_begin(workspace);
     pp_status st = solve_lemke(workspace, n, M, q, options, basis, z, result);
-    if (workspace) pp_lcp_pattern_free(workspace);
+    if (workspace) pp_lcp_pattern_end(workspace);
     return st;
 }
 
@@ -681,10 +681,9 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
                        const pp_lcp_options *options, unsigned char *basis, double *z,
                        pp_lcp_result *result)
 {
-    if (workspace && M && n >= PP_LCP_SPARSE_MIN_N && n <= workspace->n_max)
-        pp_lcp_pattern_build(workspace, n, M);
+    if (workspace) pp_lcp_pattern_begin(workspace);
     pp_status st = solve(workspace, n, M, q, options, basis, z, result);
-    if (workspace) pp_lcp_pattern_free(workspace);
+    if (workspace) pp_lcp_pattern_end(workspace);
     return st;
 }
 

@@ -108,8 +108,9 @@ struct pp_lcp_workspace {
     unsigned char *basis; /* n: internal basis flags */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
-    int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, during a solve: M's nonzero pattern */
-    int *pattern_rows;    /*   by columns, with the diagonal (lcp_sparse.c); else NULL */
+    int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
+    int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
+    int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
@@ -255,9 +256,9 @@ int pp_lcp_pivot(lemke_run *run, int r);
 void pp_lcp_inverse_row_copy(const lemke_run *run, int i, double *row);
 
 typedef struct pp_lcp_sparse pp_lcp_sparse;
-void pp_lcp_pattern_build(pp_lcp_workspace *ws, int n, const double *M);
-void pp_lcp_pattern_free(pp_lcp_workspace *ws);
-pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const double *M,
+void pp_lcp_pattern_begin(pp_lcp_workspace *ws);
+void pp_lcp_pattern_end(pp_lcp_workspace *ws);
+pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
                                     const double *d);
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);

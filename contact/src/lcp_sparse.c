@@ -181,24 +181,26 @@ static int build_pattern(int n, const double *M, int **col_start, int **row_inde
     return 1;
 }
 
-/* The pattern of M for every Lemke path of one solve (the regularised retries change only
- * the diagonal): kept in the workspace from the start of pp_lcp_solve (or _lemke) to its
- * end. Without it (out of memory) each path scans its matrix itself. */
-void pp_lcp_pattern_build(pp_lcp_workspace *ws, int n, const double *M)
+/* The pattern of M serves every Lemke path of one solve (the regularised retries change only
+ * the diagonal): from pp_lcp_pattern_begin to _end (the public solves) the first path builds
+ * it into the workspace and the later ones reuse it. A solve that does not pivot (q >= 0, a
+ * warm start) never builds it. */
+void pp_lcp_pattern_begin(pp_lcp_workspace *ws)
 {
     ws->pattern_start = ws->pattern_rows = NULL;
-    if (n >= PP_LCP_SPARSE_MIN_N) build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows);
+    ws->pattern_shared = 1;
 }
 
-void pp_lcp_pattern_free(pp_lcp_workspace *ws)
+void pp_lcp_pattern_end(pp_lcp_workspace *ws)
 {
     free(ws->pattern_start);
     free(ws->pattern_rows);
     ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_shared = 0;
 }
 
 /* The sparse basis of a Lemke path on M (z0's data d); NULL when out of memory. */
-pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const double *M,
+pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
                                     const double *d)
 {
     pp_lcp_sparse *s = calloc(1, sizeof *s);
@@ -208,6 +210,9 @@ pp_lcp_sparse *pp_lcp_sparse_create(const pp_lcp_workspace *ws, int n, const dou
     s->shift = ws->shift;
     s->d = d;
     int ok = 1;
+    if (ws->pattern_shared && !ws->pattern_start &&
+        !build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows))
+        ws->pattern_shared = 0; /* out of memory: each path tries its own */
     if (ws->pattern_start) {
         s->col_start = ws->pattern_start;
         s->row_index = ws->pattern_rows;
