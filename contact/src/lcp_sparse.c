@@ -91,6 +91,12 @@ struct pp_lcp_sparse {
     size_t rows_cap;
 };
 
+/* Dense copies of the etas' y are kept for at most this many pivots since a factorisation
+ * (they make a row of B^-1 cheap, unit_row); when refactorisations keep failing and the
+ * file grows past it, rows go through the general BTRAN instead, so memory stays
+ * ETA_DENSE_MAX n plus the etas' nonzeros. */
+#define ETA_DENSE_MAX (4 * PP_LCP_SPARSE_ETA_MAX)
+
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap) return 1;
@@ -524,6 +530,12 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
 {
     const int n = s->n;
     factor_state *f = &s->state[s->current];
+    if (f->etas > ETA_DENSE_MAX) { /* refactorisations kept failing: the general BTRAN */
+        s->unit[i] = 1.0;
+        pp_lcp_sparse_btran(s, s->unit, row);
+        s->unit[i] = 0.0;
+        return;
+    }
     double *w = s->unit, *t = s->t;
     int *list = s->list, count = 0;
     w[i] = 1.0;
@@ -596,12 +608,14 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
             f->eta_index[p] = i;
             f->eta_value[p++] = y[i];
         }
-    if (!grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
-              sizeof *f->eta_dense))
-        return 0;
-    double *yd = f->eta_dense + (size_t)f->etas * n;
-    memcpy(yd, y, (size_t)n * sizeof *yd);
-    yd[r] = 0.0;
+    if (f->etas < ETA_DENSE_MAX) {
+        if (!grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
+                  sizeof *f->eta_dense))
+            return 0;
+        double *yd = f->eta_dense + (size_t)f->etas * n;
+        memcpy(yd, y, (size_t)n * sizeof *yd);
+        yd[r] = 0.0;
+    }
     f->eta_row[f->etas] = r;
     f->eta_inverse_pivot[f->etas] = 1.0 / y[r];
     f->eta_start[++f->etas] = p;
