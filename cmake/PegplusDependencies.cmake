@@ -7,10 +7,17 @@ pkg_check_modules(CCD     REQUIRED IMPORTED_TARGET ccd>=2.0)
 pkg_check_modules(LAPACKE REQUIRED IMPORTED_TARGET lapacke)
 pkg_check_modules(QHULL   REQUIRED IMPORTED_TARGET qhull_r)
 find_library(PP_LIBM m)
+# SuiteSparse's KLU (no pkg-config file in Debian 12): the sparse basis of large LCPs
+# (contact/src/lcp_sparse.c)
+find_path(PP_KLU_INCLUDE_DIR klu.h PATH_SUFFIXES suitesparse)
+find_library(PP_KLU_LIBRARY klu)
+if(NOT PP_KLU_INCLUDE_DIR OR NOT PP_KLU_LIBRARY)
+  message(FATAL_ERROR "KLU not found: install libsuitesparse-dev (cmake/install-deps.sh)")
+endif()
 find_package(Threads REQUIRED)  # pp_config.threads: the islands of a step on a thread pool
 
 # Everything the library uses internally; consumers of the static library need it too.
-set(PP_PRIVATE_DEPS PkgConfig::CCD PkgConfig::LAPACKE PkgConfig::QHULL Threads::Threads)
+set(PP_PRIVATE_DEPS PkgConfig::CCD PkgConfig::LAPACKE PkgConfig::QHULL ${PP_KLU_LIBRARY} Threads::Threads)
 if(PP_LIBM)
   list(APPEND PP_PRIVATE_DEPS ${PP_LIBM})
 endif()

@@ -3,7 +3,7 @@
 # Run as root (or through sudo); does nothing when everything is already installed.
 set -eu
 PACKAGES="build-essential cmake pkg-config libode-dev libccd-dev check libsubunit-dev \
-liblapacke-dev libopenblas-dev libqhull-dev"
+liblapacke-dev libopenblas-dev libqhull-dev libsuitesparse-dev"
 # libFuzzer harnesses (PP_FUZZ, .ci/run): clang-14 and its runtime libraries
 PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 # trajectories (zlib, json-c) and the browser viewer with its headless test (docs/trajectory.md)

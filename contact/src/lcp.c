@@ -18,12 +18,21 @@ static size_t align_up(size_t bytes)
     return (bytes + 15u) & ~(size_t)15u;
 }
 
+/* The order of the workspace's square arrays (inverse, lu, tie_rows, regularised): an LCP of
+ * PP_LCP_SPARSE_MIN_N unknowns or more keeps its basis sparse (lcp_sparse.c) and shifts the
+ * diagonal of M on the fly in its regularised retries, so it needs none of them, and the
+ * workspace holds no array of n_max^2. */
+static size_t square_order(int n_max)
+{
+    return (size_t)(n_max < PP_LCP_SPARSE_MIN_N ? n_max : PP_LCP_SPARSE_MIN_N - 1);
+}
+
 size_t pp_lcp_workspace_size(int n_max)
 {
     if (n_max < 1 || n_max > PP_LCP_N_MAX_LIMIT) return 0;
-    size_t n = (size_t)n_max;
+    size_t n = (size_t)n_max, s = square_order(n_max);
     size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
-    bytes += 4 * align_up(n * n * sizeof(double));
+    bytes += 4 * align_up(s * s * sizeof(double));
     bytes += 11 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
     bytes += align_up(n);
@@ -49,10 +58,12 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     p += align_up(sizeof *ws);
     ws->n_max = n_max;
     ws->owned = 0;
+    const size_t s = square_order(n_max);
+    ws->square_n = (int)s;
     double **squares[4] = {&ws->inverse, &ws->lu, &ws->tie_rows, &ws->regularised};
     for (int i = 0; i < 4; ++i) {
         *squares[i] = (double *)p;
-        p += align_up(n * n * sizeof(double));
+        p += align_up(s * s * sizeof(double));
     }
     double **vectors[11] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
                             &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
@@ -70,6 +81,9 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->index = (int *)p;
     p += align_up(n * sizeof(int));
     ws->basis = p;
+    ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_shared = 0;
+    ws->shift = 0.0;
     *out = ws;
     return PP_OK;
 }
@@ -403,9 +417,11 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
     int passes = ok && result->relative_residual <= POLISH_SKIP * o->residual_tol ? 0
                  : eps > 0.0                                                     ? 2
                                                                                  : 1;
+    const double shift = ws->shift; /* a large LCP's eps (Me is M itself there) */
     for (int pass = 0; pass < passes; ++pass) {
         const double *Mp = pass == 0 ? M : Me;
         double eps_p = pass == 0 ? 0.0 : eps;
+        ws->shift = pass == 0 ? 0.0 : shift;
         if (pp_lcp_solve_basis(ws, n, Mp, q, ws->basis, zt) && pp_lcp_accept(n, M, q, eps_p, o, zt, w, result) &&
             (!ok || result->relative_residual <= best.relative_residual)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
@@ -413,6 +429,7 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
             best = *result;
         }
     }
+    ws->shift = shift;
     *result = best;
     return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
 }
@@ -514,7 +531,7 @@ static void fail_clean(int n, double *z, unsigned char *basis)
     if (basis) memset(basis, 0, (size_t)n);
 }
 
-pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
                              const double *q, const pp_lcp_options *options,
                              unsigned char *basis, double *z, pp_lcp_result *result)
 {
@@ -543,7 +560,7 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
  * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback
  * starts from the caller's basis (still unchanged: solve_once writes it only on success).
  */
-pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
                        const pp_lcp_options *options, unsigned char *basis, double *z,
                        pp_lcp_result *result)
 {
@@ -573,13 +590,20 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
      * reaches: the shift removes the rank deficiency of redundant contacts. A shift below the
      * rounding unit of a diagonal entry, eps < 2^-53 |M_ii|, is lost when added, so in effect
      * the schedule starts near 1.1e-16 max|M_ii|. */
-    double *Me = workspace->regularised;
+    /* A large LCP (sparse basis) is not copied: its Lemke paths and basis solves add eps to
+     * the diagonal as they read it (workspace shift). */
+    const int large = n >= PP_LCP_SPARSE_MIN_N;
+    const double *Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
                                         !workspace->limits.hit;
          eps *= PP_LCP_EPS_FACTOR) {
-        memcpy(Me, M, (size_t)n * n * sizeof *Me);
-        for (int i = 0; i < n; ++i) Me[i + (size_t)i * n] += eps;
+        if (large) {
+            workspace->shift = eps;
+        } else {
+            memcpy(workspace->regularised, M, (size_t)n * n * sizeof *M);
+            for (int i = 0; i < n; ++i) workspace->regularised[i + (size_t)i * n] += eps;
+        }
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts + 1;
         reset_result(result);
@@ -588,6 +612,7 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         result->attempts = attempts;
         start_attempt(workspace, --retries_left);
         pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
+        workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;
@@ -638,6 +663,28 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
+}
+
+/* The Lemke paths of a large LCP's solve share M's nonzero pattern (lcp_sparse.c), built by
+ * the first and freed at the end of the call. */
+pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M,
+                             const double *q, const pp_lcp_options *options,
+                             unsigned char *basis, double *z, pp_lcp_result *result)
+{
+    if (workspace) pp_lcp_pattern_begin(workspace);
+    pp_status st = solve_lemke(workspace, n, M, q, options, basis, z, result);
+    if (workspace) pp_lcp_pattern_end(workspace);
+    return st;
+}
+
+pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+                       const pp_lcp_options *options, unsigned char *basis, double *z,
+                       pp_lcp_result *result)
+{
+    if (workspace) pp_lcp_pattern_begin(workspace);
+    pp_status st = solve(workspace, n, M, q, options, basis, z, result);
+    if (workspace) pp_lcp_pattern_end(workspace);
+    return st;
 }
 
 pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double *M,

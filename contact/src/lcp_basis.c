@@ -3,7 +3,9 @@
  * comment, "Revised form" and "Accuracy"): compensated residuals, dense LU with partial
  * pivoting, the explicit basis inverse with its iterative refinement, refactorisation and
  * product-form pivot update, and the basis solve M_BB z_B = -q_B of the warm start and
- * polish.
+ * polish. For n >= PP_LCP_SPARSE_MIN_N (run->sparse set) the same operations go through the
+ * sparse LU and eta file of lcp_sparse.c: B^-1 b (FTRAN), rows of B^-1 (BTRAN), the pivot
+ * update and the refactorisation; the residuals run over M's nonzeros.
  */
 #include "lcp_internal.h"
 
@@ -108,6 +110,12 @@ int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const doubl
     for (int i = 0; i < n; ++i) z[i] = 0.0;
     if (nb == 0) return 1;
     double *zb = ws->rhs, *r = ws->residual, *hi = ws->sum_hi, *lo = ws->sum_lo;
+    if (n >= PP_LCP_SPARSE_MIN_N) { /* M_BB sparse (the workspace's squares are smaller) */
+        if (!pp_lcp_sparse_solve_basis(n, M, ws->shift, q, ws->index, nb, zb, r, hi, lo))
+            return 0;
+        for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
+        return 1;
+    }
     double *mbb = ws->tie_rows;
     for (int b = 0; b < nb; ++b) {
         const double *col = M + (size_t)ws->index[b] * n;
@@ -166,6 +174,7 @@ void pp_lcp_load_column(const lemke_run *run, int v, double *a)
     const double *data = pp_lcp_column_data(run, v);
     if (data) {
         for (int k = 0; k < n; ++k) a[k] = -data[k];
+        if (run->sparse && v < 2 * n) a[v - n] = -(data[v - n] + run->ws->shift); /* M + eps I */
     } else {
         for (int k = 0; k < n; ++k) a[k] = 0.0;
         a[v] = 1.0;
@@ -195,6 +204,10 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
             two_sum(hi[var], -vi, &s, &e);
             hi[var] = s;
             lo[var] += e;
+            continue;
+        }
+        if (run->sparse) { /* over the column's nonzeros, in the same order */
+            pp_lcp_sparse_subtract(run->sparse, var, -vi, hi, lo);
             continue;
         }
         cols[group] = data; /* the column is -data: b - B v gains +v_i data */
@@ -229,6 +242,10 @@ static double dot(int n, const double *restrict x, const double *restrict y)
 void pp_lcp_apply_inverse(const lemke_run *run, const double *b, double *v)
 {
     const int n = run->n;
+    if (run->sparse) {
+        pp_lcp_sparse_ftran(run->sparse, b, v);
+        return;
+    }
     for (int i = 0; i < n; ++i) v[i] = dot(n, pp_lcp_inverse_row(run, i), b);
 }
 
@@ -283,7 +300,8 @@ static void save_inverse(lemke_run *run)
 {
     pp_lcp_workspace *ws = run->ws;
     const size_t n = (size_t)run->n;
-    memcpy(ws->tie_rows, ws->inverse, n * n * sizeof *ws->inverse);
+    if (!run->sparse) /* the sparse basis keeps its current factors beside the new ones */
+        memcpy(ws->tie_rows, ws->inverse, n * n * sizeof *ws->inverse);
     memcpy(ws->rhs, ws->x, n * sizeof *ws->x);
     run->saved_updates = run->updates;
     run->saved_plain_updates = run->plain_updates;
@@ -293,7 +311,8 @@ static void restore_inverse(lemke_run *run)
 {
     pp_lcp_workspace *ws = run->ws;
     const size_t n = (size_t)run->n;
-    memcpy(ws->inverse, ws->tie_rows, n * n * sizeof *ws->inverse);
+    if (run->sparse) pp_lcp_sparse_swap(run->sparse); /* back to the factors before */
+    else memcpy(ws->inverse, ws->tie_rows, n * n * sizeof *ws->inverse);
     memcpy(ws->x, ws->rhs, n * sizeof *ws->x);
     run->updates = run->saved_updates;
     run->y_ready = -1;
@@ -327,6 +346,23 @@ int pp_lcp_refactorise(lemke_run *run)
     double *u = ws->column;
     run->y_ready = -1; /* column is scratch here, and the inverse changes */
     save_inverse(run);
+    if (run->sparse) { /* A factorised sparse; the old factors stay for restore_inverse */
+        int ok = pp_lcp_sparse_factor(run->sparse, ws->row_var);
+        if (ok) {
+            pp_lcp_sparse_swap(run->sparse);
+            pp_lcp_apply_inverse(run, run->q, ws->x);
+            pp_lcp_refine(run, run->q, ws->x, &ok);
+            if (!ok) restore_inverse(run);
+        }
+        ++run->refactorisations;
+        if (!ok) {
+            pp_lcp_sparse_postpone(run->sparse); /* the forced one: not again at once */
+            return 0;
+        }
+        run->updates = 0;
+        run->plain_updates = 0;
+        return 1;
+    }
 
     /* equation[] first marks the equations whose w is basic, then lists R in order. */
     int m = 0;
@@ -393,7 +429,7 @@ double pp_lcp_form_entering_column(lemke_run *run, int v, int *settled)
     const int n = run->n;
     if (run->y_ready != v) { /* else formed by the certain-decision attempt (lemke.c) */
         pp_lcp_load_column(run, v, ws->column);
-        if (v < n) {
+        if (v < n && !run->sparse) {
             for (int i = 0; i < n; ++i) ws->y[i] = pp_lcp_inverse_row(run, i)[v];
         } else {
             pp_lcp_apply_inverse(run, ws->column, ws->y);
@@ -430,7 +466,7 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
     pp_lcp_workspace *ws = run->ws;
     const int n = run->n;
     double *r = ws->residual, *c = ws->sum_hi;
-    memcpy(u, pp_lcp_inverse_row(run, i), (size_t)n * sizeof *u);
+    pp_lcp_inverse_row_copy(run, i, u);
     for (int step = 0; step < REFINE_STEPS; ++step) {
         for (int j = 0; j < n; ++j) {
             int var = ws->row_var[j];
@@ -441,17 +477,23 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
                 two_sum(hi, -u[var], &s, &e);
                 hi = s;
                 lo = e;
+            } else if (run->sparse) {
+                pp_lcp_sparse_dot(run->sparse, var, u, &hi, &lo);
             } else {
                 for (int k = 0; k < n; ++k)
                     if (data[k] != 0.0) accumulate(&hi, &lo, data[k], u[k]);
             }
             r[j] = hi + lo;
         }
-        for (int k = 0; k < n; ++k) c[k] = 0.0;
-        for (int j = 0; j < n; ++j) {
-            if (r[j] == 0.0) continue;
-            const double *row = pp_lcp_inverse_row(run, j);
-            for (int k = 0; k < n; ++k) c[k] += r[j] * row[k];
+        if (run->sparse) {
+            pp_lcp_sparse_btran(run->sparse, r, c); /* c^T = r^T B^-1 */
+        } else {
+            for (int k = 0; k < n; ++k) c[k] = 0.0;
+            for (int j = 0; j < n; ++j) {
+                if (r[j] == 0.0) continue;
+                const double *row = pp_lcp_inverse_row(run, j);
+                for (int k = 0; k < n; ++k) c[k] += r[j] * row[k];
+            }
         }
         double cmax = 0.0, size = 0.0;
         for (int k = 0; k < n; ++k) {
@@ -463,13 +505,29 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
     }
 }
 
+/* Row i of B^-1 into row. */
+void pp_lcp_inverse_row_copy(const lemke_run *run, int i, double *row)
+{
+    if (run->sparse) pp_lcp_sparse_unit_row(run->sparse, i, row);
+    else memcpy(row, pp_lcp_inverse_row(run, i), (size_t)run->n * sizeof *row);
+}
+
 /* Pivot on row r with the entering column y: x and B^-1 are multiplied by the elementary
- * matrix that maps y to e_r (row r /= y_r; row i -= y_i row r). */
-void pp_lcp_pivot(lemke_run *run, int r)
+ * matrix that maps y to e_r (row r /= y_r; row i -= y_i row r). Returns 0 when the sparse
+ * basis's eta file cannot grow (out of memory). */
+int pp_lcp_pivot(lemke_run *run, int r)
 {
     pp_lcp_workspace *ws = run->ws;
     const int n = run->n;
     double *x = ws->x, *y = ws->y;
+    if (run->sparse) {
+        if (!pp_lcp_sparse_pivot(run->sparse, r, y)) return 0;
+        double theta = x[r] * (1.0 / y[r]);
+        for (int i = 0; i < n; ++i)
+            if (i != r && y[i] != 0.0) x[i] -= y[i] * theta;
+        x[r] = theta;
+        return 1;
+    }
     double *row_r = pp_lcp_inverse_row(run, r);
     double inv = 1.0 / y[r];
     double theta = x[r] * inv;
@@ -483,5 +541,6 @@ void pp_lcp_pivot(lemke_run *run, int r)
         x[i] -= f * theta;
     }
     x[r] = theta;
+    return 1;
 }
 

@@ -4,6 +4,8 @@
  *   lemke.c         Lemke's complementary pivoting (ratio tests, the path);
  *   lcp_basis.c     the basis: compensated residuals, dense LU, the explicit inverse and its
  *                   refinement, refactorisation and pivot updates, complementary basis solves;
+ *   lcp_sparse.c    the basis of large LCPs: sparse LU (KLU) and an eta file instead of
+ *                   the explicit inverse;
  *   lcp_extended.c  the double-double rescue;
  *   lcp_fallback.c  the bounded iterative fallback;
  *   lcp_instance.c  instance files.
@@ -46,6 +48,14 @@
  * bases, condition numbers near 1e16, settle at 1e-12). */
 #define REFINE_FLOOR 1e-9
 
+/* LCPs of at least this many unknowns keep their basis as a sparse LU with an eta file
+ * (lcp_sparse.c) instead of an explicit inverse, and solve large basic sets by sparse LU;
+ * the workspace's square arrays other than `regularised` are sized below it. Smaller
+ * problems take the dense path unchanged. */
+#define PP_LCP_SPARSE_MIN_N 1500
+/* Pivots after which the sparse basis is refactorised (the eta file's length). */
+#define PP_LCP_SPARSE_ETA_MAX 64
+
 /* The bounds of one solve (pp_lcp_options: max_total_pivots, max_seconds, budget), set by
  * the public solves and consumed by every pivot (pp_lcp_take_pivot). */
 typedef struct pp_lcp_limits {
@@ -70,6 +80,8 @@ struct pp_lcp_workspace {
     int n_max;
     int owned;
     pp_lcp_limits limits; /* of the solve running */
+    int square_n;         /* inverse, lu and tie_rows hold square_n^2 doubles:
+                             min(n_max, PP_LCP_SPARSE_MIN_N - 1) */
     double *inverse;      /* n x n, row-major: B^-1 of the current Lemke basis (the rescue:
                              its high parts) */
     double *lu;           /* n x n: LU factors (refactorisation, basis solves) */
@@ -94,6 +106,11 @@ struct pp_lcp_workspace {
     int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
+    double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
+                             M + shift I, added on the fly (no copy of M); else 0 */
+    int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
+    int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
+    int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
@@ -166,6 +183,8 @@ typedef struct lemke_run {
     int saved_plain_updates;
     int y_ready;                /* entering variable whose unrefined y (and column) are in the
                                    workspace for the current inverse; -1: none */
+    struct pp_lcp_sparse *sparse; /* n >= PP_LCP_SPARSE_MIN_N: the basis as sparse LU + etas
+                                   (lcp_sparse.c); NULL: the explicit inverse */
 } lemke_run;
 
 /* Row i of the explicit basis inverse. */
@@ -233,7 +252,30 @@ double pp_lcp_form_entering_column(lemke_run *run, int v, int *settled);
 int pp_lcp_entering_column(lemke_run *run, int v);
 void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u);
 void pp_lcp_load_column(const lemke_run *run, int v, double *a);
-void pp_lcp_pivot(lemke_run *run, int r);
+int pp_lcp_pivot(lemke_run *run, int r);
+void pp_lcp_inverse_row_copy(const lemke_run *run, int i, double *row);
+
+typedef struct pp_lcp_sparse pp_lcp_sparse;
+void pp_lcp_pattern_begin(pp_lcp_workspace *ws);
+void pp_lcp_pattern_end(pp_lcp_workspace *ws);
+pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
+                                    const double *d);
+double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
+void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
+void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
+void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
+int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
+void pp_lcp_sparse_swap(pp_lcp_sparse *s);
+int pp_lcp_sparse_refactor_due(const pp_lcp_sparse *s);
+void pp_lcp_sparse_postpone(pp_lcp_sparse *s);
+void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v);
+void pp_lcp_sparse_btran(pp_lcp_sparse *s, const double *c, double *u);
+int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y);
+double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count);
+void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row);
+int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
+                              const int *index, int nb, double *zb, double *r, double *hi,
+                              double *lo);
 pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
                                    const double *x, const double *x_lo, double *z,
                                    unsigned char *basis);

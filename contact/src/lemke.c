@@ -137,14 +137,16 @@ static int ratio_test(const lemke_run *run, int z0_row)
      * LEX_ROW_ERROR of the largest row / y_i: a decision that close may be the rounding's. */
     const int candidates = count;
     int refine_rows = run->drift > LEX_REFINE_DRIFT;
+    double *tie_rows = run->sparse ? pp_lcp_sparse_rows(run->sparse, candidates) : ws->tie_rows;
+    if (!tie_rows) return -2; /* out of memory */
     for (;;) {
         double row_scale = 0.0;
         for (int t = 0; t < candidates; ++t) {
-            double *row = &ws->tie_rows[(size_t)t * n];
+            double *row = &tie_rows[(size_t)t * n];
             if (refine_rows)
                 pp_lcp_refined_inverse_row(run, ws->ties[t], row);
             else
-                memcpy(row, pp_lcp_inverse_row(run, ws->ties[t]), (size_t)n * sizeof *row);
+                pp_lcp_inverse_row_copy(run, ws->ties[t], row);
             ws->index[t] = t;
             row_scale = max_d(row_scale, pp_lcp_inf_norm(n, row) / y[ws->ties[t]]);
         }
@@ -155,7 +157,7 @@ static int ratio_test(const lemke_run *run, int z0_row)
             double vmin = INFINITY, vabs = 0.0;
             for (int t = 0; t < count; ++t) {
                 int c = ws->index[t];
-                double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
+                double v = tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
                 if (v < vmin) vmin = v;
                 if (fabs(v) > vabs) vabs = fabs(v);
             }
@@ -163,7 +165,7 @@ static int ratio_test(const lemke_run *run, int z0_row)
             int kept = 0;
             for (int t = 0; t < count; ++t) {
                 int c = ws->index[t];
-                double v = ws->tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
+                double v = tie_rows[(size_t)c * n + j] / y[ws->ties[c]];
                 if (v <= vmin + vband) ws->index[kept++] = c;
                 else if (check && v <= vmin + vband + certain) close = 1;
             }
@@ -221,7 +223,7 @@ static double entering_column_plain(lemke_run *run, int v)
     pp_lcp_workspace *ws = run->ws;
     const int n = run->n;
     pp_lcp_load_column(run, v, ws->column);
-    if (v < n) {
+    if (v < n && !run->sparse) {
         for (int i = 0; i < n; ++i) ws->y[i] = pp_lcp_inverse_row(run, i)[v];
     } else {
         pp_lcp_apply_inverse(run, ws->column, ws->y);
@@ -295,6 +297,8 @@ static int basic_point_solves(const lemke_run *run)
         int v = ws->row_var[i];
         if (v >= n && v < 2 * n) z[v - n] = fmax(ws->x[i], 0.0);
     }
+    if (run->sparse) /* the same measure over M's nonzeros */
+        return pp_lcp_sparse_relative_residual(run->sparse, run->q, z) <= run->o->residual_tol;
     pp_lcp_result check;
     pp_lcp_residual(n, run->M, run->q, z, NULL, &check);
     return check.relative_residual <= run->o->residual_tol;
@@ -360,20 +364,33 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
 /*
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
- * refactorisations.
+ * refactorisations. `sparse`: the sparse basis of a large LCP (NULL: the explicit inverse).
  */
-pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
-                                 const double *d, const unsigned char *start,
-                                 const pp_lcp_options *o, int max_pivots, double *z,
-                                 unsigned char *basis, int *pivots, int *refactorisations)
+static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
+                                const double *d, const unsigned char *start,
+                                const pp_lcp_options *o, int max_pivots, double *z,
+                                unsigned char *basis, int *pivots, int *refactorisations,
+                                int large)
 {
-    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1};
+    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1, NULL};
     const int z0_var = 2 * n;
     const double z0_zero = o->tie_tol * pp_lcp_inf_norm(n, q);
     *pivots = 0;
     *refactorisations = 0;
 
-    if (!start) { /* w basic: B = I, x = q, z0's column B^-1 (-d) = -d */
+    if (!start && large) { /* w basic: B = I (no dense part), x = q, B^-1 (-d) = -d */
+        for (int i = 0; i < n; ++i) {
+            ws->x[i] = q[i];
+            ws->y[i] = -d[i];
+            ws->row_var[i] = i;
+        }
+        run.sparse = pp_lcp_sparse_create(ws, n, Me, d);
+        if (!run.sparse || !pp_lcp_sparse_factor(run.sparse, ws->row_var)) {
+            pp_lcp_sparse_destroy(run.sparse);
+            return PP_LCP_NUMERICAL;
+        }
+        pp_lcp_sparse_swap(run.sparse);
+    } else if (!start) { /* w basic: B = I, x = q, z0's column B^-1 (-d) = -d */
         for (int i = 0; i < n; ++i) {
             double *row = pp_lcp_inverse_row(&run, i);
             for (int k = 0; k < n; ++k) row[k] = 0.0;
@@ -392,10 +409,17 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             for (int k = 0; k < n; ++k) db[k] -= col[k];
         }
         run.d = db;
+        if (large) {
+            run.sparse = pp_lcp_sparse_create(ws, n, Me, db);
+            if (!run.sparse) return PP_LCP_NUMERICAL;
+        }
         int settled = 0, ok = pp_lcp_refactorise(&run);
         *refactorisations = run.refactorisations;
         if (ok) ok = pp_lcp_form_entering_column(&run, z0_var, &settled) < INFINITY;
-        if (!ok) return PP_LCP_NUMERICAL;
+        if (!ok) {
+            pp_lcp_sparse_destroy(run.sparse);
+            return PP_LCP_NUMERICAL;
+        }
     }
 
     /* First pivot: z0 enters at the level max_i x_i / y_i over y_i < 0 (= max_i -q_i/d_i
@@ -414,8 +438,10 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             r = i;
         }
     }
-    if (r < 0) return PP_LCP_NUMERICAL;
-    pp_lcp_pivot(&run, r);
+    if (r < 0 || !pp_lcp_pivot(&run, r)) {
+        pp_lcp_sparse_destroy(run.sparse);
+        return PP_LCP_NUMERICAL;
+    }
     ++run.updates;
     *pivots = 1;
     int leaving = ws->row_var[r];
@@ -454,6 +480,15 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
             status = PP_LCP_BUDGET_EXHAUSTED;
             break;
         }
+        if (run.sparse && pp_lcp_sparse_refactor_due(run.sparse)) {
+            /* the eta file's length (lcp_sparse.c); refines x with the new factors */
+            if (pp_lcp_refactorise(&run)) {
+                x_fresh = 1;
+                run.x_error = run.last_correction;
+                run.since_refine = 0;
+                run.growth = 1.0;
+            }
+        }
         r = RATIO_AMBIGUOUS;
         double y_error = 0.0;
         if (run.since_refine < REFINE_PERIOD &&
@@ -488,7 +523,10 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
         run.y_ready = -1;
         carry_x_error(&run, r, y_error);
         if (run.since_refine > 0) ++run.plain_updates;
-        pp_lcp_pivot(&run, r);
+        if (!pp_lcp_pivot(&run, r)) {
+            status = PP_LCP_NUMERICAL;
+            break;
+        }
         ++*pivots;
         ++run.updates;
         ++run.since_refine;
@@ -512,7 +550,17 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
         }
     }
     *refactorisations = run.refactorisations;
+    pp_lcp_sparse_destroy(run.sparse);
 
     return pp_lcp_read_solution(ws->row_var, n, status, ws->x, NULL, z, basis);
+}
+
+pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
+                                 const double *d, const unsigned char *start,
+                                 const pp_lcp_options *o, int max_pivots, double *z,
+                                 unsigned char *basis, int *pivots, int *refactorisations)
+{
+    return lemke_path(ws, n, Me, q, d, start, o, max_pivots, z, basis, pivots,
+                      refactorisations, n >= PP_LCP_SPARSE_MIN_N);
 }
 

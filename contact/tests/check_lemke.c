@@ -627,6 +627,153 @@ START_TEST(test_pile_instances)
 }
 END_TEST
 
+/* COPIES copies of the m x m block B on the diagonal of an n x n M (n = COPIES m), block b
+ * with q scaled by 1 + b / 4 (its z scales with it), the unknowns shuffled when `shuffle`
+ * (perm: block row i of copy b is row perm[b m + i]) so that no block is contiguous. */
+static void block_lcp(int copies, int m, const double *B, const double *qb, int shuffle,
+                      double *M, double *q, int *perm)
+{
+    const int n = copies * m;
+    for (int i = 0; i < n; ++i) perm[i] = i;
+    for (int i = n - 1; shuffle && i > 0; --i) { /* Fisher-Yates */
+        int j = (int)rng_uniform(0.0, i + 1.0);
+        if (j > i) j = i;
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    memset(M, 0, (size_t)n * n * sizeof *M);
+    for (int b = 0; b < copies; ++b)
+        for (int i = 0; i < m; ++i) {
+            q[perm[b * m + i]] = (1.0 + 0.25 * b) * qb[i];
+            for (int j = 0; j < m; ++j)
+                AT(M, n, perm[b * m + i], perm[b * m + j]) = AT(B, m, i, j);
+        }
+}
+
+/* A large LCP (n >= 1500) takes the sparse basis (a sparse LU with an eta file,
+ * contact/src/lcp_sparse.c).
+ * 1. 16 copies of the pile's step LCP (n = 102, friction, redundant contacts): the whole,
+ *    n = 1 632, is solved with forced refactorisations along the path, valid by the
+ *    independent residual; its basis solves it again without a pivot (the warm start's
+ *    basis solve, sparse too).
+ * 2. 16 copies of a positive definite 100 x 100 block (a P-matrix: one solution): every
+ *    block of the whole's z is the block's own solution by the dense path, to 1e-9.
+ * 3. 500 copies of test_regularisation_fallback's 3 x 3 LCP, on which plain Lemke ends on a
+ *    ray: the regularised retries (M + eps I, the diagonal shifted as it is read, no copy
+ *    of M) solve the whole, and every block is (1, 1, 3) times its scale. (In this order;
+ *    shuffled, Lemke on M + eps I ends at a z of size 1/eps, refused, by the dense path
+ *    too: measured on 100 shuffled copies.) */
+START_TEST(test_large_sparse_block_lcp)
+{
+    enum { COPIES = 16, SPD_M = 100 };
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "pile30_step30_n102.lcp");
+    pp_lcp_instance inst;
+    ck_assert(pp_lcp_instance_load(path, &inst) == PP_OK);
+    const int n_max = COPIES * (inst.n > SPD_M ? inst.n : SPD_M);
+    double *M = malloc((size_t)n_max * n_max * sizeof *M), *q = malloc((size_t)n_max * sizeof *q);
+    double *z = malloc((size_t)n_max * sizeof *z), *zb = malloc((size_t)SPD_M * sizeof *zb);
+    double *B = malloc((size_t)SPD_M * SPD_M * sizeof *B), *qb = malloc(SPD_M * sizeof *qb);
+    double *A = malloc((size_t)SPD_M * SPD_M * sizeof *A);
+    int *perm = malloc((size_t)n_max * sizeof *perm);
+    unsigned char *basis = calloc((size_t)n_max, 1);
+    ck_assert(M && q && z && zb && B && qb && A && perm && basis);
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(n_max, &ws), PP_OK);
+    rng_seed(11);
+    /* no clock: the pivot caps alone bound the solves (sanitizer builds, a loaded machine) */
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+
+    int n = COPIES * inst.n;
+    block_lcp(COPIES, inst.n, inst.M, inst.q, 1, M, q, perm);
+    pp_lcp_result r;
+    pp_status st = pp_lcp_solve_lemke(ws, n, M, q, &o, basis, z, &r);
+    ck_assert_msg(st == PP_OK, "n = %d: %s after %d pivots", n, pp_lcp_status_string(r.status),
+                  r.pivots);
+    ck_assert(r.epsilon == 0.0);
+    ck_assert_int_gt(r.refactorisations, 1); /* the eta file was folded into new factors */
+    double worst = check_solution(n, M, q, z);
+    printf("check_lemke: %d pile LCPs on the diagonal, n = %d (sparse basis): %d pivots, %d "
+           "refactorisations, rel residual %.2g\n", COPIES, n, r.pivots, r.refactorisations,
+           worst);
+    pp_lcp_result again;
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, n, M, q, &o, basis, z, &again), PP_OK);
+    ck_assert_int_eq(again.warm_started, 1);
+    ck_assert_int_eq(again.pivots, 0);
+    check_solution(n, M, q, z);
+
+    /* 2: B = A A^T + I, q mixed in sign (some contacts pushed, some free) */
+    for (int k = 0; k < SPD_M * SPD_M; ++k) A[k] = rng_uniform(-1.0, 1.0);
+    for (int i = 0; i < SPD_M; ++i) {
+        qb[i] = rng_uniform(-1.0, 0.5);
+        for (int j = 0; j < SPD_M; ++j) {
+            double sum = i == j ? 1.0 : 0.0;
+            for (int k = 0; k < SPD_M; ++k) sum += AT(A, SPD_M, i, k) * AT(A, SPD_M, j, k);
+            AT(B, SPD_M, i, j) = sum;
+        }
+    }
+    n = COPIES * SPD_M;
+    block_lcp(COPIES, SPD_M, B, qb, 1, M, q, perm);
+    st = pp_lcp_solve_lemke(ws, n, M, q, &o, NULL, z, &r);
+    ck_assert_msg(st == PP_OK, "n = %d: %s after %d pivots", n, pp_lcp_status_string(r.status),
+                  r.pivots);
+    check_solution(n, M, q, z);
+    pp_lcp_workspace *small;
+    ck_assert_int_eq(pp_lcp_workspace_create(SPD_M, &small), PP_OK);
+    double *qs = malloc(SPD_M * sizeof *qs);
+    ck_assert_ptr_nonnull(qs);
+    for (int b = 0; b < COPIES; ++b) {
+        for (int i = 0; i < SPD_M; ++i) qs[i] = q[perm[b * SPD_M + i]];
+        pp_lcp_result rb;
+        ck_assert_int_eq(pp_lcp_solve_lemke(small, SPD_M, B, qs, &o, NULL, zb, &rb), PP_OK);
+        double size = 0.0;
+        for (int i = 0; i < SPD_M; ++i) size = fmax(size, fabs(zb[i]));
+        for (int i = 0; i < SPD_M; ++i)
+            ck_assert_msg(fabs(z[perm[b * SPD_M + i]] - zb[i]) <= TOL_SAME_Z * size,
+                          "block %d row %d: %.17g vs %.17g", b, i, z[perm[b * SPD_M + i]], zb[i]);
+    }
+    printf("check_lemke: %d positive definite blocks, n = %d (sparse basis): %d pivots, each "
+           "block equal to its dense solve\n", COPIES, n, r.pivots);
+    free(qs);
+    pp_lcp_workspace_destroy(small);
+
+    /* 3 */
+    enum { RAY_COPIES = 500 };
+    const double ray_M[9] = {0, 0, 2, 2, 0, 1, 0, 1, 0}, ray_q[3] = {-2, -3, -3};
+    n = RAY_COPIES * 3;
+    ck_assert_int_le(n, n_max);
+    block_lcp(RAY_COPIES, 3, ray_M, ray_q, 0, M, q, perm);
+    st = pp_lcp_solve_lemke(ws, n, M, q, &o, NULL, z, &r);
+    ck_assert_int_eq(st, PP_ERR_SOLVER);
+    ck_assert_int_eq(r.status, PP_LCP_RAY_TERMINATION);
+    ck_assert_int_eq(pp_lcp_solve(ws, n, M, q, &o, NULL, z, &r), PP_OK);
+    ck_assert(r.epsilon >= PP_LCP_EPS_FIRST && r.epsilon <= PP_LCP_EPS_MAX);
+    ck_assert_int_gt(r.attempts, 1);
+    check_solution(n, M, q, z);
+    for (int b = 0; b < RAY_COPIES; ++b) {
+        const double scale = 1.0 + 0.25 * b, expect[3] = {1.0, 1.0, 3.0};
+        for (int i = 0; i < 3; ++i)
+            ck_assert_msg(fabs(z[perm[3 * b + i]] - scale * expect[i]) <= 1e-12 * scale,
+                          "block %d: z_%d = %.17g", b, i, z[perm[3 * b + i]]);
+    }
+    printf("check_lemke: %d copies of a ray-terminating 3 x 3 LCP, n = %d: solved with M + %g "
+           "I after %d attempts\n", RAY_COPIES, n, r.epsilon, r.attempts);
+    pp_lcp_workspace_destroy(ws);
+    free(M);
+    free(q);
+    free(z);
+    free(zb);
+    free(B);
+    free(qb);
+    free(A);
+    free(perm);
+    free(basis);
+    pp_lcp_instance_free(&inst);
+}
+END_TEST
+
 /* Lemke from the previous basis when it is not a solution: the box turns from sliding along
  * (0.3, 0.1) to (0.1, 0.3), so the old friction directions are wrong; the solve pivots from
  * the old basis (warm_lemke) and reaches the same motion as a cold solve, in fewer pivots. */
@@ -923,6 +1070,7 @@ int main(void)
     tcase_add_loop_test(tc, test_enormous_basis_refused, 0, 2);
     tcase_add_loop_test(tc, test_pile_instances, 0, N_PILE);
     tcase_add_test(tc, test_warm_lemke_from_previous_basis);
+    tcase_add_test(tc, test_large_sparse_block_lcp);
     tcase_add_test(tc, test_pivot_budget_gives_fallback);
     tcase_add_test(tc, test_time_budget_honoured);
     tcase_add_loop_test(tc, test_fallback_solves_solvable_lcp, 0, 4);

@@ -1,0 +1,706 @@
+/*
+ * The basis of Lemke's revised form for large LCPs (n >= PP_LCP_SPARSE_MIN_N): a sparse LU
+ * of the basis, refactorised now and then, with the pivots since kept as a product of
+ * elementary matrices (an eta file), instead of the explicit n x n inverse of lcp_basis.c.
+ *
+ * Why. An island's M is sparse: contacts couple only through shared bodies, so a column of
+ * a brick wall's M (ODE's crash demo, n ~ 8 000) holds a few hundred entries. The explicit
+ * inverse costs n^2 doubles (0.5 GB at n = 8 000) and every pivot streams it two to four
+ * times (the entering column, the refinement of x, the update): ~80 ms a pivot there, and
+ * a refactorisation was a dense LU of the basis's dense part (about n/2 square). Here a
+ * pivot costs a few sparse triangular solves.
+ *
+ * Factorisation (the block form of lcp_basis.c, pp_lcp_refactorise). With D the positions
+ * whose basic variable has a dense column (z_j: -M_:j, z0: -d), W the others (w_k basic,
+ * column e_k), R the equations k whose w_k is not basic (|R| = |D|),
+ *     B = [A 0; C I] (equations R then W; positions D then W),  A = B[R, D], C = B[W, D],
+ * so only A is factorised, sparse, by KLU (Davis & Palamadai Natarajan 2010: BTF, AMD,
+ * left-looking LU with partial pivoting; tol = 1 asks for plain partial pivoting, as the
+ * dense LU does). Then, for B0 the basis at the factorisation,
+ *     B0 v = b:      A v_D = b_R,  v_W = b_W - C v_D                               (FTRAN)
+ *     B0^T u = c:    u_W = c_W,    A^T u_R = c_D - C^T u_W                         (BTRAN)
+ * Pivots. A pivot on row r with entering column y multiplies B^-1 on the left by the
+ * elementary matrix E = I + (e_r - y) e_r^T / y_r (row r / y_r, row i - y_i row r: the
+ * update lcp_basis.c applies to the explicit inverse), so B^-1 = E_t ... E_1 B0^-1 and
+ *     B^-1 b    = E_t (... (E_1 (B0^-1 b)))                 (E v: v_r /= y_r, v_i -= y_i v_r)
+ *     c^T B^-1  = ((c^T E_t) ... E_1) B0^-1                 (c^T E: only c_r changes,
+ *                                                            c_r = (c_r - sum_{i!=r} c_i y_i) / y_r)
+ * Each E is kept as the nonzeros of y (the eta file). The file grows a pivot at a time,
+ * so the basis is refactorised after PP_LCP_SPARSE_ETA_MAX pivots besides the refactorisations
+ * the refinement asks for (lcp_basis.c).
+ *
+ * Exactness is not the factorisation's: every quantity the pivot rule reads is refined with
+ * compensated residuals (lemke.c, "Accuracy"), and the residuals here run over the nonzero
+ * pattern of M (the same sums in the same order as the dense loops that skip zeros), and
+ * the answer is judged by the independent residual at the end.
+ */
+#include "lcp_internal.h"
+
+#include <klu.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One factorisation B0 and the pivots since. */
+typedef struct factor_state {
+    klu_symbolic *symbolic;
+    klu_numeric *numeric;
+    int m;          /* |D| */
+    int *dense;     /* n: positions D */
+    int *equation;  /* n: equations R */
+    int *var0;      /* n: basic variable of each position at the factorisation */
+    int *eq_rank;   /* n: rank of equation k in R; -1 - i when w_k is basic in position i */
+    int etas;       /* pivots since the factorisation */
+    int *eta_row;   /* etas: pivot row */
+    double *eta_inverse_pivot; /* etas: 1 / y_r */
+    size_t *eta_start; /* etas + 1: start of each eta's entries */
+    int *eta_index;    /* entries (i != r with y_i != 0) */
+    double *eta_value;
+    double *eta_dense; /* etas x n: y of each eta with y_r = 0 (rows of B^-1, unit_row) */
+    int eta_cap;
+    size_t entry_cap, dense_cap;
+    int *dense_of_var; /* n + 1: D index of z_j (j) and z0 (n) when basic in D, else -1 */
+    int *c_start;      /* m + 1: C by columns, as the data at the W equations: */
+    int *c_pos;        /*   the position whose w_k is basic (row k of C) */
+    double *c_data;    /*   data_d[k] (C_kd = -data_d[k]) */
+    size_t c_cap, c_start_cap;
+} factor_state;
+
+struct pp_lcp_sparse {
+    int n;
+    const double *M;          /* the matrix pivoted on is M + shift I (column-major) */
+    double shift;             /* the regularised retries' eps (pp_lcp_solve), else 0 */
+    const double *d;          /* z0's data (the covering vector) */
+    int *col_start;           /* n + 1: pattern of M by columns (CSC) */
+    int *row_index;           /* col_start[n]: rows of the nonzeros, increasing */
+    int owns_pattern;         /* 0: the solve's pattern (pp_lcp_pattern_build) */
+    klu_common common;
+    factor_state state[2];
+    int current;
+    int refactor_at;          /* etas after which the next forced refactorisation is tried */
+    int *Ap, *Ai;             /* A in CSC for KLU */
+    double *Ax;
+    size_t a_cap;
+    double *t;                /* n: scratch of the solves with A */
+    double *work;             /* n: scratch (BTRAN) */
+    double *unit;             /* n: zeros but while a row of B^-1 is formed (unit_row) */
+    unsigned char *mark;      /* n: zeros but while a row of B^-1 is formed */
+    int *list;                /* n: the nonzeros of unit */
+    int *row_start;           /* n + 1: M's pattern by rows (CSR) */
+    int *col_index;
+    double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
+    size_t rows_cap;
+};
+
+/* Dense copies of the etas' y are kept for at most this many pivots since a factorisation
+ * (they make a row of B^-1 cheap, unit_row); when refactorisations keep failing and the
+ * file grows past it, rows go through the general BTRAN instead, so memory stays
+ * ETA_DENSE_MAX n plus the etas' nonzeros. */
+#define ETA_DENSE_MAX (4 * PP_LCP_SPARSE_ETA_MAX)
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 1;
+    size_t c = *cap > 0 ? *cap : 64;
+    while (c < need) c *= 2;
+    void *g = realloc(*p, c * size);
+    if (!g) return 0;
+    *p = g;
+    *cap = c;
+    return 1;
+}
+
+static void state_release(pp_lcp_sparse *s, factor_state *f)
+{
+    if (f->numeric) klu_free_numeric(&f->numeric, &s->common);
+    if (f->symbolic) klu_free_symbolic(&f->symbolic, &s->common);
+    f->numeric = NULL;
+    f->symbolic = NULL;
+}
+
+void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
+{
+    if (!s) return;
+    for (int i = 0; i < 2; ++i) {
+        factor_state *f = &s->state[i];
+        state_release(s, f);
+        free(f->dense);
+        free(f->equation);
+        free(f->var0);
+        free(f->eq_rank);
+        free(f->eta_row);
+        free(f->eta_inverse_pivot);
+        free(f->eta_start);
+        free(f->eta_index);
+        free(f->eta_value);
+        free(f->eta_dense);
+        free(f->dense_of_var);
+        free(f->c_start);
+        free(f->c_pos);
+        free(f->c_data);
+    }
+    if (s->owns_pattern) {
+        free(s->col_start);
+        free(s->row_index);
+    }
+    free(s->Ap);
+    free(s->Ai);
+    free(s->Ax);
+    free(s->t);
+    free(s->work);
+    free(s->unit);
+    free(s->mark);
+    free(s->list);
+    free(s->row_start);
+    free(s->col_index);
+    free(s->rows);
+    free(s);
+}
+
+/* The pattern of the n x n column-major M by columns (CSC), with every diagonal entry (so
+ * that it serves M + eps I too): rows of column j are row_index[col_start[j] ..
+ * col_start[j + 1] - 1], increasing. 0 when out of memory. */
+static int build_pattern(int n, const double *M, int **col_start, int **row_index)
+{
+    const size_t un = (size_t)n;
+    size_t nnz = 0;
+    for (size_t j = 0; j < un; ++j) {
+        const double *col = M + j * un;
+        for (size_t k = 0; k < un; ++k) nnz += col[k] != 0.0 || k == j;
+    }
+    if (nnz >= (size_t)1 << 31) return 0;
+    *col_start = malloc((un + 1) * sizeof **col_start);
+    *row_index = malloc(nnz * sizeof **row_index);
+    if (!*col_start || !*row_index) {
+        free(*col_start);
+        free(*row_index);
+        *col_start = *row_index = NULL;
+        return 0;
+    }
+    size_t p = 0;
+    for (int j = 0; j < n; ++j) {
+        (*col_start)[j] = (int)p;
+        const double *col = M + (size_t)j * un;
+        for (int k = 0; k < n; ++k)
+            if (col[k] != 0.0 || k == j) (*row_index)[p++] = k;
+    }
+    (*col_start)[n] = (int)p;
+    return 1;
+}
+
+/* The pattern of M serves every Lemke path of one solve (the regularised retries change only
+ * the diagonal): from pp_lcp_pattern_begin to _end (the public solves) the first path builds
+ * it into the workspace and the later ones reuse it. A solve that does not pivot (q >= 0, a
+ * warm start) never builds it. */
+void pp_lcp_pattern_begin(pp_lcp_workspace *ws)
+{
+    ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_shared = 1;
+}
+
+void pp_lcp_pattern_end(pp_lcp_workspace *ws)
+{
+    free(ws->pattern_start);
+    free(ws->pattern_rows);
+    ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_shared = 0;
+}
+
+/* The sparse basis of a Lemke path on M (z0's data d); NULL when out of memory. */
+pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
+                                    const double *d)
+{
+    pp_lcp_sparse *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->n = n;
+    s->M = M;
+    s->shift = ws->shift;
+    s->d = d;
+    int ok = 1;
+    if (ws->pattern_shared && !ws->pattern_start &&
+        !build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows))
+        ws->pattern_shared = 0; /* out of memory: each path tries its own */
+    if (ws->pattern_start) {
+        s->col_start = ws->pattern_start;
+        s->row_index = ws->pattern_rows;
+    } else {
+        s->owns_pattern = 1;
+        ok = build_pattern(n, M, &s->col_start, &s->row_index);
+    }
+    const size_t un = (size_t)n;
+    if (ok) {
+        s->Ap = malloc((un + 1) * sizeof *s->Ap);
+        s->t = malloc(un * sizeof *s->t);
+        s->work = malloc(un * sizeof *s->work);
+        s->unit = calloc(un, sizeof *s->unit);
+        s->mark = calloc(un, 1);
+        s->list = malloc(un * sizeof *s->list);
+        s->row_start = calloc(un + 1, sizeof *s->row_start);
+        s->col_index = malloc(((size_t)s->col_start[n] + 1) * sizeof *s->col_index);
+        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list && s->row_start &&
+             s->col_index;
+    }
+    for (int i = 0; ok && i < 2; ++i) {
+        factor_state *f = &s->state[i];
+        f->dense = malloc(un * sizeof *f->dense);
+        f->equation = malloc(un * sizeof *f->equation);
+        f->var0 = malloc(un * sizeof *f->var0);
+        f->eq_rank = malloc(un * sizeof *f->eq_rank);
+        f->dense_of_var = malloc((un + 1) * sizeof *f->dense_of_var);
+        ok = f->dense && f->equation && f->var0 && f->eq_rank && f->dense_of_var;
+    }
+    if (!ok) {
+        pp_lcp_sparse_destroy(s);
+        return NULL;
+    }
+    /* the pattern by rows: columns of row k in increasing order */
+    for (int p = 0; p < s->col_start[n]; ++p) ++s->row_start[s->row_index[p] + 1];
+    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
+    for (int j = 0; j < n; ++j)
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p)
+            s->col_index[s->row_start[s->row_index[p]]++] = j;
+    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
+    s->row_start[0] = 0;
+    klu_defaults(&s->common);
+    s->common.tol = 1.0; /* partial pivoting, as the dense LU */
+    s->common.halt_if_singular = 1;
+    s->refactor_at = PP_LCP_SPARSE_ETA_MAX;
+    return s;
+}
+
+/* The nonzero rows of the data column of variable v (z_j: M_:j), *count of them; NULL for
+ * z0 (data d, dense: the caller runs over every row, *count = n, and skips zeros). */
+static const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, const double **data)
+{
+    const int n = s->n;
+    if (v < 2 * n) {
+        int j = v - n;
+        *data = s->M + (size_t)j * n;
+        *count = s->col_start[j + 1] - s->col_start[j];
+        return s->row_index + s->col_start[j];
+    }
+    *data = s->d;
+    *count = n;
+    return NULL; /* every row */
+}
+
+/* Entry k of variable v's data column: M_kj (+ shift on the diagonal) for z_j, d_k for z0;
+ * M_jj + shift is rounded as the copy M + eps I of the dense path rounds it. */
+static inline double entry(const pp_lcp_sparse *s, int v, const double *data, int k)
+{
+    return k == v - s->n ? data[k] + s->shift : data[k];
+}
+
+/* (hi, lo) -= a * data over the nonzeros of variable v's data column (v a z or z0), the
+ * sums of pp_lcp_subtract_columns over one column, in the same order. */
+void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
+{
+    const double *data;
+    int count;
+    const int *rows = column_pattern(s, v, &count, &data);
+    double at = -a;
+    if (rows) {
+        if (s->shift != 0.0) { /* M + shift I: the diagonal entry alone */
+            for (int t = 0; t < count; ++t) {
+                int k = rows[t];
+                double e = entry(s, v, data, k);
+                if (e != 0.0) accumulate(&hi[k], &lo[k], at, e);
+            }
+            return;
+        }
+        for (int t = 0; t < count; ++t) {
+            int k = rows[t];
+            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
+        }
+    } else {
+        for (int k = 0; k < count; ++k)
+            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
+    }
+}
+
+/* data . u over the nonzeros of variable v's data column, compensated into (hi, lo). */
+void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo)
+{
+    const double *data;
+    int count;
+    const int *rows = column_pattern(s, v, &count, &data);
+    if (rows) {
+        for (int t = 0; t < count; ++t) {
+            double e = entry(s, v, data, rows[t]);
+            if (e != 0.0) accumulate(hi, lo, e, u[rows[t]]);
+        }
+    } else {
+        for (int k = 0; k < count; ++k)
+            if (data[k] != 0.0) accumulate(hi, lo, data[k], u[k]);
+    }
+}
+
+/* Factorise the basis row_var into the spare state; 1 on success (the spare state is then
+ * made current by pp_lcp_sparse_swap). 0 when A is singular or memory ran out. */
+int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
+{
+    const int n = s->n;
+    factor_state *f = &s->state[1 - s->current];
+    state_release(s, f);
+    f->etas = 0;
+    memcpy(f->var0, row_var, (size_t)n * sizeof *row_var);
+    int m = 0;
+    for (int k = 0; k < n; ++k) f->eq_rank[k] = 0;
+    for (int k = 0; k <= n; ++k) f->dense_of_var[k] = -1;
+    for (int i = 0; i < n; ++i) {
+        int var = row_var[i];
+        if (var < n) {
+            f->eq_rank[var] = -1 - i;
+        } else {
+            f->dense_of_var[var - n] = m;
+            f->dense[m++] = i;
+        }
+    }
+    int mr = 0;
+    for (int k = 0; k < n; ++k)
+        if (f->eq_rank[k] >= 0) {
+            f->equation[mr] = k;
+            f->eq_rank[k] = mr++;
+        }
+    f->m = m;
+    if (mr != m) return 0;
+    if (m == 0) return 1;
+    /* A in CSC: column d is -data of the variable in position D_d, at the equations R */
+    size_t nnz = 0;
+    for (int d = 0; d < m; ++d) {
+        int var = row_var[f->dense[d]], count;
+        const double *data;
+        column_pattern(s, var, &count, &data);
+        nnz += (size_t)count;
+    }
+    if (!grow((void **)&s->Ai, &s->a_cap, nnz, sizeof *s->Ai)) return 0;
+    size_t cap = s->a_cap;
+    s->a_cap = 0; /* Ax grows to the same capacity */
+    if (!grow((void **)&s->Ax, &s->a_cap, cap, sizeof *s->Ax)) return 0;
+    cap = f->c_cap;
+    if (!grow((void **)&f->c_pos, &cap, nnz, sizeof *f->c_pos)) return 0;
+    cap = f->c_cap;
+    if (!grow((void **)&f->c_data, &cap, nnz, sizeof *f->c_data)) return 0;
+    f->c_cap = cap;
+    if (!grow((void **)&f->c_start, &f->c_start_cap, (size_t)m + 1, sizeof *f->c_start))
+        return 0;
+    size_t p = 0, pc = 0;
+    for (int d = 0; d < m; ++d) {
+        s->Ap[d] = (int)p;
+        f->c_start[d] = (int)pc;
+        int var = row_var[f->dense[d]], count;
+        const double *data;
+        const int *rows = column_pattern(s, var, &count, &data);
+        for (int t = 0; t < count; ++t) {
+            int k = rows ? rows[t] : t;
+            int r = f->eq_rank[k];
+            double e = entry(s, var, data, k);
+            if (e == 0.0) continue;
+            if (r < 0) {
+                f->c_pos[pc] = -1 - r;
+                f->c_data[pc++] = e;
+                continue;
+            }
+            s->Ai[p] = r;
+            s->Ax[p++] = -e;
+        }
+    }
+    s->Ap[m] = (int)p;
+    f->c_start[m] = (int)pc;
+    f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
+    if (!f->symbolic) return 0;
+    f->numeric = klu_factor(s->Ap, s->Ai, s->Ax, f->symbolic, &s->common);
+    if (!f->numeric || s->common.status != KLU_OK) {
+        state_release(s, f);
+        return 0;
+    }
+    return 1;
+}
+
+/* Exchange the current and the spare state (the one just factorised, or, after a
+ * refactorisation that is not kept, the one before it). */
+void pp_lcp_sparse_swap(pp_lcp_sparse *s)
+{
+    s->current = 1 - s->current;
+    s->refactor_at = s->state[s->current].etas + PP_LCP_SPARSE_ETA_MAX;
+}
+
+/* The forced refactorisation after PP_LCP_SPARSE_ETA_MAX pivots is due (one that kept the
+ * old factors is retried after as many pivots again). */
+int pp_lcp_sparse_refactor_due(const pp_lcp_sparse *s)
+{
+    return s->state[s->current].etas >= s->refactor_at;
+}
+
+void pp_lcp_sparse_postpone(pp_lcp_sparse *s)
+{
+    s->refactor_at = s->state[s->current].etas + PP_LCP_SPARSE_ETA_MAX;
+}
+
+/* v = B^-1 b (v indexed by positions, b by equations; v may not alias b). */
+void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
+{
+    const int n = s->n;
+    factor_state *f = &s->state[s->current];
+    double *t = s->t;
+    const int m = f->m;
+    if (m > 0) {
+        for (int r = 0; r < m; ++r) t[r] = b[f->equation[r]];
+        klu_solve(f->symbolic, f->numeric, m, 1, t, &s->common);
+    }
+    for (int i = 0; i < n; ++i)
+        if (f->var0[i] < n) v[i] = b[f->var0[i]];
+    for (int d = 0; d < m; ++d) {
+        double td = t[d];
+        v[f->dense[d]] = td;
+        if (td == 0.0) continue;
+        for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) /* v_W -= C v_D */
+            v[f->c_pos[q]] += f->c_data[q] * td;
+    }
+    for (int e = 0; e < f->etas; ++e) {
+        int r = f->eta_row[e];
+        double vr = v[r] * f->eta_inverse_pivot[e];
+        v[r] = vr;
+        if (vr == 0.0) continue;
+        for (size_t q = f->eta_start[e]; q < f->eta_start[e + 1]; ++q)
+            v[f->eta_index[q]] -= f->eta_value[q] * vr;
+    }
+}
+
+/* u^T = c^T B^-1 (c indexed by positions, u by equations; u may not alias c). */
+void pp_lcp_sparse_btran(pp_lcp_sparse *s, const double *c, double *u)
+{
+    const int n = s->n;
+    factor_state *f = &s->state[s->current];
+    double *w = s->work, *t = s->t;
+    const int m = f->m;
+    memcpy(w, c, (size_t)n * sizeof *w);
+    for (int e = f->etas - 1; e >= 0; --e) {
+        int r = f->eta_row[e];
+        double sum = w[r];
+        for (size_t q = f->eta_start[e]; q < f->eta_start[e + 1]; ++q)
+            sum -= w[f->eta_index[q]] * f->eta_value[q];
+        w[r] = sum * f->eta_inverse_pivot[e];
+    }
+    for (int i = 0; i < n; ++i)
+        if (f->var0[i] < n) u[f->var0[i]] = w[i];
+    if (m == 0) return;
+    for (int d = 0; d < m; ++d) { /* t = c_D - C^T u_W (u_W: w at the W positions) */
+        double sum = w[f->dense[d]];
+        for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) sum += f->c_data[q] * w[f->c_pos[q]];
+        t[d] = sum;
+    }
+    klu_tsolve(f->symbolic, f->numeric, m, 1, t, &s->common);
+    for (int r = 0; r < m; ++r) u[f->equation[r]] = t[r];
+}
+
+/* The relative residual of pp_lcp_residual (lcp.c) for LCP(M, q) at z, over M's nonzeros:
+ * the same sums in the same order (a zero entry adds nothing to them). */
+double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z)
+{
+    const int n = s->n;
+    double *w = s->t, *row = s->work, relative = 0.0;
+    double z_norm = pp_lcp_inf_norm(n, z);
+    for (int i = 0; i < n; ++i) {
+        w[i] = q[i];
+        row[i] = 0.0;
+    }
+    for (int j = 0; j < n; ++j) {
+        const double *col = s->M + (size_t)j * n, zj = z[j];
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
+            int k = s->row_index[p];
+            double e = k == j ? col[k] + s->shift : col[k];
+            w[k] += e * zj;
+            row[k] += fabs(e);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        double si = fabs(q[i]) + row[i] * z_norm;
+        double ri = fabs(fmin(z[i], w[i]));
+        if (isnan(w[i]) || isnan(z[i])) ri = NAN;
+        double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+        if (!(rel <= relative)) relative = rel;
+    }
+    return relative;
+}
+
+/* Row i of B^-1: e_i^T B^-1, BTRAN of a unit vector. Each E_s^T changes one entry (c_r),
+ * so c = e_i E_t ... E_1 has at most t + 1 nonzeros: the etas run over them (with the dense
+ * copies of y), and C^T u_W over the rows of M of the W equations among them (CSR). */
+void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
+{
+    const int n = s->n;
+    factor_state *f = &s->state[s->current];
+    if (f->etas > ETA_DENSE_MAX) { /* refactorisations kept failing: the general BTRAN */
+        s->unit[i] = 1.0;
+        pp_lcp_sparse_btran(s, s->unit, row);
+        s->unit[i] = 0.0;
+        return;
+    }
+    double *w = s->unit, *t = s->t;
+    int *list = s->list, count = 0;
+    w[i] = 1.0;
+    s->mark[i] = 1;
+    list[count++] = i;
+    for (int e = f->etas - 1; e >= 0; --e) {
+        int r = f->eta_row[e];
+        const double *y = f->eta_dense + (size_t)e * n; /* y_r = 0 there */
+        double sum = w[r];
+        for (int q = 0; q < count; ++q) sum -= w[list[q]] * y[list[q]];
+        w[r] = sum * f->eta_inverse_pivot[e];
+        if (!s->mark[r] && w[r] != 0.0) {
+            s->mark[r] = 1;
+            list[count++] = r;
+        }
+    }
+    for (int k = 0; k < n; ++k) row[k] = 0.0;
+    for (int q = 0; q < count; ++q)
+        if (f->var0[list[q]] < n) row[f->var0[list[q]]] = w[list[q]];
+    const int m = f->m;
+    if (m > 0) {
+        for (int d = 0; d < m; ++d) t[d] = w[f->dense[d]];
+        const int z0_d = f->dense_of_var[n];
+        for (int q = 0; q < count; ++q) { /* t += -C^T u_W: C = -data at the W equations */
+            int k = f->var0[list[q]];
+            double uk = w[list[q]];
+            if (k >= n || uk == 0.0) continue;
+            for (int p = s->row_start[k]; p < s->row_start[k + 1]; ++p) {
+                int j = s->col_index[p], d = f->dense_of_var[j];
+                if (d >= 0) t[d] += (s->M[(size_t)j * n + k] + (j == k ? s->shift : 0.0)) * uk;
+            }
+            if (z0_d >= 0) t[z0_d] += s->d[k] * uk;
+        }
+        klu_tsolve(f->symbolic, f->numeric, m, 1, t, &s->common);
+        for (int r = 0; r < m; ++r) row[f->equation[r]] = t[r];
+    }
+    for (int q = 0; q < count; ++q) {
+        w[list[q]] = 0.0;
+        s->mark[list[q]] = 0;
+    }
+}
+
+/* Record the pivot on row r with entering column y (B^-1 <- E B^-1). 0: out of memory. */
+int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
+{
+    const int n = s->n;
+    factor_state *f = &s->state[s->current];
+    size_t cap = (size_t)f->eta_cap;
+    if ((size_t)f->etas + 1 >= cap) {
+        size_t c1 = cap, c2 = cap, c3 = cap;
+        if (!grow((void **)&f->eta_row, &c1, (size_t)f->etas + 2, sizeof *f->eta_row) ||
+            !grow((void **)&f->eta_inverse_pivot, &c2, (size_t)f->etas + 2,
+                  sizeof *f->eta_inverse_pivot) ||
+            !grow((void **)&f->eta_start, &c3, (size_t)f->etas + 2, sizeof *f->eta_start))
+            return 0;
+        f->eta_cap = (int)c1;
+    }
+    if (f->etas == 0) f->eta_start[0] = 0;
+    size_t start = f->eta_start[f->etas];
+    size_t count = 0;
+    for (int i = 0; i < n; ++i) count += i != r && y[i] != 0.0;
+    size_t ecap = f->entry_cap;
+    if (!grow((void **)&f->eta_index, &ecap, start + count, sizeof *f->eta_index)) return 0;
+    ecap = f->entry_cap;
+    if (!grow((void **)&f->eta_value, &ecap, start + count, sizeof *f->eta_value)) return 0;
+    f->entry_cap = ecap;
+    size_t p = start;
+    for (int i = 0; i < n; ++i)
+        if (i != r && y[i] != 0.0) {
+            f->eta_index[p] = i;
+            f->eta_value[p++] = y[i];
+        }
+    if (f->etas < ETA_DENSE_MAX) {
+        if (!grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
+                  sizeof *f->eta_dense))
+            return 0;
+        double *yd = f->eta_dense + (size_t)f->etas * n;
+        memcpy(yd, y, (size_t)n * sizeof *yd);
+        yd[r] = 0.0;
+    }
+    f->eta_row[f->etas] = r;
+    f->eta_inverse_pivot[f->etas] = 1.0 / y[r];
+    f->eta_start[++f->etas] = p;
+    return 1;
+}
+
+/* Room for `count` rows of n (the ratio test's tied rows); NULL when out of memory. */
+double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
+{
+    if (!grow((void **)&s->rows, &s->rows_cap, (size_t)count * s->n, sizeof *s->rows))
+        return NULL;
+    return s->rows;
+}
+
+/* ---- Basis solves (warm start and polish) of large LCPs ---------------------------------
+ *
+ * (M + shift I)_BB z_B = -q_B for the basic set index[0..nb-1] by KLU on the sparse M_BB, refined with
+ * compensated residuals over its nonzeros (the same iteration as the dense
+ * pp_lcp_solve_basis). Returns 0 when M_BB is exactly singular, memory runs out, or the
+ * solve is not finite. zb, r, hi, lo: nb each. */
+int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
+                              const int *index, int nb, double *zb, double *r, double *hi,
+                              double *lo)
+{
+    int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
+    int *Ai = NULL;
+    double *Ax = NULL;
+    size_t cap = 0, cap_x = 0;
+    int ok = Ap != NULL;
+    size_t p = 0;
+    for (int b = 0; ok && b < nb; ++b) {
+        Ap[b] = (int)p;
+        const double *col = M + (size_t)index[b] * n;
+        for (int a = 0; ok && a < nb; ++a) {
+            double v = a == b ? col[index[a]] + shift : col[index[a]];
+            if (v == 0.0) continue;
+            ok = grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
+                 grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);
+            if (!ok) break;
+            Ai[p] = a;
+            Ax[p++] = v;
+        }
+    }
+    klu_common common;
+    klu_symbolic *symbolic = NULL;
+    klu_numeric *numeric = NULL;
+    if (ok) {
+        Ap[nb] = (int)p;
+        klu_defaults(&common);
+        common.tol = 1.0;
+        symbolic = klu_analyze(nb, Ap, Ai, &common);
+        numeric = symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
+        ok = numeric && common.status == KLU_OK;
+    }
+    if (ok) {
+        for (int b = 0; b < nb; ++b) zb[b] = -q[index[b]];
+        klu_solve(symbolic, numeric, nb, 1, zb, &common);
+        for (int step = 0; step < REFINE_STEPS; ++step) {
+            for (int a = 0; a < nb; ++a) { /* r = -q_B - M_BB z_B, column by column */
+                hi[a] = -q[index[a]];
+                lo[a] = 0.0;
+            }
+            for (int b = 0; b < nb; ++b) {
+                if (zb[b] == 0.0) continue;
+                double at = -zb[b];
+                for (int t = Ap[b]; t < Ap[b + 1]; ++t)
+                    accumulate(&hi[Ai[t]], &lo[Ai[t]], at, Ax[t]);
+            }
+            for (int a = 0; a < nb; ++a) r[a] = hi[a] + lo[a];
+            klu_solve(symbolic, numeric, nb, 1, r, &common);
+            double c = 0.0, size = 0.0;
+            for (int b = 0; b < nb; ++b) {
+                zb[b] += r[b];
+                c = max_d(c, fabs(r[b]));
+                size = max_d(size, fabs(zb[b]));
+            }
+            if (!(c > REFINE_SETTLED * size) || (step == 0 && c <= REFINE_ONE_STEP * size))
+                break;
+        }
+        ok = pp_lcp_all_finite((size_t)nb, zb);
+    }
+    if (numeric) klu_free_numeric(&numeric, &common);
+    if (symbolic) klu_free_symbolic(&symbolic, &common);
+    free(Ap);
+    free(Ai);
+    free(Ax);
+    return ok;
+}
