@@ -459,6 +459,16 @@ static const char *hash_space_problem(dGeomID g)
  * dCollide): a NaN pose of a static geom or a geom offset, a NaN or infinite plane offset or
  * ray length. dConvex, trimesh and heightfield data have no getter; the contacts dCollide
  * makes from them are checked instead (ode_baseline.c). */
+/* The geom a dGeomTransform wraps. ODE 0.16 marks the transform class deprecated (geom
+ * offsets replace it), but programs written for older ODE still use it. */
+static dGeomID transform_inner(dGeomID g)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return dGeomTransformGetGeom(g);
+#pragma GCC diagnostic pop
+}
+
 static const char *geom_problem(dGeomID g)
 {
     int cls = dGeomGetClass(g);
@@ -504,6 +514,11 @@ static const char *geom_problem(dGeomID g)
     case dRayClass:
         if (!finite_nonnegative(dGeomRayGetLength(g))) return "length (dGeomRaySetLength) is not finite and >= 0";
         break;
+    }
+    if (cls == dGeomTransformClass && transform_inner(g)) {
+        /* the wrapped geom: its pose (relative to the transform) and size */
+        const char *inner = geom_problem(transform_inner(g));
+        if (inner) return inner;
     }
     return hash_space_problem(g);
 }
@@ -640,9 +655,41 @@ static int refuse_geom(pp_world *world, dGeomID g, const char *why)
 }
 
 /* Fill shape from a geom; 0 when the geom is not one pegplus models (reported once). */
+static int posed_shape(pp_world *world, dGeomID g, int cls, const double position[3],
+                       const double rot[9], pp_shape *s);
+
+/* A dGeomTransform: the geom it wraps, posed at the transform's pose composed with its own
+ * (an encapsulated geom's position and rotation are relative to the transform; ODE's
+ * dCollideTransform does the same), x = x_T + R_T x_g, R = R_T R_g. The contacts keep the
+ * transform as their geom, as ODE's do. */
+static int transform_shape(pp_world *world, dGeomID g, pp_shape *s)
+{
+    dGeomID inner = transform_inner(g);
+    if (!inner) return refuse_geom(world, g, "it wraps no geom (dGeomTransformSetGeom)");
+    int cls = dGeomGetClass(inner);
+    if (cls == dPlaneClass || cls == dRayClass || cls == dGeomTransformClass ||
+        cls == dTriMeshClass || cls == dHeightfieldClass || dGeomIsSpace(inner))
+        return refuse_geom(world, g, "the geom it wraps is of a class pegplus does not wrap (a "
+                                     "plane, ray, transform, trimesh, heightfield or space)");
+    const dReal *xt = dGeomGetPosition(g), *Rt = dGeomGetRotation(g);
+    const dReal *xg = dGeomGetPosition(inner), *Rg = dGeomGetRotation(inner);
+    double position[3], rot[9];
+    for (int r = 0; r < 3; ++r) {
+        position[r] = xt[r];
+        for (int c = 0; c < 3; ++c) {
+            position[r] += Rt[4 * r + c] * xg[c];
+            double m = 0.0;
+            for (int j = 0; j < 3; ++j) m += Rt[4 * r + j] * Rg[4 * j + c];
+            rot[3 * r + c] = m;
+        }
+    }
+    return posed_shape(world, inner, cls, position, rot, s);
+}
+
 static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
 {
     int cls = dGeomGetClass(g);
+    if (cls == dGeomTransformClass) return transform_shape(world, g, s);
     const dReal *x = NULL, *R = NULL;
     if (cls != dPlaneClass) {
         x = dGeomGetPosition(g);
@@ -654,6 +701,13 @@ static int geom_shape(pp_world *world, dGeomID g, pp_shape *s)
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) rot[3 * r + c] = R[4 * r + c];
     }
+    return posed_shape(world, g, cls, position, rot, s);
+}
+
+/* The shape of geom g (class cls; its size from g) at the pose given. */
+static int posed_shape(pp_world *world, dGeomID g, int cls, const double position[3],
+                       const double rot[9], pp_shape *s)
+{
     switch (cls) {
     case dSphereClass:
         *s = pp_shape_make_sphere(dGeomSphereGetRadius(g), position);
