@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     const double h = 0.005;
     dInitODE2(0);
     build();
-    double ke, e0 = report_energy(bodies, body_count, GRAVITY, &ke);
+    double e0 = report_energy(bodies, body_count, GRAVITY, NULL);
     int churn = 0;
     for (int a = 2; a < argc; ++a) {
         churn |= !strcmp(argv[a], "churn");
@@ -185,13 +185,7 @@ int main(int argc, char **argv)
         dWorldStep(world, h);
         dJointGroupEmpty(contact_group);
     }
-    double e1 = report_energy(bodies, body_count, GRAVITY, &ke);
-    report_bodies(bodies, body_count);
-    printf("steps %d\n", steps);
-    printf("energy_initial %.17g\n", e0);
-    printf("energy_final %.17g\n", e1);
-    printf("kinetic_energy_final %.17g\n", ke);
-    report_geometry(space);
+    report_run(bodies, body_count, GRAVITY, steps, e0, space);
     if (churn) { /* the new tetrahedron, alone in its cell: resting on the ground */
         dReal aabb[6];
         dGeomGetAABB(dBodyGetFirstGeom(bodies[body_count - 1]), aabb);

@@ -264,7 +264,7 @@ int main(int argc, char **argv)
     make_car();
     make_wall(wide, high);
 
-    double ke, e0 = report_energy(bodies, body_count, GRAVITY, &ke), work = 0.0;
+    double e0 = report_energy(bodies, body_count, GRAVITY, NULL), work = 0.0;
     double before[6 * CAR_BODIES];
     double closest = car_front() - WALL_FACE;
     int asleep_max = 0;
@@ -292,18 +292,12 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; ++k) d += (x[k] - wall_start[i][k]) * (x[k] - wall_start[i][k]);
         moved += sqrt(d) > MOVED;
     }
-    double e1 = report_energy(bodies, body_count, GRAVITY, &ke);
-    report_bodies(bodies, body_count);
-    printf("steps %d\n", steps);
-    printf("energy_initial %.17g\n", e0);
-    printf("energy_final %.17g\n", e1);
-    printf("kinetic_energy_final %.17g\n", ke);
     printf("joint_work %.17g\n", work);
     printf("car_wall_gap_min %.17g\n", closest);
     printf("wall_boxes %d\n", wall_count);
     printf("wall_boxes_moved %d\n", moved);
     printf("wall_boxes_asleep_max %d\n", asleep_max);
-    report_geometry(space);
+    report_run(bodies, body_count, GRAVITY, steps, e0, space);
     dJointGroupDestroy(contact_group);
     dSpaceDestroy(space);
     dWorldDestroy(world);

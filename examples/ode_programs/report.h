@@ -78,4 +78,17 @@ static void report_geometry(dSpaceID space)
     printf("max_depth %.17g\n", deepest);
 }
 
+/* The end of a run: every body's state, the steps, the energy at the start (e0) and the end,
+ * the final kinetic energy, then report_geometry (what run_program.sh reads). */
+static void report_run(dBodyID *bodies, int n, double g, int steps, double e0, dSpaceID space)
+{
+    double ke, e1 = report_energy(bodies, n, g, &ke);
+    report_bodies(bodies, n);
+    printf("steps %d\n", steps);
+    printf("energy_initial %.17g\n", e0);
+    printf("energy_final %.17g\n", e1);
+    printf("kinetic_energy_final %.17g\n", ke);
+    report_geometry(space);
+}
+
 #endif

@@ -121,19 +121,13 @@ int main(int argc, char **argv)
     const double h = 0.01;
     dInitODE2(0);
     build();
-    double ke, e0 = report_energy(bodies, body_count, GRAVITY, &ke);
+    double e0 = report_energy(bodies, body_count, GRAVITY, NULL);
     for (int i = 0; i < steps; ++i) {
         dSpaceCollide(space, 0, near_callback);
         dWorldQuickStep(world, h);
         dJointGroupEmpty(contact_group);
     }
-    double e1 = report_energy(bodies, body_count, GRAVITY, &ke);
-    report_bodies(bodies, body_count);
-    printf("steps %d\n", steps);
-    printf("energy_initial %.17g\n", e0);
-    printf("energy_final %.17g\n", e1);
-    printf("kinetic_energy_final %.17g\n", ke);
-    report_geometry(space);
+    report_run(bodies, body_count, GRAVITY, steps, e0, space);
     dJointGroupEmpty(contact_group);
     dJointGroupDestroy(contact_group);
     dSpaceDestroy(space);

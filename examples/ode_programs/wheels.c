@@ -117,21 +117,15 @@ int main(int argc, char **argv)
     const double h = 0.01;
     dInitODE2(0);
     build(heightfield);
-    double ke, e0 = report_energy(bodies, 5, GRAVITY, &ke);
+    double e0 = report_energy(bodies, 5, GRAVITY, NULL);
     for (int i = 0; i < steps; ++i) {
         drive(i * h);
         dSpaceCollide(space, 0, near_callback);
         dWorldStep(world, h);
         dJointGroupEmpty(contact_group);
     }
-    double e1 = report_energy(bodies, 5, GRAVITY, &ke);
-    report_bodies(bodies, 5);
-    printf("steps %d\n", steps);
     printf("chassis_travel %.17g\n", dBodyGetPosition(bodies[0])[0]);
-    printf("energy_initial %.17g\n", e0);
-    printf("energy_final %.17g\n", e1);
-    printf("kinetic_energy_final %.17g\n", ke);
-    report_geometry(space);
+    report_run(bodies, 5, GRAVITY, steps, e0, space);
     dJointGroupDestroy(contact_group);
     dSpaceDestroy(space);
     if (heightfield) dGeomHeightfieldDataDestroy(field);
