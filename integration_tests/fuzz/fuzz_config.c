@@ -129,29 +129,6 @@ static int fuzz_surface_fn(void *user, dGeomID g1, dGeomID g2, pp_surface *surfa
     return p->keep;
 }
 
-typedef struct body_bytes {
-    dReal x[3], q[4], R[12], v[3], w[3], f[3], t[3];
-} body_bytes;
-
-static void read_body(dBodyID b, body_bytes *s)
-{
-    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
-    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
-    memcpy(s->R, dBodyGetRotation(b), sizeof s->R);
-    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
-    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
-    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
-    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
-}
-
-static int body_finite(const body_bytes *s)
-{
-    const dReal *p = (const dReal *)s;
-    for (size_t k = 0; k < sizeof *s / sizeof(dReal); ++k)
-        if (!isfinite(p[k])) return 0;
-    return 1;
-}
-
 static void step_scene(const pp_config *c, pair_surface *ps, double h)
 {
     dWorldID world = dWorldCreate();

@@ -41,29 +41,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-typedef struct body_bytes {
-    dReal x[3], q[4], R[12], v[3], w[3], f[3], t[3];
-} body_bytes;
-
-static void read_body(dBodyID b, body_bytes *s)
-{
-    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
-    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
-    memcpy(s->R, dBodyGetRotation(b), sizeof s->R);
-    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
-    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
-    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
-    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
-}
-
-static int body_finite(const body_bytes *s)
-{
-    const dReal *p = (const dReal *)s;
-    for (size_t k = 0; k < sizeof *s / sizeof(dReal); ++k)
-        if (!isfinite(p[k])) return 0;
-    return 1;
-}
-
 typedef struct scene {
     dWorldID world;
     dSpaceID space;
