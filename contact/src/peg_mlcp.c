@@ -456,7 +456,8 @@ static double recovery_shift(const pp_mlcp_problem *p, const pp_peg_set *set, in
     return g < floor ? floor - g : 0.0;
 }
 
-static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
+/* Returns the sets whose gap recovery_shift raised. */
+static int build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
 {
     const pp_mlcp_problem *p = &pp->base;
     const int ns = pp->set_count, nb = p->body_count;
@@ -468,7 +469,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         for (int e = 0; e < 9; ++e) coupled |= body->inv_inertia[e] != 0.0;
         ws->coupled[b] = (unsigned char)coupled;
     }
-    int row = 0, slack = 0;
+    int row = 0, slack = 0, recovered = 0;
     for (int j = 0; j < ns; ++j) {
         const pp_peg_set *set = &pp->sets[j];
         const pp_contact *c = &p->contacts[set->first];
@@ -506,6 +507,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
             if (soft) ws->set_soft[j] = c->soft_cfm / h;
         }
         const double shift = recovery_shift(p, set, soft);
+        recovered += shift > 0.0;
         const double e_psi = soft_gap(c, c, soft) + shift;
         /* normal and friction rows of the primary */
         for (int l = 0; l <= k; ++l) {
@@ -555,6 +557,7 @@ static void build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
             int b = ws->set_body[2 * j + side];
             if (b >= 0) ws->incidence[ws->fill[b]++] = 2 * j + side;
         }
+    return recovered;
 }
 
 /* Stage 2: q of the whole LCP (file comment: each row's gap rate under the free velocity plus
@@ -994,7 +997,7 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     ws->last_K = K;
     ws->last_k = k;
     ws->last_n = n;
-    build_rows(ws, problem, k);
+    stats->recovered_sets = build_rows(ws, problem, k);
     if (nj > 0) pp_peg_joints_build(ws, problem);
     const lcp_layout whole = whole_layout(ws);
     if (ns == 0 && nj == 0) {

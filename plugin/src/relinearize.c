@@ -502,28 +502,6 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
  * stacks of turned boxes, where one solve gives the same answer).
  */
 
-/* Does the island start the step deeper than max_correcting_velocity h somewhere (a body
- * left deep by another model or by the program)? Its first solve then recovers that depth
- * at the bounded speed only, and the re-linearisation, whose fixed point is the full
- * constraint psi(q^{l+1}) >= 0, would undo the bound: such an island is not re-linearised
- * until it is shallower. */
-static int recovering(const pp_world *world, const pp_island_work *iw, double h)
-{
-    const double floor = -world->config.max_correcting_velocity * h;
-    const pp_constraint_list *l = &iw->list;
-    for (int j = 0; j < l->set_count; ++j) { /* a set holds when max_s psi_s >= 0 */
-        double g = -INFINITY;
-        int depth = 1;
-        for (int i = 0; i < l->sets[j].count; ++i) {
-            const pp_contact *c = &l->contacts[l->sets[j].first + i];
-            depth &= (c->surface & PP_CONTACT_DEPTH) != 0;
-            g = fmax(g, c->psi);
-        }
-        if (depth && g < floor) return 1;
-    }
-    return 0;
-}
-
 static int at_rest(const pp_world *world, const pp_island_work *iw, double h)
 {
     for (int l = 0; l < iw->dynamic_count; ++l)
@@ -546,10 +524,14 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     double seconds = world->config.lcp_budget_seconds;
     iw->budget = pp_lcp_budget_start(seconds, -1);
     iw->budget_half = seconds > 0.0 ? pp_lcp_clock() + 0.5 * seconds : HUGE_VAL;
-    const int deep = recovering(world, iw, h);
+    /* An island whose first solve bounded the recovery of a set deeper than
+     * max_correcting_velocity h (a body left deep by another model or by the program) is not
+     * re-linearised until it is shallower: the iteration's fixed point is the full constraint
+     * psi(q^{l+1}) >= 0, which would undo the bound. */
+    iw->recovering = 0;
     st = pp_island_solve(world, iw, h, &model, NULL);
     if (st == PP_OK && world->config.relinearize_iterations > 0 && iw->list.contact_count > 0 &&
-        !deep && !at_rest(world, iw, h)) {
+        !iw->recovering && !at_rest(world, iw, h)) {
         /* The iteration works on the sets of the rules themselves (world.c build_island,
          * pp_peg_params.reduce), from q^l on: an island that was at rest at the start of the
          * step, and is not after its first solve, has its q^l sets built again that way (a

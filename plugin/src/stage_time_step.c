@@ -322,6 +322,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
         memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
+    if (at_start) iw->recovering |= stats.recovered_sets > 0;
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     record_lcp(iw, stats.lcp_size, &stats.lcp, st);
     iw->stats.joint_regularised += stats.joint_regularised;

@@ -127,6 +127,9 @@ typedef struct pp_island_work {
     int reduced;                   /* list's sets at q^l had implied ones removed (an island
                                       at rest at the start of the step, world.c) */
     double dt;                     /* the sub-step being built and solved */
+    int recovering;                /* a solve at the step's start pose raised a set deeper than
+                                      max_correcting_velocity h to that bound
+                                      (pp_peg_stats.recovered_sets): not re-linearised */
 
     pp_peg_builder *peg_builder;   /* stage 5 under PP_MODEL_PEG */
     double *pose_work;             /* posed polytope views of the pair being classified */

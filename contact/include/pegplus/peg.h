@@ -512,6 +512,8 @@ typedef struct pp_peg_stats {
                                    instead of Lemke's solution (see pp_peg_solve) */
     int load_kept;              /* redundant islands whose limit was not found as an LCP
                                    solution: Lemke's answer kept */
+    int recovered_sets;         /* sets deeper than max_correcting_velocity h whose gap was
+                                   raised to that bound (pp_mlcp_problem) */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;
