@@ -23,6 +23,7 @@
 #include "it_common.h"
 #include "pegplus/geometry.h"
 #include "pegplus/pegplus.h"
+#include "scenes.h"
 
 #define H 0.01
 #define G 9.81
@@ -268,15 +269,8 @@ START_TEST(cylinder_across_cylinder)
         for (int i = 0; i < 100; ++i) {
             ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
             double Rl[9], Ru[9], xl[3], xu[3];
-            const dReal *gl = dGeomGetRotation(lower), *gu = dBodyGetRotation(b);
-            for (int r = 0; r < 3; ++r) {
-                xl[r] = dGeomGetPosition(lower)[r];
-                xu[r] = dBodyGetPosition(b)[r];
-                for (int c = 0; c < 3; ++c) {
-                    Rl[3 * r + c] = gl[4 * r + c];
-                    Ru[3 * r + c] = gu[4 * r + c];
-                }
-            }
+            pp_scene_geom_pose(lower, xl, Rl);
+            pp_scene_geom_pose(dBodyGetFirstGeom(b), xu, Ru);
             pp_shape sl = pp_shape_make_cylinder(RADIUS, LENGTH, prism, xl, Rl);
             pp_shape su = pp_shape_make_cylinder(RADIUS, LENGTH, prism, xu, Ru);
             pp_proximity p;
@@ -408,15 +402,8 @@ START_TEST(capsule_on_cylinder_cap)
         for (int i = 0; i < 100; ++i) {
             ck_assert_int_eq(pp_world_step(s.pw, H), PP_OK);
             double Rc[9], Rk[9], xc[3], xk[3];
-            const dReal *gc = dBodyGetRotation(cyl), *gk = dBodyGetRotation(cap);
-            for (int r = 0; r < 3; ++r) {
-                xc[r] = dBodyGetPosition(cyl)[r];
-                xk[r] = dBodyGetPosition(cap)[r];
-                for (int c = 0; c < 3; ++c) {
-                    Rc[3 * r + c] = gc[4 * r + c];
-                    Rk[3 * r + c] = gk[4 * r + c];
-                }
-            }
+            pp_scene_geom_pose(dBodyGetFirstGeom(cyl), xc, Rc);
+            pp_scene_geom_pose(dBodyGetFirstGeom(cap), xk, Rk);
             pp_shape sc = pp_shape_make_cylinder(RADIUS, LENGTH, prism, xc, Rc);
             pp_shape sk = pp_shape_make_capsule(rc, lc, xk, Rk);
             pp_proximity p;
