@@ -18,6 +18,16 @@
 #include <string.h>
 
 static const double TIE_TOLERANCE = 1e-12; /* m: psi ties in the primary choice */
+/* Applicability ties in the primary choice (APPL is a cosine: dimensionless). Candidates at
+ * coincident corners of a face-on-face pair (a vertex of A on B's face and the vertex of B
+ * beside it on A's face, and the edge pairs there) tie in psi, and their APPL^vf are both
+ * the elevation of an edge lying in the common plane: 0 up to the round-off of the poses,
+ * +-1e-16..1e-13. Compared exactly, that round-off picked the primary, so it changed from
+ * step to step, and with it the set's identity (warm_start.c keys a set by its primary):
+ * the gripper's and a settled heap's islands started cold at almost every step (README
+ * "Where the time goes"). Below this the candidates tie and the earlier one is taken; it
+ * is far below any applicability that means something (an angle of 1e-9 rad). */
+static const double APPL_TIE_TOLERANCE = 1e-9;
 
 const char *pp_peg_set_kind_string(pp_peg_set_kind kind)
 {
@@ -101,7 +111,8 @@ static int add_edge_edge(ctx *c, const pp_polytope_view *p, int ep, const pp_pol
 }
 
 /* The documented primary heuristic (peg.h): largest psi among the eligible candidates (all,
- * if none is), ties to the larger applicability, then to the earlier candidate. */
+ * if none is), ties to the larger applicability (by more than APPL_TIE_TOLERANCE), then to
+ * the earlier candidate. */
 static int choose_primary(const ctx *c)
 {
     int any_eligible = 0;
@@ -116,7 +127,7 @@ static int choose_primary(const ctx *c)
         double psi = c->b->candidates[i].psi, best_psi = c->b->candidates[best].psi;
         if (psi > best_psi + TIE_TOLERANCE ||
             (fabs(psi - best_psi) <= TIE_TOLERANCE &&
-             c->b->candidate_appl[i] > c->b->candidate_appl[best]))
+             c->b->candidate_appl[i] > c->b->candidate_appl[best] + APPL_TIE_TOLERANCE))
             best = i;
     }
     return best;
@@ -863,8 +874,9 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
             int p = 0;
             for (int i = 1; i < separating; ++i) {
                 double d = bd->separating[i].psi - bd->separating[p].psi;
-                if (d > TIE_TOLERANCE || (fabs(d) <= TIE_TOLERANCE &&
-                                          bd->separating_appl[i] > bd->separating_appl[p]))
+                if (d > TIE_TOLERANCE ||
+                    (fabs(d) <= TIE_TOLERANCE &&
+                     bd->separating_appl[i] > bd->separating_appl[p] + APPL_TIE_TOLERANCE))
                     p = i;
             }
             pp_contact t = bd->separating[0];

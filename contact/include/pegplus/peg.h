@@ -315,11 +315,12 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * Primary contact of every I/X set (|C_iota| = 1, the documented heuristic): among the
  * eligible contacts (qualifying faces; in X sets vertex–face contacts with a feasible face
  * and edge–edge contacts with feasible segments; all when none is eligible), the one with
- * the largest psi; ties within 1e-12 m go to the larger applicability, then to the earlier
- * candidate. The largest gap is the supporting plane of max_s psi_s (its subgradient): for
- * a vertex resting on a face near a convex edge it is the face it rests on, which the
- * authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge (spec §2.5
- * numerical check).
+ * the largest psi; ties within 1e-12 m go to the larger applicability (by more than 1e-9:
+ * closer applicabilities tie, as those of coincident corners do up to round-off), then to
+ * the earlier candidate. The largest gap is the supporting plane of max_s psi_s (its
+ * subgradient): for a vertex resting on a face near a convex edge it is the face it rests
+ * on, which the authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge
+ * (spec §2.5 numerical check).
  * Implied sets and duplicate rows are removed before returning (each rule's proof at
  * reduce_pair in peg_constraints.c; spec §2.4–2.5, Eqs 20, 24, 39–40). Two contacts give the
  * same LCP row when their psi, n and p_a agree (to 1e-12, relative to |p_a| + 1 m for lengths):
