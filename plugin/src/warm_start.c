@@ -7,8 +7,9 @@
  * record is [p, the slacks of its secondaries, beta_1..k, sigma] (pp_peg_basis_records). A
  * set is identified across steps, sub-steps and re-linearisation iterates by its primary
  * contact's geoms and features, its kind and its size; a set no store knows starts with its
- * w variables basic (z = 0), so a basis that matches in part is kept in part (Lemke then
- * repairs it) instead of being thrown away whenever the contact set changes anywhere.
+ * w variables basic (z = 0) but for the slacks its gaps say are positive
+ * (unknown_set_record), so a basis that matches in part is kept in part (Lemke then repairs
+ * it) instead of being thrown away whenever the contact set changes anywhere.
  *
  * Storage: an open-addressing hash table of keys into a byte pool, both grown to the peak
  * and reused; clearing costs O(capacity).
@@ -222,6 +223,30 @@ pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_sto
     return st;
 }
 
+/*
+ * The guess for a set no store knows: its w variables basic (z = 0), except the slacks that
+ * the gaps alone say are positive. A secondary with a larger gap than the primary's (an
+ * ineligible face, peg_constraints.c choose_primary) has slack row (Eq 39)
+ * w_s = (psi_0 - psi_s)/h + (G_0 - G_s)^T nu + sum_{r<=s} c_r, negative by (psi_s - psi_0)/h
+ * with c = 0: the forward substitution of pp_peg_set_slacks (c_s = max(psi_s - m_{s-1}, 0))
+ * at nu = 0 says which c_s are basic. Only a guess: Lemke repairs what the velocity terms
+ * change, and a moving island tries no partly known basis at all (stage_time_step.c).
+ */
+static void unknown_set_record(const pp_constraint_list *list, int j, unsigned char *rec,
+                               int size)
+{
+    const pp_peg_set *set = &list->sets[j];
+    memset(rec, 0, (size_t)size);
+    double m = list->contacts[set->first].psi;
+    for (int s = 1; s < set->count; ++s) {
+        double psi = list->contacts[set->first + s].psi;
+        if (psi > m) {
+            rec[s] = 1;
+            m = psi;
+        }
+    }
+}
+
 int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *second,
                       const pp_world *world, const pp_constraint_list *list, int k,
                       unsigned char *basis)
@@ -241,7 +266,7 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
             memcpy(rec, from->pool + e->offset, (size_t)size);
             ++found;
         } else {
-            memset(rec, 0, (size_t)size);
+            unknown_set_record(list, j, rec, size);
         }
         rec += size;
     }
