@@ -432,10 +432,13 @@ static void run_scene(uint64_t seed, int steps, result *res)
             double m2, mag2;
             const pp_step_stats *t = pp_world_get_stats(s.pw);
             printf("  step %d %s %s E %.9g contacts %d impacts %d substeps %d min_gap %.3g lcp %d "
-                   "fb %d %.3g s\n",
+                   "fb %d %.3g s\n    solves %d pivots %d largest %d residual %.3g relinearizations %d "
+                   "refused %d cut %d peg_fallback %d\n",
                    step, pp_model_name(model), pp_status_string(st), energy(&s, &m2, &mag2),
                    t->contacts, t->impacts, t->substeps, t->min_gap, t->lcp_size, t->lcp_fallback,
-                   t->time_total);
+                   t->time_total, t->lcp_solves, t->lcp_pivots, t->lcp_largest, t->lcp_residual,
+                   t->relinearizations, t->relinearize_refused, t->relinearize_cut,
+                   t->peg_fallback);
             for (int i = 0; i < s.nbodies; ++i)
                 printf("    body %d x (%.6g %.6g %.6g) v (%.6g %.6g %.6g) w (%.6g %.6g %.6g)\n", i,
                        after[i].x[0], after[i].x[1], after[i].x[2], after[i].v[0], after[i].v[1],

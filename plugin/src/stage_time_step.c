@@ -218,6 +218,24 @@ static int energy_bounded(const pp_world *world, const pp_island_work *iw, doubl
     return isfinite(after) && after <= before + allowance + tolerance;
 }
 
+/* Unknowns of the LCP of list l's sets (k friction directions): per set its contacts (normal
+ * and secondaries' slacks), k + 1 for friction (beta, lambda) on a frictional primary and 3
+ * per rolling axis. */
+static int contact_lcp_unknowns(const pp_constraint_list *l, int k)
+{
+    int n = 0;
+    for (int j = 0; j < l->set_count; ++j)
+        n += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
+             3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
+    return n;
+}
+
+int pp_island_lcp_unknowns(const pp_island_work *iw, int k)
+{
+    return contact_lcp_unknowns(&iw->list, k) +
+           pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
+}
+
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
  * (pegplus/lcp.h text format) to become a regression test (STYLE.md "Tests"). */
 static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
@@ -282,10 +300,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     }
     int found = pp_warm_store_get(iw->warm, s->warm_prev, world, l, k, iw->basis);
     /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
-    int contact_unknowns = 0, joints_wanted = 0;
-    for (int j = 0; j < l->set_count; ++j)
-        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
-                            3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
+    int contact_unknowns = contact_lcp_unknowns(l, k), joints_wanted = 0;
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, contacts ? l->contact_count : 0,
