@@ -371,7 +371,7 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
 
 typedef struct relin_work {
     double left;                   /* work the iterates may still spend */
-    int cut;                       /* 1: an iterate was refused or cut by the budget */
+    int cut;                       /* 1: the budget cut an iterate, or left it no pivot */
 } relin_work;
 
 static double pivot_cost(int n)
