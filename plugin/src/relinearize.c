@@ -334,6 +334,53 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
 }
 
 /*
+ * The work bound of one island's re-linearisation (issue 15: no step may take unbounded
+ * time, also with no clock, pp_config.lcp_budget_seconds = 0).
+ *
+ * Each iteration solves an LCP at its predicted pose, and its working set only grows (ST96
+ * §4, working_set_merge): where the prediction leaves the neighbourhood of q^l (bodies
+ * overlapping deeply and pushed out at psi/h, hulls meeting fast) every iterate meets sets
+ * new at its pose, each LCP is larger than the last and starts cold, and a pivot of Lemke on
+ * n unknowns costs O(n^2) (the dense inverse's update; the sparse basis's refinement sweeps
+ * its nonzeros). Measured: soak seed 1178 (step 24, PEG, h = 0.02: two hulls falling together
+ * at 4.8 m/s, apart, with PEG sets whose gaps reach psi = -0.27 m, a gap rate of 13.6 m/s;
+ * check_step_work): a first LCP of 342 unknowns, then 20 iterates growing to 1 911 unknowns,
+ * 18 600 pivots at 2-7 ms each, and the last LCP's Lemke path wandering to its cap of
+ * 2 (50 n + 100) = 191 300 pivots: 326 s for one step. Each loop was capped (iterations,
+ * pivots per solve); their product was not.
+ *
+ * So the iterates share a budget of work counted in pivots weighted by their cost: a pivot
+ * on an LCP of n unknowns costs (n + RELIN_WORK_FLOOR)^2, and the iteration may spend
+ * RELIN_WORK_PATHS (n0 + RELIN_WORK_FLOOR)^3, n0 the unknowns of the step's first LCP: the
+ * work of RELIN_WORK_PATHS cold Lemke paths of n0 + RELIN_WORK_FLOOR pivots on that LCP, as
+ * much as the iteration cap (20 by default) of cold solves on a family that does not grow.
+ * (The floor keeps small islands from being starved: a box landing goes from 1 contact to 4.)
+ * Each iterate's solves may pivot only as much as the work left allows at its size
+ * (pp_lcp_budget.pivots); an iterate cut by it is not an estimate (its LCP was not solved),
+ * and the iteration stops with the best estimate kept (relinearize_refused), counted in
+ * relinearize_cut. The step's first solve is bounded by the LCP's own caps (pegplus/lcp.h:
+ * 2 (50 n + 100) pivots a solve; at most three solves a model, two models).
+ * Measured over the integration tests (29 048 re-linearisations): the largest share of this
+ * budget any converging iteration needs is 0.84 (20 iterates of ~n0 pivots each, counting
+ * every pivot at the largest iterate's size); the six that exceed it (7.9-66 times) all grew
+ * their LCP 3-90 fold and ended refused (an earlier estimate kept), at 1.3-10 s a step.
+ * Seed 1178's step now stops in its 6th iterate (854 unknowns), 2 355 pivots in all.
+ */
+#define RELIN_WORK_PATHS 20.0
+#define RELIN_WORK_FLOOR 100.0
+
+typedef struct relin_work {
+    double left;                   /* work the iterates may still spend */
+    int cut;                       /* 1: the budget cut an iterate, or left it no pivot */
+} relin_work;
+
+static double pivot_cost(int n)
+{
+    const double m = (double)n + RELIN_WORK_FLOOR;
+    return m * m;
+}
+
+/*
  * One fixed-point iteration of Stewart & Trinkle 1996 §3.6. The step's LCP enforces the gap
  * linearised at q^l, psi(q^l) + h G(q^l)^T nu >= 0; for a rotating body the true gap at
  * q^{l+1} misses that by O(h^2 |w|^2 r). Here the estimate nu^ of the last solve predicts
@@ -346,8 +393,8 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
  * *solved: 0 when the LCP at q^ was not solved (nu is then not an estimate).
  */
 static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int *model,
-                             pp_set_index *index_a, pp_set_index *index_b, double *violation,
-                             double *residual, int *solved)
+                             pp_set_index *index_a, pp_set_index *index_b, relin_work *work,
+                             double *violation, double *residual, int *solved)
 {
     int nb = iw->body_count;
     pose_bodies_predicted(world, iw, h, 0);
@@ -365,8 +412,31 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
         }
         *solved = 1;
     } else if (st == PP_OK) {
-        st = pp_island_solve(world, iw, h, model, iw->nu_hat);
-        *solved = st == PP_OK;
+        /* the pivots the work left allows at this LCP's size (relin_work) */
+        const double cost = pivot_cost(pp_island_lcp_unknowns(iw, world->config.friction_directions));
+        const double allowed = floor(work->left / cost);
+        if (allowed < 1.0) {
+            work->cut = 1;
+        } else {
+            const pp_island_stats before = iw->stats;
+            const int exhausted = iw->budget.exhausted;
+            iw->budget.pivots = allowed < 1e9 ? (long)allowed : 1000000000L;
+            st = pp_island_solve(world, iw, h, model, iw->nu_hat);
+            work->left -= (double)(iw->stats.lcp_pivots - before.lcp_pivots) * cost;
+            work->cut = iw->budget.pivots == 0 && iw->budget.exhausted > exhausted;
+            iw->budget.pivots = -1;
+            if (work->cut) {
+                /* not applied: the step's LCP status, residual and fallback stay those of the
+                 * answers applied; the work done (pivots, solves, sizes) is counted */
+                pp_island_stats done = iw->stats;
+                iw->stats = before;
+                iw->stats.lcp_pivots = done.lcp_pivots;
+                iw->stats.solves = done.solves;
+                iw->stats.lcp_largest = done.lcp_largest;
+                st = st == PP_ERR_SOLVER ? PP_OK : st;
+            }
+            *solved = st == PP_OK && !work->cut;
+        }
     }
     pose_bodies_predicted(world, iw, h, 1);
     if (st == PP_ERR_SOLVER) {
@@ -425,7 +495,8 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * for a pivoting rod and at a drop into the pouring pile; refusing those left overlaps of
  * 6e-10 m^3 and made ST96's rod converge worse).
  *
- * Damping: pp_relinearize_damping.
+ * Damping: pp_relinearize_damping. Work: relin_work (the iterates' LCPs share a budget of
+ * pivots weighted by their size, proportional to the cube of the first LCP's).
  *
  * Converged: the new velocity differs from nu^ by at most 1e-11 (1 + |nu^|) in every component.
  *
@@ -450,17 +521,25 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     double free_motion = kinetic_energy(world, iw, NULL); /* nu* is still in the bodies */
     double bound = (first > free_motion ? first : free_motion) * (1.0 + 1e-9) + 1e-12;
     double best = HUGE_VAL, alpha = 1.0, last_residual = HUGE_VAL;
+    const double n0 = (double)pp_island_lcp_unknowns(iw, world->config.friction_directions) +
+                      RELIN_WORK_FLOOR;
+    relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0, 0};
     memcpy(iw->nu_hat, iw->velocity, bytes);
     memcpy(iw->nu_kept, iw->velocity, bytes);
     int solved = 1, near_fixed_point = 0, converged = 0;
     for (int it = 0; it < world->config.relinearize_iterations && st == PP_OK; ++it) {
         double violation = 0.0, residual = 0.0;
-        st = relinearize(world, iw, h, model, index_a, index_b, &violation, &residual, &solved);
+        st = relinearize(world, iw, h, model, index_a, index_b, &work, &violation, &residual,
+                         &solved);
         iw->stats.relinearizations++;
         if (st != PP_OK) break;
         if (violation < best && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
             best = violation;
             memcpy(iw->nu_kept, iw->nu_hat, bytes);
+        }
+        if (work.cut) { /* out of work: keep the best */
+            iw->stats.relinearize_cut++;
+            break;
         }
         if (!solved || iw->budget.exhausted) break; /* out of budget: keep the best */
         if (pp_lcp_clock() > iw->budget_half) { /* keep the rest of the budget for the LCP */

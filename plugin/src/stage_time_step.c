@@ -187,13 +187,31 @@ static double body_energy(const pp_mlcp_body *m, const double *nu)
  * residual reads (measured before the features fix, soak seed 319: ||z|| = 5.7e11 with
  * r(z) = 3e-5 and rel(z) = 7e-18 took the island from 8.5e3 J to 4.8e8 J).
  * Cost: two kinetic energies and one pass over the contacts and joint rows.
+ *
+ * A push-out needs an overlap. A PEG set's gaps are distances along its features' normals,
+ * not the pair's depth, and a set can read negative between shapes that are apart (README
+ * "Known problems": a cross-contact set of edge lines that meet beyond an edge's end). At the
+ * step's start pose (`at_start`) a contact with psi < -PUSH_OUT_QUERY and an impulse asks
+ * its pair's signed distance d (pp_shape_distance, once per pair and solve); where the pair
+ * is apart, d > PUSH_OUT_QUERY, its allowance is p max(0, -max(psi, d) / h) = 0: no overlap,
+ * no push-out work. (Where the shapes overlap, psi is kept as read: a set's gap along its
+ * normal may legitimately exceed the pair's minimum depth.) Measured (soak seeds
+ * 3049 and 1246, PP_MODEL_PEG): after an impact, the sub-step of h = 4.3e-5 s (6.9e-5 s) met
+ * a hull and a box 4.27 cm apart whose cross-contact set read psi = -4.6 mm on all its
+ * contacts; its impulse (973 N s) pushed at -psi/h = 107 m/s and took the island from
+ * 15 796 J to 70 141 J (576 J to 102 718 J), inside the allowance of 103 833 J that psi gave.
+ * A re-linearisation's gaps are shifted (psi' = psi(q^) - h G^T nu^, relinearize.c) and keep
+ * their own allowance.
  * Returns 1 when the island's velocities satisfy the bound (or it does not apply).
  */
+#define PUSH_OUT_QUERY 1e-9 /* m: gaps and distances within it are touching, kept as read */
+
 static int energy_bounded(const pp_world *world, const pp_island_work *iw, double h,
-                          const pp_lcp_result *lcp)
+                          const pp_lcp_result *lcp, int at_start)
 {
     if (iw->dynamic_count != iw->body_count) return 1; /* a body outside the island's set */
-    double before = 0.0, after = 0.0, allowance = 0.0, impulse = 0.0;
+    double before = 0.0, after = 0.0, allowance = 0.0, impulse = 0.0, pair_distance = 0.0;
+    int pair_a = -1, pair_b = -1;
     for (int l = 0; l < iw->body_count; ++l) {
         const pp_mlcp_body *m = &iw->mlcp_body[l];
         if (world->bodies[iw->body[l]].kinematic || !(m->inv_mass > 0.0))
@@ -207,7 +225,20 @@ static int energy_bounded(const pp_world *world, const pp_island_work *iw, doubl
         if (k->surface & PP_CONTACT_MOTION) return 1; /* a conveyor drives the contact */
         const double p = iw->normal_impulse[c];
         const double *f = &iw->friction_vector[3 * c];
-        allowance += p * fmax(0.0, -k->psi / h);
+        double psi = k->psi;
+        if (at_start && p > 0.0 && psi < -PUSH_OUT_QUERY) {
+            if (k->shape_a != pair_a || k->shape_b != pair_b) { /* world shape indices */
+                pp_proximity near;
+                pair_a = k->shape_a;
+                pair_b = k->shape_b;
+                pair_distance = pp_shape_distance(&world->scratch.shapes[pair_a],
+                                                  &world->scratch.shapes[pair_b], &near) == PP_OK
+                                    ? near.distance
+                                    : -HUGE_VAL; /* not known: psi as read */
+            }
+            if (pair_distance > PUSH_OUT_QUERY) psi = fmax(psi, pair_distance);
+        }
+        allowance += p * fmax(0.0, -psi / h);
         impulse += fabs(p) + sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
     }
     for (int r = 0; r < iw->joint_row_count; ++r) {
@@ -216,6 +247,24 @@ static int energy_bounded(const pp_world *world, const pp_island_work *iw, doubl
     }
     const double tolerance = impulse * lcp->residual + 1e-9 * (before + allowance) + 1e-12;
     return isfinite(after) && after <= before + allowance + tolerance;
+}
+
+/* Unknowns of the LCP of list l's sets (k friction directions): per set its contacts (normal
+ * and secondaries' slacks), k + 1 for friction (beta, lambda) on a frictional primary and 3
+ * per rolling axis. */
+static int contact_lcp_unknowns(const pp_constraint_list *l, int k)
+{
+    int n = 0;
+    for (int j = 0; j < l->set_count; ++j)
+        n += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
+             3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
+    return n;
+}
+
+int pp_island_lcp_unknowns(const pp_island_work *iw, int k)
+{
+    return contact_lcp_unknowns(&iw->list, k) +
+           pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
 }
 
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
@@ -282,10 +331,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     }
     int found = pp_warm_store_get(iw->warm, s->warm_prev, world, l, k, iw->basis);
     /* the joint rows' unknowns follow the contacts' in the LCP, kept by joint identity */
-    int contact_unknowns = 0, joints_wanted = 0;
-    for (int j = 0; j < l->set_count; ++j)
-        contact_unknowns += l->sets[j].count + (pp_contact_frictional(&l->contacts[l->sets[j].first]) ? k + 1 : 0) +
-                            3 * pp_contact_rolling_axes(&l->contacts[l->sets[j].first]);
+    int contact_unknowns = contact_lcp_unknowns(l, k), joints_wanted = 0;
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, contacts ? l->contact_count : 0,
@@ -328,7 +374,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     iw->stats.joint_regularised += stats.joint_regularised;
     iw->stats.load_shared += stats.load_shared;
     iw->stats.load_kept += stats.load_kept;
-    if ((st == PP_OK || approximate(&stats.lcp)) && !energy_bounded(world, iw, h, &stats.lcp)) {
+    if ((st == PP_OK || approximate(&stats.lcp)) && !energy_bounded(world, iw, h, &stats.lcp, at_start)) {
         *rejected = 1;
         return PP_ERR_SOLVER;
     }

@@ -460,6 +460,8 @@ pp_status pp_island_joint_rows(pp_world *world, pp_island_work *iw);
 pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
                           const double *nu_hat);
 void pp_island_work_free(pp_island_work *iw);
+/* Unknowns of the LCP of the island's current list and joint rows (k friction directions). */
+int pp_island_lcp_unknowns(const pp_island_work *iw, int k);
 /* psi' = psi(q^) - h G(q^)^T nu^ for the list's contacts (nu_hat: 6 per local body). */
 void pp_island_shift_gaps(const pp_world *world, pp_island_work *iw, double h,
                           const double *nu_hat);

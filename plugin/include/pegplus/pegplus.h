@@ -267,7 +267,9 @@ typedef struct pp_step_stats {
                                 was not found as an LCP solution: Lemke's answer applied */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
     int relinearize_cut;     /* island sub-steps whose re-linearisation stopped at half of
-                                pp_config.lcp_budget_seconds (the best estimate is kept) */
+                                pp_config.lcp_budget_seconds, or on its work bound (pivots
+                                weighted by LCP size, proportional to the cube of the first
+                                LCP's; relinearize.c): the best estimate is kept */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
                                 constraints least within the energy bound; README) */
