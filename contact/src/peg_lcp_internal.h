@@ -34,6 +34,8 @@ struct pp_peg_workspace {
                              island whose load sharing changed the impulses only
                              (PP_LOAD_SHARED_IMPULSES), where it is Lemke's */
     struct dense_store *dense; /* sized by the largest island solved, not by n_max */
+    struct pp_body_block *block; /* one body's rows and columns (peg_mlcp.c assemble_body),
+                                    sized by the body with the most rows */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
     int *fill;            /* max_bodies */
