@@ -58,6 +58,7 @@
 
 #include "geometry_internal.h"
 #include "islands_internal.h"
+#include "lcp_internal.h"
 #include "peg_lcp_internal.h"
 
 #include <float.h>
@@ -73,10 +74,24 @@ static void body_block_free(struct pp_body_block *bb);
 static pp_status dense_reserve(dense_store *d, int n, int solve)
 {
     if (n < 1) n = 1;
+    /* the kept matrix: for the diagnostic's whole LCP (solve = 0) and islands below
+     * PP_LCP_SPARSE_MIN_N; a larger island's matrix is its own (solve_islands) */
+    const int matrix = !solve || n < PP_LCP_SPARSE_MIN_N;
+    if (matrix && n > d->matrix_capacity) {
+        int cap = d->matrix_capacity + d->matrix_capacity / 2 > n
+                      ? d->matrix_capacity + d->matrix_capacity / 2
+                      : n;
+        if (solve && cap >= PP_LCP_SPARSE_MIN_N) cap = PP_LCP_SPARSE_MIN_N - 1;
+        double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
+        if (!M) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
+            return PP_ERR_NO_MEMORY;
+        }
+        d->M = M;
+        d->matrix_capacity = cap;
+    }
     if (n > d->capacity) {
         int cap = d->capacity + d->capacity / 2 > n ? d->capacity + d->capacity / 2 : n;
-        double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
-        if (M) d->M = M;
         double *q = realloc(d->island_q, (size_t)cap * sizeof(double));
         if (q) d->island_q = q;
         double *z = realloc(d->island_z, (size_t)cap * sizeof(double));
@@ -85,7 +100,7 @@ static pp_status dense_reserve(dense_store *d, int n, int solve)
         if (b) d->island_basis = b;
         int *m = realloc(d->island_map, (size_t)cap * sizeof(int));
         if (m) d->island_map = m;
-        if (!M || !q || !z || !b || !m) {
+        if (!q || !z || !b || !m) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
@@ -764,10 +779,10 @@ static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b
  * dimension (the joint rows' unknowns follow the contacts', peg_joints.c).
  */
 static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, int n, double *M)
+                            int count, int n, int zeroed, double *M)
 {
     const int k = L->k;
-    memset(M, 0, (size_t)n * n * sizeof *M);
+    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
 
     /* J^T W J, body block by body block (above): each coupled body of the list once, at the
      * first set of its incidence list (every set on it is listed) */
@@ -889,23 +904,41 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
-        assemble_matrix(ws, &island, list, count, n, d->M);
+        /* A large island's matrix (n >= PP_LCP_SPARSE_MIN_N, the LCP's sparse path) is a
+         * fresh zeroed allocation, freed after its solve: C's calloc of that size maps new
+         * pages (glibc: mmap, not cleared by hand), and a page of M holding no nonzero is
+         * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
+         * nonzero and touches about 30 % of its pages), and no n^2 clearing is paid. Smaller
+         * islands reuse the kept matrix. */
+        const int large = n >= PP_LCP_SPARSE_MIN_N;
+        double *M = large ? calloc((size_t)n * n, sizeof *M) : d->M;
+        if (!M) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
+            return PP_ERR_NO_MEMORY;
+        }
+        assemble_matrix(ws, &island, list, count, n, large, M);
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
             if (basis) d->island_basis[a] = basis[d->island_map[a]];
         }
         pp_status st = PP_OK;
         if (joint_count > 0)
-            st = pp_peg_joints_island(ws, pp, &island, list, count, joints, joint_count, n, d->M,
+            st = pp_peg_joints_island(ws, pp, &island, list, count, joints, joint_count, n, M,
                                       d->island_q);
-        if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        if (st != PP_OK && st != PP_ERR_SOLVER) {
+            if (large) free(M);
+            return st;
+        }
         const int schur = st == PP_OK; /* the joint equalities were eliminated */
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         if (st == PP_OK && n > 0) {
-            st = pp_lcp_solve(d->lcp, n, d->M, d->island_q, options,
+            st = pp_lcp_solve(d->lcp, n, M, d->island_q, options,
                               basis ? d->island_basis : NULL, d->island_z, &r);
-            if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+            if (st != PP_OK && st != PP_ERR_SOLVER) {
+                if (large) free(M);
+                return st;
+            }
         } else if (st == PP_ERR_SOLVER) {
             r.status = PP_LCP_NUMERICAL;
         }
@@ -927,6 +960,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (room != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d "
                                      "unknowns)", n);
+                if (large) free(M);
                 return room;
             }
             memset(ls->force, 0, (size_t)n);
@@ -952,7 +986,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             pp_lcp_options defaults = pp_lcp_options_default();
             for (int a = 0; a < n; ++a) ws->z_motion[d->island_map[a]] = d->island_z[a];
             pp_load_sharing_outcome o = pp_load_sharing_apply(
-                ls, d->lcp, n, d->M, d->island_q, count, k, freedoms,
+                ls, d->lcp, n, M, d->island_q, count, k, freedoms,
                 options ? options : &defaults,
                 basis ? d->island_basis : NULL, d->island_z, &r);
             stats->load_shared += o == PP_LOAD_SHARED || o == PP_LOAD_SHARED_IMPULSES;
@@ -962,6 +996,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
              * more accurate (the limit comes from solves of condition ~1e5). */
             keep_motion = o == PP_LOAD_SHARED_IMPULSES;
         }
+        if (large) free(M);
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
             ++stats->islands_failed;
@@ -1166,7 +1201,7 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
      * reads what the last solve kept, so a repeated call gives the same. */
     const lcp_layout whole = whole_layout(ws);
     for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
-    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->last_n, ws->dense->M);
+    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->last_n, 0, ws->dense->M);
 }
 
 int pp_peg_record_size(const pp_peg_set *set, int directions)
