@@ -55,6 +55,7 @@ typedef struct joint_island {
     int *eq_row;                 /* equality e -> joint row */
     double *A, *A_copy, *Y, *t;  /* m_e^2, m_e^2, m_e n, m_e */
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
+    int *y_first;                /* n: its first nonzero row (L^-1 keeps the zeros above) */
     int *nz;                     /* the indices of those columns */
     double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
     size_t s_capacity;           /* doubles S holds */
@@ -286,6 +287,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->ent_impulse, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->y_nonzero, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
+        if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
     }
@@ -564,6 +566,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             while (first < m_e && y[first] == 0.0) ++first;
             if (u < n) {
                 isl->y_nonzero[u] = (unsigned char)(first < m_e);
+                isl->y_first[u] = first;
                 if (first == m_e) continue;
                 nz[count++] = u;
             }
@@ -588,15 +591,16 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         }
         double *S = isl->S;
         for (int u = 0; u < count; ++u) {
-            const int c = nz[u];
+            const int c = nz[u], fc = isl->y_first[c];
             const double *yc = &Y[(size_t)c * m_e];
             for (int v = 0; v <= u; ++v) {
                 const int a = nz[v];
+                const int f = fc > isl->y_first[a] ? fc : isl->y_first[a]; /* zeros above */
                 S[v + (size_t)u * count] = isl->ent_impulse[c] || isl->ent_impulse[a]
-                                               ? dot(&Y[(size_t)a * m_e], yc, m_e)
+                                               ? dot(&Y[(size_t)a * m_e + f], yc + f, m_e - f)
                                                : 0.0;
             }
-            q[c] -= dot(yc, isl->t, m_e);
+            q[c] -= dot(yc + fc, isl->t + fc, m_e - fc);
         }
         for (int u = 0; u < count; ++u) {
             const int c = nz[u];
@@ -633,7 +637,7 @@ void pp_peg_joints_recover(pp_peg_workspace *ws, const int *joints, int joint_co
     for (int c = 0; c < isl->n; ++c) {
         if (!isl->y_nonzero[c] || !isl->ent_impulse[c] || z[c] == 0.0) continue;
         const double *yc = &isl->Y[(size_t)c * m_e];
-        for (int i = 0; i < m_e; ++i) isl->t[i] += yc[i] * z[c];
+        for (int i = isl->y_first[c]; i < m_e; ++i) isl->t[i] += yc[i] * z[c];
     }
     LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'T', 'N', m_e, 1, isl->A, m_e, isl->t, m_e);
     for (int i = 0; i < m_e; ++i) ws->joint_p[isl->eq_row[i]] = -isl->t[i];
@@ -693,6 +697,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->t);
         free(isl->y_nonzero);
         free(isl->nz);
+        free(isl->y_first);
         free(isl->S);
         free(isl);
     }
