@@ -267,11 +267,35 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
             wb[r] = q[i0 + r];
             rowb[r] = 0.0;
         }
+        /* A column whose z_j is 0 adds only to the row sums (its products are zeros, which
+         * leave w unchanged up to the sign of a zero w_i); four rows at a time, each row's
+         * own sum kept apart, so the compiler can pair them in vector registers. */
         for (int j = 0; j < n; ++j) {
             const double *col = &M[(size_t)j * n + i0], zj = z[j];
-            for (int r = 0; r < m; ++r) {
-                wb[r] += col[r] * zj;
-                rowb[r] += fabs(col[r]);
+            int r = 0;
+            if (zj != 0.0) {
+                for (; r + 4 <= m; r += 4) {
+                    wb[r] += col[r] * zj;
+                    wb[r + 1] += col[r + 1] * zj;
+                    wb[r + 2] += col[r + 2] * zj;
+                    wb[r + 3] += col[r + 3] * zj;
+                    rowb[r] += fabs(col[r]);
+                    rowb[r + 1] += fabs(col[r + 1]);
+                    rowb[r + 2] += fabs(col[r + 2]);
+                    rowb[r + 3] += fabs(col[r + 3]);
+                }
+                for (; r < m; ++r) {
+                    wb[r] += col[r] * zj;
+                    rowb[r] += fabs(col[r]);
+                }
+            } else {
+                for (; r + 4 <= m; r += 4) {
+                    rowb[r] += fabs(col[r]);
+                    rowb[r + 1] += fabs(col[r + 1]);
+                    rowb[r + 2] += fabs(col[r + 2]);
+                    rowb[r + 3] += fabs(col[r + 3]);
+                }
+                for (; r < m; ++r) rowb[r] += fabs(col[r]);
             }
         }
         for (int r = 0; r < m; ++r) {

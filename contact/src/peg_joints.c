@@ -55,7 +55,10 @@ typedef struct joint_island {
     int *eq_row;                 /* equality e -> joint row */
     double *A, *A_copy, *Y, *t;  /* m_e^2, m_e^2, m_e n, m_e */
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
+    int *y_first;                /* n: its first nonzero row (L^-1 keeps the zeros above) */
     int *nz;                     /* the indices of those columns */
+    double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
+    size_t s_capacity;           /* doubles S holds */
     int n, m_e;
 } joint_island;
 
@@ -284,6 +287,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->ent_impulse, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->y_nonzero, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
+        if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
     }
@@ -543,39 +547,67 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                    "no body they act on can move?", (int)info, m_e);
             return PP_ERR_SOLVER;
         }
-        /* Y = L^-1 V, t = L^-1 q_E */
-        int cols = 0;
-        for (int a = 0; a < n; ++a) {
-            int nz = 0;
-            for (int i = 0; i < m_e && !nz; ++i) nz = Y[i + (size_t)a * m_e] != 0.0;
-            isl->y_nonzero[a] = (unsigned char)nz;
-            cols += nz;
-        }
-        /* one right-hand side at a time, and only the columns that touch a jointed body: a
-         * solve with many right-hand sides makes OpenBLAS start worker threads that spin
-         * between calls (measured on the arm scene: twice the process CPU time) */
-        for (int a = 0; a < n && cols > 0; ++a)
-            if (isl->y_nonzero[a])
-                LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e,
-                                    &Y[(size_t)a * m_e], m_e);
-        LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'N', 'N', m_e, 1, A, m_e, isl->t, m_e);
-        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. Every entity with a
-         * nonzero Y has a row, so y_a . y_c serves entry (a, c) when c is an impulse column
-         * and entry (c, a) when a is: each dot product once. */
+        /* Y = L^-1 V and t = L^-1 q_E, on the columns that touch a jointed body (V_a != 0)
+         * only, each from its first nonzero row (the rows above stay 0), by rows:
+         *     y_i = (v_i - sum_{c<i} L_ic y_c) / L_ii,
+         * the sums along rows of L (held transposed in A_copy, contiguous) as dot products
+         * with independent partial sums. Written out rather than one LAPACK call per column
+         * (dtrtrs' fixed cost, m_e = 26 rows and 94 columns on demo_crash's car, was a third
+         * of the Schur complement), and not one call with every column (many right-hand
+         * sides make OpenBLAS start worker threads that spin between calls: twice the
+         * process CPU time on the arm scene). */
+        double *Lt = isl->A_copy; /* row i of L: Lt[i * m_e + c], c <= i */
+        for (int c = 0; c < m_e; ++c)
+            for (int i = c; i < m_e; ++i) Lt[(size_t)i * m_e + c] = A[i + (size_t)c * m_e];
         int *nz = isl->nz, count = 0;
-        for (int a = 0; a < n; ++a)
-            if (isl->y_nonzero[a]) nz[count++] = a;
+        for (int u = 0; u <= n; ++u) { /* the columns of Y, then t */
+            double *y = u < n ? &Y[(size_t)u * m_e] : isl->t;
+            int first = 0;
+            while (first < m_e && y[first] == 0.0) ++first;
+            if (u < n) {
+                isl->y_nonzero[u] = (unsigned char)(first < m_e);
+                isl->y_first[u] = first;
+                if (first == m_e) continue;
+                nz[count++] = u;
+            }
+            for (int i = first; i < m_e; ++i) {
+                const double *li = &Lt[(size_t)i * m_e];
+                y[i] = (y[i] - dot(li + first, y + first, i - first)) / li[i];
+            }
+        }
+        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. S = Y^T Y (its upper
+         * part) is symmetric, so each entry is formed once and then subtracted column by column (one pass down each column of M): entry (a, c)
+         * when c is an impulse column, entry (c, a) when a is (every entity with a nonzero
+         * Y has a row). */
+        if ((size_t)count * count > isl->s_capacity) {
+            size_t cap = (size_t)count * count;
+            if (cap < 2 * isl->s_capacity) cap = 2 * isl->s_capacity;
+            if (grow((void **)&isl->S, cap, sizeof(double)) != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an island's joint Schur "
+                       "complement (%d columns)", count);
+                return PP_ERR_NO_MEMORY;
+            }
+            isl->s_capacity = cap;
+        }
+        double *S = isl->S;
         for (int u = 0; u < count; ++u) {
-            const int c = nz[u];
+            const int c = nz[u], fc = isl->y_first[c];
             const double *yc = &Y[(size_t)c * m_e];
             for (int v = 0; v <= u; ++v) {
                 const int a = nz[v];
-                if (!isl->ent_impulse[c] && !isl->ent_impulse[a]) continue;
-                const double s = dot(&Y[(size_t)a * m_e], yc, m_e);
-                if (isl->ent_impulse[c]) M[a + (size_t)c * n] -= s;
-                if (isl->ent_impulse[a] && a != c) M[c + (size_t)a * n] -= s;
+                const int f = fc > isl->y_first[a] ? fc : isl->y_first[a]; /* zeros above */
+                S[v + (size_t)u * count] = isl->ent_impulse[c] || isl->ent_impulse[a]
+                                               ? dot(&Y[(size_t)a * m_e + f], yc + f, m_e - f)
+                                               : 0.0;
             }
-            q[c] -= dot(yc, isl->t, m_e);
+            q[c] -= dot(yc + fc, isl->t + fc, m_e - fc);
+        }
+        for (int u = 0; u < count; ++u) {
+            const int c = nz[u];
+            if (!isl->ent_impulse[c]) continue;
+            double *Mc = &M[(size_t)c * n];
+            for (int v = 0; v < count; ++v)
+                Mc[nz[v]] -= v <= u ? S[v + (size_t)u * count] : S[u + (size_t)v * count];
         }
     }
     for (int l = 0; l < nbl; ++l) isl->body_mark[isl->body_list[l]] = 0;
@@ -588,7 +620,7 @@ void pp_peg_joints_recover(pp_peg_workspace *ws, const int *joints, int joint_co
                            int n_contact, const double *z)
 {
     joint_island *isl = ws->ji;
-    const int n = isl->n, m_e = isl->m_e;
+    const int m_e = isl->m_e;
     int at = n_contact;
     for (int t = 0; t < joint_count; ++t) {
         const int r = joints[t];
@@ -602,10 +634,10 @@ void pp_peg_joints_recover(pp_peg_workspace *ws, const int *joints, int joint_co
         ws->joint_p[r] = p;
     }
     if (m_e == 0) return;
-    for (int c = 0; c < n; ++c) {
+    for (int c = 0; c < isl->n; ++c) {
         if (!isl->y_nonzero[c] || !isl->ent_impulse[c] || z[c] == 0.0) continue;
         const double *yc = &isl->Y[(size_t)c * m_e];
-        for (int i = 0; i < m_e; ++i) isl->t[i] += yc[i] * z[c];
+        for (int i = isl->y_first[c]; i < m_e; ++i) isl->t[i] += yc[i] * z[c];
     }
     LAPACKE_dtrtrs_work(LAPACK_COL_MAJOR, 'L', 'T', 'N', m_e, 1, isl->A, m_e, isl->t, m_e);
     for (int i = 0; i < m_e; ++i) ws->joint_p[isl->eq_row[i]] = -isl->t[i];
@@ -665,6 +697,8 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->t);
         free(isl->y_nonzero);
         free(isl->nz);
+        free(isl->y_first);
+        free(isl->S);
         free(isl);
     }
 }

@@ -34,6 +34,8 @@ struct pp_peg_workspace {
                              island whose load sharing changed the impulses only
                              (PP_LOAD_SHARED_IMPULSES), where it is Lemke's */
     struct dense_store *dense; /* sized by the largest island solved, not by n_max */
+    struct pp_body_block *block; /* one body's rows and columns (peg_mlcp.c assemble_body),
+                                    sized by the body with the most rows */
     int *incidence_first; /* max_bodies + 1, CSR over bodies of (set, side) */
     int *incidence;       /* 2 max_sets: set * 2 + side */
     int *fill;            /* max_bodies */
@@ -72,9 +74,12 @@ struct pp_peg_workspace {
 /*
  * The dense part of a solve: an island's matrix M (column-major, an island's LCP while
  * solving, the whole LCP when pp_peg_last_lcp asks for it), its q, z, basis and index map,
- * and the Lemke workspace (about 4 n^2 doubles). It grows to the largest island actually
- * solved (never to the sum of the islands: memory follows the largest island), before that
- * island's solve, never inside it.
+ * and the Lemke workspace (about 4 n^2 doubles below PP_LCP_SPARSE_MIN_N, linear above). It
+ * grows to the largest island actually solved (never to the sum of the islands: memory
+ * follows the largest island), before that island's solve, never inside it. M itself is kept
+ * only below PP_LCP_SPARSE_MIN_N unknowns: a larger island's matrix is a zeroed allocation
+ * of its own, freed after its solve, whose pages without a nonzero are never touched
+ * (peg_mlcp.c solve_islands).
  */
 /*
  * Load sharing over redundant supports (lcp_load_sharing.c, whose comment has the
@@ -124,7 +129,9 @@ typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
     int *island_map;
-    int capacity;          /* n the arrays hold */
+    int capacity;          /* n the vectors hold */
+    int matrix_capacity;   /* order of the matrix M holds (below PP_LCP_SPARSE_MIN_N while
+                              solving: larger islands have their own, peg_mlcp.c) */
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
     pp_load_sharing load;  /* load sharing's arrays (grown with the island) */

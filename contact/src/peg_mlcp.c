@@ -58,6 +58,7 @@
 
 #include "geometry_internal.h"
 #include "islands_internal.h"
+#include "lcp_internal.h"
 #include "peg_lcp_internal.h"
 
 #include <float.h>
@@ -66,14 +67,31 @@
 #include <string.h>
 
 
+struct pp_body_block;
+static void body_block_free(struct pp_body_block *bb);
+
 /* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
 static pp_status dense_reserve(dense_store *d, int n, int solve)
 {
     if (n < 1) n = 1;
+    /* the kept matrix: for the diagnostic's whole LCP (solve = 0) and islands below
+     * PP_LCP_SPARSE_MIN_N; a larger island's matrix is its own (solve_islands) */
+    const int matrix = !solve || n < PP_LCP_SPARSE_MIN_N;
+    if (matrix && n > d->matrix_capacity) {
+        int cap = d->matrix_capacity + d->matrix_capacity / 2 > n
+                      ? d->matrix_capacity + d->matrix_capacity / 2
+                      : n;
+        if (solve && cap >= PP_LCP_SPARSE_MIN_N) cap = PP_LCP_SPARSE_MIN_N - 1;
+        double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
+        if (!M) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
+            return PP_ERR_NO_MEMORY;
+        }
+        d->M = M;
+        d->matrix_capacity = cap;
+    }
     if (n > d->capacity) {
         int cap = d->capacity + d->capacity / 2 > n ? d->capacity + d->capacity / 2 : n;
-        double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
-        if (M) d->M = M;
         double *q = realloc(d->island_q, (size_t)cap * sizeof(double));
         if (q) d->island_q = q;
         double *z = realloc(d->island_z, (size_t)cap * sizeof(double));
@@ -82,7 +100,7 @@ static pp_status dense_reserve(dense_store *d, int n, int solve)
         if (b) d->island_basis = b;
         int *m = realloc(d->island_map, (size_t)cap * sizeof(int));
         if (m) d->island_map = m;
-        if (!M || !q || !z || !b || !m) {
+        if (!q || !z || !b || !m) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
@@ -226,6 +244,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->z);
     free(ws->z_motion);
     dense_free(ws->dense);
+    body_block_free(ws->block);
     free(ws->incidence_first);
     free(ws->incidence);
     free(ws->fill);
@@ -612,6 +631,164 @@ static int find_islands(pp_peg_workspace *ws, int ns, int nb)
 }
 
 /*
+ * The body blocks of J^T W J (file comment: every row and impulse column of a set acts on its
+ * two bodies only). Entry (row a, column c) of J^T W J is sum_b g_a,b^T (W_b g_c,b) over the
+ * coupled bodies b that a's set and c's set share: at most two, since a set's two bodies
+ * differ. So M is built body by body: for body b, the rows on b (their Jacobian blocks g_a,b,
+ * packed by component so that consecutive rows are consecutive in memory) against the impulse
+ * columns on b (W_b g_c,b, computed once per column in build_rows), each product written into
+ * column c of M: the work is the sum over bodies of (rows on b) x (columns on b), the
+ * nonzeros, and a column's entries are written in one pass down it.
+ *
+ * Round-off. Each product is dot6's sum (g_0 w_0 + g_1 w_1 + ... + g_5 w_5, left to right),
+ * and an entry receives at most two of them on M = 0; (0 + x) + y is the same double as
+ * (0 + y) + x, so the order in which bodies are visited changes no bit, and the entries are
+ * those of the entry-by-entry loop. A row or column that enters with a minus sign (the
+ * rolling g- unknowns) has its vector negated exactly before the products.
+ */
+struct pp_body_block {
+    int rows_capacity, cols_capacity;
+    int *row_at, *col_at;   /* LCP index of each packed row / column */
+    double *g;              /* [component 0..5][rows_capacity]: the rows' g on the body */
+    double *dots;           /* rows_capacity: one column's products */
+    const double **wg;      /* per column: W_b g of the column on the body */
+    signed char *col_sign;  /* per column: +1, or -1 for g- */
+};
+
+/* Rows and columns a listed set j puts on one of its bodies, for body_block_reserve. */
+static void set_block_size(const pp_peg_workspace *ws, int j, int k, int *rows, int *cols)
+{
+    const int frictional = ws->friction_slot[j] >= 0;
+    const int slacks = ws->slack_first[j + 1] - ws->slack_first[j];
+    *rows += 1 + (frictional ? k : 0) + slacks + 2 * ws->roll_axes[j];
+    *cols += 1 + (frictional ? k : 0) + 2 * ws->roll_axes[j];
+}
+
+/* Room for the largest body block of the problem (after build_rows and the rolling axes). */
+static pp_status body_block_reserve(pp_peg_workspace *ws, int nb, int k)
+{
+    int max_rows = 1, max_cols = 1;
+    for (int b = 0; b < nb; ++b) {
+        int rows = 0, cols = 0;
+        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e)
+            set_block_size(ws, ws->incidence[e] / 2, k, &rows, &cols);
+        if (rows > max_rows) max_rows = rows;
+        if (cols > max_cols) max_cols = cols;
+    }
+    struct pp_body_block *bb = ws->block;
+    if (!bb) {
+        bb = ws->block = calloc(1, sizeof *bb);
+        if (!bb) return PP_ERR_NO_MEMORY;
+    }
+    if (max_rows > bb->rows_capacity) {
+        int *at = realloc(bb->row_at, (size_t)max_rows * sizeof *at);
+        if (at) bb->row_at = at;
+        double *g = realloc(bb->g, (size_t)max_rows * 6 * sizeof *g);
+        if (g) bb->g = g;
+        double *dots = realloc(bb->dots, (size_t)max_rows * sizeof *dots);
+        if (dots) bb->dots = dots;
+        if (!at || !g || !dots) return PP_ERR_NO_MEMORY;
+        bb->rows_capacity = max_rows;
+    }
+    if (max_cols > bb->cols_capacity) {
+        int *at = realloc(bb->col_at, (size_t)max_cols * sizeof *at);
+        if (at) bb->col_at = at;
+        const double **wg = realloc(bb->wg, (size_t)max_cols * sizeof *wg);
+        if (wg) bb->wg = wg;
+        signed char *sign = realloc(bb->col_sign, (size_t)max_cols);
+        if (sign) bb->col_sign = sign;
+        if (!at || !wg || !sign) return PP_ERR_NO_MEMORY;
+        bb->cols_capacity = max_cols;
+    }
+    return PP_OK;
+}
+
+static void body_block_free(struct pp_body_block *bb)
+{
+    if (!bb) return;
+    free(bb->row_at);
+    free(bb->col_at);
+    free(bb->g);
+    free(bb->dots);
+    free(bb->wg);
+    free(bb->col_sign);
+    free(bb);
+}
+
+/* Row `a` of the block: LCP index `at`, Jacobian block g on the body (negated when sign < 0). */
+static inline void block_row(struct pp_body_block *bb, int a, int at, const double *g, int sign)
+{
+    const int cap = bb->rows_capacity;
+    bb->row_at[a] = at;
+    for (int e = 0; e < 6; ++e) bb->g[(size_t)e * cap + a] = sign < 0 ? -g[e] : g[e];
+}
+
+/* Body b's block of J^T W J added into M (leading dimension n), in layout L. */
+static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b, int n,
+                          double *M)
+{
+    const int k = L->k;
+    struct pp_body_block *bb = ws->block;
+    int rows = 0, cols = 0;
+    for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
+        const int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
+        const int count = ws->row_first[j + 1] - ws->row_first[j];
+        for (int r = 0; r < count; ++r) {
+            const int at = row_index(L, j, r);
+            if (at < 0) continue;
+            block_row(bb, rows++, at, JAC(ws, ws->row_first[j] + r, side), 1);
+            if (r <= k) { /* the impulse column of the same unknown */
+                bb->col_at[cols] = at;
+                bb->wg[cols] = WJAC(ws, k, j, r, side);
+                bb->col_sign[cols++] = 1;
+            }
+        }
+        /* rolling (mlcp.h): the rows and columns g+ along G_a, g- along -G_a */
+        for (int m = 0; m < ws->roll_axes[j]; ++m)
+            for (int u = 0; u < 2; ++u) {
+                const int at = roll_index(L, j, 3 * m + u);
+                block_row(bb, rows++, at, RJAC(ws, j, m, side), u ? -1 : 1);
+                bb->col_at[cols] = at;
+                bb->wg[cols] = RWJAC(ws, j, m, side);
+                bb->col_sign[cols++] = (signed char)(u ? -1 : 1);
+            }
+    }
+    const int cap = bb->rows_capacity;
+    const double *g0 = bb->g, *g1 = g0 + cap, *g2 = g1 + cap, *g3 = g2 + cap, *g4 = g3 + cap,
+                 *g5 = g4 + cap;
+    const int *row_at = bb->row_at;
+    double *restrict dots = bb->dots;
+    for (int c = 0; c < cols; ++c) {
+        double w[6];
+        for (int e = 0; e < 6; ++e) w[e] = bb->col_sign[c] < 0 ? -bb->wg[c][e] : bb->wg[c][e];
+        /* the products first, two rows per vector register where the compiler has them
+         * (each lane with dot6's order, so the same bits), then the scatter */
+        int a = 0;
+#if defined(__GNUC__)
+        typedef double v2d __attribute__((vector_size(16)));
+        const v2d w0 = {w[0], w[0]}, w1 = {w[1], w[1]}, w2 = {w[2], w[2]}, w3 = {w[3], w[3]},
+                  w4 = {w[4], w[4]}, w5 = {w[5], w[5]};
+        for (; a + 2 <= rows; a += 2) {
+            v2d x0, x1, x2, x3, x4, x5;
+            memcpy(&x0, g0 + a, sizeof x0);
+            memcpy(&x1, g1 + a, sizeof x1);
+            memcpy(&x2, g2 + a, sizeof x2);
+            memcpy(&x3, g3 + a, sizeof x3);
+            memcpy(&x4, g4 + a, sizeof x4);
+            memcpy(&x5, g5 + a, sizeof x5);
+            const v2d d = x0 * w0 + x1 * w1 + x2 * w2 + x3 * w3 + x4 * w4 + x5 * w5;
+            memcpy(dots + a, &d, sizeof d);
+        }
+#endif
+        for (; a < rows; ++a)
+            dots[a] = g0[a] * w[0] + g1[a] * w[1] + g2[a] * w[2] + g3[a] * w[3] + g4[a] * w[4] +
+                      g5[a] * w[5];
+        double *Mc = M + (size_t)bb->col_at[c] * n;
+        for (a = 0; a < rows; ++a) Mc[row_at[a]] += dots[a];
+    }
+}
+
+/*
  * The LCP matrix of the file comment (Eqs 48–49 with nu eliminated) restricted to the sets
  * list[0..count) in layout L, into M (column-major, leading dimension layout_size(L)). Every
  * set sharing a coupled body with a listed set must be listed too (an island, or all sets).
@@ -620,60 +797,19 @@ static int find_islands(pp_peg_workspace *ws, int ns, int nb)
  * dimension (the joint rows' unknowns follow the contacts', peg_joints.c).
  */
 static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, int n, double *M)
+                            int count, int n, int zeroed, double *M)
 {
     const int k = L->k;
-    memset(M, 0, (size_t)n * n * sizeof *M);
+    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
 
-    /* J_rows^T W J_impulses: each row of set i against the impulse columns of every set j on
-     * the same coupled body (W_b = 0 adds nothing) */
-    for (int t = 0; t < count; ++t) {
-        const int i = list[t], rows = ws->row_first[i + 1] - ws->row_first[i];
+    /* J^T W J, body block by body block (above): each coupled body of the list once, at the
+     * first set of its incidence list (every set on it is listed) */
+    for (int t = 0; t < count; ++t)
         for (int si = 0; si < 2; ++si) {
-            int b = ws->set_body[2 * i + si];
-            if (b < 0 || !ws->coupled[b]) continue;
-            for (int f = ws->incidence_first[b]; f < ws->incidence_first[b + 1]; ++f) {
-                int j = ws->incidence[f] / 2, sj = ws->incidence[f] % 2;
-                for (int r = 0; r < rows; ++r) {
-                    int at = row_index(L, i, r);
-                    if (at < 0) continue;
-                    const double *g = JAC(ws, ws->row_first[i] + r, si);
-                    for (int l = 0; l <= k; ++l) {
-                        int col = col_index(L, j, l);
-                        if (col >= 0)
-                            M[(size_t)at + (size_t)col * n] += dot6(g, WJAC(ws, k, j, l, sj));
-                    }
-                    /* against the rolling columns of j: +G_a (g+), -G_a (g-) */
-                    for (int m = 0; m < ws->roll_axes[j]; ++m) {
-                        const double v = dot6(g, RWJAC(ws, j, m, sj));
-                        const int col = roll_index(L, j, 3 * m);
-                        M[(size_t)at + (size_t)col * n] += v;
-                        M[(size_t)at + (size_t)(col + 1) * n] -= v;
-                    }
-                }
-                /* the rolling rows of i (+-G_a^T) against the impulse columns of j */
-                for (int m = 0; m < ws->roll_axes[i]; ++m) {
-                    const double *g = RJAC(ws, i, m, si);
-                    const int at = roll_index(L, i, 3 * m);
-                    for (int l = 0; l <= k; ++l) {
-                        int col = col_index(L, j, l);
-                        if (col < 0) continue;
-                        const double v = dot6(g, WJAC(ws, k, j, l, sj));
-                        M[(size_t)at + (size_t)col * n] += v;
-                        M[(size_t)(at + 1) + (size_t)col * n] -= v;
-                    }
-                    for (int u = 0; u < ws->roll_axes[j]; ++u) {
-                        const double v = dot6(g, RWJAC(ws, j, u, sj));
-                        const int col = roll_index(L, j, 3 * u);
-                        M[(size_t)at + (size_t)col * n] += v;
-                        M[(size_t)at + (size_t)(col + 1) * n] -= v;
-                        M[(size_t)(at + 1) + (size_t)col * n] -= v;
-                        M[(size_t)(at + 1) + (size_t)(col + 1) * n] += v;
-                    }
-                }
-            }
+            const int i = list[t], b = ws->set_body[2 * i + si];
+            if (b >= 0 && ws->coupled[b] && ws->incidence[ws->incidence_first[b]] == 2 * i + si)
+                assemble_body(ws, L, b, n, M);
         }
-    }
 
     for (int t = 0; t < count; ++t) {
         const int j = list[t], kj = ws->slack_first[j + 1] - ws->slack_first[j];
@@ -786,23 +922,41 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
-        assemble_matrix(ws, &island, list, count, n, d->M);
+        /* A large island's matrix (n >= PP_LCP_SPARSE_MIN_N, the LCP's sparse path) is a
+         * fresh zeroed allocation, freed after its solve: C's calloc of that size maps new
+         * pages (glibc: mmap, not cleared by hand), and a page of M holding no nonzero is
+         * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
+         * nonzero and touches about 30 % of its pages), and no n^2 clearing is paid. Smaller
+         * islands reuse the kept matrix. */
+        const int large = n >= PP_LCP_SPARSE_MIN_N;
+        double *M = large ? calloc((size_t)n * n, sizeof *M) : d->M;
+        if (!M) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
+            return PP_ERR_NO_MEMORY;
+        }
+        assemble_matrix(ws, &island, list, count, n, large, M);
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
             if (basis) d->island_basis[a] = basis[d->island_map[a]];
         }
         pp_status st = PP_OK;
         if (joint_count > 0)
-            st = pp_peg_joints_island(ws, pp, &island, list, count, joints, joint_count, n, d->M,
+            st = pp_peg_joints_island(ws, pp, &island, list, count, joints, joint_count, n, M,
                                       d->island_q);
-        if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+        if (st != PP_OK && st != PP_ERR_SOLVER) {
+            if (large) free(M);
+            return st;
+        }
         const int schur = st == PP_OK; /* the joint equalities were eliminated */
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         if (st == PP_OK && n > 0) {
-            st = pp_lcp_solve(d->lcp, n, d->M, d->island_q, options,
+            st = pp_lcp_solve(d->lcp, n, M, d->island_q, options,
                               basis ? d->island_basis : NULL, d->island_z, &r);
-            if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+            if (st != PP_OK && st != PP_ERR_SOLVER) {
+                if (large) free(M);
+                return st;
+            }
         } else if (st == PP_ERR_SOLVER) {
             r.status = PP_LCP_NUMERICAL;
         }
@@ -824,6 +978,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (room != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d "
                                      "unknowns)", n);
+                if (large) free(M);
                 return room;
             }
             memset(ls->force, 0, (size_t)n);
@@ -849,7 +1004,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             pp_lcp_options defaults = pp_lcp_options_default();
             for (int a = 0; a < n; ++a) ws->z_motion[d->island_map[a]] = d->island_z[a];
             pp_load_sharing_outcome o = pp_load_sharing_apply(
-                ls, d->lcp, n, d->M, d->island_q, count, k, freedoms,
+                ls, d->lcp, n, M, d->island_q, count, k, freedoms,
                 options ? options : &defaults,
                 basis ? d->island_basis : NULL, d->island_z, &r);
             stats->load_shared += o == PP_LOAD_SHARED || o == PP_LOAD_SHARED_IMPULSES;
@@ -859,6 +1014,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
              * more accurate (the limit comes from solves of condition ~1e5). */
             keep_motion = o == PP_LOAD_SHARED_IMPULSES;
         }
+        if (large) free(M);
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
             ++stats->islands_failed;
@@ -998,6 +1154,10 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     ws->last_k = k;
     ws->last_n = n;
     stats->recovered_sets = build_rows(ws, problem, k);
+    if (body_block_reserve(ws, p->body_count, k) != PP_OK) {
+        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the body blocks of %d sets", ns);
+        return PP_ERR_NO_MEMORY;
+    }
     if (nj > 0) pp_peg_joints_build(ws, problem);
     const lcp_layout whole = whole_layout(ws);
     if (ns == 0 && nj == 0) {
@@ -1059,7 +1219,7 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
      * reads what the last solve kept, so a repeated call gives the same. */
     const lcp_layout whole = whole_layout(ws);
     for (int j = 0; j < ws->last_ns; ++j) ws->local[j] = j;
-    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->last_n, ws->dense->M);
+    assemble_matrix(ws, &whole, ws->local, ws->last_ns, ws->last_n, 0, ws->dense->M);
 }
 
 int pp_peg_record_size(const pp_peg_set *set, int directions)

@@ -10,7 +10,8 @@
  *  - the same-frame rule inside the solve; warm start;
  *  - islands: the island-wise solution solves the whole LCP and equals its one-piece solve;
  *    the basis is the whole LCP's; a failed island leaves the others solved;
- *  - Lemke failure returns a status with the free velocity and no NaN; bad input rejected.
+ *  - Lemke failure returns a status with the free velocity and no NaN; bad input rejected;
+ *  - a large island's own matrix is the whole LCP's (same impulses bit for bit).
  */
 #include "pegplus/features.h"
 #include "pegplus/geometry.h"
@@ -1383,6 +1384,91 @@ START_TEST(test_rolling_pyramid)
 }
 END_TEST
 
+/*
+ * A large island (n >= 1500 unknowns, the LCP's sparse path): pp_peg_solve assembles such an
+ * island's matrix into a fresh zeroed allocation of its own (peg_mlcp.c), not the kept dense
+ * store. A row of ROW_BOXES unit boxes on the ground, each on three frictional contacts
+ * (mu = 0.5, k = 4 here: 6 unknowns each) and touching the next box through two frictionless
+ * contacts, all at rest under gravity (v* = -g h): one island of 18 b + 2 (b - 1) unknowns.
+ * The answer holds every box (nu = 0 to round-off: the three supports of each box are
+ * independent) and its normal impulses are those of pp_lcp_solve on the whole LCP that
+ * pp_peg_last_lcp assembles through the kept store, bit for bit: the same matrix.
+ */
+#define ROW_BOXES 80
+START_TEST(test_large_island_matrix)
+{
+    enum { NB = ROW_BOXES, NC = 3 * ROW_BOXES + 2 * (ROW_BOXES - 1) };
+    pp_mlcp_body *bodies = calloc(NB, sizeof *bodies);
+    pp_contact *c = calloc(NC, sizeof *c);
+    pp_peg_set *sets = calloc(NC, sizeof *sets);
+    int nc = 0;
+    for (int b = 0; b < NB; ++b) {
+        bodies[b].inv_mass = 1.0;
+        for (int r = 0; r < 3; ++r) bodies[b].inv_inertia[4 * r] = 6.0; /* unit cube, 1 kg */
+        bodies[b].x[0] = 1.0 * b;
+        bodies[b].x[2] = 0.5;
+        bodies[b].v[2] = -G * H;
+        const double support[3][2] = {{-0.4, -0.4}, {0.4, -0.4}, {0.0, 0.4}};
+        for (int t = 0; t < 3; ++t, ++nc) { /* ground (A, static) under box b (B) */
+            c[nc].body_a = -1;
+            c[nc].body_b = b;
+            c[nc].p_a[0] = bodies[b].x[0] + support[t][0];
+            c[nc].p_a[1] = support[t][1];
+            c[nc].n[2] = 1.0;
+            c[nc].mu = 0.5;
+        }
+        for (int t = 0; t < 2 && b + 1 < NB; ++t, ++nc) { /* box b (A) against box b + 1 (B) */
+            c[nc].body_a = b;
+            c[nc].body_b = b + 1;
+            c[nc].p_a[0] = bodies[b].x[0] + 0.5;
+            c[nc].p_a[1] = t ? 0.25 : -0.25;
+            c[nc].p_a[2] = 0.5;
+            c[nc].n[0] = 1.0;
+        }
+    }
+    ck_assert_int_eq(nc, NC);
+    for (int i = 0; i < NC; ++i) sets[i] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, i, 1};
+    pp_peg_problem p = {.base = {.h = H, .body_count = NB, .bodies = bodies, .contact_count = NC,
+                                 .contacts = c, .friction_directions = 4,
+                                 .keep_lemke_vertex = 1},
+                        .set_count = NC, .sets = sets};
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(NB, NC, NC, 4, &ws), PP_OK);
+    double *pn = calloc(NC, sizeof *pn), *nu = calloc(6 * NB, sizeof *nu);
+    pp_mlcp_solution sol = {pn, NULL, NULL, NULL, nu, NULL};
+    pp_peg_stats stats;
+    ck_assert_int_eq(pp_peg_solve(ws, &p, NULL, NULL, &sol, NULL, &stats), PP_OK);
+    ck_assert_int_eq(stats.islands, 1);
+    ck_assert_int_eq(stats.lcp_size, 18 * NB + 2 * (NB - 1));
+    ck_assert_int_ge(stats.largest_island, 1500);
+    double weight = 0.0;
+    for (int i = 0; i < NC; ++i) weight += c[i].n[2] * pn[i];
+    ck_assert_double_eq_tol(weight, NB * G * H, 1e-9 * NB * G * H); /* the row's weight */
+    for (int i = 0; i < 6 * NB; ++i) ck_assert_msg(fabs(nu[i]) <= 1e-9, "nu[%d] = %g", i, nu[i]);
+
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(ws, &n, &M, &q);
+    ck_assert_int_eq(n, stats.lcp_size);
+    pp_lcp_workspace *lw;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &lw), PP_OK);
+    double *z = malloc(sizeof(double) * n);
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve(lw, n, M, q, NULL, NULL, z, &r), PP_OK);
+    for (int j = 0; j < NC; ++j) /* p of set j is unknown j of the whole layout */
+        ck_assert_msg(z[j] == pn[j], "p[%d]: island %.17g, whole %.17g", j, pn[j], z[j]);
+
+    pp_lcp_workspace_destroy(lw);
+    pp_peg_workspace_destroy(ws);
+    free(z);
+    free(pn);
+    free(nu);
+    free(sets);
+    free(c);
+    free(bodies);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_mlcp");
@@ -1403,6 +1489,7 @@ int main(void)
     tcase_add_test(tc, test_solver_failure);
     tcase_add_test(tc, test_bad_input);
     tcase_add_loop_test(tc, test_rolling_pyramid, 0, 60);
+    tcase_add_test(tc, test_large_island_matrix);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);
