@@ -50,9 +50,15 @@
 
 /* LCPs of at least this many unknowns keep their basis as a sparse LU with an eta file
  * (lcp_sparse.c) instead of an explicit inverse, and solve large basic sets by sparse LU;
- * the workspace's square arrays other than `regularised` are sized below it. Smaller
- * problems take the dense path unchanged. */
-#define PP_LCP_SPARSE_MIN_N 1500
+ * the workspace's square arrays are sized below it. Smaller problems take the dense path.
+ * Measured on the cold Lemke solves of ODE's boxstack demo under the standard model (the
+ * instances of pegplus-benchmark --scene boxstack --steps 430, PP_LCP_DUMP_ALL, timed by
+ * lcp_timing, the same pivots to within ties): the sparse basis is faster from n = 120 on,
+ * 1.3-1.7x at n = 120-170, 1.6-2.5x at 200-340, 2x at 430 (its cost follows the nonzeros of
+ * M, which couple contacts only through shared bodies; the explicit inverse costs n^2 a
+ * pivot whatever the sparsity). It was 1500. It starts just above RESCUE_MAX_N, so the
+ * double-double rescue (dense, n <= RESCUE_MAX_N) keeps its whole range. */
+#define PP_LCP_SPARSE_MIN_N (RESCUE_MAX_N + 1)
 /* Pivots after which the sparse basis is refactorised (the eta file's length). */
 #define PP_LCP_SPARSE_ETA_MAX 64
 
@@ -106,6 +112,7 @@ struct pp_lcp_workspace {
     int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
+    unsigned char *start_basis; /* n: a given start basis as repaired (lemke.c, "Repair") */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
