@@ -115,6 +115,7 @@ static const char HELP[] =
     "                   nothing but its broadphase entries\n"
     "  --no-load-sharing  pp_config.load_sharing = 0 (Lemke's vertex where supports are\n"
     "                   redundant, README \"Redundant supports\")\n"
+    "  --log            pegplus's warnings and errors to stderr (default: discarded)\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
     "  --list           list the scenes and exit\n"
@@ -146,8 +147,9 @@ static const char HELP_MORE[] =
     "  lcp       mean / max LCP size (pp_step_stats.lcp_size, unknowns per step)\n"
     "  pivots    Lemke pivots per step (mean)\n"
     "  fb        steps whose LCP needed a fallback (pp_step_stats.lcp_fallback != 0)\n"
-    "  un        steps with an unsolved island LCP (pp_step_stats.islands_failed > 0:\n"
-    "            no usable answer, its contacts got no impulse)\n"
+    "  un        steps with an unsolved island LCP (pp_step_stats.islands_failed > 0: no\n"
+    "            usable answer; at the step's own solve its contacts got no impulse, at a\n"
+    "            re-linearisation iterate the earlier estimate is kept: --log says which)\n"
     "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
     "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
     "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
@@ -273,6 +275,7 @@ static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models 
 static int g_auto_disable = 0; /* --auto-disable: ODE's auto-disable on, its defaults */
 static int g_load_sharing = 1; /* --no-load-sharing: pp_config.load_sharing = 0 */
 static FILE *g_series = NULL;  /* --series FILE: one CSV row per step of every run */
+static int g_log = 0;          /* --log: pegplus's log to stderr (default: discarded) */
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
  * needs (its surface: pp_scene.configure, the jointed scenes). */
@@ -745,6 +748,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (!strcmp(a, "--auto-disable")) {
             g_auto_disable = 1;
+        } else if (!strcmp(a, "--log")) {
+            g_log = 1;
         } else if (!strcmp(a, "--no-load-sharing")) {
             g_load_sharing = 0;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
@@ -791,7 +796,7 @@ int main(int argc, char **argv)
     }
     if (quick && steps == 0) steps = 20;
     if (budget < 0.0) budget = quick ? 10.0 : 30.0;
-    pp_set_log_hook(pp_log_discard, NULL);
+    if (!g_log) pp_set_log_hook(pp_log_discard, NULL);
 
     if (make_states_dir) {
         /* every selected scene that settles by default (--scene: those named), then exit */
