@@ -115,6 +115,9 @@ static const char HELP[] =
     "                   nothing but its broadphase entries\n"
     "  --no-load-sharing  pp_config.load_sharing = 0 (Lemke's vertex where supports are\n"
     "                   redundant, README \"Redundant supports\")\n"
+    "  --lcp-budget S   pp_config.lcp_budget_seconds of the pegplus models (default 10 s of\n"
+    "                   wall clock per island and step); 0: no clock, only the work-based\n"
+    "                   pivot caps, so the run does not depend on the machine's load\n"
     "  --log            pegplus's warnings and errors to stderr (default: discarded)\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
@@ -276,6 +279,7 @@ static int g_auto_disable = 0; /* --auto-disable: ODE's auto-disable on, its def
 static int g_load_sharing = 1; /* --no-load-sharing: pp_config.load_sharing = 0 */
 static FILE *g_series = NULL;  /* --series FILE: one CSV row per step of every run */
 static int g_log = 0;          /* --log: pegplus's log to stderr (default: discarded) */
+static double g_lcp_budget = -1.0; /* --lcp-budget S: pp_config.lcp_budget_seconds (< 0: default) */
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
  * needs (its surface: pp_scene.configure, the jointed scenes). */
@@ -288,6 +292,7 @@ static pp_config model_config(const bench_model *m, const pp_scene *scene)
     c.friction_directions = 4;
     c.threads = g_threads;
     c.load_sharing = g_load_sharing;
+    if (g_lcp_budget >= 0.0) c.lcp_budget_seconds = g_lcp_budget;
     return c;
 }
 
@@ -755,7 +760,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
-                   strcmp(a, "--threads") && strcmp(a, "--series")) {
+                   strcmp(a, "--threads") && strcmp(a, "--series") &&
+                   strcmp(a, "--lcp-budget")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -779,6 +785,9 @@ int main(int argc, char **argv)
             fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
                               "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
                               "status\n");
+        } else if (!strcmp(a, "--lcp-budget")) {
+            g_lcp_budget = atof(argv[++i]);
+            if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");
         } else if (!strcmp(a, "--threads")) {
             g_threads = atoi(argv[++i]);
             if (g_threads < 1 || g_threads > PP_MAX_THREADS) usage_error("--threads must be in 1..64");
