@@ -378,7 +378,9 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
  * (numerically dependent on the columns before it), and those z_j go back to w_j basic
  * (row and column j leave D). Leaving rows out can break a column kept before, so the LU is
  * run again on the new D, at most REPAIR_ROUNDS times. The repaired basis keeps the part
- * of the old one that still stands; what was dropped Lemke brings back by pivoting. */
+ * of the old one that still stands; what was dropped Lemke brings back by pivoting. The LU
+ * runs in the workspace's square arrays, so a basis with more than square_n basic z (a large
+ * LCP's, |D| > PP_LCP_SPARSE_MIN_N - 1) is tried as it is, as before. */
 #define REPAIR_TOL 1e-12
 #define REPAIR_ROUNDS 8
 
