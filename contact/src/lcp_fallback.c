@@ -40,10 +40,12 @@
 #define W_REFRESH 32
 #define NEWTON_STEPS 8
 #define NEWTON_SHIFT 1e-10
-/* Work bounds that keep the fallback's own cost bounded whatever n: the O(n^3) steps (the
- * warm basis solve and Newton) only up to DENSE_MAX unknowns (an LU of 600 is ~7e7 flops),
- * and at most SWEEP_WORK / n^2 sweeps of O(n^2) (2e8: every sweep up to n = 1000, 8 sweeps at
- * n = 5000). Work bounds rather than a clock, so the answer does not depend on the machine. */
+/* Work bounds that keep the fallback's own cost bounded whatever n: the dense O(n^3) steps
+ * (the warm basis solve and Newton) only up to DENSE_MAX unknowns (an LU of 600 is ~7e7
+ * flops; the workspace's squares end below PP_LCP_SPARSE_MIN_N anyway), from
+ * PP_LCP_SPARSE_MIN_N on the sparse LU of M_BB, whose cost follows its nonzeros, and at most
+ * SWEEP_WORK / n^2 sweeps of O(n^2) (2e8: every sweep up to n = 1000, 8 sweeps at n = 5000).
+ * Work bounds rather than a clock, so the answer does not depend on the machine. */
 #define DENSE_MAX 600
 #define SWEEP_WORK 2e8
 
