@@ -104,6 +104,9 @@ static const char HELP[] =
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
     "                   and reported with the steps it finished\n"
     "  --csv FILE       CSV output (default pegplus-benchmark.csv), one row per run\n"
+    "  --series FILE    also one CSV row per step of every run: CPU us, LCP unknowns\n"
+    "                   (summed, largest), pivots, solves, lcp_fallback, approximate and\n"
+    "                   unsolved island solves, contacts, islands, residual, status\n"
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
@@ -112,6 +115,10 @@ static const char HELP[] =
     "                   nothing but its broadphase entries\n"
     "  --no-load-sharing  pp_config.load_sharing = 0 (Lemke's vertex where supports are\n"
     "                   redundant, README \"Redundant supports\")\n"
+    "  --lcp-budget S   pp_config.lcp_budget_seconds of the pegplus models (default 10 s of\n"
+    "                   wall clock per island and step); 0: no clock, only the work-based\n"
+    "                   pivot caps, so the run does not depend on the machine's load\n"
+    "  --log            pegplus's warnings and errors to stderr (default: discarded)\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
     "  --list           list the scenes and exit\n"
@@ -143,6 +150,9 @@ static const char HELP_MORE[] =
     "  lcp       mean / max LCP size (pp_step_stats.lcp_size, unknowns per step)\n"
     "  pivots    Lemke pivots per step (mean)\n"
     "  fb        steps whose LCP needed a fallback (pp_step_stats.lcp_fallback != 0)\n"
+    "  un        steps with an unsolved island LCP (pp_step_stats.islands_failed > 0: no\n"
+    "            usable answer; at the step's own solve its contacts got no impulse, at a\n"
+    "            re-linearisation iterate the earlier estimate is kept: --log says which)\n"
     "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
     "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
     "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
@@ -237,6 +247,11 @@ typedef struct step_record {
     double cpu;                 /* s, CPU time of pp_world_step */
     double wall;                /* s, pp_step_stats.time_total */
     int lcp_size, pivots, fallback;
+    int lcp_largest;            /* pp_step_stats.lcp_largest */
+    int unsolved;               /* islands_failed: island solves with no usable answer */
+    int approximate;            /* lcp_approximate: answered by the bounded fallback */
+    int contacts, islands, solves;
+    double residual;            /* pp_step_stats.lcp_residual */
     pp_status status;
 } step_record;
 
@@ -262,6 +277,9 @@ static double cpu_now(void)
 static int g_threads = 1; /* --threads: pp_config.threads of the pegplus models */
 static int g_auto_disable = 0; /* --auto-disable: ODE's auto-disable on, its defaults */
 static int g_load_sharing = 1; /* --no-load-sharing: pp_config.load_sharing = 0 */
+static FILE *g_series = NULL;  /* --series FILE: one CSV row per step of every run */
+static int g_log = 0;          /* --log: pegplus's log to stderr (default: discarded) */
+static double g_lcp_budget = -1.0; /* --lcp-budget S: pp_config.lcp_budget_seconds (< 0: default) */
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
  * needs (its surface: pp_scene.configure, the jointed scenes). */
@@ -274,6 +292,7 @@ static pp_config model_config(const bench_model *m, const pp_scene *scene)
     c.friction_directions = 4;
     c.threads = g_threads;
     c.load_sharing = g_load_sharing;
+    if (g_lcp_budget >= 0.0) c.lcp_budget_seconds = g_lcp_budget;
     return c;
 }
 
@@ -314,6 +333,13 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         r->lcp_size = stats->lcp_size;
         r->pivots = stats->lcp_pivots;
         r->fallback = stats->lcp_fallback;
+        r->lcp_largest = stats->lcp_largest;
+        r->unsolved = stats->islands_failed;
+        r->approximate = stats->lcp_approximate;
+        r->contacts = stats->contacts;
+        r->islands = stats->islands;
+        r->solves = stats->lcp_solves;
+        r->residual = stats->lcp_residual;
         r->status = st;
         for (int b = 0; b < scene.body_count; ++b) {
             const dReal *v = dBodyGetLinearVel(scene.bodies[b]);
@@ -342,7 +368,7 @@ typedef struct run_result {
     int planned, steps, bodies;
     double cpu_median, cpu_worst, cpu_mean, wall_median, cpu_total;
     double lcp_mean, pivots_mean, max_speed;
-    int lcp_max, fallback_steps, bad_steps;
+    int lcp_max, fallback_steps, bad_steps, unsolved_steps, largest_max;
     long rss_kb;
     char status[192];
 } run_result;
@@ -443,6 +469,18 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         pivots += r->pivots;
         res.fallback_steps += r->fallback != 0;
         res.bad_steps += r->status != PP_OK;
+        res.unsolved_steps += r->unsolved > 0;
+        if (r->lcp_largest > res.largest_max) res.largest_max = r->lcp_largest;
+    }
+    if (g_series && n > 0) {
+        for (int i = 0; i < n; ++i) {
+            const step_record *r = &sh->steps[i];
+            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d\n", sc->name,
+                    m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots, r->solves,
+                    r->fallback, r->approximate, r->unsolved, r->contacts, r->islands,
+                    r->residual, (int)r->status);
+        }
+        fflush(g_series);
     }
     if (cpu && wall && n > 0) {
         res.cpu_mean = res.cpu_total / n;
@@ -715,12 +753,15 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (!strcmp(a, "--auto-disable")) {
             g_auto_disable = 1;
+        } else if (!strcmp(a, "--log")) {
+            g_log = 1;
         } else if (!strcmp(a, "--no-load-sharing")) {
             g_load_sharing = 0;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
-                   strcmp(a, "--threads")) {
+                   strcmp(a, "--threads") && strcmp(a, "--series") &&
+                   strcmp(a, "--lcp-budget")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -738,6 +779,15 @@ int main(int argc, char **argv)
             if (!(budget > 0.0)) usage_error("--budget must be > 0");
         } else if (!strcmp(a, "--csv")) {
             csv_path = argv[++i];
+        } else if (!strcmp(a, "--series")) {
+            g_series = fopen(argv[++i], "w");
+            if (!g_series) usage_error("cannot write the --series file");
+            fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
+                              "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
+                              "status\n");
+        } else if (!strcmp(a, "--lcp-budget")) {
+            g_lcp_budget = atof(argv[++i]);
+            if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");
         } else if (!strcmp(a, "--threads")) {
             g_threads = atoi(argv[++i]);
             if (g_threads < 1 || g_threads > PP_MAX_THREADS) usage_error("--threads must be in 1..64");
@@ -755,7 +805,7 @@ int main(int argc, char **argv)
     }
     if (quick && steps == 0) steps = 20;
     if (budget < 0.0) budget = quick ? 10.0 : 30.0;
-    pp_set_log_hook(pp_log_discard, NULL);
+    if (!g_log) pp_set_log_hook(pp_log_discard, NULL);
 
     if (make_states_dir) {
         /* every selected scene that settles by default (--scene: those named), then exit */
@@ -782,15 +832,15 @@ int main(int argc, char **argv)
     fprintf(csv, "scene,model,h,steps_planned,steps_run,settle_steps,bodies,cpu_us_median,"
                  "cpu_us_worst,cpu_us_mean,wall_us_median,ratio_median_to_ode_step,lcp_size_mean,"
                  "lcp_size_max,pivots_per_step,fallback_steps,bad_steps,peak_rss_kb,"
-                 "realtime_factor,max_speed,start,status\n");
+                 "realtime_factor,max_speed,lcp_largest_max,unsolved_steps,start,status\n");
     fflush(csv);
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
     printf("pegplus %s benchmark: k = 4, CPU time per pp_world_step (process CPU clock), "
            "budget %g s per run, parent RSS %.1f MB\n\n",
            PP_VERSION_STRING, budget, self.ru_maxrss / 1024.0);
-    printf("%-10s %-13s %11s %9s %9s %7s %13s %8s %4s %4s %7s %7s  %s\n", "scene", "model",
-           "steps", "med us", "worst us", "x step", "lcp mean/max", "pivots", "fb", "bad",
+    printf("%-10s %-13s %11s %9s %9s %7s %13s %8s %4s %4s %4s %7s %7s  %s\n", "scene", "model",
+           "steps", "med us", "worst us", "x step", "lcp mean/max", "pivots", "fb", "un", "bad",
            "rss MB", "rt", "status");
 
     for (int s = 0; s < (int)SCENE_COUNT; ++s) {
@@ -833,7 +883,7 @@ int main(int argc, char **argv)
         }
         if (failed) {
             printf("%-10s %-13s settle failed: %s\n", sc->name, "-", why);
-            fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
+            fprintf(csv, "%s,-,%g,%d,0,%d,0,,,,,,,,,,,,,,,,,settle failed: %s\n", sc->name, sh,
                     sn, ss, csv_field(why));
             pp_scene_state_free(&state);
             continue;
@@ -852,21 +902,23 @@ int main(int argc, char **argv)
             char steps_col[24], lcp_col[24];
             snprintf(steps_col, sizeof steps_col, "%d/%d", r.steps, r.planned);
             snprintf(lcp_col, sizeof lcp_col, "%.0f/%d", r.lcp_mean, r.lcp_max);
-            printf("%-10s %-13s %11s %9.5g %9.5g %7.3g %13s %8.5g %4d %4d %7.1f %7.3g  %s\n",
+            printf("%-10s %-13s %11s %9.5g %9.5g %7.3g %13s %8.5g %4d %4d %4d %7.1f %7.3g  %s\n",
                    sc->name, MODELS[m].name, steps_col, 1e6 * r.cpu_median, 1e6 * r.cpu_worst,
-                   ratio, lcp_col, r.pivots_mean, r.fallback_steps, r.bad_steps,
+                   ratio, lcp_col, r.pivots_mean, r.fallback_steps, r.unsolved_steps, r.bad_steps,
                    r.rss_kb / 1024.0, rt, r.status);
             fprintf(csv, "%s,%s,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.2f,%d,%.2f,%d,%d,%ld,"
-                         "%.5g,%.4f,%s,%s\n",
+                         "%.5g,%.4f,%d,%d,%s,%s\n",
                     sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
                     1e6 * r.cpu_median, 1e6 * r.cpu_worst, 1e6 * r.cpu_mean, 1e6 * r.wall_median,
                     ratio, r.lcp_mean, r.lcp_max, r.pivots_mean, r.fallback_steps, r.bad_steps,
-                    r.rss_kb, rt, r.max_speed, start, csv_field(r.status));
+                    r.rss_kb, rt, r.max_speed, r.largest_max, r.unsolved_steps, start,
+                    csv_field(r.status));
             fflush(csv);
         }
         pp_scene_state_free(&state);
     }
     fclose(csv);
+    if (g_series) fclose(g_series);
     printf("\nCSV written to %s\n", csv_path);
     return 0;
 }

@@ -35,7 +35,7 @@ size_t pp_lcp_workspace_size(int n_max)
     bytes += 4 * align_up(s * s * sizeof(double));
     bytes += 11 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
-    bytes += align_up(n);
+    bytes += 2 * align_up(n);
     return bytes;
 }
 
@@ -81,6 +81,8 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->index = (int *)p;
     p += align_up(n * sizeof(int));
     ws->basis = p;
+    p += align_up(n);
+    ws->start_basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_shared = 0;
     ws->shift = 0.0;

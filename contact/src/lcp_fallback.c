@@ -40,10 +40,12 @@
 #define W_REFRESH 32
 #define NEWTON_STEPS 8
 #define NEWTON_SHIFT 1e-10
-/* Work bounds that keep the fallback's own cost bounded whatever n: the O(n^3) steps (the
- * warm basis solve and Newton) only up to DENSE_MAX unknowns (an LU of 600 is ~7e7 flops),
- * and at most SWEEP_WORK / n^2 sweeps of O(n^2) (2e8: every sweep up to n = 1000, 8 sweeps at
- * n = 5000). Work bounds rather than a clock, so the answer does not depend on the machine. */
+/* Work bounds that keep the fallback's own cost bounded whatever n: the dense O(n^3) steps
+ * (the warm basis solve and Newton) only up to DENSE_MAX unknowns (an LU of 600 is ~7e7
+ * flops; the workspace's squares end below PP_LCP_SPARSE_MIN_N anyway), from
+ * PP_LCP_SPARSE_MIN_N on the sparse LU of M_BB, whose cost follows its nonzeros, and at most
+ * SWEEP_WORK / n^2 sweeps of O(n^2) (2e8: every sweep up to n = 1000, 8 sweeps at n = 5000).
+ * Work bounds rather than a clock, so the answer does not depend on the machine. */
 #define DENSE_MAX 600
 #define SWEEP_WORK 2e8
 
@@ -99,7 +101,13 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     double sweep_cap = SWEEP_WORK / ((double)n * (double)n);
     if (sweep_cap < 1.0) sweep_cap = 1.0;
     if (sweeps > sweep_cap) sweeps = (int)sweep_cap;
-    const int dense = n <= DENSE_MAX;
+    /* the basis solves: dense LUs in the workspace's squares up to DENSE_MAX unknowns (and
+     * below PP_LCP_SPARSE_MIN_N, the squares' order); from PP_LCP_SPARSE_MIN_N on the sparse
+     * LU of M_BB (lcp_sparse.c), whose cost follows the nonzeros, with the Newton shift
+     * added on the fly (ws->shift); in between none */
+    const int sparse = n >= PP_LCP_SPARSE_MIN_N;
+    const int dense = !sparse && n <= DENSE_MAX;
+    const int basis_solves = dense || sparse;
 
     for (int i = 0; i < n; ++i) {
         double row_max = 0.0, sum = 0.0;
@@ -118,7 +126,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
     double best_rel = relative_residual(n, q, row_sums, zi, w);
-    if (warm && dense && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
+    if (warm && basis_solves && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         form_w(n, M, q, zt, wt);
@@ -170,7 +178,10 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     }
     memcpy(zi, best, (size_t)n * sizeof *zi);
     form_w(n, M, q, zi, w);
-    for (int step = 0; dense && step < NEWTON_STEPS && !(best_rel <= o->residual_tol); ++step) {
+    const double saved_shift = ws->shift;
+    ws->shift = sparse ? shift : 0.0;
+    for (int step = 0; basis_solves && step < NEWTON_STEPS && !(best_rel <= o->residual_tol);
+         ++step) {
         int changed = 0;
         for (int i = 0; i < n; ++i) {
             unsigned char active = zi[i] > w[i];
@@ -178,7 +189,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
             ws->basis[i] = active;
         }
         if (!changed) break; /* the same active set again: no new point */
-        if (!pp_lcp_solve_basis(ws, n, Ms, q, ws->basis, zt)) break;
+        if (!pp_lcp_solve_basis(ws, n, sparse ? M : Ms, q, ws->basis, zt)) break;
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         if (!pp_lcp_all_finite((size_t)n, zt)) break;
@@ -195,6 +206,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
         }
     }
 
+    ws->shift = saved_shift;
     memcpy(z, best, (size_t)n * sizeof *z);
     pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual of what we return */
     result->fallback = 1;

@@ -50,9 +50,15 @@
 
 /* LCPs of at least this many unknowns keep their basis as a sparse LU with an eta file
  * (lcp_sparse.c) instead of an explicit inverse, and solve large basic sets by sparse LU;
- * the workspace's square arrays other than `regularised` are sized below it. Smaller
- * problems take the dense path unchanged. */
-#define PP_LCP_SPARSE_MIN_N 1500
+ * the workspace's square arrays are sized below it. Smaller problems take the dense path.
+ * Measured on the cold Lemke solves of ODE's boxstack demo under the standard model (the
+ * instances of pegplus-benchmark --scene boxstack --steps 430, PP_LCP_DUMP_ALL, timed by
+ * lcp_timing, the same pivots to within ties): the sparse basis is faster from n = 120 on,
+ * 1.3-1.7x at n = 120-170, 1.6-2.5x at 200-340, 2x at 430 (its cost follows the nonzeros of
+ * M, which couple contacts only through shared bodies; the explicit inverse costs n^2 a
+ * pivot whatever the sparsity). It was 1500. It starts just above RESCUE_MAX_N, so the
+ * double-double rescue (dense, n <= RESCUE_MAX_N) keeps its whole range. */
+#define PP_LCP_SPARSE_MIN_N (RESCUE_MAX_N + 1)
 /* Pivots after which the sparse basis is refactorised (the eta file's length). */
 #define PP_LCP_SPARSE_ETA_MAX 64
 
@@ -106,6 +112,7 @@ struct pp_lcp_workspace {
     int *index;           /* n: basic z indices (basis solves); tie bookkeeping;
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
+    unsigned char *start_basis; /* n: a given start basis as repaired (lemke.c, "Repair") */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
@@ -146,6 +153,35 @@ static inline void two_product(double a, double b, double *p, double *e)
     *e = ((a_hi * b_hi - x) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
 #endif
     *p = x;
+}
+
+/* The same error-free product by the hardware's fused multiply-add. Builds for the x86-64
+ * baseline (Debian's) have no FP_FAST_FMA, and Dekker's product above is ~17 flops where the
+ * FMA is 2: the compensated residuals that refine every quantity the pivot rule reads (over
+ * half of a sparse Lemke solve's time on boxstack's LCPs, perf) run in a copy compiled for
+ * FMA when the CPU has it (PP_LCP_FMA_KERNELS, chosen once at run time). Both products are
+ * exact (a b = p + e with no rounding while a b neither overflows nor underflows), so the two
+ * copies give the same bits. */
+#if !defined(FP_FAST_FMA) && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define PP_LCP_FMA_DISPATCH 1
+#define PP_LCP_FMA_TARGET __attribute__((target("fma")))
+int pp_lcp_cpu_fma(void); /* 1 when the CPU has FMA (lcp_basis.c) */
+#else
+#define PP_LCP_FMA_TARGET
+#endif
+
+static inline void accumulate_with(double *hi, double *lo, double a, double b, const int fused)
+{
+    double p, ep, s, es;
+    if (fused) {
+        p = a * b;
+        ep = __builtin_fma(a, b, -p);
+    } else {
+        two_product(a, b, &p, &ep);
+    }
+    two_sum(*hi, p, &s, &es);
+    *hi = s;
+    *lo += es + ep;
 }
 
 /* (hi, lo) += a b, keeping the rounding errors of the product and of the sum in lo

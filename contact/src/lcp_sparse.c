@@ -292,7 +292,8 @@ static inline double entry(const pp_lcp_sparse *s, int v, const double *data, in
 
 /* (hi, lo) -= a * data over the nonzeros of variable v's data column (v a z or z0), the
  * sums of pp_lcp_subtract_columns over one column, in the same order. */
-void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
+static inline __attribute__((always_inline)) void
+sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo, const int fused)
 {
     const double *data;
     int count;
@@ -303,22 +304,43 @@ void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi,
             for (int t = 0; t < count; ++t) {
                 int k = rows[t];
                 double e = entry(s, v, data, k);
-                if (e != 0.0) accumulate(&hi[k], &lo[k], at, e);
+                if (e != 0.0) accumulate_with(&hi[k], &lo[k], at, e, fused);
             }
             return;
         }
         for (int t = 0; t < count; ++t) {
             int k = rows[t];
-            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
+            if (data[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, data[k], fused);
         }
     } else {
         for (int k = 0; k < count; ++k)
-            if (data[k] != 0.0) accumulate(&hi[k], &lo[k], at, data[k]);
+            if (data[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, data[k], fused);
     }
 }
 
-/* data . u over the nonzeros of variable v's data column, compensated into (hi, lo). */
-void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo)
+#ifdef PP_LCP_FMA_DISPATCH
+PP_LCP_FMA_TARGET static void sparse_subtract_fma(const pp_lcp_sparse *s, int v, double a,
+                                                   double *hi, double *lo)
+{
+    sparse_subtract(s, v, a, hi, lo, 1);
+}
+#endif
+
+/* (hi, lo) -= a times variable v's data column over its nonzeros, compensated (with FMA
+ * where the CPU has it: lcp_internal.h, accumulate_with). */
+void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
+{
+#ifdef PP_LCP_FMA_DISPATCH
+    if (pp_lcp_cpu_fma()) {
+        sparse_subtract_fma(s, v, a, hi, lo);
+        return;
+    }
+#endif
+    sparse_subtract(s, v, a, hi, lo, 0);
+}
+
+static inline __attribute__((always_inline)) void
+sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo, const int fused)
 {
     const double *data;
     int count;
@@ -326,12 +348,32 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
     if (rows) {
         for (int t = 0; t < count; ++t) {
             double e = entry(s, v, data, rows[t]);
-            if (e != 0.0) accumulate(hi, lo, e, u[rows[t]]);
+            if (e != 0.0) accumulate_with(hi, lo, e, u[rows[t]], fused);
         }
     } else {
         for (int k = 0; k < count; ++k)
-            if (data[k] != 0.0) accumulate(hi, lo, data[k], u[k]);
+            if (data[k] != 0.0) accumulate_with(hi, lo, data[k], u[k], fused);
     }
+}
+
+#ifdef PP_LCP_FMA_DISPATCH
+PP_LCP_FMA_TARGET static void sparse_dot_fma(const pp_lcp_sparse *s, int v, const double *u,
+                                              double *hi, double *lo)
+{
+    sparse_dot(s, v, u, hi, lo, 1);
+}
+#endif
+
+/* data . u over the nonzeros of variable v's data column, compensated into (hi, lo). */
+void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo)
+{
+#ifdef PP_LCP_FMA_DISPATCH
+    if (pp_lcp_cpu_fma()) {
+        sparse_dot_fma(s, v, u, hi, lo);
+        return;
+    }
+#endif
+    sparse_dot(s, v, u, hi, lo, 0);
 }
 
 /* Factorise the basis row_var into the spare state; 1 on success (the spare state is then

@@ -361,6 +361,89 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
     return 0;
 }
 
+/* ---- Repair of a given start basis ---------------------------------------------------
+ *
+ * A start basis (the warm start, kept by constraint identity across steps and
+ * re-linearisation iterates) is the solution basis of a neighbouring LCP. Its block
+ * A = -M_DD (D its basic z) can be singular for this M: a set whose contacts were rebuilt,
+ * a friction sigma basic with none of its betas (M_ss = 0), four supports of a face whose
+ * normals are dependent but for the compliance. The refactorisation then fails and the
+ * whole warm start was thrown away for Lemke from w basic: on ODE's boxstack demo
+ * (pegplus-benchmark --scene boxstack, standard model) 189 of 818 warm starts failed so, at
+ * 0 pivots, and their cold paths (350-850 pivots on 270-426 unknowns) were 90% of the LCP
+ * time. Any nonsingular complementary basis is a valid start (the covering vector d = B e
+ * makes it feasible in one pivot), so the basis is repaired instead, as a simplex code
+ * repairs a singular crash basis: an LU of M_DD, column by column with partial pivoting,
+ * leaves out each column whose largest remaining entry is below REPAIR_TOL of its own size
+ * (numerically dependent on the columns before it), and those z_j go back to w_j basic
+ * (row and column j leave D). Leaving rows out can break a column kept before, so the LU is
+ * run again on the new D, at most REPAIR_ROUNDS times. The repaired basis keeps the part
+ * of the old one that still stands; what was dropped Lemke brings back by pivoting. The LU
+ * runs in the workspace's square arrays, so a basis with more than square_n basic z (a large
+ * LCP's, |D| > PP_LCP_SPARSE_MIN_N - 1) is tried as it is, as before. */
+#define REPAIR_TOL 1e-12
+#define REPAIR_ROUNDS 8
+
+static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, unsigned char *basis)
+{
+    int *D = ws->index, m = 0;
+    for (int i = 0; i < n; ++i)
+        if (basis[i]) D[m++] = i;
+    if (m == 0 || m > ws->square_n) return 0;
+    double *A = ws->lu, *norm = ws->column;
+    const double shift = n >= PP_LCP_SPARSE_MIN_N ? ws->shift : 0.0;
+    for (int b = 0; b < m; ++b) {
+        const double *col = Me + (size_t)D[b] * n;
+        double *a = A + (size_t)b * m, big = 0.0;
+        for (int r = 0; r < m; ++r) {
+            a[r] = col[D[r]] + (r == b ? shift : 0.0);
+            big = max_d(big, fabs(a[r]));
+        }
+        norm[b] = big;
+    }
+    int k = 0, dropped = 0;
+    for (int j = 0; j < m; ++j) {
+        double *cj = A + (size_t)j * m, amax = 0.0;
+        int p = k;
+        for (int i = k; i < m; ++i)
+            if (fabs(cj[i]) > amax) {
+                amax = fabs(cj[i]);
+                p = i;
+            }
+        if (!(amax > REPAIR_TOL * norm[j]) || !isfinite(amax)) {
+            basis[D[j]] = 0; /* dependent on the columns before it */
+            ++dropped;
+            continue;
+        }
+        if (p != k)
+            for (int c = j; c < m; ++c) {
+                double t = A[k + (size_t)c * m];
+                A[k + (size_t)c * m] = A[p + (size_t)c * m];
+                A[p + (size_t)c * m] = t;
+            }
+        double inv = 1.0 / cj[k];
+        for (int i = k + 1; i < m; ++i) cj[i] *= inv;
+        for (int c = j + 1; c < m; ++c) {
+            double *cc = A + (size_t)c * m, f = cc[k];
+            if (f == 0.0) continue;
+            for (int i = k + 1; i < m; ++i) cc[i] -= f * cj[i];
+        }
+        ++k;
+    }
+    return dropped;
+}
+
+/* The given basis `start` repaired into ws->start_basis (see above); returns it. */
+static const unsigned char *repair_start(pp_lcp_workspace *ws, int n, const double *Me,
+                                         const unsigned char *start)
+{
+    unsigned char *basis = ws->start_basis;
+    memcpy(basis, start, (size_t)n);
+    for (int round = 0; round < REPAIR_ROUNDS; ++round)
+        if (repair_round(ws, n, Me, basis) == 0) break;
+    return basis;
+}
+
 /*
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
@@ -400,6 +483,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
             ws->row_var[i] = i;
         }
     } else { /* the given complementary basis, with d = B e (see the file comment) */
+        start = repair_start(ws, n, Me, start);
         double *db = ws->start_covering;
         for (int k = 0; k < n; ++k) db[k] = start[k] ? 0.0 : 1.0;
         for (int i = 0; i < n; ++i) {

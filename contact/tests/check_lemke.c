@@ -774,6 +774,30 @@ START_TEST(test_large_sparse_block_lcp)
 }
 END_TEST
 
+/* A warm basis that is singular for M (lemke.c, "Repair"): the box at rest with all four
+ * corner normals basic, as a load-shared answer describes it; four normals of one face span
+ * three freedoms, so M_BB is singular. The basis is repaired (a dependent normal goes back
+ * to w basic) and Lemke starts from what stands (warm_lemke) instead of from w basic; the
+ * answer carries the box's weight over the step, sum p_n = m g h. */
+START_TEST(test_warm_lemke_singular_basis_repaired)
+{
+    static double M[BOX_N * BOX_N];
+    double q[BOX_N], z[BOX_N], z_cold[BOX_N];
+    unsigned char basis[BOX_N];
+    box_friction_lcp(0.0, 0.0, M, q);
+    memset(basis, 0, sizeof basis);
+    for (int i = 0; i < BOX_NC; ++i) basis[i] = 1;
+    pp_lcp_result cold = solve_valid(BOX_N, M, q, NULL, z_cold);
+    pp_lcp_result warm = solve_valid(BOX_N, M, q, basis, z);
+    ck_assert_int_eq(warm.warm_started, 0);
+    ck_assert_int_eq(warm.warm_lemke, 1);
+    ck_assert_int_le(warm.pivots, cold.pivots);
+    double pn = 0.0;
+    for (int i = 0; i < BOX_NC; ++i) pn += z[i];
+    ck_assert_double_eq_tol(pn, 2.0 * 9.81 * 0.01, 1e-12);
+}
+END_TEST
+
 /* Lemke from the previous basis when it is not a solution: the box turns from sliding along
  * (0.3, 0.1) to (0.1, 0.3), so the old friction directions are wrong; the solve pivots from
  * the old basis (warm_lemke) and reaches the same motion as a cold solve, in fewer pivots. */
@@ -1070,6 +1094,7 @@ int main(void)
     tcase_add_loop_test(tc, test_enormous_basis_refused, 0, 2);
     tcase_add_loop_test(tc, test_pile_instances, 0, N_PILE);
     tcase_add_test(tc, test_warm_lemke_from_previous_basis);
+    tcase_add_test(tc, test_warm_lemke_singular_basis_repaired);
     tcase_add_test(tc, test_large_sparse_block_lcp);
     tcase_add_test(tc, test_pivot_budget_gives_fallback);
     tcase_add_test(tc, test_time_budget_honoured);

@@ -252,8 +252,9 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
  *     basis {i : z_i > w_i} of the best iterate, solved like a warm start), each kept only
  *     if it lowers rel(z).
  * Cost: bounded by work, not by the clock (so the answer does not depend on the machine):
- * at most min(fallback_iterations, 2e8 / n^2) sweeps of O(n^2), and the O(n^3) warm-basis
- * solve and Newton steps only for n <= 600; independent of the budget; no allocation.
+ * at most min(fallback_iterations, 2e8 / n^2) sweeps of O(n^2), and the warm-basis solve and
+ * Newton steps by dense LU below the sparse threshold (161 unknowns), by sparse LU (KLU, which
+ * allocates) from there on; independent of the budget.
  * z: the best iterate (finite, >= 0; z = 0 when nothing better was found); basis (optional):
  * {i : z_i > 0}. result: residual fields of z, fallback = 1, fallback_iterations, status
  * PP_LCP_SOLVED when rel(z) <= residual_tol (returns PP_OK), else PP_LCP_APPROXIMATE
