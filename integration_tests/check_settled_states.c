@@ -241,14 +241,17 @@ END_TEST
 
 /* PEG on the settled heap of 20 boxes keeps its LCP's warm start: its island rests, so the
  * previous step's basis is tried with the sets it knows (warm_start.c, stage_time_step.c).
- * Every step after the first (a cold start of 727 unknowns, ~1 000 pivots) takes at most
- * HEAP_WARM_PIVOTS pivots, with no fallback, and the heap stays at rest without overlap.
- * Before a set's primary stopped depending on the round-off of coincident corners' equal
- * applicabilities (peg_constraints.c) the island started cold at most steps, 36 pivots a
- * step on average; before a set no store knew had its slacks guessed from its gaps, the
- * edge–vertex configurations 9.9 mm apart (at the margin eps) that come and go cost 212
- * (step 101) and up to 1 126 pivots. */
-static const int HEAP_WARM_STEPS = 110, HEAP_WARM_PIVOTS = 100;
+ * The first step is a cold start (727 unknowns, ~1 000 pivots); after it the steps average at
+ * most HEAP_WARM_MEAN pivots and none takes more than a quarter of the cold start's, with no
+ * fallback, and the heap stays at rest without overlap. Before a set's primary stopped
+ * depending on the round-off of coincident corners' equal applicabilities (peg_constraints.c)
+ * the island started cold at most steps: 36 pivots a step on average, steps of 133-561 pivots
+ * and a regularised retry within 30 steps. Measured since: 0.69 pivots a step (worst 35) with
+ * the dense basis, 1.78 (worst 173, step 19, where sets leave: 735 -> 727 unknowns) with the
+ * sparse basis these LCPs now take (PP_LCP_SPARSE_MIN_N); the LCP is degenerate, so the two
+ * round-offs settle on different, equally valid, contact impulses and trajectories. */
+static const int HEAP_WARM_STEPS = 110;
+static const double HEAP_WARM_MEAN = 3.0; /* pivots a step after the first */
 static const double HEAP_WARM_OVERLAP = 1e-9; /* m */
 
 START_TEST(test_heap20_peg_stays_warm)
@@ -270,22 +273,29 @@ START_TEST(test_heap20_peg_stays_warm)
     pp_world *world = NULL;
     ck_assert_int_eq(pp_world_create(scene.world, scene.space, &config, &world), PP_OK);
     scene.pegplus = world;
-    int worst = 0, worst_step = -1, total = 0;
+    int worst = 0, worst_step = -1, total = 0, cold = 0;
     for (int step = 0; step < HEAP_WARM_STEPS; ++step) {
         if (scene.before_step) scene.before_step(&scene, script_steps + step);
         ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(world);
         ck_assert_int_eq(t->lcp_fallback, 0);
         ck_assert_int_eq(t->peg_fallback, 0);
-        if (step == 0) continue;
+        if (step == 0) {
+            cold = t->lcp_pivots;
+            continue;
+        }
         total += t->lcp_pivots;
         if (t->lcp_pivots > worst) worst = t->lcp_pivots, worst_step = step;
     }
     double overlap = pp_scene_max_penetration(&scene);
-    printf("heap20 under PEG, %d steps: after the first, %.2f pivots a step, at most %d (step "
-           "%d); fastest body %.3g m/s, deepest overlap %.3g m\n", HEAP_WARM_STEPS,
-           (double)total / (HEAP_WARM_STEPS - 1), worst, worst_step, fastest(&scene), overlap);
-    ck_assert_msg(worst <= HEAP_WARM_PIVOTS, "step %d took %d pivots", worst_step, worst);
+    const double mean = (double)total / (HEAP_WARM_STEPS - 1);
+    printf("heap20 under PEG, %d steps: the first (cold) %d pivots; after it %.2f pivots a step, "
+           "at most %d (step %d); fastest body %.3g m/s, deepest overlap %.3g m\n",
+           HEAP_WARM_STEPS, cold, mean, worst, worst_step, fastest(&scene), overlap);
+    ck_assert_msg(cold > 0, "the first step did not pivot: the test no longer starts cold");
+    ck_assert_msg(mean <= HEAP_WARM_MEAN, "%.2f pivots a step", mean);
+    ck_assert_msg(4 * worst <= cold, "step %d took %d pivots (cold start: %d)", worst_step, worst,
+                  cold);
     ck_assert_msg(fastest(&scene) < STAYS_AT_REST_SPEED, "%g m/s", fastest(&scene));
     ck_assert_msg(overlap <= HEAP_WARM_OVERLAP, "overlap %g m", overlap);
     pp_world_destroy(world);
