@@ -92,8 +92,13 @@ typedef struct pp_load_sharing {
     size_t Me_capacity, lu_capacity; /* doubles they hold */
     double *w, *tau, *z, *zb, *rhs; /* n */
     int *index, *piv;      /* n */
+    int cholesky;          /* lu holds a Cholesky factor (an impulse-only basis), else an LU */
     int *normal, *beta;    /* n (contacts <= n) */
-    unsigned char *force, *basis; /* n */
+    unsigned char *force, *basis; /* n; basis: see start and found */
+    int start;             /* set by the caller: basis holds a guess of the compliant LCP's
+                              basis (the island's last, kept with the warm start), tried
+                              first; cleared by pp_load_sharing_apply */
+    int found;             /* on return: basis holds the compliant LCP's basis */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {
