@@ -182,6 +182,7 @@ pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n)
     GROW(beta, (size_t)cap);
     GROW(force, (size_t)cap);
     GROW(basis, (size_t)cap);
+    GROW(derived, (size_t)cap);
 #undef GROW
     ls->capacity = cap;
     return PP_OK;
@@ -203,6 +204,7 @@ void pp_load_sharing_free(pp_load_sharing *ls)
     free(ls->beta);
     free(ls->force);
     free(ls->basis);
+    free(ls->derived);
     memset(ls, 0, sizeof *ls);
 }
 
@@ -465,23 +467,24 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     if (!(dmax > 0.0)) return PP_LOAD_KEPT;
     const double eps = LS_EPS * dmax;
 
-    /* 0. the compliant basis of this island's last solve, where the caller has it
-     * (ls->start: pp_peg_solve keeps it with the warm start, by constraint identity) ... */
-    unsigned char *basis = ls->basis;
+    /* 1. Lemke's basis with the closed, unloaded supports' normals added (into ls->derived),
+     * ... */
+    unsigned char *basis = ls->basis, *derived = ls->derived;
+    for (int i = 0; i < n; ++i) derived[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
+    for (int t = 0; t < contacts; ++t)
+        if (w[ls->normal[t]] <= tau[ls->normal[t]]) derived[ls->normal[t]] = 1;
+    /* 0. ... but first the compliant basis of this island's last solve where the caller has
+     * it (ls->start: pp_peg_solve keeps it with the warm start, by constraint identity) and
+     * it is another */
     if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
     int nb = -1;
-    if (start)
+    if (start && memcmp(basis, derived, (size_t)n) != 0)
         for (int step = 0; step < LS_START_STEPS && nb < 0; ++step) {
             int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
             if (flips < 0) break;
             if (flips > 0) nb = -1;
         }
-    /* 1. else Lemke's basis with the closed, unloaded supports' normals added ... */
-    if (nb < 0) {
-        for (int i = 0; i < n; ++i) basis[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
-        for (int t = 0; t < contacts; ++t)
-            if (w[ls->normal[t]] <= tau[ls->normal[t]]) basis[ls->normal[t]] = 1;
-    }
+    if (nb < 0) memcpy(basis, derived, (size_t)n);
     /* ... and the primal-dual active-set steps from it */
     for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
         int flips = compliant_step(ls, n, M, q, eps, basis, &nb);

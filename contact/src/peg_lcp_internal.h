@@ -99,6 +99,7 @@ typedef struct pp_load_sharing {
                               basis (the island's last, kept with the warm start), tried
                               first; cleared by pp_load_sharing_apply */
     int found;             /* on return: basis holds the compliant LCP's basis */
+    unsigned char *derived; /* n: the start derived from Lemke's answer */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {
