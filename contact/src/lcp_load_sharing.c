@@ -153,8 +153,10 @@
 /* Pivots of Lemke on the compliant LCP (step 2 below). */
 #define LS_LEMKE_PIVOTS 32
 /* Active-set steps from the caller's start (the island's last compliant basis) before those
- * from Lemke's basis. */
-#define LS_START_STEPS 3
+ * from Lemke's basis. Islands that slide change their compliant basis every step, and the
+ * full-flip steps then oscillate for a while from either start; with 3 from the kept one the
+ * 10 stacks of turned boxes factored 1 758 blocks in 100 steps, with 6 1 451. */
+#define LS_START_STEPS 6
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
  * ||z||: otherwise Lemke's answer is kept as it is. */
 #define LS_SAME 1e-12
