@@ -56,17 +56,18 @@
  * leave B, nonbasic w_i < 0 join it) until z(eps) solves LCP(M + eps D, q), from
  *  0. the compliant basis this island's last solve found, where the caller keeps it
  *     (ls->start; pp_peg_solve keeps it in bit 1 of the warm-start basis bytes, so by
- *     constraint identity, the same whatever thread steps the island): a resting island's
- *     compliant basis is the same from step to step, while Lemke's vertex changes, and from
- *     Lemke's basis the steps flipped 30-60 entries and factored up to 6 blocks every step
- *     (the 30-box pile's largest island); at most LS_START_STEPS steps, then
+ *     constraint identity, the same whatever thread steps the island), if it is the
+ *     compliant LCP's basis as it stands (one step, no flip): a resting island's compliant
+ *     basis is the same from step to step, while Lemke's vertex changes, and from Lemke's
+ *     basis the steps flipped 30-60 entries and factored up to 6 blocks every step (the
+ *     30-box pile's largest island). Otherwise nothing of it is kept: continuing the steps
+ *     from it made the answer depend on the previous solve's, and the frictional pouring
+ *     scene (check_peg_pouring, seed 1) then took 139 s instead of 48 (Lemke pivoting in the
+ *     re-linearisation); from
  *  1. Lemke's basis plus the normal unknowns of the contacts that are closed with p = 0
  *     (w_p = 0 to LS_CLOSED: the supports Lemke left unloaded); at most
  *     LS_ACTIVE_SET_STEPS steps;
  *  2. failing that, Lemke on LCP(M + eps D, q) warm-started from the last basis.
- * The start changes only the work: what is applied is whatever basis the steps verify.
- * Where B holds impulses only (every resting island), (M + eps D)_BB = A_BB + eps I is
- * symmetric positive definite and is factored by Cholesky (half the LU's work).
  * (Where a newly loaded support's friction sticks, the compliant friction acts on the pyramid
  * directions against its small slip, beta_l ~ max(0, -d_l . slip) / eps: with k = 8 three
  * directions share it. The active-set steps find that.) Then z0 is checked as an answer: z0_B
@@ -118,9 +119,6 @@
  * 2e-13 at ||q|| = 0.1. */
 #define LS_ROUNDING 1e-13
 #define LS_ACCURACY 1e-11
-/* The basis block is taken as symmetric (Cholesky) where its two triangles differ by at most
- * this part of its largest entry (rounding of G^T W G: ~1e-16 measured). */
-#define LS_SYMMETRIC 1e-13
 /* Rank test: a Cholesky pivot below this part of the block's largest diagonal is zero. */
 #define LS_RANK 1e-12
 /* The compliance eps = LS_EPS max_i A_ii: small against the islands' nonzero modes (the
@@ -152,11 +150,6 @@
 #define LS_MAX_UNKNOWNS 256
 /* Pivots of Lemke on the compliant LCP (step 2 below). */
 #define LS_LEMKE_PIVOTS 32
-/* Active-set steps from the caller's start (the island's last compliant basis) before those
- * from Lemke's basis. Islands that slide change their compliant basis every step, and the
- * full-flip steps then oscillate for a while from either start; with 3 from the kept one the
- * 10 stacks of turned boxes factored 1 758 blocks in 100 steps, with 6 1 451. */
-#define LS_START_STEPS 6
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
  * ||z||: otherwise Lemke's answer is kept as it is. */
 #define LS_SAME 1e-12
@@ -264,101 +257,25 @@ static int psd_rank(int m, double *S)
     return m;
 }
 
-/* Cholesky A = L L^T of the symmetric positive definite nb x nb matrix A (column-major, the
- * lower triangle read and overwritten by L). Right-looking, the inner loops contiguous, as
- * pp_lcp_lu_factor: nb^3 / 3 multiply-adds, half of the LU's, and no pivot search. Returns 0
- * when a pivot is not positive and finite. */
-static int cholesky_factor(int nb, double *A)
-{
-    for (int k = 0; k < nb; ++k) {
-        double *ck = &A[(size_t)k * nb];
-        const double d = ck[k];
-        if (!(d > 0.0) || !isfinite(d)) return 0;
-        const double r = sqrt(d), inv = 1.0 / r;
-        ck[k] = r;
-        for (int i = k + 1; i < nb; ++i) ck[i] *= inv;
-        for (int j = k + 1; j < nb; ++j) {
-            double *restrict cj = &A[(size_t)j * nb];
-            const double *restrict lk = ck;
-            const double f = lk[j];
-            if (f == 0.0) continue;
-            for (int i = j; i < nb; ++i) cj[i] -= f * lk[i];
-        }
-    }
-    return 1;
-}
-
-/* b = (L L^T)^-1 b with the factor of cholesky_factor. */
-static void cholesky_solve(int nb, const double *L, double *b)
-{
-    for (int k = 0; k < nb; ++k) {
-        const double *restrict ck = &L[(size_t)k * nb];
-        const double x = b[k] /= ck[k];
-        if (x == 0.0) continue;
-        for (int i = k + 1; i < nb; ++i) b[i] -= ck[i] * x;
-    }
-    for (int k = nb - 1; k >= 0; --k) {
-        const double *restrict ck = &L[(size_t)k * nb];
-        double s = b[k];
-        for (int i = k + 1; i < nb; ++i) s -= ck[i] * b[i];
-        b[k] = s / ck[k];
-    }
-}
-
-/* Factor of (M + eps D)_BB for the basis flags `basis`; the basic indices into ls->index.
- * Where every basic unknown is an impulse (D_BB = I: the frictionless and the sticking
- * supports, every resting island) the block is A_BB + eps I with A = G^T W G (plus ODE's
- * soft CFM and slip, also symmetric and semidefinite): symmetric positive definite, its
- * smallest eigenvalue at least eps, and it is factored by Cholesky. M's two triangles are
- * equal to rounding only (the products g_i . W g_j and g_j . W g_i round differently), so the
- * block factored is their mean (as the rank test's); where they differ by more than
- * LS_SYMMETRIC of the block's largest entry, or where sigma rows are basic, by LU with
- * partial pivoting. Returns the basis size, or -1 when the block is singular. */
+/* LU of (M + eps D)_BB for the basis flags `basis`; the basic indices into ls->index.
+ * Returns the basis size, or -1 when the block is singular. (A Cholesky factorisation of the
+ * mean of the two triangles where only impulses are basic, A_BB + eps I, halved the
+ * factorisation's work, but its different rounding sent the frictional pouring scene of
+ * check_peg_pouring, seed 1, on paths where Lemke pivoted 2x as long: 100 s against 48 s.) */
 static int factor_basis(pp_load_sharing *ls, int n, const double *M, double eps,
                         const unsigned char *basis)
 {
-    int nb = 0, impulses = 1;
+    int nb = 0;
     for (int i = 0; i < n; ++i)
-        if (basis[i]) {
-            ls->index[nb++] = i;
-            impulses &= ls->force[i];
-        }
-    double largest = 0.0, skew = 0.0;
+        if (basis[i]) ls->index[nb++] = i;
     for (int b = 0; b < nb; ++b) {
         const double *col = M + (size_t)ls->index[b] * n;
         double *out = ls->lu + (size_t)b * nb;
         for (int a = 0; a < nb; ++a) out[a] = col[ls->index[a]];
         if (ls->force[ls->index[b]]) out[b] += eps;
     }
-    ls->cholesky = 0;
-    if (nb > 0 && impulses) {
-        for (int b = 0; b < nb; ++b)
-            for (int a = b; a < nb; ++a) {
-                const double lower = ls->lu[a + (size_t)b * nb], upper = ls->lu[b + (size_t)a * nb];
-                largest = fmax(largest, fabs(lower));
-                skew = fmax(skew, fabs(lower - upper));
-            }
-        if (skew <= LS_SYMMETRIC * largest) {
-            for (int b = 0; b < nb; ++b)
-                for (int a = b + 1; a < nb; ++a)
-                    ls->lu[a + (size_t)b * nb] =
-                        0.5 * (ls->lu[a + (size_t)b * nb] + ls->lu[b + (size_t)a * nb]);
-            if (!cholesky_factor(nb, ls->lu)) return -1;
-            ls->cholesky = 1;
-            return nb;
-        }
-    }
     if (nb > 0 && !pp_lcp_lu_factor(nb, ls->lu, ls->piv)) return -1;
     return nb;
-}
-
-/* rhs = (M + eps D)_BB^-1 rhs with the factor of factor_basis. */
-static void basis_solve(const pp_load_sharing *ls, int nb, double *rhs)
-{
-    if (ls->cholesky)
-        cholesky_solve(nb, ls->lu, rhs);
-    else
-        pp_lcp_lu_solve(nb, ls->lu, ls->piv, rhs);
 }
 
 /* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->zb (basis order). */
@@ -368,7 +285,7 @@ static void tikhonov_step(pp_load_sharing *ls, int nb, const double *q, double e
         int i = ls->index[b];
         ls->rhs[b] = -q[i] + (ls->force[i] ? eps * ls->zb[b] : 0.0);
     }
-    basis_solve(ls, nb, ls->rhs);
+    pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
 }
 
 /* One primal-dual active-set step on the compliant LCP(M + eps D, q) (a semismooth Newton
@@ -477,15 +394,12 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
         if (w[ls->normal[t]] <= tau[ls->normal[t]]) derived[ls->normal[t]] = 1;
     /* 0. ... but first the compliant basis of this island's last solve where the caller has
      * it (ls->start: pp_peg_solve keeps it with the warm start, by constraint identity) and
-     * it is another */
+     * it is another: kept if it is the compliant LCP's basis as it stands (no flip) */
     if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
     int nb = -1;
-    if (start && memcmp(basis, derived, (size_t)n) != 0)
-        for (int step = 0; step < LS_START_STEPS && nb < 0; ++step) {
-            int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
-            if (flips < 0) break;
-            if (flips > 0) nb = -1;
-        }
+    if (start && memcmp(basis, derived, (size_t)n) != 0 &&
+        compliant_step(ls, n, M, q, eps, basis, &nb) != 0)
+        nb = -1;
     if (nb < 0) memcpy(basis, derived, (size_t)n);
     /* ... and the primal-dual active-set steps from it */
     for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
@@ -568,7 +482,7 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
         for (int c = 0; c < nb; ++c)
             ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
-        basis_solve(ls, nb, ls->rhs);
+        pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
         double change = 0.0;
         for (int c = 0; c < nb; ++c) {
             change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));

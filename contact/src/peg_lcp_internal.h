@@ -92,7 +92,6 @@ typedef struct pp_load_sharing {
     size_t Me_capacity, lu_capacity; /* doubles they hold */
     double *w, *tau, *z, *zb, *rhs; /* n */
     int *index, *piv;      /* n */
-    int cholesky;          /* lu holds a Cholesky factor (an impulse-only basis), else an LU */
     int *normal, *beta;    /* n (contacts <= n) */
     unsigned char *force, *basis; /* n; basis: see start and found */
     int start;             /* set by the caller: basis holds a guess of the compliant LCP's
