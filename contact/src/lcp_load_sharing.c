@@ -48,14 +48,25 @@
  * obeys d <- eps (M + eps D)^-1 D d from d = -z_r (no right-hand side, no drift), which
  * converges to minus z_r's component in null(M) along V, and z0 = z_r + d. The reference is
  * Lemke's answer z_L when it lives on B (z_L,N = 0: then M z0 = M z_L to rounding), else the
- * iterate of (3) on q at its floor; |w_B(z_r)| must be within the rows' closed tolerance.
+ * iterate of (3) on q at its floor (its change no longer shrinking: settled, or only the
+ * drift left); |w_B(z_r)| must be within the rows' closed tolerance.
  *
  * Which basis. z0 of (2) is the limit only if B is the basis of z(eps) for small eps. It is
- * found as:
+ * found by primal-dual active-set steps on the compliant LCP (solve (1) on B; basic z_i < 0
+ * leave B, nonbasic w_i < 0 join it) until z(eps) solves LCP(M + eps D, q), from
+ *  0. the compliant basis this island's last solve found, where the caller keeps it
+ *     (ls->start; pp_peg_solve keeps it in bit 1 of the warm-start basis bytes, so by
+ *     constraint identity, the same whatever thread steps the island), if it is the
+ *     compliant LCP's basis as it stands (one step, no flip): a resting island's compliant
+ *     basis is the same from step to step, while Lemke's vertex changes, and from Lemke's
+ *     basis the steps flipped 30-60 entries and factored up to 6 blocks every step (the
+ *     30-box pile's largest island). Otherwise nothing of it is kept: continuing the steps
+ *     from it made the answer depend on the previous solve's, and the frictional pouring
+ *     scene (check_peg_pouring, seed 1) then took 139 s instead of 48 (Lemke pivoting in the
+ *     re-linearisation); from
  *  1. Lemke's basis plus the normal unknowns of the contacts that are closed with p = 0
- *     (w_p = 0 to LS_CLOSED: the supports Lemke left unloaded), then primal-dual active-set
- *     steps on the compliant LCP (solve (1) on B; basic z_i < 0 leave B, nonbasic w_i < 0
- *     join it; at most LS_ACTIVE_SET_STEPS) until z(eps) solves LCP(M + eps D, q);
+ *     (w_p = 0 to LS_CLOSED: the supports Lemke left unloaded); at most
+ *     LS_ACTIVE_SET_STEPS steps;
  *  2. failing that, Lemke on LCP(M + eps D, q) warm-started from the last basis.
  * (Where a newly loaded support's friction sticks, the compliant friction acts on the pyramid
  * directions against its small slip, beta_l ~ max(0, -d_l . slip) / eps: with k = 8 three
@@ -85,9 +96,10 @@
  * column then stays exactly as it was (1e-16 m/s); from the limit's own velocities, which
  * carry rounding of ~1e-15 m/s, it crept (7e-8 m/s within 10 s).
  *
- * Cost where it runs: O(n^2) for w, the test, one LU of the basis block per active-set step,
- * a few triangular solves for (3); Lemke on the compliant LCP only when the active-set steps
- * fail. README "Redundant supports" has the measured cost.
+ * Cost where it runs: O(n^2) for w, the test, one factorisation of the basis block per
+ * active-set step (one in all in a resting island started from its last basis), a few
+ * triangular solves for (3); Lemke on the compliant LCP only when the active-set steps fail.
+ * README "Redundant supports" has the measured cost.
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"
@@ -125,6 +137,9 @@
 /* z0 entries above -LS_NEGATIVE ||z0|| are rounding of a zero and set to 0 (the acceptance
  * below still checks the result); below it the basis is not the limit's. */
 #define LS_NEGATIVE 1e-10
+/* Iterations of (3) from z^(0) stop when the change is at least this part of the step
+ * before: no contraction left, only drift (below). */
+#define LS_DRIFT 0.99
 /* Primal-dual active-set steps on the compliant LCP before its Lemke solve (step 2). */
 #define LS_ACTIVE_SET_STEPS 6
 /* Work bound: the limit costs dense LUs of the basis block (O(n^3) each, up to
@@ -162,6 +177,7 @@ pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n)
     GROW(beta, (size_t)cap);
     GROW(force, (size_t)cap);
     GROW(basis, (size_t)cap);
+    GROW(derived, (size_t)cap);
 #undef GROW
     ls->capacity = cap;
     return PP_OK;
@@ -183,6 +199,7 @@ void pp_load_sharing_free(pp_load_sharing *ls)
     free(ls->beta);
     free(ls->force);
     free(ls->basis);
+    free(ls->derived);
     memset(ls, 0, sizeof *ls);
 }
 
@@ -241,7 +258,10 @@ static int psd_rank(int m, double *S)
 }
 
 /* LU of (M + eps D)_BB for the basis flags `basis`; the basic indices into ls->index.
- * Returns the basis size, or -1 when the block is singular. */
+ * Returns the basis size, or -1 when the block is singular. (A Cholesky factorisation of the
+ * mean of the two triangles where only impulses are basic, A_BB + eps I, halved the
+ * factorisation's work, but its different rounding sent the frictional pouring scene of
+ * check_peg_pouring, seed 1, on paths where Lemke pivoted 2x as long: 100 s against 48 s.) */
 static int factor_basis(pp_load_sharing *ls, int n, const double *M, double eps,
                         const unsigned char *basis)
 {
@@ -314,6 +334,9 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
 {
     PP_ASSERT(ls->capacity >= n && n >= 1, "pp_load_sharing_apply: workspace reserved");
     double *w = ls->w, *tau = ls->tau;
+    const int start = ls->start;
+    ls->start = 0;
+    ls->found = 0;
     if (n > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
 
     /* w = M z + q and the row sizes s_i = |q_i| + (sum_j |M_ij|) ||z|| (lcp.h) */
@@ -363,14 +386,22 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     if (!(dmax > 0.0)) return PP_LOAD_KEPT;
     const double eps = LS_EPS * dmax;
 
-    /* 1. Lemke's basis with the closed, unloaded supports' normals added */
-    unsigned char *basis = ls->basis;
-    for (int i = 0; i < n; ++i) basis[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
+    /* 1. Lemke's basis with the closed, unloaded supports' normals added (into ls->derived),
+     * ... */
+    unsigned char *basis = ls->basis, *derived = ls->derived;
+    for (int i = 0; i < n; ++i) derived[i] = (lemke_basis && lemke_basis[i]) || z[i] > 0.0;
     for (int t = 0; t < contacts; ++t)
-        if (w[ls->normal[t]] <= tau[ls->normal[t]]) basis[ls->normal[t]] = 1;
-    /* ... and the primal-dual active-set steps from it */
+        if (w[ls->normal[t]] <= tau[ls->normal[t]]) derived[ls->normal[t]] = 1;
+    /* 0. ... but first the compliant basis of this island's last solve where the caller has
+     * it (ls->start: pp_peg_solve keeps it with the warm start, by constraint identity) and
+     * it is another: kept if it is the compliant LCP's basis as it stands (no flip) */
     if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
     int nb = -1;
+    if (start && memcmp(basis, derived, (size_t)n) != 0 &&
+        compliant_step(ls, n, M, q, eps, basis, &nb) != 0)
+        nb = -1;
+    if (nb < 0) memcpy(basis, derived, (size_t)n);
+    /* ... and the primal-dual active-set steps from it */
     for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
         int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
         if (flips < 0) break;          /* singular block */
@@ -395,6 +426,7 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
         if (nb < 0) return PP_LOAD_KEPT;
         for (int b = 0; b < nb; ++b) ls->zb[b] = ls->z[ls->index[b]];
     }
+    ls->found = 1; /* basis: the compliant LCP's, for the next solve's start */
 
     /* (3) in two parts. A right-hand side that is consistent only to rounding (gaps of
      * 1e-13 m over h; q_B with a part along L of 1e-16 relative) makes the iterates of (3)
@@ -424,6 +456,12 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
             const double size = pp_lcp_inf_norm(nb, ls->zb);
             if (change <= LS_SETTLED * size || (change <= LS_FLOOR * size && change > 0.25 * previous))
                 break;
+            /* A change that no longer shrinks at all is the drift of an inconsistent q_B
+             * (above): along null(M_BB), where it leaves w_B(z_r) alone and the offset
+             * iteration removes it, and more steps only add to it. Measured 5e-8 ||z|| a
+             * step on the 30-box pile's largest island, which ran all LS_ITERATIONS solves
+             * here every step. Whether z_r is a reference is the check of w_B below. */
+            if (change >= LS_DRIFT * previous) break;
             previous = change;
         }
     }

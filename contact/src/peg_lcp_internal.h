@@ -98,7 +98,12 @@ typedef struct pp_load_sharing {
     double *w, *tau, *z, *zb, *rhs; /* n */
     int *index, *piv;      /* n */
     int *normal, *beta;    /* n (contacts <= n) */
-    unsigned char *force, *basis; /* n */
+    unsigned char *force, *basis; /* n; basis: see start and found */
+    int start;             /* set by the caller: basis holds a guess of the compliant LCP's
+                              basis (the island's last, kept with the warm start), tried
+                              first; cleared by pp_load_sharing_apply */
+    int found;             /* on return: basis holds the compliant LCP's basis */
+    unsigned char *derived; /* n: the start derived from Lemke's answer */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {

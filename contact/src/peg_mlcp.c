@@ -937,7 +937,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         assemble_matrix(ws, &island, list, count, n, large, M);
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
-            if (basis) d->island_basis[a] = basis[d->island_map[a]];
+            if (basis) d->island_basis[a] = basis[d->island_map[a]] & 1; /* bit 1: below */
         }
         pp_status st = PP_OK;
         if (joint_count > 0)
@@ -1003,6 +1003,13 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             }
             pp_lcp_options defaults = pp_lcp_options_default();
             for (int a = 0; a < n; ++a) ws->z_motion[d->island_map[a]] = d->island_z[a];
+            /* bit 1 of a basis byte: the compliant basis of load sharing, kept with the
+             * warm start (peg.h "basis") as its start next time */
+            ls->start = 0;
+            for (int a = 0; basis && a < n; ++a) {
+                ls->basis[a] = (unsigned char)(basis[d->island_map[a]] >> 1);
+                ls->start |= ls->basis[a];
+            }
             pp_load_sharing_outcome o = pp_load_sharing_apply(
                 ls, d->lcp, n, M, d->island_q, count, k, freedoms,
                 options ? options : &defaults,
@@ -1013,6 +1020,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
              * two differ in velocity by rounding alone, and Lemke's basis solution is the
              * more accurate (the limit comes from solves of condition ~1e5). */
             keep_motion = o == PP_LOAD_SHARED_IMPULSES;
+            for (int a = 0; basis && ls->found && a < n; ++a)
+                d->island_basis[a] |= (unsigned char)(ls->basis[a] << 1);
         }
         if (large) free(M);
         if (st == PP_ERR_SOLVER) {

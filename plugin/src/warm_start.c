@@ -3,7 +3,8 @@
  *
  * Lemke's method can start from a complementary basis guessed from the previous solve
  * (pegplus/lcp.h: it is tried first, and when it is not a solution Lemke pivots from it).
- * The basis is a byte per LCP unknown, and the unknowns belong to constraint sets: a set's
+ * The basis is a byte per LCP unknown (bit 0 Lemke's, bit 1 load sharing's compliant basis,
+ * pegplus/peg.h; kept whole), and the unknowns belong to constraint sets: a set's
  * record is [p, the slacks of its secondaries, beta_1..k, sigma] (pp_peg_basis_records). A
  * set is identified across steps, sub-steps and re-linearisation iterates by its primary
  * contact's geoms and features, its kind and its size; a set no store knows starts with its

@@ -174,8 +174,8 @@ void pp_mlcp_workspace_destroy(pp_mlcp_workspace *workspace);
  *    pp_lcp_solve applies, island by island.
  *  - basis: optional, pp_mlcp_lcp_size(nc, k) bytes indexed like the whole LCP, the
  *    warm-start basis of the previous step on entry (when options->warm_start) and the
- *    final basis on exit (pp_lcp_solve; all zeros in a failed island). The caller keeps the
- *    contact order stable for it to be useful.
+ *    final basis on exit (pp_lcp_solve; all zeros in a failed island; bit 1 of a byte is load
+ *    sharing's, pegplus/peg.h). The caller keeps the contact order stable for it to be useful.
  * Returns PP_OK; PP_ERR_SOLVER when an island was not solved (its impulses 0, its bodies
  * keep nu*; the other islands are solved; stats->lcp and stats->islands_failed say why and
  * how many); or an argument error (nothing written). Never writes NaN.
