@@ -380,7 +380,15 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
  * run again on the new D, at most REPAIR_ROUNDS times. The repaired basis keeps the part
  * of the old one that still stands; what was dropped Lemke brings back by pivoting. The LU
  * runs in the workspace's square arrays, so a basis with more than square_n basic z (a large
- * LCP's, |D| > PP_LCP_SPARSE_MIN_N - 1) is tried as it is, as before. */
+ * LCP's, |D| > PP_LCP_SPARSE_MIN_N - 1) is tried as it is, as before.
+ * Only LCPs of PP_LCP_SPARSE_MIN_N unknowns or more are repaired: below it a cold path is
+ * short and the repaired one measured longer. pegplus-benchmark --scene boxstack,islands10
+ * --model standard,peg --steps 500 --lcp-budget 0, mean pivots a step (standard / PEG):
+ * never repaired 166 / 130 on boxstack, 15 / 20 on islands10 (10 separate 3-box stacks,
+ * islands of about 120 unknowns); always 83 / 105 and 31 / 108; from PP_LCP_SPARSE_MIN_N
+ * 106 / 111 and 15 / 20, the fastest of the three on both scenes (real-time factor of
+ * boxstack 5.5 / 3.4 against 2.7 / 2.5 never and 5.2 / 3.2 always). A smaller singular warm
+ * basis still starts Lemke from w basic. */
 #define REPAIR_TOL 1e-12
 #define REPAIR_ROUNDS 8
 
@@ -483,7 +491,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
             ws->row_var[i] = i;
         }
     } else { /* the given complementary basis, with d = B e (see the file comment) */
-        start = repair_start(ws, n, Me, start);
+        if (n >= PP_LCP_SPARSE_MIN_N) start = repair_start(ws, n, Me, start); /* see Repair */
         double *db = ws->start_covering;
         for (int k = 0; k < n; ++k) db[k] = start[k] ? 0.0 : 1.0;
         for (int i = 0; i < n; ++i) {

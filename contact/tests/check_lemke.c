@@ -774,27 +774,47 @@ START_TEST(test_large_sparse_block_lcp)
 }
 END_TEST
 
-/* A warm basis that is singular for M (lemke.c, "Repair"): the box at rest with all four
- * corner normals basic, as a load-shared answer describes it; four normals of one face span
- * three freedoms, so M_BB is singular. The basis is repaired (a dependent normal goes back
- * to w basic) and Lemke starts from what stands (warm_lemke) instead of from w basic; the
- * answer carries the box's weight over the step, sum p_n = m g h. */
+/* A warm basis that is singular for M (lemke.c, "Repair"): boxes at rest with all four
+ * corner normals basic, as a load-shared answer describes it (four normals of one face span
+ * three freedoms), and one friction sigma basic with none of its betas, whose column of M_BB
+ * is exactly 0. The basis is repaired (dependent columns go back to w basic) and the solve
+ * starts from what stands (warm_started or warm_lemke) instead of from w basic, in no more
+ * pivots than from w basic; the answer carries each box's weight over the step,
+ * sum p_n = m g h. */
 START_TEST(test_warm_lemke_singular_basis_repaired)
 {
-    static double M[BOX_N * BOX_N];
-    double q[BOX_N], z[BOX_N], z_cold[BOX_N];
-    unsigned char basis[BOX_N];
-    box_friction_lcp(0.0, 0.0, M, q);
+    /* REPAIR_COPIES separate copies of the box (a block-diagonal LCP of at least
+     * PP_LCP_SPARSE_MIN_N unknowns, the size from which a singular start basis is repaired) */
+    enum { REPAIR_COPIES = 8, N = REPAIR_COPIES * BOX_N };
+    static double M1[BOX_N * BOX_N], M[N * N];
+    static double q[N], z[N], z_cold[N];
+    static unsigned char basis[N];
+    double q1[BOX_N];
+    box_friction_lcp(0.0, 0.0, M1, q1);
+    memset(M, 0, sizeof M);
     memset(basis, 0, sizeof basis);
-    for (int i = 0; i < BOX_NC; ++i) basis[i] = 1;
-    pp_lcp_result cold = solve_valid(BOX_N, M, q, NULL, z_cold);
-    pp_lcp_result warm = solve_valid(BOX_N, M, q, basis, z);
-    ck_assert_int_eq(warm.warm_started, 0);
-    ck_assert_int_eq(warm.warm_lemke, 1);
+    for (int c = 0; c < REPAIR_COPIES; ++c) {
+        const int o = c * BOX_N;
+        for (int j = 0; j < BOX_N; ++j) {
+            q[o + j] = q1[j];
+            for (int i = 0; i < BOX_N; ++i) M[(size_t)(o + j) * N + o + i] = M1[j * BOX_N + i];
+        }
+        for (int i = 0; i < BOX_NC; ++i) basis[o + i] = 1;
+        basis[o + BOX_NC + BOX_NC * BOX_K] = 1; /* sigma_0 without its betas: M_DD's column 0 */
+    }
+    pp_lcp_workspace *fixture_ws = g_ws; /* sized N_MAX: this test's own, sized N */
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &g_ws), PP_OK);
+    pp_lcp_result cold = solve_valid(N, M, q, NULL, z_cold);
+    pp_lcp_result warm = solve_valid(N, M, q, basis, z);
+    pp_lcp_workspace_destroy(g_ws);
+    g_ws = fixture_ws;
+    ck_assert_msg(warm.warm_started || warm.warm_lemke, "the start basis was thrown away");
     ck_assert_int_le(warm.pivots, cold.pivots);
-    double pn = 0.0;
-    for (int i = 0; i < BOX_NC; ++i) pn += z[i];
-    ck_assert_double_eq_tol(pn, 2.0 * 9.81 * 0.01, 1e-12);
+    for (int c = 0; c < REPAIR_COPIES; ++c) {
+        double pn = 0.0;
+        for (int i = 0; i < BOX_NC; ++i) pn += z[c * BOX_N + i];
+        ck_assert_double_eq_tol(pn, 2.0 * 9.81 * 0.01, 1e-12);
+    }
 }
 END_TEST
 
