@@ -70,18 +70,26 @@
 struct pp_body_block;
 static void body_block_free(struct pp_body_block *bb);
 
+/* Islands of at least this many unknowns assemble M into an allocation of their own (below,
+ * solve_islands); smaller ones reuse the kept matrix, at most (OWN_MATRIX_MIN_N - 1)^2
+ * doubles (18 MB). Not the LCP's sparse threshold (161): a fresh n^2 allocation a solve costs
+ * its page faults, measured on the settled 20-box heap (one island of ~700 unknowns,
+ * pegplus-benchmark --scene heap20 --steps 300 --lcp-budget 0): 1 485 -> 1 040 us a step
+ * (standard), 1 785 -> 1 256 us (PEG) with the kept matrix. */
+#define OWN_MATRIX_MIN_N 1500
+
 /* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
 static pp_status dense_reserve(dense_store *d, int n, int solve)
 {
     if (n < 1) n = 1;
     /* the kept matrix: for the diagnostic's whole LCP (solve = 0) and islands below
-     * PP_LCP_SPARSE_MIN_N; a larger island's matrix is its own (solve_islands) */
-    const int matrix = !solve || n < PP_LCP_SPARSE_MIN_N;
+     * OWN_MATRIX_MIN_N; a larger island's matrix is its own (solve_islands) */
+    const int matrix = !solve || n < OWN_MATRIX_MIN_N;
     if (matrix && n > d->matrix_capacity) {
         int cap = d->matrix_capacity + d->matrix_capacity / 2 > n
                       ? d->matrix_capacity + d->matrix_capacity / 2
                       : n;
-        if (solve && cap >= PP_LCP_SPARSE_MIN_N) cap = PP_LCP_SPARSE_MIN_N - 1;
+        if (solve && cap >= OWN_MATRIX_MIN_N) cap = OWN_MATRIX_MIN_N - 1;
         double *M = realloc(d->M, (size_t)cap * cap * sizeof(double));
         if (!M) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
@@ -922,13 +930,13 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
-        /* A large island's matrix (n >= PP_LCP_SPARSE_MIN_N, the LCP's sparse path) is a
+        /* A large island's matrix (n >= OWN_MATRIX_MIN_N) is a
          * fresh zeroed allocation, freed after its solve: C's calloc of that size maps new
          * pages (glibc: mmap, not cleared by hand), and a page of M holding no nonzero is
          * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
          * nonzero and touches about 30 % of its pages), and no n^2 clearing is paid. Smaller
          * islands reuse the kept matrix. */
-        const int large = n >= PP_LCP_SPARSE_MIN_N;
+        const int large = n >= OWN_MATRIX_MIN_N;
         double *M = large ? calloc((size_t)n * n, sizeof *M) : d->M;
         if (!M) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
