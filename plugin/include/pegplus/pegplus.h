@@ -273,7 +273,8 @@ typedef struct pp_step_stats {
                                 LCP's; relinearize.c): the best estimate is kept */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
-                                constraints least within the energy bound; README) */
+                                constraints least within the energy bound; README), or
+                                converged above that bound and kept an answer within it */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
