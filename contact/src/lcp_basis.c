@@ -108,6 +108,31 @@ static inline __attribute__((always_inline)) void axpy_minus(int n, double *rest
     for (; i < n; ++i) y[i] -= f * x[i];
 }
 
+/* c_t[i] -= f_t x[i] for four columns c_t (distinct from x and from each other): each
+ * element as in axpy_minus */
+static inline __attribute__((always_inline)) void axpy_minus4(int n, double *const *c,
+                                                              const double *restrict x,
+                                                              const double *f)
+{
+    double *restrict c0 = c[0], *restrict c1 = c[1], *restrict c2 = c[2], *restrict c3 = c[3];
+    const pp_lcp_v4 f0 = {f[0], f[0], f[0], f[0]}, f1 = {f[1], f[1], f[1], f[1]},
+                    f2 = {f[2], f[2], f[2], f[2]}, f3 = {f[3], f[3], f[3], f[3]};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const pp_lcp_v4 xi = PP_LCP_V4(x + i);
+        PP_LCP_V4(c0 + i) = PP_LCP_V4(c0 + i) - f0 * xi;
+        PP_LCP_V4(c1 + i) = PP_LCP_V4(c1 + i) - f1 * xi;
+        PP_LCP_V4(c2 + i) = PP_LCP_V4(c2 + i) - f2 * xi;
+        PP_LCP_V4(c3 + i) = PP_LCP_V4(c3 + i) - f3 * xi;
+    }
+    for (; i < n; ++i) {
+        c0[i] -= f[0] * x[i];
+        c1[i] -= f[1] * x[i];
+        c2[i] -= f[2] * x[i];
+        c3[i] -= f[3] * x[i];
+    }
+}
+
 /* y[i] += a x[i] */
 static inline __attribute__((always_inline)) void axpy_plus(int n, double *restrict y,
                                                             const double *restrict x, double a)
@@ -233,12 +258,22 @@ static inline __attribute__((always_inline)) int lu_factor(int n, double *A, int
                 A[p + (size_t)j * n] = t;
             }
         double inv = 1.0 / ck[k];
-        for (int i = k + 1; i < n; ++i) ck[i] *= inv;
-        for (int j = k + 1; j < n; ++j) {
-            double *cj = &A[(size_t)j * n];
-            double f = cj[k];
-            if (f == 0.0) continue;
-            axpy_minus(n - k - 1, cj + k + 1, ck + k + 1, f);
+        scale(n - k - 1, ck + k + 1, inv);
+        /* the columns with u_kj != 0, four at a time (each loaded l_ik serves four) */
+        int j = k + 1;
+        for (;;) {
+            double *c[4];
+            double f[4];
+            int m = 0;
+            for (; j < n && m < 4; ++j)
+                if (A[k + (size_t)j * n] != 0.0) {
+                    c[m] = &A[(size_t)j * n + k + 1];
+                    f[m++] = A[k + (size_t)j * n];
+                }
+            if (m == 4) axpy_minus4(n - k - 1, c, ck + k + 1, f);
+            else
+                for (int t = 0; t < m; ++t) axpy_minus(n - k - 1, c[t], ck + k + 1, f[t]);
+            if (j >= n) break;
         }
     }
     return 1;
