@@ -310,16 +310,10 @@ void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, d
 }
 
 /* Branch-free (it runs over every entry of M before each solve): x * 0 is 0 for a finite x
- * and NaN for NaN or Inf; four independent sums keep the adds from waiting on each other. */
+ * and NaN for NaN or Inf; sums in vector lanes keep the adds from waiting on each other. */
 int pp_lcp_all_finite(size_t count, const double *x)
 {
-    /* x_i 0 is 0 for finite x_i and NaN otherwise; four lanes (pp_lcp_v4) */
-    pp_lcp_v4 s = {0.0, 0.0, 0.0, 0.0};
-    size_t i = 0;
-    for (; i + 4 <= count; i += 4) s += PP_LCP_V4(x + i) * 0.0;
-    double a = (s[0] + s[1]) + (s[2] + s[3]);
-    for (; i < count; ++i) a += x[i] * 0.0;
-    return a == 0.0;
+    return pp_lcp_vec_finite(count, x); /* four lanes (lcp_basis.c) */
 }
 
 /* Accept z (clamped to z >= 0): rel(z), measured against the original M and q, must be

@@ -10,6 +10,9 @@
 #include "lcp_internal.h"
 
 #include <string.h>
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+#include <immintrin.h>
+#endif
 
 /* (hi, lo) -= sum_t a[t] c[t] over `count` <= 4 columns c[t] of length n, compensated
  * (accumulate per product). The blocks of an island's M are sparse (contacts couple only
@@ -46,9 +49,48 @@ PP_LCP_FMA_TARGET static void subtract_columns_fma(int n, double *restrict hi,
 }
 #endif
 
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* The same, four entries at a time (AVX2 and FMA): each lane does accumulate_with's fused
+ * operations, and a lane whose column entry is 0 keeps its (hi, lo) as the scalar loop skips
+ * it (a blend), so the bits are the scalar loop's. */
+__attribute__((target("avx2,fma"))) static void
+subtract_columns_avx2_fma(int n, double *restrict hi, double *restrict lo,
+                          const double *const *c, const double *a, int count)
+{
+    const __m256d zero = _mm256_setzero_pd();
+    for (int t = 0; t < count; ++t) {
+        const double *ct = c[t];
+        const double at = -a[t];
+        const __m256d av = _mm256_set1_pd(at);
+        int k = 0;
+        for (; k + 4 <= n; k += 4) {
+            const __m256d x = _mm256_loadu_pd(ct + k);
+            const __m256d keep = _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ); /* ct[k] != 0.0 */
+            const __m256d h = _mm256_loadu_pd(hi + k), l = _mm256_loadu_pd(lo + k);
+            const __m256d p = _mm256_mul_pd(av, x);
+            const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(at, ct, -p) */
+            const __m256d s = _mm256_add_pd(h, p), bv = _mm256_sub_pd(s, h);
+            const __m256d es = _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(s, bv)),
+                                             _mm256_sub_pd(p, bv));
+            const __m256d nl = _mm256_add_pd(l, _mm256_add_pd(es, ep));
+            _mm256_storeu_pd(hi + k, _mm256_blendv_pd(h, s, keep));
+            _mm256_storeu_pd(lo + k, _mm256_blendv_pd(l, nl, keep));
+        }
+        for (; k < n; ++k)
+            if (ct[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, ct[k], 1);
+    }
+}
+#endif
+
 void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
                              const double *const *c, const double *a, int count)
 {
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        subtract_columns_avx2_fma(n, hi, lo, c, a, count);
+        return;
+    }
+#endif
 #ifdef PP_LCP_FMA_DISPATCH
     if (pp_lcp_cpu_fma()) {
         subtract_columns_fma(n, hi, lo, c, a, count);
@@ -192,6 +234,36 @@ static inline __attribute__((always_inline)) void abs_add(int n, double *restric
     int i = 0;
     for (; i + 4 <= n; i += 4) PP_LCP_V4(s + i) = PP_LCP_V4(s + i) + ABS4(PP_LCP_V4(x + i));
     for (; i < n; ++i) s[i] += fabs(x[i]);
+}
+
+/* x_i 0 is 0 for a finite x_i and NaN for NaN or Inf: 1 when the lanes' sums are 0 */
+static inline __attribute__((always_inline)) int finite(size_t count, const double *x)
+{
+    pp_lcp_v4 s = {0.0, 0.0, 0.0, 0.0}, t = s;
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        s += PP_LCP_V4(x + i) * 0.0;
+        t += PP_LCP_V4(x + i + 4) * 0.0;
+    }
+    s += t;
+    double a = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < count; ++i) a += x[i] * 0.0;
+    return a == 0.0;
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static int finite_avx2(size_t count, const double *x)
+{
+    return finite(count, x);
+}
+#endif
+
+int pp_lcp_vec_finite(size_t count, const double *x)
+{
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) return finite_avx2(count, x);
+#endif
+    return finite(count, x);
 }
 
 #ifdef PP_LCP_AVX2_DISPATCH

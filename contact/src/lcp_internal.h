@@ -303,6 +303,8 @@ void pp_lcp_vec_axpy(int n, double *restrict y, const double *restrict x, double
 void pp_lcp_vec_axpy_abs(int n, double *restrict y, double *restrict s,
                          const double *restrict x, double a);
 void pp_lcp_vec_abs_add(int n, double *restrict s, const double *restrict x);
+/* 1 when every x_i is finite (the sum of the x_i 0, four lanes, is 0, else NaN) */
+int pp_lcp_vec_finite(size_t count, const double *x);
 int pp_lcp_lu_factor(int n, double *A, int *piv);
 void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b);
 int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const double *q,

@@ -270,6 +270,42 @@ START_TEST(residual_same_bits_as_scalar)
 }
 END_TEST
 
+/* The compensated column sums of the residuals (hi, lo) -= sum_t a_t c_t: the same bits as
+ * the scalar loop (zero entries skipped; a b = p + e by a fused multiply-add, which Dekker's
+ * product matches exactly where the CPU has none). */
+START_TEST(compensated_columns_same_bits_as_scalar)
+{
+    rng_state = 16;
+    static double cols[4][N_MAX];
+    double hi[N_MAX], lo[N_MAX], hi0[N_MAX], lo0[N_MAX], a[4];
+    for (int n = 1; n <= N_MAX; n += 3)
+        for (int count = 0; count <= 4; ++count) {
+            const double *c[4] = {cols[0], cols[1], cols[2], cols[3]};
+            for (int t = 0; t < 4; ++t) {
+                a[t] = uniform(-2.0, 2.0) * pow(10.0, (double)(t - 2));
+                for (int k = 0; k < n; ++k)
+                    cols[t][k] = uniform(0.0, 1.0) < 0.4 ? 0.0 : uniform(-1.0, 1.0);
+            }
+            for (int k = 0; k < n; ++k) {
+                hi[k] = hi0[k] = uniform(-1.0, 1.0);
+                lo[k] = lo0[k] = uniform(-1.0, 1.0) * 1e-17;
+            }
+            pp_lcp_subtract_columns(n, hi, lo, c, a, count);
+            for (int t = 0; t < count; ++t)
+                for (int k = 0; k < n; ++k) {
+                    if (c[t][k] == 0.0) continue;
+                    double p = -a[t] * c[t][k], ep = fma(-a[t], c[t][k], -p);
+                    double s = hi0[k] + p, bv = s - hi0[k];
+                    double es = (hi0[k] - (s - bv)) + (p - bv);
+                    hi0[k] = s;
+                    lo0[k] += es + ep;
+                }
+            ck_assert_msg(memcmp(hi, hi0, (size_t)n * sizeof *hi) == 0, "hi differs, n = %d", n);
+            ck_assert_msg(memcmp(lo, lo0, (size_t)n * sizeof *lo) == 0, "lo differs, n = %d", n);
+        }
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("lcp_kernels");
@@ -279,6 +315,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(tc, vector_sweeps_same_bits_as_scalar);
     tcase_add_test(tc, inverse_same_bits_as_scalar);
     tcase_add_test(tc, residual_same_bits_as_scalar);
+    tcase_add_test(tc, compensated_columns_same_bits_as_scalar);
     suite_add_tcase(s, tc);
     return s;
 }
