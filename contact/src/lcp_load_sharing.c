@@ -342,7 +342,11 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
         w[i] = q[i];
         tau[i] = 0.0;
     }
-    for (int j = 0; j < n; ++j) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
+    for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
+                                     products would change at most the sign of a zero w_i) */
+        if (z[j] != 0.0) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
+        else pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
+    }
     for (int i = 0; i < n; ++i) tau[i] = LS_CLOSED * (fabs(q[i]) + tau[i] * znorm);
 
     /* The active contacts' spanning columns: p, and beta_1 (beta_2 for k >= 3) */
