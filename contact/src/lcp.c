@@ -270,35 +270,12 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
             rowb[r] = 0.0;
         }
         /* A column whose z_j is 0 adds only to the row sums (its products are zeros, which
-         * leave w unchanged up to the sign of a zero w_i); four rows at a time, each row's
-         * own sum kept apart, so the compiler can pair them in vector registers. */
+         * leave w unchanged up to the sign of a zero w_i); the rows four at a time, each
+         * row's own sums kept apart (lcp_basis.c's vector kernels). */
         for (int j = 0; j < n; ++j) {
             const double *col = &M[(size_t)j * n + i0], zj = z[j];
-            int r = 0;
-            if (zj != 0.0) {
-                for (; r + 4 <= m; r += 4) {
-                    wb[r] += col[r] * zj;
-                    wb[r + 1] += col[r + 1] * zj;
-                    wb[r + 2] += col[r + 2] * zj;
-                    wb[r + 3] += col[r + 3] * zj;
-                    rowb[r] += fabs(col[r]);
-                    rowb[r + 1] += fabs(col[r + 1]);
-                    rowb[r + 2] += fabs(col[r + 2]);
-                    rowb[r + 3] += fabs(col[r + 3]);
-                }
-                for (; r < m; ++r) {
-                    wb[r] += col[r] * zj;
-                    rowb[r] += fabs(col[r]);
-                }
-            } else {
-                for (; r + 4 <= m; r += 4) {
-                    rowb[r] += fabs(col[r]);
-                    rowb[r + 1] += fabs(col[r + 1]);
-                    rowb[r + 2] += fabs(col[r + 2]);
-                    rowb[r + 3] += fabs(col[r + 3]);
-                }
-                for (; r < m; ++r) rowb[r] += fabs(col[r]);
-            }
+            if (zj != 0.0) pp_lcp_vec_axpy_abs(m, wb, rowb, col, zj);
+            else pp_lcp_vec_abs_add(m, rowb, col);
         }
         for (int r = 0; r < m; ++r) {
             const int i = i0 + r;
@@ -333,19 +310,10 @@ void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, d
 }
 
 /* Branch-free (it runs over every entry of M before each solve): x * 0 is 0 for a finite x
- * and NaN for NaN or Inf; four independent sums keep the adds from waiting on each other. */
+ * and NaN for NaN or Inf; sums in vector lanes keep the adds from waiting on each other. */
 int pp_lcp_all_finite(size_t count, const double *x)
 {
-    double a = 0.0, b = 0.0, c = 0.0, d = 0.0;
-    size_t i = 0;
-    for (; i + 4 <= count; i += 4) {
-        a += x[i] * 0.0;
-        b += x[i + 1] * 0.0;
-        c += x[i + 2] * 0.0;
-        d += x[i + 3] * 0.0;
-    }
-    for (; i < count; ++i) a += x[i] * 0.0;
-    return a + b + c + d == 0.0;
+    return pp_lcp_vec_finite(count, x); /* four lanes (lcp_basis.c) */
 }
 
 /* Accept z (clamped to z >= 0): rel(z), measured against the original M and q, must be

@@ -10,6 +10,9 @@
 #include "lcp_internal.h"
 
 #include <string.h>
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+#include <immintrin.h>
+#endif
 
 /* (hi, lo) -= sum_t a[t] c[t] over `count` <= 4 columns c[t] of length n, compensated
  * (accumulate per product). The blocks of an island's M are sparse (contacts couple only
@@ -46,9 +49,48 @@ PP_LCP_FMA_TARGET static void subtract_columns_fma(int n, double *restrict hi,
 }
 #endif
 
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* The same, four entries at a time (AVX2 and FMA): each lane does accumulate_with's fused
+ * operations, and a lane whose column entry is 0 keeps its (hi, lo) as the scalar loop skips
+ * it (a blend), so the bits are the scalar loop's. */
+__attribute__((target("avx2,fma"))) static void
+subtract_columns_avx2_fma(int n, double *restrict hi, double *restrict lo,
+                          const double *const *c, const double *a, int count)
+{
+    const __m256d zero = _mm256_setzero_pd();
+    for (int t = 0; t < count; ++t) {
+        const double *ct = c[t];
+        const double at = -a[t];
+        const __m256d av = _mm256_set1_pd(at);
+        int k = 0;
+        for (; k + 4 <= n; k += 4) {
+            const __m256d x = _mm256_loadu_pd(ct + k);
+            const __m256d keep = _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ); /* ct[k] != 0.0 */
+            const __m256d h = _mm256_loadu_pd(hi + k), l = _mm256_loadu_pd(lo + k);
+            const __m256d p = _mm256_mul_pd(av, x);
+            const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(at, ct, -p) */
+            const __m256d s = _mm256_add_pd(h, p), bv = _mm256_sub_pd(s, h);
+            const __m256d es = _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(s, bv)),
+                                             _mm256_sub_pd(p, bv));
+            const __m256d nl = _mm256_add_pd(l, _mm256_add_pd(es, ep));
+            _mm256_storeu_pd(hi + k, _mm256_blendv_pd(h, s, keep));
+            _mm256_storeu_pd(lo + k, _mm256_blendv_pd(l, nl, keep));
+        }
+        for (; k < n; ++k)
+            if (ct[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, ct[k], 1);
+    }
+}
+#endif
+
 void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
                              const double *const *c, const double *a, int count)
 {
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        subtract_columns_avx2_fma(n, hi, lo, c, a, count);
+        return;
+    }
+#endif
 #ifdef PP_LCP_FMA_DISPATCH
     if (pp_lcp_cpu_fma()) {
         subtract_columns_fma(n, hi, lo, c, a, count);
@@ -56,6 +98,207 @@ void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
     }
 #endif
     subtract_columns(n, hi, lo, c, a, count, 0);
+}
+
+/* ---- Vector kernels --------------------------------------------------------------------
+ *
+ * The dense loops of the LU, the substitutions, the pivot update of the explicit inverse,
+ * its dot products and the O(n^2) sweeps over M (residuals, row sums) run four lanes at a
+ * time (pp_lcp_v4, lcp_internal.h): each lane does the scalar loop's operations on its
+ * element in the scalar loop's order, so the results are the same bits (tested:
+ * check_lcp_kernels); a copy compiled for AVX2 is chosen at run time where the CPU has it. */
+
+#ifdef PP_LCP_AVX2_DISPATCH
+int pp_lcp_cpu_avx2(void)
+{
+    static int known = -1; /* the same answer from any thread: a benign race */
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return known;
+}
+#define AVX2_DISPATCH(call)                                                                 \
+    do {                                                                                    \
+        if (pp_lcp_cpu_avx2()) {                                                            \
+            call;                                                                           \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+#else
+#define AVX2_DISPATCH(call) ((void)0)
+#endif
+
+typedef long long pp_lcp_v4i __attribute__((vector_size(4 * sizeof(long long))));
+/* |x| lane by lane: the sign bit cleared, as fabs */
+#define ABS4(x) ((pp_lcp_v4)((pp_lcp_v4i)(x) & (pp_lcp_v4i){INT64_MAX, INT64_MAX, INT64_MAX, \
+                                                             INT64_MAX}))
+
+/* y[i] -= f x[i], i < n: element i is y[i] - (f x[i]) rounded twice, as the scalar loop. */
+static inline __attribute__((always_inline)) void axpy_minus(int n, double *restrict y,
+                                                             const double *restrict x, double f)
+{
+    const pp_lcp_v4 fv = {f, f, f, f};
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        pp_lcp_v4 a = PP_LCP_V4(y + i) - fv * PP_LCP_V4(x + i);
+        pp_lcp_v4 b = PP_LCP_V4(y + i + 4) - fv * PP_LCP_V4(x + i + 4);
+        PP_LCP_V4(y + i) = a;
+        PP_LCP_V4(y + i + 4) = b;
+    }
+    for (; i + 4 <= n; i += 4) PP_LCP_V4(y + i) = PP_LCP_V4(y + i) - fv * PP_LCP_V4(x + i);
+    for (; i < n; ++i) y[i] -= f * x[i];
+}
+
+/* c_t[i] -= f_t x[i] for four columns c_t (distinct from x and from each other): each
+ * element as in axpy_minus */
+static inline __attribute__((always_inline)) void axpy_minus4(int n, double *const *c,
+                                                              const double *restrict x,
+                                                              const double *f)
+{
+    double *restrict c0 = c[0], *restrict c1 = c[1], *restrict c2 = c[2], *restrict c3 = c[3];
+    const pp_lcp_v4 f0 = {f[0], f[0], f[0], f[0]}, f1 = {f[1], f[1], f[1], f[1]},
+                    f2 = {f[2], f[2], f[2], f[2]}, f3 = {f[3], f[3], f[3], f[3]};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const pp_lcp_v4 xi = PP_LCP_V4(x + i);
+        PP_LCP_V4(c0 + i) = PP_LCP_V4(c0 + i) - f0 * xi;
+        PP_LCP_V4(c1 + i) = PP_LCP_V4(c1 + i) - f1 * xi;
+        PP_LCP_V4(c2 + i) = PP_LCP_V4(c2 + i) - f2 * xi;
+        PP_LCP_V4(c3 + i) = PP_LCP_V4(c3 + i) - f3 * xi;
+    }
+    for (; i < n; ++i) {
+        c0[i] -= f[0] * x[i];
+        c1[i] -= f[1] * x[i];
+        c2[i] -= f[2] * x[i];
+        c3[i] -= f[3] * x[i];
+    }
+}
+
+/* y[i] += a x[i] */
+static inline __attribute__((always_inline)) void axpy_plus(int n, double *restrict y,
+                                                            const double *restrict x, double a)
+{
+    const pp_lcp_v4 av = {a, a, a, a};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) PP_LCP_V4(y + i) = PP_LCP_V4(y + i) + av * PP_LCP_V4(x + i);
+    for (; i < n; ++i) y[i] += a * x[i];
+}
+
+/* y[i] *= a */
+static inline __attribute__((always_inline)) void scale(int n, double *y, double a)
+{
+    const pp_lcp_v4 av = {a, a, a, a};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) PP_LCP_V4(y + i) = PP_LCP_V4(y + i) * av;
+    for (; i < n; ++i) y[i] *= a;
+}
+
+/* x . y with four partial sums, s_l over the k = l mod 4 (one lane each), the tail into s_0,
+ * then (s_0 + s_1) + (s_2 + s_3): without reassociation (no -ffast-math) one sum is a chain
+ * of dependent additions, four times slower. This is the kernel of every pivot (B^-1 times
+ * a vector). */
+static inline __attribute__((always_inline)) double dot(int n, const double *restrict x,
+                                                        const double *restrict y)
+{
+    pp_lcp_v4 s = {0.0, 0.0, 0.0, 0.0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4) s += PP_LCP_V4(x + k) * PP_LCP_V4(y + k);
+    double s0 = s[0];
+    for (; k < n; ++k) s0 += x[k] * y[k];
+    return (s0 + s[1]) + (s[2] + s[3]);
+}
+
+/* y[i] += a x[i] and s[i] += |x[i]| */
+static inline __attribute__((always_inline)) void axpy_abs(int n, double *restrict y,
+                                                           double *restrict s,
+                                                           const double *restrict x, double a)
+{
+    const pp_lcp_v4 av = {a, a, a, a};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        pp_lcp_v4 xi = PP_LCP_V4(x + i);
+        PP_LCP_V4(y + i) = PP_LCP_V4(y + i) + xi * av;
+        PP_LCP_V4(s + i) = PP_LCP_V4(s + i) + ABS4(xi);
+    }
+    for (; i < n; ++i) {
+        y[i] += x[i] * a;
+        s[i] += fabs(x[i]);
+    }
+}
+
+/* s[i] += |x[i]| */
+static inline __attribute__((always_inline)) void abs_add(int n, double *restrict s,
+                                                          const double *restrict x)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4) PP_LCP_V4(s + i) = PP_LCP_V4(s + i) + ABS4(PP_LCP_V4(x + i));
+    for (; i < n; ++i) s[i] += fabs(x[i]);
+}
+
+/* x_i 0 is 0 for a finite x_i and NaN for NaN or Inf: 1 when the lanes' sums are 0 */
+static inline __attribute__((always_inline)) int finite(size_t count, const double *x)
+{
+    pp_lcp_v4 s = {0.0, 0.0, 0.0, 0.0}, t = s;
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        s += PP_LCP_V4(x + i) * 0.0;
+        t += PP_LCP_V4(x + i + 4) * 0.0;
+    }
+    s += t;
+    double a = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < count; ++i) a += x[i] * 0.0;
+    return a == 0.0;
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static int finite_avx2(size_t count, const double *x)
+{
+    return finite(count, x);
+}
+#endif
+
+int pp_lcp_vec_finite(size_t count, const double *x)
+{
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) return finite_avx2(count, x);
+#endif
+    return finite(count, x);
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static void axpy_avx2(int n, double *y, const double *x, double a)
+{
+    axpy_plus(n, y, x, a);
+}
+PP_LCP_AVX2_TARGET static void axpy_abs_avx2(int n, double *y, double *s, const double *x,
+                                             double a)
+{
+    axpy_abs(n, y, s, x, a);
+}
+PP_LCP_AVX2_TARGET static void abs_add_avx2(int n, double *s, const double *x)
+{
+    abs_add(n, s, x);
+}
+#endif
+
+void pp_lcp_vec_axpy(int n, double *restrict y, const double *restrict x, double a)
+{
+    AVX2_DISPATCH(axpy_avx2(n, y, x, a));
+    axpy_plus(n, y, x, a);
+}
+
+void pp_lcp_vec_axpy_abs(int n, double *restrict y, double *restrict s,
+                         const double *restrict x, double a)
+{
+    AVX2_DISPATCH(axpy_abs_avx2(n, y, s, x, a));
+    axpy_abs(n, y, s, x, a);
+}
+
+void pp_lcp_vec_abs_add(int n, double *restrict s, const double *restrict x)
+{
+    AVX2_DISPATCH(abs_add_avx2(n, s, x));
+    abs_add(n, s, x);
 }
 
 /* ---- Dense LU with partial pivoting ---------------------------------------------------
@@ -66,10 +309,8 @@ void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
  * took ~45% of the step time (perf). These loops do the same right-looking LU in the calling
  * thread, column-major with the inner loops contiguous (vectorisable). */
 
-/* A = P L U in place (column-major, n x n, leading dimension n; unit L below the diagonal).
- * piv[k] is the row swapped with row k at step k (LAPACK's convention, 0-based). Returns 0
- * when a pivot is exactly zero or not finite. */
-int pp_lcp_lu_factor(int n, double *A, int *piv)
+/* The LU (below), once for the baseline and once for AVX2. */
+static inline __attribute__((always_inline)) int lu_factor(int n, double *A, int *piv)
 {
     for (int k = 0; k < n; ++k) {
         double *ck = &A[(size_t)k * n];
@@ -89,21 +330,29 @@ int pp_lcp_lu_factor(int n, double *A, int *piv)
                 A[p + (size_t)j * n] = t;
             }
         double inv = 1.0 / ck[k];
-        for (int i = k + 1; i < n; ++i) ck[i] *= inv;
-        for (int j = k + 1; j < n; ++j) {
-            double *restrict cj = &A[(size_t)j * n];
-            const double *restrict lk = ck;
-            double f = cj[k];
-            if (f == 0.0) continue;
-            for (int i = k + 1; i < n; ++i) cj[i] -= f * lk[i];
+        scale(n - k - 1, ck + k + 1, inv);
+        /* the columns with u_kj != 0, four at a time (each loaded l_ik serves four) */
+        int j = k + 1;
+        for (;;) {
+            double *c[4];
+            double f[4];
+            int m = 0;
+            for (; j < n && m < 4; ++j)
+                if (A[k + (size_t)j * n] != 0.0) {
+                    c[m] = &A[(size_t)j * n + k + 1];
+                    f[m++] = A[k + (size_t)j * n];
+                }
+            if (m == 4) axpy_minus4(n - k - 1, c, ck + k + 1, f);
+            else
+                for (int t = 0; t < m; ++t) axpy_minus(n - k - 1, c[t], ck + k + 1, f[t]);
+            if (j >= n) break;
         }
     }
     return 1;
 }
 
-/* b = A^-1 b with the factors of lu_factor (column-oriented substitutions; zero entries of
- * the right-hand side skip their column, which makes inverting cheaper). */
-void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b)
+static inline __attribute__((always_inline)) void lu_solve(int n, const double *LU,
+                                                           const int *piv, double *b)
 {
     for (int k = 0; k < n; ++k)
         if (piv[k] != k) {
@@ -111,20 +360,52 @@ void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b)
             b[k] = b[piv[k]];
             b[piv[k]] = t;
         }
-    double *restrict x = b;
+    double *x = b;
     for (int k = 0; k < n; ++k) {
         double xk = x[k];
         if (xk == 0.0) continue;
-        const double *restrict ck = &LU[(size_t)k * n];
-        for (int i = k + 1; i < n; ++i) x[i] -= ck[i] * xk;
+        axpy_minus(n - k - 1, x + k + 1, &LU[(size_t)k * n] + k + 1, xk);
     }
     for (int k = n - 1; k >= 0; --k) {
-        const double *restrict ck = &LU[(size_t)k * n];
+        const double *ck = &LU[(size_t)k * n];
         x[k] /= ck[k];
         double xk = x[k];
         if (xk == 0.0) continue;
-        for (int i = 0; i < k; ++i) x[i] -= ck[i] * xk;
+        axpy_minus(k, x, ck, xk);
     }
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static int lu_factor_avx2(int n, double *A, int *piv)
+{
+    return lu_factor(n, A, piv);
+}
+
+PP_LCP_AVX2_TARGET static void lu_solve_avx2(int n, const double *LU, const int *piv,
+                                             double *b)
+{
+    lu_solve(n, LU, piv, b);
+}
+#endif
+
+/* A = P L U in place (column-major, n x n, leading dimension n; unit L below the diagonal).
+ * piv[k] is the row swapped with row k at step k (LAPACK's convention, 0-based). Returns 0
+ * when a pivot is exactly zero or not finite. Column j's update at step k is skipped where
+ * U_kj = 0 (the blocks are sparse: contacts couple only through shared bodies). */
+int pp_lcp_lu_factor(int n, double *A, int *piv)
+{
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) return lu_factor_avx2(n, A, piv);
+#endif
+    return lu_factor(n, A, piv);
+}
+
+/* b = A^-1 b with the factors of lu_factor (column-oriented substitutions; zero entries of
+ * the right-hand side skip their column, which makes inverting cheaper). */
+void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b)
+{
+    AVX2_DISPATCH(lu_solve_avx2(n, LU, piv, b));
+    lu_solve(n, LU, piv, b);
 }
 
 /* ---- Basis solve (warm start and polish) -------------------------------------------- */
@@ -253,22 +534,19 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
     for (int k = 0; k < n; ++k) out[k] = hi[k] + lo[k];
 }
 
-/* x . y with four independent partial sums: without reassociation (no -ffast-math) the
- * compiler keeps one sum as a chain of dependent additions, four times slower. This is the
- * kernel of every pivot (B^-1 times a vector). */
-static double dot(int n, const double *restrict x, const double *restrict y)
+static inline __attribute__((always_inline)) void
+apply_inverse(int n, const double *inverse, const double *b, double *v)
 {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += x[k] * y[k];
-        s1 += x[k + 1] * y[k + 1];
-        s2 += x[k + 2] * y[k + 2];
-        s3 += x[k + 3] * y[k + 3];
-    }
-    for (; k < n; ++k) s0 += x[k] * y[k];
-    return (s0 + s1) + (s2 + s3);
+    for (int i = 0; i < n; ++i) v[i] = dot(n, &inverse[(size_t)i * n], b);
 }
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static void apply_inverse_avx2(int n, const double *inverse, const double *b,
+                                                  double *v)
+{
+    apply_inverse(n, inverse, b, v);
+}
+#endif
 
 /* v = B^-1 b with the explicit inverse (row-major: one dot product per row). */
 void pp_lcp_apply_inverse(const lemke_run *run, const double *b, double *v)
@@ -278,7 +556,8 @@ void pp_lcp_apply_inverse(const lemke_run *run, const double *b, double *v)
         pp_lcp_sparse_ftran(run->sparse, b, v);
         return;
     }
-    for (int i = 0; i < n; ++i) v[i] = dot(n, pp_lcp_inverse_row(run, i), b);
+    AVX2_DISPATCH(apply_inverse_avx2(n, run->ws->inverse, b, v));
+    apply_inverse(n, run->ws->inverse, b, v);
 }
 
 /*
@@ -523,8 +802,7 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
             for (int k = 0; k < n; ++k) c[k] = 0.0;
             for (int j = 0; j < n; ++j) {
                 if (r[j] == 0.0) continue;
-                const double *row = pp_lcp_inverse_row(run, j);
-                for (int k = 0; k < n; ++k) c[k] += r[j] * row[k];
+                pp_lcp_vec_axpy(n, c, pp_lcp_inverse_row(run, j), r[j]);
             }
         }
         double cmax = 0.0, size = 0.0;
@@ -544,6 +822,30 @@ void pp_lcp_inverse_row_copy(const lemke_run *run, int i, double *row)
     else memcpy(row, pp_lcp_inverse_row(run, i), (size_t)run->n * sizeof *row);
 }
 
+static inline __attribute__((always_inline)) void pivot_dense(int n, double *inverse, double *x,
+                                                              const double *y, int r)
+{
+    double *row_r = &inverse[(size_t)r * n];
+    double inv = 1.0 / y[r];
+    double theta = x[r] * inv;
+    scale(n, row_r, inv);
+    for (int i = 0; i < n; ++i) {
+        double f = y[i];
+        if (i == r || f == 0.0) continue;
+        axpy_minus(n, &inverse[(size_t)i * n], row_r, f);
+        x[i] -= f * theta;
+    }
+    x[r] = theta;
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static void pivot_dense_avx2(int n, double *inverse, double *x,
+                                                const double *y, int r)
+{
+    pivot_dense(n, inverse, x, y, r);
+}
+#endif
+
 /* Pivot on row r with the entering column y: x and B^-1 are multiplied by the elementary
  * matrix that maps y to e_r (row r /= y_r; row i -= y_i row r). Returns 0 when the sparse
  * basis's eta file cannot grow (out of memory). */
@@ -560,19 +862,13 @@ int pp_lcp_pivot(lemke_run *run, int r)
         x[r] = theta;
         return 1;
     }
-    double *row_r = pp_lcp_inverse_row(run, r);
-    double inv = 1.0 / y[r];
-    double theta = x[r] * inv;
-    for (int k = 0; k < n; ++k) row_r[k] *= inv;
-    for (int i = 0; i < n; ++i) {
-        double f = y[i];
-        if (i == r || f == 0.0) continue;
-        double *restrict row_i = pp_lcp_inverse_row(run, i);
-        const double *restrict pivot_row = row_r;
-        for (int k = 0; k < n; ++k) row_i[k] -= f * pivot_row[k];
-        x[i] -= f * theta;
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) {
+        pivot_dense_avx2(n, ws->inverse, x, y, r);
+        return 1;
     }
-    x[r] = theta;
+#endif
+    pivot_dense(n, ws->inverse, x, y, r);
     return 1;
 }
 

@@ -170,6 +170,26 @@ int pp_lcp_cpu_fma(void); /* 1 when the CPU has FMA (lcp_basis.c) */
 #define PP_LCP_FMA_TARGET
 #endif
 
+/* Four-lane vectors (GCC's vector extensions) for the dense kernels of lcp_basis.c: lane i
+ * of an operation does exactly the scalar operation on element i (ISO C11 mode compiles with
+ * -ffp-contract=off, and the AVX2 copy is not built for FMA: no fused multiply-add, no
+ * reassociation), so a kernel run four elements at a time gives the same bits as its scalar
+ * loop. The baseline x86-64 build lowers an operation on four lanes to two SSE2
+ * instructions; a copy compiled for AVX2 (PP_LCP_AVX2_TARGET) is chosen at run time where the
+ * CPU has it (pp_lcp_cpu_avx2). */
+typedef double pp_lcp_v4 __attribute__((vector_size(4 * sizeof(double))));
+/* The same at any address of a double (unaligned loads and stores through it). */
+typedef double pp_lcp_v4u __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)),
+                                         may_alias));
+#define PP_LCP_V4(p) (*(pp_lcp_v4u *)(p))
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__AVX2__)
+#define PP_LCP_AVX2_DISPATCH 1
+#define PP_LCP_AVX2_TARGET __attribute__((target("avx2")))
+int pp_lcp_cpu_avx2(void); /* 1 when the CPU (and OS) run AVX2 (lcp_basis.c) */
+#else
+#define PP_LCP_AVX2_TARGET
+#endif
+
 static inline void accumulate_with(double *hi, double *lo, double a, double b, const int fused)
 {
     double p, ep, s, es;
@@ -277,6 +297,14 @@ int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_
                   double *z, double *w, pp_lcp_result *result);
 void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
                              const double *const *c, const double *a, int count);
+/* Vector kernels (lcp_basis.c; the scalar loops' bits): y += a x; the same and s += |x|;
+ * s += |x| */
+void pp_lcp_vec_axpy(int n, double *restrict y, const double *restrict x, double a);
+void pp_lcp_vec_axpy_abs(int n, double *restrict y, double *restrict s,
+                         const double *restrict x, double a);
+void pp_lcp_vec_abs_add(int n, double *restrict s, const double *restrict x);
+/* 1 when every x_i is finite (the sum of the x_i 0, four lanes, is 0, else NaN) */
+int pp_lcp_vec_finite(size_t count, const double *x);
 int pp_lcp_lu_factor(int n, double *A, int *piv);
 void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b);
 int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const double *q,

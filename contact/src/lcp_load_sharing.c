@@ -305,10 +305,7 @@ static int compliant_step(pp_load_sharing *ls, int n, const double *M, const dou
     if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return -1;
     /* w_N = M_NB z_B + q_N (z_N = 0, so the compliance adds nothing there), into ls->z */
     for (int i = 0; i < n; ++i) ls->z[i] = q[i];
-    for (int b = 0; b < nb; ++b) {
-        const double *col = M + (size_t)ls->index[b] * n, zb = ls->zb[b];
-        for (int i = 0; i < n; ++i) ls->z[i] += col[i] * zb;
-    }
+    for (int b = 0; b < nb; ++b) pp_lcp_vec_axpy(n, ls->z, M + (size_t)ls->index[b] * n, ls->zb[b]);
     int flips = 0;
     for (int i = 0; i < n; ++i)
         if (!basis[i] && ls->z[i] < -LS_ROUNDING / LS_CLOSED * ls->tau[i]) {
@@ -345,13 +342,10 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
         w[i] = q[i];
         tau[i] = 0.0;
     }
-    for (int j = 0; j < n; ++j) {
-        const double *col = M + (size_t)j * n;
-        const double zj = z[j];
-        for (int i = 0; i < n; ++i) {
-            w[i] += col[i] * zj;
-            tau[i] += fabs(col[i]);
-        }
+    for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
+                                     products would change at most the sign of a zero w_i) */
+        if (z[j] != 0.0) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
+        else pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
     }
     for (int i = 0; i < n; ++i) tau[i] = LS_CLOSED * (fabs(q[i]) + tau[i] * znorm);
 
