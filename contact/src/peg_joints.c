@@ -58,6 +58,7 @@ typedef struct joint_island {
     int *y_first;                /* n: its first nonzero row (L^-1 keeps the zeros above) */
     int *nz;                     /* the indices of those columns */
     int *ord;                    /* positions in nz sorted by their column's first row */
+    const double **ord_col;      /* Y's column of each position of ord */
     int *bucket;                 /* m_e + 1: counting sort of ord */
     double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
     size_t s_capacity;           /* doubles S holds */
@@ -290,6 +291,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->y_nonzero, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord, (size_t)cap, sizeof(int));
+        if (st == PP_OK) st = grow((void **)&isl->ord_col, (size_t)cap, sizeof(double *));
         if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
@@ -550,7 +552,9 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         /* A_EE = J_E W J_E^T + diag(cfm / h), and V = J_E W g_a for every entity a < n */
         double *A = isl->A, *Y = isl->Y;
         memset(A, 0, (size_t)m_e * m_e * sizeof *A);
-        memset(Y, 0, (size_t)m_e * n * sizeof *Y);
+        /* Y's columns are cleared when first written (y_nonzero marks them until the scan
+         * below): most entities touch no jointed body, and their columns stay unread */
+        memset(isl->y_nonzero, 0, (size_t)n);
         for (int l = 0; l < nbl; ++l)
             for (int x = isl->body_first[l]; x < isl->body_first[l + 1]; ++x) {
                 int e1 = isl->body_items[x] / 2, s1 = isl->body_items[x] % 2;
@@ -560,7 +564,14 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     int c = isl->body_items[y] / 2, sc = isl->body_items[y] % 2;
                     double v = dot6(wj, isl->ent_g[2 * c + sc]);
                     if (c >= n) A[(e1 - n) + (size_t)(c - n) * m_e] += v;
-                    else Y[(e1 - n) + (size_t)c * m_e] += isl->ent_sign[c] * v;
+                    else {
+                        double *yc = &Y[(size_t)c * m_e];
+                        if (!isl->y_nonzero[c]) {
+                            memset(yc, 0, (size_t)m_e * sizeof *yc);
+                            isl->y_nonzero[c] = 1;
+                        }
+                        yc[e1 - n] += isl->ent_sign[c] * v;
+                    }
                 }
             }
         for (int i = 0; i < m_e; ++i) {
@@ -608,7 +619,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         int *nz = isl->nz, count = 0;
         for (int u = 0; u < n; ++u) {
             const double *y = &Y[(size_t)u * m_e];
-            int first = 0;
+            int first = isl->y_nonzero[u] ? 0 : m_e; /* an unwritten column is 0 */
             while (first < m_e && y[first] == 0.0) ++first;
             isl->y_nonzero[u] = (unsigned char)(first < m_e);
             isl->y_first[u] = first;
@@ -624,6 +635,8 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int v = 0; v < count; ++v) bucket[isl->y_first[nz[v]] + 1]++;
         for (int f = 0; f < m_e; ++f) bucket[f + 1] += bucket[f];
         for (int v = 0; v < count; ++v) ord[bucket[isl->y_first[nz[v]]]++] = v;
+        const double **ord_col = isl->ord_col;
+        for (int p = 0; p < count; ++p) ord_col[p] = &Y[(size_t)nz[ord[p]] * m_e];
         for (int p = 0; p < count;) {
             const int first = isl->y_first[nz[ord[p]]];
             if (p + 4 <= count && isl->y_first[nz[ord[p + 3]]] == first) {
@@ -679,7 +692,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             for (; r + 4 <= p + 1; r += 4) {
                 const double *ya[4];
                 double out[4];
-                for (int t = 0; t < 4; ++t) ya[t] = &Y[(size_t)nz[ord[r + t]] * m_e + fc];
+                for (int t = 0; t < 4; ++t) ya[t] = ord_col[r + t] + fc;
                 dot4(yc, ya, len, out);
                 for (int t = 0; t < 4; ++t) {
                     const int v = ord[r + t];
@@ -691,7 +704,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             for (; r <= p; ++r) {
                 const int v = ord[r], a = nz[v];
                 const double s = impulse_c || isl->ent_impulse[a]
-                                     ? dot(&Y[(size_t)a * m_e + fc], yc, len)
+                                     ? dot(ord_col[r] + fc, yc, len)
                                      : 0.0;
                 S[v + (size_t)u * count] = s;
                 S[u + (size_t)v * count] = s;
@@ -794,6 +807,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->y_nonzero);
         free(isl->nz);
         free(isl->ord);
+        free(isl->ord_col);
         free(isl->bucket);
         free(isl->y_first);
         free(isl->S);
