@@ -59,6 +59,7 @@ typedef struct joint_island {
     int *nz;                     /* the indices of those columns */
     int *ord;                    /* positions in nz sorted by their column's first row */
     const double **ord_col;      /* Y's column of each position of ord */
+    int *run_first;              /* count + 1: runs of consecutive entities in nz */
     int *bucket;                 /* m_e + 1: counting sort of ord */
     double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
     size_t s_capacity;           /* doubles S holds */
@@ -292,6 +293,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord_col, (size_t)cap, sizeof(double *));
+        if (st == PP_OK) st = grow((void **)&isl->run_first, (size_t)cap + 1, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
@@ -710,13 +712,25 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 S[u + (size_t)v * count] = s;
             }
         }
+        /* nz in runs of consecutive entities (a contact's rows, a joint's unknowns): their
+         * entries of a column of M are contiguous, subtracted as one vector (bucket: the
+         * runs' first positions) */
+        int runs = 0, *run_first = isl->run_first;
+        for (int v = 0; v < count; ++v)
+            if (v == 0 || nz[v] != nz[v - 1] + 1) run_first[runs++] = v;
+        run_first[runs] = count;
         for (int u = 0; u < count; ++u) {
             const int c = nz[u], fc = isl->y_first[c];
             q[c] -= dot(&Y[(size_t)c * m_e + fc], isl->t + fc, m_e - fc);
             if (!isl->ent_impulse[c]) continue;
             double *Mc = &M[(size_t)c * n];
             const double *Su = &S[(size_t)u * count];
-            for (int v = 0; v < count; ++v) Mc[nz[v]] -= Su[v];
+            for (int g = 0; g < runs; ++g) {
+                const int v0 = run_first[g], len = run_first[g + 1] - v0;
+                double *restrict m = Mc + nz[v0];
+                const double *restrict sv = Su + v0;
+                for (int v = 0; v < len; ++v) m[v] -= sv[v];
+            }
         }
     }
     for (int l = 0; l < nbl; ++l) isl->body_mark[isl->body_list[l]] = 0;
@@ -808,6 +822,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->nz);
         free(isl->ord);
         free(isl->ord_col);
+        free(isl->run_first);
         free(isl->bucket);
         free(isl->y_first);
         free(isl->S);
