@@ -59,10 +59,7 @@ typedef struct joint_island {
     int *nz;                     /* the indices of those columns */
     int *ord;                    /* positions in nz sorted by their column's first row */
     const double **ord_col;      /* Y's column of each position of ord */
-    int *run_first;              /* count + 1: runs of consecutive entities in nz */
     int *bucket;                 /* m_e + 1: counting sort of ord */
-    double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
-    size_t s_capacity;           /* doubles S holds */
     int n, m_e;
 } joint_island;
 
@@ -293,7 +290,6 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord_col, (size_t)cap, sizeof(double *));
-        if (st == PP_OK) st = grow((void **)&isl->run_first, (size_t)cap + 1, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
@@ -670,26 +666,17 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 y[i] = (y[i] - dot(li + first, y + first, i - first)) / li[i];
             }
         }
-        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. S = Y^T Y is
-         * symmetric, so each entry is formed once (in ord's order, above), stored at both
-         * places, and then subtracted column by column (one pass down each column of M):
-         * entry (a, c) when c is an impulse column, entry (c, a) when a is (every entity with
-         * a nonzero Y has a row). */
-        if ((size_t)count * count > isl->s_capacity) {
-            size_t cap = (size_t)count * count;
-            if (cap < 2 * isl->s_capacity) cap = 2 * isl->s_capacity;
-            if (grow((void **)&isl->S, cap, sizeof(double)) != PP_OK) {
-                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an island's joint Schur "
-                       "complement (%d columns)", count);
-                return PP_ERR_NO_MEMORY;
-            }
-            isl->s_capacity = cap;
-        }
-        double *S = isl->S;
+        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. Y^T Y is symmetric,
+         * so each entry s = Y_a . Y_c is formed once (in ord's order) and subtracted where it
+         * belongs: from (a, c) when c is an impulse column, from (c, a) when a is (every
+         * entity with a nonzero Y has a row). Each entry of M gets one subtraction, so the
+         * order of the pairs does not change M. */
+        const unsigned char *impulse = isl->ent_impulse;
         for (int p = 0; p < count; ++p) {
-            const int u = ord[p], c = nz[u], fc = isl->y_first[c];
+            const int c = nz[ord[p]], fc = isl->y_first[c];
             const double *yc = &Y[(size_t)c * m_e + fc];
-            const int len = m_e - fc, impulse_c = isl->ent_impulse[c];
+            const int len = m_e - fc;
+            double *Mc = &M[(size_t)c * n];
             int r = 0;
             for (; r + 4 <= p + 1; r += 4) {
                 const double *ya[4];
@@ -697,40 +684,19 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 for (int t = 0; t < 4; ++t) ya[t] = ord_col[r + t] + fc;
                 dot4(yc, ya, len, out);
                 for (int t = 0; t < 4; ++t) {
-                    const int v = ord[r + t];
-                    const double s = impulse_c || isl->ent_impulse[nz[v]] ? out[t] : 0.0;
-                    S[v + (size_t)u * count] = s;
-                    S[u + (size_t)v * count] = s;
+                    const int a = nz[ord[r + t]];
+                    if (impulse[c]) Mc[a] -= out[t];
+                    if (impulse[a] && a != c) M[c + (size_t)a * n] -= out[t];
                 }
             }
             for (; r <= p; ++r) {
-                const int v = ord[r], a = nz[v];
-                const double s = impulse_c || isl->ent_impulse[a]
-                                     ? dot(ord_col[r] + fc, yc, len)
-                                     : 0.0;
-                S[v + (size_t)u * count] = s;
-                S[u + (size_t)v * count] = s;
+                const int a = nz[ord[r]];
+                if (!impulse[c] && !impulse[a]) continue;
+                const double s = dot(ord_col[r] + fc, yc, len);
+                if (impulse[c]) Mc[a] -= s;
+                if (impulse[a] && a != c) M[c + (size_t)a * n] -= s;
             }
-        }
-        /* nz in runs of consecutive entities (a contact's rows, a joint's unknowns): their
-         * entries of a column of M are contiguous, subtracted as one vector (bucket: the
-         * runs' first positions) */
-        int runs = 0, *run_first = isl->run_first;
-        for (int v = 0; v < count; ++v)
-            if (v == 0 || nz[v] != nz[v - 1] + 1) run_first[runs++] = v;
-        run_first[runs] = count;
-        for (int u = 0; u < count; ++u) {
-            const int c = nz[u], fc = isl->y_first[c];
-            q[c] -= dot(&Y[(size_t)c * m_e + fc], isl->t + fc, m_e - fc);
-            if (!isl->ent_impulse[c]) continue;
-            double *Mc = &M[(size_t)c * n];
-            const double *Su = &S[(size_t)u * count];
-            for (int g = 0; g < runs; ++g) {
-                const int v0 = run_first[g], len = run_first[g + 1] - v0;
-                double *restrict m = Mc + nz[v0];
-                const double *restrict sv = Su + v0;
-                for (int v = 0; v < len; ++v) m[v] -= sv[v];
-            }
+            q[c] -= dot(yc, isl->t + fc, len);
         }
     }
     for (int l = 0; l < nbl; ++l) isl->body_mark[isl->body_list[l]] = 0;
@@ -822,10 +788,8 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->nz);
         free(isl->ord);
         free(isl->ord_col);
-        free(isl->run_first);
         free(isl->bucket);
         free(isl->y_first);
-        free(isl->S);
         free(isl);
     }
 }
