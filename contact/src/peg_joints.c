@@ -57,8 +57,9 @@ typedef struct joint_island {
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
     int *y_first;                /* n: its first nonzero row (L^-1 keeps the zeros above) */
     int *nz;                     /* the indices of those columns */
-    int *ord;                    /* positions in nz sorted by their column's first row */
-    const double **ord_col;      /* Y's column of each position of ord */
+    int *ord;                    /* the entities of nz sorted by their column's first row */
+    const double **ord_col;      /* Y's column of each entity of ord */
+    double **ord_m;              /* M's column of each entity of ord */
     int *bucket;                 /* m_e + 1: counting sort of ord */
     int n, m_e;
 } joint_island;
@@ -290,6 +291,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->ord_col, (size_t)cap, sizeof(double *));
+        if (st == PP_OK) st = grow((void **)&isl->ord_m, (size_t)cap, sizeof(double *));
         if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
@@ -623,7 +625,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             isl->y_first[u] = first;
             if (first < m_e) nz[count++] = u;
         }
-        /* ord: the positions of nz by increasing first row (a stable counting sort). Columns
+        /* ord: the entities of nz by increasing first row (a stable counting sort). Columns
          * with the same first row are substituted four at a time, sharing the rows of L
          * (dot4: each column's sums as in its own substitution); every pair (a, c) with
          * first(a) <= first(c) below has its dot product start at first(c), so the pairs of
@@ -632,14 +634,18 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int f = 0; f <= m_e; ++f) bucket[f] = 0;
         for (int v = 0; v < count; ++v) bucket[isl->y_first[nz[v]] + 1]++;
         for (int f = 0; f < m_e; ++f) bucket[f + 1] += bucket[f];
-        for (int v = 0; v < count; ++v) ord[bucket[isl->y_first[nz[v]]]++] = v;
+        for (int v = 0; v < count; ++v) ord[bucket[isl->y_first[nz[v]]]++] = nz[v];
         const double **ord_col = isl->ord_col;
-        for (int p = 0; p < count; ++p) ord_col[p] = &Y[(size_t)nz[ord[p]] * m_e];
+        double **ord_m = isl->ord_m;
+        for (int p = 0; p < count; ++p) {
+            ord_col[p] = &Y[(size_t)ord[p] * m_e];
+            ord_m[p] = &M[(size_t)ord[p] * n];
+        }
         for (int p = 0; p < count;) {
-            const int first = isl->y_first[nz[ord[p]]];
-            if (p + 4 <= count && isl->y_first[nz[ord[p + 3]]] == first) {
+            const int first = isl->y_first[ord[p]];
+            if (p + 4 <= count && isl->y_first[ord[p + 3]] == first) {
                 double *y[4], out[4];
-                for (int t = 0; t < 4; ++t) y[t] = &Y[(size_t)nz[ord[p + t]] * m_e];
+                for (int t = 0; t < 4; ++t) y[t] = &Y[(size_t)ord[p + t] * m_e];
                 for (int i = first; i < m_e; ++i) {
                     const double *li = &Lt[(size_t)i * m_e];
                     const double *yf[4] = {y[0] + first, y[1] + first, y[2] + first,
@@ -650,7 +656,7 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 p += 4;
                 continue;
             }
-            double *y = &Y[(size_t)nz[ord[p]] * m_e];
+            double *y = &Y[(size_t)ord[p] * m_e];
             for (int i = first; i < m_e; ++i) {
                 const double *li = &Lt[(size_t)i * m_e];
                 y[i] = (y[i] - dot(li + first, y + first, i - first)) / li[i];
@@ -673,28 +679,28 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * order of the pairs does not change M. */
         const unsigned char *impulse = isl->ent_impulse;
         for (int p = 0; p < count; ++p) {
-            const int c = nz[ord[p]], fc = isl->y_first[c];
+            const int c = ord[p], fc = isl->y_first[c], impulse_c = impulse[c];
             const double *yc = &Y[(size_t)c * m_e + fc];
             const int len = m_e - fc;
-            double *Mc = &M[(size_t)c * n];
+            double *Mc = ord_m[p];
             int r = 0;
-            for (; r + 4 <= p + 1; r += 4) {
+            for (; r + 4 <= p; r += 4) { /* below the diagonal: a != c */
                 const double *ya[4];
                 double out[4];
                 for (int t = 0; t < 4; ++t) ya[t] = ord_col[r + t] + fc;
                 dot4(yc, ya, len, out);
                 for (int t = 0; t < 4; ++t) {
-                    const int a = nz[ord[r + t]];
-                    if (impulse[c]) Mc[a] -= out[t];
-                    if (impulse[a] && a != c) M[c + (size_t)a * n] -= out[t];
+                    const int a = ord[r + t];
+                    if (impulse_c) Mc[a] -= out[t];
+                    if (impulse[a]) ord_m[r + t][c] -= out[t];
                 }
             }
             for (; r <= p; ++r) {
-                const int a = nz[ord[r]];
-                if (!impulse[c] && !impulse[a]) continue;
+                const int a = ord[r];
+                if (!impulse_c && !impulse[a]) continue;
                 const double s = dot(ord_col[r] + fc, yc, len);
-                if (impulse[c]) Mc[a] -= s;
-                if (impulse[a] && a != c) M[c + (size_t)a * n] -= s;
+                if (impulse_c) Mc[a] -= s;
+                if (impulse[a] && a != c) ord_m[r][c] -= s;
             }
             q[c] -= dot(yc, isl->t + fc, len);
         }
@@ -788,6 +794,7 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->nz);
         free(isl->ord);
         free(isl->ord_col);
+        free(isl->ord_m);
         free(isl->bucket);
         free(isl->y_first);
         free(isl);
