@@ -57,8 +57,10 @@ typedef struct joint_island {
     unsigned char *y_nonzero;    /* n: Y's column a is not all zero */
     int *y_first;                /* n: its first nonzero row (L^-1 keeps the zeros above) */
     int *nz;                     /* the indices of those columns */
-    double *S;                   /* count^2: Y^T Y over the nonzero columns (upper part) */
-    size_t s_capacity;           /* doubles S holds */
+    int *ord;                    /* the entities of nz sorted by their column's first row */
+    const double **ord_col;      /* Y's column of each entity of ord */
+    double **ord_m;              /* M's column of each entity of ord */
+    int *bucket;                 /* m_e + 1: counting sort of ord */
     int n, m_e;
 } joint_island;
 
@@ -287,6 +289,9 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->ent_impulse, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->y_nonzero, (size_t)cap, 1);
         if (st == PP_OK) st = grow((void **)&isl->nz, (size_t)cap, sizeof(int));
+        if (st == PP_OK) st = grow((void **)&isl->ord, (size_t)cap, sizeof(int));
+        if (st == PP_OK) st = grow((void **)&isl->ord_col, (size_t)cap, sizeof(double *));
+        if (st == PP_OK) st = grow((void **)&isl->ord_m, (size_t)cap, sizeof(double *));
         if (st == PP_OK) st = grow((void **)&isl->y_first, (size_t)cap, sizeof(int));
         if (st == PP_OK) st = grow((void **)&isl->body_items, 2 * (size_t)cap, sizeof(int));
         if (st == PP_OK) isl->capacity = cap;
@@ -297,6 +302,7 @@ static pp_status ji_reserve(joint_island *isl, int entities, int m_e, int bodies
         if (st == PP_OK) st = grow((void **)&isl->A, (size_t)cap * cap, sizeof(double));
         if (st == PP_OK) st = grow((void **)&isl->A_copy, (size_t)cap * cap, sizeof(double));
         if (st == PP_OK) st = grow((void **)&isl->t, (size_t)cap, sizeof(double));
+        if (st == PP_OK) st = grow((void **)&isl->bucket, (size_t)cap + 1, sizeof(int));
         if (st == PP_OK) isl->eq_capacity = cap;
     }
     if (st == PP_OK && (size_t)m_e * entities > isl->y_capacity) {
@@ -332,19 +338,61 @@ static lapack_int cholesky(double *A, int m, double dmax)
 }
 
 /* x . y over m entries, four partial sums (independent adds: the loop runs at the
- * throughput of the multiply-adds, not their latency). */
-static double dot(const double *x, const double *y, int m)
+ * throughput of the multiply-adds, not their latency): lane l of the four-wide accumulator
+ * sums the products i = l (mod 4), the leftover m mod 4 products go to lane 0 in order, and
+ * the result is (s0 + s1) + (s2 + s3). dot4 does the same for four y against one x with each
+ * sum's operations in the same order (bit-identical to four dot calls), reading x once. No
+ * fused multiply-add: the library is built for baseline x86-64, and a product rounded before
+ * its add keeps these sums equal to the scalar ones. */
+typedef double pp_v2 __attribute__((vector_size(16))); /* two lanes: one SSE2 register */
+
+/* lanes (0, 1) += x[0, 2) y[0, 2) and lanes (2, 3) += x[2, 4) y[2, 4) (memcpy: unaligned
+ * loads) */
+static inline __attribute__((always_inline)) void add_products(pp_v2 *lo, pp_v2 *hi,
+                                                              const double *x, const double *y)
 {
-    double a = 0.0, b = 0.0, c = 0.0, d = 0.0;
+    pp_v2 a, b, c, d;
+    memcpy(&a, x, sizeof a);
+    memcpy(&b, y, sizeof b);
+    memcpy(&c, x + 2, sizeof c);
+    memcpy(&d, y + 2, sizeof d);
+    *lo += a * b;
+    *hi += c * d;
+}
+
+static inline __attribute__((always_inline)) double dot(const double *x, const double *y, int m)
+{
+    pp_v2 lo = {0.0, 0.0}, hi = {0.0, 0.0};
+    int i = 0;
+    for (; i + 4 <= m; i += 4) add_products(&lo, &hi, x + i, y + i);
+    double a = lo[0];
+    for (; i < m; ++i) a += x[i] * y[i];
+    return (a + lo[1]) + (hi[0] + hi[1]);
+}
+
+static inline __attribute__((always_inline)) void dot4(const double *x, const double *const *y,
+                                                      int m, double out[4])
+{
+    pp_v2 l0 = {0.0, 0.0}, h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+    const double *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3];
     int i = 0;
     for (; i + 4 <= m; i += 4) {
-        a += x[i] * y[i];
-        b += x[i + 1] * y[i + 1];
-        c += x[i + 2] * y[i + 2];
-        d += x[i + 3] * y[i + 3];
+        add_products(&l0, &h0, x + i, y0 + i);
+        add_products(&l1, &h1, x + i, y1 + i);
+        add_products(&l2, &h2, x + i, y2 + i);
+        add_products(&l3, &h3, x + i, y3 + i);
     }
-    for (; i < m; ++i) a += x[i] * y[i];
-    return (a + b) + (c + d);
+    double a0 = l0[0], a1 = l1[0], a2 = l2[0], a3 = l3[0];
+    for (; i < m; ++i) {
+        a0 += x[i] * y0[i];
+        a1 += x[i] * y1[i];
+        a2 += x[i] * y2[i];
+        a3 += x[i] * y3[i];
+    }
+    out[0] = (a0 + l0[1]) + (h0[0] + h0[1]);
+    out[1] = (a1 + l1[1]) + (h1[0] + h1[1]);
+    out[2] = (a2 + l2[1]) + (h2[0] + h2[1]);
+    out[3] = (a3 + l3[1]) + (h3[0] + h3[1]);
 }
 
 static void set_entity(joint_island *isl, int a, const int body[2], const double *g0,
@@ -504,7 +552,9 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         /* A_EE = J_E W J_E^T + diag(cfm / h), and V = J_E W g_a for every entity a < n */
         double *A = isl->A, *Y = isl->Y;
         memset(A, 0, (size_t)m_e * m_e * sizeof *A);
-        memset(Y, 0, (size_t)m_e * n * sizeof *Y);
+        /* Y's columns are cleared when first written (y_nonzero marks them until the scan
+         * below): most entities touch no jointed body, and their columns stay unread */
+        memset(isl->y_nonzero, 0, (size_t)n);
         for (int l = 0; l < nbl; ++l)
             for (int x = isl->body_first[l]; x < isl->body_first[l + 1]; ++x) {
                 int e1 = isl->body_items[x] / 2, s1 = isl->body_items[x] % 2;
@@ -514,7 +564,14 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     int c = isl->body_items[y] / 2, sc = isl->body_items[y] % 2;
                     double v = dot6(wj, isl->ent_g[2 * c + sc]);
                     if (c >= n) A[(e1 - n) + (size_t)(c - n) * m_e] += v;
-                    else Y[(e1 - n) + (size_t)c * m_e] += isl->ent_sign[c] * v;
+                    else {
+                        double *yc = &Y[(size_t)c * m_e];
+                        if (!isl->y_nonzero[c]) {
+                            memset(yc, 0, (size_t)m_e * sizeof *yc);
+                            isl->y_nonzero[c] = 1;
+                        }
+                        yc[e1 - n] += isl->ent_sign[c] * v;
+                    }
                 }
             }
         for (int i = 0; i < m_e; ++i) {
@@ -560,54 +617,92 @@ pp_status pp_peg_joints_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int c = 0; c < m_e; ++c)
             for (int i = c; i < m_e; ++i) Lt[(size_t)i * m_e + c] = A[i + (size_t)c * m_e];
         int *nz = isl->nz, count = 0;
-        for (int u = 0; u <= n; ++u) { /* the columns of Y, then t */
-            double *y = u < n ? &Y[(size_t)u * m_e] : isl->t;
+        for (int u = 0; u < n; ++u) {
+            const double *y = &Y[(size_t)u * m_e];
+            int first = isl->y_nonzero[u] ? 0 : m_e; /* an unwritten column is 0 */
+            while (first < m_e && y[first] == 0.0) ++first;
+            isl->y_nonzero[u] = (unsigned char)(first < m_e);
+            isl->y_first[u] = first;
+            if (first < m_e) nz[count++] = u;
+        }
+        /* ord: the entities of nz by increasing first row (a stable counting sort). Columns
+         * with the same first row are substituted four at a time, sharing the rows of L
+         * (dot4: each column's sums as in its own substitution); every pair (a, c) with
+         * first(a) <= first(c) below has its dot product start at first(c), so the pairs of
+         * column c with the columns before it in ord run four at a time too. */
+        int *ord = isl->ord, *bucket = isl->bucket;
+        for (int f = 0; f <= m_e; ++f) bucket[f] = 0;
+        for (int v = 0; v < count; ++v) bucket[isl->y_first[nz[v]] + 1]++;
+        for (int f = 0; f < m_e; ++f) bucket[f + 1] += bucket[f];
+        for (int v = 0; v < count; ++v) ord[bucket[isl->y_first[nz[v]]]++] = nz[v];
+        const double **ord_col = isl->ord_col;
+        double **ord_m = isl->ord_m;
+        for (int p = 0; p < count; ++p) {
+            ord_col[p] = &Y[(size_t)ord[p] * m_e];
+            ord_m[p] = &M[(size_t)ord[p] * n];
+        }
+        for (int p = 0; p < count;) {
+            const int first = isl->y_first[ord[p]];
+            if (p + 4 <= count && isl->y_first[ord[p + 3]] == first) {
+                double *y[4], out[4];
+                for (int t = 0; t < 4; ++t) y[t] = &Y[(size_t)ord[p + t] * m_e];
+                for (int i = first; i < m_e; ++i) {
+                    const double *li = &Lt[(size_t)i * m_e];
+                    const double *yf[4] = {y[0] + first, y[1] + first, y[2] + first,
+                                           y[3] + first};
+                    dot4(li + first, yf, i - first, out);
+                    for (int t = 0; t < 4; ++t) y[t][i] = (y[t][i] - out[t]) / li[i];
+                }
+                p += 4;
+                continue;
+            }
+            double *y = &Y[(size_t)ord[p] * m_e];
+            for (int i = first; i < m_e; ++i) {
+                const double *li = &Lt[(size_t)i * m_e];
+                y[i] = (y[i] - dot(li + first, y + first, i - first)) / li[i];
+            }
+            ++p;
+        }
+        { /* t = L^-1 q_E */
+            double *y = isl->t;
             int first = 0;
             while (first < m_e && y[first] == 0.0) ++first;
-            if (u < n) {
-                isl->y_nonzero[u] = (unsigned char)(first < m_e);
-                isl->y_first[u] = first;
-                if (first == m_e) continue;
-                nz[count++] = u;
-            }
             for (int i = first; i < m_e; ++i) {
                 const double *li = &Lt[(size_t)i * m_e];
                 y[i] = (y[i] - dot(li + first, y + first, i - first)) / li[i];
             }
         }
-        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. S = Y^T Y (its upper
-         * part) is symmetric, so each entry is formed once and then subtracted column by column (one pass down each column of M): entry (a, c)
-         * when c is an impulse column, entry (c, a) when a is (every entity with a nonzero
-         * Y has a row). */
-        if ((size_t)count * count > isl->s_capacity) {
-            size_t cap = (size_t)count * count;
-            if (cap < 2 * isl->s_capacity) cap = 2 * isl->s_capacity;
-            if (grow((void **)&isl->S, cap, sizeof(double)) != PP_OK) {
-                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an island's joint Schur "
-                       "complement (%d columns)", count);
-                return PP_ERR_NO_MEMORY;
+        /* M -= Y_r^T Y_c over rows and impulse columns; q -= Y_r^T t. Y^T Y is symmetric,
+         * so each entry s = Y_a . Y_c is formed once (in ord's order) and subtracted where it
+         * belongs: from (a, c) when c is an impulse column, from (c, a) when a is (every
+         * entity with a nonzero Y has a row). Each entry of M gets one subtraction, so the
+         * order of the pairs does not change M. */
+        const unsigned char *impulse = isl->ent_impulse;
+        for (int p = 0; p < count; ++p) {
+            const int c = ord[p], fc = isl->y_first[c], impulse_c = impulse[c];
+            const double *yc = &Y[(size_t)c * m_e + fc];
+            const int len = m_e - fc;
+            double *Mc = ord_m[p];
+            int r = 0;
+            for (; r + 4 <= p; r += 4) { /* below the diagonal: a != c */
+                const double *ya[4];
+                double out[4];
+                for (int t = 0; t < 4; ++t) ya[t] = ord_col[r + t] + fc;
+                dot4(yc, ya, len, out);
+                for (int t = 0; t < 4; ++t) {
+                    const int a = ord[r + t];
+                    if (impulse_c) Mc[a] -= out[t];
+                    if (impulse[a]) ord_m[r + t][c] -= out[t];
+                }
             }
-            isl->s_capacity = cap;
-        }
-        double *S = isl->S;
-        for (int u = 0; u < count; ++u) {
-            const int c = nz[u], fc = isl->y_first[c];
-            const double *yc = &Y[(size_t)c * m_e];
-            for (int v = 0; v <= u; ++v) {
-                const int a = nz[v];
-                const int f = fc > isl->y_first[a] ? fc : isl->y_first[a]; /* zeros above */
-                S[v + (size_t)u * count] = isl->ent_impulse[c] || isl->ent_impulse[a]
-                                               ? dot(&Y[(size_t)a * m_e + f], yc + f, m_e - f)
-                                               : 0.0;
+            for (; r <= p; ++r) {
+                const int a = ord[r];
+                if (!impulse_c && !impulse[a]) continue;
+                const double s = dot(ord_col[r] + fc, yc, len);
+                if (impulse_c) Mc[a] -= s;
+                if (impulse[a] && a != c) ord_m[r][c] -= s;
             }
-            q[c] -= dot(yc + fc, isl->t + fc, m_e - fc);
-        }
-        for (int u = 0; u < count; ++u) {
-            const int c = nz[u];
-            if (!isl->ent_impulse[c]) continue;
-            double *Mc = &M[(size_t)c * n];
-            for (int v = 0; v < count; ++v)
-                Mc[nz[v]] -= v <= u ? S[v + (size_t)u * count] : S[u + (size_t)v * count];
+            q[c] -= dot(yc, isl->t + fc, len);
         }
     }
     for (int l = 0; l < nbl; ++l) isl->body_mark[isl->body_list[l]] = 0;
@@ -697,8 +792,11 @@ void pp_peg_joints_free(pp_peg_workspace *ws)
         free(isl->t);
         free(isl->y_nonzero);
         free(isl->nz);
+        free(isl->ord);
+        free(isl->ord_col);
+        free(isl->ord_m);
+        free(isl->bucket);
         free(isl->y_first);
-        free(isl->S);
         free(isl);
     }
 }

@@ -4,9 +4,10 @@
  * bounding boxes grown by that reach.
  *
  * The speculative margin (DESIGN.md conventions). Shape i can move at most
- * m_i = h (|v_i| + |a_i| h + |w_i| r_i) during the step (r_i its reach from the body's centre),
- * so a pair is near when its gap is below eps_ij = eps + m_i + m_j. Every near feature pair
- * within eps_ij enters the time-stepping problem; its psi/h term (ST96 Eq 25 with PEG Eq 7)
+ * m_i = h (|v_i| + |a_i| h + |w_i| r_i) during the step (r_i its reach from the body's centre;
+ * for a sphere the offset of its centre, as its turning about that centre moves no point of
+ * the space it occupies), so a pair is near when its gap is below eps_ij = eps + m_i + m_j.
+ * Every near feature pair within eps_ij enters the time-stepping problem; its psi/h term (ST96 Eq 25 with PEG Eq 7)
  * lets the gap close during the step but not beyond zero.
  */
 #include "world_internal.h"
@@ -62,7 +63,10 @@ static void pose_shape(pp_world *world, int i, double g, double dt)
     double f = sqrt(pb->force[0] * pb->force[0] + pb->force[1] * pb->force[1] +
                     pb->force[2] * pb->force[2]);
     double a = (pb->gravity ? g : 0.0) + f * pb->inv_mass;
-    s->shape_motion[i] = dt * (v + a * dt + w * shape_reach(sh, pb->x));
+    /* a sphere turning about its own centre occupies the same space: only its centre's
+     * offset from the body's centre moves it (a spinning wheel is not a moving one) */
+    double reach = shape_reach(sh, pb->x) - (sh->kind == PP_SHAPE_SPHERE ? sh->radius : 0.0);
+    s->shape_motion[i] = dt * (v + a * dt + w * reach);
 }
 
 static double gravity_norm(const pp_world *world)

@@ -529,6 +529,54 @@ START_TEST(test_contacts_reported)
 }
 END_TEST
 
+/* The speculative margin of a sphere (stage_broadphase.c): a sphere spinning about its own
+ * centre occupies the same space, so its spin does not widen its margin, while the same spin
+ * about a centre 0.3 m away from the sphere's, or a speed that closes the gap within the step,
+ * does (h = 0.01, gap 0.05 m to a static box, proximity margin 0.01 m; spin 40 rad/s would
+ * add h w r = 0.2 m for r = 0.5 m). A pair left out is one whose gap cannot close: the
+ * spinning ball keeps its spin and position. */
+START_TEST(test_sphere_margin_ignores_spin)
+{
+    /* _i = 0: spin about the sphere's centre, 1: about a point 0.3 m off, 2: moving at
+     * 10 m/s towards the box */
+    const double h = 0.01, r = 0.5, gap = 0.05, spin = 40.0;
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dHashSpaceCreate(0);
+    dBodyID ball = dBodyCreate(world);
+    dMass m;
+    dMassSetSphereTotal(&m, 1.0, r);
+    dBodySetMass(ball, &m);
+    dGeomID sphere = dCreateSphere(space, r);
+    dGeomSetBody(sphere, ball);
+    const double off = _i == 1 ? 0.3 : 0.0;
+    if (off > 0.0) dGeomSetOffsetPosition(sphere, 0, off, 0);
+    dBodySetPosition(ball, 0, -off, 0); /* the sphere's centre at the origin */
+    dBodySetAngularVel(ball, 0, 0, _i == 2 ? 0.0 : spin);
+    dBodySetLinearVel(ball, _i == 2 ? 10.0 : 0.0, 0, 0);
+    dGeomID box = dCreateBox(space, 1, 4, 4); /* static, its face at x = r + gap */
+    dGeomSetPosition(box, r + gap + 0.5, 0, 0);
+    pp_config c = pp_config_default();
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, &c, &pw), PP_OK);
+    ck_assert_int_eq(pp_world_step(pw, h), PP_OK);
+    const pp_step_stats *st = pp_world_get_stats(pw);
+    if (_i == 0) {
+        ck_assert_int_eq(st->near_pairs, 0);
+        ck_assert_int_eq(st->contacts, 0);
+        ck_assert_double_eq_tol(dBodyGetAngularVel(ball)[2], spin, 1e-12);
+        ck_assert_double_eq_tol(dBodyGetLinearVel(ball)[0], 0.0, 1e-12);
+    } else {
+        ck_assert_int_eq(st->near_pairs, 1);
+        ck_assert_int_ge(st->contacts, 1);
+    }
+    if (_i == 2) /* the gap closes to zero within the step, not beyond (ST96 Eq 25) */
+        ck_assert_double_le(dGeomGetPosition(sphere)[0], gap + 1e-9);
+    pp_world_destroy(pw);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("world");
@@ -548,6 +596,7 @@ int main(void)
     tcase_add_test(tc, test_unsupported_geom_reported_once);
     tcase_add_test(tc, test_bad_surface_rejected);
     tcase_add_test(tc, test_contacts_reported);
+    tcase_add_loop_test(tc, test_sphere_margin_ignores_spin, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);
