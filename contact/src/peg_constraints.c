@@ -757,6 +757,43 @@ static double set_value(const pp_peg_output *out, const pp_peg_set *s)
     return m;
 }
 
+/* 1 when set j of out reads below the separating facet (and is not a U): it gets the facet. */
+static int gets_facet(const pp_peg_output *out, int j, int have_facet, const pp_contact *facet)
+{
+    return have_facet && out->sets[j].kind != PP_PEG_SET_U &&
+           set_value(out, &out->sets[j]) < facet->psi - SPURIOUS_TOLERANCE;
+}
+
+/* The pair's separating facet for local's sets that read below it (*have_facet, *facet,
+ * *facet_appl; *extras the sets that get it), computing the separating set (into
+ * *separating, *sigma, *have_separating) when a set reads below -SPURIOUS_TOLERANCE. */
+static pp_status find_facet(pp_peg_builder *bd, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            const pp_peg_output *local, int *have_separating, int *separating,
+                            double *sigma, int *have_facet, pp_contact *facet,
+                            double *facet_appl, int *extras)
+{
+    double deepest = HUGE_VAL;
+    *have_facet = *extras = 0;
+    for (int j = 0; j < local->set_count; ++j)
+        deepest = fmin(deepest, set_value(local, &local->sets[j]));
+    if (!(deepest < -SPURIOUS_TOLERANCE)) return PP_OK;
+    if (!*have_separating) {
+        pp_status st = separating_set(bd, a, b, eps, params, separating, sigma);
+        if (st != PP_OK) return st;
+        *have_separating = 1;
+    }
+    for (int i = 0; i < *separating; ++i)
+        if (bd->separating[i].psi >= *sigma) { /* the facet attaining sigma */
+            *facet = bd->separating[i];
+            *facet_appl = bd->separating_appl[i];
+            *have_facet = *sigma > deepest + SPURIOUS_TOLERANCE;
+            break;
+        }
+    for (int j = 0; j < local->set_count; ++j) *extras += gets_facet(local, j, *have_facet, facet);
+    return PP_OK;
+}
+
 /* Append set `set` of `from` (contacts and applicability) to out, counting what is needed. */
 static void append_set(pp_peg_output *out, const pp_peg_set *set, const pp_contact *contacts,
                        const double *appl, int *full)
@@ -833,11 +870,17 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
     double eps_local = eps, sigma = HUGE_VAL;
     int separating = 0, have_separating = 0;
     pp_peg_output local;
+    pp_contact facet;
+    double facet_appl = 0.0;
+    int have_facet = 0, extras = 0;
     st = build_local(bd, a, b, eps, params, &local);
+    if (st == PP_OK)
+        st = find_facet(bd, a, b, eps, params, &local, &have_separating, &separating, &sigma,
+                        &have_facet, &facet, &facet_appl, &extras);
     int capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
-                                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+                                 local.contact_count + extras > PP_PEG_PAIR_MAX_CONTACTS);
     if (capped && motion > base) {
-        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        if (!have_separating) st = separating_set(bd, a, b, eps, params, &separating, &sigma);
         have_separating = 1;
         if (st == PP_OK && fmax(sigma, 0.0) + base < eps) {
             eps_local = fmax(sigma, 0.0) + base;
@@ -846,8 +889,12 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
                 capped = 0;
             } else {
                 st = build_local(bd, a, b, eps_local, params, &local);
+                if (st == PP_OK)
+                    st = find_facet(bd, a, b, eps, params, &local, &have_separating,
+                                    &separating, &sigma, &have_facet, &facet, &facet_appl,
+                                    &extras);
                 capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
-                                         local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+                                         local.contact_count + extras > PP_PEG_PAIR_MAX_CONTACTS);
             }
         }
     }
@@ -863,9 +910,6 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
     need_separating = (need_separating || capped) && have_separating && separating > 0 &&
                       sigma <= motion;
     unsigned char *keep = NULL;
-    double deepest = HUGE_VAL, facet_appl = 0.0;
-    pp_contact facet;
-    int have_facet = 0;
     if (st == PP_OK) st = pp_peg_builder_reserve_flags(bd, local.set_count);
     if (st == PP_OK) st = pp_peg_grow((void **)&bd->set_gap, &bd->set_gap_capacity,
                                       local.set_count > 0 ? local.set_count : 1, sizeof(double));
@@ -876,32 +920,18 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
         for (int j = 0; j < local.set_count; ++j) {
             keep[j] = !capped;
             bd->set_gap[j] = set_value(&local, &local.sets[j]);
-            deepest = fmin(deepest, bd->set_gap[j]);
-        }
-        /* sets below the pair's separating-axis gap (above) */
-        if (deepest < -SPURIOUS_TOLERANCE) {
-            int count = separating;
-            double gap = sigma;
-            if (!have_separating) st = separating_set(bd, a, b, eps, params, &count, &gap);
-            for (int i = 0; st == PP_OK && i < count; ++i)
-                if (bd->separating[i].psi >= gap) { /* the facet attaining sigma */
-                    facet = bd->separating[i];
-                    facet_appl = bd->separating_appl[i];
-                    have_facet = gap > deepest + SPURIOUS_TOLERANCE;
-                    break;
-                }
         }
         for (int taken = 0; capped && sets_left > 0; ++taken) {
             int best = -1;
             for (int j = 0; j < local.set_count; ++j)
-                if (!keep[j] && local.sets[j].count <= contacts_left && bd->set_gap[j] < HUGE_VAL &&
-                    (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
+                if (!keep[j] && local.sets[j].count + gets_facet(&local, j, have_facet, &facet) <= contacts_left &&
+                    bd->set_gap[j] < HUGE_VAL && (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
                     best = j;
             if (best < 0) break;
             keep[best] = 1;
             bd->set_gap[best] = HUGE_VAL; /* taken */
             sets_left--;
-            contacts_left -= local.sets[best].count;
+            contacts_left -= local.sets[best].count + gets_facet(&local, best, have_facet, &facet);
         }
     }
     if (st == PP_OK) {
@@ -911,8 +941,7 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
         for (int j = 0; j < local.set_count; ++j)
             if (keep[j]) {
                 append_set(out, &local.sets[j], local.contacts, local.applicability, &full);
-                if (!full && have_facet && local.sets[j].kind != PP_PEG_SET_U &&
-                    set_value(&local, &local.sets[j]) < facet.psi - SPURIOUS_TOLERANCE) {
+                if (!full && gets_facet(&local, j, have_facet, &facet)) {
                     out->contacts_needed++; /* the separating facet as one more alternative */
                     if (out->contact_count >= out->contact_capacity) {
                         full = 1;
