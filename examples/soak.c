@@ -431,8 +431,15 @@ static void run_scene(uint64_t seed, int steps, result *res)
         for (int i = 0; i < s.nbodies; ++i) {
             dMass m;
             dBodyGetMass(s.bodies[i], &m);
-            printf("  body %d: %s, %g kg%s\n", i, names[s.kind[i]], m.mass,
+            printf("  body %d: %s, %.17g kg%s", i, names[s.kind[i]], m.mass,
                    s.kinematic[i] ? ", kinematic" : "");
+            dGeomID g = dBodyGetFirstGeom(s.bodies[i]);
+            if (g && dGeomGetClass(g) == dBoxClass) { /* its sides, to rebuild a minimised scene */
+                dVector3 l;
+                dGeomBoxGetLengths(g, l);
+                printf(" (%.17g x %.17g x %.17g m)", l[0], l[1], l[2]);
+            }
+            printf("\n");
         }
     }
     rng r = {seed ^ 0x5eedull};
@@ -470,6 +477,14 @@ static void run_scene(uint64_t seed, int steps, result *res)
                 printf("    body %d x (%.6g %.6g %.6g) v (%.6g %.6g %.6g) w (%.6g %.6g %.6g)\n", i,
                        after[i].x[0], after[i].x[1], after[i].x[2], after[i].v[0], after[i].v[1],
                        after[i].v[2], after[i].w[0], after[i].w[1], after[i].w[2]);
+            if (g_trace > 1) /* --trace-exact: the state to the last bit */
+                for (int i = 0; i < s.nbodies; ++i) {
+                    const body_state *b = &after[i];
+                    printf("    exact %d x %.17g %.17g %.17g q %.17g %.17g %.17g %.17g v %.17g %.17g "
+                           "%.17g w %.17g %.17g %.17g\n", i, b->x[0], b->x[1], b->x[2], b->q[0],
+                           b->q[1], b->q[2], b->q[3], b->v[0], b->v[1], b->v[2], b->w[0], b->w[1],
+                           b->w[2]);
+                }
             fflush(stdout);
         }
         if (st != PP_OK) {
@@ -527,7 +542,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: pegplus-soak [--seed S | --seeds A-B | --seeds N] [--steps N] [--minutes M]\n"
             "                    [--date-seed] [--known LIST] [--scene-timeout S] [--model M]\n"
-            "                    [--relinearize N] [--quiet] [--trace] [--help]\n"
+            "                    [--relinearize N] [--quiet] [--trace[-exact]] [--help]\n"
             "  --seed S          run the one scene of seed S\n"
             "  --seeds A-B       run the scenes of seeds A..B (--seeds N: 1..N); default 1-20\n"
             "  --steps N         steps per scene (default 300)\n"
@@ -542,6 +557,7 @@ static void usage(FILE *f)
             "  --model M         every step with model M (ode, standard, peg), no switches\n"
             "  --relinearize N   pp_config.relinearize_iterations = N in every scene\n"
             "  --trace           print every step's model, status, energy and body states\n"
+            "  --trace-exact     --trace, and the bodies' states to the last bit\n"
             "Every scene runs in a child process; every failure is printed with the command\n"
             "that reproduces it. Exit status 1 when anything failed.\n");
 }
@@ -601,6 +617,8 @@ int main(int argc, char **argv)
             snprintf(g_repro_extra + used, sizeof g_repro_extra - used, " --relinearize %d", g_relinearize);
         } else if (!strcmp(a, "--trace")) {
             g_trace = 1;
+        } else if (!strcmp(a, "--trace-exact")) {
+            g_trace = 2;
         } else if (!strcmp(a, "--quiet")) {
             g_quiet = 1;
         } else {

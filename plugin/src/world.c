@@ -644,9 +644,11 @@ static pp_status pegplus_substeps(pp_world *world, double h)
     double t = 0.0;
     world->scratch.impacts = 0;
     pp_near_probe_clear(world); /* the callback is asked afresh every step */
+    double min_gap = 0.0; /* over the sub-steps' starts (pp_step_stats.min_gap) */
     for (int sub = 1; t < h && st == PP_OK; ++sub) {
         double dt = h - t;
         st = find_contacts(world, dt, &clock);                      /* 2-6              */
+        if (sub == 1 || world->stats.min_gap < min_gap) min_gap = world->stats.min_gap;
         if (st == PP_OK && sub == 1) st = auto_disable(world, h, &clock); /* 1c. sleep/wake */
         if (st != PP_OK) return st;
 
@@ -672,6 +674,7 @@ static pp_status pegplus_substeps(pp_world *world, double h)
         world->stats.substeps = sub;
     }
     world->stats.impacts = world->scratch.impacts;
+    world->stats.min_gap = min_gap;
 
     pp_joint_feedback(world, h);
     pp_contact_feedback_write(world, h);

@@ -472,8 +472,9 @@ pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw
 /* relinearize.c: stages 7-8 of one island: the first solve, then ST96 §3.6. */
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
 /* relinearize.c: the damped fixed-point iteration's next step length from alpha, this
- * iterate's residual and the last one's (exposed for its unit test). */
-double pp_relinearize_damping(double alpha, double residual, double last_residual);
+ * iterate's residual and the last one's; *grew (in: the last residual had grown, out: this
+ * one has; 0 at the first) (exposed for its unit test). */
+double pp_relinearize_damping(double alpha, double residual, double last_residual, int *grew);
 
 /* thread_pool.c: run a job on every worker (the caller is worker 0) and wait for them. */
 pp_status pp_thread_pool_create(int threads, pp_thread_pool **out);

@@ -252,7 +252,8 @@ typedef struct pp_step_stats {
                                     kinetic energy beyond round-off, scaled back to gain none
                                     (pp_plus_limit_energy; a warning is logged) */
     int substeps;            /* sub-steps: 1, or more when the step was split at an impact */
-    double min_gap;          /* smallest gap psi among the contacts at the start of the step, m */
+    double min_gap;          /* smallest gap psi among the contacts at the start of the step
+                                or of any of its sub-steps, m */
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
     int peg_i_sets;          /*   unilateral, I: intercontact, X: cross-contact; PEG Eqs 17-24), */
     int peg_x_sets;          /*   0 under the other models                                      */
@@ -272,7 +273,8 @@ typedef struct pp_step_stats {
                                 LCP's; relinearize.c): the best estimate is kept */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
-                                constraints least within the energy bound; README) */
+                                constraints least within the energy bound; README), or
+                                converged above that bound and kept an answer within it */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
