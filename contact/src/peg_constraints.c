@@ -728,6 +728,72 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
     return PP_OK;
 }
 
+/*
+ * Sets that read the pair deeper than it is. A set's value is the max of psi over its
+ * alternatives; the X sets of vertex-vertex and vertex-edge configurations are local
+ * separating-axis tests of the features' tangent cones (each alternative a plane that
+ * separates the cones when its psi >= 0), and with a margin eps large against the features
+ * the cones can overlap while the polytopes are apart, or overlap deeper than the polytopes
+ * do: every alternative then reads psi < 0 (measured: hulls 4.7 mm apart with an X of value
+ * -0.129 m; a hull and a box 4.27 cm apart, an X of -4.6 mm; check_peg_psi_apart), the LCP
+ * pushes the pair out at -psi/h, and in a short sub-step after an impact that is hundreds of
+ * m/s. So a set whose value is below sigma, the pair's separating-axis gap (the largest psi
+ * over the facets of B (-) A: the distance's lower bound when apart, minus the penetration
+ * depth when overlapping), gets the facet that attains sigma as one more alternative: its
+ * value is then max(value, sigma) >= sigma, true to the pair whether apart or overlapping,
+ * and continuous in the pose (a set dropped where sigma > 0 and kept where not left the
+ * re-linearisation's iterates cycling between families: pouring seed 7, 1.5e-9 m^3). The
+ * new alternative is a plane that separates the polytopes at sigma >= 0, so it allows no
+ * overlap the set forbade. Cost: the separating set, only for pairs with a set below
+ * -SPURIOUS_TOLERANCE.
+ */
+#define SPURIOUS_TOLERANCE 1e-9 /* m */
+
+/* The largest psi of set s of out. */
+static double set_value(const pp_peg_output *out, const pp_peg_set *s)
+{
+    double m = -HUGE_VAL;
+    for (int i = 0; i < s->count; ++i) m = fmax(m, out->contacts[s->first + i].psi);
+    return m;
+}
+
+/* 1 when set j of out reads below the separating facet (and is not a U): it gets the facet. */
+static int gets_facet(const pp_peg_output *out, int j, int have_facet, const pp_contact *facet)
+{
+    return have_facet && out->sets[j].kind != PP_PEG_SET_U &&
+           set_value(out, &out->sets[j]) < facet->psi - SPURIOUS_TOLERANCE;
+}
+
+/* The pair's separating facet for local's sets that read below it (*have_facet, *facet,
+ * *facet_appl; *extras the sets that get it), computing the separating set (into
+ * *separating, *sigma, *have_separating) when a set reads below -SPURIOUS_TOLERANCE. */
+static pp_status find_facet(pp_peg_builder *bd, const pp_polytope_view *a,
+                            const pp_polytope_view *b, double eps, const pp_peg_params *params,
+                            const pp_peg_output *local, int *have_separating, int *separating,
+                            double *sigma, int *have_facet, pp_contact *facet,
+                            double *facet_appl, int *extras)
+{
+    double deepest = HUGE_VAL;
+    *have_facet = *extras = 0;
+    for (int j = 0; j < local->set_count; ++j)
+        deepest = fmin(deepest, set_value(local, &local->sets[j]));
+    if (!(deepest < -SPURIOUS_TOLERANCE)) return PP_OK;
+    if (!*have_separating) {
+        pp_status st = separating_set(bd, a, b, eps, params, separating, sigma);
+        if (st != PP_OK) return st;
+        *have_separating = 1;
+    }
+    for (int i = 0; i < *separating; ++i)
+        if (bd->separating[i].psi >= *sigma) { /* the facet attaining sigma */
+            *facet = bd->separating[i];
+            *facet_appl = bd->separating_appl[i];
+            *have_facet = *sigma > deepest + SPURIOUS_TOLERANCE;
+            break;
+        }
+    for (int j = 0; j < local->set_count; ++j) *extras += gets_facet(local, j, *have_facet, facet);
+    return PP_OK;
+}
+
 /* Append set `set` of `from` (contacts and applicability) to out, counting what is needed. */
 static void append_set(pp_peg_output *out, const pp_peg_set *set, const pp_contact *contacts,
                        const double *appl, int *full)
@@ -804,11 +870,17 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
     double eps_local = eps, sigma = HUGE_VAL;
     int separating = 0, have_separating = 0;
     pp_peg_output local;
+    pp_contact facet;
+    double facet_appl = 0.0;
+    int have_facet = 0, extras = 0;
     st = build_local(bd, a, b, eps, params, &local);
+    if (st == PP_OK)
+        st = find_facet(bd, a, b, eps, params, &local, &have_separating, &separating, &sigma,
+                        &have_facet, &facet, &facet_appl, &extras);
     int capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
-                                 local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+                                 local.contact_count + extras > PP_PEG_PAIR_MAX_CONTACTS);
     if (capped && motion > base) {
-        st = separating_set(bd, a, b, eps, params, &separating, &sigma);
+        if (!have_separating) st = separating_set(bd, a, b, eps, params, &separating, &sigma);
         have_separating = 1;
         if (st == PP_OK && fmax(sigma, 0.0) + base < eps) {
             eps_local = fmax(sigma, 0.0) + base;
@@ -817,8 +889,12 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
                 capped = 0;
             } else {
                 st = build_local(bd, a, b, eps_local, params, &local);
+                if (st == PP_OK)
+                    st = find_facet(bd, a, b, eps, params, &local, &have_separating,
+                                    &separating, &sigma, &have_facet, &facet, &facet_appl,
+                                    &extras);
                 capped = st == PP_OK && (local.set_count > PP_PEG_PAIR_MAX_SETS ||
-                                         local.contact_count > PP_PEG_PAIR_MAX_CONTACTS);
+                                         local.contact_count + extras > PP_PEG_PAIR_MAX_CONTACTS);
             }
         }
     }
@@ -843,22 +919,19 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
             contacts_left = PP_PEG_PAIR_MAX_CONTACTS - (need_separating ? separating : 0);
         for (int j = 0; j < local.set_count; ++j) {
             keep[j] = !capped;
-            double m = -HUGE_VAL;
-            for (int i = 0; i < local.sets[j].count; ++i)
-                m = fmax(m, local.contacts[local.sets[j].first + i].psi);
-            bd->set_gap[j] = m;
+            bd->set_gap[j] = set_value(&local, &local.sets[j]);
         }
         for (int taken = 0; capped && sets_left > 0; ++taken) {
             int best = -1;
             for (int j = 0; j < local.set_count; ++j)
-                if (!keep[j] && local.sets[j].count <= contacts_left && bd->set_gap[j] < HUGE_VAL &&
-                    (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
+                if (!keep[j] && local.sets[j].count + gets_facet(&local, j, have_facet, &facet) <= contacts_left &&
+                    bd->set_gap[j] < HUGE_VAL && (best < 0 || bd->set_gap[j] < bd->set_gap[best]))
                     best = j;
             if (best < 0) break;
             keep[best] = 1;
             bd->set_gap[best] = HUGE_VAL; /* taken */
             sets_left--;
-            contacts_left -= local.sets[best].count;
+            contacts_left -= local.sets[best].count + gets_facet(&local, best, have_facet, &facet);
         }
     }
     if (st == PP_OK) {
@@ -866,7 +939,19 @@ pp_status pp_peg_constraints_polytopes_moving(pp_peg_builder *builder, const pp_
         out->sets_needed = out->set_count;
         out->contacts_needed = out->contact_count;
         for (int j = 0; j < local.set_count; ++j)
-            if (keep[j]) append_set(out, &local.sets[j], local.contacts, local.applicability, &full);
+            if (keep[j]) {
+                append_set(out, &local.sets[j], local.contacts, local.applicability, &full);
+                if (!full && gets_facet(&local, j, have_facet, &facet)) {
+                    out->contacts_needed++; /* the separating facet as one more alternative */
+                    if (out->contact_count >= out->contact_capacity) {
+                        full = 1;
+                    } else {
+                        if (out->applicability) out->applicability[out->contact_count] = facet_appl;
+                        out->contacts[out->contact_count++] = facet;
+                        out->sets[out->set_count - 1].count++;
+                    }
+                }
+            }
         if (need_separating) {
             pp_peg_set set = {PP_PEG_SET_X, PP_PEG_SEPARATING, 0, separating};
             /* primary first: the largest psi (the best separating axis), ties to the larger

@@ -4,13 +4,15 @@
  * A set's value is the max of psi over its contacts (PEG Eqs 17-24: an I/X set holds when
  * one of its alternatives does); the LCP asks it to be >= 0 at the end of the step, and a
  * value psi < 0 is pushed out at -psi/h. Between polytopes that do not intersect it must
- * therefore be >= 0 (to round-off, 1e-9 m here). It is not (OPEN: README "Known problems",
- * "PEG sets of separated pairs"; ctest runs this test as expected to fail until it is
- * fixed). Cause: the X sets of vertex-vertex and vertex-edge configurations are local
- * separating-axis tests of the features' tangent cones (each alternative, classically
- * applicable, is a plane that separates the cones when its psi >= 0), and at the speculative
- * margins of fast pairs (eps = margin + motion, 0.1-0.3 m for hulls of 0.25-0.5 m) the cones
- * overlap while the polytopes are apart. The pairs below are the soak's
+ * therefore be >= 0 (to round-off, 1e-9 m here). The local sets alone are not: the X sets of
+ * vertex-vertex and vertex-edge configurations are local separating-axis tests of the
+ * features' tangent cones (each alternative, classically applicable, is a plane that
+ * separates the cones when its psi >= 0), and at the speculative margins of fast pairs
+ * (eps = margin + motion, 0.1-0.3 m for hulls of 0.25-0.5 m) the cones overlap while the
+ * polytopes are apart. The sets the time stepper gets carry, where a set reads below the
+ * pair's separating-axis gap sigma, the facet of B (-) A that attains sigma as one more
+ * alternative (peg_constraints.c, "Sets that read the pair deeper than it is"); without it
+ * every check below fails. The pairs below are the soak's
  * (pegplus-soak --seed S --model peg), posed views as the PEG stage met them, in world
  * coordinates: the vertices alone are stored and the hulls rebuilt (qhull gives the same
  * facets), with the pair's eps and motion bound.
