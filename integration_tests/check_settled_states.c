@@ -3,7 +3,8 @@
  * (examples/scenes/states/<scene>.state, made by pegplus-benchmark --make-states under
  * PP_MODEL_STANDARD): each committed file loads into its scene with the same body count, no
  * two bodies overlapping by more than SETTLED_OVERLAP_TOL (pp_scene_max_penetration), every
- * body at rest, and stays at rest for a step of the standard model. The file format itself:
+ * body at rest, and (but heap100, see SETTLED) stays at rest for a step of the standard model.
+ * The file format itself:
  * a written state reads back bit for bit, and malformed or mismatched files are refused.
  */
 #define _DEFAULT_SOURCE /* M_PI, mkdtemp */
@@ -26,6 +27,10 @@ typedef struct settled_scene {
     const char *name;
     void (*build)(pp_scene *scene, double h);
     int required;               /* 1: the file must be committed (the benchmark's defaults) */
+    int restep;                 /* 1: also step it once under the standard model (that step
+                                   starts cold, Lemke from w basic on the whole heap: on
+                                   heap100 it alone would make this test minutes long, so
+                                   heap100 is checked for overlap and rest only) */
 } settled_scene;
 
 /* As pegplus-benchmark builds them (seed 1). */
@@ -36,8 +41,8 @@ static void build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); }
 static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); }
 
 static const settled_scene SETTLED[] = {
-    {"pile6", build_pile6, 1},   {"pile30", build_pile30, 1}, {"heap20", build_heap20, 1},
-    {"heap50", build_heap50, 0}, {"heap100", build_heap100, 0},
+    {"pile6", build_pile6, 1, 1},   {"pile30", build_pile30, 1, 1}, {"heap20", build_heap20, 1, 1},
+    {"heap50", build_heap50, 0, 1}, {"heap100", build_heap100, 0, 0},
 };
 enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
 
@@ -107,6 +112,11 @@ START_TEST(test_committed_state_loads_settled)
     ck_assert_msg(overlap <= SETTLED_OVERLAP_TOL, "%s: overlap %g m", sc->name, overlap);
 
     /* settled means at rest under the model that settled it: one more step changes little */
+    if (!sc->restep) {
+        pp_scene_destroy(&scene);
+        pp_scene_state_free(&st);
+        return;
+    }
     pp_world *world = settled_world(&scene, PP_MODEL_STANDARD);
     if (scene.before_step) scene.before_step(&scene, script_steps);
     ck_assert_int_eq(scene.body_count, st.count); /* the script has nothing left to create */
