@@ -189,9 +189,11 @@ static double body_energy(const pp_mlcp_body *m, const double *nu)
  * Cost: two kinetic energies and one pass over the contacts and joint rows.
  *
  * A push-out needs an overlap. A PEG set's gaps are distances along its features' normals,
- * not the pair's depth, and a set can read negative between shapes that are apart (README
- * "Known problems", PEG sets of separated pairs: an X set's alternatives separate the
- * features' tangent cones, which can overlap while the polytopes are apart). At the
+ * not the pair's depth, and a contact can read negative between shapes that are apart (an X
+ * set's alternatives separate the features' tangent cones, which can overlap while the
+ * polytopes are apart; the set itself gets the pair's separating facet since 2026-11-26,
+ * peg_constraints.c, but its other alternatives keep their negative psi, and the standard
+ * model's and the re-linearisation's contacts are not sets). At the
  * step's start pose (`at_start`) a contact with psi < -PUSH_OUT_QUERY and an impulse asks
  * its pair's signed distance d (pp_shape_distance, once per pair and solve); where the pair
  * is apart, d > PUSH_OUT_QUERY, its allowance is p max(0, -max(psi, d) / h) = 0: no overlap,
