@@ -167,6 +167,42 @@ static void hinge2_wheel(twin *t)
     dJointSetHinge2Param(j, dParamFMax2, 0.2);
 }
 
+/* The hinge2 car of ODE's crash demo without the ground (joints only, so the twins must
+ * agree): a box chassis hung from the world by a ball joint at its centre, four sphere wheels
+ * on hinge2 joints with the demo's suspension ERP / CFM and steering stops at 0, the rear
+ * wheels driven by their axle motors (target 10 rad/s, FMax 0.5 N m: saturating for a while,
+ * then at speed), the front ones free. */
+static void hinge2_car(twin *t)
+{
+    dBodyID chassis = box_body(t, 0.0, 0.0, 1.0, 0.7, 0.5, 0.2, 500.0);
+    dJointID hang = with_feedback(t, dJointCreateBall(t->world, 0));
+    dJointAttach(hang, chassis, 0);
+    dJointSetBallAnchor(hang, 0.0, 0.0, 1.0);
+    const double corner[4][2] = {{0.35, 0.3}, {0.35, -0.3}, {-0.35, 0.3}, {-0.35, -0.3}};
+    for (int i = 0; i < 4; ++i) {
+        dBodyID wheel = dBodyCreate(t->world);
+        dMass m;
+        dMassSetSphere(&m, 100.0, 0.12);
+        dBodySetMass(wheel, &m);
+        dBodySetPosition(wheel, corner[i][0], corner[i][1], 0.88);
+        t->body[t->bodies++] = wheel;
+        dJointID j = with_feedback(t, dJointCreateHinge2(t->world, 0));
+        dJointAttach(j, chassis, wheel);
+        dJointSetHinge2Anchor(j, corner[i][0], corner[i][1], 0.88);
+        const dReal axis1[3] = {0.0, 0.0, 1.0}, axis2[3] = {0.0, 1.0, 0.0};
+        dJointSetHinge2Axes(j, axis1, axis2);
+        dJointSetHinge2Param(j, dParamSuspensionERP, 0.4);
+        dJointSetHinge2Param(j, dParamSuspensionCFM, 0.8 * 1e-3);
+        dJointSetHinge2Param(j, dParamLoStop, 0.0);
+        dJointSetHinge2Param(j, dParamHiStop, 0.0);
+        if (corner[i][0] < 0.0) { /* rear: driven */
+            dJointSetHinge2Param(j, dParamVel2, 10.0);
+            dJointSetHinge2Param(j, dParamFMax2, 0.5);
+        }
+    }
+    dBodySetAngularVel(chassis, 0.0, 0.2, 0.1); /* a swing, so the joints carry changing loads */
+}
+
 /* A box fixed to a hinged box, then displaced before the first step (an initial error ERP
  * corrects), with its own fixed-joint ERP / CFM. */
 static void fixed_drifted(twin *t)
@@ -597,6 +633,8 @@ START_TEST(test_universal) { expect_twins("universal", universal_pair, NULL, 500
 END_TEST
 START_TEST(test_hinge2) { expect_twins("hinge2 wheel", hinge2_wheel, NULL, 500); }
 END_TEST
+START_TEST(test_hinge2_car) { expect_twins("hinge2 car", hinge2_car, NULL, 500); }
+END_TEST
 /* The fixed joint assembled (no displacement after dJointSetFixed). */
 static void fixed_assembled(twin *t)
 {
@@ -962,6 +1000,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_slider);
     tcase_add_test(tc, test_universal);
     tcase_add_test(tc, test_hinge2);
+    tcase_add_test(tc, test_hinge2_car);
     tcase_add_test(tc, test_fixed);
     tcase_add_test(tc, test_pr);
     tcase_add_test(tc, test_pu);
