@@ -130,6 +130,21 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result);
 
+/* A large island's matrix by columns (peg_mlcp.c csc_gather): the list of its entries as
+ * written, the sort's permutation and buckets, and the columns (pp_lcp_csc). Grown to the
+ * largest island, kept from step to step. */
+typedef struct csc_store {
+    int *entry_row, *entry_col;
+    double *entry_value;
+    size_t count, entry_capacity;
+    int *perm;             /* 2 x the entries' count when last grown */
+    int *bucket;           /* n + 1 */
+    int *col_start;        /* n + 1 */
+    int *row_index;        /* nonzeros + n */
+    double *values;
+    size_t capacity, start_capacity;
+} csc_store;
+
 typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
@@ -140,7 +155,13 @@ typedef struct dense_store {
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
     pp_load_sharing load;  /* load sharing's arrays (grown with the island) */
+    csc_store csc;         /* a large island's matrix by columns */
 } dense_store;
+
+/* Islands without joint rows of at least this many unknowns assemble M by columns and are
+ * solved by pp_lcp_solve_csc (peg_mlcp.c); a test may lower it (>= PP_LCP_SPARSE_MIN_N) to
+ * compare the two paths on a moderate island, and restores it. Returns the previous value. */
+int pp_peg_csc_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
 #define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])

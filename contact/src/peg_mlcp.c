@@ -78,13 +78,29 @@ static void body_block_free(struct pp_body_block *bb);
  * (standard), 1 785 -> 1 256 us (PEG) with the kept matrix. */
 #define OWN_MATRIX_MIN_N 1500
 
-/* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
-static pp_status dense_reserve(dense_store *d, int n, int solve)
+/* Islands without joint rows of at least this many unknowns are assembled by columns and
+ * solved without any n x n array (csc_gather, pp_lcp_solve_csc): see solve_islands. */
+#ifndef PP_PEG_CSC_MIN_N
+#define PP_PEG_CSC_MIN_N 1500
+#endif
+static int csc_min_n = PP_PEG_CSC_MIN_N;
+
+int pp_peg_csc_min_n(int n)
+{
+    int previous = csc_min_n;
+    PP_ASSERT(n >= PP_LCP_SPARSE_MIN_N, "pp_peg_csc_min_n: at least the sparse threshold");
+    csc_min_n = n;
+    return previous;
+}
+
+/* Room for an n-unknown LCP (and its Lemke workspace when `solve`; the kept dense matrix
+ * unless `by_columns`). */
+static pp_status dense_reserve(dense_store *d, int n, int solve, int by_columns)
 {
     if (n < 1) n = 1;
     /* the kept matrix: for the diagnostic's whole LCP (solve = 0) and islands below
      * OWN_MATRIX_MIN_N; a larger island's matrix is its own (solve_islands) */
-    const int matrix = !solve || n < OWN_MATRIX_MIN_N;
+    const int matrix = !by_columns && (!solve || n < OWN_MATRIX_MIN_N);
     if (matrix && n > d->matrix_capacity) {
         int cap = d->matrix_capacity + d->matrix_capacity / 2 > n
                       ? d->matrix_capacity + d->matrix_capacity / 2
@@ -140,6 +156,14 @@ static void dense_free(dense_store *d)
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
     pp_load_sharing_free(&d->load);
+    free(d->csc.entry_row);
+    free(d->csc.entry_col);
+    free(d->csc.entry_value);
+    free(d->csc.perm);
+    free(d->csc.bucket);
+    free(d->csc.col_start);
+    free(d->csc.row_index);
+    free(d->csc.values);
     free(d);
 }
 
@@ -731,9 +755,57 @@ static inline void block_row(struct pp_body_block *bb, int a, int at, const doub
     for (int e = 0; e < 6; ++e) bb->g[(size_t)e * cap + a] = sign < 0 ? -g[e] : g[e];
 }
 
-/* Body b's block of J^T W J added into M (leading dimension n), in layout L. */
-static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b, int n,
-                          double *M)
+/* Where assemble_matrix writes: the dense M (column-major, leading dimension n), or, for a
+ * large island, the list of its entries (M NULL; csc_gather). */
+typedef struct matrix_sink {
+    double *M;
+    int n;
+    csc_store *csc;
+    int failed;            /* out of memory growing the list */
+} matrix_sink;
+
+/* Entry (row, col) of the list: added on gathering, in the order written. */
+static inline void sink_entry(matrix_sink *s, int row, int col, double value)
+{
+    csc_store *c = s->csc;
+    if (c->count == c->entry_capacity) {
+        size_t cap = c->entry_capacity ? 2 * c->entry_capacity : 4096;
+        int *r = realloc(c->entry_row, cap * sizeof *r);
+        if (r) c->entry_row = r;
+        int *k = realloc(c->entry_col, cap * sizeof *k);
+        if (k) c->entry_col = k;
+        double *v = realloc(c->entry_value, cap * sizeof *v);
+        if (v) c->entry_value = v;
+        int *perm = realloc(c->perm, 2 * cap * sizeof *perm); /* the sort's (csc_gather) */
+        if (perm) c->perm = perm;
+        if (!r || !k || !v || !perm) {
+            s->failed = 1;
+            return;
+        }
+        c->entry_capacity = cap;
+    }
+    c->entry_row[c->count] = row;
+    c->entry_col[c->count] = col;
+    c->entry_value[c->count++] = value;
+}
+
+/* M_{row,col} += value */
+static inline void sink_add(matrix_sink *s, int row, int col, double value)
+{
+    if (s->M) s->M[(size_t)row + (size_t)col * s->n] += value;
+    else sink_entry(s, row, col, value);
+}
+
+/* M_{row,col} = value, on an entry nothing else writes (so, listed, it is added to 0) */
+static inline void sink_set(matrix_sink *s, int row, int col, double value)
+{
+    if (s->M) s->M[(size_t)row + (size_t)col * s->n] = value;
+    else sink_entry(s, row, col, value);
+}
+
+/* Body b's block of J^T W J added into the sink, in layout L. */
+static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b,
+                          matrix_sink *sink)
 {
     const int k = L->k;
     struct pp_body_block *bb = ws->block;
@@ -791,8 +863,12 @@ static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b
         for (; a < rows; ++a)
             dots[a] = g0[a] * w[0] + g1[a] * w[1] + g2[a] * w[2] + g3[a] * w[3] + g4[a] * w[4] +
                       g5[a] * w[5];
-        double *Mc = M + (size_t)bb->col_at[c] * n;
-        for (a = 0; a < rows; ++a) Mc[row_at[a]] += dots[a];
+        if (sink->M) {
+            double *Mc = sink->M + (size_t)bb->col_at[c] * sink->n;
+            for (a = 0; a < rows; ++a) Mc[row_at[a]] += dots[a];
+        } else {
+            for (a = 0; a < rows; ++a) sink_entry(sink, row_at[a], bb->col_at[c], dots[a]);
+        }
     }
 }
 
@@ -804,11 +880,10 @@ static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b
  * matrix is bit for bit the whole matrix's block. n >= layout_size(L) is the leading
  * dimension (the joint rows' unknowns follow the contacts', peg_joints.c).
  */
-static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, int n, int zeroed, double *M)
+static void assemble_into(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                          int count, matrix_sink *sink)
 {
     const int k = L->k;
-    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
 
     /* J^T W J, body block by body block (above): each coupled body of the list once, at the
      * first set of its incidence list (every set on it is listed) */
@@ -816,7 +891,7 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
         for (int si = 0; si < 2; ++si) {
             const int i = list[t], b = ws->set_body[2 * i + si];
             if (b >= 0 && ws->coupled[b] && ws->incidence[ws->incidence_first[b]] == 2 * i + si)
-                assemble_body(ws, L, b, n, M);
+                assemble_body(ws, L, b, sink);
         }
 
     for (int t = 0; t < count; ++t) {
@@ -828,10 +903,10 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
         if (ws->last_shift > 0.0)
             for (int l = 0; l <= k; ++l) {
                 int at = col_index(L, j, l);
-                if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
+                if (at >= 0) sink_add(sink, at, at, ws->last_shift);
             }
         /* ODE's soft_cfm on the normal row, slip on the friction rows (mlcp.h) */
-        if (ws->set_surface[j] & PP_CONTACT_SOFT) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
+        if (ws->set_surface[j] & PP_CONTACT_SOFT) sink_add(sink, p, p, ws->set_soft[j]);
         if ((ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
             const double *slip = &ws->set_slip[6 * (size_t)j];
             const double *dj = &ws->dirs[(size_t)j * k * 3];
@@ -842,38 +917,123 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
                 for (int m = 0; m < k; ++m) {
                     const double am = pp_v3_dot(&dj[3 * m], slip);
                     const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
-                    M[(size_t)row_l + (size_t)col_index(L, j, m + 1) * n] += al * am + bl * bm;
+                    sink_add(sink, row_l, col_index(L, j, m + 1), al * am + bl * bm);
                 }
             }
         }
         /* E_I2 (Eq 44) and E_I1 (Eq 43) */
         for (int s = 0; s < kj; ++s) {
-            M[p + (size_t)(c0 + s) * n] = 1.0;
-            for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
+            sink_set(sink, p, c0 + s, 1.0);
+            for (int r = 0; r <= s; ++r) sink_set(sink, c0 + s, c0 + r, 1.0);
         }
         /* rolling: the planar pyramid of each axis (mlcp.h): e, -e^T, rho_a on p_n; the
          * compliance shift on its torque unknowns as on the other impulses */
         for (int m = 0; m < ws->roll_axes[j]; ++m) {
             const int gp = roll_index(L, j, 3 * m), gm = gp + 1, sg = gp + 2;
-            M[gp + (size_t)sg * n] = 1.0;
-            M[gm + (size_t)sg * n] = 1.0;
-            M[sg + (size_t)gp * n] = -1.0;
-            M[sg + (size_t)gm * n] = -1.0;
-            M[sg + (size_t)p * n] = ws->set_rho[3 * j + m];
-            M[gp + (size_t)gp * n] += ws->last_shift;
-            M[gm + (size_t)gm * n] += ws->last_shift;
+            sink_set(sink, gp, sg, 1.0);
+            sink_set(sink, gm, sg, 1.0);
+            sink_set(sink, sg, gp, -1.0);
+            sink_set(sink, sg, gm, -1.0);
+            sink_set(sink, sg, p, ws->set_rho[3 * j + m]);
+            sink_add(sink, gp, gp, ws->last_shift);
+            sink_add(sink, gm, gm, ws->last_shift);
         }
         /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
         if (L->friction[j] >= 0) {
             const int sigma = sigma_index(L, j);
-            M[sigma + (size_t)p * n] = ws->set_mu[j];
+            sink_set(sink, sigma, p, ws->set_mu[j]);
             for (int l = 1; l <= k; ++l) {
                 int beta = col_index(L, j, l);
-                M[beta + (size_t)sigma * n] = 1.0;
-                M[sigma + (size_t)beta * n] = -1.0;
+                sink_set(sink, beta, sigma, 1.0);
+                sink_set(sink, sigma, beta, -1.0);
             }
         }
     }
+}
+
+/* The dense matrix (zeroed: M is already 0). */
+static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                            int count, int n, int zeroed, double *M)
+{
+    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
+    matrix_sink sink = {M, n, NULL, 0};
+    assemble_into(ws, L, list, count, &sink);
+}
+
+/*
+ * A large island's matrix by compressed columns (pp_lcp_csc, lcp_internal.h), never dense:
+ * its entries are listed as assemble_into writes them, then ordered by (column, row) with
+ * two stable counting sorts (by row, then by column), and the entries of one place summed in
+ * the order they were written, from 0: each value is then bit for bit the dense matrix's
+ * (the same additions in the same order; an entry written with = has no other term). Every
+ * diagonal entry is kept (0 where nothing is written). Memory: the list (16 bytes an entry,
+ * about the nonzeros: a pair of sets sharing both bodies lists theirs twice) and the
+ * columns, kept in the dense store and grown to the largest island, never n^2.
+ */
+static pp_status csc_gather(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                            int count, int n, csc_store *c, pp_lcp_csc *A)
+{
+    c->count = 0;
+    matrix_sink sink = {NULL, n, c, 0};
+    assemble_into(ws, L, list, count, &sink);
+    const size_t T = c->count, need = T + (size_t)n; /* + the diagonal */
+    if (sink.failed || need >= (size_t)1 << 31) return PP_ERR_NO_MEMORY;
+    if (need > c->capacity) {
+        int *rows = realloc(c->row_index, need * sizeof *rows);
+        if (rows) c->row_index = rows;
+        double *values = realloc(c->values, need * sizeof *values);
+        if (values) c->values = values;
+        if (!rows || !values) return PP_ERR_NO_MEMORY;
+        c->capacity = need;
+    }
+    if ((size_t)n + 1 > c->start_capacity) {
+        int *start = realloc(c->col_start, ((size_t)n + 1) * sizeof *start);
+        int *bucket = realloc(c->bucket, ((size_t)n + 1) * sizeof *bucket);
+        if (start) c->col_start = start;
+        if (bucket) c->bucket = bucket;
+        if (!start || !bucket) return PP_ERR_NO_MEMORY;
+        c->start_capacity = (size_t)n + 1;
+    }
+    int *by_row = c->perm + T, *by_col = c->perm, *bucket = c->bucket; /* perm: 2 T or more */
+    /* stable counting sort of 0..T-1 by row, then of that by column */
+    for (int i = 0; i <= n; ++i) bucket[i] = 0;
+    for (size_t e = 0; e < T; ++e) ++bucket[c->entry_row[e] + 1];
+    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
+    for (size_t e = 0; e < T; ++e) by_row[bucket[c->entry_row[e]]++] = (int)e;
+    for (int i = 0; i <= n; ++i) bucket[i] = 0;
+    for (size_t e = 0; e < T; ++e) ++bucket[c->entry_col[e] + 1];
+    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
+    for (size_t t = 0; t < T; ++t) {
+        const int e = by_row[t];
+        by_col[bucket[c->entry_col[e]]++] = e;
+    }
+    /* bucket[j] is now the end of column j's run (its start is bucket[j - 1]) */
+    size_t p = 0, t = 0;
+    for (int j = 0; j < n; ++j) {
+        c->col_start[j] = (int)p;
+        int diagonal = 0;
+        const size_t end = (size_t)bucket[j];
+        while (t < end || !diagonal) {
+            const int row = t < end ? c->entry_row[by_col[t]] : n;
+            if (!diagonal && row > j) { /* no entry written on the diagonal */
+                c->row_index[p] = j;
+                c->values[p++] = 0.0;
+                diagonal = 1;
+                continue;
+            }
+            double sum = 0.0;
+            while (t < end && c->entry_row[by_col[t]] == row) sum += c->entry_value[by_col[t++]];
+            diagonal |= row == j;
+            c->row_index[p] = row;
+            c->values[p++] = sum;
+        }
+    }
+    c->col_start[n] = (int)p;
+    A->n = n;
+    A->col_start = c->col_start;
+    A->row_index = c->row_index;
+    A->values = c->values;
+    return PP_OK;
 }
 
 /*
@@ -912,7 +1072,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0; t < joint_count; ++t)
             n += ws->joint_first[joints[t] + 1] - ws->joint_first[joints[t]];
         dense_store *d = ws->dense;
-        pp_status room = dense_reserve(d, n, 1);
+        /* by columns: a large island without joint rows (the joints' elimination,
+         * peg_joints.c, works on the dense matrix) */
+        const int by_columns = joint_count == 0 && n >= csc_min_n;
+        pp_status room = dense_reserve(d, n, 1, by_columns);
         if (room != PP_OK) return room;
         /* island index -> whole index, over every row (= unknown) of every set and its sigma,
          * then the joint rows' unknowns */
@@ -936,13 +1099,22 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
          * nonzero and touches about 30 % of its pages), and no n^2 clearing is paid. Smaller
          * islands reuse the kept matrix. */
-        const int large = n >= OWN_MATRIX_MIN_N;
-        double *M = large ? calloc((size_t)n * n, sizeof *M) : d->M;
-        if (!M) {
+        const int large = !by_columns && n >= OWN_MATRIX_MIN_N;
+        double *M = by_columns ? NULL : large ? calloc((size_t)n * n, sizeof *M) : d->M;
+        pp_lcp_csc A = {0, NULL, NULL, NULL};
+        if (!by_columns && !M) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
-        assemble_matrix(ws, &island, list, count, n, large, M);
+        if (by_columns) {
+            if (csc_gather(ws, &island, list, count, n, &d->csc, &A) != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP "
+                                     "of %d unknowns", n);
+                return PP_ERR_NO_MEMORY;
+            }
+        } else {
+            assemble_matrix(ws, &island, list, count, n, large, M);
+        }
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
             if (basis) d->island_basis[a] = basis[d->island_map[a]] & 1; /* bit 1: below */
@@ -959,8 +1131,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         if (st == PP_OK && n > 0) {
-            st = pp_lcp_solve(d->lcp, n, M, d->island_q, options,
-                              basis ? d->island_basis : NULL, d->island_z, &r);
+            st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, options,
+                                               basis ? d->island_basis : NULL, d->island_z, &r)
+                            : pp_lcp_solve(d->lcp, n, M, d->island_q, options,
+                                           basis ? d->island_basis : NULL, d->island_z, &r);
             if (st != PP_OK && st != PP_ERR_SOLVER) {
                 if (large) free(M);
                 return st;
@@ -979,8 +1153,12 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * the joints carry no compliance, the limit was rarely found there (D = 0 on the
          * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
          * a step, the gripper 75 -> 164 us. */
-        if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
-            nr == 0 && !pp->base.keep_lemke_vertex) {
+        const int sharing = st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 &&
+                            joint_count == 0 && nr == 0 && !pp->base.keep_lemke_vertex;
+        /* an island by columns is above load sharing's own bound (LS_MAX_UNKNOWNS, which
+         * keeps Lemke's answer there): counted as kept, its dense M never formed */
+        if (sharing && by_columns) ++stats->load_kept;
+        if (sharing && !by_columns) {
             pp_load_sharing *ls = &d->load;
             pp_status room = pp_load_sharing_reserve(ls, n);
             if (room != PP_OK) {
@@ -1224,7 +1402,7 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
         return;
     }
     /* The dense store grows for the whole LCP here (a diagnostic, outside any solve). */
-    if (dense_reserve(ws->dense, ws->last_n, 0) != PP_OK) {
+    if (dense_reserve(ws->dense, ws->last_n, 0, 0) != PP_OK) {
         *n = 0;
         *M = NULL;
         return;
