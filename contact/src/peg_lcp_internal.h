@@ -130,19 +130,22 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result);
 
-/* A large island's matrix by columns (peg_mlcp.c csc_gather): the list of its entries as
- * written, the sort's permutation and buckets, and the columns (pp_lcp_csc). Grown to the
- * largest island, kept from step to step. */
+/* A large island's matrix by columns (peg_mlcp.c csc_assemble): the columns (pp_lcp_csc)
+ * and the assembly's scratch (of n, and of the problem's bodies). Grown to the largest
+ * island, kept from step to step. */
 typedef struct csc_store {
-    int *entry_row, *entry_col;
-    double *entry_value;
-    size_t count, entry_capacity;
-    int *perm;             /* 2 x the entries' count when last grown */
-    int *bucket;           /* n + 1 */
     int *col_start;        /* n + 1 */
-    int *row_index;        /* nonzeros + n */
+    int *row_index;        /* the nonzeros */
     double *values;
-    size_t capacity, start_capacity;
+    size_t rows_capacity, values_capacity;
+    double *acc;           /* n + 1, 0 between columns: one column's entries by row */
+    int *stamp, *owner, *kind, *extra; /* n + 1: last column that wrote a row; a column's
+                                          set and kind; a column's rows off the body terms */
+    size_t n_capacity;
+    int *body_local, *body_first; /* bodies + 1 (+ 2): local number; its rows' start */
+    size_t body_capacity;
+    struct body_row *body_rows; /* every coupled body's rows, sorted by row */
+    size_t body_rows_capacity;
 } csc_store;
 
 typedef struct dense_store {

@@ -62,6 +62,7 @@
 #include "peg_lcp_internal.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static void body_block_free(struct pp_body_block *bb);
 #define OWN_MATRIX_MIN_N 1500
 
 /* Islands without joint rows of at least this many unknowns are assembled by columns and
- * solved without any n x n array (csc_gather, pp_lcp_solve_csc): see solve_islands. */
+ * solved without any n x n array (csc_assemble, pp_lcp_solve_csc): see solve_islands. */
 #ifndef PP_PEG_CSC_MIN_N
 #define PP_PEG_CSC_MIN_N 1500
 #endif
@@ -156,12 +157,15 @@ static void dense_free(dense_store *d)
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
     pp_load_sharing_free(&d->load);
-    free(d->csc.entry_row);
-    free(d->csc.entry_col);
-    free(d->csc.entry_value);
-    free(d->csc.perm);
-    free(d->csc.bucket);
+    free(d->csc.acc);
+    free(d->csc.stamp);
+    free(d->csc.owner);
+    free(d->csc.kind);
+    free(d->csc.extra);
     free(d->csc.col_start);
+    free(d->csc.body_local);
+    free(d->csc.body_first);
+    free(d->csc.body_rows);
     free(d->csc.row_index);
     free(d->csc.values);
     free(d);
@@ -755,57 +759,9 @@ static inline void block_row(struct pp_body_block *bb, int a, int at, const doub
     for (int e = 0; e < 6; ++e) bb->g[(size_t)e * cap + a] = sign < 0 ? -g[e] : g[e];
 }
 
-/* Where assemble_matrix writes: the dense M (column-major, leading dimension n), or, for a
- * large island, the list of its entries (M NULL; csc_gather). */
-typedef struct matrix_sink {
-    double *M;
-    int n;
-    csc_store *csc;
-    int failed;            /* out of memory growing the list */
-} matrix_sink;
-
-/* Entry (row, col) of the list: added on gathering, in the order written. */
-static inline void sink_entry(matrix_sink *s, int row, int col, double value)
-{
-    csc_store *c = s->csc;
-    if (c->count == c->entry_capacity) {
-        size_t cap = c->entry_capacity ? 2 * c->entry_capacity : 4096;
-        int *r = realloc(c->entry_row, cap * sizeof *r);
-        if (r) c->entry_row = r;
-        int *k = realloc(c->entry_col, cap * sizeof *k);
-        if (k) c->entry_col = k;
-        double *v = realloc(c->entry_value, cap * sizeof *v);
-        if (v) c->entry_value = v;
-        int *perm = realloc(c->perm, 2 * cap * sizeof *perm); /* the sort's (csc_gather) */
-        if (perm) c->perm = perm;
-        if (!r || !k || !v || !perm) {
-            s->failed = 1;
-            return;
-        }
-        c->entry_capacity = cap;
-    }
-    c->entry_row[c->count] = row;
-    c->entry_col[c->count] = col;
-    c->entry_value[c->count++] = value;
-}
-
-/* M_{row,col} += value */
-static inline void sink_add(matrix_sink *s, int row, int col, double value)
-{
-    if (s->M) s->M[(size_t)row + (size_t)col * s->n] += value;
-    else sink_entry(s, row, col, value);
-}
-
-/* M_{row,col} = value, on an entry nothing else writes (so, listed, it is added to 0) */
-static inline void sink_set(matrix_sink *s, int row, int col, double value)
-{
-    if (s->M) s->M[(size_t)row + (size_t)col * s->n] = value;
-    else sink_entry(s, row, col, value);
-}
-
-/* Body b's block of J^T W J added into the sink, in layout L. */
-static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b,
-                          matrix_sink *sink)
+/* Body b's block of J^T W J added into M (leading dimension n), in layout L. */
+static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b, int n,
+                          double *M)
 {
     const int k = L->k;
     struct pp_body_block *bb = ws->block;
@@ -863,12 +819,8 @@ static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b
         for (; a < rows; ++a)
             dots[a] = g0[a] * w[0] + g1[a] * w[1] + g2[a] * w[2] + g3[a] * w[3] + g4[a] * w[4] +
                       g5[a] * w[5];
-        if (sink->M) {
-            double *Mc = sink->M + (size_t)bb->col_at[c] * sink->n;
-            for (a = 0; a < rows; ++a) Mc[row_at[a]] += dots[a];
-        } else {
-            for (a = 0; a < rows; ++a) sink_entry(sink, row_at[a], bb->col_at[c], dots[a]);
-        }
+        double *Mc = M + (size_t)bb->col_at[c] * n;
+        for (a = 0; a < rows; ++a) Mc[row_at[a]] += dots[a];
     }
 }
 
@@ -880,10 +832,11 @@ static void assemble_body(const pp_peg_workspace *ws, const lcp_layout *L, int b
  * matrix is bit for bit the whole matrix's block. n >= layout_size(L) is the leading
  * dimension (the joint rows' unknowns follow the contacts', peg_joints.c).
  */
-static void assemble_into(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                          int count, matrix_sink *sink)
+static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                            int count, int n, int zeroed, double *M)
 {
     const int k = L->k;
+    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
 
     /* J^T W J, body block by body block (above): each coupled body of the list once, at the
      * first set of its incidence list (every set on it is listed) */
@@ -891,7 +844,7 @@ static void assemble_into(const pp_peg_workspace *ws, const lcp_layout *L, const
         for (int si = 0; si < 2; ++si) {
             const int i = list[t], b = ws->set_body[2 * i + si];
             if (b >= 0 && ws->coupled[b] && ws->incidence[ws->incidence_first[b]] == 2 * i + si)
-                assemble_body(ws, L, b, sink);
+                assemble_body(ws, L, b, n, M);
         }
 
     for (int t = 0; t < count; ++t) {
@@ -903,10 +856,10 @@ static void assemble_into(const pp_peg_workspace *ws, const lcp_layout *L, const
         if (ws->last_shift > 0.0)
             for (int l = 0; l <= k; ++l) {
                 int at = col_index(L, j, l);
-                if (at >= 0) sink_add(sink, at, at, ws->last_shift);
+                if (at >= 0) M[(size_t)at + (size_t)at * n] += ws->last_shift;
             }
         /* ODE's soft_cfm on the normal row, slip on the friction rows (mlcp.h) */
-        if (ws->set_surface[j] & PP_CONTACT_SOFT) sink_add(sink, p, p, ws->set_soft[j]);
+        if (ws->set_surface[j] & PP_CONTACT_SOFT) M[(size_t)p + (size_t)p * n] += ws->set_soft[j];
         if ((ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
             const double *slip = &ws->set_slip[6 * (size_t)j];
             const double *dj = &ws->dirs[(size_t)j * k * 3];
@@ -917,116 +870,352 @@ static void assemble_into(const pp_peg_workspace *ws, const lcp_layout *L, const
                 for (int m = 0; m < k; ++m) {
                     const double am = pp_v3_dot(&dj[3 * m], slip);
                     const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
-                    sink_add(sink, row_l, col_index(L, j, m + 1), al * am + bl * bm);
+                    M[(size_t)row_l + (size_t)col_index(L, j, m + 1) * n] += al * am + bl * bm;
                 }
             }
         }
         /* E_I2 (Eq 44) and E_I1 (Eq 43) */
         for (int s = 0; s < kj; ++s) {
-            sink_set(sink, p, c0 + s, 1.0);
-            for (int r = 0; r <= s; ++r) sink_set(sink, c0 + s, c0 + r, 1.0);
+            M[p + (size_t)(c0 + s) * n] = 1.0;
+            for (int r = 0; r <= s; ++r) M[(c0 + s) + (size_t)(c0 + r) * n] = 1.0;
         }
         /* rolling: the planar pyramid of each axis (mlcp.h): e, -e^T, rho_a on p_n; the
          * compliance shift on its torque unknowns as on the other impulses */
         for (int m = 0; m < ws->roll_axes[j]; ++m) {
             const int gp = roll_index(L, j, 3 * m), gm = gp + 1, sg = gp + 2;
-            sink_set(sink, gp, sg, 1.0);
-            sink_set(sink, gm, sg, 1.0);
-            sink_set(sink, sg, gp, -1.0);
-            sink_set(sink, sg, gm, -1.0);
-            sink_set(sink, sg, p, ws->set_rho[3 * j + m]);
-            sink_add(sink, gp, gp, ws->last_shift);
-            sink_add(sink, gm, gm, ws->last_shift);
+            M[gp + (size_t)sg * n] = 1.0;
+            M[gm + (size_t)sg * n] = 1.0;
+            M[sg + (size_t)gp * n] = -1.0;
+            M[sg + (size_t)gm * n] = -1.0;
+            M[sg + (size_t)p * n] = ws->set_rho[3 * j + m];
+            M[gp + (size_t)gp * n] += ws->last_shift;
+            M[gm + (size_t)gm * n] += ws->last_shift;
         }
         /* friction: E, -E^T, U (ST96 Eqs 26–27) on the primary */
         if (L->friction[j] >= 0) {
             const int sigma = sigma_index(L, j);
-            sink_set(sink, sigma, p, ws->set_mu[j]);
+            M[sigma + (size_t)p * n] = ws->set_mu[j];
             for (int l = 1; l <= k; ++l) {
                 int beta = col_index(L, j, l);
-                sink_set(sink, beta, sigma, 1.0);
-                sink_set(sink, sigma, beta, -1.0);
+                M[beta + (size_t)sigma * n] = 1.0;
+                M[sigma + (size_t)beta * n] = -1.0;
             }
         }
     }
-}
-
-/* The dense matrix (zeroed: M is already 0). */
-static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, int n, int zeroed, double *M)
-{
-    if (!zeroed) memset(M, 0, (size_t)n * n * sizeof *M);
-    matrix_sink sink = {M, n, NULL, 0};
-    assemble_into(ws, L, list, count, &sink);
 }
 
 /*
- * A large island's matrix by compressed columns (pp_lcp_csc, lcp_internal.h), never dense:
- * its entries are listed as assemble_into writes them, then ordered by (column, row) with
- * two stable counting sorts (by row, then by column), and the entries of one place summed in
- * the order they were written, from 0: each value is then bit for bit the dense matrix's
- * (the same additions in the same order; an entry written with = has no other term). Every
- * diagonal entry is kept (0 where nothing is written). Memory: the list (16 bytes an entry,
- * about the nonzeros: a pair of sets sharing both bodies lists theirs twice) and the
- * columns, kept in the dense store and grown to the largest island, never n^2.
+ * A large island's matrix by compressed columns (pp_lcp_csc, lcp_internal.h), never dense,
+ * column by column in order. Column c belongs to one set j: an impulse column (p, beta, or a
+ * rolling g+/g-) has the body terms g_a^T (W_b g_c) of every row a on j's coupled bodies (the
+ * rows of a body are listed once per island, sorted: body_rows), then the set's own entries;
+ * a slack, sigma or rolling s column has only the set's entries (E_I1, E_I2, E, -E^T, U, the
+ * rolling pyramid). Each entry is formed as assemble_matrix forms it: 0 plus at most two body
+ * products (a sum of two is the same double in either order), then the compliance shift, the
+ * soft and slip terms in assemble_matrix's order, and the set's constant entries assigned; so
+ * the values are the dense matrix's bit for bit. Every diagonal entry is kept (0 where nothing
+ * is written), so the pattern also serves M + eps I. Memory: the columns (12 bytes a nonzero)
+ * and O(n) scratch, kept in the dense store and grown to the largest island, never n^2.
  */
-static pp_status csc_gather(const pp_peg_workspace *ws, const lcp_layout *L, const int *list,
-                            int count, int n, csc_store *c, pp_lcp_csc *A)
+struct body_row {
+    int row;               /* LCP index in the island */
+    signed char sign;      /* -1: the g- row of a rolling axis (g negated) */
+    const double *g;       /* the row's Jacobian block on the body */
+};
+typedef struct body_row body_row;
+
+static int body_row_order(const void *a, const void *b)
 {
-    c->count = 0;
-    matrix_sink sink = {NULL, n, c, 0};
-    assemble_into(ws, L, list, count, &sink);
-    const size_t T = c->count, need = T + (size_t)n; /* + the diagonal */
-    if (sink.failed || need >= (size_t)1 << 31) return PP_ERR_NO_MEMORY;
-    if (need > c->capacity) {
-        int *rows = realloc(c->row_index, need * sizeof *rows);
-        if (rows) c->row_index = rows;
-        double *values = realloc(c->values, need * sizeof *values);
-        if (values) c->values = values;
-        if (!rows || !values) return PP_ERR_NO_MEMORY;
-        c->capacity = need;
+    const int ra = ((const body_row *)a)->row, rb = ((const body_row *)b)->row;
+    return (ra > rb) - (ra < rb);
+}
+
+/* g^T w with g, w negated by their signs, in assemble_body's order (dot6's). */
+static inline double signed_dot(const double *g, int gs, const double *w, int ws_)
+{
+    double x[6], y[6];
+    for (int e = 0; e < 6; ++e) {
+        x[e] = gs < 0 ? -g[e] : g[e];
+        y[e] = ws_ < 0 ? -w[e] : w[e];
     }
-    if ((size_t)n + 1 > c->start_capacity) {
-        int *start = realloc(c->col_start, ((size_t)n + 1) * sizeof *start);
-        int *bucket = realloc(c->bucket, ((size_t)n + 1) * sizeof *bucket);
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5];
+}
+
+#define GROW_TO(ptr, cap_field, need)                                          \
+    do {                                                                                    \
+        if ((size_t)(need) > (cap_field)) {                                                 \
+            size_t cap_ = (cap_field) ? (cap_field) : 1024;                                   \
+            while (cap_ < (size_t)(need)) cap_ *= 2;                                        \
+            void *p_ = realloc((ptr), cap_ * sizeof *(ptr));                                \
+            if (!p_) return PP_ERR_NO_MEMORY;                                               \
+            (ptr) = p_;                                                                     \
+            (cap_field) = cap_;                                                             \
+        }                                                                                   \
+    } while (0)
+
+enum { COL_IMPULSE, COL_ROLL, COL_ROLL_S, COL_SLACK, COL_SIGMA };
+
+static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                              const lcp_layout *L, const int *list, int count, int n,
+                              csc_store *c, pp_lcp_csc *A)
+{
+    const int k = L->k, nb = pp->base.body_count;
+    /* scratch of n (and of the problem's bodies) */
+    if ((size_t)n + 1 > c->n_capacity) {
+        size_t cap = (size_t)n + 1;
+        double *acc = realloc(c->acc, cap * sizeof *acc);
+        if (acc) c->acc = acc;
+        int *stamp = realloc(c->stamp, cap * sizeof *stamp);
+        if (stamp) c->stamp = stamp;
+        int *owner = realloc(c->owner, cap * sizeof *owner);
+        if (owner) c->owner = owner;
+        int *kind = realloc(c->kind, cap * sizeof *kind);
+        if (kind) c->kind = kind;
+        int *extra = realloc(c->extra, cap * sizeof *extra);
+        if (extra) c->extra = extra;
+        int *start = realloc(c->col_start, cap * sizeof *start);
         if (start) c->col_start = start;
-        if (bucket) c->bucket = bucket;
-        if (!start || !bucket) return PP_ERR_NO_MEMORY;
-        c->start_capacity = (size_t)n + 1;
+        if (!acc || !stamp || !owner || !kind || !extra || !start) return PP_ERR_NO_MEMORY;
+        for (size_t i = c->n_capacity; i < cap; ++i) c->acc[i] = 0.0;
+        c->n_capacity = cap;
     }
-    int *by_row = c->perm + T, *by_col = c->perm, *bucket = c->bucket; /* perm: 2 T or more */
-    /* stable counting sort of 0..T-1 by row, then of that by column */
-    for (int i = 0; i <= n; ++i) bucket[i] = 0;
-    for (size_t e = 0; e < T; ++e) ++bucket[c->entry_row[e] + 1];
-    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
-    for (size_t e = 0; e < T; ++e) by_row[bucket[c->entry_row[e]]++] = (int)e;
-    for (int i = 0; i <= n; ++i) bucket[i] = 0;
-    for (size_t e = 0; e < T; ++e) ++bucket[c->entry_col[e] + 1];
-    for (int i = 0; i < n; ++i) bucket[i + 1] += bucket[i];
-    for (size_t t = 0; t < T; ++t) {
-        const int e = by_row[t];
-        by_col[bucket[c->entry_col[e]]++] = e;
+    if ((size_t)nb + 1 > c->body_capacity) {
+        int *local = realloc(c->body_local, ((size_t)nb + 1) * sizeof *local);
+        if (!local) return PP_ERR_NO_MEMORY;
+        c->body_local = local;
+        int *first = realloc(c->body_first, ((size_t)nb + 2) * sizeof *first);
+        if (!first) return PP_ERR_NO_MEMORY;
+        c->body_first = first;
+        c->body_capacity = (size_t)nb + 1;
     }
-    /* bucket[j] is now the end of column j's run (its start is bucket[j - 1]) */
-    size_t p = 0, t = 0;
-    for (int j = 0; j < n; ++j) {
-        c->col_start[j] = (int)p;
-        int diagonal = 0;
-        const size_t end = (size_t)bucket[j];
-        while (t < end || !diagonal) {
-            const int row = t < end ? c->entry_row[by_col[t]] : n;
-            if (!diagonal && row > j) { /* no entry written on the diagonal */
-                c->row_index[p] = j;
-                c->values[p++] = 0.0;
-                diagonal = 1;
-                continue;
-            }
-            double sum = 0.0;
-            while (t < end && c->entry_row[by_col[t]] == row) sum += c->entry_value[by_col[t++]];
-            diagonal |= row == j;
-            c->row_index[p] = row;
-            c->values[p++] = sum;
+    for (int i = 0; i < n; ++i) c->stamp[i] = -1;
+    /* the island's coupled bodies, numbered; their rows, sorted */
+    int bodies = 0;
+    size_t rows_total = 0;
+    for (int b = 0; b < nb; ++b) c->body_local[b] = -1;
+    for (int t = 0; t < count; ++t)
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * list[t] + side];
+            if (b < 0 || !ws->coupled[b] || c->body_local[b] >= 0) continue;
+            c->body_local[b] = bodies++;
         }
+    for (int i = 0; i <= bodies; ++i) c->body_first[i] = 0; /* by local number */
+    for (int b = 0; b < nb; ++b) {
+        const int lb = c->body_local[b];
+        if (lb < 0) continue;
+        int rows = 0;
+        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
+            const int j = ws->incidence[e] / 2;
+            const int cnt = ws->row_first[j + 1] - ws->row_first[j];
+            for (int r = 0; r < cnt; ++r) rows += row_index(L, j, r) >= 0;
+            rows += 2 * ws->roll_axes[j];
+        }
+        c->body_first[lb + 1] = rows;
+    }
+    for (int i = 0; i < bodies; ++i) c->body_first[i + 1] += c->body_first[i];
+    rows_total = (size_t)c->body_first[bodies];
+    GROW_TO(c->body_rows, c->body_rows_capacity, rows_total + 1);
+    for (int b = 0; b < nb; ++b) {
+        const int lb = c->body_local[b];
+        if (lb < 0) continue;
+        body_row *out = c->body_rows + c->body_first[lb];
+        int m = 0;
+        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
+            const int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
+            const int cnt = ws->row_first[j + 1] - ws->row_first[j];
+            for (int r = 0; r < cnt; ++r) {
+                const int at = row_index(L, j, r);
+                if (at < 0) continue;
+                out[m++] = (body_row){at, 1, JAC(ws, ws->row_first[j] + r, side)};
+            }
+            for (int a = 0; a < ws->roll_axes[j]; ++a)
+                for (int u = 0; u < 2; ++u)
+                    out[m++] = (body_row){roll_index(L, j, 3 * a + u), (signed char)(u ? -1 : 1),
+                                          RJAC(ws, j, a, side)};
+        }
+        qsort(out, (size_t)m, sizeof *out, body_row_order);
+    }
+    /* the owner and kind of every column */
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+        for (int l = 0; l <= k; ++l) {
+            const int at = col_index(L, j, l);
+            if (at < 0) continue;
+            c->owner[at] = j;
+            c->kind[at] = COL_IMPULSE + 8 * l;
+        }
+        for (int s = 0; s < kj; ++s) {
+            c->owner[L->ns + L->slack[j] + s] = j;
+            c->kind[L->ns + L->slack[j] + s] = COL_SLACK + 8 * s;
+        }
+        if (L->friction[j] >= 0) {
+            c->owner[sigma_index(L, j)] = j;
+            c->kind[sigma_index(L, j)] = COL_SIGMA;
+        }
+        for (int a = 0; a < ws->roll_axes[j]; ++a)
+            for (int u = 0; u < 3; ++u) {
+                const int at = roll_index(L, j, 3 * a + u);
+                c->owner[at] = j;
+                c->kind[at] = (u == 2 ? COL_ROLL_S : COL_ROLL) + 8 * (3 * a + u);
+            }
+    }
+    double *acc = c->acc;
+    int *stamp = c->stamp, *extra = c->extra;
+    size_t p = 0;
+    for (int col = 0; col < n; ++col) {
+        const int j = c->owner[col], kind = c->kind[col] % 8, index = c->kind[col] / 8;
+        const int pj = row_index(L, j, 0);
+        c->col_start[col] = (int)p;
+        /* the body terms: the rows on j's coupled bodies, merged in row order */
+        const body_row *ra = NULL, *rb = NULL;
+        int na = 0, nbr = 0;
+        const double *wa = NULL, *wb = NULL;
+        int wsign = 1;
+        if (kind == COL_IMPULSE || kind == COL_ROLL) {
+            for (int side = 0; side < 2; ++side) {
+                const int b = ws->set_body[2 * j + side];
+                if (b < 0 || !ws->coupled[b]) continue;
+                const int lb = c->body_local[b];
+                const body_row *rows = c->body_rows + c->body_first[lb];
+                const int m = c->body_first[lb + 1] - c->body_first[lb];
+                const double *w = kind == COL_IMPULSE ? WJAC(ws, k, j, index, side)
+                                                      : RWJAC(ws, j, index / 3, side);
+                if (!ra) {
+                    ra = rows;
+                    na = m;
+                    wa = w;
+                } else {
+                    rb = rows;
+                    nbr = m;
+                    wb = w;
+                }
+            }
+            if (kind == COL_ROLL) wsign = index % 3 == 1 ? -1 : 1;
+        }
+        size_t need = p + (size_t)na + (size_t)nbr + (size_t)k + 8 +
+                      (size_t)(ws->slack_first[j + 1] - ws->slack_first[j]);
+        GROW_TO(c->row_index, c->rows_capacity, need);
+        GROW_TO(c->values, c->values_capacity, need);
+        int ia = 0, ib = 0;
+        const size_t body_begin = p;
+        while (ia < na || ib < nbr) {
+            const int row_a = ia < na ? ra[ia].row : INT_MAX;
+            const int row_b = ib < nbr ? rb[ib].row : INT_MAX;
+            const int row = row_a < row_b ? row_a : row_b;
+            double v = 0.0;
+            if (row_a == row) {
+                v += signed_dot(ra[ia].g, ra[ia].sign, wa, wsign);
+                ++ia;
+            }
+            if (row_b == row) {
+                v += signed_dot(rb[ib].g, rb[ib].sign, wb, wsign);
+                ++ib;
+            }
+            acc[row] = v;
+            stamp[row] = col;
+            c->row_index[p++] = row;
+        }
+        /* the set's own entries in this column, in assemble_matrix's order; rows not among
+         * the body terms go to extra */
+        int ne = 0;
+#define TOUCH(r)                                                                                \
+    do {                                                                                    \
+        if (stamp[(r)] != col) {                                                            \
+            stamp[(r)] = col;                                                               \
+            acc[(r)] = 0.0;                                                                 \
+            extra[ne++] = (r);                                                              \
+        }                                                                                   \
+    } while (0)
+        if (kind == COL_IMPULSE) {
+            if (ws->last_shift > 0.0) {
+                TOUCH(col);
+                acc[col] += ws->last_shift;
+            }
+            if (index == 0 && (ws->set_surface[j] & PP_CONTACT_SOFT)) {
+                TOUCH(col);
+                acc[col] += ws->set_soft[j];
+            }
+            if (index >= 1 && (ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
+                const double *slip = &ws->set_slip[6 * (size_t)j];
+                const double *dj = &ws->dirs[(size_t)j * k * 3];
+                const int m = index - 1;
+                const double am = pp_v3_dot(&dj[3 * m], slip);
+                const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
+                for (int l = 0; l < k; ++l) {
+                    const double al = pp_v3_dot(&dj[3 * l], slip);
+                    const double bl = pp_v3_dot(&dj[3 * l], slip + 3);
+                    const int row_l = col_index(L, j, l + 1);
+                    TOUCH(row_l);
+                    acc[row_l] += al * am + bl * bm;
+                }
+            }
+            if (index == 0) {
+                for (int a = 0; a < ws->roll_axes[j]; ++a) {
+                    const int sg = roll_index(L, j, 3 * a + 2);
+                    TOUCH(sg);
+                    acc[sg] = ws->set_rho[3 * j + a];
+                }
+                if (L->friction[j] >= 0) {
+                    TOUCH(sigma_index(L, j));
+                    acc[sigma_index(L, j)] = ws->set_mu[j];
+                }
+            } else if (L->friction[j] >= 0) {
+                TOUCH(sigma_index(L, j));
+                acc[sigma_index(L, j)] = -1.0;
+            }
+        } else if (kind == COL_ROLL) {
+            TOUCH(col);
+            acc[col] += ws->last_shift;
+            const int sg = roll_index(L, j, 3 * (index / 3) + 2);
+            TOUCH(sg);
+            acc[sg] = -1.0;
+        } else if (kind == COL_ROLL_S) {
+            TOUCH(col - 2);
+            acc[col - 2] = 1.0;
+            TOUCH(col - 1);
+            acc[col - 1] = 1.0;
+        } else if (kind == COL_SLACK) {
+            const int c0 = L->ns + L->slack[j], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+            TOUCH(pj);
+            acc[pj] = 1.0;
+            for (int s = index; s < kj; ++s) {
+                TOUCH(c0 + s);
+                acc[c0 + s] = 1.0;
+            }
+        } else { /* COL_SIGMA */
+            for (int l = 1; l <= k; ++l) {
+                const int beta = col_index(L, j, l);
+                TOUCH(beta);
+                acc[beta] = 1.0;
+            }
+        }
+        TOUCH(col); /* the diagonal, 0 if nothing else */
+#undef TOUCH
+        /* extra rows (few) sorted, then merged with the body rows (sorted) */
+        for (int a = 1; a < ne; ++a)
+            for (int b = a; b > 0 && extra[b - 1] > extra[b]; --b) {
+                int t = extra[b];
+                extra[b] = extra[b - 1];
+                extra[b - 1] = t;
+            }
+        if (ne > 0) {
+            /* merge from the back: body rows at [body_begin, p), extras after them */
+            size_t i = p, out = p + (size_t)ne;
+            int e = ne;
+            while (e > 0) {
+                if (i > body_begin && c->row_index[i - 1] > extra[e - 1])
+                    c->row_index[--out] = c->row_index[--i];
+                else
+                    c->row_index[--out] = extra[--e];
+            }
+            p += (size_t)ne;
+        }
+        for (size_t t = body_begin; t < p; ++t) {
+            const int row = c->row_index[t];
+            c->values[t] = acc[row];
+            acc[row] = 0.0;
+        }
+        if (p >= (size_t)1 << 31) return PP_ERR_NO_MEMORY;
     }
     c->col_start[n] = (int)p;
     A->n = n;
@@ -1035,6 +1224,7 @@ static pp_status csc_gather(const pp_peg_workspace *ws, const lcp_layout *L, con
     A->values = c->values;
     return PP_OK;
 }
+#undef GROW_TO
 
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
@@ -1107,7 +1297,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             return PP_ERR_NO_MEMORY;
         }
         if (by_columns) {
-            if (csc_gather(ws, &island, list, count, n, &d->csc, &A) != PP_OK) {
+            if (csc_assemble(ws, pp, &island, list, count, n, &d->csc, &A) != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP "
                                      "of %d unknowns", n);
                 return PP_ERR_NO_MEMORY;
