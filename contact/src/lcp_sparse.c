@@ -37,9 +37,6 @@
 #include "lcp_internal.h"
 
 #include <klu.h>
-#ifdef PP_DEBUG_ROWS
-#include <stdio.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -709,10 +706,7 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
 /* Room for `count` rows of n (the ratio test's tied rows); NULL when out of memory. */
 double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
 {
-#ifdef PP_DEBUG_ROWS
-    if ((size_t)count * s->n > s->rows_cap && (size_t)count * s->n * 8 > (50u << 20))
-        fprintf(stderr, "DEBUG rows %d x %d = %.1f MB\n", count, s->n, count * (double)s->n * 8 / 1e6);
-#endif
+
     if (!grow((void **)&s->rows, &s->rows_cap, (size_t)count * s->n, sizeof *s->rows))
         return NULL;
     return s->rows;
