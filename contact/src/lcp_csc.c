@@ -173,7 +173,7 @@ static pp_lcp_status run_and_polish(pp_lcp_workspace *ws, const pp_lcp_csc *A, d
     for (int pass = 0; pass < passes; ++pass) {
         double eps_p = pass == 0 ? 0.0 : eps;
         ws->shift = pass == 0 ? 0.0 : shift;
-        if (pp_lcp_csc_solve_basis(ws, A, q, ws->basis, zt) &&
+        if (pp_lcp_csc_solve_basis(ws, A, q, ws->basis, zt, 0.0) &&
             pp_lcp_csc_accept(A, q, eps_p, o, zt, w, result) &&
             (!ok || result->relative_residual <= best.relative_residual)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
@@ -194,7 +194,7 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const pp_lcp_csc *A, doubl
 {
     const int n = A->n;
     double *zt = ws->z_try, *w = ws->w_try;
-    if (warm && pp_lcp_csc_solve_basis(ws, A, q, warm, zt) &&
+    if (warm && pp_lcp_csc_solve_basis(ws, A, q, warm, zt, 0.0) &&
         pp_lcp_csc_accept(A, q, eps, o, zt, w, result)) {
         memcpy(z, zt, (size_t)n * sizeof *z);
         if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);

@@ -314,7 +314,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
                                     const pp_lcp_csc *csc, const double *d);
 void pp_lcp_sparse_load_column(const pp_lcp_sparse *s, int v, double *a);
 int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
-                           const unsigned char *basis, double *z);
+                           const unsigned char *basis, double *z, double work_max);
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
