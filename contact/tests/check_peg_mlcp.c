@@ -1465,7 +1465,7 @@ static pp_peg_problem row_problem(const row_scene *rs, double compliance)
 
 /*
  * A large island (n >= 1500 unknowns): pp_peg_solve assembles its matrix by columns
- * (peg_mlcp.c csc_gather) and solves it without a dense matrix (pp_lcp_solve_csc). The row of
+ * (peg_mlcp.c csc_assemble) and solves it without a dense matrix (pp_lcp_solve_csc). The row of
  * ROW_BOXES boxes, all resting: the answer holds every box (nu = 0 to round-off: the three
  * supports of each box are independent) and its normal impulses are those of pp_lcp_solve on
  * the whole dense LCP that pp_peg_last_lcp assembles through the kept store, bit for bit: the
