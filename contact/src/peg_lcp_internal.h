@@ -77,9 +77,10 @@ struct pp_peg_workspace {
  * and the Lemke workspace (about 4 n^2 doubles below PP_LCP_SPARSE_MIN_N, linear above). It
  * grows to the largest island actually solved (never to the sum of the islands: memory
  * follows the largest island), before that island's solve, never inside it. M itself is kept
- * only below PP_LCP_SPARSE_MIN_N unknowns: a larger island's matrix is a zeroed allocation
- * of its own, freed after its solve, whose pages without a nonzero are never touched
- * (peg_mlcp.c solve_islands).
+ * only below OWN_MATRIX_MIN_N (1 500) unknowns. A larger island without joint rows is held
+ * by columns (csc, never dense); one with joint rows has a zeroed allocation of its own,
+ * freed after its solve, whose pages without a nonzero are never touched (peg_mlcp.c
+ * solve_islands).
  */
 /*
  * Load sharing over redundant supports (lcp_load_sharing.c, whose comment has the

@@ -71,8 +71,8 @@
 struct pp_body_block;
 static void body_block_free(struct pp_body_block *bb);
 
-/* Islands of at least this many unknowns assemble M into an allocation of their own (below,
- * solve_islands); smaller ones reuse the kept matrix, at most (OWN_MATRIX_MIN_N - 1)^2
+/* Islands of at least this many unknowns assemble M by columns, or with joint rows into an
+ * allocation of their own (below, solve_islands); smaller ones reuse the kept matrix, at most (OWN_MATRIX_MIN_N - 1)^2
  * doubles (18 MB). Not the LCP's sparse threshold (161): a fresh n^2 allocation a solve costs
  * its page faults, measured on the settled 20-box heap (one island of ~700 unknowns,
  * pegplus-benchmark --scene heap20 --steps 300 --lcp-budget 0): 1 485 -> 1 040 us a step
@@ -1283,7 +1283,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
-        /* A large island's matrix (n >= OWN_MATRIX_MIN_N) is a
+        /* A large island's matrix (n >= OWN_MATRIX_MIN_N) is by columns (csc_assemble)
+         * without joint rows; with joint rows (whose elimination needs the dense M) a
          * fresh zeroed allocation, freed after its solve: C's calloc of that size maps new
          * pages (glibc: mmap, not cleared by hand), and a page of M holding no nonzero is
          * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
