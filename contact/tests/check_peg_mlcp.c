@@ -1464,7 +1464,7 @@ static pp_peg_problem row_problem(const row_scene *rs, double compliance)
 }
 
 /*
- * A large island (n >= 1500 unknowns): pp_peg_solve assembles its matrix by columns
+ * A large island (here 1 598 unknowns): pp_peg_solve assembles its matrix by columns
  * (peg_mlcp.c csc_assemble) and solves it without a dense matrix (pp_lcp_solve_csc). The row of
  * ROW_BOXES boxes, all resting: the answer holds every box (nu = 0 to round-off: the three
  * supports of each box are independent) and its normal impulses are those of pp_lcp_solve on
@@ -1543,9 +1543,9 @@ static void row_solved_free(row_solved *s)
 /*
  * The solve by columns against the dense one on a moderate island (CSC_BOXES boxes resting,
  * CSC_BOXES / 4 more hovering: n = 18 b + 2 (b - 1) = 538, above load sharing's bound of 256,
- * which the dense path would apply below it): with the by-columns threshold lowered to the
- * LCP's sparse threshold (pp_peg_csc_min_n) the island is assembled by columns, with the
- * default (1500) densely. Loop 0: no compliance; 1: compliance 1e-10 (the shifted diagonal);
+ * which the dense path would apply below it): with the by-columns threshold
+ * (pp_peg_csc_min_n) at the LCP's sparse threshold the island is assembled by columns, with
+ * it out of reach densely. Loop 0: no compliance; 1: compliance 1e-10 (the shifted diagonal);
  * 2: the second solve warm from the first's basis with the free velocities changed (the
  * warm start, its repair and Lemke from the given basis). Both answers solve the whole LCP
  * (pp_peg_last_lcp, evaluated independently by pp_lcp_evaluate: z >= 0, w >= 0, rel(z) <=
@@ -1563,7 +1563,7 @@ START_TEST(test_csc_equals_dense)
     const int n_expected = 18 * rs.nb + 2 * (rs.nb - 1);
     row_solved s[2];
     for (int path = 0; path < 2; ++path) { /* 0 dense, 1 by columns */
-        const int saved = pp_peg_csc_min_n(path ? 161 /* PP_LCP_SPARSE_MIN_N */ : 1500);
+        const int saved = pp_peg_csc_min_n(path ? 161 /* PP_LCP_SPARSE_MIN_N */ : 1 << 30);
         pp_peg_workspace *ws;
         ck_assert_int_eq(pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws), PP_OK);
         unsigned char *basis = warm ? calloc((size_t)n_expected, 1) : NULL;
