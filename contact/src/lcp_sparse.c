@@ -87,9 +87,9 @@ struct pp_lcp_sparse {
     double *unit;             /* n: zeros but while a row of B^-1 is formed (unit_row) */
     unsigned char *mark;      /* n: zeros but while a row of B^-1 is formed */
     int *list;                /* n: the nonzeros of unit */
-    int *row_start;           /* n + 1: M's pattern by rows (CSR) */
-    int *col_index;
-    double *row_values;       /* M's entries in that order */
+    int *row_start;           /* n + 1: M's pattern by rows (CSR), formed by the first row of */
+    int *col_index;           /*   B^-1 asked for (unit_row: a path without a tie never */
+    double *row_values;       /*   needs it), with M's entries in that order */
     double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
     size_t rows_cap;
 };
@@ -257,11 +257,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         s->unit = calloc(un, sizeof *s->unit);
         s->mark = calloc(un, 1);
         s->list = malloc(un * sizeof *s->list);
-        s->row_start = calloc(un + 1, sizeof *s->row_start);
-        s->col_index = malloc(((size_t)s->col_start[n] + 1) * sizeof *s->col_index);
-        s->row_values = malloc(((size_t)s->col_start[n] + 1) * sizeof *s->row_values);
-        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list && s->row_start &&
-             s->col_index && s->row_values;
+        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list;
     }
     for (int i = 0; ok && i < 2; ++i) {
         factor_state *f = &s->state[i];
@@ -276,17 +272,6 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         pp_lcp_sparse_destroy(s);
         return NULL;
     }
-    /* the pattern by rows: columns of row k in increasing order */
-    for (int p = 0; p < s->col_start[n]; ++p) ++s->row_start[s->row_index[p] + 1];
-    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
-    for (int j = 0; j < n; ++j)
-        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
-            const int at = s->row_start[s->row_index[p]]++;
-            s->col_index[at] = j;
-            s->row_values[at] = s->values[p];
-        }
-    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
-    s->row_start[0] = 0;
     klu_defaults(&s->common);
     s->common.tol = 1.0; /* partial pivoting, as the dense LU */
     s->common.halt_if_singular = 1;
@@ -604,6 +589,37 @@ double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const 
     return relative;
 }
 
+/* M by rows (row_start, col_index, row_values): columns of row k in increasing order.
+ * 0 when out of memory. */
+static int rows_of_m(pp_lcp_sparse *s)
+{
+    if (s->row_start) return 1;
+    const int n = s->n;
+    const size_t nnz = (size_t)s->col_start[n];
+    s->row_start = calloc((size_t)n + 1, sizeof *s->row_start);
+    s->col_index = malloc((nnz + 1) * sizeof *s->col_index);
+    s->row_values = malloc((nnz + 1) * sizeof *s->row_values);
+    if (!s->row_start || !s->col_index || !s->row_values) {
+        free(s->row_start);
+        free(s->col_index);
+        free(s->row_values);
+        s->row_start = s->col_index = NULL;
+        s->row_values = NULL;
+        return 0;
+    }
+    for (size_t p = 0; p < nnz; ++p) ++s->row_start[s->row_index[p] + 1];
+    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
+    for (int j = 0; j < n; ++j)
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
+            const int at = s->row_start[s->row_index[p]]++;
+            s->col_index[at] = j;
+            s->row_values[at] = s->values[p];
+        }
+    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
+    s->row_start[0] = 0;
+    return 1;
+}
+
 /* Row i of B^-1: e_i^T B^-1, BTRAN of a unit vector. Each E_s^T changes one entry (c_r),
  * so c = e_i E_t ... E_1 has at most t + 1 nonzeros: the etas run over them (with the dense
  * copies of y), and C^T u_W over the rows of M of the W equations among them (CSR). */
@@ -611,7 +627,8 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
 {
     const int n = s->n;
     factor_state *f = &s->state[s->current];
-    if (f->etas > ETA_DENSE_MAX) { /* refactorisations kept failing: the general BTRAN */
+    if (f->etas > ETA_DENSE_MAX || !rows_of_m(s)) { /* refactorisations kept failing, or no
+                                                     room for M by rows: the general BTRAN */
         s->unit[i] = 1.0;
         pp_lcp_sparse_btran(s, s->unit, row);
         s->unit[i] = 0.0;
