@@ -1636,6 +1636,74 @@ START_TEST(test_csc_equals_dense)
 }
 END_TEST
 
+/*
+ * The same with ODE's surface extensions on the ground contacts (pegplus/mlcp.h): soft
+ * contact (cfm on the normal diagonal, erp on the gap), anisotropic friction with slip (a
+ * block on the friction diagonal), rolling and spinning friction (the rolling unknowns'
+ * columns and pyramid, their shifted diagonal), and a compliance: every entry the set blocks
+ * add to J^T W J. The solve by columns and the dense one give the same impulses and
+ * velocities bit for bit, after the same pivots, and the answer passes the solver's
+ * independent residual test.
+ */
+START_TEST(test_csc_surfaces_equal_dense)
+{
+    row_scene rs;
+    row_scene_build(&rs, CSC_BOXES, CSC_BOXES, 0.0);
+    for (int i = 0; i < rs.nc; ++i) {
+        pp_contact *c = &rs.c[i];
+        if (c->body_a != -1) continue;
+        c->surface = PP_CONTACT_SOFT | PP_CONTACT_ANISOTROPIC | PP_CONTACT_SLIP |
+                     PP_CONTACT_ROLLING;
+        c->soft_cfm = 1e-4;
+        c->soft_erp = 0.2;
+        c->mu2 = 0.3;
+        c->t1[0] = 1.0;
+        c->slip[0] = 1e-3;
+        c->slip[1] = 2e-3;
+        c->rho[0] = 0.01;
+        c->rho[1] = 0.02;
+        c->rho[2] = 0.005;
+    }
+    for (int b = 0; b < rs.nb; ++b) { /* sliding and turning a little */
+        rs.bodies[b].v[0] = 0.05 * (b % 3 - 1);
+        rs.bodies[b].w[2] = 0.1 * (b % 2);
+    }
+    row_solved s[2];
+    for (int path = 0; path < 2; ++path) {
+        const int saved = pp_peg_csc_min_n(path ? 161 /* PP_LCP_SPARSE_MIN_N */ : 1 << 30);
+        pp_peg_workspace *ws;
+        ck_assert_int_eq(pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws), PP_OK);
+        row_solve(ws, &rs, 1e-10, NULL, &s[path]);
+        ck_assert_int_eq(s[path].status, PP_OK);
+        ck_assert_int_eq(s[path].stats.islands, 1);
+        ck_assert_int_gt(s[path].stats.largest_island, 18 * rs.nb + 2 * (rs.nb - 1));
+        ck_assert_int_eq(s[path].stats.lcp.status, PP_LCP_SOLVED);
+        ck_assert_int_eq(s[path].stats.lcp.fallback, 0);
+        const pp_lcp_options o = pp_lcp_options_default();
+        ck_assert_double_le(s[path].stats.lcp.relative_residual, o.residual_tol);
+        ck_assert_double_ge(s[path].stats.lcp.min_z, 0.0);
+        pp_peg_workspace_destroy(ws);
+        pp_peg_csc_min_n(saved);
+    }
+    double weight = 0.0;
+    for (int j = 0; j < rs.nc; ++j) {
+        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
+                      s[0].pn[j], s[1].pn[j]);
+        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
+        weight += rs.c[j].n[2] * s[0].pn[j];
+    }
+    ck_assert_double_gt(weight, 0.0); /* the boxes are held */
+    ck_assert_int_gt(s[0].stats.lcp.pivots, 0);
+    for (int i = 0; i < 6 * rs.nb; ++i)
+        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
+                      s[0].nu[i], s[1].nu[i]);
+    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
+    row_solved_free(&s[0]);
+    row_solved_free(&s[1]);
+    row_scene_free(&rs);
+}
+END_TEST
+
 /* The process's address space now (VmSize, bytes; 0 if unknown). */
 static size_t address_space(void)
 {
@@ -1739,6 +1807,7 @@ int main(void)
     tcase_add_loop_test(tc, test_rolling_pyramid, 0, 60);
     tcase_add_test(tc, test_large_island_matrix);
     tcase_add_loop_test(tc, test_csc_equals_dense, 0, 3);
+    tcase_add_test(tc, test_csc_surfaces_equal_dense);
     tcase_add_test(tc, test_large_island_memory);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
