@@ -1704,6 +1704,15 @@ START_TEST(test_csc_surfaces_equal_dense)
 }
 END_TEST
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PP_TEST_ASAN 1
+#endif
+#endif
+
+#ifndef PP_TEST_ASAN
 /* The process's address space now (VmSize, bytes; 0 if unknown). */
 static size_t address_space(void)
 {
@@ -1716,13 +1725,6 @@ static size_t address_space(void)
     fclose(f);
     return kb * 1024;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define PP_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PP_TEST_ASAN 1
-#endif
 #endif
 
 /*
