@@ -478,12 +478,17 @@ static const double *pp_lcp_column_data(const lemke_run *run, int v)
 {
     const int n = run->n;
     if (v < n) return NULL;
+    if (!run->M) return run->d; /* M by columns (run->csc): only the sparse basis reads it */
     return v < 2 * n ? run->M + (size_t)(v - n) * n : run->d;
 }
 
 void pp_lcp_load_column(const lemke_run *run, int v, double *a)
 {
     const int n = run->n;
+    if (run->sparse && v >= n && v < 2 * n) { /* -(M + eps I)_:j over its nonzeros */
+        pp_lcp_sparse_load_column(run->sparse, v, a);
+        return;
+    }
     const double *data = pp_lcp_column_data(run, v);
     if (data) {
         for (int k = 0; k < n; ++k) a[k] = -data[k];

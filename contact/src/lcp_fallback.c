@@ -29,6 +29,11 @@
  *
  * Memory: the workspace (no allocation): x = z iterate, y = w, start_covering = the best z,
  * column = D, covering = the row sums, z_try / w_try = Newton candidates, basis = A.
+ *
+ * M is given dense (column-major) or by columns (pp_lcp_csc, a large island of the PEG step):
+ * every loop over a column then runs over its nonzeros only, with the same sums in the same
+ * order (a zero entry adds nothing), so a sweep costs the nonzeros of M rather than n^2 and
+ * the work bound below counts them.
  */
 #include "lcp_internal.h"
 
@@ -48,16 +53,35 @@
  * Work bounds rather than a clock, so the answer does not depend on the machine. */
 #define DENSE_MAX 600
 #define SWEEP_WORK 2e8
+/* M by columns (a large island, pp_lcp_fallback_csc): a basis solve is skipped when its LU's
+ * estimated work is above LU_WORK flops (lcp_sparse.c solve_gathered). M_BB of a brick wall's
+ * active set under PEG (ODE's crash demo: nb = 4 000 - 6 000, ~10^6 nonzeros) fills to
+ * 2 - 8 x 10^6 entries and a KLU factorisation took 7 - 25 s, eight of them a fallback
+ * (--scene crash --model peg): 100 s and more a step. */
+#define LU_WORK 5e8
+
+/* w += delta M_:j (dense M, or A by columns when M is NULL). */
+static inline void add_column(int n, const double *M, const pp_lcp_csc *A, int j, double delta,
+                              double *w)
+{
+    if (!M) {
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            w[A->row_index[t]] += A->values[t] * delta;
+        return;
+    }
+    const double *col = M + (size_t)j * n;
+    for (int i = 0; i < n; ++i) w[i] += col[i] * delta;
+}
 
 /* w = M z + q (column by column: contiguous). */
-static void form_w(int n, const double *M, const double *q, const double *z, double *w)
+static void form_w(int n, const double *M, const pp_lcp_csc *A, const double *q,
+                   const double *z, double *w)
 {
     memcpy(w, q, (size_t)n * sizeof *w);
     for (int j = 0; j < n; ++j) {
         double zj = z[j];
         if (zj == 0.0) continue;
-        const double *col = M + (size_t)j * n;
-        for (int i = 0; i < n; ++i) w[i] += col[i] * zj;
+        add_column(n, M, A, j, zj, w);
     }
 }
 
@@ -91,14 +115,23 @@ int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_l
     return result->residual <= tolerance * pp_lcp_inf_norm(n, q);
 }
 
-pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
-                              const pp_lcp_options *o, const unsigned char *warm, double *z,
-                              pp_lcp_result *result)
+static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lcp_csc *A,
+                       const double *q, const unsigned char *basis, double *z)
+{
+    return M ? pp_lcp_solve_basis(ws, n, M, q, basis, z)
+             : pp_lcp_csc_solve_basis(ws, A, q, basis, z, LU_WORK);
+}
+
+/* The fallback on M (dense) or A (by columns; M NULL). */
+static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
+                              const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
+                              const unsigned char *warm, double *z, pp_lcp_result *result)
 {
     double *zi = ws->x, *w = ws->y, *best = ws->start_covering, *diag = ws->column;
     double *row_sums = ws->covering, *zt = ws->z_try, *wt = ws->w_try;
     int sweeps = o->fallback_iterations > 0 ? o->fallback_iterations : DEFAULT_SWEEPS;
-    double sweep_cap = SWEEP_WORK / ((double)n * (double)n);
+    const double entries = M ? (double)n * (double)n : (double)A->col_start[n];
+    double sweep_cap = SWEEP_WORK / (entries > n ? entries : n);
     if (sweep_cap < 1.0) sweep_cap = 1.0;
     if (sweeps > sweep_cap) sweeps = (int)sweep_cap;
     /* the basis solves: dense LUs in the workspace's squares up to DENSE_MAX unknowns (and
@@ -109,7 +142,23 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     const int dense = !sparse && n <= DENSE_MAX;
     const int basis_solves = dense || sparse;
 
-    for (int i = 0; i < n; ++i) {
+    if (!M) { /* the row sums (j increasing, as below) and maxima, then D, by columns */
+        double *row_max = ws->residual, *mii = ws->rhs;
+        for (int i = 0; i < n; ++i) row_sums[i] = row_max[i] = mii[i] = 0.0;
+        for (int j = 0; j < n; ++j)
+            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+                const int i = A->row_index[t];
+                double a = fabs(A->values[t]);
+                row_sums[i] += a;
+                if (a > row_max[i]) row_max[i] = a;
+                if (i == j) mii[i] = A->values[t];
+            }
+        for (int i = 0; i < n; ++i) {
+            diag[i] = mii[i] > DIAG_SHIFT * row_max[i] ? mii[i] : DIAG_SHIFT * row_max[i];
+            if (!(diag[i] > 0.0)) diag[i] = 1.0;
+        }
+    }
+    for (int i = 0; M && i < n; ++i) {
         double row_max = 0.0, sum = 0.0;
         for (int j = 0; j < n; ++j) {
             double a = fabs(M[i + (size_t)j * n]);
@@ -126,10 +175,10 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
     double best_rel = relative_residual(n, q, row_sums, zi, w);
-    if (warm && basis_solves && pp_lcp_solve_basis(ws, n, M, q, warm, zt)) {
+    if (warm && basis_solves && solve_basis(ws, n, M, A, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
-        form_w(n, M, q, zt, wt);
+        form_w(n, M, A, q, zt, wt);
         double rel = relative_residual(n, q, row_sums, zt, wt);
         if (rel < best_rel && pp_lcp_all_finite((size_t)n, zt)) {
             best_rel = rel;
@@ -148,11 +197,10 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
             double delta = zn - zi[i];
             if (delta == 0.0) continue;
             zi[i] = zn;
-            const double *col = M + (size_t)i * n;
-            for (int k = 0; k < n; ++k) w[k] += col[k] * delta;
+            add_column(n, M, A, i, delta, w);
         }
         ++sweep;
-        if (sweep % W_REFRESH == 0) form_w(n, M, q, zi, w);
+        if (sweep % W_REFRESH == 0) form_w(n, M, A, q, zi, w);
         if (sweep % CHECK_EVERY == 0 || sweep == sweeps) {
             if (!pp_lcp_all_finite((size_t)n, zi)) break; /* diverged: keep the best */
             double rel = relative_residual(n, q, row_sums, zi, w);
@@ -169,7 +217,10 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
      * M + NEWTON_SHIFT max_i |M_ii| I, like pp_lcp_solve's regularised retries; the point
      * is judged against M. */
     double *Ms = ws->regularised, dmax = 0.0;
-    for (int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(M[i + (size_t)i * n]));
+    for (int i = 0; M && i < n; ++i) dmax = fmax(dmax, fabs(M[i + (size_t)i * n]));
+    for (int j = 0; !M && j < n; ++j)
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (A->row_index[t] == j) dmax = fmax(dmax, fabs(A->values[t]));
     const double shift = NEWTON_SHIFT * (dmax > 0.0 ? dmax : 1.0);
     const double q_norm = pp_lcp_inf_norm(n, q);
     if (dense) {
@@ -177,7 +228,7 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
         for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
     }
     memcpy(zi, best, (size_t)n * sizeof *zi);
-    form_w(n, M, q, zi, w);
+    form_w(n, M, A, q, zi, w);
     const double saved_shift = ws->shift;
     ws->shift = sparse ? shift : 0.0;
     for (int step = 0; basis_solves && step < NEWTON_STEPS && !(best_rel <= o->residual_tol);
@@ -189,12 +240,12 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
             ws->basis[i] = active;
         }
         if (!changed) break; /* the same active set again: no new point */
-        if (!pp_lcp_solve_basis(ws, n, sparse ? M : Ms, q, ws->basis, zt)) break;
+        if (!solve_basis(ws, n, sparse ? M : Ms, A, q, ws->basis, zt)) break;
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         if (!pp_lcp_all_finite((size_t)n, zt)) break;
         memcpy(zi, zt, (size_t)n * sizeof *zi);
-        form_w(n, M, q, zi, w);
+        form_w(n, M, A, q, zi, w);
         double rel = relative_residual(n, q, row_sums, zi, w);
         /* As pp_lcp_solve's acceptance of a regularised solve: a z that exists only because
          * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
@@ -208,9 +259,25 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
 
     ws->shift = saved_shift;
     memcpy(z, best, (size_t)n * sizeof *z);
-    pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual of what we return */
+    if (M) pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual */
+    else pp_lcp_csc_residual(A, q, z, NULL, result);
     result->fallback = 1;
     return result->relative_residual <= o->residual_tol && pp_lcp_fallback_bounded(n, q, o->regularised_tol, result)
                ? PP_LCP_SOLVED
                : PP_LCP_APPROXIMATE;
+}
+
+pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
+                              const pp_lcp_options *o, const unsigned char *warm, double *z,
+                              pp_lcp_result *result)
+{
+    return fallback(ws, n, M, NULL, q, o, warm, z, result);
+}
+
+/* The fallback of a large LCP given by columns (n = A->n >= PP_LCP_SPARSE_MIN_N). */
+pp_lcp_status pp_lcp_fallback_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                                  const pp_lcp_options *o, const unsigned char *warm, double *z,
+                                  pp_lcp_result *result)
+{
+    return fallback(ws, A->n, NULL, A, q, o, warm, z, result);
 }

@@ -62,6 +62,19 @@
 /* Pivots after which the sparse basis is refactorised (the eta file's length). */
 #define PP_LCP_SPARSE_ETA_MAX 64
 
+/* A large LCP's matrix by compressed columns (CSC), as the PEG step assembles an island of
+ * PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c): the rows of column j are
+ * row_index[col_start[j] .. col_start[j + 1] - 1], strictly increasing, with values[] at the
+ * same places; every diagonal entry is present (0 if it is 0), so that the pattern also
+ * serves M + eps I. Entries outside the pattern are 0. The solve of such an LCP
+ * (pp_lcp_solve_csc, lcp_csc.c) never forms an n x n array. */
+typedef struct pp_lcp_csc {
+    int n;
+    const int *col_start;  /* n + 1 */
+    const int *row_index;  /* col_start[n] */
+    const double *values;  /* col_start[n] */
+} pp_lcp_csc;
+
 /* The bounds of one solve (pp_lcp_options: max_total_pivots, max_seconds, budget), set by
  * the public solves and consumed by every pivot (pp_lcp_take_pivot). */
 typedef struct pp_lcp_limits {
@@ -118,6 +131,8 @@ struct pp_lcp_workspace {
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
     int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
+    double *pattern_values; /* with pattern_start: M's entries there (read only while
+                             pattern_start is set: pp_lcp_workspace_init leaves it alone) */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
@@ -241,6 +256,7 @@ typedef struct lemke_run {
                                    workspace for the current inverse; -1: none */
     struct pp_lcp_sparse *sparse; /* n >= PP_LCP_SPARSE_MIN_N: the basis as sparse LU + etas
                                    (lcp_sparse.c); NULL: the explicit inverse */
+    const pp_lcp_csc *csc;      /* the matrix by columns (M then NULL: no dense array), or NULL */
 } lemke_run;
 
 /* Row i of the explicit basis inverse. */
@@ -323,7 +339,10 @@ typedef struct pp_lcp_sparse pp_lcp_sparse;
 void pp_lcp_pattern_begin(pp_lcp_workspace *ws);
 void pp_lcp_pattern_end(pp_lcp_workspace *ws);
 pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
-                                    const double *d);
+                                    const pp_lcp_csc *csc, const double *d);
+void pp_lcp_sparse_load_column(const pp_lcp_sparse *s, int v, double *a);
+int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                           const unsigned char *basis, double *z, double work_max);
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
@@ -347,6 +366,22 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                                  const double *d, const unsigned char *start,
                                  const pp_lcp_options *o, int max_pivots, double *z,
                                  unsigned char *basis, int *pivots, int *refactorisations);
+pp_lcp_status pp_lcp_lemke_pivot_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                                     const double *d, const unsigned char *start,
+                                     const pp_lcp_options *o, int max_pivots, double *z,
+                                     unsigned char *basis, int *pivots, int *refactorisations);
+pp_lcp_status pp_lcp_fallback_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                                  const pp_lcp_options *o, const unsigned char *warm, double *z,
+                                  pp_lcp_result *result);
+void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, double *w,
+                         pp_lcp_result *result);
+int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
+                      const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result);
+/* LCP(A, q) with A by columns (n = A->n >= PP_LCP_SPARSE_MIN_N): pp_lcp_solve's order and
+ * results (lcp_csc.c). */
+pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, const double *q,
+                           const pp_lcp_options *options, unsigned char *basis, double *z,
+                           pp_lcp_result *result);
 pp_lcp_status pp_lcp_lemke_extended(pp_lcp_workspace *ws, int n, const double *M,
                                     const double *q, const double *d, const pp_lcp_options *o,
                                     int max_pivots, double *z, unsigned char *basis, int *pivots);

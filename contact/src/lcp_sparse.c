@@ -67,12 +67,14 @@ typedef struct factor_state {
 
 struct pp_lcp_sparse {
     int n;
-    const double *M;          /* the matrix pivoted on is M + shift I (column-major) */
-    double shift;             /* the regularised retries' eps (pp_lcp_solve), else 0 */
+    double shift;             /* the matrix pivoted on is M + shift I: the regularised
+                                 retries' eps (pp_lcp_solve), else 0 */
     const double *d;          /* z0's data (the covering vector) */
-    int *col_start;           /* n + 1: pattern of M by columns (CSC) */
-    int *row_index;           /* col_start[n]: rows of the nonzeros, increasing */
-    int owns_pattern;         /* 0: the solve's pattern (pp_lcp_pattern_build) */
+    const int *col_start;     /* n + 1: M by columns (CSC, pp_lcp_csc): pattern, */
+    const int *row_index;     /* col_start[n]: rows of the nonzeros, increasing, */
+    const double *values;     /* col_start[n]: and entries */
+    int *own_start, *own_rows; /* a pattern built for this path alone (else NULL) */
+    double *own_values;
     klu_common common;
     factor_state state[2];
     int current;
@@ -85,8 +87,9 @@ struct pp_lcp_sparse {
     double *unit;             /* n: zeros but while a row of B^-1 is formed (unit_row) */
     unsigned char *mark;      /* n: zeros but while a row of B^-1 is formed */
     int *list;                /* n: the nonzeros of unit */
-    int *row_start;           /* n + 1: M's pattern by rows (CSR) */
-    int *col_index;
+    int *row_start;           /* n + 1: M's pattern by rows (CSR), formed by the first row of */
+    int *col_index;           /*   B^-1 asked for (unit_row: a path without a tie never */
+    double *row_values;       /*   needs it), with M's entries in that order */
     double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
     size_t rows_cap;
 };
@@ -138,10 +141,9 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
         free(f->c_pos);
         free(f->c_data);
     }
-    if (s->owns_pattern) {
-        free(s->col_start);
-        free(s->row_index);
-    }
+    free(s->own_start);
+    free(s->own_rows);
+    free(s->own_values);
     free(s->Ap);
     free(s->Ai);
     free(s->Ax);
@@ -152,14 +154,16 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
     free(s->list);
     free(s->row_start);
     free(s->col_index);
+    free(s->row_values);
     free(s->rows);
     free(s);
 }
 
-/* The pattern of the n x n column-major M by columns (CSC), with every diagonal entry (so
- * that it serves M + eps I too): rows of column j are row_index[col_start[j] ..
- * col_start[j + 1] - 1], increasing. 0 when out of memory. */
-static int build_pattern(int n, const double *M, int **col_start, int **row_index)
+/* The n x n column-major M by columns (pp_lcp_csc), with every diagonal entry (so that it
+ * serves M + eps I too): rows of column j are row_index[col_start[j] .. col_start[j + 1] - 1],
+ * increasing, their entries values[] at the same places. 0 when out of memory. */
+static int build_pattern(int n, const double *M, int **col_start, int **row_index,
+                         double **values)
 {
     const size_t un = (size_t)n;
     size_t nnz = 0;
@@ -170,10 +174,13 @@ static int build_pattern(int n, const double *M, int **col_start, int **row_inde
     if (nnz >= (size_t)1 << 31) return 0;
     *col_start = malloc((un + 1) * sizeof **col_start);
     *row_index = malloc(nnz * sizeof **row_index);
-    if (!*col_start || !*row_index) {
+    *values = malloc(nnz * sizeof **values);
+    if (!*col_start || !*row_index || !*values) {
         free(*col_start);
         free(*row_index);
+        free(*values);
         *col_start = *row_index = NULL;
+        *values = NULL;
         return 0;
     }
     size_t p = 0;
@@ -181,7 +188,10 @@ static int build_pattern(int n, const double *M, int **col_start, int **row_inde
         (*col_start)[j] = (int)p;
         const double *col = M + (size_t)j * un;
         for (int k = 0; k < n; ++k)
-            if (col[k] != 0.0 || k == j) (*row_index)[p++] = k;
+            if (col[k] != 0.0 || k == j) {
+                (*row_index)[p] = k;
+                (*values)[p++] = col[k];
+            }
     }
     (*col_start)[n] = (int)p;
     return 1;
@@ -194,6 +204,7 @@ static int build_pattern(int n, const double *M, int **col_start, int **row_inde
 void pp_lcp_pattern_begin(pp_lcp_workspace *ws)
 {
     ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_values = NULL;
     ws->pattern_shared = 1;
 }
 
@@ -201,30 +212,42 @@ void pp_lcp_pattern_end(pp_lcp_workspace *ws)
 {
     free(ws->pattern_start);
     free(ws->pattern_rows);
+    free(ws->pattern_values);
     ws->pattern_start = ws->pattern_rows = NULL;
+    ws->pattern_values = NULL;
     ws->pattern_shared = 0;
 }
 
-/* The sparse basis of a Lemke path on M (z0's data d); NULL when out of memory. */
+/* The sparse basis of a Lemke path on M (z0's data d), given either dense (column-major M,
+ * whose nonzeros are gathered by columns once per solve) or by columns (csc; M NULL). NULL
+ * when out of memory. */
 pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M,
-                                    const double *d)
+                                    const pp_lcp_csc *csc, const double *d)
 {
     pp_lcp_sparse *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->n = n;
-    s->M = M;
     s->shift = ws->shift;
     s->d = d;
     int ok = 1;
-    if (ws->pattern_shared && !ws->pattern_start &&
-        !build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows))
-        ws->pattern_shared = 0; /* out of memory: each path tries its own */
-    if (ws->pattern_start) {
-        s->col_start = ws->pattern_start;
-        s->row_index = ws->pattern_rows;
+    if (csc) {
+        s->col_start = csc->col_start;
+        s->row_index = csc->row_index;
+        s->values = csc->values;
     } else {
-        s->owns_pattern = 1;
-        ok = build_pattern(n, M, &s->col_start, &s->row_index);
+        if (ws->pattern_shared && !ws->pattern_start &&
+            !build_pattern(n, M, &ws->pattern_start, &ws->pattern_rows, &ws->pattern_values))
+            ws->pattern_shared = 0; /* out of memory: each path tries its own */
+        if (ws->pattern_start) {
+            s->col_start = ws->pattern_start;
+            s->row_index = ws->pattern_rows;
+            s->values = ws->pattern_values;
+        } else {
+            ok = build_pattern(n, M, &s->own_start, &s->own_rows, &s->own_values);
+            s->col_start = s->own_start;
+            s->row_index = s->own_rows;
+            s->values = s->own_values;
+        }
     }
     const size_t un = (size_t)n;
     if (ok) {
@@ -234,10 +257,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         s->unit = calloc(un, sizeof *s->unit);
         s->mark = calloc(un, 1);
         s->list = malloc(un * sizeof *s->list);
-        s->row_start = calloc(un + 1, sizeof *s->row_start);
-        s->col_index = malloc(((size_t)s->col_start[n] + 1) * sizeof *s->col_index);
-        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list && s->row_start &&
-             s->col_index;
+        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list;
     }
     for (int i = 0; ok && i < 2; ++i) {
         factor_state *f = &s->state[i];
@@ -252,14 +272,6 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         pp_lcp_sparse_destroy(s);
         return NULL;
     }
-    /* the pattern by rows: columns of row k in increasing order */
-    for (int p = 0; p < s->col_start[n]; ++p) ++s->row_start[s->row_index[p] + 1];
-    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
-    for (int j = 0; j < n; ++j)
-        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p)
-            s->col_index[s->row_start[s->row_index[p]]++] = j;
-    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
-    s->row_start[0] = 0;
     klu_defaults(&s->common);
     s->common.tol = 1.0; /* partial pivoting, as the dense LU */
     s->common.halt_if_singular = 1;
@@ -267,14 +279,15 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
     return s;
 }
 
-/* The nonzero rows of the data column of variable v (z_j: M_:j), *count of them; NULL for
- * z0 (data d, dense: the caller runs over every row, *count = n, and skips zeros). */
+/* The nonzero rows of the data column of variable v (z_j: M_:j), *count of them, and their
+ * entries data[0 .. count - 1]; NULL for z0 (data d, dense: the caller runs over every row,
+ * *count = n, and skips zeros). */
 static const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, const double **data)
 {
     const int n = s->n;
     if (v < 2 * n) {
         int j = v - n;
-        *data = s->M + (size_t)j * n;
+        *data = s->values + s->col_start[j];
         *count = s->col_start[j + 1] - s->col_start[j];
         return s->row_index + s->col_start[j];
     }
@@ -283,11 +296,22 @@ static const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, cons
     return NULL; /* every row */
 }
 
-/* Entry k of variable v's data column: M_kj (+ shift on the diagonal) for z_j, d_k for z0;
- * M_jj + shift is rounded as the copy M + eps I of the dense path rounds it. */
-static inline double entry(const pp_lcp_sparse *s, int v, const double *data, int k)
+/* Entry `value` at row k of variable v's data column: M_kj (+ shift on the diagonal) for
+ * z_j, d_k for z0; M_jj + shift is rounded as the copy M + eps I of the dense path rounds it. */
+static inline double entry(const pp_lcp_sparse *s, int v, double value, int k)
 {
-    return k == v - s->n ? data[k] + s->shift : data[k];
+    return k == v - s->n ? value + s->shift : value;
+}
+
+/* a = the column of variable v (a z) in [I | -M | -d]: -(M + shift I)_:v-n, with -0 off the
+ * pattern (as the negated dense column has). */
+void pp_lcp_sparse_load_column(const pp_lcp_sparse *s, int v, double *a)
+{
+    const double *data;
+    int count;
+    const int *rows = column_pattern(s, v, &count, &data);
+    for (int k = 0; k < s->n; ++k) a[k] = -0.0;
+    for (int t = 0; t < count; ++t) a[rows[t]] = -entry(s, v, data[t], rows[t]);
 }
 
 /* (hi, lo) -= a * data over the nonzeros of variable v's data column (v a z or z0), the
@@ -303,14 +327,14 @@ sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo,
         if (s->shift != 0.0) { /* M + shift I: the diagonal entry alone */
             for (int t = 0; t < count; ++t) {
                 int k = rows[t];
-                double e = entry(s, v, data, k);
+                double e = entry(s, v, data[t], k);
                 if (e != 0.0) accumulate_with(&hi[k], &lo[k], at, e, fused);
             }
             return;
         }
         for (int t = 0; t < count; ++t) {
             int k = rows[t];
-            if (data[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, data[k], fused);
+            if (data[t] != 0.0) accumulate_with(&hi[k], &lo[k], at, data[t], fused);
         }
     } else {
         for (int k = 0; k < count; ++k)
@@ -347,7 +371,7 @@ sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *l
     const int *rows = column_pattern(s, v, &count, &data);
     if (rows) {
         for (int t = 0; t < count; ++t) {
-            double e = entry(s, v, data, rows[t]);
+            double e = entry(s, v, data[t], rows[t]);
             if (e != 0.0) accumulate_with(hi, lo, e, u[rows[t]], fused);
         }
     } else {
@@ -435,7 +459,7 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
         for (int t = 0; t < count; ++t) {
             int k = rows ? rows[t] : t;
             int r = f->eq_rank[k];
-            double e = entry(s, var, data, k);
+            double e = entry(s, var, data[t], k);
             if (e == 0.0) continue;
             if (r < 0) {
                 f->c_pos[pc] = -1 - r;
@@ -547,10 +571,10 @@ double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const 
         row[i] = 0.0;
     }
     for (int j = 0; j < n; ++j) {
-        const double *col = s->M + (size_t)j * n, zj = z[j];
+        const double zj = z[j];
         for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
             int k = s->row_index[p];
-            double e = k == j ? col[k] + s->shift : col[k];
+            double e = k == j ? s->values[p] + s->shift : s->values[p];
             w[k] += e * zj;
             row[k] += fabs(e);
         }
@@ -565,6 +589,37 @@ double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const 
     return relative;
 }
 
+/* M by rows (row_start, col_index, row_values): columns of row k in increasing order.
+ * 0 when out of memory. */
+static int rows_of_m(pp_lcp_sparse *s)
+{
+    if (s->row_start) return 1;
+    const int n = s->n;
+    const size_t nnz = (size_t)s->col_start[n];
+    s->row_start = calloc((size_t)n + 1, sizeof *s->row_start);
+    s->col_index = malloc((nnz + 1) * sizeof *s->col_index);
+    s->row_values = malloc((nnz + 1) * sizeof *s->row_values);
+    if (!s->row_start || !s->col_index || !s->row_values) {
+        free(s->row_start);
+        free(s->col_index);
+        free(s->row_values);
+        s->row_start = s->col_index = NULL;
+        s->row_values = NULL;
+        return 0;
+    }
+    for (size_t p = 0; p < nnz; ++p) ++s->row_start[s->row_index[p] + 1];
+    for (int k = 0; k < n; ++k) s->row_start[k + 1] += s->row_start[k];
+    for (int j = 0; j < n; ++j)
+        for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p) {
+            const int at = s->row_start[s->row_index[p]]++;
+            s->col_index[at] = j;
+            s->row_values[at] = s->values[p];
+        }
+    for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
+    s->row_start[0] = 0;
+    return 1;
+}
+
 /* Row i of B^-1: e_i^T B^-1, BTRAN of a unit vector. Each E_s^T changes one entry (c_r),
  * so c = e_i E_t ... E_1 has at most t + 1 nonzeros: the etas run over them (with the dense
  * copies of y), and C^T u_W over the rows of M of the W equations among them (CSR). */
@@ -572,7 +627,8 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
 {
     const int n = s->n;
     factor_state *f = &s->state[s->current];
-    if (f->etas > ETA_DENSE_MAX) { /* refactorisations kept failing: the general BTRAN */
+    if (f->etas > ETA_DENSE_MAX || !rows_of_m(s)) { /* refactorisations kept failing, or no
+                                                     room for M by rows: the general BTRAN */
         s->unit[i] = 1.0;
         pp_lcp_sparse_btran(s, s->unit, row);
         s->unit[i] = 0.0;
@@ -607,7 +663,7 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row)
             if (k >= n || uk == 0.0) continue;
             for (int p = s->row_start[k]; p < s->row_start[k + 1]; ++p) {
                 int j = s->col_index[p], d = f->dense_of_var[j];
-                if (d >= 0) t[d] += (s->M[(size_t)j * n + k] + (j == k ? s->shift : 0.0)) * uk;
+                if (d >= 0) t[d] += (s->row_values[p] + (j == k ? s->shift : 0.0)) * uk;
             }
             if (z0_d >= 0) t[z0_d] += s->d[k] * uk;
         }
@@ -667,6 +723,7 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
 /* Room for `count` rows of n (the ratio test's tied rows); NULL when out of memory. */
 double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
 {
+
     if (!grow((void **)&s->rows, &s->rows_cap, (size_t)count * s->n, sizeof *s->rows))
         return NULL;
     return s->rows;
@@ -674,42 +731,31 @@ double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
 
 /* ---- Basis solves (warm start and polish) of large LCPs ---------------------------------
  *
- * (M + shift I)_BB z_B = -q_B for the basic set index[0..nb-1] by KLU on the sparse M_BB, refined with
- * compensated residuals over its nonzeros (the same iteration as the dense
- * pp_lcp_solve_basis). Returns 0 when M_BB is exactly singular, memory runs out, or the
- * solve is not finite. zb, r, hi, lo: nb each. */
-int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
-                              const int *index, int nb, double *zb, double *r, double *hi,
-                              double *lo)
+ * (M + shift I)_BB z_B = -q_B for the basic set index[0..nb-1] (increasing) by KLU on the
+ * sparse M_BB, refined with compensated residuals over its nonzeros (the same iteration as
+ * the dense pp_lcp_solve_basis). M_BB is gathered by columns (Ap, Ai, Ax: rows increasing)
+ * from the dense M or from M by columns, the same entries in the same order either way.
+ * Returns 0 when M_BB is exactly singular, memory runs out, or the solve is not finite, and
+ * (work_max > 0) without factorising when the LU's estimated work is above work_max: with
+ * lnz + unz the fill KLU's analysis (AMD) predicts, about (lnz + unz)^2 / nb flops (a left-
+ * looking LU's work is the sum over its columns of the column's count times the rows it
+ * updates). zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
+static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, double work_max,
+                          const double *q, const int *index, double *zb, double *r, double *hi,
+                          double *lo)
 {
-    int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
-    int *Ai = NULL;
-    double *Ax = NULL;
-    size_t cap = 0, cap_x = 0;
-    int ok = Ap != NULL;
-    size_t p = 0;
-    for (int b = 0; ok && b < nb; ++b) {
-        Ap[b] = (int)p;
-        const double *col = M + (size_t)index[b] * n;
-        for (int a = 0; ok && a < nb; ++a) {
-            double v = a == b ? col[index[a]] + shift : col[index[a]];
-            if (v == 0.0) continue;
-            ok = grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
-                 grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);
-            if (!ok) break;
-            Ai[p] = a;
-            Ax[p++] = v;
-        }
-    }
     klu_common common;
     klu_symbolic *symbolic = NULL;
     klu_numeric *numeric = NULL;
     if (ok) {
-        Ap[nb] = (int)p;
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        numeric = symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
+        if (symbolic && work_max > 0.0) {
+            const double fill = symbolic->lnz + symbolic->unz;
+            if (fill * fill / nb > work_max) ok = 0;
+        }
+        numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }
     if (ok) {
@@ -745,4 +791,75 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double
     free(Ai);
     free(Ax);
     return ok;
+}
+
+int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
+                              const int *index, int nb, double *zb, double *r, double *hi,
+                              double *lo)
+{
+    int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
+    int *Ai = NULL;
+    double *Ax = NULL;
+    size_t cap = 0, cap_x = 0;
+    int ok = Ap != NULL;
+    size_t p = 0;
+    for (int b = 0; ok && b < nb; ++b) {
+        Ap[b] = (int)p;
+        const double *col = M + (size_t)index[b] * n;
+        for (int a = 0; ok && a < nb; ++a) {
+            double v = a == b ? col[index[a]] + shift : col[index[a]];
+            if (v == 0.0) continue;
+            ok = grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
+                 grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);
+            if (!ok) break;
+            Ai[p] = a;
+            Ax[p++] = v;
+        }
+    }
+    if (ok) Ap[nb] = (int)p;
+    return solve_gathered(nb, Ap, Ai, Ax, ok, 0.0, q, index, zb, r, hi, lo);
+}
+
+/* pp_lcp_solve_basis (lcp_basis.c) for M by columns: z from the complementary basis,
+ * (M + shift I)_BB z_B = -q_B, z_N = 0; M_BB is gathered through the basic columns' nonzeros
+ * (ws->pivots maps a row to its place in B). work_max > 0: no solve (0) when the LU's
+ * estimated work is above it (solve_gathered). */
+int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                           const unsigned char *basis, double *z, double work_max)
+{
+    const int n = A->n;
+    int nb = 0, *place = ws->pivots;
+    for (int i = 0; i < n; ++i) {
+        place[i] = basis[i] ? nb : -1;
+        if (basis[i]) ws->index[nb++] = i;
+    }
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+    if (nb == 0) return 1;
+    size_t nnz = 0;
+    for (int b = 0; b < nb; ++b)
+        nnz += (size_t)(A->col_start[ws->index[b] + 1] - A->col_start[ws->index[b]]);
+    int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
+    int *Ai = malloc((nnz + 1) * sizeof *Ai);
+    double *Ax = malloc((nnz + 1) * sizeof *Ax);
+    int ok = Ap && Ai && Ax;
+    size_t p = 0;
+    for (int b = 0; ok && b < nb; ++b) {
+        const int j = ws->index[b];
+        Ap[b] = (int)p;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int a = place[A->row_index[t]];
+            if (a < 0) continue;
+            double v = a == b ? A->values[t] + ws->shift : A->values[t];
+            if (v == 0.0) continue;
+            Ai[p] = a;
+            Ax[p++] = v;
+        }
+    }
+    if (ok) Ap[nb] = (int)p;
+    double *zb = ws->rhs;
+    if (!solve_gathered(nb, Ap, Ai, Ax, ok, work_max, q, ws->index, zb, ws->residual,
+                        ws->sum_hi, ws->sum_lo))
+        return 0;
+    for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
+    return 1;
 }

@@ -392,7 +392,8 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
 #define REPAIR_TOL 1e-12
 #define REPAIR_ROUNDS 8
 
-static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, unsigned char *basis)
+static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, const pp_lcp_csc *csc,
+                        unsigned char *basis)
 {
     int *D = ws->index, m = 0;
     for (int i = 0; i < n; ++i)
@@ -400,7 +401,22 @@ static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, unsigned 
     if (m == 0 || m > ws->square_n) return 0;
     double *A = ws->lu, *norm = ws->column;
     const double shift = n >= PP_LCP_SPARSE_MIN_N ? ws->shift : 0.0;
-    for (int b = 0; b < m; ++b) {
+    if (csc) { /* M_DD gathered over the columns' nonzeros (place: row -> its place in D) */
+        int *place = ws->pivots;
+        for (int i = 0; i < n; ++i) place[i] = -1;
+        for (int b = 0; b < m; ++b) place[D[b]] = b;
+        for (int b = 0; b < m; ++b) {
+            double *a = A + (size_t)b * m, big = 0.0;
+            for (int r = 0; r < m; ++r) a[r] = 0.0;
+            for (int t = csc->col_start[D[b]]; t < csc->col_start[D[b] + 1]; ++t) {
+                const int r = place[csc->row_index[t]];
+                if (r >= 0) a[r] = csc->values[t] + (r == b ? shift : 0.0);
+            }
+            for (int r = 0; r < m; ++r) big = max_d(big, fabs(a[r]));
+            norm[b] = big;
+        }
+    }
+    for (int b = 0; !csc && b < m; ++b) {
         const double *col = Me + (size_t)D[b] * n;
         double *a = A + (size_t)b * m, big = 0.0;
         for (int r = 0; r < m; ++r) {
@@ -443,27 +459,28 @@ static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, unsigned 
 
 /* The given basis `start` repaired into ws->start_basis (see above); returns it. */
 static const unsigned char *repair_start(pp_lcp_workspace *ws, int n, const double *Me,
-                                         const unsigned char *start)
+                                         const pp_lcp_csc *csc, const unsigned char *start)
 {
     unsigned char *basis = ws->start_basis;
     memcpy(basis, start, (size_t)n);
     for (int round = 0; round < REPAIR_ROUNDS; ++round)
-        if (repair_round(ws, n, Me, basis) == 0) break;
+        if (repair_round(ws, n, Me, csc, basis) == 0) break;
     return basis;
 }
 
 /*
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
- * refactorisations. `sparse`: the sparse basis of a large LCP (NULL: the explicit inverse).
+ * refactorisations. `large`: the sparse basis of a large LCP (else the explicit inverse);
+ * csc: Me by columns (then Me is NULL and large is 1).
  */
-static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
-                                const double *d, const unsigned char *start,
-                                const pp_lcp_options *o, int max_pivots, double *z,
-                                unsigned char *basis, int *pivots, int *refactorisations,
-                                int large)
+static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
+                                const pp_lcp_csc *csc, const double *q, const double *d,
+                                const unsigned char *start, const pp_lcp_options *o,
+                                int max_pivots, double *z, unsigned char *basis, int *pivots,
+                                int *refactorisations, int large)
 {
-    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1, NULL};
+    lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1, NULL, csc};
     const int z0_var = 2 * n;
     const double z0_zero = o->tie_tol * pp_lcp_inf_norm(n, q);
     *pivots = 0;
@@ -475,7 +492,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
             ws->y[i] = -d[i];
             ws->row_var[i] = i;
         }
-        run.sparse = pp_lcp_sparse_create(ws, n, Me, d);
+        run.sparse = pp_lcp_sparse_create(ws, n, Me, csc, d);
         if (!run.sparse || !pp_lcp_sparse_factor(run.sparse, ws->row_var)) {
             pp_lcp_sparse_destroy(run.sparse);
             return PP_LCP_NUMERICAL;
@@ -491,18 +508,23 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me, c
             ws->row_var[i] = i;
         }
     } else { /* the given complementary basis, with d = B e (see the file comment) */
-        if (n >= PP_LCP_SPARSE_MIN_N) start = repair_start(ws, n, Me, start); /* see Repair */
+        if (n >= PP_LCP_SPARSE_MIN_N) start = repair_start(ws, n, Me, csc, start); /* Repair */
         double *db = ws->start_covering;
         for (int k = 0; k < n; ++k) db[k] = start[k] ? 0.0 : 1.0;
         for (int i = 0; i < n; ++i) {
             ws->row_var[i] = start[i] ? n + i : i;
             if (!start[i]) continue;
+            if (csc) { /* over the column's nonzeros (the others subtract 0) */
+                for (int t = csc->col_start[i]; t < csc->col_start[i + 1]; ++t)
+                    db[csc->row_index[t]] -= csc->values[t];
+                continue;
+            }
             const double *col = Me + (size_t)i * n;
             for (int k = 0; k < n; ++k) db[k] -= col[k];
         }
         run.d = db;
         if (large) {
-            run.sparse = pp_lcp_sparse_create(ws, n, Me, db);
+            run.sparse = pp_lcp_sparse_create(ws, n, Me, csc, db);
             if (!run.sparse) return PP_LCP_NUMERICAL;
         }
         int settled = 0, ok = pp_lcp_refactorise(&run);
@@ -652,7 +674,17 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                                  const pp_lcp_options *o, int max_pivots, double *z,
                                  unsigned char *basis, int *pivots, int *refactorisations)
 {
-    return lemke_path(ws, n, Me, q, d, start, o, max_pivots, z, basis, pivots,
+    return lemke_path(ws, n, Me, NULL, q, d, start, o, max_pivots, z, basis, pivots,
                       refactorisations, n >= PP_LCP_SPARSE_MIN_N);
+}
+
+/* Lemke on LCP(A + shift I, q), A by columns (n >= PP_LCP_SPARSE_MIN_N: the sparse basis). */
+pp_lcp_status pp_lcp_lemke_pivot_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
+                                     const double *d, const unsigned char *start,
+                                     const pp_lcp_options *o, int max_pivots, double *z,
+                                     unsigned char *basis, int *pivots, int *refactorisations)
+{
+    return lemke_path(ws, A->n, NULL, A, q, d, start, o, max_pivots, z, basis, pivots,
+                      refactorisations, 1);
 }
 

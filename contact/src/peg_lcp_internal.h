@@ -77,9 +77,10 @@ struct pp_peg_workspace {
  * and the Lemke workspace (about 4 n^2 doubles below PP_LCP_SPARSE_MIN_N, linear above). It
  * grows to the largest island actually solved (never to the sum of the islands: memory
  * follows the largest island), before that island's solve, never inside it. M itself is kept
- * only below PP_LCP_SPARSE_MIN_N unknowns: a larger island's matrix is a zeroed allocation
- * of its own, freed after its solve, whose pages without a nonzero are never touched
- * (peg_mlcp.c solve_islands).
+ * only below OWN_MATRIX_MIN_N (1 500) unknowns. A larger island without joint rows is held
+ * by columns (csc, never dense); one with joint rows has a zeroed allocation of its own,
+ * freed after its solve, whose pages without a nonzero are never touched (peg_mlcp.c
+ * solve_islands).
  */
 /*
  * Load sharing over redundant supports (lcp_load_sharing.c, whose comment has the
@@ -130,6 +131,24 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result);
 
+/* A large island's matrix by columns (peg_mlcp.c csc_assemble): the columns (pp_lcp_csc)
+ * and the assembly's scratch (of n, and of the problem's bodies). Grown to the largest
+ * island, kept from step to step. */
+typedef struct csc_store {
+    int *col_start;        /* n + 1 */
+    int *row_index;        /* the nonzeros */
+    double *values;
+    size_t rows_capacity, values_capacity;
+    double *acc;           /* n + 1, 0 between columns: one column's entries by row */
+    int *stamp, *owner, *kind, *extra; /* n + 1: last column that wrote a row; a column's
+                                          set and kind; a column's rows off the body terms */
+    size_t n_capacity;
+    int *body_local, *body_first; /* bodies + 1 (+ 2): local number; its rows' start */
+    size_t body_capacity;
+    struct body_row *body_rows; /* every coupled body's rows, sorted by row */
+    size_t body_rows_capacity;
+} csc_store;
+
 typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
@@ -140,7 +159,13 @@ typedef struct dense_store {
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
     pp_load_sharing load;  /* load sharing's arrays (grown with the island) */
+    csc_store csc;         /* a large island's matrix by columns */
 } dense_store;
+
+/* Islands without joint rows of at least this many unknowns assemble M by columns and are
+ * solved by pp_lcp_solve_csc (peg_mlcp.c); a test may lower it (>= PP_LCP_SPARSE_MIN_N) to
+ * compare the two paths on a moderate island, and restores it. Returns the previous value. */
+int pp_peg_csc_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
 #define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])

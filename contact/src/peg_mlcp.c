@@ -62,6 +62,7 @@
 #include "peg_lcp_internal.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,21 +71,45 @@
 struct pp_body_block;
 static void body_block_free(struct pp_body_block *bb);
 
-/* Islands of at least this many unknowns assemble M into an allocation of their own (below,
- * solve_islands); smaller ones reuse the kept matrix, at most (OWN_MATRIX_MIN_N - 1)^2
+/* Islands of at least this many unknowns assemble M by columns, or with joint rows into an
+ * allocation of their own (below, solve_islands); smaller ones reuse the kept matrix, at most (OWN_MATRIX_MIN_N - 1)^2
  * doubles (18 MB). Not the LCP's sparse threshold (161): a fresh n^2 allocation a solve costs
  * its page faults, measured on the settled 20-box heap (one island of ~700 unknowns,
  * pegplus-benchmark --scene heap20 --steps 300 --lcp-budget 0): 1 485 -> 1 040 us a step
  * (standard), 1 785 -> 1 256 us (PEG) with the kept matrix. */
 #define OWN_MATRIX_MIN_N 1500
 
-/* Room for an n-unknown LCP (and its Lemke workspace when `solve`). */
-static pp_status dense_reserve(dense_store *d, int n, int solve)
+/* Islands without joint rows of at least this many unknowns are assembled by columns and
+ * solved without any n x n array (csc_assemble, pp_lcp_solve_csc): see solve_islands. The
+ * answers are the dense path's bit for bit, so the threshold only moves cost. It is just
+ * above load sharing's bound (LS_MAX_UNKNOWNS = 256 in lcp_load_sharing.c, which reads the
+ * dense M; an island by columns is above it and keeps Lemke's answer, as that bound does).
+ * Measured on the settled 20-box heap (islands of 678-735 unknowns, pegplus-benchmark
+ * --scene heap20 --model standard,peg --steps 20 --lcp-budget 0 under callgrind): by columns
+ * the median step is 2.3x / 2.1x cheaper (standard / PEG: no n^2 clearing, pattern scan and
+ * residual a solve), the 20 steps 2.7 % / 3.4 % fewer instructions (the first, cold step's
+ * pivots dominate them), the same pivots. */
+#ifndef PP_PEG_CSC_MIN_N
+#define PP_PEG_CSC_MIN_N 257
+#endif
+static int csc_min_n = PP_PEG_CSC_MIN_N;
+
+int pp_peg_csc_min_n(int n)
+{
+    int previous = csc_min_n;
+    PP_ASSERT(n >= PP_LCP_SPARSE_MIN_N, "pp_peg_csc_min_n: at least the sparse threshold");
+    csc_min_n = n;
+    return previous;
+}
+
+/* Room for an n-unknown LCP (and its Lemke workspace when `solve`; the kept dense matrix
+ * unless `by_columns`). */
+static pp_status dense_reserve(dense_store *d, int n, int solve, int by_columns)
 {
     if (n < 1) n = 1;
     /* the kept matrix: for the diagnostic's whole LCP (solve = 0) and islands below
      * OWN_MATRIX_MIN_N; a larger island's matrix is its own (solve_islands) */
-    const int matrix = !solve || n < OWN_MATRIX_MIN_N;
+    const int matrix = !by_columns && (!solve || n < OWN_MATRIX_MIN_N);
     if (matrix && n > d->matrix_capacity) {
         int cap = d->matrix_capacity + d->matrix_capacity / 2 > n
                       ? d->matrix_capacity + d->matrix_capacity / 2
@@ -140,6 +165,17 @@ static void dense_free(dense_store *d)
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
     pp_load_sharing_free(&d->load);
+    free(d->csc.acc);
+    free(d->csc.stamp);
+    free(d->csc.owner);
+    free(d->csc.kind);
+    free(d->csc.extra);
+    free(d->csc.col_start);
+    free(d->csc.body_local);
+    free(d->csc.body_first);
+    free(d->csc.body_rows);
+    free(d->csc.row_index);
+    free(d->csc.values);
     free(d);
 }
 
@@ -877,6 +913,328 @@ static void assemble_matrix(const pp_peg_workspace *ws, const lcp_layout *L, con
 }
 
 /*
+ * A large island's matrix by compressed columns (pp_lcp_csc, lcp_internal.h), never dense,
+ * column by column in order. Column c belongs to one set j: an impulse column (p, beta, or a
+ * rolling g+/g-) has the body terms g_a^T (W_b g_c) of every row a on j's coupled bodies (the
+ * rows of a body are listed once per island, sorted: body_rows), then the set's own entries;
+ * a slack, sigma or rolling s column has only the set's entries (E_I1, E_I2, E, -E^T, U, the
+ * rolling pyramid). Each entry is formed as assemble_matrix forms it: 0 plus at most two body
+ * products (a sum of two is the same double in either order), then the compliance shift, the
+ * soft and slip terms in assemble_matrix's order, and the set's constant entries assigned; so
+ * the values are the dense matrix's bit for bit. Every diagonal entry is kept (0 where nothing
+ * is written), so the pattern also serves M + eps I. Memory: the columns (12 bytes a nonzero)
+ * and O(n) scratch, kept in the dense store and grown to the largest island, never n^2.
+ */
+struct body_row {
+    int row;               /* LCP index in the island */
+    signed char sign;      /* -1: the g- row of a rolling axis (g negated) */
+    const double *g;       /* the row's Jacobian block on the body */
+};
+typedef struct body_row body_row;
+
+static int body_row_order(const void *a, const void *b)
+{
+    const int ra = ((const body_row *)a)->row, rb = ((const body_row *)b)->row;
+    return (ra > rb) - (ra < rb);
+}
+
+/* g^T w with g, w negated by their signs, in assemble_body's order (dot6's). */
+static inline double signed_dot(const double *g, int gs, const double *w, int ws_)
+{
+    double x[6], y[6];
+    for (int e = 0; e < 6; ++e) {
+        x[e] = gs < 0 ? -g[e] : g[e];
+        y[e] = ws_ < 0 ? -w[e] : w[e];
+    }
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5];
+}
+
+#define GROW_TO(ptr, cap_field, need)                                          \
+    do {                                                                                    \
+        if ((size_t)(need) > (cap_field)) {                                                 \
+            size_t cap_ = (cap_field) ? (cap_field) : 1024;                                   \
+            while (cap_ < (size_t)(need)) cap_ *= 2;                                        \
+            void *p_ = realloc((ptr), cap_ * sizeof *(ptr));                                \
+            if (!p_) return PP_ERR_NO_MEMORY;                                               \
+            (ptr) = p_;                                                                     \
+            (cap_field) = cap_;                                                             \
+        }                                                                                   \
+    } while (0)
+
+enum { COL_IMPULSE, COL_ROLL, COL_ROLL_S, COL_SLACK, COL_SIGMA };
+
+static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                              const lcp_layout *L, const int *list, int count, int n,
+                              csc_store *c, pp_lcp_csc *A)
+{
+    const int k = L->k, nb = pp->base.body_count;
+    /* scratch of n (and of the problem's bodies) */
+    if ((size_t)n + 1 > c->n_capacity) {
+        size_t cap = (size_t)n + 1;
+        double *acc = realloc(c->acc, cap * sizeof *acc);
+        if (acc) c->acc = acc;
+        int *stamp = realloc(c->stamp, cap * sizeof *stamp);
+        if (stamp) c->stamp = stamp;
+        int *owner = realloc(c->owner, cap * sizeof *owner);
+        if (owner) c->owner = owner;
+        int *kind = realloc(c->kind, cap * sizeof *kind);
+        if (kind) c->kind = kind;
+        int *extra = realloc(c->extra, cap * sizeof *extra);
+        if (extra) c->extra = extra;
+        int *start = realloc(c->col_start, cap * sizeof *start);
+        if (start) c->col_start = start;
+        if (!acc || !stamp || !owner || !kind || !extra || !start) return PP_ERR_NO_MEMORY;
+        for (size_t i = c->n_capacity; i < cap; ++i) c->acc[i] = 0.0;
+        c->n_capacity = cap;
+    }
+    if ((size_t)nb + 1 > c->body_capacity) {
+        int *local = realloc(c->body_local, ((size_t)nb + 1) * sizeof *local);
+        if (!local) return PP_ERR_NO_MEMORY;
+        c->body_local = local;
+        int *first = realloc(c->body_first, ((size_t)nb + 2) * sizeof *first);
+        if (!first) return PP_ERR_NO_MEMORY;
+        c->body_first = first;
+        c->body_capacity = (size_t)nb + 1;
+    }
+    for (int i = 0; i < n; ++i) c->stamp[i] = -1;
+    /* the island's coupled bodies, numbered; their rows, sorted */
+    int bodies = 0;
+    size_t rows_total = 0;
+    for (int b = 0; b < nb; ++b) c->body_local[b] = -1;
+    for (int t = 0; t < count; ++t)
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * list[t] + side];
+            if (b < 0 || !ws->coupled[b] || c->body_local[b] >= 0) continue;
+            c->body_local[b] = bodies++;
+        }
+    for (int i = 0; i <= bodies; ++i) c->body_first[i] = 0; /* by local number */
+    for (int b = 0; b < nb; ++b) {
+        const int lb = c->body_local[b];
+        if (lb < 0) continue;
+        int rows = 0;
+        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
+            const int j = ws->incidence[e] / 2;
+            const int cnt = ws->row_first[j + 1] - ws->row_first[j];
+            for (int r = 0; r < cnt; ++r) rows += row_index(L, j, r) >= 0;
+            rows += 2 * ws->roll_axes[j];
+        }
+        c->body_first[lb + 1] = rows;
+    }
+    for (int i = 0; i < bodies; ++i) c->body_first[i + 1] += c->body_first[i];
+    rows_total = (size_t)c->body_first[bodies];
+    GROW_TO(c->body_rows, c->body_rows_capacity, rows_total + 1);
+    for (int b = 0; b < nb; ++b) {
+        const int lb = c->body_local[b];
+        if (lb < 0) continue;
+        body_row *out = c->body_rows + c->body_first[lb];
+        int m = 0;
+        for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
+            const int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
+            const int cnt = ws->row_first[j + 1] - ws->row_first[j];
+            for (int r = 0; r < cnt; ++r) {
+                const int at = row_index(L, j, r);
+                if (at < 0) continue;
+                out[m++] = (body_row){at, 1, JAC(ws, ws->row_first[j] + r, side)};
+            }
+            for (int a = 0; a < ws->roll_axes[j]; ++a)
+                for (int u = 0; u < 2; ++u)
+                    out[m++] = (body_row){roll_index(L, j, 3 * a + u), (signed char)(u ? -1 : 1),
+                                          RJAC(ws, j, a, side)};
+        }
+        qsort(out, (size_t)m, sizeof *out, body_row_order);
+    }
+    /* the owner and kind of every column */
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+        for (int l = 0; l <= k; ++l) {
+            const int at = col_index(L, j, l);
+            if (at < 0) continue;
+            c->owner[at] = j;
+            c->kind[at] = COL_IMPULSE + 8 * l;
+        }
+        for (int s = 0; s < kj; ++s) {
+            c->owner[L->ns + L->slack[j] + s] = j;
+            c->kind[L->ns + L->slack[j] + s] = COL_SLACK + 8 * s;
+        }
+        if (L->friction[j] >= 0) {
+            c->owner[sigma_index(L, j)] = j;
+            c->kind[sigma_index(L, j)] = COL_SIGMA;
+        }
+        for (int a = 0; a < ws->roll_axes[j]; ++a)
+            for (int u = 0; u < 3; ++u) {
+                const int at = roll_index(L, j, 3 * a + u);
+                c->owner[at] = j;
+                c->kind[at] = (u == 2 ? COL_ROLL_S : COL_ROLL) + 8 * (3 * a + u);
+            }
+    }
+    double *acc = c->acc;
+    int *stamp = c->stamp, *extra = c->extra;
+    size_t p = 0;
+    for (int col = 0; col < n; ++col) {
+        const int j = c->owner[col], kind = c->kind[col] % 8, index = c->kind[col] / 8;
+        const int pj = row_index(L, j, 0);
+        c->col_start[col] = (int)p;
+        /* the body terms: the rows on j's coupled bodies, merged in row order */
+        const body_row *ra = NULL, *rb = NULL;
+        int na = 0, nbr = 0;
+        const double *wa = NULL, *wb = NULL;
+        int wsign = 1;
+        if (kind == COL_IMPULSE || kind == COL_ROLL) {
+            for (int side = 0; side < 2; ++side) {
+                const int b = ws->set_body[2 * j + side];
+                if (b < 0 || !ws->coupled[b]) continue;
+                const int lb = c->body_local[b];
+                const body_row *rows = c->body_rows + c->body_first[lb];
+                const int m = c->body_first[lb + 1] - c->body_first[lb];
+                const double *w = kind == COL_IMPULSE ? WJAC(ws, k, j, index, side)
+                                                      : RWJAC(ws, j, index / 3, side);
+                if (!ra) {
+                    ra = rows;
+                    na = m;
+                    wa = w;
+                } else {
+                    rb = rows;
+                    nbr = m;
+                    wb = w;
+                }
+            }
+            if (kind == COL_ROLL) wsign = index % 3 == 1 ? -1 : 1;
+        }
+        size_t need = p + (size_t)na + (size_t)nbr + (size_t)k + 8 +
+                      (size_t)(ws->slack_first[j + 1] - ws->slack_first[j]);
+        GROW_TO(c->row_index, c->rows_capacity, need);
+        GROW_TO(c->values, c->values_capacity, need);
+        int ia = 0, ib = 0;
+        const size_t body_begin = p;
+        while (ia < na || ib < nbr) {
+            const int row_a = ia < na ? ra[ia].row : INT_MAX;
+            const int row_b = ib < nbr ? rb[ib].row : INT_MAX;
+            const int row = row_a < row_b ? row_a : row_b;
+            double v = 0.0;
+            if (row_a == row) {
+                v += signed_dot(ra[ia].g, ra[ia].sign, wa, wsign);
+                ++ia;
+            }
+            if (row_b == row) {
+                v += signed_dot(rb[ib].g, rb[ib].sign, wb, wsign);
+                ++ib;
+            }
+            acc[row] = v;
+            stamp[row] = col;
+            c->row_index[p++] = row;
+        }
+        /* the set's own entries in this column, in assemble_matrix's order; rows not among
+         * the body terms go to extra */
+        int ne = 0;
+#define TOUCH(r)                                                                                \
+    do {                                                                                    \
+        if (stamp[(r)] != col) {                                                            \
+            stamp[(r)] = col;                                                               \
+            acc[(r)] = 0.0;                                                                 \
+            extra[ne++] = (r);                                                              \
+        }                                                                                   \
+    } while (0)
+        if (kind == COL_IMPULSE) {
+            if (ws->last_shift > 0.0) {
+                TOUCH(col);
+                acc[col] += ws->last_shift;
+            }
+            if (index == 0 && (ws->set_surface[j] & PP_CONTACT_SOFT)) {
+                TOUCH(col);
+                acc[col] += ws->set_soft[j];
+            }
+            if (index >= 1 && (ws->set_surface[j] & PP_CONTACT_SLIP) && L->friction[j] >= 0) {
+                const double *slip = &ws->set_slip[6 * (size_t)j];
+                const double *dj = &ws->dirs[(size_t)j * k * 3];
+                const int m = index - 1;
+                const double am = pp_v3_dot(&dj[3 * m], slip);
+                const double bm = pp_v3_dot(&dj[3 * m], slip + 3);
+                for (int l = 0; l < k; ++l) {
+                    const double al = pp_v3_dot(&dj[3 * l], slip);
+                    const double bl = pp_v3_dot(&dj[3 * l], slip + 3);
+                    const int row_l = col_index(L, j, l + 1);
+                    TOUCH(row_l);
+                    acc[row_l] += al * am + bl * bm;
+                }
+            }
+            if (index == 0) {
+                for (int a = 0; a < ws->roll_axes[j]; ++a) {
+                    const int sg = roll_index(L, j, 3 * a + 2);
+                    TOUCH(sg);
+                    acc[sg] = ws->set_rho[3 * j + a];
+                }
+                if (L->friction[j] >= 0) {
+                    TOUCH(sigma_index(L, j));
+                    acc[sigma_index(L, j)] = ws->set_mu[j];
+                }
+            } else if (L->friction[j] >= 0) {
+                TOUCH(sigma_index(L, j));
+                acc[sigma_index(L, j)] = -1.0;
+            }
+        } else if (kind == COL_ROLL) {
+            TOUCH(col);
+            acc[col] += ws->last_shift;
+            const int sg = roll_index(L, j, 3 * (index / 3) + 2);
+            TOUCH(sg);
+            acc[sg] = -1.0;
+        } else if (kind == COL_ROLL_S) {
+            TOUCH(col - 2);
+            acc[col - 2] = 1.0;
+            TOUCH(col - 1);
+            acc[col - 1] = 1.0;
+        } else if (kind == COL_SLACK) {
+            const int c0 = L->ns + L->slack[j], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+            TOUCH(pj);
+            acc[pj] = 1.0;
+            for (int s = index; s < kj; ++s) {
+                TOUCH(c0 + s);
+                acc[c0 + s] = 1.0;
+            }
+        } else { /* COL_SIGMA */
+            for (int l = 1; l <= k; ++l) {
+                const int beta = col_index(L, j, l);
+                TOUCH(beta);
+                acc[beta] = 1.0;
+            }
+        }
+        TOUCH(col); /* the diagonal, 0 if nothing else */
+#undef TOUCH
+        /* extra rows (few) sorted, then merged with the body rows (sorted) */
+        for (int a = 1; a < ne; ++a)
+            for (int b = a; b > 0 && extra[b - 1] > extra[b]; --b) {
+                int t = extra[b];
+                extra[b] = extra[b - 1];
+                extra[b - 1] = t;
+            }
+        if (ne > 0) {
+            /* merge from the back: body rows at [body_begin, p), extras after them */
+            size_t i = p, out = p + (size_t)ne;
+            int e = ne;
+            while (e > 0) {
+                if (i > body_begin && c->row_index[i - 1] > extra[e - 1])
+                    c->row_index[--out] = c->row_index[--i];
+                else
+                    c->row_index[--out] = extra[--e];
+            }
+            p += (size_t)ne;
+        }
+        for (size_t t = body_begin; t < p; ++t) {
+            const int row = c->row_index[t];
+            c->values[t] = acc[row];
+            acc[row] = 0.0;
+        }
+        if (p >= (size_t)1 << 31) return PP_ERR_NO_MEMORY;
+    }
+    c->col_start[n] = (int)p;
+    A->n = n;
+    A->col_start = c->col_start;
+    A->row_index = c->row_index;
+    A->values = c->values;
+    return PP_OK;
+}
+#undef GROW_TO
+
+/*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
  * warm-start basis keeps its meaning). A failed island leaves z = 0 (lcp.h) and an all-w
@@ -912,7 +1270,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0; t < joint_count; ++t)
             n += ws->joint_first[joints[t] + 1] - ws->joint_first[joints[t]];
         dense_store *d = ws->dense;
-        pp_status room = dense_reserve(d, n, 1);
+        /* by columns: a large island without joint rows (the joints' elimination,
+         * peg_joints.c, works on the dense matrix) */
+        const int by_columns = joint_count == 0 && n >= csc_min_n;
+        pp_status room = dense_reserve(d, n, 1, by_columns);
         if (room != PP_OK) return room;
         /* island index -> whole index, over every row (= unknown) of every set and its sigma,
          * then the joint rows' unknowns */
@@ -930,19 +1291,29 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
-        /* A large island's matrix (n >= OWN_MATRIX_MIN_N) is a
+        /* A large island's matrix (n >= OWN_MATRIX_MIN_N) is by columns (csc_assemble)
+         * without joint rows; with joint rows (whose elimination needs the dense M) a
          * fresh zeroed allocation, freed after its solve: C's calloc of that size maps new
          * pages (glibc: mmap, not cleared by hand), and a page of M holding no nonzero is
          * then never written, so it costs no memory (a brick wall's M under PEG is 3 %
          * nonzero and touches about 30 % of its pages), and no n^2 clearing is paid. Smaller
          * islands reuse the kept matrix. */
-        const int large = n >= OWN_MATRIX_MIN_N;
-        double *M = large ? calloc((size_t)n * n, sizeof *M) : d->M;
-        if (!M) {
+        const int large = !by_columns && n >= OWN_MATRIX_MIN_N;
+        double *M = by_columns ? NULL : large ? calloc((size_t)n * n, sizeof *M) : d->M;
+        pp_lcp_csc A = {0, NULL, NULL, NULL};
+        if (!by_columns && !M) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
-        assemble_matrix(ws, &island, list, count, n, large, M);
+        if (by_columns) {
+            if (csc_assemble(ws, pp, &island, list, count, n, &d->csc, &A) != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP "
+                                     "of %d unknowns", n);
+                return PP_ERR_NO_MEMORY;
+            }
+        } else {
+            assemble_matrix(ws, &island, list, count, n, large, M);
+        }
         for (int a = 0; a < n; ++a) {
             d->island_q[a] = ws->q[d->island_map[a]];
             if (basis) d->island_basis[a] = basis[d->island_map[a]] & 1; /* bit 1: below */
@@ -959,8 +1330,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         if (st == PP_OK && n > 0) {
-            st = pp_lcp_solve(d->lcp, n, M, d->island_q, options,
-                              basis ? d->island_basis : NULL, d->island_z, &r);
+            st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, options,
+                                               basis ? d->island_basis : NULL, d->island_z, &r)
+                            : pp_lcp_solve(d->lcp, n, M, d->island_q, options,
+                                           basis ? d->island_basis : NULL, d->island_z, &r);
             if (st != PP_OK && st != PP_ERR_SOLVER) {
                 if (large) free(M);
                 return st;
@@ -979,8 +1352,12 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * the joints carry no compliance, the limit was rarely found there (D = 0 on the
          * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
          * a step, the gripper 75 -> 164 us. */
-        if (st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
-            nr == 0 && !pp->base.keep_lemke_vertex) {
+        const int sharing = st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 &&
+                            joint_count == 0 && nr == 0 && !pp->base.keep_lemke_vertex;
+        /* an island by columns is above load sharing's own bound (LS_MAX_UNKNOWNS, which
+         * keeps Lemke's answer there): counted as kept, its dense M never formed */
+        if (sharing && by_columns) ++stats->load_kept;
+        if (sharing && !by_columns) {
             pp_load_sharing *ls = &d->load;
             pp_status room = pp_load_sharing_reserve(ls, n);
             if (room != PP_OK) {
@@ -1224,7 +1601,7 @@ void pp_peg_last_lcp(const pp_peg_workspace *ws, int *n, const double **M, const
         return;
     }
     /* The dense store grows for the whole LCP here (a diagnostic, outside any solve). */
-    if (dense_reserve(ws->dense, ws->last_n, 0) != PP_OK) {
+    if (dense_reserve(ws->dense, ws->last_n, 0, 0) != PP_OK) {
         *n = 0;
         *M = NULL;
         return;

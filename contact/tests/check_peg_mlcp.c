@@ -11,18 +11,26 @@
  *  - islands: the island-wise solution solves the whole LCP and equals its one-piece solve;
  *    the basis is the whole LCP's; a failed island leaves the others solved;
  *  - Lemke failure returns a status with the free velocity and no NaN; bad input rejected;
- *  - a large island's own matrix is the whole LCP's (same impulses bit for bit).
+ *  - a large island's matrix (by columns) is the whole LCP's (same impulses bit for bit);
+ *    the solve by columns gives the dense solve's answer, which solves the LCP; a large
+ *    island's step fits in an address space that its dense matrix would overflow.
  */
 #include "pegplus/features.h"
 #include "pegplus/geometry.h"
 #include "pegplus/mlcp.h"
 #include "pegplus/peg.h"
 
+#include "../src/peg_lcp_internal.h" /* pp_peg_csc_min_n: the by-columns threshold */
+
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define G 9.81
 #define H 0.01
@@ -1385,53 +1393,91 @@ START_TEST(test_rolling_pyramid)
 END_TEST
 
 /*
- * A large island (n >= 1500 unknowns, the LCP's sparse path): pp_peg_solve assembles such an
- * island's matrix into a fresh zeroed allocation of its own (peg_mlcp.c), not the kept dense
- * store. A row of ROW_BOXES unit boxes on the ground, each on three frictional contacts
+ * A row of `boxes` unit boxes (1 kg) on the ground, each on three frictional contacts
  * (mu = 0.5, k = 4 here: 6 unknowns each) and touching the next box through two frictionless
- * contacts, all at rest under gravity (v* = -g h): one island of 18 b + 2 (b - 1) unknowns.
- * The answer holds every box (nu = 0 to round-off: the three supports of each box are
- * independent) and its normal impulses are those of pp_lcp_solve on the whole LCP that
- * pp_peg_last_lcp assembles through the kept store, bit for bit: the same matrix.
+ * contacts, under gravity (v* = -g h): one island of 18 b + 2 (b - 1) unknowns. Boxes from
+ * `resting` on hover `hover` above the ground (their supports open: psi / h > g h), so only
+ * the first `resting` boxes load the LCP.
+ */
+typedef struct row_scene {
+    int nb, nc;
+    pp_mlcp_body *bodies;
+    pp_contact *c;
+    pp_peg_set *sets;
+} row_scene;
+
+static void row_scene_build(row_scene *rs, int boxes, int resting, double hover)
+{
+    rs->nb = boxes;
+    rs->nc = 3 * boxes + 2 * (boxes - 1);
+    rs->bodies = calloc((size_t)rs->nb, sizeof *rs->bodies);
+    rs->c = calloc((size_t)rs->nc, sizeof *rs->c);
+    rs->sets = calloc((size_t)rs->nc, sizeof *rs->sets);
+    ck_assert(rs->bodies && rs->c && rs->sets);
+    int nc = 0;
+    for (int b = 0; b < boxes; ++b) {
+        pp_mlcp_body *body = &rs->bodies[b];
+        body->inv_mass = 1.0;
+        for (int r = 0; r < 3; ++r) body->inv_inertia[4 * r] = 6.0; /* unit cube, 1 kg */
+        body->x[0] = 1.0 * b;
+        body->x[2] = 0.5 + (b < resting ? 0.0 : hover);
+        body->v[2] = -G * H;
+        const double support[3][2] = {{-0.4, -0.4}, {0.4, -0.4}, {0.0, 0.4}};
+        for (int t = 0; t < 3; ++t, ++nc) { /* ground (A, static) under box b (B) */
+            rs->c[nc].body_a = -1;
+            rs->c[nc].body_b = b;
+            rs->c[nc].p_a[0] = body->x[0] + support[t][0];
+            rs->c[nc].p_a[1] = support[t][1];
+            rs->c[nc].n[2] = 1.0;
+            rs->c[nc].psi = b < resting ? 0.0 : hover;
+            rs->c[nc].mu = 0.5;
+        }
+        for (int t = 0; t < 2 && b + 1 < boxes; ++t, ++nc) { /* box b (A) against b + 1 (B) */
+            rs->c[nc].body_a = b;
+            rs->c[nc].body_b = b + 1;
+            rs->c[nc].p_a[0] = body->x[0] + 0.5;
+            rs->c[nc].p_a[1] = t ? 0.25 : -0.25;
+            rs->c[nc].p_a[2] = b + 1 < resting ? 0.5 : 0.5 + hover;
+            rs->c[nc].n[0] = 1.0;
+        }
+    }
+    ck_assert_int_eq(nc, rs->nc);
+    for (int i = 0; i < rs->nc; ++i)
+        rs->sets[i] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, i, 1};
+}
+
+static void row_scene_free(row_scene *rs)
+{
+    free(rs->bodies);
+    free(rs->c);
+    free(rs->sets);
+}
+
+static pp_peg_problem row_problem(const row_scene *rs, double compliance)
+{
+    pp_peg_problem p = {.base = {.h = H, .body_count = rs->nb, .bodies = rs->bodies,
+                                 .contact_count = rs->nc, .contacts = rs->c,
+                                 .friction_directions = 4, .compliance = compliance,
+                                 .keep_lemke_vertex = 1},
+                        .set_count = rs->nc, .sets = rs->sets};
+    return p;
+}
+
+/*
+ * A large island (here 1 598 unknowns): pp_peg_solve assembles its matrix by columns
+ * (peg_mlcp.c csc_assemble) and solves it without a dense matrix (pp_lcp_solve_csc). The row of
+ * ROW_BOXES boxes, all resting: the answer holds every box (nu = 0 to round-off: the three
+ * supports of each box are independent) and its normal impulses are those of pp_lcp_solve on
+ * the whole dense LCP that pp_peg_last_lcp assembles through the kept store, bit for bit: the
+ * same matrix entries, and the same pivots.
  */
 #define ROW_BOXES 80
 START_TEST(test_large_island_matrix)
 {
-    enum { NB = ROW_BOXES, NC = 3 * ROW_BOXES + 2 * (ROW_BOXES - 1) };
-    pp_mlcp_body *bodies = calloc(NB, sizeof *bodies);
-    pp_contact *c = calloc(NC, sizeof *c);
-    pp_peg_set *sets = calloc(NC, sizeof *sets);
-    int nc = 0;
-    for (int b = 0; b < NB; ++b) {
-        bodies[b].inv_mass = 1.0;
-        for (int r = 0; r < 3; ++r) bodies[b].inv_inertia[4 * r] = 6.0; /* unit cube, 1 kg */
-        bodies[b].x[0] = 1.0 * b;
-        bodies[b].x[2] = 0.5;
-        bodies[b].v[2] = -G * H;
-        const double support[3][2] = {{-0.4, -0.4}, {0.4, -0.4}, {0.0, 0.4}};
-        for (int t = 0; t < 3; ++t, ++nc) { /* ground (A, static) under box b (B) */
-            c[nc].body_a = -1;
-            c[nc].body_b = b;
-            c[nc].p_a[0] = bodies[b].x[0] + support[t][0];
-            c[nc].p_a[1] = support[t][1];
-            c[nc].n[2] = 1.0;
-            c[nc].mu = 0.5;
-        }
-        for (int t = 0; t < 2 && b + 1 < NB; ++t, ++nc) { /* box b (A) against box b + 1 (B) */
-            c[nc].body_a = b;
-            c[nc].body_b = b + 1;
-            c[nc].p_a[0] = bodies[b].x[0] + 0.5;
-            c[nc].p_a[1] = t ? 0.25 : -0.25;
-            c[nc].p_a[2] = 0.5;
-            c[nc].n[0] = 1.0;
-        }
-    }
-    ck_assert_int_eq(nc, NC);
-    for (int i = 0; i < NC; ++i) sets[i] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, i, 1};
-    pp_peg_problem p = {.base = {.h = H, .body_count = NB, .bodies = bodies, .contact_count = NC,
-                                 .contacts = c, .friction_directions = 4,
-                                 .keep_lemke_vertex = 1},
-                        .set_count = NC, .sets = sets};
+    row_scene rs;
+    row_scene_build(&rs, ROW_BOXES, ROW_BOXES, 0.0);
+    const int NB = rs.nb, NC = rs.nc;
+    pp_peg_problem p = row_problem(&rs, 0.0);
     pp_peg_workspace *ws;
     ck_assert_int_eq(pp_peg_workspace_create(NB, NC, NC, 4, &ws), PP_OK);
     double *pn = calloc(NC, sizeof *pn), *nu = calloc(6 * NB, sizeof *nu);
@@ -1442,7 +1488,7 @@ START_TEST(test_large_island_matrix)
     ck_assert_int_eq(stats.lcp_size, 18 * NB + 2 * (NB - 1));
     ck_assert_int_ge(stats.largest_island, 1500);
     double weight = 0.0;
-    for (int i = 0; i < NC; ++i) weight += c[i].n[2] * pn[i];
+    for (int i = 0; i < NC; ++i) weight += rs.c[i].n[2] * pn[i];
     ck_assert_double_eq_tol(weight, NB * G * H, 1e-9 * NB * G * H); /* the row's weight */
     for (int i = 0; i < 6 * NB; ++i) ck_assert_msg(fabs(nu[i]) <= 1e-9, "nu[%d] = %g", i, nu[i]);
 
@@ -1463,9 +1509,281 @@ START_TEST(test_large_island_matrix)
     free(z);
     free(pn);
     free(nu);
-    free(sets);
-    free(c);
-    free(bodies);
+    row_scene_free(&rs);
+}
+END_TEST
+
+/* One pp_peg_solve of the row scene; z of the whole LCP rebuilt from the outputs. */
+typedef struct row_solved {
+    double *pn, *beta, *sigma, *nu;
+    pp_peg_stats stats;
+    pp_status status;
+} row_solved;
+
+static void row_solve(pp_peg_workspace *ws, const row_scene *rs, double compliance,
+                      unsigned char *basis, row_solved *out)
+{
+    out->pn = calloc((size_t)rs->nc, sizeof *out->pn);
+    out->beta = calloc((size_t)rs->nc * 4, sizeof *out->beta);
+    out->sigma = calloc((size_t)rs->nc, sizeof *out->sigma);
+    out->nu = calloc(6 * (size_t)rs->nb, sizeof *out->nu);
+    pp_mlcp_solution sol = {out->pn, out->beta, out->sigma, NULL, out->nu, NULL};
+    pp_peg_problem p = row_problem(rs, compliance);
+    out->status = pp_peg_solve(ws, &p, NULL, basis, &sol, NULL, &out->stats);
+}
+
+static void row_solved_free(row_solved *s)
+{
+    free(s->pn);
+    free(s->beta);
+    free(s->sigma);
+    free(s->nu);
+}
+
+/*
+ * The solve by columns against the dense one on a moderate island (CSC_BOXES boxes resting,
+ * CSC_BOXES / 4 more hovering: n = 18 b + 2 (b - 1) = 538, above load sharing's bound of 256,
+ * which the dense path would apply below it): with the by-columns threshold
+ * (pp_peg_csc_min_n) at the LCP's sparse threshold the island is assembled by columns, with
+ * it out of reach densely. Loop 0: no compliance; 1: compliance 1e-10 (the shifted diagonal);
+ * 2: the second solve warm from the first's basis with the free velocities changed (the
+ * warm start, its repair and Lemke from the given basis). Both answers solve the whole LCP
+ * (pp_peg_last_lcp, evaluated independently by pp_lcp_evaluate: z >= 0, w >= 0, rel(z) <=
+ * the solve's tolerance, z w = 0 to round-off), carry the row's weight in the normal
+ * impulses, and are the same impulses and velocities: the matrices agree entry for entry
+ * and both paths pivot alike, so bit for bit.
+ */
+#define CSC_BOXES 24
+START_TEST(test_csc_equals_dense)
+{
+    const double compliance = _i == 1 ? 1e-10 : 0.0;
+    const int warm = _i == 2;
+    row_scene rs;
+    row_scene_build(&rs, CSC_BOXES + CSC_BOXES / 4, CSC_BOXES, 0.02);
+    const int n_expected = 18 * rs.nb + 2 * (rs.nb - 1);
+    row_solved s[2];
+    for (int path = 0; path < 2; ++path) { /* 0 dense, 1 by columns */
+        const int saved = pp_peg_csc_min_n(path ? 161 /* PP_LCP_SPARSE_MIN_N */ : 1 << 30);
+        pp_peg_workspace *ws;
+        ck_assert_int_eq(pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws), PP_OK);
+        unsigned char *basis = warm ? calloc((size_t)n_expected, 1) : NULL;
+        if (warm) { /* a first step, then the second from its basis with v* changed */
+            row_solve(ws, &rs, compliance, basis, &s[path]);
+            ck_assert_int_eq(s[path].status, PP_OK);
+            row_solved_free(&s[path]);
+            for (int b = 0; b < rs.nb; ++b) {
+                rs.bodies[b].v[0] = 0.02 * (b % 3 - 1);
+                rs.bodies[b].v[2] = -G * H * (1.0 + 0.1 * (b % 2));
+            }
+        }
+        row_solve(ws, &rs, compliance, basis, &s[path]);
+        if (warm)
+            for (int b = 0; b < rs.nb; ++b) {
+                rs.bodies[b].v[0] = 0.0;
+                rs.bodies[b].v[2] = -G * H;
+            }
+        ck_assert_int_eq(s[path].status, PP_OK);
+        ck_assert_int_eq(s[path].stats.islands, 1);
+        ck_assert_int_eq(s[path].stats.largest_island, n_expected);
+        ck_assert_int_eq(s[path].stats.lcp.status, PP_LCP_SOLVED);
+        ck_assert_int_eq(s[path].stats.lcp.fallback, 0);
+        if (warm) ck_assert(s[path].stats.lcp.warm_started || s[path].stats.lcp.warm_lemke);
+
+        /* the whole LCP, evaluated at the answer's z */
+        int n;
+        const double *M, *q;
+        pp_peg_last_lcp(ws, &n, &M, &q);
+        ck_assert_int_eq(n, n_expected);
+        double *z = calloc((size_t)n, sizeof *z), *w = calloc((size_t)n, sizeof *w);
+        const int ns = rs.nc; /* layout [p (ns); beta (4 per frictional set); sigma] */
+        int nf = 0;
+        for (int j = 0; j < ns; ++j) nf += rs.c[j].mu > 0.0;
+        for (int j = 0, slot = 0; j < ns; ++j) {
+            z[j] = s[path].pn[j];
+            if (!(rs.c[j].mu > 0.0)) continue;
+            for (int l = 0; l < 4; ++l) z[ns + 4 * slot + l] = s[path].beta[4 * j + l];
+            z[ns + 4 * nf + slot] = s[path].sigma[j];
+            ++slot;
+        }
+        pp_lcp_result r;
+        pp_lcp_evaluate(n, M, q, z, w, &r);
+        const pp_lcp_options o = pp_lcp_options_default();
+        ck_assert_double_ge(r.min_z, 0.0);
+        ck_assert_double_le(r.relative_residual, o.residual_tol);
+        ck_assert_double_le(r.complementarity, 1e-12 * r.scale);
+        double weight = 0.0;
+        for (int j = 0; j < ns; ++j) weight += rs.c[j].n[2] * s[path].pn[j];
+        if (!warm) /* the resting boxes' weight (the hovering ones fall freely) */
+            ck_assert_double_eq_tol(weight, CSC_BOXES * G * H, 1e-9 * CSC_BOXES * G * H);
+        free(z);
+        free(w);
+        free(basis);
+        pp_peg_workspace_destroy(ws);
+        pp_peg_csc_min_n(saved);
+    }
+    for (int j = 0; j < rs.nc; ++j) {
+        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
+                      s[0].pn[j], s[1].pn[j]);
+        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
+    }
+    for (int i = 0; i < 6 * rs.nb; ++i)
+        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
+                      s[0].nu[i], s[1].nu[i]);
+    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
+    row_solved_free(&s[0]);
+    row_solved_free(&s[1]);
+    row_scene_free(&rs);
+}
+END_TEST
+
+/*
+ * The same with ODE's surface extensions on the ground contacts (pegplus/mlcp.h): soft
+ * contact (cfm on the normal diagonal, erp on the gap), anisotropic friction with slip (a
+ * block on the friction diagonal), rolling and spinning friction (the rolling unknowns'
+ * columns and pyramid, their shifted diagonal), and a compliance: every entry the set blocks
+ * add to J^T W J. The solve by columns and the dense one give the same impulses and
+ * velocities bit for bit, after the same pivots, and the answer passes the solver's
+ * independent residual test.
+ */
+START_TEST(test_csc_surfaces_equal_dense)
+{
+    row_scene rs;
+    row_scene_build(&rs, CSC_BOXES, CSC_BOXES, 0.0);
+    for (int i = 0; i < rs.nc; ++i) {
+        pp_contact *c = &rs.c[i];
+        if (c->body_a != -1) continue;
+        c->surface = PP_CONTACT_SOFT | PP_CONTACT_ANISOTROPIC | PP_CONTACT_SLIP |
+                     PP_CONTACT_ROLLING;
+        c->soft_cfm = 1e-4;
+        c->soft_erp = 0.2;
+        c->mu2 = 0.3;
+        c->t1[0] = 1.0;
+        c->slip[0] = 1e-3;
+        c->slip[1] = 2e-3;
+        c->rho[0] = 0.01;
+        c->rho[1] = 0.02;
+        c->rho[2] = 0.005;
+    }
+    for (int b = 0; b < rs.nb; ++b) { /* sliding and turning a little */
+        rs.bodies[b].v[0] = 0.05 * (b % 3 - 1);
+        rs.bodies[b].w[2] = 0.1 * (b % 2);
+    }
+    row_solved s[2];
+    for (int path = 0; path < 2; ++path) {
+        const int saved = pp_peg_csc_min_n(path ? 161 /* PP_LCP_SPARSE_MIN_N */ : 1 << 30);
+        pp_peg_workspace *ws;
+        ck_assert_int_eq(pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws), PP_OK);
+        row_solve(ws, &rs, 1e-10, NULL, &s[path]);
+        ck_assert_int_eq(s[path].status, PP_OK);
+        ck_assert_int_eq(s[path].stats.islands, 1);
+        ck_assert_int_gt(s[path].stats.largest_island, 18 * rs.nb + 2 * (rs.nb - 1));
+        ck_assert_int_eq(s[path].stats.lcp.status, PP_LCP_SOLVED);
+        ck_assert_int_eq(s[path].stats.lcp.fallback, 0);
+        const pp_lcp_options o = pp_lcp_options_default();
+        ck_assert_double_le(s[path].stats.lcp.relative_residual, o.residual_tol);
+        ck_assert_double_ge(s[path].stats.lcp.min_z, 0.0);
+        pp_peg_workspace_destroy(ws);
+        pp_peg_csc_min_n(saved);
+    }
+    double weight = 0.0;
+    for (int j = 0; j < rs.nc; ++j) {
+        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
+                      s[0].pn[j], s[1].pn[j]);
+        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
+        weight += rs.c[j].n[2] * s[0].pn[j];
+    }
+    ck_assert_double_gt(weight, 0.0); /* the boxes are held */
+    ck_assert_int_gt(s[0].stats.lcp.pivots, 0);
+    for (int i = 0; i < 6 * rs.nb; ++i)
+        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
+                      s[0].nu[i], s[1].nu[i]);
+    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
+    row_solved_free(&s[0]);
+    row_solved_free(&s[1]);
+    row_scene_free(&rs);
+}
+END_TEST
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PP_TEST_ASAN 1
+#endif
+#endif
+
+#ifndef PP_TEST_ASAN
+/* The process's address space now (VmSize, bytes; 0 if unknown). */
+static size_t address_space(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %zu kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024;
+}
+#endif
+
+/*
+ * Memory of a large island's step: a row of MEMORY_BOXES boxes (n = 18 b + 2 (b - 1) = 9 998
+ * unknowns, one island), the first 12 resting and the others hovering, solved in a child
+ * process whose address space is capped (RLIMIT_AS) at MEMORY_ROOM bytes above what it holds
+ * before the solve. The dense M alone would be n^2 doubles = 800 MB, beyond the cap: the old
+ * path's calloc of it failed there (PP_ERR_NO_MEMORY). By columns the step fits, and its
+ * answer holds the 12 resting boxes (their normal impulses carry their weight, nu = 0 to
+ * round-off) while the others fall freely (nu* kept). Under AddressSanitizer, whose shadow
+ * memory defeats an address-space cap, the step runs uncapped.
+ */
+#define MEMORY_BOXES 500
+#define MEMORY_RESTING 12
+#define MEMORY_ROOM ((size_t)192 << 20)
+START_TEST(test_large_island_memory)
+{
+    row_scene rs;
+    row_scene_build(&rs, MEMORY_BOXES, MEMORY_RESTING, 0.02);
+    const int n = 18 * rs.nb + 2 * (rs.nb - 1);
+    ck_assert_msg((double)n * n * sizeof(double) > 3.0 * MEMORY_ROOM,
+                  "the dense M must overflow the cap");
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        pp_peg_workspace *ws;
+        if (pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws) != PP_OK) _exit(10);
+        double *pn = calloc((size_t)rs.nc, sizeof *pn), *nu = calloc(6 * (size_t)rs.nb, sizeof *nu);
+        if (!pn || !nu) _exit(11);
+#ifndef PP_TEST_ASAN
+        const size_t now = address_space();
+        if (now == 0) _exit(12);
+        struct rlimit cap = {now + MEMORY_ROOM, now + MEMORY_ROOM};
+        if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(13);
+#endif
+        pp_mlcp_solution sol = {pn, NULL, NULL, NULL, nu, NULL};
+        pp_peg_problem p = row_problem(&rs, 0.0);
+        pp_peg_stats stats;
+        if (pp_peg_solve(ws, &p, NULL, NULL, &sol, NULL, &stats) != PP_OK) _exit(14);
+        if (stats.islands != 1 || stats.largest_island != n) _exit(15);
+        double weight = 0.0;
+        for (int i = 0; i < rs.nc; ++i) weight += rs.c[i].n[2] * pn[i];
+        const double expected = MEMORY_RESTING * G * H;
+        if (!(fabs(weight - expected) <= 1e-9 * expected)) _exit(16);
+        for (int b = 0; b < rs.nb; ++b)
+            for (int r = 0; r < 6; ++r) {
+                const double free_v = r == 2 ? -G * H : 0.0;
+                const double v = nu[6 * b + r], want = b < MEMORY_RESTING ? 0.0 : free_v;
+                if (!(fabs(v - want) <= 1e-9)) _exit(17);
+            }
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the capped step failed: exit %d (signal %d)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    row_scene_free(&rs);
 }
 END_TEST
 
@@ -1490,6 +1808,9 @@ int main(void)
     tcase_add_test(tc, test_bad_input);
     tcase_add_loop_test(tc, test_rolling_pyramid, 0, 60);
     tcase_add_test(tc, test_large_island_matrix);
+    tcase_add_loop_test(tc, test_csc_equals_dense, 0, 3);
+    tcase_add_test(tc, test_csc_surfaces_equal_dense);
+    tcase_add_test(tc, test_large_island_memory);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

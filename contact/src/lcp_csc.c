@@ -1,0 +1,378 @@
+/*
+ * The solve of a large LCP given by compressed columns (pp_lcp_csc, lcp_internal.h): the
+ * PEG step's islands of PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c), whose M = J^T W J
+ * + (the set blocks) couples two unknowns only through a shared body, so an island of
+ * n ~ 17 000 (ODE's convex demo) or 43 000 (the crash wall after the ball) holds a few
+ * hundred thousand nonzeros where the dense M would be 2.3 GB or 15 GB.
+ *
+ * The order and the rules are pp_lcp_solve's (lcp.c, which carries their reasons): the given
+ * basis (warm start); q >= 0 (z = 0); Lemke from the given basis (n pivots at most), then from
+ * w basic, each polished by a basis solve; the regularised retries on M + eps I (the diagonal
+ * shifted on the fly, as lcp.c does for every large LCP); the bounded fallback. Every step
+ * that reads M reads its columns' nonzeros: the Lemke path's sparse basis (lcp_sparse.c,
+ * built on the given pattern instead of a scan of n^2 entries), the basis solves (KLU on
+ * M_BB), the start-basis repair (lemke.c), the fallback (lcp_fallback.c), and the independent
+ * residual below, which forms the same sums in the same order as pp_lcp_residual (a zero
+ * entry adds nothing). A large LCP never reaches the dense-only stages (the double-double
+ * rescue runs up to RESCUE_MAX_N < PP_LCP_SPARSE_MIN_N). So nothing here is of order n^2:
+ * memory is the workspace's vectors, the pattern (the caller's), and the factors.
+ */
+#include "lcp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* pp_lcp_residual (lcp.c) for A by columns: w = A z + q and the row sums of |A|, column by
+ * column (j increasing, as the dense loop adds them), then the same measures. */
+void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, double *w,
+                         pp_lcp_result *result)
+{
+    const int n = A->n;
+    double residual = 0.0, relative = 0.0, scale = 0.0;
+    double min_z = INFINITY, min_w = INFINITY, comp = 0.0;
+    double z_norm = pp_lcp_inf_norm(n, z);
+    double *wb = malloc((size_t)n * sizeof *wb), *rowb = malloc((size_t)n * sizeof *rowb);
+    if (!wb || !rowb) { /* no room for two vectors: no claim of a small residual */
+        free(wb);
+        free(rowb);
+        result->residual = result->relative_residual = result->scale = INFINITY;
+        result->min_z = result->min_w = -INFINITY;
+        result->complementarity = INFINITY;
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        wb[i] = q[i];
+        rowb[i] = 0.0;
+    }
+    for (int j = 0; j < n; ++j) {
+        const double zj = z[j];
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int i = A->row_index[t];
+            if (zj != 0.0) wb[i] += A->values[t] * zj;
+            rowb[i] += fabs(A->values[t]);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        double wi = wb[i], si = fabs(q[i]) + rowb[i] * z_norm;
+        if (w) w[i] = wi;
+        double ri = fabs(fmin(z[i], wi));
+        if (isnan(wi) || isnan(z[i])) ri = NAN;
+        double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+        if (!(ri <= residual)) residual = ri;
+        if (!(rel <= relative)) relative = rel;
+        if (si > scale) scale = si;
+        if (z[i] < min_z) min_z = z[i];
+        if (wi < min_w) min_w = wi;
+        double c = fabs(z[i] * wi);
+        if (c > comp) comp = c;
+    }
+    free(wb);
+    free(rowb);
+    result->residual = residual;
+    result->relative_residual = relative;
+    result->scale = scale;
+    result->min_z = n > 0 ? min_z : 0.0;
+    result->min_w = n > 0 ? min_w : 0.0;
+    result->complementarity = comp;
+}
+
+/* pp_lcp_accept (lcp.c) against A by columns; the same bounds (DATA_RESIDUAL there). */
+#define DATA_RESIDUAL 1e-4
+
+int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
+                      const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result)
+{
+    const int n = A->n;
+    if (!pp_lcp_all_finite((size_t)n, z)) return 0;
+    for (int i = 0; i < n; ++i)
+        if (z[i] < 0.0) z[i] = 0.0;
+    pp_lcp_csc_residual(A, q, z, w, result);
+    if (!(result->residual <= DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
+    if (eps == 0.0) return result->relative_residual <= o->residual_tol;
+    return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
+           eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
+}
+
+/* ---- The order of a solve (lcp.c's, which explains each bound) ------------------------ */
+
+#define PP_LCP_RETRIES 6
+
+static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
+{
+    pp_lcp_limits *l = &ws->limits;
+    long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
+    long own = o->max_total_pivots > 0 ? o->max_total_pivots : 2 * cap;
+    l->pivots_left = own;
+    l->deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
+    if (o->budget) {
+        if (o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
+            l->pivots_left = o->budget->pivots;
+        if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
+    }
+    l->attempt_deadline = l->deadline;
+    l->countdown = 1;
+    l->hit = 0;
+    l->attempt_hit = 0;
+    l->stopped = 0;
+}
+
+static void start_attempt(pp_lcp_workspace *ws, int left)
+{
+    pp_lcp_limits *l = &ws->limits;
+    l->attempt_hit = 0;
+    l->countdown = 1;
+    if (left == 0 || l->deadline == INFINITY) {
+        l->attempt_deadline = l->deadline;
+        return;
+    }
+    double now = pp_lcp_clock();
+    double share = left > PP_LCP_RETRIES ? 0.5 : 1.0 / (left + 1);
+    l->attempt_deadline = now + share * (l->deadline - now);
+}
+
+static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
+                          pp_lcp_result *result)
+{
+    result->budget_exhausted = ws->limits.stopped;
+    result->seconds = pp_lcp_clock() - start;
+    if (!o->budget) return;
+    o->budget->pivots_used += result->pivots;
+    if (o->budget->pivots >= 0)
+        o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
+                                                               : 0;
+    o->budget->exhausted += ws->limits.stopped;
+}
+
+static void reset_result(pp_lcp_result *result)
+{
+    memset(result, 0, sizeof *result);
+    result->status = PP_LCP_NUMERICAL;
+}
+
+/* Lemke on A + shift I (ws->shift = eps), then the polish on the final basis with A, then
+ * with A + eps I; keeps the accepted z with the smallest rel(z) (lcp.c lemke_run_and_polish). */
+static pp_lcp_status run_and_polish(pp_lcp_workspace *ws, const pp_lcp_csc *A, double eps,
+                                    const double *q, const double *d,
+                                    const unsigned char *start, const pp_lcp_options *o,
+                                    int cap, double *z, pp_lcp_result *result)
+{
+    const int n = A->n;
+    double *zt = ws->z_try, *w = ws->w_try;
+    int pivots = 0, refactorisations = 0;
+    pp_lcp_status status = pp_lcp_lemke_pivot_csc(ws, A, q, d, start, o, cap, z, ws->basis,
+                                                  &pivots, &refactorisations);
+    result->pivots += pivots;
+    result->refactorisations += refactorisations;
+    if (status != PP_LCP_SOLVED) return status;
+    int ok = pp_lcp_csc_accept(A, q, eps, o, z, w, result);
+    pp_lcp_result best = *result;
+    int passes = ok && result->relative_residual <= POLISH_SKIP * o->residual_tol ? 0
+                 : eps > 0.0                                                     ? 2
+                                                                                 : 1;
+    const double shift = ws->shift;
+    for (int pass = 0; pass < passes; ++pass) {
+        double eps_p = pass == 0 ? 0.0 : eps;
+        ws->shift = pass == 0 ? 0.0 : shift;
+        if (pp_lcp_csc_solve_basis(ws, A, q, ws->basis, zt, 0.0) &&
+            pp_lcp_csc_accept(A, q, eps_p, o, zt, w, result) &&
+            (!ok || result->relative_residual <= best.relative_residual)) {
+            memcpy(z, zt, (size_t)n * sizeof *z);
+            ok = 1;
+            best = *result;
+        }
+    }
+    ws->shift = shift;
+    *result = best;
+    return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
+}
+
+/* One attempt on A + eps I (ws->shift), acceptance against A (lcp.c solve_once). */
+static pp_lcp_status solve_once(pp_lcp_workspace *ws, const pp_lcp_csc *A, double eps,
+                                const double *q, const pp_lcp_options *o,
+                                const unsigned char *warm, unsigned char *basis_out, double *z,
+                                pp_lcp_result *result)
+{
+    const int n = A->n;
+    double *zt = ws->z_try, *w = ws->w_try;
+    if (warm && pp_lcp_csc_solve_basis(ws, A, q, warm, zt, 0.0) &&
+        pp_lcp_csc_accept(A, q, eps, o, zt, w, result)) {
+        memcpy(z, zt, (size_t)n * sizeof *z);
+        if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
+        result->warm_started = 1;
+        return PP_LCP_SOLVED;
+    }
+    double q_floor = -64.0 * DBL_EPSILON * pp_lcp_inf_norm(n, q);
+    int q_nonnegative = 1;
+    for (int i = 0; i < n; ++i)
+        if (q[i] < q_floor) q_nonnegative = 0;
+    if (q_nonnegative) {
+        for (int i = 0; i < n; ++i) zt[i] = 0.0;
+        pp_lcp_csc_accept(A, q, eps, o, zt, w, result);
+        for (int i = 0; i < n; ++i) {
+            z[i] = 0.0;
+            basis_out[i] = 0;
+        }
+        return PP_LCP_SOLVED;
+    }
+    const double *d = o->covering;
+    if (!d) {
+        for (int i = 0; i < n; ++i) ws->covering[i] = 1.0;
+        d = ws->covering;
+    }
+    int cap = o->max_pivots > 0 ? o->max_pivots : 50 * n + 100;
+    pp_lcp_status status = PP_LCP_NUMERICAL;
+    if (warm) {
+        status = run_and_polish(ws, A, eps, q, d, warm, o, cap < n ? cap : n, z, result);
+        if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
+    }
+    if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
+        status = run_and_polish(ws, A, eps, q, d, NULL, o, cap, z, result);
+    if ((ws->limits.hit || ws->limits.attempt_hit) && status != PP_LCP_SOLVED)
+        return PP_LCP_BUDGET_EXHAUSTED;
+    if (status == PP_LCP_SOLVED && basis_out != ws->basis)
+        memcpy(basis_out, ws->basis, (size_t)n);
+    return status;
+}
+
+static pp_status check_csc(const char *who, pp_lcp_workspace *ws, const pp_lcp_csc *A,
+                           const double *q, const pp_lcp_options *o, double *z,
+                           pp_lcp_result *result)
+{
+    if (!ws || !A || !A->col_start || !A->row_index || !A->values || !q || !z || !result ||
+        !o) {
+        pp_log(PP_LOG_ERROR, "%s: NULL argument", who);
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    const int n = A->n;
+    if (n < PP_LCP_SPARSE_MIN_N || n > ws->n_max) {
+        pp_log(PP_LOG_ERROR, "%s: n = %d outside %d..%d (sparse threshold, workspace "
+               "capacity)", who, n, PP_LCP_SPARSE_MIN_N, ws->n_max);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (A->col_start[0] != 0) {
+        pp_log(PP_LOG_ERROR, "%s: col_start[0] = %d, not 0", who, A->col_start[0]);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    for (int j = 0; j < n; ++j) { /* rows increasing, in range, the diagonal present */
+        int diagonal = 0;
+        if (A->col_start[j + 1] < A->col_start[j]) {
+            pp_log(PP_LOG_ERROR, "%s: col_start decreases at column %d", who, j);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int i = A->row_index[t];
+            if (i < 0 || i >= n || (t > A->col_start[j] && i <= A->row_index[t - 1])) {
+                pp_log(PP_LOG_ERROR, "%s: column %d: row %d out of range or out of order", who,
+                       j, i);
+                return PP_ERR_INVALID_ARGUMENT;
+            }
+            diagonal |= i == j;
+        }
+        if (!diagonal) {
+            pp_log(PP_LOG_ERROR, "%s: column %d holds no diagonal entry", who, j);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (!pp_lcp_all_finite((size_t)A->col_start[n], A->values) ||
+        !pp_lcp_all_finite((size_t)n, q)) {
+        pp_log(PP_LOG_ERROR, "%s: M or q holds NaN/Inf", who);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!(o->pivot_tol > 0.0 && o->pivot_tol < 1.0) || !(o->tie_tol >= 0.0 && o->tie_tol < 1.0) ||
+        !(o->residual_tol > 0.0) || !(o->regularised_tol >= 0.0)) {
+        pp_log(PP_LOG_ERROR, "%s: tolerances must be pivot_tol in (0,1), tie_tol in [0,1), "
+               "residual_tol > 0, regularised_tol >= 0", who);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    for (int i = 0; o->covering && i < n; ++i)
+        if (!(o->covering[i] > 0.0) || !isfinite(o->covering[i])) {
+            pp_log(PP_LOG_ERROR, "%s: covering[%d] = %g must be finite and > 0", who, i,
+                   o->covering[i]);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    return PP_OK;
+}
+
+pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, const double *q,
+                           const pp_lcp_options *options, unsigned char *basis, double *z,
+                           pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_csc("pp_lcp_solve_csc", workspace, A, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    const int n = A->n;
+    double start = pp_lcp_clock();
+    start_limits(workspace, n, o, start);
+    reset_result(result);
+    workspace->shift = 0.0;
+
+    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
+    unsigned char *out = basis ? basis : workspace->basis;
+    result->attempts = 1;
+    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    pp_lcp_status first = solve_once(workspace, A, 0.0, q, o, warm, out, z, result);
+    result->status = first;
+    if (first == PP_LCP_SOLVED) {
+        finish_limits(workspace, o, start, result);
+        return PP_OK;
+    }
+    int retries_left = PP_LCP_RETRIES;
+    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
+                                        !workspace->limits.hit;
+         eps *= PP_LCP_EPS_FACTOR) {
+        workspace->shift = eps;
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        int attempts = result->attempts + 1;
+        reset_result(result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = attempts;
+        start_attempt(workspace, --retries_left);
+        pp_lcp_status s = solve_once(workspace, A, eps, q, o, NULL, out, z, result);
+        workspace->shift = 0.0;
+        if (s == PP_LCP_SOLVED) {
+            result->status = PP_LCP_SOLVED;
+            result->epsilon = eps;
+            finish_limits(workspace, o, start, result);
+            pp_log(PP_LOG_WARNING,
+                   "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
+                   pp_lcp_status_string(first), eps, result->residual);
+            return PP_OK;
+        }
+    }
+    int hit = workspace->limits.stopped;
+    if (o->fallback) {
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        int attempts = result->attempts;
+        pp_lcp_status s = pp_lcp_fallback_csc(workspace, A, q, o, warm, z, result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = attempts;
+        result->epsilon = 0.0;
+        if (s == PP_LCP_SOLVED || (hit && pp_lcp_fallback_bounded(n, q, 1.0, result)) ||
+            (result->relative_residual <= o->regularised_tol &&
+             pp_lcp_fallback_bounded(n, q, o->regularised_tol, result))) {
+            result->status = s;
+            if (basis)
+                for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
+            finish_limits(workspace, o, start, result);
+            if (s != PP_LCP_SOLVED)
+                pp_log(PP_LOG_WARNING,
+                       "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
+                       "answer, rel residual %.3g",
+                       pp_lcp_status_string(first), n, result->pivots, result->seconds,
+                       result->relative_residual);
+            return s == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
+        }
+        result->fallback = 0;
+    }
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+    if (basis) memset(basis, 0, (size_t)n);
+    pp_lcp_csc_residual(A, q, z, NULL, result);
+    result->status = first;
+    finish_limits(workspace, o, start, result);
+    pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
+           "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
+    return PP_ERR_SOLVER;
+}
