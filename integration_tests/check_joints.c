@@ -140,6 +140,23 @@ static void universal_pair(twin *t)
     dBodySetAngularVel(b, 0.5, 1.0, 0.2);
 }
 
+/* A hinge2 from chassis to wheel at (x, y, z), steering axis z, axle y, with ODE crash
+ * demo's suspension ERP / CFM and steering stops at 0. */
+static dJointID hinge2_suspension(twin *t, dBodyID chassis, dBodyID wheel, double x, double y,
+                                  double z)
+{
+    dJointID j = with_feedback(t, dJointCreateHinge2(t->world, 0));
+    dJointAttach(j, chassis, wheel);
+    dJointSetHinge2Anchor(j, x, y, z);
+    const dReal axis1[3] = {0.0, 0.0, 1.0}, axis2[3] = {0.0, 1.0, 0.0};
+    dJointSetHinge2Axes(j, axis1, axis2);
+    dJointSetHinge2Param(j, dParamSuspensionERP, 0.4);
+    dJointSetHinge2Param(j, dParamSuspensionCFM, 0.8 * 1e-3);
+    dJointSetHinge2Param(j, dParamLoStop, 0.0);
+    dJointSetHinge2Param(j, dParamHiStop, 0.0);
+    return j;
+}
+
 /* A wheel on a hinge2 to a chassis hanging from the world: suspension, steering stops at 0,
  * a motor on the wheel's axle. */
 static void hinge2_wheel(twin *t)
@@ -154,15 +171,7 @@ static void hinge2_wheel(twin *t)
     dJointID hang = with_feedback(t, dJointCreateBall(t->world, 0));
     dJointAttach(hang, chassis, 0);
     dJointSetBallAnchor(hang, 0.0, 0.0, 1.3);
-    dJointID j = with_feedback(t, dJointCreateHinge2(t->world, 0));
-    dJointAttach(j, chassis, wheel);
-    dJointSetHinge2Anchor(j, 0.25, 0.2, 0.9);
-    const dReal axis1[3] = {0.0, 0.0, 1.0}, axis2[3] = {0.0, 1.0, 0.0};
-    dJointSetHinge2Axes(j, axis1, axis2);
-    dJointSetHinge2Param(j, dParamSuspensionERP, 0.4);
-    dJointSetHinge2Param(j, dParamSuspensionCFM, 0.8 * 1e-3);
-    dJointSetHinge2Param(j, dParamLoStop, 0.0);
-    dJointSetHinge2Param(j, dParamHiStop, 0.0);
+    dJointID j = hinge2_suspension(t, chassis, wheel, 0.25, 0.2, 0.9);
     dJointSetHinge2Param(j, dParamVel2, 5.0);
     dJointSetHinge2Param(j, dParamFMax2, 0.2);
 }
@@ -186,15 +195,7 @@ static void hinge2_car(twin *t)
         dBodySetMass(wheel, &m);
         dBodySetPosition(wheel, corner[i][0], corner[i][1], 0.88);
         t->body[t->bodies++] = wheel;
-        dJointID j = with_feedback(t, dJointCreateHinge2(t->world, 0));
-        dJointAttach(j, chassis, wheel);
-        dJointSetHinge2Anchor(j, corner[i][0], corner[i][1], 0.88);
-        const dReal axis1[3] = {0.0, 0.0, 1.0}, axis2[3] = {0.0, 1.0, 0.0};
-        dJointSetHinge2Axes(j, axis1, axis2);
-        dJointSetHinge2Param(j, dParamSuspensionERP, 0.4);
-        dJointSetHinge2Param(j, dParamSuspensionCFM, 0.8 * 1e-3);
-        dJointSetHinge2Param(j, dParamLoStop, 0.0);
-        dJointSetHinge2Param(j, dParamHiStop, 0.0);
+        dJointID j = hinge2_suspension(t, chassis, wheel, corner[i][0], corner[i][1], 0.88);
         if (corner[i][0] < 0.0) { /* rear: driven */
             dJointSetHinge2Param(j, dParamVel2, 10.0);
             dJointSetHinge2Param(j, dParamFMax2, 0.5);

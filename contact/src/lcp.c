@@ -175,13 +175,9 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
     return b;
 }
 
-/* Regularised retries of pp_lcp_solve: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
- * PP_LCP_EPS_FACTOR (lcp.h). */
-#define PP_LCP_RETRIES 6
-
 /* The limits of one solve starting at `start`: the smaller of its own bounds and what is
  * left of the shared budget. */
-static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
+void pp_lcp_start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
 {
     pp_lcp_limits *l = &ws->limits;
     long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
@@ -205,7 +201,7 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
  * that runs long (a degenerate problem wandering for tens of thousands of pivots) then leaves
  * time for the retries, which finish such problems in about n pivots (a PEG column of 523
  * unknowns from the pouring test: 0.6 s with M + 1e-12 I). */
-static void start_attempt(pp_lcp_workspace *ws, int left)
+void pp_lcp_start_attempt(pp_lcp_workspace *ws, int left)
 {
     pp_lcp_limits *l = &ws->limits;
     l->attempt_hit = 0;
@@ -220,7 +216,7 @@ static void start_attempt(pp_lcp_workspace *ws, int left)
 }
 
 /* Charge the solve to the shared budget and time it. */
-static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
+void pp_lcp_finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
                           pp_lcp_result *result)
 {
     result->budget_exhausted = ws->limits.stopped;
@@ -379,7 +375,7 @@ static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, c
     return PP_OK;
 }
 
-static void reset_result(pp_lcp_result *result)
+void pp_lcp_reset_result(pp_lcp_result *result)
 {
     memset(result, 0, sizeof *result);
     result->status = PP_LCP_NUMERICAL;
@@ -535,14 +531,14 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
     if (arg != PP_OK) return arg;
     dump_instance(n, M, q, "pp_lcp_solve_lemke");
     double start = pp_lcp_clock();
-    start_limits(workspace, n, o, start);
-    reset_result(result);
+    pp_lcp_start_limits(workspace, n, o, start);
+    pp_lcp_reset_result(result);
     result->attempts = 1;
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->status = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
-    finish_limits(workspace, o, start, result);
+    pp_lcp_finish_limits(workspace, o, start, result);
     if (result->status == PP_LCP_SOLVED) return PP_OK;
     fail_clean(n, z, basis);
     pp_lcp_residual(n, M, q, z, NULL, result);
@@ -564,17 +560,17 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     if (arg != PP_OK) return arg;
     dump_instance(n, M, q, "pp_lcp_solve");
     double start = pp_lcp_clock();
-    start_limits(workspace, n, o, start);
-    reset_result(result);
+    pp_lcp_start_limits(workspace, n, o, start);
+    pp_lcp_reset_result(result);
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
-    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    pp_lcp_start_attempt(workspace, PP_LCP_RETRIES + 1);
     pp_lcp_status first = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
-        finish_limits(workspace, o, start, result);
+        pp_lcp_finish_limits(workspace, o, start, result);
         return PP_OK;
     }
 
@@ -600,17 +596,17 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         }
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts + 1;
-        reset_result(result);
+        pp_lcp_reset_result(result);
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
-        start_attempt(workspace, --retries_left);
+        pp_lcp_start_attempt(workspace, --retries_left);
         pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
         workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;
-            finish_limits(workspace, o, start, result);
+            pp_lcp_finish_limits(workspace, o, start, result);
             pp_log(PP_LOG_WARNING,
                    "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
                    pp_lcp_status_string(first), eps, result->residual);
@@ -639,7 +635,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
             result->status = s;
             if (basis)
                 for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
-            finish_limits(workspace, o, start, result);
+            pp_lcp_finish_limits(workspace, o, start, result);
             if (s != PP_LCP_SOLVED)
                 pp_log(PP_LOG_WARNING,
                        "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
@@ -653,7 +649,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     fail_clean(n, z, basis);
     pp_lcp_residual(n, M, q, z, NULL, result);
     result->status = first;
-    finish_limits(workspace, o, start, result);
+    pp_lcp_finish_limits(workspace, o, start, result);
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
@@ -690,7 +686,7 @@ pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double
     pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
     double start = pp_lcp_clock();
-    reset_result(result);
+    pp_lcp_reset_result(result);
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     result->status = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
     if (basis)

@@ -95,62 +95,6 @@ int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
 
 /* ---- The order of a solve (lcp.c's, which explains each bound) ------------------------ */
 
-#define PP_LCP_RETRIES 6
-
-static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
-{
-    pp_lcp_limits *l = &ws->limits;
-    long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
-    long own = o->max_total_pivots > 0 ? o->max_total_pivots : 2 * cap;
-    l->pivots_left = own;
-    l->deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
-    if (o->budget) {
-        if (o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
-            l->pivots_left = o->budget->pivots;
-        if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
-    }
-    l->attempt_deadline = l->deadline;
-    l->countdown = 1;
-    l->hit = 0;
-    l->attempt_hit = 0;
-    l->stopped = 0;
-}
-
-static void start_attempt(pp_lcp_workspace *ws, int left)
-{
-    pp_lcp_limits *l = &ws->limits;
-    l->attempt_hit = 0;
-    l->countdown = 1;
-    if (left == 0 || l->deadline == INFINITY) {
-        l->attempt_deadline = l->deadline;
-        return;
-    }
-    double now = pp_lcp_clock();
-    double share = left > PP_LCP_RETRIES ? 0.5 : 1.0 / (left + 1);
-    l->attempt_deadline = now + share * (l->deadline - now);
-}
-
-static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
-                          pp_lcp_result *result)
-{
-    result->budget_exhausted = ws->limits.stopped;
-    result->seconds = pp_lcp_clock() - start;
-    if (!o->budget) return;
-    o->budget->pivots_used += result->pivots;
-    if (o->budget->pivots >= 0)
-        o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
-                                                               : 0;
-    o->budget->exhausted += ws->limits.stopped;
-}
-
-static void reset_result(pp_lcp_result *result)
-{
-    memset(result, 0, sizeof *result);
-    result->status = PP_LCP_NUMERICAL;
-}
-
-/* Lemke on A + shift I (ws->shift = eps), then the polish on the final basis with A, then
- * with A + eps I; keeps the accepted z with the smallest rel(z) (lcp.c lemke_run_and_polish). */
 static pp_lcp_status run_and_polish(pp_lcp_workspace *ws, const pp_lcp_csc *A, double eps,
                                     const double *q, const double *d,
                                     const unsigned char *start, const pp_lcp_options *o,
@@ -303,18 +247,18 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
     if (arg != PP_OK) return arg;
     const int n = A->n;
     double start = pp_lcp_clock();
-    start_limits(workspace, n, o, start);
-    reset_result(result);
+    pp_lcp_start_limits(workspace, n, o, start);
+    pp_lcp_reset_result(result);
     workspace->shift = 0.0;
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
-    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    pp_lcp_start_attempt(workspace, PP_LCP_RETRIES + 1);
     pp_lcp_status first = solve_once(workspace, A, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
-        finish_limits(workspace, o, start, result);
+        pp_lcp_finish_limits(workspace, o, start, result);
         return PP_OK;
     }
     int retries_left = PP_LCP_RETRIES;
@@ -324,17 +268,17 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
         workspace->shift = eps;
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts + 1;
-        reset_result(result);
+        pp_lcp_reset_result(result);
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
-        start_attempt(workspace, --retries_left);
+        pp_lcp_start_attempt(workspace, --retries_left);
         pp_lcp_status s = solve_once(workspace, A, eps, q, o, NULL, out, z, result);
         workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;
-            finish_limits(workspace, o, start, result);
+            pp_lcp_finish_limits(workspace, o, start, result);
             pp_log(PP_LOG_WARNING,
                    "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
                    pp_lcp_status_string(first), eps, result->residual);
@@ -356,7 +300,7 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
             result->status = s;
             if (basis)
                 for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
-            finish_limits(workspace, o, start, result);
+            pp_lcp_finish_limits(workspace, o, start, result);
             if (s != PP_LCP_SOLVED)
                 pp_log(PP_LOG_WARNING,
                        "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
@@ -371,7 +315,7 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
     if (basis) memset(basis, 0, (size_t)n);
     pp_lcp_csc_residual(A, q, z, NULL, result);
     result->status = first;
-    finish_limits(workspace, o, start, result);
+    pp_lcp_finish_limits(workspace, o, start, result);
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
