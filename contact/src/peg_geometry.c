@@ -511,6 +511,7 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->set_gap);
     free(b->separating);
     free(b->separating_appl);
+    free(b->edge_bounds);
     free(b);
 }
 
@@ -609,14 +610,15 @@ static int far_apart(const double a[3], double ra, const double b[3], double rb,
     return pp_v3_dot(d, d) > r * r;
 }
 
-/* Is vertex v of p within eps of edge e of q, away from both of its endpoints? */
+/* Is vertex v of p within eps of edge e of q, away from both of its endpoints? `bound` is the
+ * edge's midpoint and half length (segment_reach). */
 static int vertex_near_edge_interior(const pp_polytope_view *p, int v, const pp_polytope_view *q,
-                                     int e, double eps, double closest[3], double *dist)
+                                     int e, const double bound[4], double eps, double closest[3],
+                                     double *dist)
 {
     const double *x = vertex_of(p, v), *t = vertex_of(q, q->edges[4 * e]),
                  *h = vertex_of(q, q->edges[4 * e + 1]);
-    double mid[3], reach = segment_reach(t, h, mid);
-    if (far_apart(x, 0.0, mid, reach, eps)) return 0;
+    if (far_apart(x, 0.0, bound, bound[3], eps)) return 0;
     double d = pp_peg_point_segment(x, t, h, closest), r[3];
     if (d > eps) return 0;
     pp_v3_sub(r, x, t);
@@ -646,6 +648,17 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
     unsigned char *used_a = b->vertex_flags, *used_b = b->vertex_flags + a->vertex_count;
     memset(b->vertex_flags, 0, (size_t)(a->vertex_count + q->vertex_count));
     *count = 0;
+    /* every edge's midpoint and half length, once (A's edges, then B's) */
+    st = pp_peg_grow((void **)&b->edge_bounds, &b->edge_bound_capacity,
+                     4 * (a->edge_count + q->edge_count) + 4, sizeof(double));
+    if (st != PP_OK) return st;
+    double *bound_a = b->edge_bounds, *bound_b = b->edge_bounds + 4 * a->edge_count;
+    for (int e = 0; e < a->edge_count; ++e)
+        bound_a[4 * e + 3] = segment_reach(vertex_of(a, a->edges[4 * e]),
+                                           vertex_of(a, a->edges[4 * e + 1]), &bound_a[4 * e]);
+    for (int e = 0; e < q->edge_count; ++e)
+        bound_b[4 * e + 3] = segment_reach(vertex_of(q, q->edges[4 * e]),
+                                           vertex_of(q, q->edges[4 * e + 1]), &bound_b[4 * e]);
 
     /* 1. vertex–vertex */
     for (int i = 0; i < a->vertex_count; ++i)
@@ -664,7 +677,7 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
     for (int i = 0; i < a->vertex_count; ++i)
         for (int e = 0; e < q->edge_count; ++e) {
             double c[3], d;
-            if (!vertex_near_edge_interior(a, i, q, e, eps, c, &d)) continue;
+            if (!vertex_near_edge_interior(a, i, q, e, &bound_b[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_VERTEX_EDGE, i, e, vertex_of(a, i), c, d, 0.0);
             if (st != PP_OK) return st;
             used_a[i] = 1;
@@ -672,7 +685,7 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
     for (int j = 0; j < q->vertex_count; ++j)
         for (int e = 0; e < a->edge_count; ++e) {
             double c[3], d;
-            if (!vertex_near_edge_interior(q, j, a, e, eps, c, &d)) continue;
+            if (!vertex_near_edge_interior(q, j, a, e, &bound_a[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_EDGE_VERTEX, e, j, c, vertex_of(q, j), d, 0.0);
             if (st != PP_OK) return st;
             used_b[j] = 1;
@@ -680,13 +693,11 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
 
     /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
     for (int i = 0; i < a->edge_count; ++i) {
-        double mid_a[3], reach_a = segment_reach(vertex_of(a, a->edges[4 * i]),
-                                                 vertex_of(a, a->edges[4 * i + 1]), mid_a);
         for (int j = 0; j < q->edge_count; ++j) {
-            double pa[3], pb[3], d, mid_b[3];
-            double reach_b = segment_reach(vertex_of(q, q->edges[4 * j]),
-                                           vertex_of(q, q->edges[4 * j + 1]), mid_b);
-            if (far_apart(mid_a, reach_a, mid_b, reach_b, eps)) continue;
+            double pa[3], pb[3], d;
+            if (far_apart(&bound_a[4 * i], bound_a[4 * i + 3], &bound_b[4 * j], bound_b[4 * j + 3],
+                          eps))
+                continue;
             if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
             if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
                 continue;

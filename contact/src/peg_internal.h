@@ -29,6 +29,8 @@ struct pp_peg_builder {
     int separating_capacity;
     double *separating_appl;
     int separating_appl_capacity;
+    double *edge_bounds;          /* per edge of A then B: midpoint and half length */
+    int edge_bound_capacity;
 };
 
 /* Grow *array to at least `need` elements of `size` bytes (doubling): PP_OK or
