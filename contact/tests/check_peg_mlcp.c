@@ -1540,6 +1540,21 @@ static void row_solved_free(row_solved *s)
     free(s->nu);
 }
 
+/* The dense path's solve s[0] and the column path's s[1] of rs: the same bits in every
+ * impulse and velocity, in as many pivots. */
+static void expect_same_solves(const row_scene *rs, const row_solved s[2])
+{
+    for (int j = 0; j < rs->nc; ++j) {
+        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
+                      s[0].pn[j], s[1].pn[j]);
+        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
+    }
+    for (int i = 0; i < 6 * rs->nb; ++i)
+        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
+                      s[0].nu[i], s[1].nu[i]);
+    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
+}
+
 /*
  * The solve by columns against the dense one on a moderate island (CSC_BOXES boxes resting,
  * CSC_BOXES / 4 more hovering: n = 18 b + 2 (b - 1) = 538, above load sharing's bound of 256,
@@ -1621,15 +1636,7 @@ START_TEST(test_csc_equals_dense)
         pp_peg_workspace_destroy(ws);
         pp_peg_csc_min_n(saved);
     }
-    for (int j = 0; j < rs.nc; ++j) {
-        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
-                      s[0].pn[j], s[1].pn[j]);
-        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
-    }
-    for (int i = 0; i < 6 * rs.nb; ++i)
-        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
-                      s[0].nu[i], s[1].nu[i]);
-    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
+    expect_same_solves(&rs, s);
     row_solved_free(&s[0]);
     row_solved_free(&s[1]);
     row_scene_free(&rs);
@@ -1685,19 +1692,11 @@ START_TEST(test_csc_surfaces_equal_dense)
         pp_peg_workspace_destroy(ws);
         pp_peg_csc_min_n(saved);
     }
+    expect_same_solves(&rs, s);
     double weight = 0.0;
-    for (int j = 0; j < rs.nc; ++j) {
-        ck_assert_msg(s[0].pn[j] == s[1].pn[j], "p[%d]: dense %.17g, by columns %.17g", j,
-                      s[0].pn[j], s[1].pn[j]);
-        for (int l = 0; l < 4; ++l) ck_assert(s[0].beta[4 * j + l] == s[1].beta[4 * j + l]);
-        weight += rs.c[j].n[2] * s[0].pn[j];
-    }
+    for (int j = 0; j < rs.nc; ++j) weight += rs.c[j].n[2] * s[0].pn[j];
     ck_assert_double_gt(weight, 0.0); /* the boxes are held */
     ck_assert_int_gt(s[0].stats.lcp.pivots, 0);
-    for (int i = 0; i < 6 * rs.nb; ++i)
-        ck_assert_msg(s[0].nu[i] == s[1].nu[i], "nu[%d]: dense %.17g, by columns %.17g", i,
-                      s[0].nu[i], s[1].nu[i]);
-    ck_assert_int_eq(s[0].stats.lcp.pivots, s[1].stats.lcp.pivots);
     row_solved_free(&s[0]);
     row_solved_free(&s[1]);
     row_scene_free(&rs);
