@@ -175,9 +175,13 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
     return b;
 }
 
+/* Regularised retries of pp_lcp_solve: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
+ * PP_LCP_EPS_FACTOR (lcp.h). */
+#define PP_LCP_RETRIES 6
+
 /* The limits of one solve starting at `start`: the smaller of its own bounds and what is
  * left of the shared budget. */
-void pp_lcp_start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
+static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
 {
     pp_lcp_limits *l = &ws->limits;
     long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
@@ -201,7 +205,7 @@ void pp_lcp_start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
  * that runs long (a degenerate problem wandering for tens of thousands of pivots) then leaves
  * time for the retries, which finish such problems in about n pivots (a PEG column of 523
  * unknowns from the pouring test: 0.6 s with M + 1e-12 I). */
-void pp_lcp_start_attempt(pp_lcp_workspace *ws, int left)
+static void start_attempt(pp_lcp_workspace *ws, int left)
 {
     pp_lcp_limits *l = &ws->limits;
     l->attempt_hit = 0;
@@ -216,7 +220,7 @@ void pp_lcp_start_attempt(pp_lcp_workspace *ws, int left)
 }
 
 /* Charge the solve to the shared budget and time it. */
-void pp_lcp_finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
+static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
                           pp_lcp_result *result)
 {
     result->budget_exhausted = ws->limits.stopped;
@@ -375,10 +379,35 @@ static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, c
     return PP_OK;
 }
 
-void pp_lcp_reset_result(pp_lcp_result *result)
+static void reset_result(pp_lcp_result *result)
 {
     memset(result, 0, sizeof *result);
     result->status = PP_LCP_NUMERICAL;
+}
+
+/* The matrix of one solve: dense, M (and Me = M + eps I, a regularised copy for a small LCP's
+ * retry, else M itself with the workspace's shift added as it is read), or by columns, A
+ * (lcp_csc.c; its retries always use the shift). Every stage below reads it through these. */
+typedef struct lcp_matrix {
+    int n;
+    const double *M, *Me;
+    const pp_lcp_csc *A;
+} lcp_matrix;
+
+static int matrix_accept(const lcp_matrix *m, const double *q, double eps,
+                         const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result)
+{
+    return m->A ? pp_lcp_csc_accept(m->A, q, eps, o, z, w, result)
+                : pp_lcp_accept(m->n, m->M, q, eps, o, z, w, result);
+}
+
+/* The basis solve M_BB z_B = -q_B on Me (`shifted`) or M; by columns the workspace's shift
+ * decides. */
+static int matrix_solve_basis(pp_lcp_workspace *ws, const lcp_matrix *m, int shifted,
+                              const double *q, const unsigned char *basis, double *z)
+{
+    return m->A ? pp_lcp_csc_solve_basis(ws, m->A, q, basis, z, 0.0)
+                : pp_lcp_solve_basis(ws, m->n, shifted ? m->Me : m->M, q, basis, z);
 }
 
 /* Lemke on LCP(Me, q) from w basic (start NULL) or from the complementary basis `start`,
@@ -386,21 +415,24 @@ void pp_lcp_reset_result(pp_lcp_result *result)
  * eps > 0 that is the exact solution of the original LCP whenever B is its solution basis),
  * then with M + eps I; keep the accepted z with the smallest rel(z). The final basis is
  * left in ws->basis. Counts pivots and refactorisations into result. */
-static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const double *M,
-                                          const double *Me, double eps, const double *q,
-                                          const double *d, const unsigned char *start,
-                                          const pp_lcp_options *o, int cap, double *z,
-                                          pp_lcp_result *result)
+static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix *m, double eps,
+                                          const double *q, const double *d,
+                                          const unsigned char *start, const pp_lcp_options *o,
+                                          int cap, double *z, pp_lcp_result *result)
 {
+    const int n = m->n;
     double *zt = ws->z_try, *w = ws->w_try;
     int pivots = 0, refactorisations = 0;
-    pp_lcp_status status = pp_lcp_lemke_pivot(ws, n, Me, q, d, start, o, cap, z, ws->basis, &pivots,
-                                       &refactorisations);
+    pp_lcp_status status =
+        m->A ? pp_lcp_lemke_pivot_csc(ws, m->A, q, d, start, o, cap, z, ws->basis, &pivots,
+                                      &refactorisations)
+             : pp_lcp_lemke_pivot(ws, n, m->Me, q, d, start, o, cap, z, ws->basis, &pivots,
+                                  &refactorisations);
     result->pivots += pivots;
     result->refactorisations += refactorisations;
     if (status != PP_LCP_SOLVED) return status;
 
-    int ok = pp_lcp_accept(n, M, q, eps, o, z, w, result);
+    int ok = matrix_accept(m, q, eps, o, z, w, result);
     pp_lcp_result best = *result;
     /* The pivoting's z is refined; a basis solve adds nothing when it is already far inside
      * the tolerance. */
@@ -409,10 +441,10 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
                                                                                  : 1;
     const double shift = ws->shift; /* a large LCP's eps (Me is M itself there) */
     for (int pass = 0; pass < passes; ++pass) {
-        const double *Mp = pass == 0 ? M : Me;
         double eps_p = pass == 0 ? 0.0 : eps;
         ws->shift = pass == 0 ? 0.0 : shift;
-        if (pp_lcp_solve_basis(ws, n, Mp, q, ws->basis, zt) && pp_lcp_accept(n, M, q, eps_p, o, zt, w, result) &&
+        if (matrix_solve_basis(ws, m, pass != 0, q, ws->basis, zt) &&
+            matrix_accept(m, q, eps_p, o, zt, w, result) &&
             (!ok || result->relative_residual <= best.relative_residual)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
             ok = 1;
@@ -425,15 +457,17 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, int n, const dou
 }
 
 /* One attempt on LCP(Me, q), Me = M + eps I; acceptance is measured against (M, q). */
-static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, const double *Me,
-                                double eps, const double *q, const pp_lcp_options *o,
+static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, double eps,
+                                const double *q, const pp_lcp_options *o,
                                 const unsigned char *warm, unsigned char *basis_out, double *z,
                                 pp_lcp_result *result)
 {
+    const int n = m->n;
     double *zt = ws->z_try, *w = ws->w_try;
 
     if (warm) {
-        if (pp_lcp_solve_basis(ws, n, Me, q, warm, zt) && pp_lcp_accept(n, M, q, eps, o, zt, w, result)) {
+        if (matrix_solve_basis(ws, m, 1, q, warm, zt) &&
+            matrix_accept(m, q, eps, o, zt, w, result)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
             if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
             result->warm_started = 1;
@@ -450,7 +484,7 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
         if (q[i] < q_floor) q_nonnegative = 0;
     if (q_nonnegative) {
         for (int i = 0; i < n; ++i) zt[i] = 0.0;
-        pp_lcp_accept(n, M, q, eps, o, zt, w, result);
+        matrix_accept(m, q, eps, o, zt, w, result);
         for (int i = 0; i < n; ++i) {
             z[i] = 0.0;
             basis_out[i] = 0;
@@ -466,24 +500,24 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, int n, const double *M, co
     int cap = o->max_pivots > 0 ? o->max_pivots : 50 * n + 100;
     pp_lcp_status status = PP_LCP_NUMERICAL;
     if (warm) { /* Lemke from the given basis first, at most n pivots */
-        status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, warm, o, cap < n ? cap : n, z,
-                                      result);
+        status = lemke_run_and_polish(ws, m, eps, q, d, warm, o, cap < n ? cap : n, z, result);
         if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
     }
     if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
-        status = lemke_run_and_polish(ws, n, M, Me, eps, q, d, NULL, o, cap, z, result);
+        status = lemke_run_and_polish(ws, m, eps, q, d, NULL, o, cap, z, result);
     if ((ws->limits.hit || ws->limits.attempt_hit) && status != PP_LCP_SOLVED)
         return PP_LCP_BUDGET_EXHAUSTED;
     /* The double-double rescue, for numerical trouble: not for a regularised attempt (the
      * ladder of pp_lcp_solve), not at the pivot cap (with the lexicographic rule Lemke does
-     * not cycle, so a long path would be as long again), and bounded (RESCUE_MAX_N). */
-    if (status != PP_LCP_SOLVED && status != PP_LCP_PIVOT_CAP && eps == 0.0 &&
+     * not cycle, so a long path would be as long again), and bounded (RESCUE_MAX_N: dense
+     * only, below the columns' PP_LCP_SPARSE_MIN_N). */
+    if (status != PP_LCP_SOLVED && status != PP_LCP_PIVOT_CAP && eps == 0.0 && !m->A &&
         n <= RESCUE_MAX_N) {
         int pivots = 0, rescue_cap = 2 * n + 10 < cap ? 2 * n + 10 : cap;
         pp_lcp_status rescue =
-            pp_lcp_lemke_extended(ws, n, M, q, d, o, rescue_cap, z, ws->basis, &pivots);
+            pp_lcp_lemke_extended(ws, n, m->M, q, d, o, rescue_cap, z, ws->basis, &pivots);
         result->pivots += pivots;
-        if (rescue == PP_LCP_SOLVED && pp_lcp_accept(n, M, q, 0.0, o, z, ws->w_try, result)) {
+        if (rescue == PP_LCP_SOLVED && pp_lcp_accept(n, m->M, q, 0.0, o, z, ws->w_try, result)) {
             result->extended = 1;
             status = PP_LCP_SOLVED;
         }
@@ -531,14 +565,15 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
     if (arg != PP_OK) return arg;
     dump_instance(n, M, q, "pp_lcp_solve_lemke");
     double start = pp_lcp_clock();
-    pp_lcp_start_limits(workspace, n, o, start);
-    pp_lcp_reset_result(result);
+    start_limits(workspace, n, o, start);
+    reset_result(result);
     result->attempts = 1;
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
-    result->status = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
-    pp_lcp_finish_limits(workspace, o, start, result);
+    const lcp_matrix m = {n, M, M, NULL};
+    result->status = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
+    finish_limits(workspace, o, start, result);
     if (result->status == PP_LCP_SOLVED) return PP_OK;
     fail_clean(n, z, basis);
     pp_lcp_residual(n, M, q, z, NULL, result);
@@ -547,30 +582,26 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
 
 /*
  * The order of a full solve: the plain attempt (solve_once), the regularised retries of
- * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback
- * starts from the caller's basis (still unchanged: solve_once writes it only on success).
+ * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback starts from the caller's basis (still unchanged:
+ * solve_once writes it only on success). Dense M or A by columns (pp_lcp_solve_csc).
  */
-static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
-                       const pp_lcp_options *options, unsigned char *basis, double *z,
-                       pp_lcp_result *result)
+pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
+                             const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
+                             unsigned char *basis, double *z, pp_lcp_result *result)
 {
-    pp_lcp_options defaults = pp_lcp_options_default();
-    const pp_lcp_options *o = options ? options : &defaults;
-    pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
-    if (arg != PP_OK) return arg;
-    dump_instance(n, M, q, "pp_lcp_solve");
     double start = pp_lcp_clock();
-    pp_lcp_start_limits(workspace, n, o, start);
-    pp_lcp_reset_result(result);
-
+    start_limits(workspace, n, o, start);
+    reset_result(result);
+    workspace->shift = 0.0;
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
-    pp_lcp_start_attempt(workspace, PP_LCP_RETRIES + 1);
-    pp_lcp_status first = solve_once(workspace, n, M, M, 0.0, q, o, warm, out, z, result);
+    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    lcp_matrix m = {n, M, M, A};
+    pp_lcp_status first = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
-        pp_lcp_finish_limits(workspace, o, start, result);
+        finish_limits(workspace, o, start, result);
         return PP_OK;
     }
 
@@ -582,8 +613,8 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
      * the schedule starts near 1.1e-16 max|M_ii|. */
     /* A large LCP (sparse basis) is not copied: its Lemke paths and basis solves add eps to
      * the diagonal as they read it (workspace shift). */
-    const int large = n >= PP_LCP_SPARSE_MIN_N;
-    const double *Me = large ? M : workspace->regularised;
+    const int large = A || n >= PP_LCP_SPARSE_MIN_N;
+    m.Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
                                         !workspace->limits.hit;
@@ -596,17 +627,17 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         }
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts + 1;
-        pp_lcp_reset_result(result);
+        reset_result(result);
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
-        pp_lcp_start_attempt(workspace, --retries_left);
-        pp_lcp_status s = solve_once(workspace, n, M, Me, eps, q, o, NULL, out, z, result);
+        start_attempt(workspace, --retries_left);
+        pp_lcp_status s = solve_once(workspace, &m, eps, q, o, NULL, out, z, result);
         workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {
             result->status = PP_LCP_SOLVED;
             result->epsilon = eps;
-            pp_lcp_finish_limits(workspace, o, start, result);
+            finish_limits(workspace, o, start, result);
             pp_log(PP_LOG_WARNING,
                    "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
                    pp_lcp_status_string(first), eps, result->residual);
@@ -621,7 +652,8 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     if (o->fallback) {
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts;
-        pp_lcp_status s = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+        pp_lcp_status s = A ? pp_lcp_fallback_csc(workspace, A, q, o, warm, z, result)
+                            : pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
@@ -635,7 +667,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
             result->status = s;
             if (basis)
                 for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
-            pp_lcp_finish_limits(workspace, o, start, result);
+            finish_limits(workspace, o, start, result);
             if (s != PP_LCP_SOLVED)
                 pp_log(PP_LOG_WARNING,
                        "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
@@ -647,12 +679,25 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
         result->fallback = 0; /* not kept: z = 0 below */
     }
     fail_clean(n, z, basis);
-    pp_lcp_residual(n, M, q, z, NULL, result);
+    if (A) pp_lcp_csc_residual(A, q, z, NULL, result);
+    else pp_lcp_residual(n, M, q, z, NULL, result);
     result->status = first;
-    pp_lcp_finish_limits(workspace, o, start, result);
+    finish_limits(workspace, o, start, result);
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
            "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
     return PP_ERR_SOLVER;
+}
+
+static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, const double *q,
+                       const pp_lcp_options *options, unsigned char *basis, double *z,
+                       pp_lcp_result *result)
+{
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *o = options ? options : &defaults;
+    pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
+    if (arg != PP_OK) return arg;
+    dump_instance(n, M, q, "pp_lcp_solve");
+    return pp_lcp_solve_order(workspace, n, M, NULL, q, o, basis, z, result);
 }
 
 /* The Lemke paths of a large LCP's solve share M's nonzero pattern (lcp_sparse.c), built by
@@ -686,7 +731,7 @@ pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double
     pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
     double start = pp_lcp_clock();
-    pp_lcp_reset_result(result);
+    reset_result(result);
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     result->status = pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
     if (basis)

@@ -5,7 +5,8 @@
  * n ~ 17 000 (ODE's convex demo) or 43 000 (the crash wall after the ball) holds a few
  * hundred thousand nonzeros where the dense M would be 2.3 GB or 15 GB.
  *
- * The order and the rules are pp_lcp_solve's (lcp.c, which carries their reasons): the given
+ * The order and the rules are pp_lcp_solve's, run by the same code (pp_lcp_solve_order, lcp.c,
+ * which carries their reasons) with every stage reading the columns: the given
  * basis (warm start); q >= 0 (z = 0); Lemke from the given basis (n pivots at most), then from
  * w basic, each polished by a basis solve; the regularised retries on M + eps I (the diagonal
  * shifted on the fly, as lcp.c does for every large LCP); the bounded fallback. Every step
@@ -93,90 +94,7 @@ int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
            eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
 }
 
-/* ---- The order of a solve (lcp.c's, which explains each bound) ------------------------ */
-
-static pp_lcp_status run_and_polish(pp_lcp_workspace *ws, const pp_lcp_csc *A, double eps,
-                                    const double *q, const double *d,
-                                    const unsigned char *start, const pp_lcp_options *o,
-                                    int cap, double *z, pp_lcp_result *result)
-{
-    const int n = A->n;
-    double *zt = ws->z_try, *w = ws->w_try;
-    int pivots = 0, refactorisations = 0;
-    pp_lcp_status status = pp_lcp_lemke_pivot_csc(ws, A, q, d, start, o, cap, z, ws->basis,
-                                                  &pivots, &refactorisations);
-    result->pivots += pivots;
-    result->refactorisations += refactorisations;
-    if (status != PP_LCP_SOLVED) return status;
-    int ok = pp_lcp_csc_accept(A, q, eps, o, z, w, result);
-    pp_lcp_result best = *result;
-    int passes = ok && result->relative_residual <= POLISH_SKIP * o->residual_tol ? 0
-                 : eps > 0.0                                                     ? 2
-                                                                                 : 1;
-    const double shift = ws->shift;
-    for (int pass = 0; pass < passes; ++pass) {
-        double eps_p = pass == 0 ? 0.0 : eps;
-        ws->shift = pass == 0 ? 0.0 : shift;
-        if (pp_lcp_csc_solve_basis(ws, A, q, ws->basis, zt, 0.0) &&
-            pp_lcp_csc_accept(A, q, eps_p, o, zt, w, result) &&
-            (!ok || result->relative_residual <= best.relative_residual)) {
-            memcpy(z, zt, (size_t)n * sizeof *z);
-            ok = 1;
-            best = *result;
-        }
-    }
-    ws->shift = shift;
-    *result = best;
-    return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
-}
-
-/* One attempt on A + eps I (ws->shift), acceptance against A (lcp.c solve_once). */
-static pp_lcp_status solve_once(pp_lcp_workspace *ws, const pp_lcp_csc *A, double eps,
-                                const double *q, const pp_lcp_options *o,
-                                const unsigned char *warm, unsigned char *basis_out, double *z,
-                                pp_lcp_result *result)
-{
-    const int n = A->n;
-    double *zt = ws->z_try, *w = ws->w_try;
-    if (warm && pp_lcp_csc_solve_basis(ws, A, q, warm, zt, 0.0) &&
-        pp_lcp_csc_accept(A, q, eps, o, zt, w, result)) {
-        memcpy(z, zt, (size_t)n * sizeof *z);
-        if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
-        result->warm_started = 1;
-        return PP_LCP_SOLVED;
-    }
-    double q_floor = -64.0 * DBL_EPSILON * pp_lcp_inf_norm(n, q);
-    int q_nonnegative = 1;
-    for (int i = 0; i < n; ++i)
-        if (q[i] < q_floor) q_nonnegative = 0;
-    if (q_nonnegative) {
-        for (int i = 0; i < n; ++i) zt[i] = 0.0;
-        pp_lcp_csc_accept(A, q, eps, o, zt, w, result);
-        for (int i = 0; i < n; ++i) {
-            z[i] = 0.0;
-            basis_out[i] = 0;
-        }
-        return PP_LCP_SOLVED;
-    }
-    const double *d = o->covering;
-    if (!d) {
-        for (int i = 0; i < n; ++i) ws->covering[i] = 1.0;
-        d = ws->covering;
-    }
-    int cap = o->max_pivots > 0 ? o->max_pivots : 50 * n + 100;
-    pp_lcp_status status = PP_LCP_NUMERICAL;
-    if (warm) {
-        status = run_and_polish(ws, A, eps, q, d, warm, o, cap < n ? cap : n, z, result);
-        if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
-    }
-    if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
-        status = run_and_polish(ws, A, eps, q, d, NULL, o, cap, z, result);
-    if ((ws->limits.hit || ws->limits.attempt_hit) && status != PP_LCP_SOLVED)
-        return PP_LCP_BUDGET_EXHAUSTED;
-    if (status == PP_LCP_SOLVED && basis_out != ws->basis)
-        memcpy(basis_out, ws->basis, (size_t)n);
-    return status;
-}
+/* ---- The solve: lcp.c's order (pp_lcp_solve_order) on the columns -------------------- */
 
 static pp_status check_csc(const char *who, pp_lcp_workspace *ws, const pp_lcp_csc *A,
                            const double *q, const pp_lcp_options *o, double *z,
@@ -245,78 +163,5 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_csc("pp_lcp_solve_csc", workspace, A, q, o, z, result);
     if (arg != PP_OK) return arg;
-    const int n = A->n;
-    double start = pp_lcp_clock();
-    pp_lcp_start_limits(workspace, n, o, start);
-    pp_lcp_reset_result(result);
-    workspace->shift = 0.0;
-
-    const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
-    unsigned char *out = basis ? basis : workspace->basis;
-    result->attempts = 1;
-    pp_lcp_start_attempt(workspace, PP_LCP_RETRIES + 1);
-    pp_lcp_status first = solve_once(workspace, A, 0.0, q, o, warm, out, z, result);
-    result->status = first;
-    if (first == PP_LCP_SOLVED) {
-        pp_lcp_finish_limits(workspace, o, start, result);
-        return PP_OK;
-    }
-    int retries_left = PP_LCP_RETRIES;
-    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) &&
-                                        !workspace->limits.hit;
-         eps *= PP_LCP_EPS_FACTOR) {
-        workspace->shift = eps;
-        int pivots = result->pivots, refactorisations = result->refactorisations;
-        int attempts = result->attempts + 1;
-        pp_lcp_reset_result(result);
-        result->pivots = pivots;
-        result->refactorisations = refactorisations;
-        result->attempts = attempts;
-        pp_lcp_start_attempt(workspace, --retries_left);
-        pp_lcp_status s = solve_once(workspace, A, eps, q, o, NULL, out, z, result);
-        workspace->shift = 0.0;
-        if (s == PP_LCP_SOLVED) {
-            result->status = PP_LCP_SOLVED;
-            result->epsilon = eps;
-            pp_lcp_finish_limits(workspace, o, start, result);
-            pp_log(PP_LOG_WARNING,
-                   "lcp: plain Lemke failed (%s); solved with M + %g I, residual %.3g",
-                   pp_lcp_status_string(first), eps, result->residual);
-            return PP_OK;
-        }
-    }
-    int hit = workspace->limits.stopped;
-    if (o->fallback) {
-        int pivots = result->pivots, refactorisations = result->refactorisations;
-        int attempts = result->attempts;
-        pp_lcp_status s = pp_lcp_fallback_csc(workspace, A, q, o, warm, z, result);
-        result->pivots = pivots;
-        result->refactorisations = refactorisations;
-        result->attempts = attempts;
-        result->epsilon = 0.0;
-        if (s == PP_LCP_SOLVED || (hit && pp_lcp_fallback_bounded(n, q, 1.0, result)) ||
-            (result->relative_residual <= o->regularised_tol &&
-             pp_lcp_fallback_bounded(n, q, o->regularised_tol, result))) {
-            result->status = s;
-            if (basis)
-                for (int i = 0; i < n; ++i) basis[i] = z[i] > 0.0;
-            pp_lcp_finish_limits(workspace, o, start, result);
-            if (s != PP_LCP_SOLVED)
-                pp_log(PP_LOG_WARNING,
-                       "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
-                       "answer, rel residual %.3g",
-                       pp_lcp_status_string(first), n, result->pivots, result->seconds,
-                       result->relative_residual);
-            return s == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
-        }
-        result->fallback = 0;
-    }
-    for (int i = 0; i < n; ++i) z[i] = 0.0;
-    if (basis) memset(basis, 0, (size_t)n);
-    pp_lcp_csc_residual(A, q, z, NULL, result);
-    result->status = first;
-    pp_lcp_finish_limits(workspace, o, start, result);
-    pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
-           "z set to 0", pp_lcp_status_string(first), n, PP_LCP_EPS_MAX);
-    return PP_ERR_SOLVER;
+    return pp_lcp_solve_order(workspace, A->n, NULL, A, q, o, basis, z, result);
 }

@@ -377,18 +377,11 @@ void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, 
                          pp_lcp_result *result);
 int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
                       const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result);
-/* Regularised retries of pp_lcp_solve: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
- * PP_LCP_EPS_FACTOR (lcp.h). */
-#define PP_LCP_RETRIES 6
-/* lcp.c, shared by pp_lcp_solve and pp_lcp_solve_csc: the limits of one solve starting at
- * `start` (the smaller of its own bounds and what is left of the shared budget), the time
- * share of an attempt with `left` retries after it, the charge of the solve to the budget,
- * and a result reset to "not solved". */
-void pp_lcp_start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start);
-void pp_lcp_start_attempt(pp_lcp_workspace *ws, int left);
-void pp_lcp_finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
-                          pp_lcp_result *result);
-void pp_lcp_reset_result(pp_lcp_result *result);
+/* lcp.c: the order of a full solve (plain attempt, regularised retries, bounded fallback)
+ * of LCP(M, q) dense, or by columns A (M NULL), under one set of limits. */
+pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
+                             const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
+                             unsigned char *basis, double *z, pp_lcp_result *result);
 /* LCP(A, q) with A by columns (n = A->n >= PP_LCP_SPARSE_MIN_N): pp_lcp_solve's order and
  * results (lcp_csc.c). */
 pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, const double *q,
