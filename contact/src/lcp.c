@@ -362,6 +362,11 @@ static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, c
         pp_log(PP_LOG_ERROR, "%s: M or q holds NaN/Inf", who);
         return PP_ERR_INVALID_ARGUMENT;
     }
+    return pp_lcp_check_options(who, n, o);
+}
+
+pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
+{
     if (!(o->pivot_tol > 0.0 && o->pivot_tol < 1.0) || !(o->tie_tol >= 0.0 && o->tie_tol < 1.0) ||
         !(o->residual_tol > 0.0) || !(o->regularised_tol >= 0.0)) {
         pp_log(PP_LOG_ERROR, "%s: tolerances must be pivot_tol in (0,1), tie_tol in [0,1), "

@@ -140,19 +140,7 @@ static pp_status check_csc(const char *who, pp_lcp_workspace *ws, const pp_lcp_c
         pp_log(PP_LOG_ERROR, "%s: M or q holds NaN/Inf", who);
         return PP_ERR_INVALID_ARGUMENT;
     }
-    if (!(o->pivot_tol > 0.0 && o->pivot_tol < 1.0) || !(o->tie_tol >= 0.0 && o->tie_tol < 1.0) ||
-        !(o->residual_tol > 0.0) || !(o->regularised_tol >= 0.0)) {
-        pp_log(PP_LOG_ERROR, "%s: tolerances must be pivot_tol in (0,1), tie_tol in [0,1), "
-               "residual_tol > 0, regularised_tol >= 0", who);
-        return PP_ERR_INVALID_ARGUMENT;
-    }
-    for (int i = 0; o->covering && i < n; ++i)
-        if (!(o->covering[i] > 0.0) || !isfinite(o->covering[i])) {
-            pp_log(PP_LOG_ERROR, "%s: covering[%d] = %g must be finite and > 0", who, i,
-                   o->covering[i]);
-            return PP_ERR_INVALID_ARGUMENT;
-        }
-    return PP_OK;
+    return pp_lcp_check_options(who, n, o);
 }
 
 pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, const double *q,

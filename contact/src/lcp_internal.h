@@ -377,6 +377,9 @@ void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, 
                          pp_lcp_result *result);
 int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
                       const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result);
+/* lcp.c: the options' tolerances and covering vector, checked for a solve of n unknowns
+ * (the error names `who`). */
+pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o);
 /* lcp.c: the order of a full solve (plain attempt, regularised retries, bounded fallback)
  * of LCP(M, q) dense, or by columns A (M NULL), under one set of limits. */
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
