@@ -344,15 +344,21 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
     }
 }
 
-/* Which contacts carry an impulse: the first of each set, its primary. */
-pp_status pp_constraint_list_index(pp_constraint_list *l)
+/* Which contacts carry an impulse: the first of each set, its primary; for the contacts from
+ * first_contact on and the sets from first_set on (those before are indexed already). */
+static pp_status index_from(pp_constraint_list *l, int first_contact, int first_set)
 {
     int nc = l->contact_count;
     pp_status st = pp_grow((void **)&l->primary, &l->primary_capacity, nc > 0 ? nc : 1, 1);
     if (st != PP_OK) return st;
-    memset(l->primary, 0, (size_t)(nc > 0 ? nc : 1));
-    for (int j = 0; j < l->set_count; ++j) l->primary[l->sets[j].first] = 1;
+    if (nc > first_contact) memset(l->primary + first_contact, 0, (size_t)(nc - first_contact));
+    for (int j = first_set; j < l->set_count; ++j) l->primary[l->sets[j].first] = 1;
     return PP_OK;
+}
+
+pp_status pp_constraint_list_index(pp_constraint_list *l)
+{
+    return index_from(l, 0, 0);
 }
 
 /* Append a set (its contacts and 3 restitution values per contact) to a list. */
@@ -391,6 +397,7 @@ pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const 
 {
     const pp_step_scratch *s = &world->scratch;
     double eps = world->config.proximity_margin;
+    const int first_contact = out->contact_count, first_set = out->set_count;
     if (!out->contacts) {
         pp_status st = pp_grow((void **)&out->contacts, &out->contact_capacity, 64, sizeof(pp_contact));
         if (st != PP_OK) return st;
@@ -412,7 +419,9 @@ pp_status pp_build_constraints(const pp_world *world, pp_island_work *iw, const 
         if (st != PP_OK) return st;
     }
     if (near_pairs) *near_pairs = near;
-    return pp_constraint_list_index(out);
+    /* only what this call appended: world.c builds every island into one list, and indexing
+     * the whole list after each island was a pass over the step's contacts per island */
+    return index_from(out, first_contact, first_set);
 }
 
 /* The statistics of stages 3-5 at the sub-step's start, from scratch.all. */

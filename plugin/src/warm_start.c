@@ -12,8 +12,14 @@
  * (unknown_set_record), so a basis that matches in part is kept in part (Lemke then repairs
  * it) instead of being thrown away whenever the contact set changes anywhere.
  *
- * Storage: an open-addressing hash table of keys into a byte pool, both grown to the peak
- * and reused; clearing costs O(capacity).
+ * Storage: an open-addressing hash table of 16-byte slots (the key's hash, a stamp and the
+ * entry's offset) over a pool that holds each entry's key, size and record one after the
+ * other; both grow to the peak and are reused. A slot is in use only when its stamp is the
+ * store's generation, so clearing a store is O(1) (the generation moves on) instead of a
+ * pass over every slot: the step's stores hold the bases of every island in the world, and
+ * clearing them was a memset of a table that outgrows the caches with the number of islands.
+ * The small slots keep the probes of a lookup in one cache line; the key is read from the
+ * pool only when the hashes agree.
  */
 #include "world_internal.h"
 
@@ -27,14 +33,22 @@ typedef struct warm_key {
     int set_kind, set_count, directions;
 } warm_key;
 
+/* In the pool: the key and the record's size, then the record (size bytes, padded to 8). */
 typedef struct warm_entry {
     warm_key key;
-    int offset, size;      /* record bytes in the pool; size 0 = empty slot */
+    int size;
 } warm_entry;
 
+typedef struct warm_slot {
+    uint64_t hash;         /* key_hash of the entry's key */
+    unsigned stamp;        /* in use when == the store's generation */
+    int offset;            /* of the entry in the pool */
+} warm_slot;
+
 struct pp_warm_store {
-    warm_entry *slots;
+    warm_slot *slots;
     int capacity, count;   /* capacity a power of two, count <= capacity / 2 */
+    unsigned generation;   /* never 0: calloc'ed slots are empty */
     unsigned char *pool;
     size_t pool_size, pool_capacity;
     unsigned char *records;  /* scratch: the records of one list */
@@ -44,7 +58,9 @@ struct pp_warm_store {
 pp_status pp_warm_store_create(struct pp_warm_store **out)
 {
     *out = calloc(1, sizeof **out);
-    return *out ? PP_OK : PP_ERR_NO_MEMORY;
+    if (!*out) return PP_ERR_NO_MEMORY;
+    (*out)->generation = 1;
+    return PP_OK;
 }
 
 void pp_warm_store_destroy(struct pp_warm_store *store)
@@ -59,7 +75,10 @@ void pp_warm_store_destroy(struct pp_warm_store *store)
 void pp_warm_store_clear(struct pp_warm_store *store)
 {
     if (!store) return;
-    if (store->count) memset(store->slots, 0, (size_t)store->capacity * sizeof *store->slots);
+    if (store->count && ++store->generation == 0) { /* wrapped: stamps may repeat */
+        memset(store->slots, 0, (size_t)store->capacity * sizeof *store->slots);
+        store->generation = 1;
+    }
     store->count = 0;
     store->pool_size = 0;
 }
@@ -109,41 +128,57 @@ static warm_key set_key(const pp_world *world, const pp_constraint_list *list, i
     return key;
 }
 
-static const warm_entry *find(const struct pp_warm_store *store, const warm_key *key)
+static warm_entry *entry_at(const struct pp_warm_store *store, int offset)
 {
-    if (!store || store->count == 0) return NULL;
+    return (warm_entry *)(void *)(store->pool + offset);
+}
+
+static unsigned char *record_of(warm_entry *e)
+{
+    return (unsigned char *)(e + 1);
+}
+
+static int live(const struct pp_warm_store *store, const warm_slot *slot)
+{
+    return slot->stamp == store->generation;
+}
+
+/* The slot of key (hash h) in store: its own, or the empty one where it would go. */
+static warm_slot *probe(const struct pp_warm_store *store, const warm_key *key, uint64_t h)
+{
     unsigned mask = (unsigned)store->capacity - 1;
-    for (unsigned i = (unsigned)key_hash(key) & mask;; i = (i + 1) & mask) {
-        const warm_entry *e = &store->slots[i];
-        if (e->size == 0) return NULL;
-        if (key_equal(&e->key, key)) return e;
+    for (unsigned i = (unsigned)h & mask;; i = (i + 1) & mask) {
+        warm_slot *slot = &store->slots[i];
+        if (!live(store, slot)) return slot;
+        if (slot->hash == h && key_equal(&entry_at(store, slot->offset)->key, key)) return slot;
     }
 }
 
-/* key's entry in `first`, else in `second` (*from: the store it came from). */
-static const warm_entry *find_either(const struct pp_warm_store *first,
-                                     const struct pp_warm_store *second, const warm_key *key,
-                                     const struct pp_warm_store **from)
+static warm_entry *find(const struct pp_warm_store *store, const warm_key *key)
 {
-    const warm_entry *e = find(first, key);
-    *from = first;
-    if (!e) {
-        e = find(second, key);
-        *from = second;
-    }
-    return e;
+    if (!store || store->count == 0) return NULL;
+    const warm_slot *slot = probe(store, key, key_hash(key));
+    return live(store, slot) ? entry_at(store, slot->offset) : NULL;
+}
+
+/* key's entry in `first`, else in `second`. */
+static warm_entry *find_either(const struct pp_warm_store *first,
+                               const struct pp_warm_store *second, const warm_key *key)
+{
+    warm_entry *e = find(first, key);
+    return e ? e : find(second, key);
 }
 
 static pp_status rehash(struct pp_warm_store *store, int capacity)
 {
-    warm_entry *slots = calloc((size_t)capacity, sizeof *slots);
+    warm_slot *slots = calloc((size_t)capacity, sizeof *slots);
     if (!slots) return PP_ERR_NO_MEMORY;
     unsigned mask = (unsigned)capacity - 1;
     for (int i = 0; i < store->capacity; ++i) {
-        const warm_entry *e = &store->slots[i];
-        if (e->size == 0) continue;
-        unsigned s = (unsigned)key_hash(&e->key) & mask;
-        while (slots[s].size) s = (s + 1) & mask;
+        const warm_slot *e = &store->slots[i];
+        if (!live(store, e)) continue;
+        unsigned s = (unsigned)e->hash & mask;
+        while (slots[s].stamp == store->generation) s = (s + 1) & mask;
         slots[s] = *e;
     }
     free(store->slots);
@@ -160,26 +195,30 @@ static pp_status insert(struct pp_warm_store *store, const warm_key *key,
         pp_status st = rehash(store, store->capacity ? 2 * store->capacity : 64);
         if (st != PP_OK) return st;
     }
-    unsigned mask = (unsigned)store->capacity - 1;
-    unsigned i = (unsigned)key_hash(key) & mask;
-    while (store->slots[i].size && !key_equal(&store->slots[i].key, key)) i = (i + 1) & mask;
-    warm_entry *e = &store->slots[i];
-    if (e->size != size) { /* new, or a record of another size: fresh bytes in the pool */
-        if (store->pool_size + (size_t)size > store->pool_capacity) {
+    uint64_t h = key_hash(key);
+    warm_slot *slot = probe(store, key, h);
+    int used = live(store, slot);
+    if (!used || entry_at(store, slot->offset)->size != size) {
+        /* new, or a record of another size: a fresh entry in the pool */
+        size_t bytes = sizeof(warm_entry) + (((size_t)size + 7) & ~(size_t)7);
+        if (store->pool_size + bytes > store->pool_capacity) {
             size_t cap = store->pool_capacity ? 2 * store->pool_capacity : 4096;
-            while (cap < store->pool_size + (size_t)size) cap *= 2;
+            while (cap < store->pool_size + bytes) cap *= 2;
             unsigned char *pool = realloc(store->pool, cap);
             if (!pool) return PP_ERR_NO_MEMORY;
             store->pool = pool;
             store->pool_capacity = cap;
         }
-        if (e->size == 0) store->count++;
-        e->offset = (int)store->pool_size;
+        if (!used) store->count++;
+        slot->hash = h;
+        slot->stamp = store->generation;
+        slot->offset = (int)store->pool_size;
+        store->pool_size += bytes;
+        warm_entry *e = entry_at(store, slot->offset);
+        e->key = *key;
         e->size = size;
-        store->pool_size += (size_t)size;
     }
-    e->key = *key;
-    memcpy(store->pool + e->offset, record, (size_t)size);
+    memcpy(record_of(entry_at(store, slot->offset)), record, (size_t)size);
     return PP_OK;
 }
 
@@ -217,9 +256,11 @@ pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
 pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_store *from)
 {
     pp_status st = PP_OK;
-    for (int i = 0; from && i < from->capacity && st == PP_OK; ++i) {
-        const warm_entry *e = &from->slots[i];
-        if (e->size) st = insert(to, &e->key, from->pool + e->offset, e->size);
+    for (int i = 0; from && from->count && i < from->capacity && st == PP_OK; ++i) {
+        const warm_slot *slot = &from->slots[i];
+        if (!live(from, slot)) continue;
+        warm_entry *e = entry_at(from, slot->offset);
+        st = insert(to, &e->key, record_of(e), e->size);
     }
     return st;
 }
@@ -261,10 +302,9 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
     for (int j = 0; j < list->set_count; ++j) {
         int size = pp_peg_record_size(&list->sets[j], k);
         warm_key key = set_key(world, list, j, k);
-        const struct pp_warm_store *from;
-        const warm_entry *e = find_either(first, second, &key, &from);
+        warm_entry *e = find_either(first, second, &key);
         if (e && e->size == size) {
-            memcpy(rec, from->pool + e->offset, (size_t)size);
+            memcpy(rec, record_of(e), (size_t)size);
             ++found;
         } else {
             unknown_set_record(list, j, rec, size);
@@ -324,10 +364,9 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
             if (u == 0) continue;
             ++*wanted;
             warm_key key = joint_key(joint, e, u);
-            const struct pp_warm_store *from;
-            const warm_entry *w = find_either(first, second, &key, &from);
+            warm_entry *w = find_either(first, second, &key);
             if (w && w->size == u) {
-                memcpy(basis + at, from->pool + w->offset, (size_t)u);
+                memcpy(basis + at, record_of(w), (size_t)u);
                 ++found;
             } else {
                 memset(basis + at, 0, (size_t)u);

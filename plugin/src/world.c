@@ -365,6 +365,29 @@ static void build_island_job(island_job *job, int worker, int island)
     build_island(job->world, worker, island, job->dt);
 }
 
+/* Is worker 0's `built` list already what the merge below would make of it: every island
+ * built by worker 0, one after the other in island order, each set's contacts right after the
+ * previous set's (the builders leave no contact outside a set)? Then it becomes scratch.all
+ * as it is, by exchanging the two lists, instead of a copy of every contact of the step: at
+ * 100 islands that copy streamed the whole step's contacts through the caches twice more. */
+static int built_in_island_order(const pp_step_scratch *s)
+{
+    if (s->worker_count < 1) return 0;
+    const pp_constraint_list *b = &s->workers[0].built;
+    int sets = 0;
+    for (int i = 0; i < s->island_count; ++i) {
+        if (s->outcomes[i].worker != 0 || s->outcomes[i].set_first != sets) return 0;
+        sets += s->outcomes[i].set_count;
+    }
+    if (sets != b->set_count) return 0;
+    int contacts = 0;
+    for (int j = 0; j < b->set_count; ++j) {
+        if (b->sets[j].first != contacts) return 0;
+        contacts += b->sets[j].count;
+    }
+    return contacts == b->contact_count;
+}
+
 /* Stages 3-5 island by island on the workers, then merged in island order into scratch.all
  * (what stage 6b, PLUS, and the sub-step split read), island_set_first and the statistics. */
 static pp_status build_constraints(pp_world *world, double dt)
@@ -374,6 +397,21 @@ static pp_status build_constraints(pp_world *world, double dt)
         s->workers[w].built.contact_count = s->workers[w].built.set_count = 0;
     island_job job = {world, dt, NULL, s->island_count, 0, build_island_job};
     run_jobs(world, &job);
+    for (int i = 0; i < s->island_count; ++i)
+        if (s->outcomes[i].status != PP_OK) return s->outcomes[i].status;
+    if (built_in_island_order(s)) { /* one worker built them all, in island order */
+        pp_constraint_list t = s->all;
+        s->all = s->workers[0].built;
+        s->workers[0].built = t;
+        int near = 0;
+        for (int i = 0; i < s->island_count; ++i) {
+            s->island_set_first[i] = s->outcomes[i].set_first;
+            near += s->outcomes[i].near_pairs;
+        }
+        s->island_set_first[s->island_count] = s->all.set_count;
+        pp_constraint_stats(world, near);
+        return PP_OK;
+    }
     pp_constraint_list *all = &s->all;
     all->contact_count = all->set_count = 0;
     int near = 0;
@@ -553,6 +591,19 @@ static int order_islands(pp_world *world)
     return parallel;
 }
 
+/* The number of contacts of the step when worker 0 stepped every island, one after the other in
+ * island order, and all succeeded: its contact list is then the step's as it is. Else -1. */
+static int contacts_in_island_order(const pp_step_scratch *s)
+{
+    int total = 0;
+    for (int i = 0; i < s->island_count; ++i) {
+        const pp_island_outcome *out = &s->outcomes[i];
+        if (out->status != PP_OK || out->worker != 0 || out->info_first != total) return -1;
+        total += out->info_count;
+    }
+    return s->worker_count >= 1 && total == s->workers[0].info_count ? total : -1;
+}
+
 /* Stages 7-8 island by island, on pp_config.threads workers: each island's LCP and
  * re-linearisation on its own bodies and pairs, in memory sized by the island. Then, in
  * island order whichever worker ran it, its contacts go to the contact list, its statistics
@@ -576,7 +627,21 @@ static pp_status time_step_islands(pp_world *world, double dt)
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
     s->info_count = 0;
-    for (int i = 0; i < s->island_count; ++i) {
+    int total = contacts_in_island_order(s);
+    if (total >= 0) { /* worker 0's contact list is the step's as it is: exchanged, not copied */
+        pp_worker *w = &s->workers[0];
+        pp_contact_info *t = s->info;
+        int capacity = s->info_capacity;
+        s->info = w->info;
+        s->info_capacity = w->info_capacity;
+        s->info_count = total;
+        w->info = t;
+        w->info_capacity = capacity;
+        w->info_count = 0;
+        for (int i = 0; i < s->island_count; ++i)
+            merge_island_stats(&world->stats, &s->outcomes[i].stats);
+    }
+    for (int i = 0; i < s->island_count && total < 0; ++i) {
         const pp_island_outcome *out = &s->outcomes[i];
         if (out->status != PP_OK) return out->status;
         merge_island_stats(&world->stats, &out->stats);
@@ -588,13 +653,21 @@ static pp_status time_step_islands(pp_world *world, double dt)
                (size_t)out->info_count * sizeof(pp_contact_info));
         s->info_count += out->info_count;
     }
-    pp_warm_store_clear(s->warm_next);
-    for (int i = 0; i < s->worker_count && st == PP_OK; ++i)
-        st = pp_warm_store_merge(s->warm_next, s->workers[i].warm);
-    if (st == PP_OK) { /* this sub-step's bases become the previous ones */
+    /* this sub-step's bases become the previous ones: one worker's store as it is (exchanged),
+     * several workers' merged (a set's identity belongs to one island, so no key is in two) */
+    if (s->worker_count == 1) {
         struct pp_warm_store *t = s->warm_prev;
-        s->warm_prev = s->warm_next;
-        s->warm_next = t;
+        s->warm_prev = s->workers[0].warm;
+        s->workers[0].warm = t;
+    } else {
+        pp_warm_store_clear(s->warm_next);
+        for (int i = 0; i < s->worker_count && st == PP_OK; ++i)
+            st = pp_warm_store_merge(s->warm_next, s->workers[i].warm);
+        if (st == PP_OK) {
+            struct pp_warm_store *t = s->warm_prev;
+            s->warm_prev = s->warm_next;
+            s->warm_next = t;
+        }
     }
     world->stats.lcp_warm_started = world->stats.lcp_solves > 0 &&
                                     world->stats.lcp_warm_solves == world->stats.lcp_solves;
