@@ -336,11 +336,17 @@ typedef struct pp_box_record {
 
 static const pp_polytope *cached_polytope(pp_world *world, const double lengths[3], int cylinder)
 {
-    for (int i = 0; i < world->box_count; ++i) {
+    /* The scan starts after the last record found: every step asks for the geoms' sizes in the
+     * same order, so each is found at once (from the first record, a world of n different
+     * boxes cost n^2 / 2 comparisons a step). Records are unique, so the answer is the same. */
+    for (int t = 0, n = world->box_count; t < n; ++t) {
+        int i = world->box_next + t < n ? world->box_next + t : world->box_next + t - n;
         const double *l = world->boxes[i].lengths;
         if (world->boxes[i].cylinder == cylinder && l[0] == lengths[0] && l[1] == lengths[1] &&
-            l[2] == lengths[2])
+            l[2] == lengths[2]) {
+            world->box_next = i + 1 < n ? i + 1 : 0;
             return world->boxes[i].polytope;
+        }
     }
     pp_box_record entry;
     memcpy(entry.lengths, lengths, sizeof entry.lengths);
@@ -374,7 +380,7 @@ void pp_convex_records_free(pp_world *world)
     for (int i = 0; i < world->box_count; ++i) pp_polytope_destroy(world->boxes[i].polytope);
     free(world->boxes);
     world->boxes = NULL;
-    world->box_count = world->box_capacity = 0;
+    world->box_count = world->box_capacity = world->box_next = 0;
     for (int i = 0; i < world->convex_count; ++i) {
         if (world->convexes[i].owned) dGeomDestroy(world->convexes[i].geom);
         free_record_arrays(&world->convexes[i]);

@@ -304,6 +304,7 @@ struct pp_world {
 
     struct pp_box_record *boxes;   /* the polytope of each box size seen (convex.c) */
     int box_count, box_capacity;
+    int box_next;                  /* where the next search of boxes starts (convex.c) */
 
     pp_joint *joints;              /* stage 1b: the joints of the step */
     int joint_count, joint_capacity;
