@@ -437,15 +437,23 @@ static int edge_gap_feasible(const pp_polytope_view *p, const pp_polytope_view *
 
 /* psi = n . (p_q - p_p) is the signed distance of the two lines (n is perpendicular to both),
  * whichever points are used; p_a is the segment's closest point, for the lever arm. */
-int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
-                             double eps, pp_contact *out, double *appl, int *feasible)
+int pp_peg_edge_edge_contact_along(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
+                                   int eq, double eps, const double n[3], pp_contact *out)
 {
-    double n[3], cp[3], cq[3], dist, gap[3];
-    double value = pp_peg_applicability_ee(p, ep, q, eq, n);
-    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return 0;
+    double cp[3], cq[3], dist, gap[3];
     int ok = pp_peg_feasibility_ee(p, ep, q, eq, eps, cp, cq, &dist);
     pp_v3_sub(gap, cq, cp);
     contact_init(out, PP_CONTACT_EDGE_EDGE, ep, eq, cp, n, pp_v3_dot(n, gap));
+    return ok;
+}
+
+int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
+                             double eps, pp_contact *out, double *appl, int *feasible)
+{
+    double n[3];
+    double value = pp_peg_applicability_ee(p, ep, q, eq, n);
+    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return 0;
+    int ok = pp_peg_edge_edge_contact_along(p, ep, q, eq, eps, n, out);
     if (appl) *appl = value;
     if (feasible) *feasible = ok;
     return 1;
@@ -512,6 +520,7 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->separating);
     free(b->separating_appl);
     free(b->edge_bounds);
+    free(b->vf_memo);
     free(b);
 }
 

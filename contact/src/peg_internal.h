@@ -4,6 +4,14 @@
 
 #include "pegplus/peg.h"
 
+/* A vertex–face test of peg_constraints.c's memo (see there): valid while its stamps equal
+ * the stamp of the vertex the side's entries belong to. */
+typedef struct pp_peg_vf_memo {
+    unsigned test_stamp, appl_stamp;
+    pp_peg_vf_test test;          /* pp_peg_feasibility_vf */
+    double appl;                  /* pp_peg_applicability_vf */
+} pp_peg_vf_memo;
+
 /* Scratch of the constraint builders; every array grows to the peak and is reused. */
 struct pp_peg_builder {
     pp_peg_config *configs;
@@ -31,6 +39,9 @@ struct pp_peg_builder {
     int separating_appl_capacity;
     double *edge_bounds;          /* per edge of A then B: midpoint and half length */
     int edge_bound_capacity;
+    pp_peg_vf_memo *vf_memo;      /* per side, one entry per face of the other polytope */
+    int vf_memo_capacity;
+    unsigned vf_clock;            /* the last stamp given out (0: none yet) */
 };
 
 /* Grow *array to at least `need` elements of `size` bytes (doubling): PP_OK or
@@ -67,6 +78,13 @@ void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polyt
  * APPL^ee and *feasible the edge–edge feasibility within eps. */
 int pp_peg_edge_edge_contact(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
                              int e_q, double eps, pp_contact *out, double *appl, int *feasible);
+
+/* The same contact when APPL^ee and its normal n (pp_peg_applicability_ee, not parallel) are
+ * known: the callers that test the applicability first skip the closest points of the pairs
+ * it rejects. Returns the edge–edge feasibility within eps. Same values, bit for bit, as
+ * pp_peg_edge_edge_contact (which calls it). */
+int pp_peg_edge_edge_contact_along(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
+                                   int e_q, double eps, const double n[3], pp_contact *out);
 
 /* Do the LINES of e_p and e_q come closest within both segments, each extended by eps at
  * its ends? (Non-parallel edges.) The edge–edge gap is the lines' signed distance; when the
