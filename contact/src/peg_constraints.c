@@ -652,6 +652,8 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
     const int memo_faces = a->face_count > b->face_count ? a->face_count : b->face_count;
     ctx c = {builder, out, params, eps, 0, 0, PP_OK, memo_faces, {-1, -1}, {0, 0}};
     const int first_set = out->set_count, first_contact = out->contact_count;
+    out->sets_needed = out->set_count;
+    out->contacts_needed = out->contact_count;
     if (2 * memo_faces > builder->vf_memo_capacity) { /* new entries: stamp 0, never given */
         int old = builder->vf_memo_capacity;
         pp_status st = pp_peg_grow((void **)&builder->vf_memo, &builder->vf_memo_capacity,
@@ -660,8 +662,6 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
         memset(builder->vf_memo + old, 0,
                (size_t)(builder->vf_memo_capacity - old) * sizeof *builder->vf_memo);
     }
-    out->sets_needed = out->set_count;
-    out->contacts_needed = out->contact_count;
     int n = 0;
     c.error = pp_peg_classify_near_features(builder, a, b, eps, params, &n);
 
@@ -785,10 +785,11 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
     for (int i = 0; i < a->edge_count && st == PP_OK; ++i)
         for (int j = 0; j < q->edge_count && st == PP_OK; ++j) {
             pp_contact k;
-            double appl;
-            int feasible;
-            if (!pp_peg_edge_edge_contact(a, i, q, j, eps, &k, &appl, &feasible)) continue;
-            if (appl >= params->appl_x) st = separating_push(b, &n, &k, appl);
+            double appl, normal[3];
+            if (!edge_edge_applicability(a, i, q, j, &appl, normal) || !(appl >= params->appl_x))
+                continue; /* the closest points only for the facets kept */
+            pp_peg_edge_edge_contact_along(a, i, q, j, eps, normal, &k);
+            st = separating_push(b, &n, &k, appl);
         }
     if (st != PP_OK) return st;
     /* Only the facets that separate now (psi >= 0), or the least overlapping ones when none
