@@ -21,30 +21,47 @@ static inline void pp_v3_cross(double out[3], const double a[3], const double b[
     out[2] = z;
 }
 
+/* The helpers below read their operands before they write out (out may be an operand), in
+ * straight lines: as loops, -O2 kept them as loops through the stack in every caller. */
 static inline void pp_v3_sub(double out[3], const double a[3], const double b[3])
 {
-    for (int k = 0; k < 3; ++k) out[k] = a[k] - b[k];
+    double x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 static inline void pp_v3_add(double out[3], const double a[3], const double b[3])
 {
-    for (int k = 0; k < 3; ++k) out[k] = a[k] + b[k];
+    double x = a[0] + b[0], y = a[1] + b[1], z = a[2] + b[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 /* out = a + s * b */
 static inline void pp_v3_axpy(double out[3], const double a[3], double s, const double b[3])
 {
-    for (int k = 0; k < 3; ++k) out[k] = a[k] + s * b[k];
+    double x = a[0] + s * b[0], y = a[1] + s * b[1], z = a[2] + s * b[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 static inline void pp_v3_scale(double out[3], double s, const double a[3])
 {
-    for (int k = 0; k < 3; ++k) out[k] = s * a[k];
+    double x = s * a[0], y = s * a[1], z = s * a[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 static inline void pp_v3_copy(double out[3], const double a[3])
 {
-    for (int k = 0; k < 3; ++k) out[k] = a[k];
+    double x = a[0], y = a[1], z = a[2];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 static inline double pp_v3_norm(const double a[3]) { return sqrt(pp_v3_dot(a, a)); }

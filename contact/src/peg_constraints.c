@@ -67,7 +67,62 @@ typedef struct ctx {
     int n;       /* candidates of the set being built */
     int full;    /* out ran out of room: count what would be needed, write nothing more */
     pp_status error;
+    int memo_faces;         /* entries per side of b->vf_memo */
+    int memo_vertex[2];     /* the vertex each side's entries belong to (-1: none) */
+    unsigned memo_stamp[2]; /* and its stamp */
 } ctx;
+
+/*
+ * The vertex–face tests of one vertex, computed once per local_sets call. A vertex of a
+ * vertex–vertex configuration is tested against the other body's faces by its vertex set
+ * and again by the X (add_vertex_faces_to_x), and every candidate's APPL^vf was computed
+ * once more when it was added; a vertex–edge configuration tests f1 and f2 before its
+ * vertex set tests them again. pp_peg_feasibility_vf and pp_peg_applicability_vf are
+ * functions of (p, v, q, g, eps, params) alone, all fixed within the call, so the memo
+ * returns the very values a recomputation would: the sets are the same to the last bit.
+ * Side flip (0: v of A against B's faces, 1: v of B against A's) keeps the entries of one
+ * vertex; moving to another vertex gives the side a new stamp from the builder's clock,
+ * which never repeats a stamp (all entries are cleared when it wraps), so no entry of an
+ * earlier vertex, call or pair is ever read.
+ */
+static pp_peg_vf_memo *memo_entry(ctx *c, int flip, int v, int g)
+{
+    if (c->memo_vertex[flip] != v) {
+        c->memo_vertex[flip] = v;
+        if (++c->b->vf_clock == 0) {
+            memset(c->b->vf_memo, 0, (size_t)c->b->vf_memo_capacity * sizeof *c->b->vf_memo);
+            c->b->vf_clock = 1;
+            c->memo_stamp[!flip] = 0; /* the other side's entries are gone too */
+            c->memo_vertex[!flip] = -1;
+        }
+        c->memo_stamp[flip] = c->b->vf_clock;
+    }
+    return &c->b->vf_memo[flip * c->memo_faces + g];
+}
+
+/* pp_peg_feasibility_vf(p, v, q, g, eps, params) through the memo; flip = 1 when p is B. */
+static pp_peg_vf_test vf_test(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
+                              int g, int flip)
+{
+    pp_peg_vf_memo *e = memo_entry(c, flip, v, g);
+    if (e->test_stamp != c->memo_stamp[flip]) {
+        e->test = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        e->test_stamp = c->memo_stamp[flip];
+    }
+    return e->test;
+}
+
+/* pp_peg_applicability_vf(p, v, q, g) through the memo. */
+static double vf_appl(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q, int g,
+                      int flip)
+{
+    pp_peg_vf_memo *e = memo_entry(c, flip, v, g);
+    if (e->appl_stamp != c->memo_stamp[flip]) {
+        e->appl = pp_peg_applicability_vf(p, v, q, g);
+        e->appl_stamp = c->memo_stamp[flip];
+    }
+    return e->appl;
+}
 
 static int reserve_one(ctx *c)
 {
@@ -89,7 +144,7 @@ static void add_vertex_face(ctx *c, const pp_polytope_view *p, int v, const pp_p
     pp_contact *k = &c->b->candidates[c->n];
     pp_peg_vertex_face_contact(p, v, q, f, k);
     if (flip) pp_peg_contact_flip(k);
-    c->b->candidate_appl[c->n] = pp_peg_applicability_vf(p, v, q, f);
+    c->b->candidate_appl[c->n] = vf_appl(c, p, v, q, f, flip);
     c->b->candidate_eligible[c->n] = (unsigned char)(feasible != 0);
     c->n++;
 }
@@ -108,6 +163,30 @@ static int add_edge_edge(ctx *c, const pp_polytope_view *p, int ep, const pp_pol
     c->b->candidate_eligible[c->n] = (unsigned char)feasible;
     c->n++;
     return 1;
+}
+
+/* The same candidate when its APPL^ee and normal n are known (pp_peg_applicability_ee, not
+ * parallel): the X sets test the applicability before they need the closest points. */
+static void add_edge_edge_along(ctx *c, const pp_polytope_view *p, int ep,
+                                const pp_polytope_view *q, int eq, int flip, double appl,
+                                const double n[3])
+{
+    if (!reserve_one(c)) return;
+    pp_contact *k = &c->b->candidates[c->n];
+    int feasible = pp_peg_edge_edge_contact_along(p, ep, q, eq, c->eps, n, k);
+    if (flip) pp_peg_contact_flip(k);
+    c->b->candidate_appl[c->n] = appl;
+    c->b->candidate_eligible[c->n] = (unsigned char)feasible;
+    c->n++;
+}
+
+/* APPL^ee of e_p against e_q and its normal; 0 for parallel edges (pp_peg_edge_edge_contact's
+ * test). */
+static int edge_edge_applicability(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
+                                   int eq, double *appl, double n[3])
+{
+    *appl = pp_peg_applicability_ee(p, ep, q, eq, n);
+    return !(n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0);
 }
 
 /* The documented primary heuristic (peg.h): largest psi among the eligible candidates (all,
@@ -203,9 +282,9 @@ static int vertex_set(ctx *c, const pp_polytope_view *p, int v, const pp_polytop
         if (psi >= 0.0) inside = 0;
         if (g == exclude) continue;
         if (fabs(psi) > c->eps) continue; /* D_g >= |psi_g| */
-        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        pp_peg_vf_test t = vf_test(c, p, v, q, g, flip);
         if (t.distance > c->eps) continue;
-        int ok = t.feasible && pp_peg_applicability_vf(p, v, q, g) > appl_min;
+        int ok = t.feasible && vf_appl(c, p, v, q, g, flip) > appl_min;
         qualifying += ok;
         add_vertex_face(c, p, v, q, g, flip, ok);
     }
@@ -228,8 +307,8 @@ static void add_other_faces(ctx *c, const pp_polytope_view *p, int v, const pp_p
         if (g == f1 || g == f2) continue;
         double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
         if (fabs(psi) > c->eps) continue;
-        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
-        if (t.distance <= c->eps && pp_peg_applicability_vf(p, v, q, g) >= c->params->appl_x)
+        pp_peg_vf_test t = vf_test(c, p, v, q, g, flip);
+        if (t.distance <= c->eps && vf_appl(c, p, v, q, g, flip) >= c->params->appl_x)
             add_vertex_face(c, p, v, q, g, flip, 0);
     }
 }
@@ -250,8 +329,8 @@ static int vertex_edge(ctx *c, const pp_polytope_view *p, int v, const pp_polyto
     const int *edge = q->edges + 4 * e;
     const int f1 = edge[2], f2 = edge[3];
     const pp_peg_config_kind origin = flip ? PP_PEG_EDGE_VERTEX : PP_PEG_VERTEX_EDGE;
-    pp_peg_vf_test t1 = pp_peg_feasibility_vf(p, v, q, f1, c->eps, c->params);
-    pp_peg_vf_test t2 = pp_peg_feasibility_vf(p, v, q, f2, c->eps, c->params);
+    pp_peg_vf_test t1 = vf_test(c, p, v, q, f1, flip);
+    pp_peg_vf_test t2 = vf_test(c, p, v, q, f2, flip);
 
     if (pp_v3_dot(q->face_normals + 3 * f1, q->face_normals + 3 * f2) > c->params->coplanar_cos) {
         /* The edge only splits a plane (authors' special case): for v the two faces are one,
@@ -286,15 +365,18 @@ static int vertex_edge(ctx *c, const pp_polytope_view *p, int v, const pp_polyto
         if (orientation == 0.0) continue;
         int fi = orientation > 0.0 ? f1 : f2, fi_feasible = orientation > 0.0 ? t1.feasible
                                                                              : t2.feasible;
+        /* No X when the edges are parallel, not applicable, e_p heads away from e's line (the
+         * lines meet behind v or beyond e's ends: psi_ee is then no gap of the segments and
+         * the X would block a separated pair), or neither contact is feasible. The tests
+         * that need no candidate come first. */
+        double appl_ee, n_ee[3];
+        if (!edge_edge_applicability(p, ep, q, e, &appl_ee, n_ee) ||
+            !(appl_ee > c->params->appl_ve_edge) || !pp_peg_edge_lines_meet(p, ep, q, e, c->eps))
+            continue;
         add_vertex_face(c, p, v, q, fi, flip, fi_feasible);
         add_other_faces(c, p, v, q, flip, f1, f2);
-        if (!add_edge_edge(c, p, ep, q, e, flip) ||
-            !(c->b->candidate_appl[c->n - 1] > c->params->appl_ve_edge) ||
-            (!fi_feasible && !c->b->candidate_eligible[c->n - 1]) ||
-            !pp_peg_edge_lines_meet(p, ep, q, e, c->eps)) {
-            /* parallel, not applicable, neither contact feasible, or e_p heads away from e's
-             * line (the lines meet behind v or beyond e's ends: psi_ee is then no gap of the
-             * segments and the X would block a separated pair): no X */
+        add_edge_edge_along(c, p, ep, q, e, flip, appl_ee, n_ee);
+        if (c->error != PP_OK || (!fi_feasible && !c->b->candidate_eligible[c->n - 1])) {
             c->n = 0;
             continue;
         }
@@ -312,9 +394,9 @@ static int add_vertex_faces_to_x(ctx *c, const pp_polytope_view *p, int v,
     for (int g = 0; g < q->face_count; ++g) {
         double psi = pp_v3_dot(q->face_normals + 3 * g, p->vertices + 3 * v) - q->face_offsets[g];
         if (fabs(psi) > c->eps) continue;
-        pp_peg_vf_test t = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        pp_peg_vf_test t = vf_test(c, p, v, q, g, flip);
         if (t.distance > c->eps) continue;
-        if (pp_peg_applicability_vf(p, v, q, g) >= c->params->appl_x)
+        if (vf_appl(c, p, v, q, g, flip) >= c->params->appl_x)
             add_vertex_face(c, p, v, q, g, flip, t.feasible);
         else
             all = 0;
@@ -349,12 +431,12 @@ static void vertex_vertex(ctx *c, const pp_polytope_view *a, int va, const pp_po
     int edge_pairs = 0;
     for (int i = 0; i < nea; ++i)
         for (int j = 0; j < neb; ++j) {
-            if (!add_edge_edge(c, a, ea[i], b, eb[j], 0)) continue;
-            if (c->b->candidate_appl[c->n - 1] >= prm->appl_x &&
-                pp_peg_edge_lines_meet(a, ea[i], b, eb[j], c->eps))
-                ++edge_pairs;
-            else
-                c->n--;
+            double appl, n[3];
+            if (!edge_edge_applicability(a, ea[i], b, eb[j], &appl, n) || !(appl >= prm->appl_x) ||
+                !pp_peg_edge_lines_meet(a, ea[i], b, eb[j], c->eps))
+                continue;
+            add_edge_edge_along(c, a, ea[i], b, eb[j], 0, appl, n);
+            ++edge_pairs;
         }
     /* Implied by v_a's (or v_b's) set when that set's faces are all among the X's. */
     if (edge_pairs == 0 || implied_a || implied_b) {
@@ -381,12 +463,16 @@ static const double ROW_TOLERANCE = 1e-12; /* unit normals; m per metre of |p_a|
  */
 static int same_row(const pp_contact *c, const pp_contact *d)
 {
-    double scale = 1.0 + fmax(fabs(c->p_a[0]), fmax(fabs(c->p_a[1]), fabs(c->p_a[2])));
+    /* The normals first: they need no scale and tell most rows apart. (A conjunction of
+     * tests without side effects: the order changes no answer.) The views are finite
+     * (pp_peg_check_pair), so the larger of two magnitudes is fmax's. */
+    for (int k = 0; k < 3; ++k)
+        if (fabs(c->n[k] - d->n[k]) > ROW_TOLERANCE) return 0;
+    double m01 = fabs(c->p_a[0]) >= fabs(c->p_a[1]) ? fabs(c->p_a[0]) : fabs(c->p_a[1]);
+    double scale = 1.0 + (m01 >= fabs(c->p_a[2]) ? m01 : fabs(c->p_a[2]));
     if (fabs(c->psi - d->psi) > ROW_TOLERANCE * scale) return 0;
     for (int k = 0; k < 3; ++k)
-        if (fabs(c->n[k] - d->n[k]) > ROW_TOLERANCE ||
-            fabs(c->p_a[k] - d->p_a[k]) > ROW_TOLERANCE * scale)
-            return 0;
+        if (fabs(c->p_a[k] - d->p_a[k]) > ROW_TOLERANCE * scale) return 0;
     return 1;
 }
 
@@ -563,10 +649,19 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
                             int reduce, pp_peg_output *out)
 {
-    ctx c = {builder, out, params, eps, 0, 0, PP_OK};
+    const int memo_faces = a->face_count > b->face_count ? a->face_count : b->face_count;
+    ctx c = {builder, out, params, eps, 0, 0, PP_OK, memo_faces, {-1, -1}, {0, 0}};
     const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
     out->contacts_needed = out->contact_count;
+    if (2 * memo_faces > builder->vf_memo_capacity) { /* new entries: stamp 0, never given */
+        int old = builder->vf_memo_capacity;
+        pp_status st = pp_peg_grow((void **)&builder->vf_memo, &builder->vf_memo_capacity,
+                                   2 * memo_faces, sizeof *builder->vf_memo);
+        if (st != PP_OK) return st;
+        memset(builder->vf_memo + old, 0,
+               (size_t)(builder->vf_memo_capacity - old) * sizeof *builder->vf_memo);
+    }
     int n = 0;
     c.error = pp_peg_classify_near_features(builder, a, b, eps, params, &n);
 
@@ -690,10 +785,11 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
     for (int i = 0; i < a->edge_count && st == PP_OK; ++i)
         for (int j = 0; j < q->edge_count && st == PP_OK; ++j) {
             pp_contact k;
-            double appl;
-            int feasible;
-            if (!pp_peg_edge_edge_contact(a, i, q, j, eps, &k, &appl, &feasible)) continue;
-            if (appl >= params->appl_x) st = separating_push(b, &n, &k, appl);
+            double appl, normal[3];
+            if (!edge_edge_applicability(a, i, q, j, &appl, normal) || !(appl >= params->appl_x))
+                continue; /* the closest points only for the facets kept */
+            pp_peg_edge_edge_contact_along(a, i, q, j, eps, normal, &k);
+            st = separating_push(b, &n, &k, appl);
         }
     if (st != PP_OK) return st;
     /* Only the facets that separate now (psi >= 0), or the least overlapping ones when none

@@ -437,15 +437,23 @@ static int edge_gap_feasible(const pp_polytope_view *p, const pp_polytope_view *
 
 /* psi = n . (p_q - p_p) is the signed distance of the two lines (n is perpendicular to both),
  * whichever points are used; p_a is the segment's closest point, for the lever arm. */
-int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
-                             double eps, pp_contact *out, double *appl, int *feasible)
+int pp_peg_edge_edge_contact_along(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
+                                   int eq, double eps, const double n[3], pp_contact *out)
 {
-    double n[3], cp[3], cq[3], dist, gap[3];
-    double value = pp_peg_applicability_ee(p, ep, q, eq, n);
-    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return 0;
+    double cp[3], cq[3], dist, gap[3];
     int ok = pp_peg_feasibility_ee(p, ep, q, eq, eps, cp, cq, &dist);
     pp_v3_sub(gap, cq, cp);
     contact_init(out, PP_CONTACT_EDGE_EDGE, ep, eq, cp, n, pp_v3_dot(n, gap));
+    return ok;
+}
+
+int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,
+                             double eps, pp_contact *out, double *appl, int *feasible)
+{
+    double n[3];
+    double value = pp_peg_applicability_ee(p, ep, q, eq, n);
+    if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) return 0;
+    int ok = pp_peg_edge_edge_contact_along(p, ep, q, eq, eps, n, out);
     if (appl) *appl = value;
     if (feasible) *feasible = ok;
     return 1;
@@ -512,6 +520,14 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->separating);
     free(b->separating_appl);
     free(b->edge_bounds);
+    free(b->vf_memo);
+    for (int i = 0; b->class_memo && i < PP_PEG_CLASS_MEMO_SLOTS; ++i) {
+        free(b->class_memo[i].vertices);
+        free(b->class_memo[i].edges);
+        free(b->class_memo[i].configs);
+        free(b->class_memo[i].flags);
+    }
+    free(b->class_memo);
     free(b);
 }
 
@@ -639,10 +655,14 @@ static int endpoint_near_segment(const pp_polytope_view *p, int ep, const pp_pol
     return 0;
 }
 
-pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
+/* Steps 1-3 (pp_peg_classify_near_features without the memo). *read_faces = 1 when a face
+ * normal or offset was read (the edge–edge applicability and gap tests); otherwise the output
+ * is a function of the vertices, the edges' endpoints and faces, eps, appl_ee and delta. */
+static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
                                         const pp_polytope_view *q, double eps,
-                                        const pp_peg_params *params, int *count)
+                                        const pp_peg_params *params, int *count, int *read_faces)
 {
+    *read_faces = 0;
     pp_status st = pp_peg_builder_reserve_flags(b, a->vertex_count + q->vertex_count);
     if (st != PP_OK) return st;
     unsigned char *used_a = b->vertex_flags, *used_b = b->vertex_flags + a->vertex_count;
@@ -701,6 +721,7 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
             if (!pp_peg_feasibility_ee(a, i, q, j, eps, pa, pb, &d)) continue;
             if (endpoint_near_segment(a, i, q, j, eps) || endpoint_near_segment(q, j, a, i, eps))
                 continue;
+            *read_faces = 1;
             double n[3];
             double appl = pp_peg_applicability_ee(a, i, q, j, n);
             if (!(appl > params->appl_ee)) continue; /* parallel: -1 */
@@ -713,6 +734,100 @@ pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
     }
     return PP_OK;
+}
+
+/*
+ * The classification's memo. Steps 1-3 read, of the pair, only the vertices, the edges
+ * (endpoints, and the faces beside them), eps, appl_ee and delta, and the face normals and
+ * offsets only once an edge pair reaches the applicability test (classify_near_features'
+ * read_faces); the arithmetic is deterministic. So a pair whose vertices and edges equal
+ * those of a remembered classification bit for bit, with the same eps, appl_ee and delta,
+ * and whose classification read no face, has that classification's configurations and
+ * vertex flags exactly: the memo returns what the computation would. Bodies at rest keep
+ * their vertices to the last bit from step to step (a settled column of boxes: the same
+ * nine pairs' vertices at every step, while the round-off of the rotations, 1e-187, changes
+ * the face normals: those are read by the sets, which are built anew), and there the
+ * classification, the O(V E + E^2) part of a pair's sets, is a comparison of O(V + E) numbers.
+ * Keyed by content, not by body: a pair that moved, a new pair, or one whose classification
+ * read a face is classified; it is remembered (replacing the least recently used of
+ * PP_PEG_CLASS_MEMO_SLOTS) unless it read a face or has more than
+ * PP_PEG_CLASS_MEMO_MAX_VERTICES vertices. A memo that cannot grow only remembers less.
+ */
+static int memo_matches(const pp_peg_class_memo *m, const pp_polytope_view *a,
+                        const pp_polytope_view *q, double eps, const pp_peg_params *params)
+{
+    const size_t va = (size_t)a->vertex_count, ea = (size_t)a->edge_count;
+    return m->last_use != 0 && m->vertex_count_a == a->vertex_count &&
+           m->vertex_count_b == q->vertex_count && m->edge_count_a == a->edge_count &&
+           m->edge_count_b == q->edge_count && memcmp(&m->eps, &eps, sizeof eps) == 0 &&
+           memcmp(&m->appl_ee, &params->appl_ee, sizeof eps) == 0 &&
+           memcmp(&m->delta, &params->delta, sizeof eps) == 0 &&
+           memcmp(m->vertices, a->vertices, 3 * va * sizeof(double)) == 0 &&
+           memcmp(m->vertices + 3 * va, q->vertices, 3 * (size_t)q->vertex_count * sizeof(double)) == 0 &&
+           memcmp(m->edges, a->edges, 4 * ea * sizeof(int)) == 0 &&
+           memcmp(m->edges + 4 * ea, q->edges, 4 * (size_t)q->edge_count * sizeof(int)) == 0;
+}
+
+/* Remember the classification just made (b->configs[0 .. count), b->vertex_flags). */
+static void memo_store(pp_peg_builder *b, const pp_polytope_view *a, const pp_polytope_view *q,
+                       double eps, const pp_peg_params *params, int count)
+{
+    const int nv = a->vertex_count + q->vertex_count, ne = a->edge_count + q->edge_count;
+    if (nv > PP_PEG_CLASS_MEMO_MAX_VERTICES) return;
+    if (!b->class_memo) {
+        b->class_memo = calloc(PP_PEG_CLASS_MEMO_SLOTS, sizeof *b->class_memo);
+        if (!b->class_memo) return;
+    }
+    pp_peg_class_memo *m = &b->class_memo[0];
+    for (int i = 1; i < PP_PEG_CLASS_MEMO_SLOTS && m->last_use != 0; ++i)
+        if (b->class_memo[i].last_use < m->last_use) m = &b->class_memo[i];
+    m->last_use = 0; /* empty until complete */
+    if (pp_peg_grow((void **)&m->vertices, &m->vertex_capacity, 3 * nv, sizeof(double)) != PP_OK ||
+        pp_peg_grow((void **)&m->edges, &m->edge_capacity, 4 * ne, sizeof(int)) != PP_OK ||
+        pp_peg_grow((void **)&m->configs, &m->config_capacity, count > 0 ? count : 1,
+                    sizeof *m->configs) != PP_OK ||
+        pp_peg_grow((void **)&m->flags, &m->flag_capacity, nv, 1) != PP_OK)
+        return;
+    m->vertex_count_a = a->vertex_count;
+    m->vertex_count_b = q->vertex_count;
+    m->edge_count_a = a->edge_count;
+    m->edge_count_b = q->edge_count;
+    m->eps = eps;
+    m->appl_ee = params->appl_ee;
+    m->delta = params->delta;
+    memcpy(m->vertices, a->vertices, 3 * (size_t)a->vertex_count * sizeof(double));
+    memcpy(m->vertices + 3 * a->vertex_count, q->vertices,
+           3 * (size_t)q->vertex_count * sizeof(double));
+    memcpy(m->edges, a->edges, 4 * (size_t)a->edge_count * sizeof(int));
+    memcpy(m->edges + 4 * a->edge_count, q->edges, 4 * (size_t)q->edge_count * sizeof(int));
+    if (count > 0) memcpy(m->configs, b->configs, (size_t)count * sizeof *m->configs);
+    memcpy(m->flags, b->vertex_flags, (size_t)nv);
+    m->config_count = count;
+    m->last_use = ++b->class_tick;
+}
+
+pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
+                                        const pp_polytope_view *q, double eps,
+                                        const pp_peg_params *params, int *count)
+{
+    for (int i = 0; b->class_memo && i < PP_PEG_CLASS_MEMO_SLOTS; ++i) {
+        pp_peg_class_memo *m = &b->class_memo[i];
+        if (!memo_matches(m, a, q, eps, params)) continue;
+        pp_status st = pp_peg_builder_reserve_flags(b, a->vertex_count + q->vertex_count);
+        if (st == PP_OK) st = pp_peg_builder_reserve_configs(b, m->config_count);
+        if (st != PP_OK) return st;
+        memcpy(b->vertex_flags, m->flags, (size_t)(a->vertex_count + q->vertex_count));
+        if (m->config_count > 0)
+            memcpy(b->configs, m->configs, (size_t)m->config_count * sizeof *b->configs);
+        *count = m->config_count;
+        m->last_use = ++b->class_tick;
+        b->class_hits++;
+        return PP_OK;
+    }
+    int read_faces;
+    pp_status st = classify_near_features(b, a, q, eps, params, count, &read_faces);
+    if (st == PP_OK && !read_faces) memo_store(b, a, q, eps, params, *count);
+    return st;
 }
 
 int pp_peg_best_vertex_face(const pp_polytope_view *p, int v, const pp_polytope_view *q,

@@ -4,6 +4,33 @@
 
 #include "pegplus/peg.h"
 
+/* A vertex–face test of peg_constraints.c's memo (see there): valid while its stamps equal
+ * the stamp of the vertex the side's entries belong to. */
+typedef struct pp_peg_vf_memo {
+    unsigned test_stamp, appl_stamp;
+    pp_peg_vf_test test;          /* pp_peg_feasibility_vf */
+    double appl;                  /* pp_peg_applicability_vf */
+} pp_peg_vf_memo;
+
+/* One remembered classification (peg_geometry.c, "The classification's memo"): its inputs,
+ * copied, and its output. */
+typedef struct pp_peg_class_memo {
+    unsigned long last_use;       /* the builder's tick at the last use; 0: empty */
+    int vertex_count_a, vertex_count_b, edge_count_a, edge_count_b;
+    double eps, appl_ee, delta;
+    double *vertices;             /* A's, then B's: 3 (vertex_count_a + vertex_count_b) */
+    int vertex_capacity;          /* doubles */
+    int *edges;                   /* A's, then B's: 4 (edge_count_a + edge_count_b) */
+    int edge_capacity;            /* ints */
+    pp_peg_config *configs;
+    int config_count, config_capacity;
+    unsigned char *flags;         /* the vertex flags: A's vertices, then B's */
+    int flag_capacity;
+} pp_peg_class_memo;
+
+#define PP_PEG_CLASS_MEMO_SLOTS 64         /* remembered classifications per builder */
+#define PP_PEG_CLASS_MEMO_MAX_VERTICES 512 /* pairs with more vertices are not remembered */
+
 /* Scratch of the constraint builders; every array grows to the peak and is reused. */
 struct pp_peg_builder {
     pp_peg_config *configs;
@@ -31,6 +58,12 @@ struct pp_peg_builder {
     int separating_appl_capacity;
     double *edge_bounds;          /* per edge of A then B: midpoint and half length */
     int edge_bound_capacity;
+    pp_peg_vf_memo *vf_memo;      /* per side, one entry per face of the other polytope */
+    int vf_memo_capacity;
+    unsigned vf_clock;            /* the last stamp given out (0: none yet) */
+    pp_peg_class_memo *class_memo; /* PP_PEG_CLASS_MEMO_SLOTS, allocated at the first use */
+    unsigned long class_tick;
+    long class_hits;              /* classifications answered from the memo (for the tests) */
 };
 
 /* Grow *array to at least `need` elements of `size` bytes (doubling): PP_OK or
@@ -46,7 +79,9 @@ pp_status pp_peg_builder_reserve_rows(pp_peg_builder *b, int count);
 
 /* Steps 1–3 of pp_peg_classify (vertex–vertex, vertex–edge both ways, edge–edge) into
  * b->configs; *count configurations. Marks vertex_flags[v] = 1 (A) and
- * vertex_flags[a->vertex_count + v] = 1 (B) for every vertex in a configuration. */
+ * vertex_flags[a->vertex_count + v] = 1 (B) for every vertex in a configuration. A pair whose
+ * inputs equal, bit for bit, those of a classification the builder remembers gets that
+ * classification's output (peg_geometry.c, "The classification's memo"). */
 pp_status pp_peg_classify_near_features(pp_peg_builder *b, const pp_polytope_view *a,
                                         const pp_polytope_view *q, double eps,
                                         const pp_peg_params *params, int *count);
@@ -67,6 +102,13 @@ void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polyt
  * APPL^ee and *feasible the edge–edge feasibility within eps. */
 int pp_peg_edge_edge_contact(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
                              int e_q, double eps, pp_contact *out, double *appl, int *feasible);
+
+/* The same contact when APPL^ee and its normal n (pp_peg_applicability_ee, not parallel) are
+ * known: the callers that test the applicability first skip the closest points of the pairs
+ * it rejects. Returns the edge–edge feasibility within eps. Same values, bit for bit, as
+ * pp_peg_edge_edge_contact (which calls it). */
+int pp_peg_edge_edge_contact_along(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
+                                   int e_q, double eps, const double n[3], pp_contact *out);
 
 /* Do the LINES of e_p and e_q come closest within both segments, each extended by eps at
  * its ends? (Non-parallel edges.) The edge–edge gap is the lines' signed distance; when the

@@ -5,7 +5,8 @@
  * flip, vertex–vertex without and with its X, an edge crossing that only the X sees, nearly
  * coplanar faces), the slack rows reproducing max psi (Eq 20, also solved by Lemke), output
  * capacity, and two properties over random box pairs within eps: no set blocks a separated
- * pair, and some set sees every penetrating pair.
+ * pair, and some set sees every penetrating pair; a builder reused over changing pairs gives
+ * a new builder's sets to the last bit (nothing of its per-call memo outlives a call).
  */
 #include "pegplus/geometry.h"
 #include "pegplus/lcp.h"
@@ -14,6 +15,7 @@
 #include "../src/peg_internal.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1231,6 +1233,136 @@ START_TEST(test_random_pairs)
 }
 END_TEST
 
+/* ---- The builder's memo of vertex–face tests ---------------------------------------------- */
+
+/* Bitwise equality of two contacts' values (features, kind, p_a, n, psi). */
+static int same_bits(const pp_contact *c, const pp_contact *d)
+{
+    return c->kind == d->kind && c->feature_a == d->feature_a && c->feature_b == d->feature_b &&
+           memcmp(c->p_a, d->p_a, sizeof c->p_a) == 0 && memcmp(c->n, d->n, sizeof c->n) == 0 &&
+           memcmp(&c->psi, &d->psi, sizeof c->psi) == 0;
+}
+
+/* Every contact of r and its applicability are those of the pose (a, b) itself, computed here
+ * from scratch by the geometry's own functions: a vertex–face contact and APPL^vf from A's
+ * vertex against B's face, a face–vertex one from B's vertex against A's face (flipped), an
+ * edge–edge one from either side (the X of an edge–vertex configuration takes B's side). */
+static void expect_values_of_pose(const result *r, const posed *a, const posed *b)
+{
+    for (int i = 0; i < r->out.contact_count; ++i) {
+        const pp_contact *c = &r->c[i];
+        pp_contact k, m;
+        double appl = 0.0, appl_m = 0.0;
+        int ok = 0, feasible;
+        switch (c->kind) {
+        case PP_CONTACT_VERTEX_FACE:
+            pp_peg_vertex_face_contact(&a->view, c->feature_a, &b->view, c->feature_b, &k);
+            appl = pp_peg_applicability_vf(&a->view, c->feature_a, &b->view, c->feature_b);
+            ok = same_bits(c, &k) && memcmp(&appl, &r->appl[i], sizeof appl) == 0;
+            break;
+        case PP_CONTACT_FACE_VERTEX:
+            pp_peg_vertex_face_contact(&b->view, c->feature_b, &a->view, c->feature_a, &k);
+            pp_peg_contact_flip(&k);
+            appl = pp_peg_applicability_vf(&b->view, c->feature_b, &a->view, c->feature_a);
+            ok = same_bits(c, &k) && memcmp(&appl, &r->appl[i], sizeof appl) == 0;
+            break;
+        case PP_CONTACT_EDGE_EDGE:
+            if (pp_peg_edge_edge_contact(&a->view, c->feature_a, &b->view, c->feature_b, EPS, &k,
+                                         &appl, &feasible))
+                ok = same_bits(c, &k) && memcmp(&appl, &r->appl[i], sizeof appl) == 0;
+            if (!ok && pp_peg_edge_edge_contact(&b->view, c->feature_b, &a->view, c->feature_a,
+                                                EPS, &m, &appl_m, &feasible)) {
+                pp_peg_contact_flip(&m);
+                ok = same_bits(c, &m) && memcmp(&appl_m, &r->appl[i], sizeof appl_m) == 0;
+            }
+            break;
+        default: break;
+        }
+        ck_assert_msg(ok, "contact %d (kind %d, features %d/%d): not the pose's own values", i,
+                      c->kind, c->feature_a, c->feature_b);
+    }
+}
+
+/* pp_peg_local_sets with the given builder into a fresh result. */
+static result *local_with(pp_peg_builder *builder, const posed *a, const posed *b, int reduce)
+{
+    result *r = calloc(1, sizeof *r);
+    r->out = (pp_peg_output){r->sets, MAX_SETS, 0, 0, r->c, r->appl, MAX_CONTACTS, 0, 0};
+    ck_assert_int_eq(pp_peg_local_sets(builder, &a->view, &b->view, EPS, NULL, reduce, &r->out),
+                     PP_OK);
+    return r;
+}
+
+/*
+ * The builder keeps each vertex's face tests (feasibility, APPL^vf) for the rest of a call
+ * (peg_constraints.c, memo_entry); nothing of them may outlive the call. One builder goes
+ * through a sequence of pairs whose structure changes (cube on cube with coincident corners:
+ * vertex–vertex X sets; the same lifted 5 mm and turned 0.01 rad: the same vertices, other
+ * values; shifted 0.3 m along x: vertex–edge and edge–vertex configurations; an octahedron's tip on
+ * the cube: other face counts; the octahedron turned 0.05 rad: the same single vertex of A,
+ * the last of one call and the first of the next, with another APPL^vf; the first pose
+ * again), once with its stamp clock about to wrap.
+ * Each output, reduced and not, equals the one of a new builder to the last bit, and every
+ * contact and applicability in it is the pose's own (computed from scratch by the geometry
+ * functions): a stale entry would carry the previous pose's psi or APPL.
+ */
+START_TEST(test_builder_memo_not_stale)
+{
+    const double zero[3] = {0, 0, 0}, on[3] = {0, 0, 1.0}, lifted[3] = {0, 0, 1.005},
+                 shifted[3] = {0.3, 0, 1.004}, tip[3] = {0.1, 0.05, 0.5 + 0.3 + 0.003},
+                 z[3] = {0, 0, 1}, x[3] = {1, 0, 0};
+    double Rz[9], Rx[9];
+    rot_axis(z, 0.01, Rz);
+    rot_axis(x, 0.05, Rx);
+    posed b = box(1, 1, 1, zero, NULL);
+    posed as[6] = {box(1, 1, 1, on, NULL),      box(1, 1, 1, lifted, Rz),
+                   box(1, 1, 1, shifted, NULL), octahedron(0.3, tip, NULL),
+                   octahedron(0.3, tip, Rx),    box(1, 1, 1, on, NULL)};
+    pp_peg_builder *shared;
+    ck_assert_int_eq(pp_peg_builder_create(&shared), PP_OK);
+    unsigned origins[6] = {0}; /* bit per pp_peg_config_kind among the unreduced sets */
+    for (int i = 0; i < 6; ++i) {
+        if (i == 1) shared->vf_clock = UINT_MAX - 2; /* wraps within this call */
+        for (int reduce = 0; reduce < 2; ++reduce) {
+            pp_peg_builder *fresh;
+            ck_assert_int_eq(pp_peg_builder_create(&fresh), PP_OK);
+            result *r = local_with(shared, &as[i], &b, reduce);
+            result *f = local_with(fresh, &as[i], &b, reduce);
+            ck_assert_int_eq(r->out.set_count, f->out.set_count);
+            ck_assert_int_eq(r->out.contact_count, f->out.contact_count);
+            ck_assert_int_gt(r->out.set_count, 0);
+            for (int s = 0; s < r->out.set_count; ++s) {
+                ck_assert_int_eq(r->sets[s].kind, f->sets[s].kind);
+                ck_assert_int_eq(r->sets[s].origin, f->sets[s].origin);
+                ck_assert_int_eq(r->sets[s].first, f->sets[s].first);
+                ck_assert_int_eq(r->sets[s].count, f->sets[s].count);
+            }
+            for (int c = 0; c < r->out.contact_count; ++c)
+                ck_assert_msg(same_bits(&r->c[c], &f->c[c]) &&
+                                  memcmp(&r->appl[c], &f->appl[c], sizeof(double)) == 0,
+                              "pose %d, contact %d differs from a new builder's", i, c);
+            expect_values_of_pose(r, &as[i], &b);
+            for (int s = 0; s < r->out.set_count && !reduce; ++s)
+                origins[i] |= 1u << r->sets[s].origin;
+            free(r);
+            free(f);
+            pp_peg_builder_destroy(fresh);
+        }
+    }
+    ck_assert_uint_lt(shared->vf_clock, 1000u); /* it did wrap */
+    /* the sequence did change the structure: vertex–vertex configurations alone at the
+     * coincident corners, vertex–edge and edge–vertex ones (A's corners on B's top edges,
+     * B's on A's bottom edges) once shifted */
+    ck_assert_uint_eq(origins[0], 1u << PP_PEG_VERTEX_VERTEX);
+    ck_assert_uint_eq(origins[5], origins[0]);
+    ck_assert(origins[2] & (1u << PP_PEG_VERTEX_EDGE));
+    ck_assert(origins[2] & (1u << PP_PEG_EDGE_VERTEX));
+    pp_peg_builder_destroy(shared);
+    for (int i = 0; i < 6; ++i) release(&as[i]);
+    release(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_constraints");
@@ -1253,6 +1385,7 @@ int main(void)
     tcase_add_loop_test(tc, test_slack_rows, 0, (int)(sizeof k_slack / sizeof k_slack[0]));
     tcase_add_test(tc, test_capacity);
     tcase_add_test(tc, test_primary_stable_under_round_off);
+    tcase_add_test(tc, test_builder_memo_not_stale);
     tcase_add_loop_test(tc, test_random_pairs, 0, 20);
     tcase_add_loop_test(tc, test_reduction_is_implied, 0, (int)(sizeof k_reduce / sizeof k_reduce[0]));
     tcase_add_loop_test(tc, test_fast_pair_bounded, 0, (int)(sizeof k_fast / sizeof k_fast[0]));

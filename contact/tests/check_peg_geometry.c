@@ -3,11 +3,14 @@
  * edge–edge, parallel edges), edge orientation, vertex–face feasibility (inside, below by
  * less / more than delta, outside above / below the angle phi, beyond eps), segment closest
  * points (crossing, parallel, collinear, clamped, degenerate), the same-frame flip, and the
- * classification of near box pairs into configurations. Every expected value is computed by
- * hand in the comment above its check.
+ * classification of near box pairs into configurations, and the builder's memo of
+ * classifications (an identical pair answered from it, any changed input classified anew).
+ * Every expected value is computed by hand in the comment above its check.
  */
 #include "pegplus/geometry.h"
 #include "pegplus/peg.h"
+
+#include "../src/peg_internal.h"
 
 #include <check.h>
 #include <math.h>
@@ -749,6 +752,126 @@ START_TEST(test_classify_errors)
 }
 END_TEST
 
+/* ---- The classification's memo ------------------------------------------------------------ */
+
+#define MEMO_CAP 64
+
+/* pp_peg_classify with `builder`, compared field by field, to the bit, with a new builder's. */
+static int classify_same_as_new(pp_peg_builder *builder, const posed *a, const posed *b,
+                                double eps)
+{
+    pp_peg_config c[MEMO_CAP], f[MEMO_CAP];
+    int n = 0, nf = 0, needed;
+    ck_assert_int_eq(pp_peg_classify(builder, &a->view, &b->view, eps, NULL, c, MEMO_CAP, &n,
+                                     &needed), PP_OK);
+    ck_assert_int_eq(pp_peg_classify(NULL, &a->view, &b->view, eps, NULL, f, MEMO_CAP, &nf,
+                                      &needed), PP_OK);
+    ck_assert_int_eq(n, nf);
+    for (int i = 0; i < n; ++i) {
+        ck_assert_int_eq(c[i].kind, f[i].kind);
+        ck_assert_int_eq(c[i].feature_a, f[i].feature_a);
+        ck_assert_int_eq(c[i].feature_b, f[i].feature_b);
+        ck_assert_msg(memcmp(c[i].p_a, f[i].p_a, sizeof c[i].p_a) == 0 &&
+                          memcmp(c[i].p_b, f[i].p_b, sizeof c[i].p_b) == 0 &&
+                          memcmp(&c[i].distance, &f[i].distance, sizeof(double)) == 0 &&
+                          memcmp(&c[i].applicability, &f[i].applicability, sizeof(double)) == 0,
+                      "configuration %d differs from a new builder's", i);
+    }
+    return n;
+}
+
+/*
+ * The builder remembers classifications by their inputs (peg_geometry.c, "The
+ * classification's memo") and answers only an identical pair from it. With one builder:
+ *  - A's corner 0.01 above B's top corner (vertex–vertex), twice: the second is answered
+ *    from the memo (hits + 1), the same configuration;
+ *  - one coordinate of A's corner moved by one ulp: classified again (no hit), its own
+ *    distance and points;
+ *  - the same pair at eps = 0.005 (the corner is then beyond eps): classified again, nothing;
+ *  - crossed ridges 0.01 apart (edge–edge, whose applicability reads the face normals): not
+ *    remembered; B's face normals turned about its ridge, its vertices unchanged, give
+ *    another APPL^ee;
+ *  - 64 other poses fill the memo: the first pair is classified again, then remembered again.
+ * Every answer equals a new builder's to the last bit.
+ */
+START_TEST(test_classify_memo)
+{
+    const double diag[3] = {1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0)}, z[3] = {0, 0, 1},
+                 zero[3] = {0, 0, 0}, ex[3] = {1, 0, 0}, ey[3] = {0, 1, 0};
+    double R[9];
+    rot_between(diag, z, R);
+    const double xa[3] = {0.5, 0.5, 0.51 + sqrt(3.0) / 2};
+    posed a = box(1, 1, 1, xa, R), b = box(1, 1, 1, zero, NULL);
+    pp_peg_builder *builder;
+    ck_assert_int_eq(pp_peg_builder_create(&builder), PP_OK);
+
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, EPS), 1);
+    ck_assert_int_eq(builder->class_hits, 0);
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, EPS), 1);
+    ck_assert_int_eq(builder->class_hits, 1);
+
+    pp_peg_config before[MEMO_CAP], after[MEMO_CAP];
+    int n = 0, needed; /* pp_peg_classify writes from out[*count] on: n = 0 before each */
+    ck_assert_int_eq(pp_peg_classify(builder, &a.view, &b.view, EPS, NULL, before, MEMO_CAP, &n,
+                                     &needed), PP_OK);
+    ck_assert_int_eq(builder->class_hits, 2);
+    a.v[2] = nextafter(a.v[2], 1.0); /* vertex 0 (the corner), z up by one ulp */
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, EPS), 1);
+    ck_assert_int_eq(builder->class_hits, 2);
+    n = 0;
+    ck_assert_int_eq(pp_peg_classify(builder, &a.view, &b.view, EPS, NULL, after, MEMO_CAP, &n,
+                                     &needed), PP_OK);
+    ck_assert_int_eq(builder->class_hits, 3);
+    ck_assert(after[0].distance > before[0].distance); /* its own, not the remembered one */
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, 0.005), 0);
+    ck_assert_int_eq(builder->class_hits, 3);
+
+    /* edge–edge: the face normals are read, nothing is remembered */
+    const double xc[3] = {0, 0, 0}, xd[3] = {0, 0, sqrt(2.0) + 0.01};
+    double Rx[9], Ry[9];
+    rot_axis(ex, PI / 4, Rx);
+    rot_axis(ey, PI / 4, Ry);
+    posed c = box(1, 1, 1, xc, Rx), d = box(1, 1, 1, xd, Ry);
+    pp_peg_config ee[MEMO_CAP];
+    n = 0;
+    ck_assert_int_eq(pp_peg_classify(builder, &c.view, &d.view, EPS, NULL, ee, MEMO_CAP, &n,
+                                     &needed), PP_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ee[0].kind, PP_PEG_EDGE_EDGE);
+    for (int f = 0; f < d.view.face_count; ++f) { /* turned 0.1 about B's ridge (y), vertices kept */
+        double *eta = d.n + 3 * f, x = eta[0], zz = eta[2];
+        eta[0] = cos(0.1) * x + sin(0.1) * zz;
+        eta[2] = -sin(0.1) * x + cos(0.1) * zz;
+    }
+    ck_assert_int_eq(classify_same_as_new(builder, &c, &d, EPS), 1);
+    pp_peg_config tilted[MEMO_CAP];
+    n = 0;
+    ck_assert_int_eq(pp_peg_classify(builder, &c.view, &d.view, EPS, NULL, tilted, MEMO_CAP, &n,
+                                     &needed), PP_OK);
+    ck_assert(tilted[0].applicability != ee[0].applicability);
+    ck_assert_int_eq(builder->class_hits, 3);
+
+    /* 64 other pairs push the first out, then it is remembered again */
+    a.v[2] = nextafter(a.v[2], 0.0); /* back to the first pose */
+    for (int k = 0; k < PP_PEG_CLASS_MEMO_SLOTS; ++k) {
+        posed e = box(1, 1, 1, (const double[3]){0.5, 0.5, 0.502 + 1e-4 * k + sqrt(3.0) / 2}, R);
+        classify_same_as_new(builder, &e, &b, EPS);
+        release(&e);
+    }
+    long hits = builder->class_hits;
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, EPS), 1);
+    ck_assert_int_eq(builder->class_hits, hits);
+    ck_assert_int_eq(classify_same_as_new(builder, &a, &b, EPS), 1);
+    ck_assert_int_eq(builder->class_hits, hits + 1);
+
+    pp_peg_builder_destroy(builder);
+    release(&a);
+    release(&b);
+    release(&c);
+    release(&d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_geometry");
@@ -769,6 +892,7 @@ int main(void)
     tcase_add_test(tc, test_classify_errors);
     tcase_add_test(tc, test_applicability_ee_domain);
     tcase_add_test(tc, test_contact_update);
+    tcase_add_test(tc, test_classify_memo);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);
