@@ -193,7 +193,8 @@ static pp_status add_u_sets(pp_constraint_list *l, int first, int count)
  * Only pairs of polytopes (boxes, hulls): a plane's, a sphere's or a capsule's contacts are
  * exact (their gaps are the pair's), a cylinder's are those of its inscribed prism, and a
  * terrain triangle is one-sided (its prism's depth is not the terrain's). The
- * re-linearisation's working set is re-evaluated under the same rule (relinearize.c).
+ * re-linearisation's working set keeps its sets, each reading max(psi, d) (relinearize.c
+ * carry_set: continuous in the pose, so the family does not change with the iterate).
  */
 #define PAIR_DEPTH_TOLERANCE 1e-9 /* m: gaps above -this are not queried; depths within it tie */
 
