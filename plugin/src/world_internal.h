@@ -454,6 +454,13 @@ pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *s
                        pp_polytope_view *va, pp_polytope_view *vb);
 int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
                       const pp_polytope_view *vb, pp_contact *c);
+/* The standard model's contacts c[0, count) of polytopes a, b without those whose negative
+ * gap reads deeper than the pair (stage_constraints.c, "No feature contact ... deeper than it
+ * is"); returns the count kept (in place). When contacts were left out, `closest` is the
+ * pair's closest-point contact (gap d) and *add_closest says whether it must join (no contact
+ * kept reads the pair's depth); both may be NULL. */
+int pp_contacts_at_pair_depth(const pp_step_scratch *s, pp_contact *c, int count, int a, int b,
+                              pp_contact *closest, int *add_closest);
 
 /* stage_time_step.c: stage 7 for one island: the LCP of its constraint list. */
 pp_status pp_island_load(pp_world *world, pp_island_work *iw);  /* bodies, nu*, q^l */
