@@ -1790,6 +1790,9 @@ int main(void)
 {
     Suite *s = suite_create("peg_mlcp");
     TCase *tc = tcase_create("peg_mlcp");
+    /* the column comparisons assemble islands of 500+ unknowns twice: seconds under ASan
+     * with the other core busy, beyond Check's 4 s default */
+    tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_u_only_equals_standard, 0, 2);
     tcase_add_test(tc, test_corner_passage);
