@@ -608,6 +608,12 @@ enum { SETTLE_EXTEND_MAX = 4 }; /* settle at most this many times the scene's se
  * more than PROJECT_OVERLAP, m. */
 enum { ODE_SETTLE_MIN = 50, ODE_SETTLE_MAX = 1000, PROJECT_PASSES = 20 };
 static const double PROJECT_OVERLAP = 1e-7;
+/* ODE's damping during that dWorldStep settle: a body slower than ODE_DAMPING_SPEED (m/s)
+ * and ODE_DAMPING_SPIN (rad/s) loses ODE_DAMPING of its velocity a step (dWorldSetDamping:
+ * the thresholds leave falling and sliding bodies alone); without it heap100's dWorldStep
+ * settle still moved at 0.1-0.4 m/s after 200 steps. Set on each body (a body copies the
+ * world's damping when it is created) and reset to the world's (none) after. */
+static const double ODE_DAMPING = 0.05, ODE_DAMPING_SPEED = 0.5, ODE_DAMPING_SPIN = 1.0;
 static int g_finish_steps = 0; /* --finish-steps N: standard-model steps after the projection */
 
 typedef struct settle_result {
@@ -697,8 +703,9 @@ static double project_overlaps(pp_scene *scene, pp_world *world, double h, int *
  *      scene's `settle` steps, running its script (QuickStep's 20 iterations leave the
  *      heap jittering at a few cm/s and overlapping by up to ~1 mm);
  *   2. settled from there under stock dWorldStep (ODE's defaults: ERP 0.2, CFM 1e-10, the
- *      exact Dantzig LCP) for at least ODE_SETTLE_MIN steps and on until every body is at
- *      rest (as above; at most ODE_SETTLE_MAX steps): its overlaps shrink to ~1e-5 m;
+ *      exact Dantzig LCP; slow bodies damped, ODE_DAMPING) for at least ODE_SETTLE_MIN steps
+ *      and on until every body is at rest (as above; at most ODE_SETTLE_MAX steps): its
+ *      overlaps shrink to ~1e-5 m;
  *   3. the overlaps projected out (project_overlaps) and every velocity zeroed;
  *   4. with --finish-steps N, N steps of the standard model from there, velocities zeroed.
  * (Not dWorldStep for the pour itself: with ODE's contacts, which exist only once bodies
@@ -746,9 +753,15 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
         const double poured = pp_scene_max_penetration(&scene);
         config = model_config(&MODELS[0], &scene);
         configured = pp_world_set_config(world, &config);
+        for (int i = 0; i < scene.body_count; ++i) { /* a body copies the world's at creation */
+            dBodySetDamping(scene.bodies[i], ODE_DAMPING, ODE_DAMPING);
+            dBodySetLinearDampingThreshold(scene.bodies[i], ODE_DAMPING_SPEED);
+            dBodySetAngularDampingThreshold(scene.bodies[i], ODE_DAMPING_SPIN);
+        }
         if (configured == PP_OK)
             b = settle_phase(sc, &scene, world, h, a.steps, ODE_SETTLE_MIN, ODE_SETTLE_MAX,
                              "dWorldStep settle");
+        for (int i = 0; i < scene.body_count; ++i) dBodySetDampingDefaults(scene.bodies[i]);
         pp_scene_zero_velocities(&scene);
         const double settled = pp_scene_max_penetration(&scene);
         const double cpu0 = cpu_now();
@@ -771,12 +784,14 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
                  "1. poured under stock dWorldQuickStep (PP_MODEL_ODE, ode_max_contacts 8, mu 0.5, "
                  "ODE's ERP 0.2 and CFM 1e-10, 20 iterations): %d steps, %.1f s CPU; at the end "
                  "fastest body %.3g m/s, deepest overlap %.3g m\n"
-                 "2. velocities zeroed, settled under stock dWorldStep (the same contacts): %d steps "
+                 "2. velocities zeroed, settled under stock dWorldStep (the same contacts; ODE's "
+                 "damping %g a step below %g m/s and %g rad/s): %d steps "
                  "(at least %d, then on until at rest), %.1f s CPU, %.1f s wall; fastest body "
                  "%.3g m/s, %.3g rad/s (%s); deepest overlap %.3g m\n"
                  "3. velocities zeroed, overlaps projected out: %d passes of one dWorldStep with "
                  "gravity off and the contacts' ERP 1, velocities zeroed after each (%.1f s CPU)%s",
-                 a.steps, a.cpu, a.max_speed, poured, b.steps, ODE_SETTLE_MIN, b.cpu, b.wall,
+                 a.steps, a.cpu, a.max_speed, poured, ODE_DAMPING, ODE_DAMPING_SPEED,
+                 ODE_DAMPING_SPIN, b.steps, ODE_SETTLE_MIN, b.cpu, b.wall,
                  b.max_speed, b.max_spin, b.at_rest ? "at rest" : "NOT at rest", settled, passes,
                  project_cpu, g_finish_steps > 0 ? "" : "\nno standard-model steps (--finish-steps 0)");
         if (g_finish_steps > 0) {
