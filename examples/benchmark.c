@@ -182,8 +182,9 @@ typedef struct bench_scene {
                                    runs the scene's script (a heap is poured while settling) */
     int settles;                /* 1: --settle N applies (heap, pile and islands scenes) */
     int quick;                  /* 1: in --quick; 2: only in --quick (not in the default set) */
-    int ode_pour;               /* 1: --make-states pours it under dWorldStep, then settles it
-                                   under the standard model (make_state) */
+    int ode_pour;               /* > 0: --make-states pours it under dWorldQuickStep with this
+                                   many iterations, then settles it under dWorldStep
+                                   (make_state); 0: under the standard model */
 } bench_scene;
 
 static pp_status build_box_drop(pp_scene *s, double h) { (void)h; pp_scene_box_drop(s, 0.5); return PP_OK; }
@@ -219,8 +220,8 @@ static const bench_scene SCENES[] = {
     {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 1, 0, 0},
     {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 1, 2, 0},
     {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 1, 0, 0},
-    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 1, 0, 1},
-    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 1, 0, 1},
+    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 1, 0, 20},
+    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 1, 0, 30},
     {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 0, 1, 2, 0},
     {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 0, 1, 0, 0},
     {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 0, 1, 0, 0},
@@ -608,11 +609,12 @@ enum { SETTLE_EXTEND_MAX = 4 }; /* settle at most this many times the scene's se
  * more than PROJECT_OVERLAP, m. */
 enum { ODE_SETTLE_MIN = 50, ODE_SETTLE_MAX = 1000, PROJECT_PASSES = 20 };
 static const double PROJECT_OVERLAP = 1e-7;
-/* ODE's damping during that dWorldStep settle: a body slower than ODE_DAMPING_SPEED (m/s)
- * and ODE_DAMPING_SPIN (rad/s) loses ODE_DAMPING of its velocity a step (dWorldSetDamping:
- * the thresholds leave falling and sliding bodies alone); without it heap100's dWorldStep
- * settle still moved at 0.1-0.4 m/s after 200 steps. Set on each body (a body copies the
- * world's damping when it is created) and reset to the world's (none) after. */
+/* ODE's damping during that dWorldStep settle: a body faster than ODE_DAMPING_SPEED (m/s)
+ * or ODE_DAMPING_SPIN (rad/s) loses ODE_DAMPING of that velocity a step (ODE damps only
+ * above its thresholds: a body that rests is not touched); without it heap100's dWorldStep
+ * settle still moved at 0.1-0.5 m/s after 200 steps (boxes thrown about by its contacts), with
+ * it that settle came to rest. Set on each body (a body copies the world's damping when it
+ * is created) and reset to the world's (none) after. */
 static const double ODE_DAMPING = 0.05, ODE_DAMPING_SPEED = 0.5, ODE_DAMPING_SPIN = 1.0;
 static int g_finish_steps = 0; /* --finish-steps N: standard-model steps after the projection */
 
@@ -699,11 +701,13 @@ static double project_overlaps(pp_scene *scene, pp_world *world, double h, int *
  * The heaps of 50 and 100 boxes (bench_scene.ode_pour), whose pour under the standard model
  * took 20-35 min of CPU for heap50 (islands of 750-2 000 unknowns while the heap still
  * moves) and was never finished for heap100:
- *   1. poured under stock dWorldQuickStep (the ode_quickstep row's configuration) for the
- *      scene's `settle` steps, running its script (QuickStep's 20 iterations leave the
- *      heap jittering at a few cm/s and overlapping by up to ~1 mm);
+ *   1. poured under stock dWorldQuickStep (the ode_quickstep row's configuration, with
+ *      bench_scene.ode_pour iterations) for the scene's `settle` steps, running its script:
+ *      the heap jitters at a few cm/s and overlaps by up to a few mm (heap50, ODE's default
+ *      20 iterations: 2.5 mm; heap100 with 20 ended with a box 5 cm inside another, stuck
+ *      there through the steps below, with 30: 1.7 mm; 40-200 left 9 mm-25 cm);
  *   2. settled from there under stock dWorldStep (ODE's defaults: ERP 0.2, CFM 1e-10, the
- *      exact Dantzig LCP; slow bodies damped, ODE_DAMPING) for at least ODE_SETTLE_MIN steps
+ *      exact Dantzig LCP; fast bodies damped, ODE_DAMPING) for at least ODE_SETTLE_MIN steps
  *      and on until every body is at rest (as above; at most ODE_SETTLE_MAX steps): its
  *      overlaps shrink to ~1e-5 m;
  *   3. the overlaps projected out (project_overlaps) and every velocity zeroed;
@@ -748,6 +752,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
                  clock_free, a.steps, settle, a.cpu, a.wall, a.bad, a.fallbacks, a.max_speed,
                  a.max_spin, a.at_rest ? "at rest" : "NOT at rest");
     } else {
+        dWorldSetQuickStepNumIterations(scene.world, sc->ode_pour);
         a = settle_phase(sc, &scene, world, h, 0, settle, settle, "dWorldQuickStep pour");
         pp_scene_zero_velocities(&scene);
         const double poured = pp_scene_max_penetration(&scene);
@@ -782,15 +787,15 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
         }
         snprintf(how, sizeof how,
                  "1. poured under stock dWorldQuickStep (PP_MODEL_ODE, ode_max_contacts 8, mu 0.5, "
-                 "ODE's ERP 0.2 and CFM 1e-10, 20 iterations): %d steps, %.1f s CPU; at the end "
+                 "ODE's ERP 0.2 and CFM 1e-10, %d iterations): %d steps, %.1f s CPU; at the end "
                  "fastest body %.3g m/s, deepest overlap %.3g m\n"
                  "2. velocities zeroed, settled under stock dWorldStep (the same contacts; ODE's "
-                 "damping %g a step below %g m/s and %g rad/s): %d steps "
+                 "damping %g a step above %g m/s and %g rad/s): %d steps "
                  "(at least %d, then on until at rest), %.1f s CPU, %.1f s wall; fastest body "
                  "%.3g m/s, %.3g rad/s (%s); deepest overlap %.3g m\n"
                  "3. velocities zeroed, overlaps projected out: %d passes of one dWorldStep with "
                  "gravity off and the contacts' ERP 1, velocities zeroed after each (%.1f s CPU)%s",
-                 a.steps, a.cpu, a.max_speed, poured, ODE_DAMPING, ODE_DAMPING_SPEED,
+                 sc->ode_pour, a.steps, a.cpu, a.max_speed, poured, ODE_DAMPING, ODE_DAMPING_SPEED,
                  ODE_DAMPING_SPIN, b.steps, ODE_SETTLE_MIN, b.cpu, b.wall,
                  b.max_speed, b.max_spin, b.at_rest ? "at rest" : "NOT at rest", settled, passes,
                  project_cpu, g_finish_steps > 0 ? "" : "\nno standard-model steps (--finish-steps 0)");
