@@ -34,7 +34,8 @@
  * heaps of 50 and 100 boxes are poured differently (their pour under the standard model took
  * 20-35 min of CPU for heap50, islands of 750-2 000 unknowns while it moves): poured by
  * dWorldQuickStep, settled from there by dWorldStep until at rest, and ODE's remaining
- * overlaps (~1e-5 m) projected out (make_state says how); they take 0.5-5 min. A
+ * overlaps (~1e-5 m) projected out (make_state says how): heap50 in ~40 s of CPU, heap100
+ * in up to ~20 min (its dWorldStep settle costs ~1 s a step and is slow to come to rest). A
  * heap's drop heights depend on the model that poured it: the file is THE settled state
  * every model starts from. Each row's child builds the scene (the builders are
  * deterministic), calls the script without stepping until it has created as many bodies as
@@ -104,7 +105,7 @@ static const char HELP[] =
     "                   pile scene (--scene: those named) under the standard model and write\n"
     "                   DIR/<scene>.state; --h and --settle apply. heap50 and heap100 are\n"
     "                   poured by dWorldQuickStep, settled by dWorldStep until at rest and\n"
-    "                   their overlaps projected out instead (minutes, not an hour)\n"
+    "                   their overlaps projected out instead (heap50: ~40 s of CPU)\n"
     "  --finish-steps N  with --make-states: N steps of the standard model after that\n"
     "                   projection (default 0)\n"
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
