@@ -30,7 +30,12 @@
  * overlapping by up to ~1 mm, and the pegplus models, which keep overlap at zero, spent their
  * first steps pushing the bodies apart at up to 1.8 m/s, so the rows measured that transient
  * instead of a settled heap; the standard model's state has no overlap (< 1e-6 m, checked
- * by CTest's check_settled_states), so every model, stock ODE included, starts at rest. A
+ * by CTest's check_settled_states), so every model, stock ODE included, starts at rest. The
+ * heaps of 50 and 100 boxes are poured differently (their pour under the standard model took
+ * 20-35 min of CPU for heap50, islands of 750-2 000 unknowns while it moves): poured by
+ * dWorldQuickStep, settled from there by dWorldStep until at rest, and ODE's remaining
+ * overlaps (~1e-5 m) projected out (make_state says how): heap50 in ~40 s of CPU, heap100
+ * in up to ~20 min (its dWorldStep settle costs ~1 s a step and is slow to come to rest). A
  * heap's drop heights depend on the model that poured it: the file is THE settled state
  * every model starts from. Each row's child builds the scene (the builders are
  * deterministic), calls the script without stepping until it has created as many bodies as
@@ -98,7 +103,11 @@ static const char HELP[] =
     "                   --states '' settles every scene with dWorldQuickStep\n"
     "  --make-states DIR  make the state files instead of benchmarking: settle each heap and\n"
     "                   pile scene (--scene: those named) under the standard model and write\n"
-    "                   DIR/<scene>.state; --h and --settle apply\n"
+    "                   DIR/<scene>.state; --h and --settle apply. heap50 and heap100 are\n"
+    "                   poured by dWorldQuickStep, settled by dWorldStep until at rest and\n"
+    "                   their overlaps projected out instead (heap50: ~40 s of CPU)\n"
+    "  --finish-steps N  with --make-states: N steps of the standard model after that\n"
+    "                   projection (default 0)\n"
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
     "                   stops after that step and is reported as \"cut\"; a run still\n"
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
@@ -133,7 +142,8 @@ static const char HELP_MORE[] =
     "\n"
     "Same start for every model: a heap or pile scene starts from its settled state,\n"
     "DIR/<scene>.state (--states), made under the standard model (PP_MODEL_STANDARD, k = 4:\n"
-    "no overlap, every body at rest) by\n"
+    "no overlap, every body at rest; heap50 and heap100 under dWorldQuickStep, then\n"
+    "dWorldStep, their overlaps projected out) by\n"
     "    pegplus-benchmark --make-states examples/scenes/states --scene NAMES\n"
     "(a heap is poured box by box; the settle runs on until every body is at rest). Each run\n"
     "builds the scene, sets every body's pose from the file, with zero velocities, and only\n"
@@ -173,6 +183,9 @@ typedef struct bench_scene {
                                    runs the scene's script (a heap is poured while settling) */
     int settles;                /* 1: --settle N applies (heap, pile and islands scenes) */
     int quick;                  /* 1: in --quick; 2: only in --quick (not in the default set) */
+    int ode_pour;               /* > 0: --make-states pours it under dWorldQuickStep with this
+                                   many iterations, then settles it under dWorldStep
+                                   (make_state); 0: under the standard model */
 } bench_scene;
 
 static pp_status build_box_drop(pp_scene *s, double h) { (void)h; pp_scene_box_drop(s, 0.5); return PP_OK; }
@@ -202,27 +215,27 @@ static pp_status build_arm(pp_scene *s, double h) { pp_scene_arm(s, h); return P
  * exactly touching and at rest: they are not settled (--settle N settles them, and then only
  * sink into ODE's soft contacts). */
 static const bench_scene SCENES[] = {
-    {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 0, 1},
-    {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0, 0},
-    {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 0, 2},
-    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 1, 0},
-    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 1, 2},
-    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 1, 0},
-    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 1, 0},
-    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 1, 0},
-    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 0, 1, 2},
-    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 0, 1, 0},
-    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 0, 1, 0},
-    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 0, 1, 0},
-    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 0, 1, 0},
-    {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 0, 1},
-    {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0, 0},
-    {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0, 0},
-    {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0, 0},
-    {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0, 0},
-    {"gripper", "slider-motor fingers squeeze a cube, their carrier lifts it 0.2 m (jointed.h)", build_gripper, 250, 0.01, 0, 0, 0},
-    {"car", "demo_crash's car (hinge2 wheels, rear drive) pushes a row of 3 boxes", build_car, 300, 0.01, 0, 0, 0},
-    {"arm", "6-joint arm (velocity-motor PD) with a 2-finger gripper picks a cube off a table", build_arm, 500, 0.01, 0, 0, 1},
+    {"box_drop", "unit box dropped from 0.5 m onto the plane", build_box_drop, 1000, 0.01, 0, 0, 1, 0},
+    {"column10", "10 unit boxes stacked exactly touching (pp_scene_box_column)", build_column10, 1000, 0.01, 0, 0, 0, 0},
+    {"column3", "3 unit boxes stacked exactly touching", build_column3, 1000, 0.01, 0, 0, 2, 0},
+    {"pile30", "30 random boxes dropped in a loose 3x3 heap (pp_scene_box_pile, seed 1)", build_pile30, 1000, 0.01, 3.0, 1, 0, 0},
+    {"pile6", "6 random boxes of pp_scene_box_pile (seed 1)", build_pile6, 1000, 0.01, 3.0, 1, 2, 0},
+    {"heap20", "20 random boxes poured into one pile (pp_scene_heap, seed 1)", build_heap20, 1000, 0.01, 10.0, 1, 0, 0},
+    {"heap50", "50 random boxes poured into one pile", build_heap50, 1000, 0.01, 22.0, 1, 0, 20},
+    {"heap100", "100 random boxes poured into one pile", build_heap100, 1000, 0.01, 42.0, 1, 0, 30},
+    {"islands3", "3 separate stacks of 3 boxes (pp_scene_islands, seed 1)", build_islands3, 1000, 0.01, 0, 1, 2, 0},
+    {"islands10", "10 separate stacks of 3 boxes", build_islands10, 1000, 0.01, 0, 1, 0, 0},
+    {"islands30", "30 separate stacks of 3 boxes", build_islands30, 1000, 0.01, 0, 1, 0, 0},
+    {"islands100", "100 separate stacks of 3 boxes", build_islands100, 1000, 0.01, 0, 1, 0, 0},
+    {"islands333", "333 separate stacks of 3 boxes (999 bodies)", build_islands333, 1000, 0.01, 0, 1, 0, 0},
+    {"boxstack", "demo_boxstack: 48 boxes/spheres/capsules/hulls dropped every 0.6 s (seed 1)", build_boxstack, 1500, 0.02, 0, 0, 1, 0},
+    {"convex", "ball of 90 convex Voronoi cells dropped from 4.2 m (seed 1)", build_convex, 960, 1.0 / 240.0, 0, 0, 0, 0},
+    {"crash", "wall of 75 bricks hit by a 10 kg ball at 20 m/s (pp_scene_crash)", build_crash, 300, 0.05, 0, 0, 0, 0},
+    {"hulls25", "8 cm and 2 cm hulls closing at 25 m/s, then falling to the plane", build_hulls25, 300, 0.01, 0, 0, 0, 0},
+    {"hulls50", "the same at 50 m/s", build_hulls50, 300, 0.01, 0, 0, 0, 0},
+    {"gripper", "slider-motor fingers squeeze a cube, their carrier lifts it 0.2 m (jointed.h)", build_gripper, 250, 0.01, 0, 0, 0, 0},
+    {"car", "demo_crash's car (hinge2 wheels, rear drive) pushes a row of 3 boxes", build_car, 300, 0.01, 0, 0, 0, 0},
+    {"arm", "6-joint arm (velocity-motor PD) with a 2-finger gripper picks a cube off a table", build_arm, 500, 0.01, 0, 0, 1, 0},
 };
 enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
@@ -591,11 +604,119 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_st
 static const double REST_SPEED = 1e-3, REST_SPIN = 1e-2;
 enum { SETTLE_EXTEND_MAX = 4 }; /* settle at most this many times the scene's settle steps */
 
-/* --make-states: settles the scene under PP_MODEL_STANDARD (the benchmark's configuration,
- * k = 4) for `settle` steps of `h`, running its script, and on until every body is at rest
- * (REST_SPEED, REST_SPIN; at most SETTLE_EXTEND_MAX x settle steps), zeroes every velocity
- * and writes DIR/<scene>.state (state.h) with the steps it took. Prints its progress every
- * 100 steps. 0, or -1. */
+/* The way --make-states settles a large heap (bench_scene.ode_pour, make_state): stock
+ * dWorldStep until at rest after the QuickStep pour (at least ODE_SETTLE_MIN steps, at most
+ * ODE_SETTLE_MAX), then at most PROJECT_PASSES projections, until no two bodies overlap by
+ * more than PROJECT_OVERLAP, m. */
+enum { ODE_SETTLE_MIN = 50, ODE_SETTLE_MAX = 1000, PROJECT_PASSES = 20 };
+static const double PROJECT_OVERLAP = 1e-7;
+/* ODE's damping during that dWorldStep settle: a body faster than ODE_DAMPING_SPEED (m/s)
+ * or ODE_DAMPING_SPIN (rad/s) loses ODE_DAMPING of that velocity a step (ODE damps only
+ * above its thresholds: a body that rests is not touched); without it heap100's dWorldStep
+ * settle still moved at 0.1-0.5 m/s after 200 steps (boxes thrown about by its contacts), with
+ * it that settle came to rest. Set on each body (a body copies the world's damping when it
+ * is created) and reset to the world's (none) after. */
+static const double ODE_DAMPING = 0.05, ODE_DAMPING_SPEED = 0.5, ODE_DAMPING_SPIN = 1.0;
+static int g_finish_steps = 0; /* --finish-steps N: standard-model steps after the projection */
+
+typedef struct settle_result {
+    int steps, bad, fallbacks, at_rest;
+    double cpu, wall, max_speed, max_spin;
+} settle_result;
+
+static void fastest_body(const pp_scene *scene, double *speed, double *spin)
+{
+    *speed = *spin = 0.0;
+    for (int b = 0; b < scene->body_count; ++b) {
+        const dReal *v = dBodyGetLinearVel(scene->bodies[b]), *w = dBodyGetAngularVel(scene->bodies[b]);
+        *speed = fmax(*speed, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+        *spin = fmax(*spin, sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+    }
+}
+
+/* Steps `scene` under `world` from script step `first`: at least `min` steps, then on until
+ * every body is at rest, at most `max` steps (the scene's script runs before each step).
+ * Prints its progress every 100 steps and at the end. */
+static settle_result settle_phase(const bench_scene *sc, pp_scene *scene, pp_world *world,
+                                  double h, int first, int min, int max, const char *what)
+{
+    settle_result r;
+    memset(&r, 0, sizeof r);
+    const double cpu0 = cpu_now(), wall0 = wall_now();
+    while (r.steps < max && !(r.steps >= min && r.at_rest)) {
+        if (scene->before_step) scene->before_step(scene, first + r.steps);
+        r.bad += pp_world_step(world, h) != PP_OK;
+        r.fallbacks += pp_world_get_stats(world)->lcp_fallback != 0;
+        ++r.steps;
+        fastest_body(scene, &r.max_speed, &r.max_spin);
+        r.at_rest = r.max_speed < REST_SPEED && r.max_spin < REST_SPIN;
+        if (r.steps % 100 == 0 || r.steps == max || (r.steps >= min && r.at_rest))
+            printf("%s: %s step %d (at least %d), %d bodies, fastest %.3g m/s %.3g rad/s, %d failed "
+                   "steps, %d fallbacks, %.1f s CPU\n", sc->name, what, r.steps, min,
+                   scene->body_count, r.max_speed, r.max_spin, r.bad, r.fallbacks, cpu_now() - cpu0);
+    }
+    r.cpu = cpu_now() - cpu0;
+    r.wall = wall_now() - wall0;
+    return r;
+}
+
+/* The projection that takes ODE's overlaps out: gravity off, every velocity zero, one
+ * dWorldStep with the contacts' ERP 1 (a contact of depth d asks for the normal velocity
+ * d / h, so the step moves the bodies apart by d to first order), every velocity zeroed
+ * again; repeated until the deepest overlap is at most PROJECT_OVERLAP (the rotation's
+ * second-order part is what the next pass takes out). Gravity is restored. *passes gets the
+ * passes made; returns the deepest overlap left. */
+static double project_overlaps(pp_scene *scene, pp_world *world, double h, int *passes)
+{
+    dVector3 gravity;
+    dWorldGetGravity(scene->world, gravity);
+    dWorldSetGravity(scene->world, 0, 0, 0);
+    pp_config saved = pp_world_get_config(world), c = saved;
+    c.model = PP_MODEL_ODE;
+    c.ode_stepper = PP_ODE_WORLD_STEP;
+    c.surface.ode_soft_erp = 1.0;
+    double overlap = pp_scene_max_penetration(scene);
+    *passes = 0;
+    if (pp_world_set_config(world, &c) == PP_OK) {
+        while (overlap > PROJECT_OVERLAP && *passes < PROJECT_PASSES) {
+            pp_scene_zero_velocities(scene);
+            (void)pp_world_step(world, h);
+            pp_scene_zero_velocities(scene);
+            overlap = pp_scene_max_penetration(scene);
+            ++*passes;
+        }
+        (void)pp_world_set_config(world, &saved);
+    }
+    dWorldSetGravity(scene->world, gravity[0], gravity[1], gravity[2]);
+    return overlap;
+}
+
+/* --make-states: settles the scene and writes DIR/<scene>.state (state.h) with the steps it
+ * took; 0, or -1.
+ *
+ * The pile and the heap of 20 (the default): poured under PP_MODEL_STANDARD (the
+ * benchmark's configuration, k = 4) for `settle` steps of `h`, running the scene's script,
+ * and on until every body is at rest (REST_SPEED, REST_SPIN; at most SETTLE_EXTEND_MAX x
+ * settle steps); every velocity is then zeroed.
+ *
+ * The heaps of 50 and 100 boxes (bench_scene.ode_pour), whose pour under the standard model
+ * took 20-35 min of CPU for heap50 (islands of 750-2 000 unknowns while the heap still
+ * moves) and was never finished for heap100:
+ *   1. poured under stock dWorldQuickStep (the ode_quickstep row's configuration, with
+ *      bench_scene.ode_pour iterations) for the scene's `settle` steps, running its script:
+ *      the heap jitters at a few cm/s and overlaps by up to a few mm (heap50, ODE's default
+ *      20 iterations: 2.5 mm; heap100 with 20 ended with a box 5 cm inside another, stuck
+ *      there through the steps below, with 30: 1.7 mm; 40-200 left 9 mm-25 cm);
+ *   2. settled from there under stock dWorldStep (ODE's defaults: ERP 0.2, CFM 1e-10, the
+ *      exact Dantzig LCP; fast bodies damped, ODE_DAMPING) for at least ODE_SETTLE_MIN steps
+ *      and on until every body is at rest (as above; at most ODE_SETTLE_MAX steps): its
+ *      overlaps shrink to ~1e-5 m;
+ *   3. the overlaps projected out (project_overlaps) and every velocity zeroed;
+ *   4. with --finish-steps N, N steps of the standard model from there, velocities zeroed.
+ * (Not dWorldStep for the pour itself: with ODE's contacts, which exist only once bodies
+ * overlap, boxes landing at up to 7 m/s sank 5-35 cm into others and stayed there.) The
+ * heap is the one QuickStep poured and dWorldStep settled; the pegplus models start from
+ * it without overlap. */
 static int make_state(const bench_scene *sc, int settle, double h, const char *dir)
 {
     pp_scene scene;
@@ -604,8 +725,8 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
         return -1;
     }
     dWorldSetAutoDisableFlag(scene.world, 0);
-    const bench_model *model = &MODELS[2];
-    pp_config config = model_config(model, &scene);
+    const bench_model *standard = &MODELS[2], *pour = sc->ode_pour ? &MODELS[1] : standard;
+    pp_config config = model_config(pour, &scene);
     pp_world *world = NULL;
     if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) {
         fprintf(stderr, "pegplus-benchmark: %s: pp_world_create failed\n", sc->name);
@@ -613,56 +734,115 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
         return -1;
     }
     scene.pegplus = world;
-    const double cpu0 = cpu_now(), wall0 = wall_now();
-    int bad = 0, fallbacks = 0, taken = 0, at_rest = 0;
-    double max_speed = 0.0, max_spin = 0.0;
-    while (taken < SETTLE_EXTEND_MAX * settle && !(taken >= settle && at_rest)) {
-        if (scene.before_step) scene.before_step(&scene, taken);
-        bad += pp_world_step(world, h) != PP_OK;
-        fallbacks += pp_world_get_stats(world)->lcp_fallback != 0;
-        ++taken;
-        max_speed = max_spin = 0.0;
-        for (int b = 0; b < scene.body_count; ++b) {
-            const dReal *v = dBodyGetLinearVel(scene.bodies[b]), *w = dBodyGetAngularVel(scene.bodies[b]);
-            max_speed = fmax(max_speed, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-            max_spin = fmax(max_spin, sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+    char how[2048];
+    const char *clock_free = g_lcp_budget == 0.0 ? ", lcp_budget_seconds 0 (clock-free)" : "";
+    settle_result a, b, f;
+    memset(&b, 0, sizeof b);
+    memset(&f, 0, sizeof f);
+    pp_status configured = PP_OK;
+    double overlap;
+    if (!sc->ode_pour) {
+        a = settle_phase(sc, &scene, world, h, 0, settle, SETTLE_EXTEND_MAX * settle, "standard");
+        pp_scene_zero_velocities(&scene);
+        overlap = pp_scene_max_penetration(&scene);
+        snprintf(how, sizeof how,
+                 "settled under PP_MODEL_STANDARD, pp_config_default() with friction_directions = 4%s\n"
+                 "settle: %d steps (the scene's %d, then on until at rest), %.1f s CPU, %.1f s wall; "
+                 "%d steps not PP_OK, %d with an LCP fallback\n"
+                 "at the last step: fastest body %.3g m/s, %.3g rad/s (%s; velocities then zeroed)",
+                 clock_free, a.steps, settle, a.cpu, a.wall, a.bad, a.fallbacks, a.max_speed,
+                 a.max_spin, a.at_rest ? "at rest" : "NOT at rest");
+    } else {
+        dWorldSetQuickStepNumIterations(scene.world, sc->ode_pour);
+        a = settle_phase(sc, &scene, world, h, 0, settle, settle, "dWorldQuickStep pour");
+        pp_scene_zero_velocities(&scene);
+        const double poured = pp_scene_max_penetration(&scene);
+        config = model_config(&MODELS[0], &scene);
+        configured = pp_world_set_config(world, &config);
+        for (int i = 0; i < scene.body_count; ++i) { /* a body copies the world's at creation */
+            dBodySetDamping(scene.bodies[i], ODE_DAMPING, ODE_DAMPING);
+            dBodySetLinearDampingThreshold(scene.bodies[i], ODE_DAMPING_SPEED);
+            dBodySetAngularDampingThreshold(scene.bodies[i], ODE_DAMPING_SPIN);
         }
-        at_rest = max_speed < REST_SPEED && max_spin < REST_SPIN;
-        if (taken % 100 == 0 || (taken >= settle && at_rest))
-            printf("%s: step %d/%d, %d bodies, fastest %.3g m/s %.3g rad/s, %d failed steps, "
-                   "%d fallbacks, %.1f s CPU\n", sc->name, taken, settle, scene.body_count,
-                   max_speed, max_spin, bad, fallbacks, cpu_now() - cpu0);
+        if (configured == PP_OK)
+            b = settle_phase(sc, &scene, world, h, a.steps, ODE_SETTLE_MIN, ODE_SETTLE_MAX,
+                             "dWorldStep settle");
+        for (int i = 0; i < scene.body_count; ++i) dBodySetDampingDefaults(scene.bodies[i]);
+        pp_scene_zero_velocities(&scene);
+        const double settled = pp_scene_max_penetration(&scene);
+        const double cpu0 = cpu_now();
+        int passes = 0;
+        overlap = project_overlaps(&scene, world, h, &passes);
+        const double project_cpu = cpu_now() - cpu0;
+        printf("%s: overlap %.3g m after the QuickStep pour, %.3g m after the dWorldStep settle, "
+               "%.3g m after %d projection passes (%.1f s CPU)\n", sc->name, poured, settled,
+               overlap, passes, project_cpu);
+        if (configured == PP_OK && g_finish_steps > 0) {
+            config = model_config(standard, &scene);
+            configured = pp_world_set_config(world, &config);
+            if (configured == PP_OK)
+                f = settle_phase(sc, &scene, world, h, a.steps + b.steps, g_finish_steps,
+                                 g_finish_steps, "standard");
+            pp_scene_zero_velocities(&scene);
+            overlap = pp_scene_max_penetration(&scene);
+        }
+        snprintf(how, sizeof how,
+                 "1. poured under stock dWorldQuickStep (PP_MODEL_ODE, ode_max_contacts 8, mu 0.5, "
+                 "ODE's ERP 0.2 and CFM 1e-10, %d iterations): %d steps, %.1f s CPU; at the end "
+                 "fastest body %.3g m/s, deepest overlap %.3g m\n"
+                 "2. velocities zeroed, settled under stock dWorldStep (the same contacts; ODE's "
+                 "damping %g a step above %g m/s and %g rad/s): %d steps "
+                 "(at least %d, then on until at rest), %.1f s CPU, %.1f s wall; fastest body "
+                 "%.3g m/s, %.3g rad/s (%s); deepest overlap %.3g m\n"
+                 "3. velocities zeroed, overlaps projected out: %d passes of one dWorldStep with "
+                 "gravity off and the contacts' ERP 1, velocities zeroed after each (%.1f s CPU)%s",
+                 sc->ode_pour, a.steps, a.cpu, a.max_speed, poured, ODE_DAMPING, ODE_DAMPING_SPEED,
+                 ODE_DAMPING_SPIN, b.steps, ODE_SETTLE_MIN, b.cpu, b.wall,
+                 b.max_speed, b.max_spin, b.at_rest ? "at rest" : "NOT at rest", settled, passes,
+                 project_cpu, g_finish_steps > 0 ? "" : "\nno standard-model steps (--finish-steps 0)");
+        if (g_finish_steps > 0) {
+            size_t n = strlen(how);
+            snprintf(how + n, sizeof how - n,
+                     "\n4. PP_MODEL_STANDARD, pp_config_default() with friction_directions = 4%s: "
+                     "%d steps, %.1f s CPU, %.1f s wall; %d steps not PP_OK, %d with an LCP "
+                     "fallback; fastest body %.3g m/s, %.3g rad/s (velocities then zeroed)",
+                     clock_free, f.steps, f.cpu, f.wall, f.bad, f.fallbacks, f.max_speed, f.max_spin);
+        }
     }
-    const double cpu = cpu_now() - cpu0, wall = wall_now() - wall0;
-    pp_scene_zero_velocities(&scene);
-    const double overlap = pp_scene_max_penetration(&scene);
+    const int taken = a.steps + b.steps + f.steps;
 
     pp_scene_state state;
     memset(&state, 0, sizeof state);
     snprintf(state.scene, sizeof state.scene, "%s", sc->name);
-    snprintf(state.model, sizeof state.model, "%s", model->name);
+    snprintf(state.model, sizeof state.model, "%s",
+             !sc->ode_pour ? standard->name
+                           : g_finish_steps > 0 ? "ode_quickstep+ode_step+standard" : "ode_quickstep+ode_step");
     state.seed = BENCH_SEED;
     state.h = h;
     state.settle_steps = taken;
-    char path[4096], comments[1024], why[4200];
+    char path[4096], comments[4096], why[4200];
     snprintf(path, sizeof path, "%s/%s.state", dir, sc->name);
+    char options[64] = "";
+    if (g_lcp_budget == 0.0) snprintf(options, sizeof options, " --lcp-budget 0");
+    if (sc->ode_pour && g_finish_steps > 0) {
+        size_t n = strlen(options);
+        snprintf(options + n, sizeof options - n, " --finish-steps %d", g_finish_steps);
+    }
     snprintf(comments, sizeof comments,
-             "made by: pegplus-benchmark --make-states DIR --scene %s (pegplus %s)\n"
-             "settled under PP_MODEL_STANDARD, pp_config_default() with friction_directions = 4, "
-             "ODE auto-disable off\n"
-             "settle: %d steps (the scene's %d, then on until at rest), %.1f s CPU, %.1f s wall; "
-             "%d steps not PP_OK, %d with an LCP fallback\n"
-             "at the last step: fastest body %.3g m/s, %.3g rad/s (%s; velocities then zeroed)\n"
+             "made by: pegplus-benchmark --make-states DIR --scene %s%s (pegplus %s)\n"
+             "%s\nODE auto-disable off\n"
              "deepest overlap (pp_scene_max_penetration): %.3g m",
-             sc->name, PP_VERSION_STRING, taken, settle, cpu, wall, bad, fallbacks, max_speed,
-             max_spin, at_rest ? "at rest" : "NOT at rest", overlap);
-    int rc = pp_scene_state_capture(&state, &scene);
-    if (rc == 0) rc = pp_scene_state_write(&state, path, comments, why, sizeof why);
-    else snprintf(why, sizeof why, "out of memory");
+             sc->name, options, PP_VERSION_STRING, how, overlap);
+    int rc = configured == PP_OK ? pp_scene_state_capture(&state, &scene) : -1;
+    if (configured != PP_OK)
+        snprintf(why, sizeof why, "configuration: %s", pp_status_string(configured));
+    else if (rc == 0)
+        rc = pp_scene_state_write(&state, path, comments, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "out of memory");
     if (rc == 0)
-        printf("%s: wrote %s (%d bodies; %d steps, %.1f s CPU; fastest %.3g m/s, %.3g rad/s "
-               "before zeroing%s; deepest overlap %.3g m)\n", sc->name, path, state.count, taken,
-               cpu, max_speed, max_spin, at_rest ? "" : ", NOT at rest", overlap);
+        printf("%s: wrote %s (%d bodies; %d steps, %.1f s CPU; deepest overlap %.3g m)\n", sc->name,
+               path, state.count, taken, a.cpu + b.cpu + f.cpu, overlap);
     else
         fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
     pp_scene_state_free(&state);
@@ -760,7 +940,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
-                   strcmp(a, "--threads") && strcmp(a, "--series") &&
+                   strcmp(a, "--threads") && strcmp(a, "--series") && strcmp(a, "--finish-steps") &&
                    strcmp(a, "--lcp-budget")) {
             usage_error("unknown option");
         } else if (!has_value) {
@@ -788,6 +968,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");
+        } else if (!strcmp(a, "--finish-steps")) {
+            g_finish_steps = atoi(argv[++i]);
+            if (g_finish_steps < 0) usage_error("--finish-steps must be >= 0");
         } else if (!strcmp(a, "--threads")) {
             g_threads = atoi(argv[++i]);
             if (g_threads < 1 || g_threads > PP_MAX_THREADS) usage_error("--threads must be in 1..64");

@@ -3,7 +3,8 @@
  * (examples/scenes/states/<scene>.state, made by pegplus-benchmark --make-states under
  * PP_MODEL_STANDARD): each committed file loads into its scene with the same body count, no
  * two bodies overlapping by more than SETTLED_OVERLAP_TOL (pp_scene_max_penetration), every
- * body at rest, and (but heap100, see SETTLED) stays at rest for a step of the standard model.
+ * body at rest, and (but heap50 and heap100, see SETTLED) stays at rest for a step of the
+ * standard model.
  * The file format itself:
  * a written state reads back bit for bit, and malformed or mismatched files are refused.
  */
@@ -29,8 +30,9 @@ typedef struct settled_scene {
     int required;               /* 1: the file must be committed (the benchmark's defaults) */
     int restep;                 /* 1: also step it once under the standard model (that step
                                    starts cold, Lemke from w basic on the whole heap: on
-                                   heap100 it alone would make this test minutes long, so
-                                   heap100 is checked for overlap and rest only) */
+                                   heap50, ~2 000 unknowns, clock-free it took 4 500-73 000
+                                   pivots, up to 71 s, and heap100 more, so the heaps of 50
+                                   and 100 are checked for overlap and rest only) */
 } settled_scene;
 
 /* As pegplus-benchmark builds them (seed 1). */
@@ -42,7 +44,7 @@ static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); 
 
 static const settled_scene SETTLED[] = {
     {"pile6", build_pile6, 1, 1},   {"pile30", build_pile30, 1, 1}, {"heap20", build_heap20, 1, 1},
-    {"heap50", build_heap50, 0, 1}, {"heap100", build_heap100, 0, 0},
+    {"heap50", build_heap50, 0, 0}, {"heap100", build_heap100, 0, 0},
 };
 enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
 

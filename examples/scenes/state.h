@@ -10,7 +10,9 @@
  *     seed 1                  the builder's seed
  *     h 0.01                  step size of the settle, s (%.17g)
  *     settle_steps 1000       steps taken while settling (the script ran at steps 0..N-1)
- *     model standard          the model that settled it (pegplus-benchmark's model names)
+ *     model standard          the model that settled it (pegplus-benchmark's model names;
+ *                             several joined by '+' in the order they ran, e.g.
+ *                             ode_quickstep+ode_step for the heaps of 50 and 100 boxes)
  *     bodies 20               body lines that follow
  *     # free comments: how long it took, deepest overlap, speed before zeroing, ...
  *     x y z qw qx qy qz       one line per body, in the scene's creation order, %.17g
