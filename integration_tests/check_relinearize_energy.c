@@ -17,6 +17,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_energy.h"
 
 #include <check.h>
 #include <math.h>
@@ -71,21 +72,7 @@ static void destroy(box_world *b)
 }
 
 /* Kinetic plus gravitational energy, J. */
-static double energy(const box_world *b)
-{
-    dMass m;
-    dBodyGetMass(b->body, &m);
-    const dReal *v = dBodyGetLinearVel(b->body), *w = dBodyGetAngularVel(b->body);
-    const dReal *R = dBodyGetRotation(b->body); /* ODE's 3 x 4 row-major rotation */
-    double wb[3] = {0, 0, 0}; /* R^T w */
-    for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) wb[r] += R[4 * c + r] * w[c];
-    double rot = 0.0;
-    for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) rot += wb[r] * m.I[4 * r + c] * wb[c];
-    return 0.5 * (m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot) +
-           m.mass * G * dBodyGetPosition(b->body)[2];
-}
+static double energy(const box_world *b) { return pp_it_body_energy(b->body, G); }
 
 /* The lowest corner's height, m. */
 static double lowest_corner(const box_world *b)

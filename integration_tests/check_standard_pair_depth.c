@@ -19,6 +19,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_energy.h"
 
 #include <check.h>
 #include <math.h>
@@ -90,18 +91,8 @@ static double energy(const pair_world *p, double vz[2])
 {
     double e = 0.0;
     for (int i = 0; i < 2; ++i) {
-        dBodyID b = p->body[i];
-        dMass m;
-        dBodyGetMass(b, &m);
-        const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b), *R = dBodyGetRotation(b);
-        double wb[3] = {0, 0, 0}, rot = 0.0;
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) wb[r] += R[4 * c + r] * w[c];
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) rot += wb[r] * m.I[4 * r + c] * wb[c];
-        e += 0.5 * (m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot) +
-             m.mass * G * dBodyGetPosition(b)[2];
-        vz[i] = v[2];
+        e += pp_it_body_energy(p->body[i], G);
+        vz[i] = dBodyGetLinearVel(p->body[i])[2];
     }
     return e;
 }
