@@ -255,8 +255,8 @@ double pp_lcp_inf_norm(int n, const double *x)
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
                      pp_lcp_result *result)
 {
-    double residual = 0.0, relative = 0.0, scale = 0.0;
-    double min_z = INFINITY, min_w = INFINITY, comp = 0.0;
+    pp_lcp_measures measures;
+    pp_lcp_measures_start(&measures);
     double z_norm = pp_lcp_inf_norm(n, z);
     /* M is column-major: w and the row sums are accumulated column by column (contiguous),
      * in blocks of rows that stay in cache, in the same order for every entry of a row as a
@@ -279,27 +279,21 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
         }
         for (int r = 0; r < m; ++r) {
             const int i = i0 + r;
-            double wi = wb[r], row = rowb[r];
-            double si = fabs(q[i]) + row * z_norm;
-            if (w) w[i] = wi;
-            double ri = fabs(fmin(z[i], wi));
-            if (isnan(wi) || isnan(z[i])) ri = NAN;
-            double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
-            if (!(ri <= residual)) residual = ri; /* NaN propagates */
-            if (!(rel <= relative)) relative = rel;
-            if (si > scale) scale = si;
-            if (z[i] < min_z) min_z = z[i];
-            if (wi < min_w) min_w = wi;
-            double c = fabs(z[i] * wi);
-            if (c > comp) comp = c;
+            if (w) w[i] = wb[r];
+            pp_lcp_measure_row(&measures, q[i], rowb[r], z_norm, z[i], wb[r]);
         }
     }
-    result->residual = residual;
-    result->relative_residual = relative;
-    result->scale = scale;
-    result->min_z = n > 0 ? min_z : 0.0;
-    result->min_w = n > 0 ? min_w : 0.0;
-    result->complementarity = comp;
+    pp_lcp_measures_store(&measures, n, result);
+}
+
+void pp_lcp_measures_store(const pp_lcp_measures *m, int n, pp_lcp_result *result)
+{
+    result->residual = m->residual;
+    result->relative_residual = m->relative;
+    result->scale = m->scale;
+    result->min_z = n > 0 ? m->min_z : 0.0;
+    result->min_w = n > 0 ? m->min_w : 0.0;
+    result->complementarity = m->comp;
 }
 
 void pp_lcp_evaluate(int n, const double *M, const double *q, const double *z, double *w_out,
@@ -331,17 +325,29 @@ int pp_lcp_all_finite(size_t count, const double *x)
  * million solves of 800 soak scenes, 99.95 % had r(z) <= 1e-8 ||q||. */
 #define DATA_RESIDUAL 1e-4
 
-int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
-                  double *z, double *w, pp_lcp_result *result)
+int pp_lcp_clamp_finite(int n, double *z)
 {
     if (!pp_lcp_all_finite((size_t)n, z)) return 0;
     for (int i = 0; i < n; ++i)
         if (z[i] < 0.0) z[i] = 0.0;
-    pp_lcp_residual(n, M, q, z, w, result);
+    return 1;
+}
+
+int pp_lcp_accept_measured(int n, const double *q, double eps, const pp_lcp_options *o,
+                           const double *z, const pp_lcp_result *result)
+{
     if (!(result->residual <= DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
     if (eps == 0.0) return result->relative_residual <= o->residual_tol;
     return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
            eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
+}
+
+int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
+                  double *z, double *w, pp_lcp_result *result)
+{
+    if (!pp_lcp_clamp_finite(n, z)) return 0;
+    pp_lcp_residual(n, M, q, z, w, result);
+    return pp_lcp_accept_measured(n, q, eps, o, z, result);
 }
 
 /* ---- Public solves -------------------------------------------------------------------- */

@@ -29,8 +29,6 @@ void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, 
                          pp_lcp_result *result)
 {
     const int n = A->n;
-    double residual = 0.0, relative = 0.0, scale = 0.0;
-    double min_z = INFINITY, min_w = INFINITY, comp = 0.0;
     double z_norm = pp_lcp_inf_norm(n, z);
     double *wb = malloc((size_t)n * sizeof *wb), *rowb = malloc((size_t)n * sizeof *rowb);
     if (!wb || !rowb) { /* no room for two vectors: no claim of a small residual */
@@ -53,45 +51,24 @@ void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, 
             rowb[i] += fabs(A->values[t]);
         }
     }
+    pp_lcp_measures measures;
+    pp_lcp_measures_start(&measures);
     for (int i = 0; i < n; ++i) {
-        double wi = wb[i], si = fabs(q[i]) + rowb[i] * z_norm;
-        if (w) w[i] = wi;
-        double ri = fabs(fmin(z[i], wi));
-        if (isnan(wi) || isnan(z[i])) ri = NAN;
-        double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
-        if (!(ri <= residual)) residual = ri;
-        if (!(rel <= relative)) relative = rel;
-        if (si > scale) scale = si;
-        if (z[i] < min_z) min_z = z[i];
-        if (wi < min_w) min_w = wi;
-        double c = fabs(z[i] * wi);
-        if (c > comp) comp = c;
+        if (w) w[i] = wb[i];
+        pp_lcp_measure_row(&measures, q[i], rowb[i], z_norm, z[i], wb[i]);
     }
     free(wb);
     free(rowb);
-    result->residual = residual;
-    result->relative_residual = relative;
-    result->scale = scale;
-    result->min_z = n > 0 ? min_z : 0.0;
-    result->min_w = n > 0 ? min_w : 0.0;
-    result->complementarity = comp;
+    pp_lcp_measures_store(&measures, n, result);
 }
 
-/* pp_lcp_accept (lcp.c) against A by columns; the same bounds (DATA_RESIDUAL there). */
-#define DATA_RESIDUAL 1e-4
-
+/* pp_lcp_accept (lcp.c) against A by columns: the same tests. */
 int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
                       const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result)
 {
-    const int n = A->n;
-    if (!pp_lcp_all_finite((size_t)n, z)) return 0;
-    for (int i = 0; i < n; ++i)
-        if (z[i] < 0.0) z[i] = 0.0;
+    if (!pp_lcp_clamp_finite(A->n, z)) return 0;
     pp_lcp_csc_residual(A, q, z, w, result);
-    if (!(result->residual <= DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
-    if (eps == 0.0) return result->relative_residual <= o->residual_tol;
-    return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
-           eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
+    return pp_lcp_accept_measured(A->n, q, eps, o, z, result);
 }
 
 /* ---- The solve: lcp.c's order (pp_lcp_solve_order) on the columns -------------------- */

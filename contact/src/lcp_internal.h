@@ -311,6 +311,43 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
 int pp_lcp_all_finite(size_t count, const double *x);
 int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
                   double *z, double *w, pp_lcp_result *result);
+
+/* The measures of pp_lcp_residual (lcp.c, where they are defined), gathered one row at a
+ * time in row order by the dense and the column residual alike. */
+typedef struct pp_lcp_measures {
+    double residual, relative, scale, min_z, min_w, comp;
+} pp_lcp_measures;
+
+static inline void pp_lcp_measures_start(pp_lcp_measures *m)
+{
+    m->residual = m->relative = m->scale = 0.0;
+    m->min_z = m->min_w = INFINITY;
+    m->comp = 0.0;
+}
+
+/* Row i: w_i = (M z + q)_i, row_sum = sum_j |M_ij|. */
+static inline void pp_lcp_measure_row(pp_lcp_measures *m, double q_i, double row_sum,
+                                      double z_norm, double z_i, double w_i)
+{
+    double si = fabs(q_i) + row_sum * z_norm;
+    double ri = fabs(fmin(z_i, w_i));
+    if (isnan(w_i) || isnan(z_i)) ri = NAN;
+    double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+    if (!(ri <= m->residual)) m->residual = ri; /* NaN propagates */
+    if (!(rel <= m->relative)) m->relative = rel;
+    if (si > m->scale) m->scale = si;
+    if (z_i < m->min_z) m->min_z = z_i;
+    if (w_i < m->min_w) m->min_w = w_i;
+    double c = fabs(z_i * w_i);
+    if (c > m->comp) m->comp = c;
+}
+
+void pp_lcp_measures_store(const pp_lcp_measures *m, int n, pp_lcp_result *result);
+/* pp_lcp_accept's two halves: z finite (then clamped to z >= 0), and the bounds on the
+ * measures pp_lcp_residual (or pp_lcp_csc_residual) left in result. */
+int pp_lcp_clamp_finite(int n, double *z);
+int pp_lcp_accept_measured(int n, const double *q, double eps, const pp_lcp_options *o,
+                           const double *z, const pp_lcp_result *result);
 void pp_lcp_subtract_columns(int n, double *restrict hi, double *restrict lo,
                              const double *const *c, const double *a, int count);
 /* Vector kernels (lcp_basis.c; the scalar loops' bits): y += a x; the same and s += |x|;
