@@ -15,6 +15,7 @@
 #include "pegplus/pegplus.h"
 #include "scenes.h"
 #include "it_common.h"
+#include "it_energy.h"
 
 #include <check.h>
 #include <math.h>
@@ -63,20 +64,6 @@ static void body_pose(dBodyID b, double x[3], double R[9])
     }
 }
 
-/* 1/2 m v^2 + 1/2 w_b^T I_b w_b, w_b = R^T w the body-frame angular velocity. */
-static double kinetic_energy(dBodyID b)
-{
-    dMass m;
-    dBodyGetMass(b, &m);
-    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b), *R = dBodyGetRotation(b);
-    double wb[3] = {0, 0, 0}, rot = 0.0;
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) wb[i] += R[4 * j + i] * w[j];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) rot += wb[i] * m.I[4 * i + j] * wb[j];
-    return 0.5 * (m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot);
-}
-
 START_TEST(test_fast_hulls)
 {
     const fast_case *fc = &CASES[_i];
@@ -118,7 +105,7 @@ START_TEST(test_fast_hulls)
     dBodySetAngularVel(body[1], uniform(-20, 20), uniform(-20, 20), uniform(-20, 20));
 
     const int calls = config.relinearize_iterations + 1;
-    double energy = kinetic_energy(body[0]) + kinetic_energy(body[1]);
+    double energy = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
     int met = 0, max_contacts = 0, max_lcp = 0;
     for (int step = 0; step < STEPS; ++step) {
         ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
@@ -138,7 +125,7 @@ START_TEST(test_fast_hulls)
         ck_assert_int_eq(pp_overlap_volume(poly[0], xa, Ra, poly[1], xb, Rb, &v), PP_OK);
         ck_assert_msg(v <= OVERLAP_TOL, "%g m/s seed %d: overlap %g m^3 after step %d", fc->speed,
                       fc->seed, v, step);
-        double e = kinetic_energy(body[0]) + kinetic_energy(body[1]);
+        double e = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
         ck_assert_msg(e <= energy * (1.0 + ENERGY_TOL), "%g m/s seed %d step %d: energy %g -> %g",
                       fc->speed, fc->seed, step, energy, e);
         energy = e;

@@ -4,10 +4,10 @@
 
 #include <ode/ode.h>
 
-/* Kinetic plus gravitational energy of body b, J, with gravity g (m/s^2) along -z:
- * m |v|^2 / 2 + w_b^T I w_b / 2 + m g z, w_b = R^T w the angular velocity in the body frame
- * (dMass's I is about the centre of mass in body axes; R is ODE's 3 x 4 row-major rotation). */
-static inline double pp_it_body_energy(dBodyID b, double g)
+/* Kinetic energy of body b, J: m |v|^2 / 2 + w_b^T I w_b / 2, w_b = R^T w the angular
+ * velocity in the body frame (dMass's I is about the centre of mass in body axes; R is ODE's
+ * 3 x 4 row-major rotation). */
+static inline double pp_it_kinetic_energy(dBodyID b)
 {
     dMass m;
     dBodyGetMass(b, &m);
@@ -17,8 +17,15 @@ static inline double pp_it_body_energy(dBodyID b, double g)
         for (int c = 0; c < 3; ++c) wb[r] += R[4 * c + r] * w[c];
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) rot += wb[r] * m.I[4 * r + c] * wb[c];
-    return 0.5 * (m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot) +
-           m.mass * g * dBodyGetPosition(b)[2];
+    return 0.5 * (m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rot);
+}
+
+/* Kinetic plus gravitational energy of body b, J, with gravity g (m/s^2) along -z. */
+static inline double pp_it_body_energy(dBodyID b, double g)
+{
+    dMass m;
+    dBodyGetMass(b, &m);
+    return pp_it_kinetic_energy(b) + m.mass * g * dBodyGetPosition(b)[2];
 }
 
 #endif
