@@ -198,6 +198,7 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
     l->hit = 0;
     l->attempt_hit = 0;
     l->stopped = 0;
+    l->factor_work_hits = 0;
 }
 
 /* The share of the time left for attempt `left` before the last (0: the last gets it all):
@@ -224,6 +225,7 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
                           pp_lcp_result *result)
 {
     result->budget_exhausted = ws->limits.stopped;
+    result->factor_work_exceeded = ws->limits.factor_work_hits;
     result->seconds = pp_lcp_clock() - start;
     if (!o->budget) return;
     o->budget->pivots_used += result->pivots;
@@ -541,11 +543,12 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
 /* ---- Dump every solve (PP_LCP_DUMP_ALL) ------------------------------------------------
  *
  * With the environment variable PP_LCP_DUMP_ALL set to a directory, every call of
- * pp_lcp_solve and pp_lcp_solve_lemke with n >= 2 writes its problem there as
- * lcp_<pid>_<counter>_n<n>.lcp (pp_lcp_instance_save), to collect real instances for timing
- * and tests. The variable is read once; a write failure turns the dump off. Not thread-safe
+ * pp_lcp_solve, pp_lcp_solve_lemke and pp_lcp_solve_csc (lcp_csc.c; its M written dense) with
+ * n >= 2 writes its problem there as lcp_<pid>_<counter>_n<n>.lcp (pp_lcp_instance_save), to
+ * collect real instances for timing and tests. The variable is read once; a write failure turns the dump off. Not thread-safe
  * (the counter): a diagnostic for single-threaded runs. */
-static void dump_instance(int n, const double *M, const double *q, const char *who)
+void pp_lcp_dump_instance(int n, const double *M, const pp_lcp_csc *A, const double *q,
+                          const char *who)
 {
     static int state = -1; /* -1 unread, 0 off, 1 on */
     static const char *dir = NULL;
@@ -557,7 +560,20 @@ static void dump_instance(int n, const double *M, const double *q, const char *w
     if (state == 0 || n < 2) return;
     char path[4096];
     snprintf(path, sizeof path, "%s/lcp_%ld_%06lu_n%d.lcp", dir, (long)getpid(), counter++, n);
+    double *dense = NULL;
+    if (A) { /* by columns: the file holds M dense */
+        dense = calloc((size_t)n * n, sizeof *dense);
+        if (!dense) {
+            state = 0;
+            return;
+        }
+        for (int j = 0; j < n; ++j)
+            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+                dense[A->row_index[t] + (size_t)j * n] = A->values[t];
+        M = dense;
+    }
     if (pp_lcp_instance_save(path, n, M, q, NULL, who) != PP_OK) state = 0;
+    free(dense);
 }
 
 static void fail_clean(int n, double *z, unsigned char *basis)
@@ -574,7 +590,7 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
-    dump_instance(n, M, q, "pp_lcp_solve_lemke");
+    pp_lcp_dump_instance(n, M, NULL, q, "pp_lcp_solve_lemke");
     double start = pp_lcp_clock();
     start_limits(workspace, n, o, start);
     reset_result(result);
@@ -707,7 +723,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
     if (arg != PP_OK) return arg;
-    dump_instance(n, M, q, "pp_lcp_solve");
+    pp_lcp_dump_instance(n, M, NULL, q, "pp_lcp_solve");
     return pp_lcp_solve_order(workspace, n, M, NULL, q, o, basis, z, result);
 }
 

@@ -128,5 +128,6 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
     const pp_lcp_options *o = options ? options : &defaults;
     pp_status arg = check_csc("pp_lcp_solve_csc", workspace, A, q, o, z, result);
     if (arg != PP_OK) return arg;
+    pp_lcp_dump_instance(A->n, NULL, A, q, "pp_lcp_solve_csc");
     return pp_lcp_solve_order(workspace, A->n, NULL, A, q, o, basis, z, result);
 }

@@ -62,6 +62,21 @@
 /* Pivots after which the sparse basis is refactorised (the eta file's length). */
 #define PP_LCP_SPARSE_ETA_MAX 64
 
+/* The work bound of one factorisation of a Lemke path's sparse basis (lcp_sparse.c,
+ * pp_lcp_sparse_factor), in the estimated flops of its LU: with lnz + unz the fill KLU's
+ * analysis (AMD) predicts for the m x m block A, about (lnz + unz)^2 / m (a left-looking LU's
+ * work is the sum over its columns of the column's count times the rows it updates; the
+ * estimate the fallback's basis solves are bounded by, lcp_fallback.c LU_WORK). A path
+ * refactorises every PP_LCP_SPARSE_ETA_MAX pivots and more often when the refinement asks,
+ * so one factorisation above the bound (5e8 flops, 0.2 - 0.5 s) means a path of minutes: the
+ * path ends there instead, as at its pivot cap (PP_LCP_PIVOT_CAP, counted in
+ * pp_lcp_result.factor_work_exceeded), before the factorisation runs. Measured for scale:
+ * heap50's first LCP (n = 1 962, up to ~900 basic z) factorises blocks of at most ~2e6. */
+#define PP_LCP_FACTOR_WORK 5e8
+/* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
+ * when flops > 0 and returns the previous one. Not for use while a solve runs. */
+double pp_lcp_factor_work_bound(double flops);
+
 /* A large LCP's matrix by compressed columns (CSC), as the PEG step assembles an island of
  * PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c): the rows of column j are
  * row_index[col_start[j] .. col_start[j + 1] - 1], strictly increasing, with values[] at the
@@ -85,6 +100,7 @@ typedef struct pp_lcp_limits {
     int hit;              /* 1 once a bound of the solve stopped the pivoting */
     int attempt_hit;      /* 1 once the attempt's share ran out (the next attempt may run) */
     int stopped;          /* 1 once any bound stopped an attempt of this solve */
+    int factor_work_hits; /* Lemke paths ended by PP_LCP_FACTOR_WORK in this solve */
 } pp_lcp_limits;
 
 /* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
@@ -385,6 +401,7 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
+int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s);
 void pp_lcp_sparse_swap(pp_lcp_sparse *s);
 int pp_lcp_sparse_refactor_due(const pp_lcp_sparse *s);
 void pp_lcp_sparse_postpone(pp_lcp_sparse *s);
@@ -422,6 +439,10 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o);
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
                              const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
                              unsigned char *basis, double *z, pp_lcp_result *result);
+/* lcp.c: with PP_LCP_DUMP_ALL set, write LCP(M, q) (dense M, or A by columns when M is
+ * NULL) to an instance file in that directory. */
+void pp_lcp_dump_instance(int n, const double *M, const pp_lcp_csc *A, const double *q,
+                          const char *who);
 /* LCP(A, q) with A by columns (n = A->n >= PP_LCP_SPARSE_MIN_N): pp_lcp_solve's order and
  * results (lcp_csc.c). */
 pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, const double *q,

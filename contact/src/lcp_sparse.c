@@ -92,7 +92,32 @@ struct pp_lcp_sparse {
     double *row_values;       /*   needs it), with M's entries in that order */
     double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
     size_t rows_cap;
+    int work_exceeded;        /* 1 once a factorisation was refused by the work bound */
 };
+
+/* The estimated work of the LU KLU's analysis `symbolic` plans for an m x m matrix: with
+ * lnz + unz its predicted fill, about (lnz + unz)^2 / m flops (a left-looking LU's work is
+ * the sum over its columns of the column's count times the rows it updates). */
+static double lu_work(const klu_symbolic *symbolic, int m)
+{
+    const double fill = symbolic->lnz + symbolic->unz;
+    return fill * fill / (m > 0 ? m : 1);
+}
+
+static double factor_work = PP_LCP_FACTOR_WORK;
+
+double pp_lcp_factor_work_bound(double flops)
+{
+    double previous = factor_work;
+    if (flops > 0.0) factor_work = flops;
+    return previous;
+}
+
+/* 1 once a factorisation of this path's basis was refused by the work bound. */
+int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
+{
+    return s->work_exceeded;
+}
 
 /* Dense copies of the etas' y are kept for at most this many pivots since a factorisation
  * (they make a row of B^-1 cheap, unit_row); when refactorisations keep failing and the
@@ -401,7 +426,9 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
 }
 
 /* Factorise the basis row_var into the spare state; 1 on success (the spare state is then
- * made current by pp_lcp_sparse_swap). 0 when A is singular or memory ran out. */
+ * made current by pp_lcp_sparse_swap). 0 when A is singular, memory ran out, or the LU's
+ * estimated work is above the bound PP_LCP_FACTOR_WORK (lcp_internal.h; then
+ * pp_lcp_sparse_work_exceeded is 1 from here on and the path ends). */
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
 {
     const int n = s->n;
@@ -474,6 +501,11 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     f->c_start[m] = (int)pc;
     f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
     if (!f->symbolic) return 0;
+    if (lu_work(f->symbolic, m) > factor_work) { /* PP_LCP_FACTOR_WORK: not run at all */
+        state_release(s, f);
+        s->work_exceeded = 1;
+        return 0;
+    }
     f->numeric = klu_factor(s->Ap, s->Ai, s->Ax, f->symbolic, &s->common);
     if (!f->numeric || s->common.status != KLU_OK) {
         state_release(s, f);
@@ -736,10 +768,8 @@ double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
  * the dense pp_lcp_solve_basis). M_BB is gathered by columns (Ap, Ai, Ax: rows increasing)
  * from the dense M or from M by columns, the same entries in the same order either way.
  * Returns 0 when M_BB is exactly singular, memory runs out, or the solve is not finite, and
- * (work_max > 0) without factorising when the LU's estimated work is above work_max: with
- * lnz + unz the fill KLU's analysis (AMD) predicts, about (lnz + unz)^2 / nb flops (a left-
- * looking LU's work is the sum over its columns of the column's count times the rows it
- * updates). zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
+ * (work_max > 0) without factorising when the LU's estimated work (lu_work) is above
+ * work_max. zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
 static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, double work_max,
                           const double *q, const int *index, double *zb, double *r, double *hi,
                           double *lo)
@@ -751,10 +781,7 @@ static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, double w
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        if (symbolic && work_max > 0.0) {
-            const double fill = symbolic->lnz + symbolic->unz;
-            if (fill * fill / nb > work_max) ok = 0;
-        }
+        if (symbolic && work_max > 0.0 && lu_work(symbolic, nb) > work_max) ok = 0;
         numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }

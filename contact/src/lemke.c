@@ -530,9 +530,11 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         int settled = 0, ok = pp_lcp_refactorise(&run);
         *refactorisations = run.refactorisations;
         if (ok) ok = pp_lcp_form_entering_column(&run, z0_var, &settled) < INFINITY;
-        if (!ok) {
+        if (!ok) { /* a start refused by the factorisation work bound ends as at the cap */
+            const int work = run.sparse && pp_lcp_sparse_work_exceeded(run.sparse);
+            ws->limits.factor_work_hits += work;
             pp_lcp_sparse_destroy(run.sparse);
-            return PP_LCP_NUMERICAL;
+            return work ? PP_LCP_PIVOT_CAP : PP_LCP_NUMERICAL;
         }
     }
 
@@ -587,6 +589,13 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         }
         int entering = leaving < n ? leaving + n : leaving - n; /* complement */
         if (*pivots >= max_pivots) {
+            status = PP_LCP_PIVOT_CAP;
+            break;
+        }
+        if (run.sparse && pp_lcp_sparse_work_exceeded(run.sparse)) {
+            /* a refactorisation was refused by PP_LCP_FACTOR_WORK (lcp_internal.h): the path
+             * ends as at its pivot cap */
+            ++ws->limits.factor_work_hits;
             status = PP_LCP_PIVOT_CAP;
             break;
         }

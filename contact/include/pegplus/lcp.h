@@ -166,6 +166,9 @@ typedef struct pp_lcp_result {
     int budget_exhausted;       /* 1: pivoting stopped on max_total_pivots, max_seconds or
                                    the shared budget */
     double seconds;             /* wall-clock time of the solve (pp_lcp_clock) */
+    int factor_work_exceeded;   /* Lemke paths of this solve ended (as at their pivot cap)
+                                   because one factorisation of their sparse basis (n >= 161)
+                                   would have exceeded the work bound, ~5e8 estimated flops */
 } pp_lcp_result;
 
 /* ---- Workspace ---------------------------------------------------------------------- */

@@ -1,0 +1,154 @@
+/*
+ * Unit tests of the LCP solver's large-problem path (n >= PP_LCP_SPARSE_MIN_N: the Lemke basis
+ * as a sparse LU with an eta file, lcp_sparse.c): the work bound of one factorisation of that
+ * basis (PP_LCP_FACTOR_WORK, lcp_internal.h). Every answer is checked by this file's own
+ * residual, computed from M, q and z alone.
+ *
+ * The instance: M = tridiag(-1/2, 2, -1/2) of order N (symmetric, strictly diagonally dominant
+ * with a positive diagonal: a Stieltjes matrix, so M^-1 >= 0 entrywise) and q = -1. Its LCP has
+ * the unique solution z = M^-1 1 > 0, w = 0: every z is basic, so Lemke from w basic brings
+ * them in one by one and its basis block (-M_DD and z0's column -d) grows with the path: a
+ * tridiagonal block of order m factorises with fill lnz + unz >= 4m - 2, estimated work
+ * (lnz + unz)^2 / m >= 16 m, so the work of the path's refactorisations grows with it.
+ */
+#include "pegplus/lcp.h"
+
+#include "../src/lcp_internal.h"
+#include "test_support.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 240
+#define TOL_RESIDUAL 1e-9 /* natural-map residual relative to the row data */
+
+static double M[N * N], q[N], z[N];
+
+static void tridiagonal_instance(void)
+{
+    memset(M, 0, sizeof M);
+    for (int i = 0; i < N; ++i) {
+        M[i + (size_t)i * N] = 2.0;
+        if (i > 0) M[i + (size_t)(i - 1) * N] = -0.5;
+        if (i + 1 < N) M[i + (size_t)(i + 1) * N] = -0.5;
+        q[i] = -1.0;
+    }
+}
+
+/* max_i |min(z_i, (M z + q)_i)| / (|q_i| + sum_j |M_ij| ||z||_inf), from the data alone. */
+static double own_residual(void)
+{
+    double znorm = 0.0, worst = 0.0;
+    for (int i = 0; i < N; ++i) znorm = fmax(znorm, fabs(z[i]));
+    for (int i = 0; i < N; ++i) {
+        double w = q[i], row = 0.0;
+        for (int j = 0; j < N; ++j) {
+            w += M[i + (size_t)j * N] * z[j];
+            row += fabs(M[i + (size_t)j * N]);
+        }
+        double r = fabs(fmin(z[i], w)) / (fabs(q[i]) + row * znorm);
+        if (!(r <= worst)) worst = r;
+    }
+    return worst;
+}
+
+/* The default bound lets this path through: Lemke solves it, nothing is refused. */
+START_TEST(factor_work_default_solves)
+{
+    tridiagonal_instance();
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, N, M, q, &o, NULL, z, &r), PP_OK);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    ck_assert_int_eq(r.factor_work_exceeded, 0);
+    ck_assert_int_ge(r.pivots, N); /* every z brought in by a pivot */
+    ck_assert_double_le(own_residual(), TOL_RESIDUAL);
+    for (int i = 0; i < N; ++i) ck_assert_double_gt(z[i], 0.0);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
+/* The path under a bound: it ends at the first refactorisation whose estimated work is above
+ * the bound, as at its pivot cap, counted, without an answer. A bound of 1 flop refuses the
+ * first refactorisation (after at most PP_LCP_SPARSE_ETA_MAX pivots); a bound of 4 000 flops
+ * lets the first one through (a block of about 64 z: 3 000 - 4 000 flops) and refuses a later
+ * one (128 z: twice that), before the last z is brought in. */
+static int pivots_under_bound(double bound, pp_lcp_result *r)
+{
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    double previous = pp_lcp_factor_work_bound(bound);
+    pp_status st = pp_lcp_solve_lemke(ws, N, M, q, &o, NULL, z, r);
+    ck_assert_double_eq(pp_lcp_factor_work_bound(previous), bound);
+    ck_assert_int_eq(st, PP_ERR_SOLVER);
+    ck_assert_int_eq(r->status, PP_LCP_PIVOT_CAP);
+    ck_assert_int_eq(r->factor_work_exceeded, 1);
+    pp_lcp_workspace_destroy(ws);
+    return r->pivots;
+}
+
+START_TEST(factor_work_bound_ends_path)
+{
+    tridiagonal_instance();
+    pp_lcp_result r;
+    int first = pivots_under_bound(1.0, &r);
+    ck_assert_int_ge(first, 8); /* REFACTOR_MIN_UPDATES */
+    ck_assert_int_le(first, PP_LCP_SPARSE_ETA_MAX + 1);
+    int later = pivots_under_bound(4000.0, &r);
+    ck_assert_int_gt(later, first);
+    ck_assert_int_lt(later, N);
+}
+END_TEST
+
+/* The full solve under a bound no factorisation meets: every Lemke path (the plain attempt and
+ * each regularised retry) ends at its first refactorisation, each counted, and the bounded
+ * fallback answers; on this diagonally dominant M its projected Gauss-Seidel converges, so the
+ * answer is the solution. */
+START_TEST(factor_work_bound_then_fallback)
+{
+    tridiagonal_instance();
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    pp_lcp_result r;
+    double previous = pp_lcp_factor_work_bound(1.0);
+    pp_status st = pp_lcp_solve(ws, N, M, q, &o, NULL, z, &r);
+    pp_lcp_factor_work_bound(previous);
+    ck_assert_int_eq(st, PP_OK);
+    ck_assert_int_eq(r.fallback, 1);
+    ck_assert_int_eq(r.factor_work_exceeded, r.attempts); /* every path ended by the bound */
+    ck_assert_int_gt(r.attempts, 1);
+    ck_assert_int_le(r.pivots, r.attempts * (PP_LCP_SPARSE_ETA_MAX + 1));
+    ck_assert_double_le(own_residual(), TOL_RESIDUAL);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
+static Suite *lcp_large_suite(void)
+{
+    Suite *s = suite_create("lcp_large");
+    TCase *tc = tcase_create("factor_work");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, factor_work_default_solves);
+    tcase_add_test(tc, factor_work_bound_ends_path);
+    tcase_add_test(tc, factor_work_bound_then_fallback);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(lcp_large_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
