@@ -1,8 +1,9 @@
 /*
  * Unit tests of the LCP solver's large-problem path (n >= PP_LCP_SPARSE_MIN_N: the Lemke basis
  * as a sparse LU with an eta file, lcp_sparse.c): the work bound of one factorisation of that
- * basis (PP_LCP_FACTOR_WORK, lcp_internal.h). Every answer is checked by this file's own
- * residual, computed from M, q and z alone.
+ * basis (PP_LCP_FACTOR_WORK, lcp_internal.h), and the instance dump of the solve by columns
+ * (PP_LCP_DUMP_ALL, lcp.c). Every answer is checked by this file's own residual, computed from
+ * M, q and z alone.
  *
  * The instance: M = tridiag(-1/2, 2, -1/2) of order N (symmetric, strictly diagonally dominant
  * with a positive diagonal: a Stieltjes matrix, so M^-1 >= 0 entrywise) and q = -1. Its LCP has
@@ -11,6 +12,7 @@
  * tridiagonal block of order m factorises with fill lnz + unz >= 4m - 2, estimated work
  * (lnz + unz)^2 / m >= 16 m, so the work of the path's refactorisations grows with it.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, getpid, rmdir */
 #include "pegplus/lcp.h"
 
 #include "../src/lcp_internal.h"
@@ -18,8 +20,10 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 240
 #define TOL_RESIDUAL 1e-9 /* natural-map residual relative to the row data */
@@ -132,11 +136,52 @@ START_TEST(factor_work_bound_then_fallback)
 }
 END_TEST
 
+/* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
+ * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
+ * process, at the first solve: Check runs each test in a child process, and this test is the
+ * suite's first for a run with CK_FORK=no. */
+START_TEST(dump_covers_columns)
+{
+    tridiagonal_instance();
+    char dir[] = "/tmp/pp_lcp_dump_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(setenv("PP_LCP_DUMP_ALL", dir, 1), 0);
+    int col_start[N + 1], rows[3 * N], p = 0;
+    double values[3 * N];
+    for (int j = 0; j < N; ++j) {
+        col_start[j] = p;
+        for (int i = j > 0 ? j - 1 : 0; i <= j + 1 && i < N; ++i) {
+            rows[p] = i;
+            values[p++] = M[i + (size_t)j * N];
+        }
+    }
+    col_start[N] = p;
+    pp_lcp_csc A = {N, col_start, rows, values};
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, q, NULL, NULL, z, &r), PP_OK);
+    ck_assert_double_le(own_residual(), TOL_RESIDUAL);
+    pp_lcp_workspace_destroy(ws);
+    char path[256];
+    snprintf(path, sizeof path, "%s/lcp_%ld_%06d_n%d.lcp", dir, (long)getpid(), 0, N);
+    pp_lcp_instance inst;
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    ck_assert_int_eq(inst.n, N);
+    ck_assert_int_eq(memcmp(inst.M, M, sizeof M), 0);
+    ck_assert_int_eq(memcmp(inst.q, q, sizeof q), 0);
+    pp_lcp_instance_free(&inst);
+    ck_assert_int_eq(remove(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *lcp_large_suite(void)
 {
     Suite *s = suite_create("lcp_large");
     TCase *tc = tcase_create("factor_work");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, dump_covers_columns); /* first: it reads PP_LCP_DUMP_ALL (CK_FORK=no) */
     tcase_add_test(tc, factor_work_default_solves);
     tcase_add_test(tc, factor_work_bound_ends_path);
     tcase_add_test(tc, factor_work_bound_then_fallback);
