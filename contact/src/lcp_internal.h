@@ -66,7 +66,7 @@
  * pp_lcp_sparse_factor), in the estimated flops of its LU: with lnz + unz the fill KLU's
  * analysis (AMD) predicts for the m x m block A, about (lnz + unz)^2 / m (a left-looking LU's
  * work is the sum over its columns of the column's count times the rows it updates; the
- * estimate the fallback's basis solves are bounded by, lcp_fallback.c LU_WORK). A path
+ * estimate every basis solve of a large LCP is held to, pp_lcp_factor_work_limit). A path
  * refactorises every PP_LCP_SPARSE_ETA_MAX pivots and more often when the refinement asks,
  * so one factorisation above the bound (5e8 flops, 0.2 - 0.5 s) means a path of minutes: the
  * path ends there instead, as at its pivot cap (PP_LCP_PIVOT_CAP, counted in
@@ -76,6 +76,11 @@
 /* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
  * when flops > 0 and returns the previous one. Not for use while a solve runs. */
 double pp_lcp_factor_work_bound(double flops);
+/* The bound in force. Every KLU factorisation of a large LCP's basis is held to it: Lemke's
+ * refactorisations (above), the warm-start and polish basis solves (pp_lcp_sparse_solve_basis,
+ * pp_lcp_csc_solve_basis: refused, the basis counts as not solving) and the bounded
+ * fallback's Newton steps. */
+double pp_lcp_factor_work_limit(void);
 
 /* A large LCP's matrix by compressed columns (CSC), as the PEG step assembles an island of
  * PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c): the rows of column j are

@@ -113,6 +113,11 @@ double pp_lcp_factor_work_bound(double flops)
     return previous;
 }
 
+double pp_lcp_factor_work_limit(void)
+{
+    return factor_work;
+}
+
 /* 1 once a factorisation of this path's basis was refused by the work bound. */
 int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
 {
@@ -844,7 +849,7 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double
         }
     }
     if (ok) Ap[nb] = (int)p;
-    return solve_gathered(nb, Ap, Ai, Ax, ok, 0.0, q, index, zb, r, hi, lo);
+    return solve_gathered(nb, Ap, Ai, Ax, ok, factor_work, q, index, zb, r, hi, lo);
 }
 
 /* pp_lcp_solve_basis (lcp_basis.c) for M by columns: z from the complementary basis,

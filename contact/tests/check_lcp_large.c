@@ -136,6 +136,36 @@ START_TEST(factor_work_bound_then_fallback)
 }
 END_TEST
 
+/* The warm-start basis solve is held to the same bound. The answer's own basis, given back,
+ * is accepted without a pivot at the default bound; under a bound its LU does not meet it is
+ * refused (no warm start), and Lemke's path from it ends on the bound too: nothing factorises
+ * a basis above the bound. */
+START_TEST(factor_work_bounds_warm_start)
+{
+    tridiagonal_instance();
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    unsigned char basis[N];
+    memset(basis, 0, sizeof basis);
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, N, M, q, &o, basis, z, &r), PP_OK);
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, N, M, q, &o, basis, z, &r), PP_OK);
+    ck_assert_int_eq(r.warm_started, 1);
+    ck_assert_int_eq(r.pivots, 0);
+    ck_assert_double_le(own_residual(), TOL_RESIDUAL);
+
+    double previous = pp_lcp_factor_work_bound(1.0);
+    pp_status st = pp_lcp_solve_lemke(ws, N, M, q, &o, basis, z, &r);
+    pp_lcp_factor_work_bound(previous);
+    ck_assert_int_eq(st, PP_ERR_SOLVER);
+    ck_assert_int_eq(r.warm_started, 0);
+    ck_assert_int_ge(r.factor_work_exceeded, 1);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 /* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
  * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
  * process, at the first solve: Check runs each test in a child process, and this test is the
@@ -185,6 +215,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_default_solves);
     tcase_add_test(tc, factor_work_bound_ends_path);
     tcase_add_test(tc, factor_work_bound_then_fallback);
+    tcase_add_test(tc, factor_work_bounds_warm_start);
     suite_add_tcase(s, tc);
     return s;
 }
