@@ -396,7 +396,9 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
      * at rest relative to each other: their exact coincidences of rows hold from one pose of
      * the step to the next, so the re-linearisation sees the same sets. */
     pp_peg_params params = pp_peg_params_default();
-    params.reduce = !iw->unreduced || pair_at_relative_rest(world, a, b, iw->dt);
+    params.reduce = !iw->unreduced || pair_at_relative_rest(world, a, b, iw->dt)
+                        ? PP_PEG_REDUCE_CORNERS
+                        : 0;
     int first_contact = l->contact_count, first_set = l->set_count;
     for (;;) {
         pp_peg_output out = {l->sets, l->set_capacity, first_set, 0,
