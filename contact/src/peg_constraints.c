@@ -601,6 +601,9 @@ static int rows_subset(const int *t, int nt, const int *s, int ns)
  * and is not dropped (the face through c might be the one left out).
  * E.g. two boxes face on face with corners 1 mm apart, or the 4 mm gaps between the convex
  * ball's cells: at every corner pair the X alone, not V(v_a), V(v_b) and the X.
+ * Rule 3 runs only with reduce = PP_PEG_REDUCE_CORNERS (`rule3`), which the stepper gives
+ * resting islands alone (stage_constraints.c): because it is not a row-by-row implication it
+ * must not shape a moving answer (check_peg_walls measured 6.3e-9 m of overlap when it did).
  * Returns PP_OK or PP_ERR_NO_MEMORY (nothing changed).
  */
 static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_set,
