@@ -70,6 +70,8 @@ typedef struct ctx {
     int memo_faces;         /* entries per side of b->vf_memo */
     int memo_vertex[2];     /* the vertex each side's entries belong to (-1: none) */
     unsigned memo_stamp[2]; /* and its stamp */
+    int first_set;          /* out->set_count when the call began */
+    int x_pair[2];          /* (v_a, v_b) of the vertex–vertex X being emitted, else -1 */
 } ctx;
 
 /*
@@ -238,6 +240,15 @@ static void emit_set(ctx *c, pp_peg_set_kind kind, pp_peg_config_kind origin)
                 if (o->applicability) o->applicability[o->contact_count] = c->b->candidate_appl[i];
                 o->contacts[o->contact_count++] = c->b->candidates[i];
             }
+        /* The set's vertex pair, for reduce_pair's Rule 3. */
+        int k = 2 * (o->set_count - 1 - c->first_set);
+        pp_status st = pp_peg_grow((void **)&c->b->set_vertices, &c->b->set_vertex_capacity,
+                                   k + 2, sizeof *c->b->set_vertices);
+        if (st != PP_OK) c->error = st;
+        else {
+            c->b->set_vertices[k] = c->x_pair[0];
+            c->b->set_vertices[k + 1] = c->x_pair[1];
+        }
     }
     c->n = 0;
 }
@@ -443,7 +454,10 @@ static void vertex_vertex(ctx *c, const pp_polytope_view *a, int va, const pp_po
         c->n = 0;
         return;
     }
+    c->x_pair[0] = va;
+    c->x_pair[1] = vb;
     emit_set(c, PP_PEG_SET_X, PP_PEG_VERTEX_VERTEX);
+    c->x_pair[0] = c->x_pair[1] = -1;
 }
 
 /* ---- Implied sets and duplicate rows ------------------------------------------------------ */
@@ -486,6 +500,26 @@ static int canonical_before(const pp_contact *c, const pp_contact *d)
     if (c->kind != d->kind) return c->kind < d->kind;
     if (c->feature_a != d->feature_a) return c->feature_a < d->feature_a;
     return c->feature_b < d->feature_b;
+}
+
+/* The vertex whose whole vertex set (vertex_set without an excluded face: every face of the
+ * other body within eps) set s is: v >= 0 for vertex v of A (every contact vertex–face with
+ * feature_a = v), -2 - v for vertex v of B (every contact face–vertex with feature_b = v),
+ * -1 for any other set. Vertex sets come from the vertex–vertex and vertex–face rules; the
+ * vertex–edge rule may leave out a near-coplanar face, so its sets are not taken. */
+static int full_vertex_set(const pp_peg_set *set, const pp_contact *contacts)
+{
+    if (set->kind == PP_PEG_SET_X ||
+        !(set->origin == PP_PEG_VERTEX_VERTEX || set->origin == PP_PEG_VERTEX_FACE ||
+          set->origin == PP_PEG_FACE_VERTEX))
+        return -1;
+    const pp_contact *c = contacts + set->first;
+    int of_a = c[0].kind == PP_CONTACT_VERTEX_FACE;
+    if (!of_a && c[0].kind != PP_CONTACT_FACE_VERTEX) return -1;
+    int v = of_a ? c[0].feature_a : c[0].feature_b;
+    for (int k = 1; k < set->count; ++k)
+        if (c[k].kind != c[0].kind || (of_a ? c[k].feature_a : c[k].feature_b) != v) return -1;
+    return of_a ? v : -2 - v;
 }
 
 /* Is the sorted id list t (nt) a subset of the sorted id list s (ns)? */
@@ -537,10 +571,43 @@ static int rows_subset(const int *t, int nt, const int *s, int ns)
  * Also: a vertex near several features of the other body gets its vertex set from each
  * configuration (equal rows: Rule 2 keeps one); an X that contains all of a vertex set's
  * faces (already skipped when built, vertex_vertex) is implied by it.
+ *
+ * Rule 3 (vertex sets under a kept vertex–vertex X). The vertex set V(v_a) of a vertex v_a of
+ * A, max over EVERY face g of B within eps of v_a of psi(v_a, g) >= 0 (vertex_set with no
+ * face left out), is dropped when a kept X of a vertex–vertex configuration (v_a, v_b),
+ * |v_a - v_b| <= eps, has not been dropped; the same for V(v_b) of B's vertex. The X's
+ * alternatives all have classical applicability (>= appl_x, the round-off of 0; peg.h), and
+ * by PEG's definitions each one with psi >= 0 is a plane that separates A from B:
+ *  (i)   psi(v_a, f) >= 0, f a face of B, APPL^vf(v_a, f) >= 0: A's edges at v_a do not dip
+ *        below f's plane, so A, inside its tangent cone at v_a, lies in the closed outer
+ *        half-space of f, B in the inner one. (f is within eps of v_a: it is a row of
+ *        V(v_a) itself.)
+ *  (ii)  psi(v_b, f) >= 0, f a face of A: the same with the roles swapped (a row of V(v_b)).
+ *  (iii) psi(e_a, e_b) >= 0 with APPL^ee >= 0 for its normal n: A's faces at e_a recede from
+ *        n and B's at e_b from -n, so A lies in n . x <= n . p_a and B in n . x >= n . p_b,
+ *        and n . p_b - n . p_a = psi >= 0.
+ * So max_X >= 0 means no point of A is inside B: v_a is not in B's interior, and
+ * dist(v_a, B) <= |v_a - v_b| <= eps; the face g through B's point c nearest to v_a with
+ * eta_g . (v_a - c) >= 0 (vertex_set's comment) is within eps of v_a, a row of V(v_a), with
+ * psi(v_a, g) >= 0. Hence max_X >= 0 implies max_V(v_a) >= 0 and max_V(v_b) >= 0, as
+ * position-level statements at any pose where the X's alternatives keep their classical
+ * applicability; dropping V(v_a) keeps the sets' non-overlap. Linearised (Eqs 39–40), the
+ * X's rows sit at points within eps of v_a and carry their own lever arms, so the implication
+ * holds for the LCP's rows up to the relative rotation over the step times that distance;
+ * the re-linearisation (ST96 §3.6) evaluates the kept X at the end pose, where it is again
+ * the position-level statement. The rule depends on the configuration alone (which X is
+ * made), not on coincidences of values, so a set family rebuilt at a nearby pose drops the
+ * same vertex sets. A vertex set from the vertex–edge rule may leave out a near-coplanar face
+ * and is not dropped (the face through c might be the one left out).
+ * E.g. two boxes face on face with corners 1 mm apart, or the 4 mm gaps between the convex
+ * ball's cells: at every corner pair the X alone, not V(v_a), V(v_b) and the X.
+ * Rule 3 runs only with reduce = PP_PEG_REDUCE_CORNERS (`rule3`), which the stepper gives
+ * resting islands alone (stage_constraints.c): because it is not a row-by-row implication it
+ * must not shape a moving answer (check_peg_walls measured 6.3e-9 m of overlap when it did).
  * Returns PP_OK or PP_ERR_NO_MEMORY (nothing changed).
  */
 static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_set,
-                             int first_contact)
+                             int first_contact, int rule3)
 {
     const int ns = out->set_count - first_set, nc = out->contact_count - first_contact;
     if (ns <= 0) return PP_OK;
@@ -587,6 +654,15 @@ static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_se
             if (t == s || nT > nS || (nT == nS && t > s)) continue;
             dropped[s] = rows_subset(list + off[t], nT, list + off[s], nS);
         }
+    }
+    /* Rule 3 */
+    const int *pair = b->set_vertices;
+    for (int t = 0; t < ns && rule3; ++t) {
+        int v = full_vertex_set(&sets[t], out->contacts);
+        if (dropped[t] || v == -1) continue;
+        for (int s = 0; s < ns && !dropped[t]; ++s)
+            dropped[t] = s != t && !dropped[s] && pair[2 * s] >= 0 &&
+                         (v >= 0 ? pair[2 * s] == v : pair[2 * s + 1] == -2 - v);
     }
     /* Compact in place (kept sets, and in them rows not seen before: Rule 1). Writes never
      * pass reads: set s's contacts move to w <= their index, in increasing order. */
@@ -650,7 +726,8 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             int reduce, pp_peg_output *out)
 {
     const int memo_faces = a->face_count > b->face_count ? a->face_count : b->face_count;
-    ctx c = {builder, out, params, eps, 0, 0, PP_OK, memo_faces, {-1, -1}, {0, 0}};
+    ctx c = {builder, out, params, eps, 0, 0, PP_OK, memo_faces, {-1, -1}, {0, 0},
+             out->set_count, {-1, -1}};
     const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
     out->contacts_needed = out->contact_count;
@@ -706,7 +783,8 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                            side == 0 ? PP_PEG_VERTEX_FACE : PP_PEG_FACE_VERTEX);
     }
     pp_status st = finish(&c);
-    if (st == PP_OK && reduce) st = reduce_pair(builder, out, first_set, first_contact);
+    if (st == PP_OK && reduce)
+        st = reduce_pair(builder, out, first_set, first_contact, reduce == PP_PEG_REDUCE_CORNERS);
     return st;
 }
 

@@ -513,6 +513,7 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->candidate_eligible);
     free(b->indices);
     free(b->rows);
+    free(b->set_vertices);
     free(b->pair_sets);
     free(b->pair_contacts);
     free(b->pair_appl);

@@ -45,6 +45,10 @@ struct pp_peg_builder {
     int index_capacity;
     int *rows;                    /* reduce_pair: row ids and per-set row lists */
     int row_capacity;
+    int *set_vertices;            /* per set of the current local_sets call: the vertex pair
+                                     (v_a, v_b) of a vertex–vertex X, else (-1, -1)
+                                     (reduce_pair, Rule 3) */
+    int set_vertex_capacity;      /* ints */
     pp_peg_set *pair_sets;        /* the pair's local sets before the bound */
     int pair_set_capacity;
     pp_contact *pair_contacts;

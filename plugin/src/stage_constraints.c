@@ -394,9 +394,15 @@ static pp_status pair_peg_sets(const pp_world *world, pp_island_work *iw,
 
     /* Implied sets are removed in resting islands (world.c build_island) and between shapes
      * at rest relative to each other: their exact coincidences of rows hold from one pose of
-     * the step to the next, so the re-linearisation sees the same sets. */
+     * the step to the next, so the re-linearisation sees the same sets. The vertex sets under
+     * a vertex–vertex X (Rule 3, pegplus/peg.h) only in resting islands: the X implies them
+     * as sets, not row by row, and an island whose first solve leaves it moving is built
+     * again without them (relinearize.c), so Rule 3 only ever shapes an answer at rest, where
+     * the rows' lever arms do not matter. (Applied to pairs at relative rest in moving islands
+     * as well, a brick wall hit by a box ended a step 6.3e-9 m deep, check_peg_walls.) */
     pp_peg_params params = pp_peg_params_default();
-    params.reduce = !iw->unreduced || pair_at_relative_rest(world, a, b, iw->dt);
+    params.reduce = !iw->unreduced ? PP_PEG_REDUCE_CORNERS
+                                   : pair_at_relative_rest(world, a, b, iw->dt);
     int first_contact = l->contact_count, first_set = l->set_count;
     for (;;) {
         pp_peg_output out = {l->sets, l->set_capacity, first_set, 0,
