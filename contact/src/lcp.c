@@ -469,52 +469,6 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
     return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
 }
 
-/*
- * The given basis on the compliant LCP, for an LCP by columns (the islands of
- * PP_PEG_CSC_MIN_N unknowns or more: the settled heaps) whose warm basis solve failed on M.
- * A resting heap's supports are redundant (four corners of a face for three freedoms), so
- * its LCP's solution is not unique and the previous step's basis B is one of Lemke's
- * vertices with M_BB nonsingular only by a small margin delta (its smallest singular value):
- * a change of q by 1e-10 between two steps of a heap at rest moves z_B = -M_BB^-1 q_B by
- * 1e-10 / delta along M_BB's near-null directions, O(10) on heap50, and the basis no longer
- * solves (normal impulses of -51 where the answers are ~0.1). On M + eps I with eps >> delta
- * the same basis moves z_B by 1e-10 / eps only. Tried after Lemke's bounded path from the
- * basis failed on M (where it succeeds, a few pivots on heap20, its exact answer is kept) and
- * before the path from w basic: eps = PP_LCP_EPS_FIRST ... PP_LCP_EPS_MAX by
- * PP_LCP_EPS_FACTOR (the ladder of pp_lcp_solve_order's regularised retries), smallest first,
- * one basis solve each, accepted only as an unregularised answer is (rel(z) <= residual_tol
- * against M and q: w_B = -eps z_B must be inside it, so only an eps far below the data
- * passes). result->epsilon says which eps, result->warm_started that no path from w basic ran.
- * Accepting it as the regularised retries are (rel(z) <= regularised_tol) was measured and not
- * kept: heap20's residual then grew 8 % a step (3e-8 -> 2e-7 in 25 steps) under the stale
- * basis, and under PEG the re-linearisation broke down (docs/performance.md "Warm starts of
- * large resting islands on M + eps I"). Dense LCPs
- * (below PP_PEG_CSC_MIN_N) never come here: their path is unchanged.
- */
-static int warm_shifted(pp_lcp_workspace *ws, const lcp_matrix *m, const double *q,
-                        const pp_lcp_options *o, const unsigned char *warm,
-                        unsigned char *basis_out, double *z, pp_lcp_result *result)
-{
-    const int n = m->n;
-    double *zt = ws->z_try, *w = ws->w_try;
-    const double shift = ws->shift;
-    int ok = 0;
-    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) && !ok;
-         eps *= PP_LCP_EPS_FACTOR) {
-        ws->shift = eps;
-        if (matrix_solve_basis(ws, m, 1, q, warm, zt) &&
-            matrix_accept(m, q, 0.0, o, zt, w, result)) {
-            memcpy(z, zt, (size_t)n * sizeof *z);
-            if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
-            result->warm_started = 1;
-            result->epsilon = eps;
-            ok = 1;
-        }
-    }
-    ws->shift = shift;
-    return ok;
-}
-
 /* One attempt on LCP(Me, q), Me = M + eps I; acceptance is measured against (M, q). */
 static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, double eps,
                                 const double *q, const pp_lcp_options *o,
@@ -561,10 +515,6 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
     if (warm) { /* Lemke from the given basis first, at most n pivots */
         status = lemke_run_and_polish(ws, m, eps, q, d, warm, o, cap < n ? cap : n, z, result);
         if (status == PP_LCP_SOLVED) result->warm_lemke = 1;
-        /* by columns, before the path from w basic: the same basis on M + eps I */
-        if (status != PP_LCP_SOLVED && m->A && eps == 0.0 && !ws->limits.hit &&
-            !ws->limits.attempt_hit && warm_shifted(ws, m, q, o, warm, basis_out, z, result))
-            return PP_LCP_SOLVED;
     }
     if (status != PP_LCP_SOLVED && !ws->limits.hit && !ws->limits.attempt_hit)
         status = lemke_run_and_polish(ws, m, eps, q, d, NULL, o, cap, z, result);

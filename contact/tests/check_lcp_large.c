@@ -206,92 +206,6 @@ START_TEST(dump_covers_columns)
 }
 END_TEST
 
-/*
- * A resting island's warm start by columns on M + eps I (lcp.c warm_shifted). Bodies (as many
- * as the solve by columns needs) resting on four supports each (corners (+-1, +-1) of a face,
- * unit mass and inertia: the impulse block of one body A_ij = 1 + x_i x_j + y_i y_j, rank 3 for
- * 4 unknowns, null direction c = (1, -1, -1, 1)), with a small compliance delta = 1e-14 on the
- * diagonal (M = A + delta I). At q = -0.1 (gravity's h g at every corner) the basis of all four
- * supports solves with z = 0.1 / (4 + delta) each. The next step's q differs by 1e-12 c
- * (rounding of a heap at rest): on M that basis gives z = 0.025 -+ 1e-12 / delta = -+100,
- * infeasible; on M + eps I with eps = 1e-10 it gives 0.025 -+ 0.01 > 0, and w_B = -eps z_B
- * (4e-12) is inside the acceptance of every solve (rel(z) <= residual_tol against M and q).
- * With a pivot budget of one pivot a solve (no room for Lemke to walk to another vertex: the
- * heaps' warm Lemke fails within a few pivots), stepped 12 times with the perturbation's sign
- * alternating, every solve keeps the basis: warm, every support loaded, and the supports carry
- * each body's weight (sum z = 0.1) with no moment (sum x_i z_i = sum y_i z_i = 0) to the
- * acceptance's residual. Without the shifted basis the solve is not warm (the fallback answers).
- */
-#define RS_BODIES ((PP_LCP_SPARSE_MIN_N + 3) / 4) /* by columns from PP_LCP_SPARSE_MIN_N on */
-#define RS_N (4 * RS_BODIES)
-START_TEST(warm_basis_shifted_on_redundant_supports)
-{
-    const double delta = 1e-14, load = 0.1, drift = 1e-12;
-    const double x[4] = {1, 1, -1, -1}, y[4] = {1, -1, 1, -1}, c[4] = {1, -1, -1, 1};
-    static double Md[RS_N * RS_N];
-    double qs[RS_N], zs[RS_N];
-    int col_start[RS_N + 1], rows[4 * RS_N], p = 0;
-    double values[4 * RS_N];
-    memset(Md, 0, sizeof Md);
-    for (int j = 0; j < RS_N; ++j) {
-        col_start[j] = p;
-        int b = j / 4;
-        for (int i = 4 * b; i < 4 * b + 4; ++i) {
-            double v = 1.0 + x[i % 4] * x[j % 4] + y[i % 4] * y[j % 4] + (i == j ? delta : 0.0);
-            Md[i + (size_t)j * RS_N] = v;
-            rows[p] = i;
-            values[p++] = v;
-        }
-    }
-    col_start[RS_N] = p;
-    pp_lcp_csc A = {RS_N, col_start, rows, values};
-    pp_lcp_workspace *ws;
-    ck_assert_int_eq(pp_lcp_workspace_create(RS_N, &ws), PP_OK);
-    unsigned char basis[RS_N], plain[RS_N];
-    memset(basis, 1, sizeof basis); /* every support loaded */
-    for (int step = 0; step < 12; ++step) {
-        double sign = step == 0 ? 0.0 : step % 2 ? 1.0 : -1.0;
-        for (int i = 0; i < RS_N; ++i) qs[i] = -load + sign * drift * c[i % 4];
-        if (step > 0) { /* the basis on M itself no longer solves */
-            memcpy(plain, basis, sizeof plain);
-            ck_assert(pp_lcp_solve_basis(ws, RS_N, Md, qs, plain, zs));
-            double lowest = 0.0;
-            for (int i = 0; i < RS_N; ++i) lowest = fmin(lowest, zs[i]);
-            ck_assert_double_lt(lowest, -10.0);
-        }
-        pp_lcp_result r;
-        pp_lcp_options o = pp_lcp_options_default();
-        o.max_pivots = 1;
-        ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, qs, &o, basis, zs, &r), PP_OK);
-        ck_assert_int_eq(r.warm_started, 1);
-        ck_assert_int_le(r.pivots, 1);
-        for (int i = 0; i < RS_N; ++i) ck_assert_int_eq(basis[i], 1);
-        if (step > 0) ck_assert_double_gt(r.epsilon, 0.0);
-        /* the answer from the data alone: w = M z + q, z >= 0, min(z, w) ~ 0 */
-        double worst = 0.0;
-        for (int i = 0; i < RS_N; ++i) {
-            double w = qs[i];
-            for (int j = 0; j < RS_N; ++j) w += Md[i + (size_t)j * RS_N] * zs[j];
-            ck_assert_double_gt(zs[i], 0.0);
-            worst = fmax(worst, fabs(fmin(zs[i], w)));
-        }
-        ck_assert_double_le(worst, o.residual_tol * load);
-        for (int b = 0; b < RS_BODIES; ++b) {
-            double f = 0.0, mx = 0.0, my = 0.0;
-            for (int a = 0; a < 4; ++a) {
-                f += zs[4 * b + a];
-                mx += x[a] * zs[4 * b + a];
-                my += y[a] * zs[4 * b + a];
-            }
-            ck_assert_double_le(fabs(f - load), o.residual_tol * load);
-            ck_assert_double_le(fabs(mx), o.residual_tol * load);
-            ck_assert_double_le(fabs(my), o.residual_tol * load);
-        }
-    }
-    pp_lcp_workspace_destroy(ws);
-}
-END_TEST
-
 static Suite *lcp_large_suite(void)
 {
     Suite *s = suite_create("lcp_large");
@@ -302,7 +216,6 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_bound_ends_path);
     tcase_add_test(tc, factor_work_bound_then_fallback);
     tcase_add_test(tc, factor_work_bounds_warm_start);
-    tcase_add_test(tc, warm_basis_shifted_on_redundant_supports);
     suite_add_tcase(s, tc);
     return s;
 }
