@@ -22,27 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const double BRICK[3] = {0.5, 0.6, 0.3}, JOINT = 0.001;
-
-/* rows x wide bricks on the plane z = 0, rows stacked exactly, 1 mm joints in a row. */
-static void wall(pp_scene *s, int rows, int wide)
-{
-    pp_scenes_init_ode();
-    memset(s, 0, sizeof *s);
-    s->name = "wall";
-    s->world = dWorldCreate();
-    s->space = dHashSpaceCreate(0);
-    dWorldSetGravity(s->world, 0, 0, -9.81);
-    s->ground = dCreatePlane(s->space, 0, 0, 1, 0);
-    const double width = wide * BRICK[1] + (wide - 1) * JOINT;
-    for (int row = 0; row < rows; ++row)
-        for (int i = 0; i < wide; ++i)
-            pp_scene_add_box(s, BRICK, 1.0,
-                             (const double[3]){0.5 * BRICK[0],
-                                               -0.5 * width + 0.5 * BRICK[1] + i * (BRICK[1] + JOINT),
-                                               (row + 0.5) * BRICK[2]});
-}
-
 static pp_world *world_for(pp_scene *s, pp_model model)
 {
     pp_config c = pp_config_default();
@@ -79,14 +58,14 @@ START_TEST(test_wall_at_rest)
     pp_set_log_hook(pp_log_discard, NULL);
     /* the standard model's LCP of the same wall: one step */
     pp_scene s;
-    wall(&s, 3, 4);
+    pp_scene_brick_wall(&s, 3, 4);
     pp_world *pw = world_for(&s, PP_MODEL_STANDARD);
     ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
     int standard = pp_world_get_stats(pw)->lcp_size;
     pp_world_destroy(pw);
     pp_scene_destroy(&s);
 
-    wall(&s, 3, 4);
+    pp_scene_brick_wall(&s, 3, 4);
     pw = world_for(&s, PP_MODEL_PEG);
     int largest = 0, first = 0;
     for (int step = 0; step < 40; ++step) {
@@ -121,7 +100,7 @@ START_TEST(test_wall_hit)
 {
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene s;
-    wall(&s, 2, 3);
+    pp_scene_brick_wall(&s, 2, 3);
     /* a 0.3 m box sliding at 2 m/s along -x into the wall's middle brick of the lower row */
     const double l[3] = {0.3, 0.3, 0.3};
     dBodyID b = pp_scene_add_box(&s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});

@@ -316,18 +316,28 @@ static void crash_before_step(pp_scene *s, int step)
     dBodySetLinearVel(ball, 20.0, 0.0, 1.5);
 }
 
-void pp_scene_crash(pp_scene *s, double h)
+static void add_brick_wall(pp_scene *s, int rows, int wide)
 {
-    scene_begin(s, "crash", 1, -9.81);
     const double brick[3] = {0.5, 0.6, 0.3}, joint = 0.001;
-    const int wide = 15, high = 5;
     const double width = wide * brick[1] + (wide - 1) * joint;
-    for (int row = 0; row < high; ++row)
+    for (int row = 0; row < rows; ++row)
         for (int i = 0; i < wide; ++i)
             pp_scene_add_box(s, brick, 1.0,
                              (const double[3]){0.5 * brick[0],
                                                -0.5 * width + 0.5 * brick[1] + i * (brick[1] + joint),
                                                (row + 0.5) * brick[2]});
+}
+
+void pp_scene_brick_wall(pp_scene *s, int rows, int wide)
+{
+    scene_begin(s, "wall", 1, -9.81);
+    add_brick_wall(s, rows, wide);
+}
+
+void pp_scene_crash(pp_scene *s, double h)
+{
+    scene_begin(s, "crash", 1, -9.81);
+    add_brick_wall(s, 5, 15);
     crash_script *c = malloc(sizeof *c);
     if (!c) return; /* no script: the wall stands alone */
     c->fire_step = (int)lround(0.5 / h);

@@ -121,6 +121,11 @@ void pp_scene_heap(pp_scene *scene, int count, unsigned seed, double h);
  * (each stack is its own contact island). Reproducible from `seed`. */
 void pp_scene_islands(pp_scene *scene, int stacks, double gap, unsigned seed);
 
+/* A brick wall on the plane z = 0, as ODE's demo_crash builds it: `rows` rows of `wide`
+ * bricks (0.5 x 0.6 x 0.3 m along x, y, z, 1 kg), centred on y = 0, its near face at x = 0,
+ * rows exactly touching each other and the plane, bricks of a row 1 mm apart. */
+void pp_scene_brick_wall(pp_scene *scene, int rows, int wide);
+
 /* ODE's demo_crash without the car: a wall of 75 bricks (0.5 x 0.6 x 0.3 m along x, y, z,
  * 1 kg) 15 wide along y and 5 high, its near face at x = 0, rows exactly touching each other
  * and the plane, bricks of a row 1 mm apart; a cannon ball (sphere of radius 0.5 m, 10 kg) is
