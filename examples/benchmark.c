@@ -638,18 +638,28 @@ static void fastest_body(const pp_scene *scene, double *speed, double *spin)
  * every body is at rest, at most `max` steps (the scene's script runs before each step).
  * Prints its progress every 100 steps and at the end. */
 static settle_result settle_phase(const bench_scene *sc, pp_scene *scene, pp_world *world,
-                                  double h, int first, int min, int max, const char *what)
+                                  double h, int first, int min, int max, const char *what,
+                                  int every_step)
 {
     settle_result r;
     memset(&r, 0, sizeof r);
     const double cpu0 = cpu_now(), wall0 = wall_now();
     while (r.steps < max && !(r.steps >= min && r.at_rest)) {
         if (scene->before_step) scene->before_step(scene, first + r.steps);
+        const double step0 = cpu_now();
         r.bad += pp_world_step(world, h) != PP_OK;
-        r.fallbacks += pp_world_get_stats(world)->lcp_fallback != 0;
+        const pp_step_stats *stats = pp_world_get_stats(world);
+        r.fallbacks += stats->lcp_fallback != 0;
         ++r.steps;
         fastest_body(scene, &r.max_speed, &r.max_spin);
         r.at_rest = r.max_speed < REST_SPEED && r.max_spin < REST_SPIN;
+        if (every_step) /* the pegplus steps of a large heap: each costs seconds */
+            printf("%s: %s step %d: %.2f s CPU, LCP %d unknowns, %d solves, %d pivots, fallback %d, "
+                   "approximate %d, residual %.3g; fastest %.3g m/s %.3g rad/s\n", sc->name, what,
+                   r.steps - 1, cpu_now() - step0, stats->lcp_size, stats->lcp_solves,
+                   stats->lcp_pivots, stats->lcp_fallback, stats->lcp_approximate,
+                   stats->lcp_residual, r.max_speed, r.max_spin);
+        fflush(stdout);
         if (r.steps % 100 == 0 || r.steps == max || (r.steps >= min && r.at_rest))
             printf("%s: %s step %d (at least %d), %d bodies, fastest %.3g m/s %.3g rad/s, %d failed "
                    "steps, %d fallbacks, %.1f s CPU\n", sc->name, what, r.steps, min,
@@ -742,7 +752,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
     pp_status configured = PP_OK;
     double overlap;
     if (!sc->ode_pour) {
-        a = settle_phase(sc, &scene, world, h, 0, settle, SETTLE_EXTEND_MAX * settle, "standard");
+        a = settle_phase(sc, &scene, world, h, 0, settle, SETTLE_EXTEND_MAX * settle, "standard", 0);
         pp_scene_zero_velocities(&scene);
         overlap = pp_scene_max_penetration(&scene);
         snprintf(how, sizeof how,
@@ -754,7 +764,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
                  a.max_spin, a.at_rest ? "at rest" : "NOT at rest");
     } else {
         dWorldSetQuickStepNumIterations(scene.world, sc->ode_pour);
-        a = settle_phase(sc, &scene, world, h, 0, settle, settle, "dWorldQuickStep pour");
+        a = settle_phase(sc, &scene, world, h, 0, settle, settle, "dWorldQuickStep pour", 0);
         pp_scene_zero_velocities(&scene);
         const double poured = pp_scene_max_penetration(&scene);
         config = model_config(&MODELS[0], &scene);
@@ -766,7 +776,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
         }
         if (configured == PP_OK)
             b = settle_phase(sc, &scene, world, h, a.steps, ODE_SETTLE_MIN, ODE_SETTLE_MAX,
-                             "dWorldStep settle");
+                             "dWorldStep settle", 0);
         for (int i = 0; i < scene.body_count; ++i) dBodySetDampingDefaults(scene.bodies[i]);
         pp_scene_zero_velocities(&scene);
         const double settled = pp_scene_max_penetration(&scene);
@@ -782,7 +792,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
             configured = pp_world_set_config(world, &config);
             if (configured == PP_OK)
                 f = settle_phase(sc, &scene, world, h, a.steps + b.steps, g_finish_steps,
-                                 g_finish_steps, "standard");
+                                 g_finish_steps, "standard", 1);
             pp_scene_zero_velocities(&scene);
             overlap = pp_scene_max_penetration(&scene);
         }
