@@ -60,8 +60,14 @@
  * size (u = 2^-53). With the explicit tableau that error accumulated (the basic residual
  * ||B x - q|| grew to 1e-6), basic variables went negative and the path ended on a false
  * secondary ray: the matrix is copositive and, with a compliance > 0, q lies in the dual of
- * SOL(0, M) (only z = (0, 0, sigma) has z^T M z = 0, and q_sigma = 0), so exact Lemke does
- * not end on a ray (CPS Theorem 4.4.12). Recomputing x and y by LU at every pivot was not
+ * SOL(0, M) (only z = (0, 0, sigma) has z^T M z = 0, and q_sigma = 0), which the argument of
+ * CPS Theorem 4.4.12 uses to rule out a ray. That argument needs copositive-plus, which M is
+ * not along a contact's sigma ((M + M^T) z = (mu sigma, 0, 0) != 0 there), and q_sigma = 0
+ * puts q only on the boundary of that dual: on a settled heap of 50 boxes (n = 1 962) a path
+ * with a healthy basis (error bound 1e-12) ended on a ray whose entering column has no
+ * positive entry at all, no tolerance involved (docs/performance.md, "Cold solves of the
+ * settled heaps"). So a ray here is not always a numerical artefact; the regularised retries
+ * of pp_lcp_solve follow it. Recomputing x and y by LU at every pivot was not
  * enough: the forward error cond(B) u ~ 1e-6 lands in the friction-cone rows
  * mu p_n - sum_j beta_j >= 0, which J does not see, and spoils the residual of the answer.
  * So x, y and the tied rows are refined (mixed-precision iterative refinement): the
