@@ -419,7 +419,7 @@ static int matrix_accept(const lcp_matrix *m, const double *q, double eps,
 static int matrix_solve_basis(pp_lcp_workspace *ws, const lcp_matrix *m, int shifted,
                               const double *q, const unsigned char *basis, double *z)
 {
-    return m->A ? pp_lcp_csc_solve_basis(ws, m->A, q, basis, z, pp_lcp_factor_work_limit())
+    return m->A ? pp_lcp_csc_solve_basis(ws, m->A, q, basis, z)
                 : pp_lcp_solve_basis(ws, m->n, shifted ? m->Me : m->M, q, basis, z);
 }
 

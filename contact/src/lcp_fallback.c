@@ -54,11 +54,10 @@
 #define DENSE_MAX 600
 #define SWEEP_WORK 2e8
 /* From PP_LCP_SPARSE_MIN_N on, a basis solve is skipped when its LU's estimated work is above
- * the factorisation bound every large basis is held to (PP_LCP_FACTOR_WORK,
- * pp_lcp_factor_work_limit; lcp_sparse.c solve_gathered). M_BB of a brick wall's active set
- * under PEG (ODE's crash demo: nb = 4 000 - 6 000, ~10^6 nonzeros) fills to 2 - 8 x 10^6
- * entries and a KLU factorisation took 7 - 25 s, eight of them a fallback (--scene crash
- * --model peg): 100 s and more a step. */
+ * the factorisation bound every large basis is held to (PP_LCP_FACTOR_WORK; lcp_sparse.c
+ * solve_gathered). M_BB of a brick wall's active set under PEG (ODE's crash demo: nb = 4 000
+ * - 6 000, ~10^6 nonzeros) fills to 2 - 8 x 10^6 entries and a KLU factorisation took 7 - 25
+ * s, eight of them a fallback (--scene crash --model peg): 100 s and more a step. */
 
 /* w += delta M_:j (dense M, or A by columns when M is NULL). */
 static inline void add_column(int n, const double *M, const pp_lcp_csc *A, int j, double delta,
@@ -119,7 +118,7 @@ static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lc
                        const double *q, const unsigned char *basis, double *z)
 {
     return M ? pp_lcp_solve_basis(ws, n, M, q, basis, z)
-             : pp_lcp_csc_solve_basis(ws, A, q, basis, z, pp_lcp_factor_work_limit());
+             : pp_lcp_csc_solve_basis(ws, A, q, basis, z);
 }
 
 /* The fallback on M (dense) or A (by columns; M NULL). */

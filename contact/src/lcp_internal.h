@@ -65,22 +65,20 @@
 /* The work bound of one factorisation of a Lemke path's sparse basis (lcp_sparse.c,
  * pp_lcp_sparse_factor), in the estimated flops of its LU: with lnz + unz the fill KLU's
  * analysis (AMD) predicts for the m x m block A, about (lnz + unz)^2 / m (a left-looking LU's
- * work is the sum over its columns of the column's count times the rows it updates; the
- * estimate every basis solve of a large LCP is held to, pp_lcp_factor_work_limit). A path
+ * work is the sum over its columns of the column's count times the rows it updates). A path
  * refactorises every PP_LCP_SPARSE_ETA_MAX pivots and more often when the refinement asks,
  * so one factorisation above the bound (5e8 flops, 0.2 - 0.5 s) means a path of minutes: the
  * path ends there instead, as at its pivot cap (PP_LCP_PIVOT_CAP, counted in
  * pp_lcp_result.factor_work_exceeded), before the factorisation runs. Measured for scale:
- * heap50's first LCP (n = 1 962, up to ~900 basic z) factorises blocks of at most ~2e6. */
+ * heap50's first LCP (n = 1 962, up to ~900 basic z) factorises blocks of at most ~2e6.
+ * Every other factorisation of a large LCP's basis is held to the same bound: the warm-start
+ * and polish basis solves and the fallback's Newton steps (pp_lcp_sparse_solve_basis,
+ * pp_lcp_csc_solve_basis), where a refused factorisation counts as a basis that does not
+ * solve. */
 #define PP_LCP_FACTOR_WORK 5e8
 /* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
  * when flops > 0 and returns the previous one. Not for use while a solve runs. */
 double pp_lcp_factor_work_bound(double flops);
-/* The bound in force. Every KLU factorisation of a large LCP's basis is held to it: Lemke's
- * refactorisations (above), the warm-start and polish basis solves (pp_lcp_sparse_solve_basis,
- * pp_lcp_csc_solve_basis: refused, the basis counts as not solving) and the bounded
- * fallback's Newton steps. */
-double pp_lcp_factor_work_limit(void);
 
 /* A large LCP's matrix by compressed columns (CSC), as the PEG step assembles an island of
  * PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c): the rows of column j are
@@ -400,7 +398,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
                                     const pp_lcp_csc *csc, const double *d);
 void pp_lcp_sparse_load_column(const pp_lcp_sparse *s, int v, double *a);
 int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
-                           const unsigned char *basis, double *z, double work_max);
+                           const unsigned char *basis, double *z);
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);

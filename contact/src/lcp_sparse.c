@@ -113,11 +113,6 @@ double pp_lcp_factor_work_bound(double flops)
     return previous;
 }
 
-double pp_lcp_factor_work_limit(void)
-{
-    return factor_work;
-}
-
 /* 1 once a factorisation of this path's basis was refused by the work bound. */
 int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
 {
@@ -773,10 +768,9 @@ double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
  * the dense pp_lcp_solve_basis). M_BB is gathered by columns (Ap, Ai, Ax: rows increasing)
  * from the dense M or from M by columns, the same entries in the same order either way.
  * Returns 0 when M_BB is exactly singular, memory runs out, or the solve is not finite, and
- * (work_max > 0) without factorising when the LU's estimated work (lu_work) is above
- * work_max. zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
-static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, double work_max,
-                          const double *q, const int *index, double *zb, double *r, double *hi,
+ * without factorising when the LU's estimated work (lu_work) is above the bound every large
+ * basis is held to (PP_LCP_FACTOR_WORK). zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
+static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const double *q, const int *index, double *zb, double *r, double *hi,
                           double *lo)
 {
     klu_common common;
@@ -786,7 +780,7 @@ static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, double w
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        if (symbolic && work_max > 0.0 && lu_work(symbolic, nb) > work_max) ok = 0;
+        if (symbolic && lu_work(symbolic, nb) > factor_work) ok = 0;
         numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }
@@ -849,15 +843,15 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double
         }
     }
     if (ok) Ap[nb] = (int)p;
-    return solve_gathered(nb, Ap, Ai, Ax, ok, factor_work, q, index, zb, r, hi, lo);
+    return solve_gathered(nb, Ap, Ai, Ax, ok, q, index, zb, r, hi, lo);
 }
 
 /* pp_lcp_solve_basis (lcp_basis.c) for M by columns: z from the complementary basis,
  * (M + shift I)_BB z_B = -q_B, z_N = 0; M_BB is gathered through the basic columns' nonzeros
- * (ws->pivots maps a row to its place in B). work_max > 0: no solve (0) when the LU's
- * estimated work is above it (solve_gathered). */
+ * (ws->pivots maps a row to its place in B). No solve (0) when the LU's estimated work is
+ * above PP_LCP_FACTOR_WORK's bound (solve_gathered). */
 int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
-                           const unsigned char *basis, double *z, double work_max)
+                           const unsigned char *basis, double *z)
 {
     const int n = A->n;
     int nb = 0, *place = ws->pivots;
@@ -889,7 +883,7 @@ int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const doub
     }
     if (ok) Ap[nb] = (int)p;
     double *zb = ws->rhs;
-    if (!solve_gathered(nb, Ap, Ai, Ax, ok, work_max, q, ws->index, zb, ws->residual,
+    if (!solve_gathered(nb, Ap, Ai, Ax, ok, q, ws->index, zb, ws->residual,
                         ws->sum_hi, ws->sum_lo))
         return 0;
     for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
