@@ -143,6 +143,23 @@ static pp_status working_set_start(pp_world *world, pp_island_work *iw, int mode
     return PP_OK;
 }
 
+/* A U set (the standard model's) whose gap here reads deeper than its pair reads the pair's
+ * signed distance d instead (stage_constraints.c, "No feature contact ... deeper than it
+ * is"): max(psi, d), continuous in the pose, so the family does not change with the iterate
+ * (a set that sat out where it read deeper made it appear and vanish between iterates: soak
+ * seed 3203 under the standard model then converged to a fixed point 31 J above the energy
+ * bound), and >= 0 wherever the pair is apart. Measured (soak seed 2183): kept as read, the
+ * edge pairs of a corner that met a face at the first solve's pose, carried to poses 8 cm
+ * apart, read their lines' gap (lines meeting beyond both edges, psi ~ 0) and the iteration
+ * converged to the boxes held apart by them, +851 J. PEG's sets read as they are. */
+static void read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw, pp_contact *c)
+{
+    pp_contact q = *c, closest;
+    if (iw->work_model != PP_MODEL_PEG &&
+        !pp_contacts_at_pair_depth(s, &q, 1, q.shape_a, q.shape_b, &closest, NULL))
+        c->psi = closest.psi;
+}
+
 /* Set w of the working set re-evaluated at the shapes' current poses and appended to the
  * island's list. Returns PP_OK also when it cannot be re-evaluated (then it is left out). */
 static pp_status carry_set(pp_world *world, pp_island_work *iw, int w)
@@ -156,20 +173,7 @@ static pp_status carry_set(pp_world *world, pp_island_work *iw, int w)
     if (st != PP_OK) return st;
     for (int i = 0; i < set->count; ++i)
         if (!pp_update_contact(sb, &va, &vb, &c[i])) return PP_OK;
-    /* A U set (the standard model's) whose gap here reads deeper than its pair reads the
-     * pair's signed distance d instead (stage_constraints.c, "No feature contact ... deeper
-     * than it is"): max(psi, d), continuous in the pose, so the family does not change with
-     * the iterate (a set that sat out where it read deeper made it appear and vanish between
-     * iterates: soak seed 3203 under the standard model then converged to a fixed point
-     * 31 J above the energy bound), and >= 0 wherever the pair is apart. Measured (soak seed
-     * 2183): kept as read, the edge pairs of a corner that met a face at the first solve's
-     * pose, carried to poses 8 cm apart, read their lines' gap (lines meeting beyond both
-     * edges, psi ~ 0) and the iteration converged to the boxes held apart by them, +851 J. */
-    for (int i = 0; i < set->count && iw->work_model != PP_MODEL_PEG; ++i) {
-        pp_contact q = c[i], closest;
-        if (!pp_contacts_at_pair_depth(s, &q, 1, q.shape_a, q.shape_b, &closest, NULL))
-            c[i].psi = closest.psi;
-    }
+    for (int i = 0; i < set->count; ++i) read_at_pair_depth(s, iw, &c[i]);
     return pp_constraint_list_append(&iw->list, set, c, &iw->work.restitution[3 * set->first]);
 }
 
@@ -337,12 +341,9 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
         double m = -HUGE_VAL;
         int ok = 1;
         for (int i = 0; i < set->count && ok; ++i) {
-            pp_contact q = c[i], closest;
+            pp_contact q = c[i];
             ok = pp_update_contact(sb, &va, &vb, &q);
-            /* a U set deeper than its pair reads the pair's distance (carry_set) */
-            if (ok && iw->work_model != PP_MODEL_PEG &&
-                !pp_contacts_at_pair_depth(s, &q, 1, q.shape_a, q.shape_b, &closest, NULL))
-                q.psi = closest.psi;
+            if (ok) read_at_pair_depth(s, iw, &q);
             if (q.psi > m) m = q.psi;
         }
         if (ok && -m > *violation) *violation = -m;
