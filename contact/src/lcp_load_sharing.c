@@ -148,6 +148,8 @@
  * 37-580 ms a step here against 2.8 ms for the rest of its step; a stack of 3 boxes has ~110,
  * the 10-box column 240. */
 #define LS_MAX_UNKNOWNS 256
+/* Active-set steps of a cold start (pp_load_sharing_cold) from its crash basis. */
+#define LS_COLD_STEPS 12
 /* Pivots of Lemke on the compliant LCP (step 2 below). */
 #define LS_LEMKE_PIVOTS 32
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
@@ -746,26 +748,33 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     return impulses_only ? PP_LOAD_SHARED_IMPULSES : PP_LOAD_SHARED;
 }
 
-pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const pp_lcp_csc *A,
+/* Without Lemke's answer (an island by columns): primal-dual active-set steps on the
+ * compliant LCP from ls->basis, at most `steps` factorisations (1: the basis must be the
+ * compliant LCP's as it stands), the rows' sizes s_i taken at ||z(eps)||; then the limit and
+ * the exact acceptance on LCP(A, q) within LS_ACCURACY. */
+static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_csc *A,
                                              const double *q, const pp_lcp_options *o,
-                                             double *z, pp_lcp_result *result)
+                                             int steps, double *z, pp_lcp_result *result)
 {
     const int n = A->n;
-    PP_ASSERT(ls->capacity >= n && n >= 1, "pp_load_sharing_kept: workspace reserved");
+    PP_ASSERT(ls->capacity >= n && n >= 1, "load sharing: workspace reserved");
     const ls_matrix mat = {n, NULL, A};
     const double started = pp_lcp_clock();
     ls->found = 0;
     ls->refused = 0;
     const double eps = compliance(ls, &mat);
     if (!(eps > 0.0)) return PP_LOAD_KEPT;
-    /* the kept basis, factored once: the compliant LCP's basis if no flip is needed, the
-     * rows' sizes s_i taken at ||z(eps)|| (no Lemke answer here) */
-    int nb = compliant_solve(ls, &mat, q, eps, ls->basis);
+    /* the row sums of |M| once (in ls->w until the acceptance overwrites it) */
+    residual_and_row_sums(&mat, q, NULL, ls->rhs, ls->w);
+    int nb = -1;
+    for (int step = 0; step < steps && nb < 0; ++step) {
+        nb = compliant_solve(ls, &mat, q, eps, ls->basis);
+        if (nb < 0) return PP_LOAD_KEPT;
+        const double znorm = pp_lcp_inf_norm(nb, ls->zb);
+        for (int i = 0; i < n; ++i) ls->tau[i] = LS_CLOSED * (fabs(q[i]) + ls->w[i] * znorm);
+        if (compliant_flips(ls, &mat, q, nb, ls->basis) != 0) nb = -1;
+    }
     if (nb < 0) return PP_LOAD_KEPT;
-    residual_and_row_sums(&mat, q, NULL, ls->w, ls->tau);
-    const double znorm = pp_lcp_inf_norm(nb, ls->zb);
-    for (int i = 0; i < n; ++i) ls->tau[i] = LS_CLOSED * (fabs(q[i]) + ls->tau[i] * znorm);
-    if (compliant_flips(ls, &mat, q, nb, ls->basis) != 0) return PP_LOAD_KEPT;
     ls->found = 1;
     pp_lcp_result check;
     memset(&check, 0, sizeof check);
@@ -777,9 +786,35 @@ pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const pp_lcp_c
     }
     memcpy(z, ls->z, (size_t)n * sizeof *z);
     check.status = PP_LCP_SOLVED;
-    check.warm_started = 1;
     check.attempts = 1;
     check.seconds = pp_lcp_clock() - started;
     *result = check;
     return PP_LOAD_SHARED;
+}
+
+pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const pp_lcp_csc *A,
+                                             const double *q, const pp_lcp_options *o,
+                                             double *z, pp_lcp_result *result)
+{
+    pp_load_sharing_outcome out = without_lemke(ls, A, q, o, 1, z, result);
+    if (out == PP_LOAD_SHARED) result->warm_started = 1;
+    return out;
+}
+
+pp_load_sharing_outcome pp_load_sharing_cold(pp_load_sharing *ls, const pp_lcp_csc *A,
+                                             const double *q, int contacts, int k,
+                                             const pp_lcp_options *o, double *z,
+                                             pp_lcp_result *result)
+{
+    /* the crash basis: every contact closed or approaching (q_p <= 0) carries a load, and
+     * its friction sticks, every direction basic (the steps take out those with beta < 0,
+     * the directions along the small slip); sigma, and everything of the others, nonbasic */
+    memset(ls->basis, 0, (size_t)A->n);
+    for (int t = 0; t < contacts; ++t) {
+        const int p = ls->normal[t];
+        if (!(q[p] <= 0.0)) continue;
+        ls->basis[p] = 1;
+        for (int l = 0; ls->beta[t] >= 0 && l < k; ++l) ls->basis[ls->beta[t] + l] = 1;
+    }
+    return without_lemke(ls, A, q, o, LS_COLD_STEPS, z, result);
 }

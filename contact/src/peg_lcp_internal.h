@@ -151,6 +151,15 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
 pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const struct pp_lcp_csc *A,
                                              const double *q, const pp_lcp_options *o,
                                              double *z, pp_lcp_result *result);
+/* Before Lemke, for an island by columns with no warm start (cold): primal-dual
+ * active-set steps on the compliant LCP from a crash basis built from the data (the normals
+ * of the contacts with q_p <= 0 and their friction directions basic), at most LS_COLD_STEPS
+ * factorisations, then the limit and the exact acceptance as pp_load_sharing_kept. ls->normal,
+ * ls->beta, ls->force as for pp_load_sharing_apply. */
+pp_load_sharing_outcome pp_load_sharing_cold(pp_load_sharing *ls, const struct pp_lcp_csc *A,
+                                             const double *q, int contacts, int k,
+                                             const pp_lcp_options *o, double *z,
+                                             pp_lcp_result *result);
 
 /* A large island's matrix by columns (peg_mlcp.c csc_assemble): the columns (pp_lcp_csc)
  * and the assembly's scratch (of n, and of the problem's bodies). Grown to the largest

@@ -1402,6 +1402,17 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                                  d->island_z, &r) == PP_LOAD_SHARED;
                 stats->load_shared += from_kept;
                 ls->start = 0; /* tried: not again after Lemke */
+            } else {
+                /* no compliant basis, and cold (no warm start for Lemke either: every
+                 * bit 0 clear): the compliant LCP's active-set steps from a crash basis */
+                int warm = 0;
+                for (int a = 0; basis && a < n && !warm; ++a) warm = d->island_basis[a] != 0;
+                if (!warm) {
+                    from_kept = pp_load_sharing_cold(ls, &A, d->island_q, count, k,
+                                                     share_options, d->island_z, &r) ==
+                                PP_LOAD_SHARED;
+                    stats->load_shared += from_kept;
+                }
             }
         }
         if (st == PP_OK && n > 0 && !from_kept) {
