@@ -100,6 +100,49 @@
  * active-set step (one in all in a resting island started from its last basis), a few
  * triangular solves for (3); Lemke on the compliant LCP only when the active-set steps fail.
  * README "Redundant supports" has the measured cost.
+ *
+ * By columns. An island of pp_peg_csc_min_n unknowns or more (257; peg_mlcp.c) is held by
+ * columns (pp_lcp_csc) and never as an n x n array. The steps above are the same; only the
+ * operations on M have a second back-end (ls_matrix below): w = M z + q and the row sums
+ * through the columns' nonzeros, (M + eps D)_BB gathered through the basic columns and
+ * factorised by KLU (lcp_sparse.c, pp_lcp_lu_sparse_factor: each factorisation held to the
+ * work bound of every large basis, PP_LCP_FACTOR_WORK; a refused one counts as a singular
+ * block), the residual of a basic solution by columns, the acceptance by pp_lcp_csc_accept.
+ * So the answer is the same object, z0 of (2) on a basis B of the compliant LCP's solution,
+ * checked as an exact answer of LCP(M, q); the dense back-end's operations are the loops it
+ * always ran (the islands below the threshold are bit for bit as before). Differences:
+ *  - the rank test: with m columns > freedoms none is needed; otherwise it runs dense on the
+ *    m x m block only for m <= LS_MAX_UNKNOWNS (above, Lemke's answer is kept);
+ *  - step 2 (Lemke on the compliant LCP) is not run: on heap20's island (678 unknowns,
+ *    standard model) Lemke on M + eps D by columns within LS_LEMKE_PIVOTS did not reach the
+ *    compliant basis and cost 4.7 ms a step (the rest of the step 0.7 ms); unbounded it took
+ *    ~700 pivots (55 ms a step) to a basis on which the limit has negative loads (-6e-4 of
+ *    ||z||: LS_EPS is not small against that heap's softest modes).
+ * And two entries that run BEFORE Lemke, so that a large island that found its compliant
+ * basis once is not solved by Lemke again while it rests:
+ *  - pp_load_sharing_kept: the compliant basis kept in bit 1 of the warm-start bytes, tried
+ *    as it stands: one factorisation, no flip (the compliant LCP's basis, with the rows'
+ *    sizes s_i taken at ||z(eps)||), then the limit with the iterate of (3) on q as its
+ *    reference (there is no Lemke answer), then the acceptance of every solve within
+ *    LS_ACCURACY (absolute: rel(z) <= LS_ACCURACY, r(z) <= LS_ACCURACY ||q||). Accepted, z0
+ *    is the island's answer and Lemke does not run; else Lemke, then the steps above;
+ *  - pp_load_sharing_cold: an island with no warm start at all (its first step): the
+ *    active-set steps from a crash basis built from the data (the normals of the contacts
+ *    with q_p <= 0 basic, with all their friction directions: the steps take out the
+ *    directions along the small slip), at most LS_COLD_STEPS factorisations, then the limit
+ *    and the acceptance as above.
+ * Velocities there come from z0 (no Lemke answer to take them from): a plate at rest on
+ * 7 x 7 supports (294 unknowns) answered from its kept basis for 500 steps moved at most
+ * 1.7e-15 m/s (check_load_sharing_large). Where neither entry is accepted, Lemke runs as
+ * before and the steps above follow it; and where Lemke's answer was accepted from the warm
+ * basis as it stood and no compliant basis was kept, they are not run again (peg_mlcp.c:
+ * they failed from that same basis the step before).
+ * Where it does not reach the limit (measured, docs/performance.md "Load sharing on islands
+ * by columns"): settled heaps. On heap20 (standard) the steps from Lemke's basis flip 243
+ * of 678 unknowns and the next block is singular; the cold steps flip 262, 318, 300, then
+ * a singular block (the ST friction rows of contacts that do not carry a load keep the
+ * semismooth Newton steps from settling). PEG's heap islands hold I/X sets (K > 0: 13 on
+ * heap20's island), which load sharing leaves alone (peg_mlcp.c).
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"
@@ -142,9 +185,10 @@
 #define LS_DRIFT 0.99
 /* Primal-dual active-set steps on the compliant LCP before its Lemke solve (step 2). */
 #define LS_ACTIVE_SET_STEPS 6
-/* Work bound: the limit costs dense LUs of the basis block (O(n^3) each, up to
- * LS_ACTIVE_SET_STEPS of them) and possibly a Lemke solve; above this many unknowns an island
- * keeps Lemke's answer (counted as kept). A settled heap of 20 boxes (678 unknowns) took
+/* Work bound of the dense back-end: the limit costs dense LUs of the basis block (O(n^3)
+ * each, up to LS_ACTIVE_SET_STEPS of them) and possibly a Lemke solve; above this many
+ * unknowns a dense island keeps Lemke's answer (counted as kept; islands by columns take the
+ * sparse back-end, "By columns" above). A settled heap of 20 boxes (678 unknowns) took
  * 37-580 ms a step here against 2.8 ms for the rest of its step; a stack of 3 boxes has ~110,
  * the 10-box column 240. */
 #define LS_MAX_UNKNOWNS 256
