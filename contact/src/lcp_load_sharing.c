@@ -132,7 +132,7 @@
  *    directions along the small slip), at most LS_COLD_STEPS factorisations, then the limit
  *    and the acceptance as above.
  * Velocities there come from z0 (no Lemke answer to take them from): a plate at rest on
- * 7 x 7 supports (294 unknowns) answered from its kept basis for 500 steps moved at most
+ * 7 x 7 supports (294 unknowns) answered from its kept basis for 200 steps moved at most
  * 1.7e-15 m/s (check_load_sharing_large). Where neither entry is accepted, Lemke runs as
  * before and the steps above follow it; and where Lemke's answer was accepted from the warm
  * basis as it stood and no compliant basis was kept, they are not run again (peg_mlcp.c:

@@ -263,7 +263,7 @@ START_TEST(test_plate_friction_pushed)
 END_TEST
 
 /* Velocities from the limit (no Lemke answer in a step answered from the kept basis): the
- * plate at rest stepped for 5 s (500 steps; its free velocity v + g h, its supports' gaps
+ * plate at rest stepped for 2 s (200 steps; its free velocity v + g h, its supports' gaps
  * moved by h v_n, the contact points kept: the rotation stays below 1e-12 rad). Every step
  * after the first is answered from the kept compliant basis; the plate must not creep: its
  * speed stays at rounding level, and no support sinks beyond TOL_OVERLAP. */
@@ -279,7 +279,7 @@ START_TEST(test_plate_rests)
     pp_lcp_options o = pp_lcp_options_default();
     double fastest = 0.0, deepest = 0.0;
     int pivots = 0, shared = 0;
-    for (int step = 0; step < 500; ++step) {
+    for (int step = 0; step < 200; ++step) {
         pp_mlcp_problem prob = {H, 1, &p.body, p.nc, p.c, p.k, 0.0, 0, 0.0};
         pp_mlcp_stats st;
         ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, &st), PP_OK);
@@ -298,7 +298,7 @@ START_TEST(test_plate_rests)
         p.body.v[2] -= G * H;
     }
     ck_assert_int_eq(pivots, 0);
-    ck_assert_int_eq(shared, 500);
+    ck_assert_int_eq(shared, 200);
     ck_assert_msg(fastest <= 1e-12, "the plate creeps: %g m/s", fastest);
     ck_assert_msg(deepest >= -TOL_OVERLAP, "a support sank %g m", -deepest);
     free(basis);
