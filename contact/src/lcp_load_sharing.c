@@ -138,7 +138,8 @@
  * basis as it stood and no compliant basis was kept, they are not run again (peg_mlcp.c:
  * they failed from that same basis the step before).
  * Where it does not reach the limit (measured, docs/performance.md "Load sharing on islands
- * by columns"): settled heaps. On heap20 (standard) the steps from Lemke's basis flip 243
+ * by columns"): settled heaps (heap20's and heap50's large islands, standard model, keep
+ * Lemke's answer at every solve). On heap20 the steps from Lemke's basis flip 243
  * of 678 unknowns and the next block is singular; the cold steps flip 262, 318, 300, then
  * a singular block (the ST friction rows of contacts that do not carry a load keep the
  * semismooth Newton steps from settling). PEG's heap islands hold I/X sets (K > 0: 13 on
