@@ -115,7 +115,9 @@ static const char HELP[] =
     "  --csv FILE       CSV output (default pegplus-benchmark.csv), one row per run\n"
     "  --series FILE    also one CSV row per step of every run: CPU us, LCP unknowns\n"
     "                   (summed, largest), pivots, solves, lcp_fallback, approximate and\n"
-    "                   unsolved island solves, contacts, islands, residual, status\n"
+    "                   unsolved island solves, contacts, islands, residual, status,\n"
+    "                   load-shared and load-kept island solves, fastest body (m/s),\n"
+    "                   PEG I and X sets\n"
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
@@ -266,6 +268,9 @@ typedef struct step_record {
     int contacts, islands, solves;
     double residual;            /* pp_step_stats.lcp_residual */
     pp_status status;
+    int load_shared, load_kept; /* pp_step_stats: island solves load sharing answered / kept */
+    int ix_sets;                /* pp_step_stats: PEG I and X sets (their slacks, K > 0) */
+    double speed;               /* fastest body after the step, m/s */
 } step_record;
 
 /* Shared between a run's child (writer) and the parent (reader after the child ended). */
@@ -354,9 +359,13 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         r->solves = stats->lcp_solves;
         r->residual = stats->lcp_residual;
         r->status = st;
+        r->load_shared = stats->load_shared;
+        r->load_kept = stats->load_kept;
+        r->ix_sets = stats->peg_i_sets + stats->peg_x_sets;
         for (int b = 0; b < scene.body_count; ++b) {
             const dReal *v = dBodyGetLinearVel(scene.bodies[b]);
             double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (speed > r->speed) r->speed = speed;
             if (speed > out->max_speed) out->max_speed = speed;
         }
         out->bodies = scene.body_count;
@@ -488,10 +497,11 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
     if (g_series && n > 0) {
         for (int i = 0; i < n; ++i) {
             const step_record *r = &sh->steps[i];
-            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d\n", sc->name,
-                    m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots, r->solves,
-                    r->fallback, r->approximate, r->unsolved, r->contacts, r->islands,
-                    r->residual, (int)r->status);
+            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d\n",
+                    sc->name, m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots,
+                    r->solves, r->fallback, r->approximate, r->unsolved, r->contacts,
+                    r->islands, r->residual, (int)r->status, r->load_shared, r->load_kept,
+                    r->speed, r->ix_sets);
         }
         fflush(g_series);
     }
@@ -974,7 +984,7 @@ int main(int argc, char **argv)
             if (!g_series) usage_error("cannot write the --series file");
             fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
                               "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
-                              "status\n");
+                              "status,load_shared,load_kept,max_speed,peg_ix_sets\n");
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");

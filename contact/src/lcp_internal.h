@@ -416,6 +416,14 @@ void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row);
 int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
                               const int *index, int nb, double *zb, double *r, double *hi,
                               double *lo);
+/* One sparse LU (KLU) of an m x m matrix by columns outside a Lemke path (lcp_sparse.c):
+ * NULL when singular, out of memory, or refused by the work bound (PP_LCP_FACTOR_WORK:
+ * *refused = 1). Solves overwrite b with the solution. */
+typedef struct pp_lcp_lu pp_lcp_lu;
+pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const double *Ax,
+                                   int *refused);
+void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b);
+void pp_lcp_lu_sparse_free(pp_lcp_lu *f);
 pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
                                    const double *x, const double *x_lo, double *z,
                                    unsigned char *basis);

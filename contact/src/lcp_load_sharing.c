@@ -100,6 +100,50 @@
  * active-set step (one in all in a resting island started from its last basis), a few
  * triangular solves for (3); Lemke on the compliant LCP only when the active-set steps fail.
  * README "Redundant supports" has the measured cost.
+ *
+ * By columns. An island of pp_peg_csc_min_n unknowns or more (257; peg_mlcp.c) is held by
+ * columns (pp_lcp_csc) and never as an n x n array. The steps above are the same; only the
+ * operations on M have a second back-end (ls_matrix below): w = M z + q and the row sums
+ * through the columns' nonzeros, (M + eps D)_BB gathered through the basic columns and
+ * factorised by KLU (lcp_sparse.c, pp_lcp_lu_sparse_factor: each factorisation held to the
+ * work bound of every large basis, PP_LCP_FACTOR_WORK; a refused one counts as a singular
+ * block), the residual of a basic solution by columns, the acceptance by pp_lcp_csc_accept.
+ * So the answer is the same object, z0 of (2) on a basis B of the compliant LCP's solution,
+ * checked as an exact answer of LCP(M, q); the dense back-end's operations are the loops it
+ * always ran (the islands below the threshold are bit for bit as before). Differences:
+ *  - the rank test: with m columns > freedoms none is needed; otherwise it runs dense on the
+ *    m x m block only for m <= LS_MAX_UNKNOWNS (above, Lemke's answer is kept);
+ *  - step 2 (Lemke on the compliant LCP) is not run: on heap20's island (678 unknowns,
+ *    standard model) Lemke on M + eps D by columns within LS_LEMKE_PIVOTS did not reach the
+ *    compliant basis and cost 4.7 ms a step (the rest of the step 0.7 ms); unbounded it took
+ *    ~700 pivots (55 ms a step) to a basis on which the limit has negative loads (-6e-4 of
+ *    ||z||: LS_EPS is not small against that heap's softest modes).
+ * And two entries that run BEFORE Lemke, so that a large island that found its compliant
+ * basis once is not solved by Lemke again while it rests:
+ *  - pp_load_sharing_kept: the compliant basis kept in bit 1 of the warm-start bytes, tried
+ *    as it stands: one factorisation, no flip (the compliant LCP's basis, with the rows'
+ *    sizes s_i taken at ||z(eps)||), then the limit with the iterate of (3) on q as its
+ *    reference (there is no Lemke answer), then the acceptance of every solve within
+ *    LS_ACCURACY (absolute: rel(z) <= LS_ACCURACY, r(z) <= LS_ACCURACY ||q||). Accepted, z0
+ *    is the island's answer and Lemke does not run; else Lemke, then the steps above;
+ *  - pp_load_sharing_cold: an island with no warm start at all (its first step): the
+ *    active-set steps from a crash basis built from the data (the normals of the contacts
+ *    with q_p <= 0 basic, with all their friction directions: the steps take out the
+ *    directions along the small slip), at most LS_COLD_STEPS factorisations, then the limit
+ *    and the acceptance as above.
+ * Velocities there come from z0 (no Lemke answer to take them from): a plate at rest on
+ * 7 x 7 supports (294 unknowns) answered from its kept basis for 200 steps moved at most
+ * 1.7e-15 m/s (check_load_sharing_large). Where neither entry is accepted, Lemke runs as
+ * before and the steps above follow it; and where Lemke's answer was accepted from the warm
+ * basis as it stood and no compliant basis was kept, they are not run again (peg_mlcp.c:
+ * they failed from that same basis the step before).
+ * Where it does not reach the limit (measured, docs/performance.md "Load sharing on islands
+ * by columns"): settled heaps (heap20's and heap50's large islands, standard model, keep
+ * Lemke's answer at every solve). On heap20 the steps from Lemke's basis flip 243
+ * of 678 unknowns and the next block is singular; the cold steps flip 262, 318, 300, then
+ * a singular block (the ST friction rows of contacts that do not carry a load keep the
+ * semismooth Newton steps from settling). PEG's heap islands hold I/X sets (K > 0: 13 on
+ * heap20's island), which load sharing leaves alone (peg_mlcp.c).
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"
@@ -142,12 +186,15 @@
 #define LS_DRIFT 0.99
 /* Primal-dual active-set steps on the compliant LCP before its Lemke solve (step 2). */
 #define LS_ACTIVE_SET_STEPS 6
-/* Work bound: the limit costs dense LUs of the basis block (O(n^3) each, up to
- * LS_ACTIVE_SET_STEPS of them) and possibly a Lemke solve; above this many unknowns an island
- * keeps Lemke's answer (counted as kept). A settled heap of 20 boxes (678 unknowns) took
+/* Work bound of the dense back-end: the limit costs dense LUs of the basis block (O(n^3)
+ * each, up to LS_ACTIVE_SET_STEPS of them) and possibly a Lemke solve; above this many
+ * unknowns a dense island keeps Lemke's answer (counted as kept; islands by columns take the
+ * sparse back-end, "By columns" above). A settled heap of 20 boxes (678 unknowns) took
  * 37-580 ms a step here against 2.8 ms for the rest of its step; a stack of 3 boxes has ~110,
  * the 10-box column 240. */
 #define LS_MAX_UNKNOWNS 256
+/* Active-set steps of a cold start (pp_load_sharing_cold) from its crash basis. */
+#define LS_COLD_STEPS 12
 /* Pivots of Lemke on the compliant LCP (step 2 below). */
 #define LS_LEMKE_PIVOTS 32
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
@@ -173,12 +220,15 @@ pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n)
     GROW(rhs, (size_t)cap);
     GROW(index, (size_t)cap);
     GROW(piv, (size_t)cap);
+    GROW(place, (size_t)cap);
     GROW(normal, (size_t)cap);
     GROW(beta, (size_t)cap);
     GROW(force, (size_t)cap);
     GROW(basis, (size_t)cap);
     GROW(derived, (size_t)cap);
+    GROW(Ap, (size_t)cap + 1);
 #undef GROW
+    for (int i = ls->capacity; i < cap; ++i) ls->place[i] = -1;
     ls->capacity = cap;
     return PP_OK;
 }
@@ -195,11 +245,16 @@ void pp_load_sharing_free(pp_load_sharing *ls)
     free(ls->rhs);
     free(ls->index);
     free(ls->piv);
+    free(ls->place);
     free(ls->normal);
     free(ls->beta);
     free(ls->force);
     free(ls->basis);
     free(ls->derived);
+    free(ls->Ap);
+    free(ls->Ai);
+    free(ls->Ax);
+    pp_lcp_lu_sparse_free(ls->sparse_lu);
     memset(ls, 0, sizeof *ls);
 }
 
@@ -218,6 +273,201 @@ static int grow_matrix(double **a, size_t *capacity, size_t count)
     *capacity = count;
     return 1;
 }
+
+/* ---- The island's matrix: two back-ends of the same steps ------------------------------
+ *
+ * Dense (column-major n x n, the islands below the by-columns threshold) or by columns
+ * (pp_lcp_csc: every diagonal entry present). Each operation the algorithm needs is written
+ * once per back-end below; the steps above them do not know which. The dense back-end's
+ * operations are the loops load sharing has always run (the same sums in the same order). */
+typedef struct ls_matrix {
+    int n;
+    const double *M;      /* dense, or NULL: */
+    const pp_lcp_csc *A;  /* by columns */
+} ls_matrix;
+
+/* w = M z + q (z NULL: w = q) and tau_i = sum_j |M_ij| */
+static void residual_and_row_sums(const ls_matrix *mat, const double *q, const double *z,
+                                  double *w, double *tau)
+{
+    const int n = mat->n;
+    for (int i = 0; i < n; ++i) {
+        w[i] = q[i];
+        tau[i] = 0.0;
+    }
+    if (mat->M) {
+        const double *M = mat->M;
+        for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
+                                         products would change at most the sign of a zero w_i) */
+            if (z && z[j] != 0.0) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
+            else pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
+        }
+        return;
+    }
+    const pp_lcp_csc *A = mat->A;
+    for (int j = 0; j < n; ++j) {
+        const double zj = z ? z[j] : 0.0;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int i = A->row_index[t];
+            if (zj != 0.0) w[i] += A->values[t] * zj;
+            tau[i] += fabs(A->values[t]);
+        }
+    }
+}
+
+static double diagonal(const ls_matrix *mat, int i)
+{
+    if (mat->M) return mat->M[i + (size_t)i * mat->n];
+    const pp_lcp_csc *A = mat->A;
+    for (int t = A->col_start[i]; t < A->col_start[i + 1]; ++t)
+        if (A->row_index[t] == i) return A->values[t];
+    return 0.0;
+}
+
+/* S = the symmetric part of M on the m indices ls->index (m x m, column-major, in ls->lu) */
+static void gather_symmetric(pp_load_sharing *ls, const ls_matrix *mat, int m)
+{
+    const int n = mat->n;
+    if (mat->M) {
+        const double *M = mat->M;
+        for (int b = 0; b < m; ++b)
+            for (int a = 0; a < m; ++a) {
+                int i = ls->index[a], j = ls->index[b];
+                ls->lu[a + (size_t)b * m] = 0.5 * (M[i + (size_t)j * n] + M[j + (size_t)i * n]);
+            }
+        return;
+    }
+    const pp_lcp_csc *A = mat->A;
+    memset(ls->lu, 0, (size_t)m * m * sizeof *ls->lu);
+    for (int a = 0; a < m; ++a) ls->place[ls->index[a]] = a;
+    for (int b = 0; b < m; ++b) {
+        const int j = ls->index[b];
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int a = ls->place[A->row_index[t]];
+            if (a < 0) continue;
+            ls->lu[a + (size_t)b * m] += 0.5 * A->values[t];
+            ls->lu[b + (size_t)a * m] += 0.5 * A->values[t];
+        }
+    }
+    for (int a = 0; a < m; ++a) ls->place[ls->index[a]] = -1;
+}
+
+/* Factor (M + eps D)_BB for the basis flags `basis`, the basic indices into ls->index:
+ * dense LU (ls->lu, ls->piv) or KLU (ls->sparse_lu; refused above PP_LCP_FACTOR_WORK, which
+ * counts as a block that does not factor). Returns the basis size, or -1 when the block is
+ * singular. (A Cholesky factorisation of the mean of the two triangles where only impulses
+ * are basic, A_BB + eps I, halved the dense factorisation's work, but its different rounding
+ * sent the frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke
+ * pivoted 2x as long: 100 s against 48 s.) */
+static int factor_basis(pp_load_sharing *ls, const ls_matrix *mat, double eps,
+                        const unsigned char *basis)
+{
+    const int n = mat->n;
+    int nb = 0;
+    for (int i = 0; i < n; ++i)
+        if (basis[i]) ls->index[nb++] = i;
+    if (mat->M) {
+        for (int b = 0; b < nb; ++b) {
+            const double *col = mat->M + (size_t)ls->index[b] * n;
+            double *out = ls->lu + (size_t)b * nb;
+            for (int a = 0; a < nb; ++a) out[a] = col[ls->index[a]];
+            if (ls->force[ls->index[b]]) out[b] += eps;
+        }
+        if (nb > 0 && !pp_lcp_lu_factor(nb, ls->lu, ls->piv)) return -1;
+        return nb;
+    }
+    const pp_lcp_csc *A = mat->A;
+    pp_lcp_lu_sparse_free(ls->sparse_lu);
+    ls->sparse_lu = NULL;
+    if (nb == 0) return 0;
+    size_t nnz = 0;
+    for (int b = 0; b < nb; ++b)
+        nnz += (size_t)(A->col_start[ls->index[b] + 1] - A->col_start[ls->index[b]]);
+    if (nnz > ls->a_capacity) {
+        int *ai = realloc(ls->Ai, nnz * sizeof *ai);
+        if (ai) ls->Ai = ai;
+        double *ax = realloc(ls->Ax, nnz * sizeof *ax);
+        if (ax) ls->Ax = ax;
+        if (!ai || !ax) {
+            pp_log(PP_LOG_WARNING, "load sharing: out of memory for %zu nonzeros", nnz);
+            return -1;
+        }
+        ls->a_capacity = nnz;
+    }
+    for (int b = 0; b < nb; ++b) ls->place[ls->index[b]] = b;
+    size_t p = 0;
+    for (int b = 0; b < nb; ++b) {
+        const int j = ls->index[b];
+        ls->Ap[b] = (int)p;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int a = ls->place[A->row_index[t]];
+            if (a < 0) continue;
+            ls->Ai[p] = a;
+            ls->Ax[p++] = a == b && ls->force[j] ? A->values[t] + eps : A->values[t];
+        }
+    }
+    ls->Ap[nb] = (int)p;
+    for (int b = 0; b < nb; ++b) ls->place[ls->index[b]] = -1;
+    int refused = 0;
+    ls->sparse_lu = pp_lcp_lu_sparse_factor(nb, ls->Ap, ls->Ai, ls->Ax, &refused);
+    ls->refused += refused;
+    return ls->sparse_lu ? nb : -1;
+}
+
+/* b <- (M + eps D)_BB^-1 b with the factors of factor_basis */
+static void basis_solve(pp_load_sharing *ls, const ls_matrix *mat, int nb, double *b)
+{
+    if (mat->M) pp_lcp_lu_solve(nb, ls->lu, ls->piv, b);
+    else if (nb > 0) pp_lcp_lu_sparse_solve(ls->sparse_lu, b);
+}
+
+/* out = M_:B zb + q (z_N = 0): w of the basic solution on every row */
+static void basic_residual(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q,
+                           double *out)
+{
+    const int n = mat->n;
+    for (int i = 0; i < n; ++i) out[i] = q[i];
+    if (mat->M) {
+        for (int b = 0; b < nb; ++b)
+            pp_lcp_vec_axpy(n, out, mat->M + (size_t)ls->index[b] * n, ls->zb[b]);
+        return;
+    }
+    const pp_lcp_csc *A = mat->A;
+    for (int b = 0; b < nb; ++b) {
+        const int j = ls->index[b];
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            out[A->row_index[t]] += A->values[t] * ls->zb[b];
+    }
+}
+
+/* 1 when |w_B(z_B)| <= tau on the basic rows (z_B in ls->zb; ls->z is overwritten) */
+static int basic_rows_closed(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q)
+{
+    if (mat->M) {
+        const int n = mat->n;
+        for (int c = 0; c < nb; ++c) {
+            int i = ls->index[c];
+            const double *row = mat->M + i;
+            double wi = q[i];
+            for (int e = 0; e < nb; ++e) wi += row[(size_t)ls->index[e] * n] * ls->zb[e];
+            if (fabs(wi) > ls->tau[i]) return 0;
+        }
+        return 1;
+    }
+    basic_residual(ls, mat, nb, q, ls->z);
+    for (int c = 0; c < nb; ++c)
+        if (fabs(ls->z[ls->index[c]]) > ls->tau[ls->index[c]]) return 0;
+    return 1;
+}
+
+static int accept(const ls_matrix *mat, const double *q, const pp_lcp_options *o, double *z,
+                  double *w, pp_lcp_result *result)
+{
+    return mat->M ? pp_lcp_accept(mat->n, mat->M, q, 0.0, o, z, w, result)
+                  : pp_lcp_csc_accept(mat->A, q, 0.0, o, z, w, result);
+}
+
+/* ---- The steps ------------------------------------------------------------------------ */
 
 /* Rank of the symmetric positive semidefinite m x m matrix S (column-major, overwritten) by
  * Cholesky with diagonal pivoting, stopping when the largest remaining pivot is at most
@@ -257,55 +507,40 @@ static int psd_rank(int m, double *S)
     return m;
 }
 
-/* LU of (M + eps D)_BB for the basis flags `basis`; the basic indices into ls->index.
- * Returns the basis size, or -1 when the block is singular. (A Cholesky factorisation of the
- * mean of the two triangles where only impulses are basic, A_BB + eps I, halved the
- * factorisation's work, but its different rounding sent the frictional pouring scene of
- * check_peg_pouring, seed 1, on paths where Lemke pivoted 2x as long: 100 s against 48 s.) */
-static int factor_basis(pp_load_sharing *ls, int n, const double *M, double eps,
-                        const unsigned char *basis)
-{
-    int nb = 0;
-    for (int i = 0; i < n; ++i)
-        if (basis[i]) ls->index[nb++] = i;
-    for (int b = 0; b < nb; ++b) {
-        const double *col = M + (size_t)ls->index[b] * n;
-        double *out = ls->lu + (size_t)b * nb;
-        for (int a = 0; a < nb; ++a) out[a] = col[ls->index[a]];
-        if (ls->force[ls->index[b]]) out[b] += eps;
-    }
-    if (nb > 0 && !pp_lcp_lu_factor(nb, ls->lu, ls->piv)) return -1;
-    return nb;
-}
-
-/* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->zb (basis order). */
-static void tikhonov_step(pp_load_sharing *ls, int nb, const double *q, double eps)
+/* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->rhs (basis order). */
+static void tikhonov_step(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q,
+                          double eps)
 {
     for (int b = 0; b < nb; ++b) {
         int i = ls->index[b];
         ls->rhs[b] = -q[i] + (ls->force[i] ? eps * ls->zb[b] : 0.0);
     }
-    pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
+    basis_solve(ls, mat, nb, ls->rhs);
 }
 
-/* One primal-dual active-set step on the compliant LCP(M + eps D, q) (a semismooth Newton
- * step on min(z, w) = 0): the solution of (1) on `basis`, then the basis flipped where it is
- * infeasible, basic z_i < 0 out and nonbasic w_i < 0 in (to the rounding allowances of
- * LS_NEGATIVE and ls->tau). Returns the number of flips (0: z(eps) solves the compliant LCP,
- * the LU of its block in ls->lu, its basic part in ls->zb and *nb its size), or -1 when the
- * block is singular. */
-static int compliant_step(pp_load_sharing *ls, int n, const double *M, const double *q,
-                          double eps, unsigned char *basis, int *nb_out)
+/* The solution of (1) on `basis`: factored, z_B(eps) in ls->zb. Returns its size, or -1 when
+ * the block is singular (or refused) or the solution not finite. */
+static int compliant_solve(pp_load_sharing *ls, const ls_matrix *mat, const double *q,
+                           double eps, const unsigned char *basis)
 {
-    int nb = factor_basis(ls, n, M, eps, basis);
+    int nb = factor_basis(ls, mat, eps, basis);
     if (nb < 0) return -1;
     for (int b = 0; b < nb; ++b) ls->zb[b] = 0.0;
-    tikhonov_step(ls, nb, q, eps);
+    tikhonov_step(ls, mat, nb, q, eps);
     memcpy(ls->zb, ls->rhs, (size_t)nb * sizeof *ls->zb);
     if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return -1;
+    return nb;
+}
+
+/* The flips of a primal-dual active-set step from the solution compliant_solve left: basic
+ * z_i < 0 out and nonbasic w_i < 0 in (to the rounding allowances of LS_NEGATIVE and
+ * ls->tau). Returns their number (0: z(eps) solves the compliant LCP). */
+static int compliant_flips(pp_load_sharing *ls, const ls_matrix *mat, const double *q, int nb,
+                           unsigned char *basis)
+{
+    const int n = mat->n;
     /* w_N = M_NB z_B + q_N (z_N = 0, so the compliance adds nothing there), into ls->z */
-    for (int i = 0; i < n; ++i) ls->z[i] = q[i];
-    for (int b = 0; b < nb; ++b) pp_lcp_vec_axpy(n, ls->z, M + (size_t)ls->index[b] * n, ls->zb[b]);
+    basic_residual(ls, mat, nb, q, ls->z);
     int flips = 0;
     for (int i = 0; i < n; ++i)
         if (!basis[i] && ls->z[i] < -LS_ROUNDING / LS_CLOSED * ls->tau[i]) {
@@ -318,35 +553,168 @@ static int compliant_step(pp_load_sharing *ls, int n, const double *M, const dou
             basis[ls->index[b]] = 0;
             ++flips;
         }
+    return flips;
+}
+
+/* One primal-dual active-set step on the compliant LCP(M + eps D, q) (a semismooth Newton
+ * step on min(z, w) = 0): the solution of (1) on `basis`, then the basis flipped where it is
+ * infeasible. Returns the number of flips (0: z(eps) solves the compliant LCP, the factors
+ * of its block kept, its basic part in ls->zb and *nb its size), or -1 when the block is
+ * singular. */
+static int compliant_step(pp_load_sharing *ls, const ls_matrix *mat, const double *q,
+                          double eps, unsigned char *basis, int *nb_out)
+{
+    int nb = compliant_solve(ls, mat, q, eps, basis);
+    if (nb < 0) return -1;
+    int flips = compliant_flips(ls, mat, q, nb, basis);
     *nb_out = nb;
     return flips;
 }
 
+/* eps = LS_EPS max_i A_ii over the impulse unknowns; 0 when there is none */
+static double compliance(const pp_load_sharing *ls, const ls_matrix *mat)
+{
+    double dmax = 0.0;
+    for (int i = 0; i < mat->n; ++i)
+        if (ls->force[i]) dmax = fmax(dmax, diagonal(mat, i));
+    return LS_EPS * dmax;
+}
+
+/* z0 of (2) on the compliant basis B = ls->basis (factored, of size nb; ls->zb: z_B(eps)),
+ * by (3) on an offset, into ls->z; then checked as an answer of LCP(M, q): the acceptance of
+ * every solve, rel(z) <= rel_max and r(z) <= res_max. z_lemke: Lemke's answer (the reference
+ * when it lives on B), or NULL. 1 when accepted (*check: its residual fields over `base`),
+ * *lemke_reference set to whether Lemke's answer was the reference. */
+static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const double *q,
+                           double eps, int nb, const double *z_lemke, const pp_lcp_options *o,
+                           double rel_max, double res_max, int *lemke_reference,
+                           pp_lcp_result *check)
+{
+    const int n = mat->n;
+    const unsigned char *basis = ls->basis;
+    /* (3) in two parts. A right-hand side that is consistent only to rounding (gaps of
+     * 1e-13 m over h; q_B with a part along L of 1e-16 relative) makes the iterates of (3)
+     * drift by that inconsistency / eps per step and never settle. So (3) runs on the
+     * offset d = z - z_r from a reference z_r that solves the B-system exactly for
+     * q'_B = -M_BB z_r,B: then (3) is d <- eps (M + eps D)^-1 D d from d = -z_r, which
+     * converges to minus z_r's component in null(M_BB) (along V), and z0 = z_r + d. The
+     * reference is Lemke's z_L when it lives on B (z_L,N = 0); otherwise the iterate of (3)
+     * on q once its change stops shrinking. q' differs from q by w_B(z_r), which must be
+     * within the rows' closed tolerance tau (else Lemke's answer is kept). A gain: M_BB z0 =
+     * M_BB z_r to rounding, so where z_r is Lemke's answer the velocities are its own. */
+    int reference_lemke = z_lemke != NULL;
+    for (int i = 0; i < n && reference_lemke; ++i)
+        if (z_lemke[i] > 0.0 && !basis[i]) reference_lemke = 0;
+    *lemke_reference = reference_lemke;
+    if (reference_lemke) {
+        for (int c = 0; c < nb; ++c) ls->zb[c] = z_lemke[ls->index[c]];
+    } else {
+        double previous = INFINITY;
+        for (int it = 0; it < LS_ITERATIONS; ++it) {
+            tikhonov_step(ls, mat, nb, q, eps);
+            double change = 0.0;
+            for (int c = 0; c < nb; ++c) {
+                change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+                ls->zb[c] = ls->rhs[c];
+            }
+            if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return 0;
+            const double size = pp_lcp_inf_norm(nb, ls->zb);
+            if (change <= LS_SETTLED * size || (change <= LS_FLOOR * size && change > 0.25 * previous))
+                break;
+            /* A change that no longer shrinks at all is the drift of an inconsistent q_B
+             * (above): along null(M_BB), where it leaves w_B(z_r) alone and the offset
+             * iteration removes it, and more steps only add to it. Measured 5e-8 ||z|| a
+             * step on the 30-box pile's largest island, which ran all LS_ITERATIONS solves
+             * here every step. Whether z_r is a reference is the check of w_B below. */
+            if (change >= LS_DRIFT * previous) break;
+            previous = change;
+        }
+    }
+    /* q' - q = w_B(z_r) within the closed tolerance */
+    if (!basic_rows_closed(ls, mat, nb, q)) return 0;
+    double *reference = ls->z;
+    memcpy(reference, ls->zb, (size_t)nb * sizeof *reference);
+    for (int c = 0; c < nb; ++c) ls->zb[c] = -reference[c];
+    const double size = pp_lcp_inf_norm(nb, reference);
+    int settled = 0;
+    double previous = INFINITY;
+    for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
+        for (int c = 0; c < nb; ++c)
+            ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
+        basis_solve(ls, mat, nb, ls->rhs);
+        double change = 0.0;
+        for (int c = 0; c < nb; ++c) {
+            change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
+            ls->zb[c] = ls->rhs[c];
+        }
+        if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return 0;
+        settled = change <= LS_SETTLED * size ||
+                  (change <= LS_FLOOR * size && change > 0.25 * previous);
+        previous = change;
+    }
+    if (!settled) return 0;
+    for (int c = 0; c < nb; ++c) ls->zb[c] += reference[c];
+
+    /* z0: rounding of zeros cleared; then the acceptance of every solve, on (M, q) */
+    double zmax = pp_lcp_inf_norm(nb, ls->zb);
+    for (int i = 0; i < n; ++i) ls->z[i] = 0.0;
+    for (int b = 0; b < nb; ++b) {
+        if (ls->zb[b] < -LS_NEGATIVE * zmax) return 0;
+        ls->z[ls->index[b]] = ls->zb[b] > 0.0 ? ls->zb[b] : 0.0;
+    }
+    return accept(mat, q, o, ls->z, ls->w, check) && check->relative_residual <= rel_max &&
+           check->residual <= res_max;
+}
+
+/* Lemke on the compliant LCP(M + eps D, q) from `basis` (step 2), at most LS_LEMKE_PIVOTS
+ * pivots; its basis left in `basis`, refactored (*nb its size). 0 when it did not solve. */
+static int compliant_lemke(pp_load_sharing *ls, pp_lcp_workspace *lcp, const ls_matrix *mat,
+                           const double *q, double eps, const pp_lcp_options *o,
+                           unsigned char *basis, int *nb)
+{
+    const int n = mat->n;
+    /* by columns: not run. Measured on heap20's island (678 unknowns, standard model): Lemke
+     * on M + eps D by columns (pp_lcp_solve_csc) within LS_LEMKE_PIVOTS did not reach the
+     * compliant LCP's basis and cost 4.7 ms a step (the rest of the step: 0.7 ms); unbounded
+     * it took ~700 pivots (55 ms a step) to a basis on which the limit has negative loads. */
+    if (!mat->M) return 0;
+    if (!grow_matrix(&ls->Me, &ls->Me_capacity, (size_t)n * n)) return 0;
+    memcpy(ls->Me, mat->M, (size_t)n * n * sizeof *ls->Me);
+    for (int i = 0; i < n; ++i)
+        if (ls->force[i]) ls->Me[i + (size_t)i * n] += eps;
+    pp_lcp_options lo = *o;
+    lo.warm_start = 1;
+    /* bounded: from a basis this close to the limit's a few pivots suffice; an island
+     * where they do not keeps Lemke's answer (a settled heap of 20 boxes, 678 unknowns,
+     * took 0.58 s a step here without the bound, 200 x the rest of its step) */
+    lo.max_pivots = LS_LEMKE_PIVOTS;
+    pp_lcp_result r;
+    if (pp_lcp_solve_lemke(lcp, n, ls->Me, q, &lo, basis, ls->z, &r) != PP_OK) return 0;
+    *nb = factor_basis(ls, mat, eps, basis);
+    if (*nb < 0) return 0;
+    for (int b = 0; b < *nb; ++b) ls->zb[b] = ls->z[ls->index[b]];
+    return 1;
+}
+
 pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
-                                              int n, const double *M, const double *q,
-                                              int contacts, int k, int freedoms,
-                                              const pp_lcp_options *o,
+                                              int n, const double *M, const pp_lcp_csc *A,
+                                              const double *q, int contacts, int k,
+                                              int freedoms, const pp_lcp_options *o,
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result)
 {
-    PP_ASSERT(ls->capacity >= n && n >= 1, "pp_load_sharing_apply: workspace reserved");
+    PP_ASSERT(ls->capacity >= n && n >= 1 && (M || (A && A->n == n)),
+              "pp_load_sharing_apply: workspace reserved, a matrix");
+    const ls_matrix mat = {n, M, A};
     double *w = ls->w, *tau = ls->tau;
     const int start = ls->start;
     ls->start = 0;
     ls->found = 0;
-    if (n > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
+    if (M && n > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
 
     /* w = M z + q and the row sizes s_i = |q_i| + (sum_j |M_ij|) ||z|| (lcp.h) */
     const double znorm = pp_lcp_inf_norm(n, z);
-    for (int i = 0; i < n; ++i) {
-        w[i] = q[i];
-        tau[i] = 0.0;
-    }
-    for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
-                                     products would change at most the sign of a zero w_i) */
-        if (z[j] != 0.0) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
-        else pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
-    }
+    residual_and_row_sums(&mat, q, z, w, tau);
     for (int i = 0; i < n; ++i) tau[i] = LS_CLOSED * (fabs(q[i]) + tau[i] * znorm);
 
     /* The active contacts' spanning columns: p, and beta_1 (beta_2 for k >= 3) */
@@ -362,23 +730,18 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     }
     if (m < 2) return PP_LOAD_UNIQUE;
     /* m columns in a space of `freedoms` dimensions are dependent without a test (a face on
-     * a face: 12 columns for 6 freedoms) */
+     * a face: 12 columns for 6 freedoms); otherwise the test, dense on the m x m block (by
+     * columns only up to LS_MAX_UNKNOWNS of them: above, Lemke's answer is kept) */
     if (m <= freedoms) {
+    if (!M && m > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
     if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)m * m)) return PP_LOAD_KEPT;
-    for (int b = 0; b < m; ++b)
-        for (int a = 0; a < m; ++a) {
-            int i = ls->index[a], j = ls->index[b];
-            ls->lu[a + (size_t)b * m] = 0.5 * (M[i + (size_t)j * n] + M[j + (size_t)i * n]);
-        }
+    gather_symmetric(ls, &mat, m);
     if (psd_rank(m, ls->lu) == m) return PP_LOAD_UNIQUE;
     }
 
     /* Redundant: the compliance limit. eps from the largest impulse diagonal. */
-    double dmax = 0.0;
-    for (int i = 0; i < n; ++i)
-        if (ls->force[i]) dmax = fmax(dmax, M[i + (size_t)i * n]);
-    if (!(dmax > 0.0)) return PP_LOAD_KEPT;
-    const double eps = LS_EPS * dmax;
+    const double eps = compliance(ls, &mat);
+    if (!(eps > 0.0)) return PP_LOAD_KEPT;
 
     /* 1. Lemke's basis with the closed, unloaded supports' normals added (into ls->derived),
      * ... */
@@ -389,118 +752,30 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     /* 0. ... but first the compliant basis of this island's last solve where the caller has
      * it (ls->start: pp_peg_solve keeps it with the warm start, by constraint identity) and
      * it is another: kept if it is the compliant LCP's basis as it stands (no flip) */
-    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
+    if (M && !grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
     int nb = -1;
     if (start && memcmp(basis, derived, (size_t)n) != 0 &&
-        compliant_step(ls, n, M, q, eps, basis, &nb) != 0)
+        compliant_step(ls, &mat, q, eps, basis, &nb) != 0)
         nb = -1;
     if (nb < 0) memcpy(basis, derived, (size_t)n);
     /* ... and the primal-dual active-set steps from it */
     for (int step = 0; step < LS_ACTIVE_SET_STEPS && nb < 0; ++step) {
-        int flips = compliant_step(ls, n, M, q, eps, basis, &nb);
+        int flips = compliant_step(ls, &mat, q, eps, basis, &nb);
         if (flips < 0) break;          /* singular block */
         if (flips > 0) nb = -1;        /* another basis to try */
     }
     /* 2. otherwise the compliant LCP's own basis, by Lemke from that basis */
-    if (nb < 0) {
-        if (!grow_matrix(&ls->Me, &ls->Me_capacity, (size_t)n * n)) return PP_LOAD_KEPT;
-        memcpy(ls->Me, M, (size_t)n * n * sizeof *ls->Me);
-        for (int i = 0; i < n; ++i)
-            if (ls->force[i]) ls->Me[i + (size_t)i * n] += eps;
-        pp_lcp_options lo = *o;
-        lo.warm_start = 1;
-        /* bounded: from a basis this close to the limit's a few pivots suffice; an island
-         * where they do not keeps Lemke's answer (a settled heap of 20 boxes, 678 unknowns,
-         * took 0.58 s a step here without the bound, 200 x the rest of its step) */
-        lo.max_pivots = LS_LEMKE_PIVOTS;
-        pp_lcp_result r;
-        if (pp_lcp_solve_lemke(lcp, n, ls->Me, q, &lo, basis, ls->z, &r) != PP_OK)
-            return PP_LOAD_KEPT;
-        nb = factor_basis(ls, n, M, eps, basis);
-        if (nb < 0) return PP_LOAD_KEPT;
-        for (int b = 0; b < nb; ++b) ls->zb[b] = ls->z[ls->index[b]];
-    }
+    if (nb < 0 && !compliant_lemke(ls, lcp, &mat, q, eps, o, basis, &nb)) return PP_LOAD_KEPT;
     ls->found = 1; /* basis: the compliant LCP's, for the next solve's start */
 
-    /* (3) in two parts. A right-hand side that is consistent only to rounding (gaps of
-     * 1e-13 m over h; q_B with a part along L of 1e-16 relative) makes the iterates of (3)
-     * drift by that inconsistency / eps per step and never settle. So (3) runs on the
-     * offset d = z - z_r from a reference z_r that solves the B-system exactly for
-     * q'_B = -M_BB z_r,B: then (3) is d <- eps (M + eps D)^-1 D d from d = -z_r, which
-     * converges to minus z_r's component in null(M_BB) (along V), and z0 = z_r + d. The
-     * reference is Lemke's z_L when it lives on B (z_L,N = 0); otherwise the iterate of (3)
-     * on q once its change stops shrinking. q' differs from q by w_B(z_r), which must be
-     * within the rows' closed tolerance tau (else Lemke's answer is kept). A gain: M_BB z0 =
-     * M_BB z_r to rounding, so where z_r is Lemke's answer the velocities are its own. */
-    int lemke_reference = 1;
-    for (int i = 0; i < n && lemke_reference; ++i)
-        if (z[i] > 0.0 && !basis[i]) lemke_reference = 0;
-    if (lemke_reference) {
-        for (int c = 0; c < nb; ++c) ls->zb[c] = z[ls->index[c]];
-    } else {
-        double previous = INFINITY;
-        for (int it = 0; it < LS_ITERATIONS; ++it) {
-            tikhonov_step(ls, nb, q, eps);
-            double change = 0.0;
-            for (int c = 0; c < nb; ++c) {
-                change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
-                ls->zb[c] = ls->rhs[c];
-            }
-            if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
-            const double size = pp_lcp_inf_norm(nb, ls->zb);
-            if (change <= LS_SETTLED * size || (change <= LS_FLOOR * size && change > 0.25 * previous))
-                break;
-            /* A change that no longer shrinks at all is the drift of an inconsistent q_B
-             * (above): along null(M_BB), where it leaves w_B(z_r) alone and the offset
-             * iteration removes it, and more steps only add to it. Measured 5e-8 ||z|| a
-             * step on the 30-box pile's largest island, which ran all LS_ITERATIONS solves
-             * here every step. Whether z_r is a reference is the check of w_B below. */
-            if (change >= LS_DRIFT * previous) break;
-            previous = change;
-        }
-    }
-    /* q' - q = w_B(z_r) within the closed tolerance */
-    for (int c = 0; c < nb; ++c) {
-        int i = ls->index[c];
-        const double *row = M + i;
-        double wi = q[i];
-        for (int e = 0; e < nb; ++e) wi += row[(size_t)ls->index[e] * n] * ls->zb[e];
-        if (fabs(wi) > tau[i]) return PP_LOAD_KEPT;
-    }
-    double *reference = ls->z;
-    memcpy(reference, ls->zb, (size_t)nb * sizeof *reference);
-    for (int c = 0; c < nb; ++c) ls->zb[c] = -reference[c];
-    const double size = pp_lcp_inf_norm(nb, reference);
-    int settled = 0;
-    double previous = INFINITY;
-    for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
-        for (int c = 0; c < nb; ++c)
-            ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
-        pp_lcp_lu_solve(nb, ls->lu, ls->piv, ls->rhs);
-        double change = 0.0;
-        for (int c = 0; c < nb; ++c) {
-            change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
-            ls->zb[c] = ls->rhs[c];
-        }
-        if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return PP_LOAD_KEPT;
-        settled = change <= LS_SETTLED * size ||
-                  (change <= LS_FLOOR * size && change > 0.25 * previous);
-        previous = change;
-    }
-    if (!settled) return PP_LOAD_KEPT;
-    for (int c = 0; c < nb; ++c) ls->zb[c] += reference[c];
-
-    /* z0: rounding of zeros cleared; then the acceptance of every solve, on (M, q) */
-    double zmax = pp_lcp_inf_norm(nb, ls->zb);
-    for (int i = 0; i < n; ++i) ls->z[i] = 0.0;
-    for (int b = 0; b < nb; ++b) {
-        if (ls->zb[b] < -LS_NEGATIVE * zmax) return PP_LOAD_KEPT;
-        ls->z[ls->index[b]] = ls->zb[b] > 0.0 ? ls->zb[b] : 0.0;
-    }
+    /* the limit, as accurate as Lemke's answer or within LS_ACCURACY */
     pp_lcp_result check = *result;
-    if (!pp_lcp_accept(n, M, q, 0.0, o, ls->z, w, &check) ||
-        check.relative_residual > fmax(result->relative_residual, LS_ACCURACY) ||
-        check.residual > fmax(result->residual, LS_ACCURACY * pp_lcp_inf_norm(n, q))) return PP_LOAD_KEPT;
+    int lemke_reference = 0;
+    if (!compliant_limit(ls, &mat, q, eps, nb, z, o,
+                         fmax(result->relative_residual, LS_ACCURACY),
+                         fmax(result->residual, LS_ACCURACY * pp_lcp_inf_norm(n, q)),
+                         &lemke_reference, &check))
+        return PP_LOAD_KEPT;
 
     double change = 0.0;
     for (int i = 0; i < n; ++i) change = fmax(change, fabs(ls->z[i] - z[i]));
@@ -516,4 +791,75 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     memcpy(z, ls->z, (size_t)n * sizeof *z);
     *result = check;
     return impulses_only ? PP_LOAD_SHARED_IMPULSES : PP_LOAD_SHARED;
+}
+
+/* Without Lemke's answer (an island by columns): primal-dual active-set steps on the
+ * compliant LCP from ls->basis, at most `steps` factorisations (1: the basis must be the
+ * compliant LCP's as it stands), the rows' sizes s_i taken at ||z(eps)||; then the limit and
+ * the exact acceptance on LCP(A, q) within LS_ACCURACY. */
+static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_csc *A,
+                                             const double *q, const pp_lcp_options *o,
+                                             int steps, double *z, pp_lcp_result *result)
+{
+    const int n = A->n;
+    PP_ASSERT(ls->capacity >= n && n >= 1, "load sharing: workspace reserved");
+    const ls_matrix mat = {n, NULL, A};
+    const double started = pp_lcp_clock();
+    ls->found = 0;
+    ls->refused = 0;
+    const double eps = compliance(ls, &mat);
+    if (!(eps > 0.0)) return PP_LOAD_KEPT;
+    /* the row sums of |M| once (in ls->w until the acceptance overwrites it) */
+    residual_and_row_sums(&mat, q, NULL, ls->rhs, ls->w);
+    int nb = -1;
+    for (int step = 0; step < steps && nb < 0; ++step) {
+        nb = compliant_solve(ls, &mat, q, eps, ls->basis);
+        if (nb < 0) return PP_LOAD_KEPT;
+        const double znorm = pp_lcp_inf_norm(nb, ls->zb);
+        for (int i = 0; i < n; ++i) ls->tau[i] = LS_CLOSED * (fabs(q[i]) + ls->w[i] * znorm);
+        if (compliant_flips(ls, &mat, q, nb, ls->basis) != 0) nb = -1;
+    }
+    if (nb < 0) return PP_LOAD_KEPT;
+    ls->found = 1;
+    pp_lcp_result check;
+    memset(&check, 0, sizeof check);
+    int lemke_reference;
+    if (!compliant_limit(ls, &mat, q, eps, nb, NULL, o, LS_ACCURACY,
+                         LS_ACCURACY * pp_lcp_inf_norm(n, q), &lemke_reference, &check)) {
+        ls->found = 0;
+        return PP_LOAD_KEPT;
+    }
+    memcpy(z, ls->z, (size_t)n * sizeof *z);
+    check.status = PP_LCP_SOLVED;
+    check.attempts = 1;
+    check.seconds = pp_lcp_clock() - started;
+    *result = check;
+    return PP_LOAD_SHARED;
+}
+
+pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const pp_lcp_csc *A,
+                                             const double *q, const pp_lcp_options *o,
+                                             double *z, pp_lcp_result *result)
+{
+    pp_load_sharing_outcome out = without_lemke(ls, A, q, o, 1, z, result);
+    if (out == PP_LOAD_SHARED) result->warm_started = 1;
+    return out;
+}
+
+pp_load_sharing_outcome pp_load_sharing_cold(pp_load_sharing *ls, const pp_lcp_csc *A,
+                                             const double *q, int contacts, int k,
+                                             const pp_lcp_options *o, double *z,
+                                             pp_lcp_result *result)
+{
+    /* the crash basis: every contact closed or approaching (q_p <= 0) carries a load, and
+     * its friction sticks, every direction basic (the steps take out those with beta < 0,
+     * the directions along the small slip); sigma, and everything of the others, nonbasic */
+    memset(ls->basis, 0, (size_t)A->n);
+    for (int t = 0; t < contacts; ++t) {
+        const int p = ls->normal[t];
+        if (!(q[p] <= 0.0)) continue;
+        ls->basis[p] = 1;
+        for (int l = 0; ls->beta[t] >= 0 && l < k; ++l) ls->basis[ls->beta[t] + l] = 1;
+    }
+    return without_lemke(ls, A, q, o, LS_COLD_STEPS, z, result);
 }

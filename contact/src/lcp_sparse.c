@@ -889,3 +889,48 @@ int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const doub
     for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
     return 1;
 }
+
+/* ---- One sparse LU outside a Lemke path (load sharing, lcp_load_sharing.c) -------------
+ *
+ * KLU (BTF, AMD, partial pivoting: tol = 1, as solve_gathered) of one m x m matrix by
+ * columns, kept for repeated solves. Held to the work bound of every large basis
+ * (PP_LCP_FACTOR_WORK, lu_work): above it nothing is factorised and *refused is set. */
+struct pp_lcp_lu {
+    int m;
+    klu_common common;
+    klu_symbolic *symbolic;
+    klu_numeric *numeric;
+};
+
+pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const double *Ax,
+                                   int *refused)
+{
+    *refused = 0;
+    pp_lcp_lu *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->m = m;
+    klu_defaults(&f->common);
+    f->common.tol = 1.0;
+    f->symbolic = klu_analyze(m, (int *)Ap, (int *)Ai, &f->common);
+    if (f->symbolic && lu_work(f->symbolic, m) > factor_work) *refused = 1;
+    else if (f->symbolic)
+        f->numeric = klu_factor((int *)Ap, (int *)Ai, (double *)Ax, f->symbolic, &f->common);
+    if (!f->numeric || f->common.status != KLU_OK) {
+        pp_lcp_lu_sparse_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b)
+{
+    klu_solve(f->symbolic, f->numeric, f->m, 1, b, &f->common);
+}
+
+void pp_lcp_lu_sparse_free(pp_lcp_lu *f)
+{
+    if (!f) return;
+    if (f->numeric) klu_free_numeric(&f->numeric, &f->common);
+    if (f->symbolic) klu_free_symbolic(&f->symbolic, &f->common);
+    free(f);
+}

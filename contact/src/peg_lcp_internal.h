@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+struct pp_lcp_csc; /* lcp_internal.h: a large LCP's matrix by columns */
+
 struct pp_peg_workspace {
     int max_bodies, max_contacts, max_sets, max_directions, n_max, max_rows;
     int *row_first;       /* per set: first row in jac (rows: normal, k friction, slacks) */
@@ -105,6 +107,15 @@ typedef struct pp_load_sharing {
                               first; cleared by pp_load_sharing_apply */
     int found;             /* on return: basis holds the compliant LCP's basis */
     unsigned char *derived; /* n: the start derived from Lemke's answer */
+    /* by columns (an island of pp_peg_csc_min_n unknowns or more): (M + eps D)_BB gathered
+     * by columns for KLU, its factors, and a row's place in B (-1 between uses) */
+    int *place;            /* n */
+    int *Ap, *Ai;          /* n + 1; a_capacity */
+    double *Ax;            /* a_capacity */
+    size_t a_capacity;
+    struct pp_lcp_lu *sparse_lu;
+    int refused;           /* factorisations refused by the work bound (PP_LCP_FACTOR_WORK)
+                              in the last call */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {
@@ -121,15 +132,34 @@ typedef enum pp_load_sharing_outcome {
 pp_status pp_load_sharing_reserve(pp_load_sharing *ls, int n);
 void pp_load_sharing_free(pp_load_sharing *ls);
 /* z: Lemke's accepted solution of LCP(M, q) (n unknowns, `contacts` contacts, k friction
- * directions; freedoms: 6 x the island's bodies with W_b != 0, a bound on rank(A)), replaced on PP_LOAD_SHARED, when `result`'s residual fields are updated to
- * the new z. lemke_basis (optional): its basis. lcp: a Lemke workspace of capacity >= n (its
- * contents are overwritten). o: the options of the solve (tolerances, budget). */
+ * directions; freedoms: 6 x the island's bodies with W_b != 0, a bound on rank(A)), replaced
+ * on PP_LOAD_SHARED, when `result`'s residual fields are updated to the new z. M dense
+ * (column-major), or NULL and A by columns (an island of pp_peg_csc_min_n unknowns or more).
+ * lemke_basis (optional): its basis. lcp: a Lemke workspace of capacity >= n (its contents
+ * are overwritten). o: the options of the solve (tolerances, budget). */
 pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_workspace *lcp,
-                                              int n, const double *M, const double *q,
-                                              int contacts, int k, int freedoms,
-                                              const pp_lcp_options *o,
+                                              int n, const double *M, const struct pp_lcp_csc *A,
+                                              const double *q, int contacts, int k,
+                                              int freedoms, const pp_lcp_options *o,
                                               const unsigned char *lemke_basis, double *z,
                                               pp_lcp_result *result);
+/* Before Lemke, for an island by columns (A) whose warm start carries a compliant basis
+ * (ls->basis, as the caller set it for ls->start): that basis tried as the compliant LCP's
+ * (one factorisation, no flip), its limit z0 and the exact acceptance on LCP(A, q) within
+ * LS_ACCURACY. PP_LOAD_SHARED: z = z0, result filled (0 pivots, warm_started), ls->found;
+ * PP_LOAD_KEPT: nothing written, Lemke is to run. ls->force as for pp_load_sharing_apply. */
+pp_load_sharing_outcome pp_load_sharing_kept(pp_load_sharing *ls, const struct pp_lcp_csc *A,
+                                             const double *q, const pp_lcp_options *o,
+                                             double *z, pp_lcp_result *result);
+/* Before Lemke, for an island by columns with no warm start (cold): primal-dual
+ * active-set steps on the compliant LCP from a crash basis built from the data (the normals
+ * of the contacts with q_p <= 0 and their friction directions basic), at most LS_COLD_STEPS
+ * factorisations, then the limit and the exact acceptance as pp_load_sharing_kept. ls->normal,
+ * ls->beta, ls->force as for pp_load_sharing_apply. */
+pp_load_sharing_outcome pp_load_sharing_cold(pp_load_sharing *ls, const struct pp_lcp_csc *A,
+                                             const double *q, int contacts, int k,
+                                             const pp_lcp_options *o, double *z,
+                                             pp_lcp_result *result);
 
 /* A large island's matrix by columns (peg_mlcp.c csc_assemble): the columns (pp_lcp_csc)
  * and the assembly's scratch (of n, and of the problem's bodies). Grown to the largest

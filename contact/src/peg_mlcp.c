@@ -1234,6 +1234,51 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
 }
 #undef GROW_TO
 
+/* Load sharing's description of island s (lcp_load_sharing.c): its arrays reserved, the
+ * impulse unknowns (force), each set's p and first friction unknown, the freedoms (6 per
+ * coupled body, each counted once: fill[] as a stamp, build_rows leaves it >= 0), and the
+ * compliant basis kept in bit 1 of the warm start's bytes (ls->start: one was kept). */
+static pp_status sharing_setup(pp_peg_workspace *ws, const lcp_layout *island, const int *list,
+                               int count, int s, int n, const unsigned char *basis,
+                               int *freedoms)
+{
+    dense_store *d = ws->dense;
+    pp_load_sharing *ls = &d->load;
+    const int k = island->k;
+    pp_status room = pp_load_sharing_reserve(ls, n);
+    if (room != PP_OK) {
+        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d unknowns)", n);
+        return room;
+    }
+    memset(ls->force, 0, (size_t)n);
+    *freedoms = 0;
+    for (int t = 0; t < count; ++t)
+        for (int side = 0; side < 2; ++side) {
+            int b = ws->set_body[2 * list[t] + side];
+            if (b >= 0 && ws->coupled[b] && ws->fill[b] != -1 - s) {
+                ws->fill[b] = -1 - s;
+                *freedoms += 6;
+            }
+        }
+    for (int t = 0; t < count; ++t) {
+        int j = list[t];
+        ls->normal[t] = row_index(island, j, 0);
+        ls->beta[t] = col_index(island, j, 1);
+        for (int l = 0; l <= k; ++l) {
+            int at = col_index(island, j, l);
+            if (at >= 0) ls->force[at] = 1;
+        }
+    }
+    /* bit 1 of a basis byte: the compliant basis of load sharing, kept with the warm start
+     * (peg.h "basis") as its start next time */
+    ls->start = 0;
+    for (int a = 0; basis && a < n; ++a) {
+        ls->basis[a] = (unsigned char)(basis[d->island_map[a]] >> 1);
+        ls->start |= ls->basis[a];
+    }
+    return PP_OK;
+}
+
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
@@ -1329,7 +1374,48 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int schur = st == PP_OK; /* the joint equalities were eliminated */
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
-        if (st == PP_OK && n > 0) {
+        /* Redundant supports: the compliance limit instead of Lemke's vertex
+         * (lcp_load_sharing.c). Not with a compliance of the caller's (the LCP is then
+         * already regularised), only on an accepted solution, and not in an island with
+         * PEG I/X sets (K > 0): there the shared answers changed from one re-linearisation
+         * iterate to the next and the iteration stopped converging (the pouring scene's
+         * overlap went from 1e-20 to 5e-8 m^3 at h = 0.016, seed 1), so such islands keep
+         * Lemke's answer (README "Redundant supports"); nor in an island with joint rows:
+         * the joints carry no compliance, the limit was rarely found there (D = 0 on the
+         * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
+         * a step, the gripper 75 -> 164 us. */
+        const int may_share = n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
+                              nr == 0 && !pp->base.keep_lemke_vertex;
+        pp_load_sharing *ls = &d->load;
+        pp_lcp_options defaults = pp_lcp_options_default();
+        const pp_lcp_options *share_options = options ? options : &defaults;
+        int freedoms = 0;
+        /* An island by columns that kept a compliant basis tries it before Lemke
+         * (pp_load_sharing_kept): accepted, no Lemke solve at all */
+        int from_kept = 0, had_kept = 0;
+        if (st == PP_OK && may_share && by_columns) {
+            pp_status room = sharing_setup(ws, &island, list, count, s, n, basis, &freedoms);
+            if (room != PP_OK) return room;
+            had_kept = ls->start;
+            if (ls->start) {
+                from_kept = pp_load_sharing_kept(ls, &A, d->island_q, share_options,
+                                                 d->island_z, &r) == PP_LOAD_SHARED;
+                stats->load_shared += from_kept;
+                ls->start = 0; /* tried: not again after Lemke */
+            } else {
+                /* no compliant basis, and cold (no warm start for Lemke either: every
+                 * bit 0 clear): the compliant LCP's active-set steps from a crash basis */
+                int warm = 0;
+                for (int a = 0; basis && a < n && !warm; ++a) warm = d->island_basis[a] != 0;
+                if (!warm) {
+                    from_kept = pp_load_sharing_cold(ls, &A, d->island_q, count, k,
+                                                     share_options, d->island_z, &r) ==
+                                PP_LOAD_SHARED;
+                    stats->load_shared += from_kept;
+                }
+            }
+        }
+        if (st == PP_OK && n > 0 && !from_kept) {
             st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, options,
                                                basis ? d->island_basis : NULL, d->island_z, &r)
                             : pp_lcp_solve(d->lcp, n, M, d->island_q, options,
@@ -1342,72 +1428,37 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             r.status = PP_LCP_NUMERICAL;
         }
         int keep_motion = 0;
-        /* Redundant supports: the compliance limit instead of Lemke's vertex
-         * (lcp_load_sharing.c). Not with a compliance of the caller's (the LCP is then
-         * already regularised), only on an accepted solution, and not in an island with
-         * PEG I/X sets (K > 0): there the shared answers changed from one re-linearisation
-         * iterate to the next and the iteration stopped converging (the pouring scene's
-         * overlap went from 1e-20 to 5e-8 m^3 at h = 0.016, seed 1), so such islands keep
-         * Lemke's answer (README "Redundant supports"); nor in an island with joint rows:
-         * the joints carry no compliance, the limit was rarely found there (D = 0 on the
-         * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
-         * a step, the gripper 75 -> 164 us. */
-        const int sharing = st == PP_OK && n > 0 && ws->last_shift == 0.0 && K == 0 &&
-                            joint_count == 0 && nr == 0 && !pp->base.keep_lemke_vertex;
-        /* an island by columns is above load sharing's own bound (LS_MAX_UNKNOWNS, which
-         * keeps Lemke's answer there): counted as kept, its dense M never formed */
-        if (sharing && by_columns) ++stats->load_kept;
-        if (sharing && !by_columns) {
-            pp_load_sharing *ls = &d->load;
-            pp_status room = pp_load_sharing_reserve(ls, n);
-            if (room != PP_OK) {
-                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for load sharing (%d "
-                                     "unknowns)", n);
-                if (large) free(M);
-                return room;
-            }
-            memset(ls->force, 0, (size_t)n);
-            int freedoms = 0; /* 6 per coupled body, each counted once (fill[] as a stamp:
-                                 build_rows leaves it >= 0) */
-            for (int t = 0; t < count; ++t)
-                for (int side = 0; side < 2; ++side) {
-                    int b = ws->set_body[2 * list[t] + side];
-                    if (b >= 0 && ws->coupled[b] && ws->fill[b] != -1 - s) {
-                        ws->fill[b] = -1 - s;
-                        freedoms += 6;
-                    }
-                }
-            for (int t = 0; t < count; ++t) {
-                int j = list[t];
-                ls->normal[t] = row_index(&island, j, 0);
-                ls->beta[t] = col_index(&island, j, 1);
-                for (int l = 0; l <= k; ++l) {
-                    int at = col_index(&island, j, l);
-                    if (at >= 0) ls->force[at] = 1;
+        /* By columns, Lemke's answer accepted as it stood from the warm basis, and no
+         * compliant basis kept: the last step's load sharing started from this same Lemke
+         * basis and did not find the limit, so it is not run again until the basis changes
+         * (counted as kept; heap20's island, 678 unknowns under the standard model, paid
+         * 1.2 ms a step, 1.6x its step, for a search that failed every step) */
+        const int repeat = by_columns && basis && !had_kept && r.warm_started;
+        stats->load_kept += st == PP_OK && may_share && !from_kept && repeat;
+        const int sharing = st == PP_OK && may_share && !from_kept && !repeat;
+        if (sharing) {
+            if (!by_columns) {
+                pp_status room = sharing_setup(ws, &island, list, count, s, n, basis, &freedoms);
+                if (room != PP_OK) {
+                    if (large) free(M);
+                    return room;
                 }
             }
-            pp_lcp_options defaults = pp_lcp_options_default();
             for (int a = 0; a < n; ++a) ws->z_motion[d->island_map[a]] = d->island_z[a];
-            /* bit 1 of a basis byte: the compliant basis of load sharing, kept with the
-             * warm start (peg.h "basis") as its start next time */
-            ls->start = 0;
-            for (int a = 0; basis && a < n; ++a) {
-                ls->basis[a] = (unsigned char)(basis[d->island_map[a]] >> 1);
-                ls->start |= ls->basis[a];
-            }
             pp_load_sharing_outcome o = pp_load_sharing_apply(
-                ls, d->lcp, n, M, d->island_q, count, k, freedoms,
-                options ? options : &defaults,
-                basis ? d->island_basis : NULL, d->island_z, &r);
+                ls, d->lcp, n, by_columns ? NULL : M, by_columns ? &A : NULL, d->island_q,
+                count, k, freedoms, share_options, basis ? d->island_basis : NULL,
+                d->island_z, &r);
             stats->load_shared += o == PP_LOAD_SHARED || o == PP_LOAD_SHARED_IMPULSES;
             stats->load_kept += o == PP_LOAD_KEPT;
             /* Where only the impulses changed, the bodies move as Lemke's answer says: the
              * two differ in velocity by rounding alone, and Lemke's basis solution is the
              * more accurate (the limit comes from solves of condition ~1e5). */
             keep_motion = o == PP_LOAD_SHARED_IMPULSES;
-            for (int a = 0; basis && ls->found && a < n; ++a)
-                d->island_basis[a] |= (unsigned char)(ls->basis[a] << 1);
         }
+        /* the compliant basis found (by either), kept in bit 1 for the next step */
+        for (int a = 0; basis && (sharing || from_kept) && ls->found && a < n; ++a)
+            d->island_basis[a] |= (unsigned char)(ls->basis[a] << 1);
         if (large) free(M);
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;

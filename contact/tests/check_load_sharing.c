@@ -115,7 +115,7 @@ START_TEST(test_bare_redundant_pair)
     ls.force[0] = ls.force[1] = 1;
     pp_lcp_options o = pp_lcp_options_default();
     /* only impulses moved: the velocity M z + q is the same for both */
-    ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, q, 2, 4, 6, &o, basis, z, &r),
+    ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, NULL, q, 2, 4, 6, &o, basis, z, &r),
                      PP_LOAD_SHARED_IMPULSES);
     ck_assert_double_eq_tol(z[0], 1.0, TOL_SHARE);
     ck_assert_double_eq_tol(z[1], 1.0, TOL_SHARE);
@@ -145,7 +145,7 @@ START_TEST(test_bare_unique_untouched)
     ls.beta[0] = ls.beta[1] = -1;
     ls.force[0] = ls.force[1] = 1;
     pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, q, 2, 4, 6, &o, basis, z, &r),
+    ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, NULL, q, 2, 4, 6, &o, basis, z, &r),
                      PP_LOAD_UNIQUE);
     ck_assert(memcmp(z, z0, sizeof z) == 0);
     ck_assert(memcmp(&r, &r0, sizeof r) == 0);

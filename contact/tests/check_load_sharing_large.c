@@ -1,0 +1,326 @@
+/*
+ * Load sharing on an island assembled by columns (n >= pp_peg_csc_min_n, 257 unknowns by
+ * default: contact/src/lcp_load_sharing.c, "By columns"): the compliance limit computed on
+ * the sparse M by KLU, and the next step answered from the kept compliant basis alone.
+ *
+ * The scene: a rigid plate of mass m resting on an N x N grid of identical supports (static
+ * ground, normal +z, gap 0), symmetric about its centre of mass, free velocity
+ * v* = (delta, 0, -g h). Lemke's answer is a vertex (at most rank(A) = 3 of the normals
+ * loaded when frictionless); the compliance limit is the minimum-norm impulse set that
+ * balances the free momentum (every contact sticks: locally monotone, the same closed form as
+ * check_load_sharing.c's block on four supports), here with the supports at x_i, y_i about
+ * the centre and c below it:
+ *     p_i = m g h / N^2 + c m delta x_i / sum_j x_j^2,    f_i = (-m delta / N^2, 0).
+ */
+#include "pegplus/mlcp.h"
+
+#include "../src/lcp_internal.h"
+#include "../src/peg_lcp_internal.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define G 9.81
+#define H 0.01
+/* The limit from sparse LU solves of condition ~1/LS_EPS: rounding ~1e-10 relative to the
+ * reference it is computed from, Lemke's vertex, whose loads are of the order of the whole
+ * weight m g h (not of one share, m g h / N^2): the tolerance is relative to m g h. */
+#define TOL_SHARE 1e-9
+/* No overlap after the step beyond this (m). */
+#define TOL_OVERLAP 1e-9
+
+static pp_mlcp_workspace *g_ws;
+
+static void setup(void)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    ck_assert_int_eq(pp_mlcp_workspace_create(1, 400, 8, &g_ws), PP_OK);
+}
+
+static void teardown(void)
+{
+    pp_mlcp_workspace_destroy(g_ws);
+    pp_set_log_hook(NULL, NULL);
+}
+
+typedef struct plate {
+    int N, nc, k;
+    double m, mu, delta, e[3];
+    pp_mlcp_body body;
+    pp_contact c[400];
+    double xy[400][2];
+    double sum_x2;
+} plate;
+
+/* Plate of half extents (a, a, cz), centre at height cz; supports at a grid of pitch
+ * 2 a / N centred under it. */
+static void plate_build(plate *p, int N, double mu, int k, double delta)
+{
+    memset(p, 0, sizeof *p);
+    p->N = N;
+    p->nc = N * N;
+    p->k = k;
+    p->m = 3.0;
+    p->mu = mu;
+    p->delta = delta;
+    const double a = 0.5, cz = 0.05;
+    p->e[0] = p->e[1] = a;
+    p->e[2] = cz;
+    pp_mlcp_body *b = &p->body;
+    b->inv_mass = 1.0 / p->m;
+    b->inv_inertia[0] = 3.0 / (p->m * (a * a + cz * cz));
+    b->inv_inertia[4] = 3.0 / (p->m * (a * a + cz * cz));
+    b->inv_inertia[8] = 3.0 / (p->m * (a * a + a * a));
+    b->x[2] = cz;
+    b->v[0] = delta;
+    b->v[2] = -G * H;
+    const double pitch = 2.0 * a / N;
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            const int t = i * N + j;
+            p->xy[t][0] = (i - 0.5 * (N - 1)) * pitch;
+            p->xy[t][1] = (j - 0.5 * (N - 1)) * pitch;
+            p->sum_x2 += p->xy[t][0] * p->xy[t][0];
+            pp_contact *c = &p->c[t];
+            c->body_a = -1;
+            c->body_b = 0;
+            c->p_a[0] = p->xy[t][0];
+            c->p_a[1] = p->xy[t][1];
+            c->n[2] = 1.0;
+            c->mu = mu;
+        }
+}
+
+/* One solve; the closed form, the friction cone and no overlap after the step checked. */
+static void plate_solve_and_check(plate *p, unsigned char *basis, pp_mlcp_stats *st)
+{
+    pp_mlcp_problem prob = {H, 1, &p->body, p->nc, p->c, p->k, 0.0, 0, 0.0};
+    static double pn[400], beta[400 * 8], sigma[400], f[1200], nu[6];
+    pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
+    pp_lcp_options o = pp_lcp_options_default();
+    ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, st), PP_OK);
+    ck_assert_int_ge(st->largest_island, 257); /* by columns */
+    ck_assert_int_eq(st->load_shared, 1);
+    const double share = p->m * G * H / p->nc, cz = p->e[2], tol = TOL_SHARE * p->m * G * H;
+    double largest = 0.0;
+    for (int t = 0; t < p->nc; ++t) {
+        const double expect = share + cz * p->m * p->delta * p->xy[t][0] / p->sum_x2;
+        ck_assert_msg(fabs(pn[t] - expect) <= tol,
+                      "support %d of %d: p = %.17g, closed form %.17g (mu %g, k %d)", t, p->nc,
+                      pn[t], expect, p->mu, p->k);
+        largest = fmax(largest, pn[t]);
+        if (p->mu > 0.0) {
+            const double fx = -p->m * p->delta / p->nc;
+            ck_assert_msg(fabs(f[3 * t] - fx) <= tol && fabs(f[3 * t + 1]) <= tol,
+                          "support %d: friction (%g, %g), closed form (%g, 0)", t, f[3 * t],
+                          f[3 * t + 1], fx);
+            /* inside the friction cone (the pyramid: sum of beta <= mu p) */
+            double sum = 0.0;
+            for (int l = 0; l < p->k; ++l) {
+                ck_assert(beta[t * p->k + l] >= 0.0);
+                sum += beta[t * p->k + l];
+            }
+            ck_assert_msg(sum <= p->mu * pn[t] * (1.0 + 1e-12), "support %d: outside the "
+                          "friction cone, %g > mu p = %g", t, sum, p->mu * pn[t]);
+        }
+        /* the support point's normal velocity after the step: no overlap beyond TOL_OVERLAP
+         * (gap 0 now: the gap after the step is h v_n) */
+        const double *w = nu + 3;
+        const double r[2] = {p->xy[t][0], p->xy[t][1]};
+        const double vz = nu[2] + w[0] * r[1] - w[1] * r[0];
+        ck_assert_msg(H * vz >= -TOL_OVERLAP, "support %d sinks %g m", t, -H * vz);
+    }
+    /* Lemke's vertex loads a few supports: the limit loads every one (what this tests) */
+    ck_assert(largest < 2.0 * share);
+}
+
+/* The first solve (cold, an all-zero basis): answered by the compliant LCP's active-set
+ * steps from the crash basis, no Lemke pivot. The second, with only the compliant basis kept
+ * (bit 1; bit 0, Lemke's warm start, cleared): one factorisation of the kept basis, no pivot,
+ * accepted from the basis. */
+static void plate_two_steps(int N, double mu, int k, double delta)
+{
+    static plate p;
+    plate_build(&p, N, mu, k, delta);
+    const int size = pp_mlcp_lcp_size(p.nc, k);
+    unsigned char *basis = calloc((size_t)size, 1);
+    ck_assert_ptr_nonnull(basis);
+    pp_mlcp_stats st;
+    plate_solve_and_check(&p, basis, &st);
+    ck_assert_int_eq(st.lcp.pivots, 0);
+    int kept = 0;
+    for (int i = 0; i < size; ++i) {
+        kept |= basis[i] >> 1;
+        basis[i] &= 2;
+    }
+    ck_assert_msg(kept, "the compliant basis is kept in bit 1");
+    plate_solve_and_check(&p, basis, &st);
+    ck_assert_int_eq(st.lcp.pivots, 0);
+    ck_assert_int_eq(st.lcp.warm_started, 1);
+    free(basis);
+}
+
+/* After Lemke: the plate's LCP (pp_mlcp_last_lcp) by columns, solved by Lemke
+ * (pp_lcp_solve_csc: a vertex, a few supports loaded), then pp_load_sharing_apply on the
+ * columns: the closed form. */
+static void plate_after_lemke(int N, double mu, int k, double delta)
+{
+    static plate p;
+    plate_build(&p, N, mu, k, delta);
+    pp_mlcp_stats st;
+    plate_solve_and_check(&p, NULL, &st);
+    int n;
+    const double *M, *q;
+    pp_mlcp_last_lcp(g_ws, &n, &M, &q);
+    ck_assert_int_ge(n, PP_LCP_SPARSE_MIN_N);
+    /* M by columns, every diagonal entry present */
+    int *start = malloc(((size_t)n + 1) * sizeof *start), *rows = malloc((size_t)n * n * sizeof *rows);
+    double *values = malloc((size_t)n * n * sizeof *values);
+    ck_assert(start && rows && values);
+    int nnz = 0;
+    for (int j = 0; j < n; ++j) {
+        start[j] = nnz;
+        for (int i = 0; i < n; ++i)
+            if (M[i + (size_t)j * n] != 0.0 || i == j) {
+                rows[nnz] = i;
+                values[nnz++] = M[i + (size_t)j * n];
+            }
+    }
+    start[n] = nnz;
+    const pp_lcp_csc A = {n, start, rows, values};
+    pp_lcp_workspace *lcp = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &lcp), PP_OK);
+    double *z = calloc((size_t)n, sizeof *z);
+    unsigned char *basis = calloc((size_t)n, 1);
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve_csc(lcp, &A, q, NULL, basis, z, &r), PP_OK);
+    const double share = p.m * G * H / p.nc, tol = TOL_SHARE * p.m * G * H;
+    double largest = 0.0;
+    for (int t = 0; t < p.nc; ++t) largest = fmax(largest, z[t]);
+    ck_assert_msg(largest > 2.0 * share, "Lemke's answer is a vertex: largest load %g, share %g",
+                  largest, share);
+    /* the layout [p (nc); beta (nc k); sigma (nc)] of one island holding every contact */
+    pp_load_sharing ls;
+    memset(&ls, 0, sizeof ls);
+    ck_assert_int_eq(pp_load_sharing_reserve(&ls, n), PP_OK);
+    memset(ls.force, 0, (size_t)n);
+    for (int t = 0; t < p.nc; ++t) {
+        ls.normal[t] = t;
+        ls.beta[t] = mu > 0.0 ? p.nc + t * k : -1;
+        ls.force[t] = 1;
+        for (int l = 0; mu > 0.0 && l < k; ++l) ls.force[p.nc + t * k + l] = 1;
+    }
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_load_sharing_outcome out =
+        pp_load_sharing_apply(&ls, lcp, n, NULL, &A, q, p.nc, k, 6, &o, basis, z, &r);
+    ck_assert_msg(out == PP_LOAD_SHARED || out == PP_LOAD_SHARED_IMPULSES, "outcome %d", out);
+    ck_assert(ls.found);
+    for (int t = 0; t < p.nc; ++t) {
+        const double expect = share + p.e[2] * p.m * p.delta * p.xy[t][0] / p.sum_x2;
+        ck_assert_msg(fabs(z[t] - expect) <= tol, "support %d: p = %.17g, closed form %.17g",
+                      t, z[t], expect);
+    }
+    pp_load_sharing_free(&ls);
+    pp_lcp_workspace_destroy(lcp);
+    free(z);
+    free(basis);
+    free(start);
+    free(rows);
+    free(values);
+}
+
+START_TEST(test_plate_after_lemke_frictionless)
+{
+    plate_after_lemke(17, 0.0, 4, 0.0);
+}
+END_TEST
+
+START_TEST(test_plate_after_lemke_friction)
+{
+    plate_after_lemke(7, 0.5, 4, 0.005);
+}
+END_TEST
+
+START_TEST(test_plate_frictionless)
+{
+    plate_two_steps(17, 0.0, 4, 0.0); /* 289 normals */
+}
+END_TEST
+
+START_TEST(test_plate_friction_at_rest)
+{
+    plate_two_steps(7, 0.5, 4, 0.0); /* 49 contacts x 6 = 294 unknowns */
+}
+END_TEST
+
+START_TEST(test_plate_friction_pushed)
+{
+    /* m delta = 0.015 N s < mu m g h = 0.147 N s: sticking */
+    plate_two_steps(7, 0.5, 4, 0.005);
+}
+END_TEST
+
+/* Velocities from the limit (no Lemke answer in a step answered from the kept basis): the
+ * plate at rest stepped for 2 s (200 steps; its free velocity v + g h, its supports' gaps
+ * moved by h v_n, the contact points kept: the rotation stays below 1e-12 rad). Every step
+ * after the first is answered from the kept compliant basis; the plate must not creep: its
+ * speed stays at rounding level, and no support sinks beyond TOL_OVERLAP. */
+START_TEST(test_plate_rests)
+{
+    static plate p;
+    plate_build(&p, 7, 0.5, 4, 0.0);
+    const int size = pp_mlcp_lcp_size(p.nc, p.k);
+    unsigned char *basis = calloc((size_t)size, 1);
+    ck_assert_ptr_nonnull(basis);
+    static double pn[400], nu[6];
+    pp_mlcp_solution s = {pn, NULL, NULL, NULL, nu, NULL};
+    pp_lcp_options o = pp_lcp_options_default();
+    double fastest = 0.0, deepest = 0.0;
+    int pivots = 0, shared = 0;
+    for (int step = 0; step < 200; ++step) {
+        pp_mlcp_problem prob = {H, 1, &p.body, p.nc, p.c, p.k, 0.0, 0, 0.0};
+        pp_mlcp_stats st;
+        ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, &st), PP_OK);
+        pivots += st.lcp.pivots;
+        shared += st.load_shared;
+        double speed = 0.0;
+        for (int r = 0; r < 6; ++r) speed = fmax(speed, fabs(nu[r]));
+        fastest = fmax(fastest, speed);
+        for (int t = 0; t < p.nc; ++t) {
+            const double vz = nu[2] + nu[3] * p.xy[t][1] - nu[4] * p.xy[t][0];
+            p.c[t].psi += H * vz;
+            deepest = fmin(deepest, p.c[t].psi);
+        }
+        memcpy(p.body.v, nu, 3 * sizeof *nu);
+        memcpy(p.body.w, nu + 3, 3 * sizeof *nu);
+        p.body.v[2] -= G * H;
+    }
+    ck_assert_int_eq(pivots, 0);
+    ck_assert_int_eq(shared, 200);
+    ck_assert_msg(fastest <= 1e-12, "the plate creeps: %g m/s", fastest);
+    ck_assert_msg(deepest >= -TOL_OVERLAP, "a support sank %g m", -deepest);
+    free(basis);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("load_sharing_large");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_plate_frictionless);
+    tcase_add_test(tc, test_plate_friction_at_rest);
+    tcase_add_test(tc, test_plate_friction_pushed);
+    tcase_add_test(tc, test_plate_after_lemke_frictionless);
+    tcase_add_test(tc, test_plate_after_lemke_friction);
+    tcase_add_test(tc, test_plate_rests);
+    suite_add_tcase(s, tc);
+    SRunner *runner = srunner_create(s);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? 0 : 1;
+}
