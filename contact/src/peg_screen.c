@@ -38,8 +38,10 @@
  * G_O^T (nu+ - nu*)).
  *
  * The loop (an active-set method on the sets, each round exact):
- *   S_0 = the sets violated at the free motion (max_m g_m(nu*) < 0, the same test with
- *         x_S = 0) plus those whose p was basic in the warm-start basis (active last time);
+ *   S_0 = the sets closed at the free motion (max_m g_m(nu*) <= 0, the same test with
+ *         x_S = 0: closing, or touching at relative rest, as the supports of a resting stack,
+ *         which the free motion leaves at w_p = 0 above the lowest layer) plus those whose p
+ *         was basic in the warm-start basis (active last time);
  *   round: solve LCP(M_SS, q_S) (its own M by columns, memory of |S|), nu+ from its impulses,
  *         test every set of O; the violated ones join S (warm start: this round's basis, the
  *         joined sets' unknowns nonbasic), until none is violated.
@@ -169,10 +171,11 @@ static double row_change(const pp_peg_workspace *ws, const double *dv, int j, in
 
 /* Set j of O at the velocities nu* + dv: its completion written into the whole z (and its
  * basis bytes into `basis`, if given); returns 1 when the set is violated (w_p < 0, or a
- * completed row beyond the acceptance), and folds its rows into the residual bounds. */
+ * completed row beyond the acceptance; with `touching`, also w_p = 0: a closed gap at
+ * relative rest), and folds its rows into the residual bounds. */
 static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const double *dv, int j,
-                        double tol, double *zmax, double *residual, double *rel, double *min_w,
-                        double *complementarity, unsigned char *basis)
+                        double tol, int touching, double *zmax, double *residual, double *rel,
+                        double *min_w, double *complementarity, unsigned char *basis)
 {
     const int k = whole->k, row0 = ws->row_first[j];
     const int kj = ws->slack_first[j + 1] - ws->slack_first[j];
@@ -203,7 +206,7 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
     const double wp = q[p] + row_change(ws, dv, j, row0) + prefix;
     z[p] = 0.0;
     if (basis) basis[p] = 0;
-    if (wp < 0.0) violated = 1;
+    if (wp < 0.0 || (touching && wp <= 0.0)) violated = 1;
     wmin = fmin(wmin, wp);
     /* friction: beta = 0, sigma the smallest bound keeping the beta rows >= 0 */
     if (whole->friction[j] >= 0) {
@@ -259,11 +262,11 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         }                                                                                   \
     } while (0)
 
-/* The bytes of set j in a whole-indexed basis set to w basic (no working basis given). */
+/* The bytes of set j copied between whole-indexed bases (from NULL: w basic). */
 static void set_bytes(const pp_peg_workspace *ws, const lcp_layout *whole, int j,
-                      unsigned char *basis)
+                      const unsigned char *from, unsigned char *to)
 {
-    FOR_SET_UNKNOWNS(ws, whole, j, at, basis[at] = 0);
+    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? from[at] : 0);
 }
 
 /* z_motion = z on set j (no load sharing here: the bodies move with z). */
@@ -327,7 +330,9 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     pp_lcp_options defaults = pp_lcp_options_default();
     const pp_lcp_options *given = options ? options : &defaults;
     const double tol = given->residual_tol;
-    unsigned char *wb = basis ? basis : sc->basis; /* the working basis, whole-indexed */
+    /* the working basis, whole-indexed: the caller's bytes of the island, written back only
+     * when screening answers (a whole solve after it starts from the caller's own) */
+    unsigned char *wb = sc->basis;
     double *dv = sc->dv;
     /* S_0: the sets violated at the free motion (dv = 0), and those active in the warm start
      * (p basic). complete_set writes only O's place in z: it is rewritten below. */
@@ -336,10 +341,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     int sets = 0, n_s = 0;
     for (int t = 0; t < count; ++t) {
         const int j = island[t];
-        if (!basis) set_bytes(ws, whole, j, wb);
+        set_bytes(ws, whole, j, basis, wb);
         const int active = (given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1)) ||
-                           complete_set(ws, whole, dv, j, tol, &zmax, &residual, &rel, &min_w,
-                                        &compl, NULL);
+                           complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
+                                        &min_w, &compl, NULL);
         sc->in_s[j] = (unsigned char)active;
         if (active) {
             ++sets;
@@ -434,7 +439,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         for (int t = 0; t < count; ++t) {
             const int j = island[t];
             if (sc->in_s[j]) continue;
-            if (complete_set(ws, whole, dv, j, tol, &zmax, &residual, &rel, &min_w, &compl, wb)) {
+            if (complete_set(ws, whole, dv, j, tol, 0, &zmax, &residual, &rel, &min_w, &compl,
+                             wb)) {
                 sc->in_s[j] = 1;
                 ++joined;
             }
@@ -458,8 +464,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             ws->z[d->island_map[a]] = d->island_z[a];
             ws->z_motion[d->island_map[a]] = d->island_z[a];
         }
-        for (int t = 0; t < count; ++t)
+        for (int t = 0; t < count; ++t) {
             if (!sc->in_s[island[t]]) set_motion(ws, whole, island[t]);
+            if (basis) set_bytes(ws, whole, island[t], wb, basis);
+        }
         total.status = PP_LCP_SOLVED;
         total.residual = residual;
         total.relative_residual = rel;

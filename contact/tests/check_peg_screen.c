@@ -328,7 +328,7 @@ END_TEST
 START_TEST(test_memory_follows_solved)
 {
     row r;
-    row_build(&r, 500, 12, 0.02, 0.0, 0.0, 0);
+    row_build(&r, 500, 12, 0.02, 0.002, 0.0, 0);
     pp_peg_workspace *ws;
     ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
     solved s;
@@ -362,7 +362,7 @@ END_TEST
 START_TEST(test_all_open_no_lcp)
 {
     row r;
-    row_build(&r, 40, 0, 0.02, 0.0, 0.0, ROW_I_SETS);
+    row_build(&r, 40, 0, 0.02, 0.002, 0.0, ROW_I_SETS);
     pp_peg_workspace *ws;
     ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
     solved s;
