@@ -102,7 +102,7 @@ struct pp_peg_screen {
     int *list;               /* S's sets, increasing */
     unsigned char *in_s;     /* per set */
     double *dv;              /* 6 per body: nu+ - nu*, from S's impulses */
-    unsigned char *basis;    /* whole LCP: the working basis when the caller passes none */
+    unsigned char *basis;    /* whole-indexed: the working basis of the rounds */
     double *M;               /* S's dense M when |S| is below the sparse threshold */
 };
 
