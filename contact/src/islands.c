@@ -54,6 +54,7 @@ void pp_lcp_result_merge(pp_lcp_result *all, const pp_lcp_result *r, int first)
     if (all->status == PP_LCP_SOLVED) all->status = r->status;
     all->pivots += r->pivots;
     all->refactorisations += r->refactorisations;
+    all->factor_work_exceeded += r->factor_work_exceeded;
     all->warm_started = all->warm_started || r->warm_started; /* the callers' solve_islands */
     all->warm_lemke = all->warm_lemke || r->warm_lemke;
     all->extended = all->extended || r->extended;

@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, getpid, rmdir */
 #include "pegplus/lcp.h"
 
+#include "../src/islands_internal.h"
 #include "../src/lcp_internal.h"
 #include "test_support.h"
 
@@ -112,8 +113,8 @@ START_TEST(factor_work_bound_ends_path)
 END_TEST
 
 /* The full solve under a bound no factorisation meets: every Lemke path (the plain attempt and
- * each regularised retry) ends at its first refactorisation, each counted, and the bounded
- * fallback answers; on this diagonally dominant M its projected Gauss-Seidel converges, so the
+ * each regularised retry) ends at its first refactorisation, each counted (and summed when
+ * islands' results are merged into a step's), and the bounded fallback answers; on this diagonally dominant M its projected Gauss-Seidel converges, so the
  * answer is the solution. */
 START_TEST(factor_work_bound_then_fallback)
 {
@@ -132,6 +133,12 @@ START_TEST(factor_work_bound_then_fallback)
     ck_assert_int_gt(r.attempts, 1);
     ck_assert_int_le(r.pivots, r.attempts * (PP_LCP_SPARSE_ETA_MAX + 1));
     ck_assert_double_le(own_residual(), TOL_RESIDUAL);
+    /* the count reaches a step's statistics (pp_step_stats.lcp_factor_refused): the islands'
+     * results are merged with it summed */
+    pp_lcp_result step;
+    pp_lcp_result_merge(&step, &r, 1);
+    pp_lcp_result_merge(&step, &r, 0);
+    ck_assert_int_eq(step.factor_work_exceeded, 2 * r.factor_work_exceeded);
     pp_lcp_workspace_destroy(ws);
 }
 END_TEST

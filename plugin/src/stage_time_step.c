@@ -304,6 +304,7 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
     if (size > iw->stats.lcp_largest) iw->stats.lcp_largest = size;
     if (iw->stats.lcp_status == 0) iw->stats.lcp_status = (int)r->status;
     iw->stats.lcp_pivots += r->pivots;
+    iw->stats.lcp_factor_refused += r->factor_work_exceeded;
     if (r->residual > iw->stats.lcp_residual) iw->stats.lcp_residual = r->residual;
     iw->stats.lcp_warm += r->warm_started;
     if (fallback > iw->stats.lcp_fallback) iw->stats.lcp_fallback = fallback;

@@ -508,6 +508,7 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     if (is->lcp_largest > t->lcp_largest) t->lcp_largest = is->lcp_largest;
     if (t->lcp_status == 0) t->lcp_status = is->lcp_status;
     t->lcp_pivots += is->lcp_pivots;
+    t->lcp_factor_refused += is->lcp_factor_refused;
     if (is->lcp_residual > t->lcp_residual) t->lcp_residual = is->lcp_residual;
     if (is->lcp_fallback > t->lcp_fallback) t->lcp_fallback = is->lcp_fallback;
     t->lcp_solves += is->solves;

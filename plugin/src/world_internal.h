@@ -89,6 +89,7 @@ typedef struct pp_set_index {
 /* What an island's LCP solves did, merged into pp_step_stats in island order. */
 typedef struct pp_island_stats {
     int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
+    int lcp_factor_refused;
     double lcp_residual;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
     int joint_regularised;

@@ -236,6 +236,10 @@ typedef struct pp_step_stats {
     int lcp_status;          /* pp_lcp status: 0 when every LCP of the step was solved, else
                                 the first failure's */
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
+    int lcp_factor_refused;  /* Lemke paths of the step's LCPs that ended, as at their pivot
+                                cap, because a sparse factorisation of their basis (LCPs of
+                                >= 161 unknowns) would have exceeded the work bound, ~5e8
+                                estimated flops (pegplus/lcp.h factor_work_exceeded) */
     double lcp_residual;     /* natural-map residual, the worst over the step's LCPs */
     int lcp_fallback;        /* worst over the step's LCPs: 0 none; 1 solved only as M + eps I
                                 (regularised); 2 answered by the bounded iterative fallback
