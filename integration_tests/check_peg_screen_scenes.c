@@ -12,7 +12,7 @@
  *  - no energy gained: kinetic plus potential energy never grows from step to step beyond
  *    round-off (friction and the inelastic hit only take it away);
  *  - the hit brick was pushed.
- * Measured: every step's last LCP screened, 160-1 245 of 330-1 436 unknowns left out (the
+ * Measured: every step's last LCP screened, 160-1 245 of 328-1 436 unknowns left out (the
  * solved ones 156-276), 0.13 s for the 25 steps. (A 2 x 4 wall: at the impact step the
  * active joints grow past half of the island, which is then solved whole: 25 s that step.)
  */
