@@ -26,7 +26,7 @@
  *          w_g+- = +-G_a^T nu+ + s_a ⊥ g+- = 0,  w_s = rho p - g+ - g- = 0 ⊥ s_a >= 0.
  *      The completion: c_s = max(0, -(a_s + sum_{r<s} c_r)) in order s = 1..k_j (then
  *      w_c_s = max(0, a_s + sum_{r<s} c_r) >= 0 and c_s w_c_s = 0), sigma = max(0, -min_l
- *      d_l^T nu+_rel) (w_b >= 0, w_sig = 0), s_a = max(0, |G_a^T nu+|) likewise. Every row
+ *      d_l^T nu+_rel) (w_b >= 0, w_sig = 0), s_a = |G_a^T nu+| likewise. Every row
  *      then holds except possibly the p row: by Lemmas 1.1/1.2 (peg_mlcp.c) g_iota + sum_s c_s
  *      = max_m g_m, so w_p = max over the members of the linearised end gap, which must be
  *      >= 0 with p = 0 — the set stays open at the end of the step. A U set has no slacks:
@@ -51,13 +51,13 @@
  * many answers, among which a screened solve may pick another vertex than the whole one
  * (measured on heap20: S_0 holds 35-60 % of the unknowns and grows to ~75 % of the sets;
  * screened without the bound on S's growth, its PEG run took 99 470 pivots in 100 steps
- * instead of 1 212, with 4 fallback steps). Then,
- * and when a round's LCP is not solved, the whole island is solved as without screening
- * (peg_mlcp.c solve_islands continues as before), from the caller's basis, and with the
- * shared pivot budget as it was before screening (the rounds' pivots are not charged: the
- * answer is the unscreened one bit for bit; the rounds' time is spent, at most SCREEN_ROUNDS
- * solves of at most half the island each). An empty S (every gap open, bodies at
- * relative rest: the falling convex ball) forms no matrix at all: x = 0 with the completion.
+ * instead of 1 212, with 4 fallback steps). Then, and when a round's LCP is not solved, the
+ * whole island is solved as without screening (peg_mlcp.c solve_islands continues as before),
+ * from the caller's basis, and with the shared pivot budget as it was before screening (the
+ * rounds' pivots are not charged: the answer is the unscreened one bit for bit; the rounds'
+ * time is spent, at most SCREEN_ROUNDS solves of at most half the island each). An empty S
+ * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
+ * x = 0 with the completion.
  *
  * Acceptance, as every solve's (pegplus/lcp.h): rel(z) = max_i |min(z_i, w_i)| / s_i with
  * s_i = |q_i| + (sum_j |M_ij|) ||z||_inf, and r(z) <= 1e-4 ||q||_inf. For the rows of S,
@@ -83,7 +83,10 @@
 #include <string.h>
 
 /* Rounds of the outer loop before the whole island is solved instead. Each round adds at
- * least one set; the scenes measured settle in (docs/performance.md "Constraint screening"). */
+ * least one set. Measured (docs/performance.md "Constraint screening of large islands"): the
+ * resting crash wall settles in 1-2 rounds, a push down a row of boxes in one round per box it
+ * moves (check_peg_screen); the crash impact and the convex ball's landing were still growing
+ * S at their 3rd-4th round, each a long Lemke solve. */
 #define SCREEN_ROUNDS 16
 
 static int screening = 1;
