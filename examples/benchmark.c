@@ -117,7 +117,7 @@ static const char HELP[] =
     "                   (summed, largest), pivots, solves, lcp_fallback, approximate and\n"
     "                   unsolved island solves, contacts, islands, residual, status,\n"
     "                   load-shared and load-kept island solves, fastest body (m/s),\n"
-    "                   PEG I and X sets\n"
+    "                   PEG I and X sets, unknowns left out by constraint screening\n"
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
@@ -266,6 +266,7 @@ typedef struct step_record {
     int unsolved;               /* islands_failed: island solves with no usable answer */
     int approximate;            /* lcp_approximate: answered by the bounded fallback */
     int contacts, islands, solves;
+    int screened;               /* pp_step_stats.lcp_screened */
     double residual;            /* pp_step_stats.lcp_residual */
     pp_status status;
     int load_shared, load_kept; /* pp_step_stats: island solves load sharing answered / kept */
@@ -357,6 +358,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         r->contacts = stats->contacts;
         r->islands = stats->islands;
         r->solves = stats->lcp_solves;
+        r->screened = stats->lcp_screened;
         r->residual = stats->lcp_residual;
         r->status = st;
         r->load_shared = stats->load_shared;
@@ -497,11 +499,11 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
     if (g_series && n > 0) {
         for (int i = 0; i < n; ++i) {
             const step_record *r = &sh->steps[i];
-            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d\n",
+            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d\n",
                     sc->name, m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots,
                     r->solves, r->fallback, r->approximate, r->unsolved, r->contacts,
                     r->islands, r->residual, (int)r->status, r->load_shared, r->load_kept,
-                    r->speed, r->ix_sets);
+                    r->speed, r->ix_sets, r->screened);
         }
         fflush(g_series);
     }
@@ -984,7 +986,7 @@ int main(int argc, char **argv)
             if (!g_series) usage_error("cannot write the --series file");
             fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
                               "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
-                              "status,load_shared,load_kept,max_speed,peg_ix_sets\n");
+                              "status,load_shared,load_kept,max_speed,peg_ix_sets,screened\n");
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");

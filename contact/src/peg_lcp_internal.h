@@ -71,6 +71,7 @@ struct pp_peg_workspace {
     int *isl_joints;
     /* one island's joint part: entities (LCP indices and equality rows), their bodies */
     struct joint_island *ji;
+    struct pp_peg_screen *screen; /* constraint screening's scratch (peg_screen.c), or NULL */
 };
 
 /*
@@ -278,6 +279,30 @@ static inline int sigma_index(const lcp_layout *L, int j)
 /* Joint rows: the LCP unknowns of a row (pegplus/peg.h pp_joint_row). */
 enum { JOINT_EQUALITY = 1, JOINT_PLUS = 2, JOINT_PLUS_BOUND = 4, JOINT_MINUS = 8,
        JOINT_MINUS_BOUND = 16 };
+
+struct pp_lcp_csc;
+/* Constraint screening of a large island (peg_screen.c, whose comment has the math): the LCP
+ * solved on the sets that can be active, the others completed and verified row by row. On
+ * *answered = 1 the island's z, z_motion and basis bytes are written (an exact answer of the
+ * whole island's LCP), `result` holds its solves and the whole island's residual bounds and
+ * *solved_n the unknowns of the LCP solved; *answered = 0: solve the whole island as without
+ * screening. Errors: out of memory. */
+pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                               const lcp_layout *whole, const int *island, int count, int n,
+                               const pp_lcp_options *options, unsigned char *basis,
+                               pp_peg_stats *stats, pp_lcp_result *result, int *answered,
+                               int *solved_n);
+void pp_peg_screen_free(pp_peg_workspace *ws);
+/* Screening on (1, the default) or off (0, every island solved whole), for tests comparing the
+ * two; returns the previous setting. */
+int pp_peg_screening(int on);
+/* peg_mlcp.c's island storage and assembly by columns, for the screened LCP: room for an LCP
+ * of n unknowns (its q, z, basis, map and Lemke workspace), and the columns of the sets
+ * `list` under layout L (sets of the problem not in L have L->position -1). */
+pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n);
+pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                              const lcp_layout *L, const int *list, int count, int n,
+                              csc_store *c, struct pp_lcp_csc *A);
 
 pp_status pp_peg_joints_validate(const pp_peg_problem *pp);
 pp_status pp_peg_joints_reserve(pp_peg_workspace *ws, int ns, int nj, int nb);

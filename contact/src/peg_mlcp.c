@@ -301,6 +301,7 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws->local_slack);
     free(ws->local_friction);
     pp_peg_joints_free(ws);
+    pp_peg_screen_free(ws);
     free(ws);
 }
 
@@ -963,6 +964,13 @@ static inline double signed_dot(const double *g, int gs, const double *w, int ws
 
 enum { COL_IMPULSE, COL_ROLL, COL_ROLL_S, COL_SLACK, COL_SIGMA };
 
+/* Set j has unknowns in layout L: every set of an island's own layout; a screened LCP
+ * (peg_screen.c) leaves out the island's other sets on the same bodies (position -1). */
+static inline int listed(const lcp_layout *L, int j)
+{
+    return !L->position || L->position[j] >= 0;
+}
+
 static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
                               const lcp_layout *L, const int *list, int count, int n,
                               csc_store *c, pp_lcp_csc *A)
@@ -1014,6 +1022,7 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
         int rows = 0;
         for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
             const int j = ws->incidence[e] / 2;
+            if (!listed(L, j)) continue;
             const int cnt = ws->row_first[j + 1] - ws->row_first[j];
             for (int r = 0; r < cnt; ++r) rows += row_index(L, j, r) >= 0;
             rows += 2 * ws->roll_axes[j];
@@ -1030,6 +1039,7 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
         int m = 0;
         for (int e = ws->incidence_first[b]; e < ws->incidence_first[b + 1]; ++e) {
             const int j = ws->incidence[e] / 2, side = ws->incidence[e] % 2;
+            if (!listed(L, j)) continue;
             const int cnt = ws->row_first[j + 1] - ws->row_first[j];
             for (int r = 0; r < cnt; ++r) {
                 const int at = row_index(L, j, r);
@@ -1279,6 +1289,18 @@ static pp_status sharing_setup(pp_peg_workspace *ws, const lcp_layout *island, c
     return PP_OK;
 }
 
+pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                              const lcp_layout *L, const int *list, int count, int n,
+                              csc_store *c, pp_lcp_csc *A)
+{
+    return csc_assemble(ws, pp, L, list, count, n, c, A);
+}
+
+pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
+{
+    return dense_reserve(ws->dense, n, 1, 1);
+}
+
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
@@ -1314,6 +1336,21 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         int n = n_c;
         for (int t = 0; t < joint_count; ++t)
             n += ws->joint_first[joints[t] + 1] - ws->joint_first[joints[t]];
+        /* Constraint screening (peg_screen.c): a large island without joint rows solved on
+         * its sets that can be active, the others verified through the bodies' velocities;
+         * when it does not settle, the whole island below. */
+        if (joint_count == 0 && n >= csc_min_n) {
+            int answered = 0, solved_n = 0;
+            pp_lcp_result r;
+            pp_status sst = pp_peg_screen_island(ws, pp, whole, list, count, n, options, basis,
+                                                 stats, &r, &answered, &solved_n);
+            if (sst != PP_OK) return sst;
+            if (answered) {
+                pp_lcp_result_merge(&stats->lcp, &r, s == 0);
+                if (solved_n > stats->largest_island) stats->largest_island = solved_n;
+                continue;
+            }
+        }
         dense_store *d = ws->dense;
         /* by columns: a large island without joint rows (the joints' elimination,
          * peg_joints.c, works on the dense matrix) */

@@ -374,7 +374,10 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     if (at_start) iw->recovering |= stats.recovered_sets > 0;
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
-    record_lcp(iw, stats.lcp_size, &stats.lcp, st);
+    /* the unknowns solved: an island's sets left out by constraint screening are verified
+     * without entering an LCP (contact/src/peg_screen.c) */
+    record_lcp(iw, stats.lcp_size - stats.screened_unknowns, &stats.lcp, st);
+    iw->stats.lcp_screened = stats.screened_unknowns;
     iw->stats.joint_regularised += stats.joint_regularised;
     iw->stats.load_shared += stats.load_shared;
     iw->stats.load_kept += stats.load_kept;

@@ -522,6 +522,7 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     t->joint_regularised += is->joint_regularised;
     t->load_shared += is->load_shared;
     t->load_kept += is->load_kept;
+    t->lcp_screened += is->lcp_screened;
 }
 
 /* Workers, outcomes and per-island arrays for this sub-step (and the pool when

@@ -94,6 +94,7 @@ typedef struct pp_island_stats {
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
     int joint_regularised;
     int load_shared, load_kept;
+    int lcp_screened;
 } pp_island_stats;
 
 /*

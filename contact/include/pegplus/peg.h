@@ -533,6 +533,13 @@ typedef struct pp_peg_stats {
                                    solution: Lemke's answer kept */
     int recovered_sets;         /* sets deeper than max_correcting_velocity h whose gap was
                                    raised to that bound (pp_mlcp_problem) */
+    int screened_sets;          /* constraint screening (islands of 257 unknowns or more):
+                                   sets left out of the LCP solved and verified by their rows
+                                   at the answer's velocities (zero impulse); largest_island
+                                   counts the unknowns solved */
+    int screened_unknowns;      /* their unknowns (lcp_size counts them) */
+    int screen_rounds;          /* screening's LCP rounds (each adds the violated sets) */
+    int screen_whole;           /* islands where screening did not settle: solved whole */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;

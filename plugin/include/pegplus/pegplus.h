@@ -228,6 +228,9 @@ typedef struct pp_step_stats {
     int lcp_approximate;     /* island solves answered by the bounded fallback (lcp_fallback 2) */
     int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
     int lcp_largest;         /* unknowns of the largest LCP solved in the step */
+    int lcp_screened;        /* unknowns of those islands' LCPs left out of the solve by
+                                constraint screening (README "Constraint screening"), whose
+                                rows were verified at the answer instead; not in lcp_size */
     int lcp_solves;          /* LCP solves (islands x re-linearisations, all sub-steps) */
     int lcp_warm_solves;     /* of those, solved from the warm-start basis without pivoting */
     int lcp_status;          /* pp_lcp status: 0 when every LCP of the step was solved, else

@@ -1,0 +1,525 @@
+/*
+ * Constraint screening: a large island's time-stepping LCP (peg_mlcp.c, file comment; both
+ * models) solved on the sets that can be active, the others verified row by row, so that the
+ * answer is an exact answer of the WHOLE island's LCP while its matrix is formed only over the
+ * working sets.
+ *
+ * Why. Constraints are built speculatively for every feature pair within the margin eps, so a
+ * moving island carries many sets that cannot close in the step: ODE's convex demo under PEG
+ * falls as one island of ~74 000 unknowns whose every gap is open (psi/h ~ 1 m/s, the cells
+ * at relative rest), and its M by columns took 1.5 GB to find z = 0.
+ *
+ * The LCP of an island, x = [p; c; beta; sigma; rolling] over its sets (peg_mlcp.c). Split
+ * the sets into a working list S and the omitted rest O. Every column of a set j acts on its
+ * own rows through E_I1, E_I2, E, U (and the rolling bounds) and on other sets' rows only
+ * through its impulse columns (p, beta, g+-: W_b g on its two bodies); slack columns c, sigma
+ * and s carry no impulse. So with the impulses of O zero (p = beta = g+- = 0 on O):
+ *  (a) the rows of S see nothing of O: w_S = M_SS x_S + q_S, the LCP restricted to S (the
+ *      principal submatrix, same compliance shift), solved by Lemke as any island;
+ *  (b) the rows of a set j in O are its own terms at the velocity nu+ = nu* + W G x_S of the
+ *      bodies after S's impulses: with g_m = psi_m/h + G_m^T nu+ the linearised end gap of
+ *      member m over h (Eq 6) and a_s = g_iota - g_s (the slack rows' q and G_I, Eq 45),
+ *          w_p   = g_iota + sum_s c_s                       (Eq 40, E_I2)
+ *          w_c_s = a_s + sum_{r<=s} c_r   ⊥ c_s >= 0         (Eq 39, E_I1 = tril(ones))
+ *          w_b_l = d_l^T (v_B - v_A)+ + sigma ⊥ beta_l = 0   (ST96 Eq 26)
+ *          w_sig = mu p - sum_l beta_l = 0 ⊥ sigma >= 0      (ST96 Eq 27)
+ *          w_g+- = +-G_a^T nu+ + s_a ⊥ g+- = 0,  w_s = rho p - g+ - g- = 0 ⊥ s_a >= 0.
+ *      The completion: c_s = max(0, -(a_s + sum_{r<s} c_r)) in order s = 1..k_j (then
+ *      w_c_s = max(0, a_s + sum_{r<s} c_r) >= 0 and c_s w_c_s = 0), sigma = max(0, -min_l
+ *      d_l^T nu+_rel) (w_b >= 0, w_sig = 0), s_a = |G_a^T nu+| likewise. Every row
+ *      then holds except possibly the p row: by Lemmas 1.1/1.2 (peg_mlcp.c) g_iota + sum_s c_s
+ *      = max_m g_m, so w_p = max over the members of the linearised end gap, which must be
+ *      >= 0 with p = 0 — the set stays open at the end of the step. A U set has no slacks:
+ *      w_p = psi/h + n . nu+_rel.
+ * Hence: if x_S solves LCP(M_SS, q_S) and every set of O has max_m g_m(nu+) >= 0, then x_S
+ * extended by zero impulses and the completion on O solves the whole island's LCP (every row
+ * of S by (a), every row of O by (b)). Not a bound or a tolerance: the same rows, evaluated
+ * through the body velocities instead of the columns of M (M_{O,S} x_S = G_O^T W G_S x_S =
+ * G_O^T (nu+ - nu*)).
+ *
+ * The loop (an active-set method on the sets, each round exact):
+ *   S_0 = the sets closed at the free motion (max_m g_m(nu*) <= 0, the same test with
+ *         x_S = 0: closing, or touching at relative rest, as the supports of a resting stack,
+ *         which the free motion leaves at w_p = 0 above the lowest layer) plus those whose p
+ *         was basic in the warm-start basis (active last time);
+ *   round: solve LCP(M_SS, q_S) (its own M by columns, memory of |S|), nu+ from its impulses,
+ *         test every set of O; the violated ones join S (warm start: this round's basis, the
+ *         joined sets' unknowns nonbasic), until none is violated.
+ * S only grows, so the loop ends within |island| rounds; it is bounded by SCREEN_ROUNDS. An
+ * island whose S holds more than half of its unknowns (at S_0, or as it grows) is solved
+ * whole: screening would save little there, and the degenerate LCPs of settled heaps have
+ * many answers, among which a screened solve may pick another vertex than the whole one
+ * (measured on heap20: S_0 holds 35-60 % of the unknowns and grows to ~75 % of the sets;
+ * screened without the bound on S's growth, its PEG run took 99 470 pivots in 100 steps
+ * instead of 1 212, with 4 fallback steps). Then, and when a round's LCP is not solved, the
+ * whole island is solved as without screening (peg_mlcp.c solve_islands continues as before),
+ * from the caller's basis, and with the shared pivot budget as it was before screening (the
+ * rounds' pivots are not charged: the answer is the unscreened one bit for bit; the rounds'
+ * time is spent, at most SCREEN_ROUNDS solves of at most half the island each). An empty S
+ * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
+ * x = 0 with the completion.
+ *
+ * Acceptance, as every solve's (pegplus/lcp.h): rel(z) = max_i |min(z_i, w_i)| / s_i with
+ * s_i = |q_i| + (sum_j |M_ij|) ||z||_inf, and r(z) <= 1e-4 ||q||_inf. For the rows of S,
+ * min(z_i, w_i) is S's own, and the whole island's s_i is at least S's (more columns, larger
+ * ||z||), so S's rel(z) bounds them. For the rows of O, s_i is bounded below by |q_i| +
+ * ||z||_inf times the row's own unit entries (E_I1, E_I2, E, U's terms), and |min(z_i, w_i)|
+ * is 0 on a row with z_i = 0, w_i >= 0 (a p row is required >= 0 exactly: no tolerance on a
+ * closing gap), a rounding on a completed row. The island's result reports the larger of the
+ * two bounds; a set whose completed rows fail it joins S like a violated one.
+ *
+ * Warm-start bytes (basis, bit 0: z_i basic) of an omitted set: impulses nonbasic (p, beta,
+ * g+- and the sigma and s bounds: w basic), a slack basic where its completion is > 0: a
+ * complementary basis with the set's block nonsingular (tril(ones) on the basic slacks), and
+ * the basis of the answer whenever no completed sigma or s is > 0.
+ */
+#include "geometry_internal.h"
+#include "islands_internal.h"
+#include "lcp_internal.h"
+#include "peg_lcp_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rounds of the outer loop before the whole island is solved instead. Each round adds at
+ * least one set. Measured (docs/performance.md "Constraint screening of large islands"): the
+ * resting crash wall settles in 1-2 rounds, a push down a row of boxes in one round per box it
+ * moves (check_peg_screen); the crash impact and the convex ball's landing were still growing
+ * S at their 3rd-4th round, each a long Lemke solve. */
+#define SCREEN_ROUNDS 16
+
+static int screening = 1;
+
+int pp_peg_screening(int on)
+{
+    int previous = screening;
+    screening = on != 0;
+    return previous;
+}
+
+/* The screen's scratch, grown to the problem and kept with the workspace. */
+struct pp_peg_screen {
+    int sets_capacity, bodies_capacity, n_capacity, dense_capacity;
+    int *position, *slack, *friction, *roll; /* per set: S's layout (position -1: not in S) */
+    int *list;               /* S's sets, increasing */
+    unsigned char *in_s;     /* per set */
+    double *dv;              /* 6 per body: nu+ - nu*, from S's impulses */
+    unsigned char *basis;    /* whole-indexed: the working basis of the rounds */
+    double *M;               /* S's dense M when |S| is below the sparse threshold */
+};
+
+void pp_peg_screen_free(pp_peg_workspace *ws)
+{
+    struct pp_peg_screen *sc = ws->screen;
+    if (!sc) return;
+    free(sc->position);
+    free(sc->slack);
+    free(sc->friction);
+    free(sc->roll);
+    free(sc->list);
+    free(sc->in_s);
+    free(sc->dv);
+    free(sc->basis);
+    free(sc->M);
+    free(sc);
+    ws->screen = NULL;
+}
+
+static pp_status screen_reserve(pp_peg_workspace *ws, int ns, int nb, int n_whole)
+{
+    if (!ws->screen) {
+        ws->screen = calloc(1, sizeof *ws->screen);
+        if (!ws->screen) return PP_ERR_NO_MEMORY;
+    }
+    struct pp_peg_screen *sc = ws->screen;
+    if (ns > sc->sets_capacity) {
+        free(sc->position);
+        free(sc->slack);
+        free(sc->friction);
+        free(sc->roll);
+        free(sc->list);
+        free(sc->in_s);
+        sc->position = malloc((size_t)ns * sizeof(int));
+        sc->slack = malloc((size_t)ns * sizeof(int));
+        sc->friction = malloc((size_t)ns * sizeof(int));
+        sc->roll = malloc((size_t)ns * sizeof(int));
+        sc->list = malloc((size_t)ns * sizeof(int));
+        sc->in_s = malloc((size_t)ns);
+        sc->sets_capacity = 0;
+        if (!sc->position || !sc->slack || !sc->friction || !sc->roll || !sc->list || !sc->in_s)
+            return PP_ERR_NO_MEMORY;
+        sc->sets_capacity = ns;
+    }
+    if (nb > sc->bodies_capacity) {
+        free(sc->dv);
+        sc->dv = calloc((size_t)nb * 6, sizeof(double));
+        sc->bodies_capacity = 0;
+        if (!sc->dv) return PP_ERR_NO_MEMORY;
+        sc->bodies_capacity = nb;
+    }
+    if (n_whole > sc->n_capacity) {
+        free(sc->basis);
+        sc->basis = malloc((size_t)n_whole);
+        sc->n_capacity = 0;
+        if (!sc->basis) return PP_ERR_NO_MEMORY;
+        sc->n_capacity = n_whole;
+    }
+    return PP_OK;
+}
+
+/* G^T (nu+ - nu*) of Jacobian row `row` of set j (both sides). */
+static double row_change(const pp_peg_workspace *ws, const double *dv, int j, int row)
+{
+    double rate = 0.0;
+    for (int side = 0; side < 2; ++side) {
+        const int b = ws->set_body[2 * j + side];
+        if (b >= 0) rate += dot6(JAC(ws, row, side), &dv[6 * (size_t)b]);
+    }
+    return rate;
+}
+
+/* Set j of O at the velocities nu* + dv: its completion written into the whole z (and its
+ * basis bytes into `basis`, if given); returns 1 when the set is violated (w_p < 0, or a
+ * completed row beyond the acceptance; with `touching`, also w_p = 0: a closed gap at
+ * relative rest), and folds its rows into the residual bounds. */
+static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const double *dv, int j,
+                        double tol, int touching, double *zmax, double *residual, double *rel,
+                        double *min_w, double *complementarity, unsigned char *basis)
+{
+    const int k = whole->k, row0 = ws->row_first[j];
+    const int kj = ws->slack_first[j + 1] - ws->slack_first[j];
+    const double *q = ws->q;
+    double *z = ws->z;
+    int violated = 0;
+    /* slacks, in order (E_I1 = tril(ones)) */
+    double prefix = 0.0, wmin = INFINITY;
+    for (int s = 1; s <= kj; ++s) {
+        const int at = row_index(whole, j, k + s);
+        const double a = q[at] + row_change(ws, dv, j, row0 + k + s);
+        const double c = fmax(0.0, -(a + prefix));
+        prefix += c;
+        const double w = a + prefix;
+        z[at] = c;
+        if (basis) basis[at] = c > 0.0;
+        *zmax = fmax(*zmax, c);
+        const double m = fabs(fmin(c, w));
+        /* s_i >= |q_i| + ||z|| (s ones of E_I1 in the row, the diagonal among them) */
+        if (m > tol * (fabs(q[at]) + *zmax)) violated = 1;
+        *residual = fmax(*residual, m);
+        if (m > 0.0) *rel = fmax(*rel, m / (fabs(q[at]) + *zmax));
+        wmin = fmin(wmin, w);
+        *complementarity = fmax(*complementarity, fabs(c * w));
+    }
+    /* the p row: max over the members of the end gap over h, with p = 0 */
+    const int p = row_index(whole, j, 0);
+    const double wp = q[p] + row_change(ws, dv, j, row0) + prefix;
+    z[p] = 0.0;
+    if (basis) basis[p] = 0;
+    if (wp < 0.0 || (touching && wp <= 0.0)) violated = 1;
+    wmin = fmin(wmin, wp);
+    /* friction: beta = 0, sigma the smallest bound keeping the beta rows >= 0 */
+    if (whole->friction[j] >= 0) {
+        double least = INFINITY;
+        for (int l = 1; l <= k; ++l)
+            least = fmin(least, q[row_index(whole, j, l)] + row_change(ws, dv, j, row0 + l));
+        const double sigma = fmax(0.0, -least);
+        for (int l = 1; l <= k; ++l) {
+            const int at = row_index(whole, j, l);
+            z[at] = 0.0;
+            if (basis) basis[at] = 0;
+        }
+        const int sg = sigma_index(whole, j);
+        z[sg] = sigma;
+        if (basis) basis[sg] = 0;
+        *zmax = fmax(*zmax, sigma);
+        wmin = fmin(wmin, fmin(least + sigma, 0.0)); /* w_sigma = 0 */
+    }
+    /* rolling: g+- = 0, s_a the smallest bound keeping both torque rows >= 0 */
+    for (int m = 0; m < ws->roll_axes[j]; ++m) {
+        double change = 0.0;
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b >= 0) change += pp_v3_dot(RJAC(ws, j, m, side) + 3, &dv[6 * (size_t)b + 3]);
+        }
+        const int at = roll_index(whole, j, 3 * m);
+        const double wplus = q[at] + change, wminus = q[at + 1] - change;
+        const double bound = fmax(0.0, fmax(-wplus, -wminus));
+        z[at] = z[at + 1] = 0.0;
+        z[at + 2] = bound;
+        if (basis) basis[at] = basis[at + 1] = basis[at + 2] = 0;
+        *zmax = fmax(*zmax, bound);
+        wmin = fmin(wmin, fmin(fmin(wplus, wminus) + bound, 0.0));
+    }
+    *min_w = fmin(*min_w, wmin);
+    return violated;
+}
+
+/* The whole LCP's unknowns of set j: rows (p, beta, c), sigma, rolling. */
+#define FOR_SET_UNKNOWNS(ws, L, j, at, body)                                                  \
+    do {                                                                                    \
+        for (int r_ = 0; r_ < (ws)->row_first[(j) + 1] - (ws)->row_first[j]; ++r_) {        \
+            const int at = row_index((L), (j), r_);                                         \
+            if (at >= 0) body;                                                              \
+        }                                                                                   \
+        if ((L)->friction[j] >= 0) {                                                        \
+            const int at = sigma_index((L), (j));                                           \
+            body;                                                                           \
+        }                                                                                   \
+        for (int u_ = 0; u_ < 3 * (ws)->roll_axes[j]; ++u_) {                               \
+            const int at = roll_index((L), (j), u_);                                        \
+            body;                                                                           \
+        }                                                                                   \
+    } while (0)
+
+/* The bytes of set j copied between whole-indexed bases (from NULL: w basic). */
+static void set_bytes(const pp_peg_workspace *ws, const lcp_layout *whole, int j,
+                      const unsigned char *from, unsigned char *to)
+{
+    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? from[at] : 0);
+}
+
+/* z_motion = z on set j (no load sharing here: the bodies move with z). */
+static void set_motion(pp_peg_workspace *ws, const lcp_layout *whole, int j)
+{
+    FOR_SET_UNKNOWNS(ws, whole, j, at, ws->z_motion[at] = ws->z[at]);
+}
+
+/* Unknowns of set j: p, its slacks, beta and sigma if frictional, its rolling unknowns. */
+static int set_size(const pp_peg_workspace *ws, int j, int k)
+{
+    return 1 + (ws->slack_first[j + 1] - ws->slack_first[j]) +
+           (ws->friction_slot[j] >= 0 ? k + 1 : 0) + 3 * ws->roll_axes[j];
+}
+
+/* nu+ - nu* of the island's bodies from S's impulses x (S's layout L): dv zeroed on every
+ * body of the island first. */
+static void velocity_change(const pp_peg_workspace *ws, const lcp_layout *L, const int *island,
+                            int count, const int *list, int sets, const double *x, double *dv)
+{
+    const int k = L->k;
+    for (int t = 0; t < count; ++t)
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * island[t] + side];
+            if (b >= 0) memset(&dv[6 * (size_t)b], 0, 6 * sizeof *dv);
+        }
+    for (int t = 0; t < sets; ++t) {
+        const int j = list[t];
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b < 0 || !ws->coupled[b]) continue;
+            double *v = &dv[6 * (size_t)b];
+            for (int l = 0; l <= k; ++l) {
+                const int col = col_index(L, j, l);
+                const double xl = col >= 0 ? x[col] : 0.0;
+                if (xl == 0.0) continue;
+                const double *wg = WJAC(ws, k, j, l, side);
+                for (int r = 0; r < 6; ++r) v[r] += wg[r] * xl;
+            }
+            for (int m = 0; m < ws->roll_axes[j]; ++m) {
+                const int at = roll_index(L, j, 3 * m);
+                const double xm = x[at] - x[at + 1];
+                if (xm == 0.0) continue;
+                const double *wg = RWJAC(ws, j, m, side);
+                for (int r = 0; r < 6; ++r) v[r] += wg[r] * xm;
+            }
+        }
+    }
+}
+
+pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                               const lcp_layout *whole, const int *island, int count, int n,
+                               const pp_lcp_options *options, unsigned char *basis,
+                               pp_peg_stats *stats, pp_lcp_result *result, int *answered,
+                               int *solved_n)
+{
+    *answered = 0;
+    *solved_n = 0;
+    if (!screening) return PP_OK;
+    const int k = whole->k, nb = pp->base.body_count;
+    pp_status st = screen_reserve(ws, ws->max_sets, nb, ws->n_max);
+    if (st != PP_OK) {
+        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for screening an island of %d sets",
+               count);
+        return st;
+    }
+    struct pp_peg_screen *sc = ws->screen;
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *given = options ? options : &defaults;
+    const double tol = given->residual_tol;
+    /* the working basis, whole-indexed: the caller's bytes of the island, written back only
+     * when screening answers (a whole solve after it starts from the caller's own) */
+    unsigned char *wb = sc->basis;
+    double *dv = sc->dv;
+    /* S_0: the sets violated at the free motion (dv = 0), and those active in the warm start
+     * (p basic). complete_set writes only O's place in z: it is rewritten below. */
+    velocity_change(ws, whole, island, count, island, 0, NULL, dv);
+    double zmax = 0.0, residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
+    int sets = 0, n_s = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = island[t];
+        set_bytes(ws, whole, j, basis, wb);
+        const int active = (given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1)) ||
+                           complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
+                                        &min_w, &compl, NULL);
+        sc->in_s[j] = (unsigned char)active;
+        if (active) {
+            ++sets;
+            n_s += set_size(ws, j, k);
+        }
+    }
+    if (2 * n_s > n) return PP_OK; /* little to screen: the whole island, as without */
+    /* the shared budget as it was: a screening that gives up is not charged (below) */
+    pp_lcp_budget *budget = given->budget;
+    const pp_lcp_budget budget_before = budget ? *budget : (pp_lcp_budget){0};
+    pp_lcp_options opts = *given;
+    pp_lcp_result total;
+    memset(&total, 0, sizeof total);
+    dense_store *d = ws->dense;
+    for (int round = 0; round < SCREEN_ROUNDS; ++round) {
+        /* S's layout, the island's: [p; c; beta; sigma; rolling] over S in set order */
+        int K = 0, nf = 0, nr = 0, m = 0;
+        for (int t = 0; t < count; ++t) {
+            const int j = island[t];
+            if (!sc->in_s[j]) {
+                sc->position[j] = -1;
+                sc->friction[j] = -1;
+                continue;
+            }
+            sc->list[m] = j;
+            sc->position[j] = m++;
+            sc->slack[j] = K;
+            K += ws->slack_first[j + 1] - ws->slack_first[j];
+            sc->friction[j] = ws->friction_slot[j] >= 0 ? nf++ : -1;
+            sc->roll[j] = nr;
+            nr += 3 * ws->roll_axes[j];
+        }
+        const lcp_layout L = {m, K, nf, k, sc->position, sc->slack, sc->friction, nr, sc->roll};
+        const int ns_n = layout_size(&L);
+        pp_lcp_result r;
+        memset(&r, 0, sizeof r);
+        r.status = PP_LCP_SOLVED;
+        if (ns_n > 0) {
+            st = pp_peg_island_reserve(ws, ns_n);
+            if (st != PP_OK) return st;
+            for (int t = 0; t < m; ++t) {
+                const int j = sc->list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
+                for (int r2 = 0; r2 < rows; ++r2) {
+                    const int a = row_index(&L, j, r2);
+                    if (a >= 0) d->island_map[a] = row_index(whole, j, r2);
+                }
+                if (ws->friction_slot[j] >= 0)
+                    d->island_map[sigma_index(&L, j)] = sigma_index(whole, j);
+                for (int u = 0; u < 3 * ws->roll_axes[j]; ++u)
+                    d->island_map[roll_index(&L, j, u)] = roll_index(whole, j, u);
+            }
+            for (int a = 0; a < ns_n; ++a) {
+                d->island_q[a] = ws->q[d->island_map[a]];
+                d->island_basis[a] = wb[d->island_map[a]] & 1;
+            }
+            pp_lcp_csc A = {0, NULL, NULL, NULL};
+            st = pp_peg_csc_assemble(ws, pp, &L, sc->list, m, ns_n, &d->csc, &A);
+            if (st != PP_OK) {
+                pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of a screened "
+                                     "LCP of %d unknowns", ns_n);
+                return st;
+            }
+            if (ns_n >= PP_LCP_SPARSE_MIN_N) {
+                st = pp_lcp_solve_csc(d->lcp, &A, d->island_q, &opts, d->island_basis,
+                                      d->island_z, &r);
+            } else { /* below the sparse solver's size: the same columns, dense */
+                if (ns_n > sc->dense_capacity) {
+                    free(sc->M);
+                    sc->M = malloc((size_t)ns_n * ns_n * sizeof *sc->M);
+                    sc->dense_capacity = sc->M ? ns_n : 0;
+                    if (!sc->M) return PP_ERR_NO_MEMORY;
+                }
+                memset(sc->M, 0, (size_t)ns_n * ns_n * sizeof *sc->M);
+                for (int c = 0; c < ns_n; ++c)
+                    for (int e = A.col_start[c]; e < A.col_start[c + 1]; ++e)
+                        sc->M[(size_t)c * ns_n + A.row_index[e]] = A.values[e];
+                st = pp_lcp_solve(d->lcp, ns_n, sc->M, d->island_q, &opts, d->island_basis,
+                                  d->island_z, &r);
+            }
+            pp_lcp_result_merge(&total, &r, 0);
+            if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+            if (st != PP_OK) break; /* not solved: the whole island, as without screening */
+            for (int a = 0; a < ns_n; ++a) wb[d->island_map[a]] = d->island_basis[a];
+        }
+        /* O at nu+ = nu* + W G x_S */
+        velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
+        zmax = 0.0;
+        for (int a = 0; a < ns_n; ++a) zmax = fmax(zmax, d->island_z[a]);
+        residual = r.residual;
+        rel = r.relative_residual;
+        min_w = ns_n > 0 ? r.min_w : INFINITY;
+        compl = r.complementarity;
+        int joined = 0;
+        for (int t = 0; t < count; ++t) {
+            const int j = island[t];
+            if (sc->in_s[j]) continue;
+            if (complete_set(ws, whole, dv, j, tol, 0, &zmax, &residual, &rel, &min_w, &compl,
+                             wb)) {
+                sc->in_s[j] = 1;
+                n_s += set_size(ws, j, k);
+                ++joined;
+            }
+        }
+        stats->screen_rounds += 1;
+        if (joined > 0) {
+            if (2 * n_s > n) break; /* most of the island can be active: solved whole */
+            opts.warm_start = 1; /* the next round starts from this round's basis */
+            continue;
+        }
+        /* settled: x_S with O's completion solves the whole island's LCP */
+        double qmax = 0.0;
+        for (int t = 0; t < count; ++t) {
+            const int j = island[t];
+            for (int r2 = 0; r2 < ws->row_first[j + 1] - ws->row_first[j]; ++r2) {
+                const int at = row_index(whole, j, r2);
+                if (at >= 0) qmax = fmax(qmax, fabs(ws->q[at]));
+            }
+        }
+        if (residual > 1e-4 * qmax && residual > 0.0) break; /* not accepted: the whole */
+        for (int a = 0; a < ns_n; ++a) {
+            ws->z[d->island_map[a]] = d->island_z[a];
+            ws->z_motion[d->island_map[a]] = d->island_z[a];
+        }
+        for (int t = 0; t < count; ++t) {
+            if (!sc->in_s[island[t]]) set_motion(ws, whole, island[t]);
+            if (basis) set_bytes(ws, whole, island[t], wb, basis);
+        }
+        total.status = PP_LCP_SOLVED;
+        total.residual = residual;
+        total.relative_residual = rel;
+        total.min_w = min_w;
+        total.complementarity = compl;
+        total.min_z = ns_n > 0 ? fmin(r.min_z, 0.0) : 0.0;
+        total.warm_started = round == 0 && r.warm_started;
+        *result = total;
+        *answered = 1;
+        *solved_n = ns_n;
+        stats->screened_sets += count - m;
+        stats->screened_unknowns += n - ns_n;
+        /* as any island by columns (peg_mlcp.c): above load sharing's bound, Lemke's answer
+         * counted as kept where load sharing would have been asked */
+        int slacks = 0, rolls = 0;
+        for (int t = 0; t < count; ++t) {
+            slacks += ws->slack_first[island[t] + 1] - ws->slack_first[island[t]];
+            rolls += ws->roll_axes[island[t]];
+        }
+        if (ws->last_shift == 0.0 && slacks == 0 && rolls == 0 && !pp->base.keep_lemke_vertex)
+            ++stats->load_kept;
+        return PP_OK;
+    }
+    /* Given up: the whole island is solved as without screening, from the caller's basis and
+     * budget (the rounds' pivots are not charged to it, so that its answer is the unscreened
+     * one bit for bit; their time is spent). */
+    if (budget) {
+        budget->pivots = budget_before.pivots;
+        budget->pivots_used = budget_before.pivots_used;
+        budget->exhausted = budget_before.exhausted;
+    }
+    ++stats->screen_whole;
+    return PP_OK;
+}
