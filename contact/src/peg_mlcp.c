@@ -82,8 +82,9 @@ static void body_block_free(struct pp_body_block *bb);
 /* Islands without joint rows of at least this many unknowns are assembled by columns and
  * solved without any n x n array (csc_assemble, pp_lcp_solve_csc): see solve_islands. The
  * answers are the dense path's bit for bit, so the threshold only moves cost. It is just
- * above load sharing's bound (LS_MAX_UNKNOWNS = 256 in lcp_load_sharing.c, which reads the
- * dense M; an island by columns is above it and keeps Lemke's answer, as that bound does).
+ * above load sharing's dense bound (LS_MAX_UNKNOWNS = 256 in lcp_load_sharing.c): an island
+ * by columns runs load sharing's sparse back-end (lcp_load_sharing.c "By columns"), with the
+ * compliant basis kept in bit 1 and the entries before Lemke (solve_islands).
  * Measured on the settled 20-box heap (islands of 678-735 unknowns, pegplus-benchmark
  * --scene heap20 --model standard,peg --steps 20 --lcp-budget 0 under callgrind): by columns
  * the median step is 2.3x / 2.1x cheaper (standard / PEG: no n^2 clearing, pattern scan and

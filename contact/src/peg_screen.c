@@ -44,7 +44,9 @@
  *         was basic in the warm-start basis (active last time);
  *   round: solve LCP(M_SS, q_S) (its own M by columns, memory of |S|), nu+ from its impulses,
  *         test every set of O; the violated ones join S (warm start: this round's basis, the
- *         joined sets' unknowns nonbasic), until none is violated.
+ *         joined sets' unknowns as their completion left them: impulses nonbasic, a slack
+ *         basic where its completion c > 0, "Warm-start bytes" below), until none is
+ *         violated.
  * S only grows, so the loop ends within |island| rounds; it is bounded by SCREEN_ROUNDS. An
  * island whose S holds more than half of its unknowns (at S_0, or as it grows) is solved
  * whole: screening would save little there, and the degenerate LCPs of settled heaps have
@@ -54,8 +56,11 @@
  * instead of 1 212, with 4 fallback steps). Then, and when a round's LCP is not solved, the
  * whole island is solved as without screening (peg_mlcp.c solve_islands continues as before),
  * from the caller's basis, and with the shared pivot budget as it was before screening (the
- * rounds' pivots are not charged: the answer is the unscreened one bit for bit; the rounds'
- * time is spent, at most SCREEN_ROUNDS solves of at most half the island each). An empty S
+ * rounds' pivots are not charged, so without a clock deadline the answer is the unscreened
+ * one bit for bit; the rounds' time is spent, at most SCREEN_ROUNDS solves of at most half
+ * the island each, and a deadline, options' max_seconds or the budget's clock, sees it: the
+ * whole solve may then stop earlier than it would have unscreened; the rounds' pivots are
+ * reported in the step's statistics). An empty S
  * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
  * x = 0 with the completion.
  *
@@ -68,10 +73,20 @@
  * closing gap), a rounding on a completed row. The island's result reports the larger of the
  * two bounds; a set whose completed rows fail it joins S like a violated one.
  *
+ * Load sharing (lcp_load_sharing.c) on a screened answer, where solve_islands would run it on
+ * the island (pp_peg_may_share): on S's LCP, as on any island by columns (the compliant basis
+ * kept in bit 1 first, else after Lemke's answer). Its limit z0 solves LCP(M_SS, q_S), so
+ * (a) holds; (b) holds as verified where z0 changes impulses only (the same velocities,
+ * PP_LOAD_SHARED_IMPULSES), and is verified again at z0's velocities otherwise: a violated
+ * set there keeps Lemke's answer on S (counted as kept), it does not grow S.
+ *
  * Warm-start bytes (basis, bit 0: z_i basic) of an omitted set: impulses nonbasic (p, beta,
  * g+- and the sigma and s bounds: w basic), a slack basic where its completion is > 0: a
  * complementary basis with the set's block nonsingular (tril(ones) on the basic slacks), and
- * the basis of the answer whenever no completed sigma or s is > 0.
+ * the basis of the answer whenever no completed sigma or s is > 0. Screening writes bit 0 only;
+ * bits 1 and 2 (load sharing's compliant basis and "ran from this basis", peg_lcp_internal.h)
+ * come from load sharing on S for S's unknowns, and stay the caller's on O's (bit 1 cleared
+ * there where S's compliant basis was found: O's impulses are nonbasic in it).
  */
 #include "geometry_internal.h"
 #include "islands_internal.h"
