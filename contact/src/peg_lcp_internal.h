@@ -115,8 +115,6 @@ typedef struct pp_load_sharing {
     double *Ax;            /* a_capacity */
     size_t a_capacity;
     struct pp_lcp_lu *sparse_lu;
-    int refused;           /* factorisations refused by the work bound (PP_LCP_FACTOR_WORK)
-                              in the last call */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {
