@@ -541,8 +541,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                        round == 0 && r.warm_started, &r, &outcome);
             if (st != PP_OK) return st;
             keep_motion = outcome == PP_LOAD_SHARED_IMPULSES;
-            if (outcome == PP_LOAD_SHARED) {
-                velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
+            if (outcome == PP_LOAD_SHARED || outcome == PP_LOAD_SHARED_IMPULSES) {
+                /* nu+ from z0 (impulses only: Lemke's, as verified), the bounds from z0 */
+                if (outcome == PP_LOAD_SHARED)
+                    velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
                 const int violated = complete_omitted(ws, whole, island, count, dv, tol,
                                                       d->island_z, ns_n, &r, &b, wb, 0, NULL);
                 if (violated > 0 || (b.residual > 1e-4 * qmax && b.residual > 0.0)) {
@@ -556,6 +558,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     complete_omitted(ws, whole, island, count, dv, tol, d->island_z, ns_n, &r,
                                      &b, wb, 0, NULL);
                     outcome = PP_LOAD_KEPT;
+                    keep_motion = 0;
                 }
             }
             stats->load_shared +=
