@@ -408,9 +408,8 @@ static int factor_basis(pp_load_sharing *ls, const ls_matrix *mat, double eps,
     }
     ls->Ap[nb] = (int)p;
     for (int b = 0; b < nb; ++b) ls->place[ls->index[b]] = -1;
-    int refused = 0;
+    int refused = 0; /* a refused factorisation counts as a singular block */
     ls->sparse_lu = pp_lcp_lu_sparse_factor(nb, ls->Ap, ls->Ai, ls->Ax, &refused);
-    ls->refused += refused;
     return ls->sparse_lu ? nb : -1;
 }
 
@@ -733,10 +732,10 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
      * a face: 12 columns for 6 freedoms); otherwise the test, dense on the m x m block (by
      * columns only up to LS_MAX_UNKNOWNS of them: above, Lemke's answer is kept) */
     if (m <= freedoms) {
-    if (!M && m > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
-    if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)m * m)) return PP_LOAD_KEPT;
-    gather_symmetric(ls, &mat, m);
-    if (psd_rank(m, ls->lu) == m) return PP_LOAD_UNIQUE;
+        if (!M && m > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
+        if (!grow_matrix(&ls->lu, &ls->lu_capacity, (size_t)m * m)) return PP_LOAD_KEPT;
+        gather_symmetric(ls, &mat, m);
+        if (psd_rank(m, ls->lu) == m) return PP_LOAD_UNIQUE;
     }
 
     /* Redundant: the compliance limit. eps from the largest impulse diagonal. */
@@ -806,7 +805,6 @@ static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_c
     const ls_matrix mat = {n, NULL, A};
     const double started = pp_lcp_clock();
     ls->found = 0;
-    ls->refused = 0;
     const double eps = compliance(ls, &mat);
     if (!(eps > 0.0)) return PP_LOAD_KEPT;
     /* the row sums of |M| once (in ls->w until the acceptance overwrites it) */

@@ -115,8 +115,6 @@ typedef struct pp_load_sharing {
     double *Ax;            /* a_capacity */
     size_t a_capacity;
     struct pp_lcp_lu *sparse_lu;
-    int refused;           /* factorisations refused by the work bound (PP_LCP_FACTOR_WORK)
-                              in the last call */
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {
@@ -288,7 +286,8 @@ struct pp_lcp_csc;
  * *solved_n the unknowns of the LCP solved; *answered = 0: solve the whole island as without
  * screening. Errors: out of memory. */
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
-                               const lcp_layout *whole, const int *island, int count, int n,
+                               const lcp_layout *whole, const int *island, int count, int s,
+                               int n,
                                const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
                                int *solved_n);
@@ -303,6 +302,22 @@ pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n);
 pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
                               const lcp_layout *L, const int *list, int count, int n,
                               csc_store *c, struct pp_lcp_csc *A);
+/* The warm-start basis bytes (pegplus/peg.h "basis"): bit 0 Lemke's basis, bit 1 the
+ * compliant basis of load sharing, bit 2 (by columns) load sharing ran from the basis of bit 0
+ * and left the answer as it was (solve_islands' `repeat`). */
+#define PP_PEG_SHARING_RAN 4
+/* Whether load sharing may change an island's answer: an island of n unknowns with K slacks,
+ * joint_count joint rows and `rolls` rolling unknowns (solve_islands has the reasons). */
+int pp_peg_may_share(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
+                     int joint_count, int rolls);
+/* map[a]: the whole LCP's index of unknown a of layout L over the sets `list`. */
+void pp_peg_island_map(const pp_peg_workspace *ws, const lcp_layout *L, const lcp_layout *whole,
+                       const int *list, int count, int *map);
+/* Load sharing on a screened island's LCP by columns (peg_mlcp.c, pp_peg_share_screened). */
+pp_status pp_peg_share_screened(pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                                int count, int s, int n, const struct pp_lcp_csc *A,
+                                const pp_lcp_options *options, const unsigned char *basis,
+                                int from_basis, pp_lcp_result *r, int *outcome);
 
 pp_status pp_peg_joints_validate(const pp_peg_problem *pp);
 pp_status pp_peg_joints_reserve(pp_peg_workspace *ws, int ns, int nj, int nb);

@@ -82,8 +82,9 @@ static void body_block_free(struct pp_body_block *bb);
 /* Islands without joint rows of at least this many unknowns are assembled by columns and
  * solved without any n x n array (csc_assemble, pp_lcp_solve_csc): see solve_islands. The
  * answers are the dense path's bit for bit, so the threshold only moves cost. It is just
- * above load sharing's bound (LS_MAX_UNKNOWNS = 256 in lcp_load_sharing.c, which reads the
- * dense M; an island by columns is above it and keeps Lemke's answer, as that bound does).
+ * above load sharing's dense bound (LS_MAX_UNKNOWNS = 256 in lcp_load_sharing.c): an island
+ * by columns runs load sharing's sparse back-end (lcp_load_sharing.c "By columns"), with the
+ * compliant basis kept in bit 1 and the entries before Lemke (solve_islands).
  * Measured on the settled 20-box heap (islands of 678-735 unknowns, pegplus-benchmark
  * --scene heap20 --model standard,peg --steps 20 --lcp-budget 0 under callgrind): by columns
  * the median step is 2.3x / 2.1x cheaper (standard / PEG: no n^2 clearing, pattern scan and
@@ -1244,6 +1245,37 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
 }
 #undef GROW_TO
 
+int pp_peg_may_share(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
+                     int joint_count, int rolls)
+{
+    return n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 && rolls == 0 &&
+           !pp->base.keep_lemke_vertex;
+}
+
+void pp_peg_island_map(const pp_peg_workspace *ws, const lcp_layout *L, const lcp_layout *whole,
+                       const int *list, int count, int *map)
+{
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
+        for (int r = 0; r < rows; ++r) {
+            const int a = row_index(L, j, r);
+            if (a >= 0) map[a] = row_index(whole, j, r);
+        }
+        if (ws->friction_slot[j] >= 0) map[sigma_index(L, j)] = sigma_index(whole, j);
+        for (int u = 0; u < 3 * ws->roll_axes[j]; ++u)
+            map[roll_index(L, j, u)] = roll_index(whole, j, u);
+    }
+}
+
+/* Bit 2 of every byte of the island (d->island_map, n unknowns) in the caller's basis: load
+ * sharing ran from this basis and left the answer as it was. */
+static int sharing_ran_here(const dense_store *d, const unsigned char *basis, int n)
+{
+    for (int a = 0; a < n; ++a)
+        if (!(basis[d->island_map[a]] & PP_PEG_SHARING_RAN)) return 0;
+    return n > 0;
+}
+
 /* Load sharing's description of island s (lcp_load_sharing.c): its arrays reserved, the
  * impulse unknowns (force), each set's p and first friction unknown, the freedoms (6 per
  * coupled body, each counted once: fill[] as a stamp, build_rows leaves it >= 0), and the
@@ -1283,9 +1315,54 @@ static pp_status sharing_setup(pp_peg_workspace *ws, const lcp_layout *island, c
      * (peg.h "basis") as its start next time */
     ls->start = 0;
     for (int a = 0; basis && a < n; ++a) {
-        ls->basis[a] = (unsigned char)(basis[d->island_map[a]] >> 1);
+        ls->basis[a] = (unsigned char)((basis[d->island_map[a]] >> 1) & 1);
         ls->start |= ls->basis[a];
     }
+    return PP_OK;
+}
+
+/* Load sharing on a screened island's LCP (peg_screen.c): S's layout L over the sets `list`
+ * (count of them, n unknowns, columns A), q in d->island_q, Lemke's accepted answer in
+ * d->island_z, its basis (bit 0) in d->island_basis and S's map in d->island_map; `basis` the
+ * caller's whole-indexed bytes, `from_basis` 1 when Lemke's answer was accepted from them as
+ * they stood. The steps solve_islands runs after Lemke on an island by columns: the kept
+ * compliant basis (bit 1) first (pp_load_sharing_kept), else pp_load_sharing_apply unless it
+ * ran from this same basis before (bit 2 on every unknown: a repeat, *outcome -1). On
+ * PP_LOAD_SHARED or PP_LOAD_SHARED_IMPULSES d->island_z and *r hold the limit (the caller
+ * verifies the omitted sets at its velocities); d->island_basis gets bits 1 and 2. */
+pp_status pp_peg_share_screened(pp_peg_workspace *ws, const lcp_layout *L, const int *list,
+                                int count, int s, int n, const pp_lcp_csc *A,
+                                const pp_lcp_options *options, const unsigned char *basis,
+                                int from_basis, pp_lcp_result *r, int *outcome)
+{
+    dense_store *d = ws->dense;
+    pp_load_sharing *ls = &d->load;
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *share_options = options ? options : &defaults;
+    int freedoms = 0;
+    pp_status room = sharing_setup(ws, L, list, count, s, n, basis, &freedoms);
+    if (room != PP_OK) return room;
+    int o = -1;
+    if (ls->start) {
+        if (pp_load_sharing_kept(ls, A, d->island_q, share_options, d->island_z, r) ==
+            PP_LOAD_SHARED)
+            o = PP_LOAD_SHARED;
+        ls->start = 0; /* tried: not again after Lemke */
+    } else if (basis && from_basis && sharing_ran_here(d, basis, n)) {
+        for (int a = 0; a < n; ++a) d->island_basis[a] |= PP_PEG_SHARING_RAN;
+        *outcome = -1;
+        return PP_OK;
+    }
+    if (o < 0)
+        o = pp_load_sharing_apply(ls, d->lcp, n, NULL, A, d->island_q, count, L->k, freedoms,
+                                  share_options, d->island_basis, d->island_z, r);
+    const unsigned char ran = (o == PP_LOAD_UNIQUE || o == PP_LOAD_SAME || o == PP_LOAD_KEPT)
+                                  ? PP_PEG_SHARING_RAN
+                                  : 0;
+    for (int a = 0; a < n; ++a)
+        d->island_basis[a] = (unsigned char)((d->island_basis[a] & 1) |
+                                             (ls->found ? ls->basis[a] << 1 : 0) | ran);
+    *outcome = o;
     return PP_OK;
 }
 
@@ -1339,14 +1416,16 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         /* Constraint screening (peg_screen.c): a large island without joint rows solved on
          * its sets that can be active, the others verified through the bodies' velocities;
          * when it does not settle, the whole island below. */
+        pp_lcp_result abandoned; /* screening's rounds when it gave up: their counters */
+        memset(&abandoned, 0, sizeof abandoned);
         if (joint_count == 0 && n >= csc_min_n) {
             int answered = 0, solved_n = 0;
-            pp_lcp_result r;
-            pp_status sst = pp_peg_screen_island(ws, pp, whole, list, count, n, options, basis,
-                                                 stats, &r, &answered, &solved_n);
+            pp_status sst = pp_peg_screen_island(ws, pp, whole, list, count, s, n, options,
+                                                 basis, stats, &abandoned, &answered,
+                                                 &solved_n);
             if (sst != PP_OK) return sst;
             if (answered) {
-                pp_lcp_result_merge(&stats->lcp, &r, s == 0);
+                pp_lcp_result_merge(&stats->lcp, &abandoned, s == 0);
                 if (solved_n > stats->largest_island) stats->largest_island = solved_n;
                 continue;
             }
@@ -1357,19 +1436,9 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int by_columns = joint_count == 0 && n >= csc_min_n;
         pp_status room = dense_reserve(d, n, 1, by_columns);
         if (room != PP_OK) return room;
-        /* island index -> whole index, over every row (= unknown) of every set and its sigma,
-         * then the joint rows' unknowns */
-        for (int t = 0; t < count; ++t) {
-            int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
-            for (int r = 0; r < rows; ++r) {
-                int a = row_index(&island, j, r);
-                if (a >= 0) d->island_map[a] = row_index(whole, j, r);
-            }
-            if (ws->friction_slot[j] >= 0)
-                d->island_map[sigma_index(&island, j)] = sigma_index(whole, j);
-            for (int u = 0; u < 3 * ws->roll_axes[j]; ++u)
-                d->island_map[roll_index(&island, j, u)] = roll_index(whole, j, u);
-        }
+        /* island index -> whole index, over every unknown of every set, then the joint
+         * rows' unknowns */
+        pp_peg_island_map(ws, &island, whole, list, count, d->island_map);
         for (int t = 0, a = n_c; t < joint_count; ++t)
             for (int u = ws->joint_first[joints[t]]; u < ws->joint_first[joints[t] + 1]; ++u)
                 d->island_map[a++] = ws->n_contact + u;
@@ -1421,8 +1490,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * the joints carry no compliance, the limit was rarely found there (D = 0 on the
          * joints' null directions) and the search for it cost demo_crash's car 0.48 -> 1.5 ms
          * a step, the gripper 75 -> 164 us. */
-        const int may_share = n > 0 && ws->last_shift == 0.0 && K == 0 && joint_count == 0 &&
-                              nr == 0 && !pp->base.keep_lemke_vertex;
+        const int may_share = pp_peg_may_share(ws, pp, n, K, joint_count, nr);
         pp_load_sharing *ls = &d->load;
         pp_lcp_options defaults = pp_lcp_options_default();
         const pp_lcp_options *share_options = options ? options : &defaults;
@@ -1465,14 +1533,18 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             r.status = PP_LCP_NUMERICAL;
         }
         int keep_motion = 0;
-        /* By columns, Lemke's answer accepted as it stood from the warm basis, and no
-         * compliant basis kept: the last step's load sharing started from this same Lemke
-         * basis and did not find the limit, so it is not run again until the basis changes
-         * (counted as kept; heap20's island, 678 unknowns under the standard model, paid
-         * 1.2 ms a step, 1.6x its step, for a search that failed every step) */
-        const int repeat = by_columns && basis && !had_kept && r.warm_started;
+        /* By columns, Lemke's answer accepted as it stood from the warm basis, no compliant
+         * basis kept, and bit 2 on every unknown (load sharing ran from this same basis and
+         * left the answer as it was: PP_LOAD_UNIQUE, SAME or KEPT): it is not run again
+         * until the basis changes (counted as kept; heap20's island, 678 unknowns under the
+         * standard model, paid 1.2 ms a step, 1.6x its step, for a search that failed every
+         * step). A basis written by a screened solve carries bit 2 only where its own load
+         * sharing ran (peg_screen.c). */
+        const int repeat = by_columns && basis && !had_kept && r.warm_started &&
+                           sharing_ran_here(d, basis, n);
         stats->load_kept += st == PP_OK && may_share && !from_kept && repeat;
         const int sharing = st == PP_OK && may_share && !from_kept && !repeat;
+        int unchanged = 0;
         if (sharing) {
             if (!by_columns) {
                 pp_status room = sharing_setup(ws, &island, list, count, s, n, basis, &freedoms);
@@ -1492,10 +1564,15 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
              * two differ in velocity by rounding alone, and Lemke's basis solution is the
              * more accurate (the limit comes from solves of condition ~1e5). */
             keep_motion = o == PP_LOAD_SHARED_IMPULSES;
+            unchanged = o == PP_LOAD_UNIQUE || o == PP_LOAD_SAME || o == PP_LOAD_KEPT;
         }
-        /* the compliant basis found (by either), kept in bit 1 for the next step */
+        /* the compliant basis found (by either), kept in bit 1 for the next step; bit 2 by
+         * columns where load sharing ran (or was skipped as a repeat) and left Lemke's
+         * answer: the next step's `repeat` */
         for (int a = 0; basis && (sharing || from_kept) && ls->found && a < n; ++a)
             d->island_basis[a] |= (unsigned char)(ls->basis[a] << 1);
+        const int ran = by_columns && (unchanged || (repeat && st == PP_OK && may_share));
+        for (int a = 0; basis && ran && a < n; ++a) d->island_basis[a] |= PP_PEG_SHARING_RAN;
         if (large) free(M);
         if (st == PP_ERR_SOLVER) {
             if (result == PP_OK) stats->failed_island = s;
@@ -1516,6 +1593,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         else
             for (int t = 0; t < joint_count; ++t) ws->joint_p[joints[t]] = 0.0;
         pp_lcp_result_merge(&stats->lcp, &r, s == 0);
+        /* the pivots and refused factorisations of screening's abandoned rounds: spent in
+         * this step (not charged to the pivot budget, peg_screen.c) */
+        stats->lcp.pivots += abandoned.pivots;
+        stats->lcp.factor_work_exceeded += abandoned.factor_work_exceeded;
         if (n > stats->largest_island) stats->largest_island = n;
     }
     stats->islands = islands;

@@ -44,7 +44,9 @@
  *         was basic in the warm-start basis (active last time);
  *   round: solve LCP(M_SS, q_S) (its own M by columns, memory of |S|), nu+ from its impulses,
  *         test every set of O; the violated ones join S (warm start: this round's basis, the
- *         joined sets' unknowns nonbasic), until none is violated.
+ *         joined sets' unknowns as their completion left them: impulses nonbasic, a slack
+ *         basic where its completion c > 0, "Warm-start bytes" below), until none is
+ *         violated.
  * S only grows, so the loop ends within |island| rounds; it is bounded by SCREEN_ROUNDS. An
  * island whose S holds more than half of its unknowns (at S_0, or as it grows) is solved
  * whole: screening would save little there, and the degenerate LCPs of settled heaps have
@@ -54,8 +56,11 @@
  * instead of 1 212, with 4 fallback steps). Then, and when a round's LCP is not solved, the
  * whole island is solved as without screening (peg_mlcp.c solve_islands continues as before),
  * from the caller's basis, and with the shared pivot budget as it was before screening (the
- * rounds' pivots are not charged: the answer is the unscreened one bit for bit; the rounds'
- * time is spent, at most SCREEN_ROUNDS solves of at most half the island each). An empty S
+ * rounds' pivots are not charged, so without a clock deadline the answer is the unscreened
+ * one bit for bit; the rounds' time is spent, at most SCREEN_ROUNDS solves of at most half
+ * the island each, and a deadline, options' max_seconds or the budget's clock, sees it: the
+ * whole solve may then stop earlier than it would have unscreened; the rounds' pivots are
+ * reported in the step's statistics). An empty S
  * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
  * x = 0 with the completion.
  *
@@ -68,10 +73,20 @@
  * closing gap), a rounding on a completed row. The island's result reports the larger of the
  * two bounds; a set whose completed rows fail it joins S like a violated one.
  *
+ * Load sharing (lcp_load_sharing.c) on a screened answer, where solve_islands would run it on
+ * the island (pp_peg_may_share): on S's LCP, as on any island by columns (the compliant basis
+ * kept in bit 1 first, else after Lemke's answer). Its limit z0 solves LCP(M_SS, q_S), so
+ * (a) holds; (b) holds as verified where z0 changes impulses only (the same velocities,
+ * PP_LOAD_SHARED_IMPULSES), and is verified again at z0's velocities otherwise: a violated
+ * set there keeps Lemke's answer on S (counted as kept), it does not grow S.
+ *
  * Warm-start bytes (basis, bit 0: z_i basic) of an omitted set: impulses nonbasic (p, beta,
  * g+- and the sigma and s bounds: w basic), a slack basic where its completion is > 0: a
  * complementary basis with the set's block nonsingular (tril(ones) on the basic slacks), and
- * the basis of the answer whenever no completed sigma or s is > 0.
+ * the basis of the answer whenever no completed sigma or s is > 0. Screening writes bit 0 only;
+ * bits 1 and 2 (load sharing's compliant basis and "ran from this basis", peg_lcp_internal.h)
+ * come from load sharing on S for S's unknowns, and stay the caller's on O's (bit 1 cleared
+ * there where S's compliant basis was found: O's impulses are nonbasic in it).
  */
 #include "geometry_internal.h"
 #include "islands_internal.h"
@@ -106,6 +121,7 @@ struct pp_peg_screen {
     unsigned char *in_s;     /* per set */
     double *dv;              /* 6 per body: nu+ - nu*, from S's impulses */
     unsigned char *basis;    /* whole-indexed: the working basis of the rounds */
+    double *zl;              /* n: Lemke's answer on S while load sharing is checked */
     double *M;               /* S's dense M when |S| is below the sparse threshold */
 };
 
@@ -121,6 +137,7 @@ void pp_peg_screen_free(pp_peg_workspace *ws)
     free(sc->in_s);
     free(sc->dv);
     free(sc->basis);
+    free(sc->zl);
     free(sc->M);
     free(sc);
     ws->screen = NULL;
@@ -160,9 +177,11 @@ static pp_status screen_reserve(pp_peg_workspace *ws, int ns, int nb, int n_whol
     }
     if (n_whole > sc->n_capacity) {
         free(sc->basis);
+        free(sc->zl);
         sc->basis = malloc((size_t)n_whole);
+        sc->zl = malloc((size_t)n_whole * sizeof *sc->zl);
         sc->n_capacity = 0;
-        if (!sc->basis) return PP_ERR_NO_MEMORY;
+        if (!sc->basis || !sc->zl) return PP_ERR_NO_MEMORY;
         sc->n_capacity = n_whole;
     }
     return PP_OK;
@@ -179,8 +198,8 @@ static double row_change(const pp_peg_workspace *ws, const double *dv, int j, in
     return rate;
 }
 
-/* Set j of O at the velocities nu* + dv: its completion written into the whole z (and its
- * basis bytes into `basis`, if given); returns 1 when the set is violated (w_p < 0, or a
+/* Set j of O at the velocities nu* + dv: its completion written into the whole z (and bit 0
+ * of its basis bytes into `basis`, if given; the other bits left); returns 1 when the set is violated (w_p < 0, or a
  * completed row beyond the acceptance; with `touching`, also w_p = 0: a closed gap at
  * relative rest), and folds its rows into the residual bounds. */
 static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const double *dv, int j,
@@ -201,7 +220,7 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         prefix += c;
         const double w = a + prefix;
         z[at] = c;
-        if (basis) basis[at] = c > 0.0;
+        if (basis) basis[at] = (unsigned char)((basis[at] & ~1) | (c > 0.0));
         *zmax = fmax(*zmax, c);
         const double m = fabs(fmin(c, w));
         /* s_i >= |q_i| + ||z|| (s ones of E_I1 in the row, the diagonal among them) */
@@ -215,7 +234,7 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
     const int p = row_index(whole, j, 0);
     const double wp = q[p] + row_change(ws, dv, j, row0) + prefix;
     z[p] = 0.0;
-    if (basis) basis[p] = 0;
+    if (basis) basis[p] &= (unsigned char)~1;
     if (wp < 0.0 || (touching && wp <= 0.0)) violated = 1;
     wmin = fmin(wmin, wp);
     /* friction: beta = 0, sigma the smallest bound keeping the beta rows >= 0 */
@@ -227,11 +246,11 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         for (int l = 1; l <= k; ++l) {
             const int at = row_index(whole, j, l);
             z[at] = 0.0;
-            if (basis) basis[at] = 0;
+            if (basis) basis[at] &= (unsigned char)~1;
         }
         const int sg = sigma_index(whole, j);
         z[sg] = sigma;
-        if (basis) basis[sg] = 0;
+        if (basis) basis[sg] &= (unsigned char)~1;
         *zmax = fmax(*zmax, sigma);
         wmin = fmin(wmin, fmin(least + sigma, 0.0)); /* w_sigma = 0 */
     }
@@ -247,7 +266,7 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         const double bound = fmax(0.0, fmax(-wplus, -wminus));
         z[at] = z[at + 1] = 0.0;
         z[at + 2] = bound;
-        if (basis) basis[at] = basis[at + 1] = basis[at + 2] = 0;
+        for (int u = 0; basis && u < 3; ++u) basis[at + u] &= (unsigned char)~1;
         *zmax = fmax(*zmax, bound);
         wmin = fmin(wmin, fmin(fmin(wplus, wminus) + bound, 0.0));
     }
@@ -327,14 +346,52 @@ static void velocity_change(const pp_peg_workspace *ws, const lcp_layout *L, con
     }
 }
 
+/* The whole island's residual bounds of an answer: S's own (its solve's result r over its x,
+ * ns_n unknowns) folded with the rows of every omitted set completed at nu* + dv. */
+typedef struct screen_bounds {
+    double zmax, residual, rel, min_w, compl;
+} screen_bounds;
+
+/* Every set of O completed at nu* + dv (its z, and bit 0 of its bytes in wb) and folded into
+ * *b, which starts from S's r; returns the number of violated sets, which join S (in_s,
+ * *n_s) when `join`. */
+static int complete_omitted(pp_peg_workspace *ws, const lcp_layout *whole, const int *island,
+                            int count, const double *dv, double tol, const double *x, int ns_n,
+                            const pp_lcp_result *r, screen_bounds *b, unsigned char *wb,
+                            int join, int *n_s)
+{
+    struct pp_peg_screen *sc = ws->screen;
+    b->zmax = 0.0;
+    for (int a = 0; a < ns_n; ++a) b->zmax = fmax(b->zmax, x[a]);
+    b->residual = r->residual;
+    b->rel = r->relative_residual;
+    b->min_w = ns_n > 0 ? r->min_w : INFINITY;
+    b->compl = r->complementarity;
+    int violated = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = island[t];
+        if (sc->in_s[j]) continue;
+        if (complete_set(ws, whole, dv, j, tol, 0, &b->zmax, &b->residual, &b->rel, &b->min_w,
+                         &b->compl, wb)) {
+            ++violated;
+            if (join) {
+                sc->in_s[j] = 1;
+                *n_s += set_size(ws, j, whole->k);
+            }
+        }
+    }
+    return violated;
+}
+
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
-                               const lcp_layout *whole, const int *island, int count, int n,
-                               const pp_lcp_options *options, unsigned char *basis,
+                               const lcp_layout *whole, const int *island, int count, int s,
+                               int n, const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
                                int *solved_n)
 {
     *answered = 0;
     *solved_n = 0;
+    memset(result, 0, sizeof *result);
     if (!screening) return PP_OK;
     const int k = whole->k, nb = pp->base.body_count;
     pp_status st = screen_reserve(ws, ws->max_sets, nb, ws->n_max);
@@ -348,17 +405,21 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     const pp_lcp_options *given = options ? options : &defaults;
     const double tol = given->residual_tol;
     /* the working basis, whole-indexed: the caller's bytes of the island, written back only
-     * when screening answers (a whole solve after it starts from the caller's own) */
+     * when screening answers (a whole solve after it starts from the caller's own); the
+     * rounds write bit 0 only, bits 1 and 2 (load sharing's) stay the caller's until load
+     * sharing runs on the answer */
     unsigned char *wb = sc->basis;
     double *dv = sc->dv;
     /* S_0: the sets violated at the free motion (dv = 0), and those active in the warm start
      * (p basic). complete_set writes only O's place in z: it is rewritten below. */
     velocity_change(ws, whole, island, count, island, 0, NULL, dv);
     double zmax = 0.0, residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
-    int sets = 0, n_s = 0;
+    int sets = 0, n_s = 0, slacks = 0, rolls = 0;
     for (int t = 0; t < count; ++t) {
         const int j = island[t];
         set_bytes(ws, whole, j, basis, wb);
+        slacks += ws->slack_first[j + 1] - ws->slack_first[j];
+        rolls += ws->roll_axes[j];
         const int active = (given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1)) ||
                            complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
                                         &min_w, &compl, NULL);
@@ -369,11 +430,13 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         }
     }
     if (2 * n_s > n) return PP_OK; /* little to screen: the whole island, as without */
+    /* load sharing on the answer where solve_islands would run it on the whole island */
+    const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);
     /* the shared budget as it was: a screening that gives up is not charged (below) */
     pp_lcp_budget *budget = given->budget;
     const pp_lcp_budget budget_before = budget ? *budget : (pp_lcp_budget){0};
     pp_lcp_options opts = *given;
-    pp_lcp_result total;
+    pp_lcp_result total; /* the rounds' counters, summed */
     memset(&total, 0, sizeof total);
     dense_store *d = ws->dense;
     for (int round = 0; round < SCREEN_ROUNDS; ++round) {
@@ -399,25 +462,15 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         r.status = PP_LCP_SOLVED;
+        pp_lcp_csc A = {0, NULL, NULL, NULL};
         if (ns_n > 0) {
-            st = pp_peg_island_reserve(ws, ns_n);
+            st = pp_peg_island_reserve(ws, ns_n); /* logs its own failure */
             if (st != PP_OK) return st;
-            for (int t = 0; t < m; ++t) {
-                const int j = sc->list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
-                for (int r2 = 0; r2 < rows; ++r2) {
-                    const int a = row_index(&L, j, r2);
-                    if (a >= 0) d->island_map[a] = row_index(whole, j, r2);
-                }
-                if (ws->friction_slot[j] >= 0)
-                    d->island_map[sigma_index(&L, j)] = sigma_index(whole, j);
-                for (int u = 0; u < 3 * ws->roll_axes[j]; ++u)
-                    d->island_map[roll_index(&L, j, u)] = roll_index(whole, j, u);
-            }
+            pp_peg_island_map(ws, &L, whole, sc->list, m, d->island_map);
             for (int a = 0; a < ns_n; ++a) {
                 d->island_q[a] = ws->q[d->island_map[a]];
                 d->island_basis[a] = wb[d->island_map[a]] & 1;
             }
-            pp_lcp_csc A = {0, NULL, NULL, NULL};
             st = pp_peg_csc_assemble(ws, pp, &L, sc->list, m, ns_n, &d->csc, &A);
             if (st != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of a screened "
@@ -432,7 +485,11 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     free(sc->M);
                     sc->M = malloc((size_t)ns_n * ns_n * sizeof *sc->M);
                     sc->dense_capacity = sc->M ? ns_n : 0;
-                    if (!sc->M) return PP_ERR_NO_MEMORY;
+                    if (!sc->M) {
+                        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for a screened LCP "
+                                             "of %d unknowns", ns_n);
+                        return PP_ERR_NO_MEMORY;
+                    }
                 }
                 memset(sc->M, 0, (size_t)ns_n * ns_n * sizeof *sc->M);
                 for (int c = 0; c < ns_n; ++c)
@@ -444,27 +501,15 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             pp_lcp_result_merge(&total, &r, 0);
             if (st != PP_OK && st != PP_ERR_SOLVER) return st;
             if (st != PP_OK) break; /* not solved: the whole island, as without screening */
-            for (int a = 0; a < ns_n; ++a) wb[d->island_map[a]] = d->island_basis[a];
+            for (int a = 0; a < ns_n; ++a)
+                wb[d->island_map[a]] =
+                    (unsigned char)((wb[d->island_map[a]] & ~1) | (d->island_basis[a] & 1));
         }
         /* O at nu+ = nu* + W G x_S */
         velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
-        zmax = 0.0;
-        for (int a = 0; a < ns_n; ++a) zmax = fmax(zmax, d->island_z[a]);
-        residual = r.residual;
-        rel = r.relative_residual;
-        min_w = ns_n > 0 ? r.min_w : INFINITY;
-        compl = r.complementarity;
-        int joined = 0;
-        for (int t = 0; t < count; ++t) {
-            const int j = island[t];
-            if (sc->in_s[j]) continue;
-            if (complete_set(ws, whole, dv, j, tol, 0, &zmax, &residual, &rel, &min_w, &compl,
-                             wb)) {
-                sc->in_s[j] = 1;
-                n_s += set_size(ws, j, k);
-                ++joined;
-            }
-        }
+        screen_bounds b;
+        const int joined = complete_omitted(ws, whole, island, count, dv, tol, d->island_z,
+                                            ns_n, &r, &b, wb, 1, &n_s);
         stats->screen_rounds += 1;
         if (joined > 0) {
             if (2 * n_s > n) break; /* most of the island can be active: solved whole */
@@ -480,46 +525,101 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 if (at >= 0) qmax = fmax(qmax, fabs(ws->q[at]));
             }
         }
-        if (residual > 1e-4 * qmax && residual > 0.0) break; /* not accepted: the whole */
+        if (b.residual > 1e-4 * qmax && b.residual > 0.0) break; /* not accepted: the whole */
+        /* Load sharing on S's LCP (peg_mlcp.c pp_peg_share_screened), as solve_islands runs
+         * it on an island by columns: its limit z0 solves LCP(M_SS, q_S); with only impulses
+         * changed (PP_LOAD_SHARED_IMPULSES) the bodies' velocities are Lemke's, so O's rows
+         * (b) hold as verified; otherwise nu+ is recomputed from z0 and every set of O
+         * verified again, and z0 kept only if none is violated (else Lemke's answer,
+         * counted as kept). */
+        int outcome = -2; /* -2: not run; -1: a repeat (pp_peg_share_screened) */
+        int keep_motion = 0;
+        if (may_share && ns_n > 0) {
+            const pp_lcp_result lemke = r;
+            memcpy(sc->zl, d->island_z, (size_t)ns_n * sizeof *sc->zl);
+            st = pp_peg_share_screened(ws, &L, sc->list, m, s, ns_n, &A, options, basis,
+                                       round == 0 && r.warm_started, &r, &outcome);
+            if (st != PP_OK) return st;
+            keep_motion = outcome == PP_LOAD_SHARED_IMPULSES;
+            if (outcome == PP_LOAD_SHARED || outcome == PP_LOAD_SHARED_IMPULSES) {
+                /* nu+ from z0 (impulses only: Lemke's, as verified), the bounds from z0 */
+                if (outcome == PP_LOAD_SHARED)
+                    velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
+                const int violated = complete_omitted(ws, whole, island, count, dv, tol,
+                                                      d->island_z, ns_n, &r, &b, wb, 0, NULL);
+                if (violated > 0 || (b.residual > 1e-4 * qmax && b.residual > 0.0)) {
+                    /* Lemke's answer on S, and O completed at its velocities again */
+                    memcpy(d->island_z, sc->zl, (size_t)ns_n * sizeof *sc->zl);
+                    r = lemke;
+                    for (int a = 0; a < ns_n; ++a)
+                        d->island_basis[a] =
+                            (unsigned char)((d->island_basis[a] & 1) | PP_PEG_SHARING_RAN);
+                    velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
+                    complete_omitted(ws, whole, island, count, dv, tol, d->island_z, ns_n, &r,
+                                     &b, wb, 0, NULL);
+                    outcome = PP_LOAD_KEPT;
+                    keep_motion = 0;
+                }
+            }
+            stats->load_shared +=
+                outcome == PP_LOAD_SHARED || outcome == PP_LOAD_SHARED_IMPULSES;
+            stats->load_kept += outcome == PP_LOAD_KEPT || outcome == -1;
+            /* S's bytes whole (bits 0-2); O's: nonbasic in the compliant basis found (bit 1
+             * cleared), bit 2 as S's (load sharing ran on this answer) */
+            for (int a = 0; a < ns_n; ++a) wb[d->island_map[a]] = d->island_basis[a];
+            const int found = d->load.found && outcome != PP_LOAD_KEPT && outcome != -1;
+            const unsigned char ran = (unsigned char)(d->island_basis[0] & PP_PEG_SHARING_RAN);
+            for (int t = 0; t < count; ++t) {
+                const int j = island[t];
+                if (sc->in_s[j]) continue;
+                FOR_SET_UNKNOWNS(ws, whole, j, at,
+                                 wb[at] = (unsigned char)((wb[at] & ~(PP_PEG_SHARING_RAN |
+                                                                      (found ? 2 : 0))) |
+                                                          ran));
+            }
+        }
         for (int a = 0; a < ns_n; ++a) {
             ws->z[d->island_map[a]] = d->island_z[a];
-            ws->z_motion[d->island_map[a]] = d->island_z[a];
+            ws->z_motion[d->island_map[a]] = keep_motion ? sc->zl[a] : d->island_z[a];
         }
         for (int t = 0; t < count; ++t) {
             if (!sc->in_s[island[t]]) set_motion(ws, whole, island[t]);
             if (basis) set_bytes(ws, whole, island[t], wb, basis);
         }
-        total.status = PP_LCP_SOLVED;
-        total.residual = residual;
-        total.relative_residual = rel;
-        total.min_w = min_w;
-        total.complementarity = compl;
-        total.min_z = ns_n > 0 ? fmin(r.min_z, 0.0) : 0.0;
-        total.warm_started = round == 0 && r.warm_started;
-        *result = total;
+        /* the final round's result (with load sharing's residuals where it changed the
+         * answer), the rounds' counters summed, the whole island's residual bounds */
+        pp_lcp_result out = r;
+        out.pivots = total.pivots;
+        out.refactorisations = total.refactorisations;
+        out.factor_work_exceeded = total.factor_work_exceeded;
+        out.attempts = total.attempts;
+        out.fallback_iterations = total.fallback_iterations;
+        out.seconds = total.seconds;
+        out.status = PP_LCP_SOLVED;
+        out.residual = b.residual;
+        out.relative_residual = b.rel;
+        out.min_w = b.min_w;
+        out.complementarity = b.compl;
+        out.min_z = ns_n > 0 ? fmin(r.min_z, 0.0) : 0.0;
+        out.warm_started = round == 0 && r.warm_started;
+        *result = out;
         *answered = 1;
         *solved_n = ns_n;
         stats->screened_sets += count - m;
         stats->screened_unknowns += n - ns_n;
-        /* as any island by columns (peg_mlcp.c): above load sharing's bound, Lemke's answer
-         * counted as kept where load sharing would have been asked */
-        int slacks = 0, rolls = 0;
-        for (int t = 0; t < count; ++t) {
-            slacks += ws->slack_first[island[t] + 1] - ws->slack_first[island[t]];
-            rolls += ws->roll_axes[island[t]];
-        }
-        if (ws->last_shift == 0.0 && slacks == 0 && rolls == 0 && !pp->base.keep_lemke_vertex)
-            ++stats->load_kept;
         return PP_OK;
     }
     /* Given up: the whole island is solved as without screening, from the caller's basis and
-     * budget (the rounds' pivots are not charged to it, so that its answer is the unscreened
-     * one bit for bit; their time is spent). */
+     * budget (the rounds' pivots are not charged to it, so that without a clock deadline its
+     * answer is the unscreened one bit for bit; their time is spent, and a deadline
+     * (max_seconds, the budget's clock) sees it). The rounds' counters go back in `result`
+     * for the step's statistics. */
     if (budget) {
         budget->pivots = budget_before.pivots;
         budget->pivots_used = budget_before.pivots_used;
         budget->exhausted = budget_before.exhausted;
     }
+    *result = total;
     ++stats->screen_whole;
     return PP_OK;
 }

@@ -13,6 +13,7 @@
  *     p_i = m g h / N^2 + c m delta x_i / sum_j x_j^2,    f_i = (-m delta / N^2, 0).
  */
 #include "pegplus/mlcp.h"
+#include "pegplus/peg.h"
 
 #include "../src/lcp_internal.h"
 #include "../src/peg_lcp_internal.h"
@@ -46,7 +47,7 @@ static void teardown(void)
 }
 
 typedef struct plate {
-    int N, nc, k;
+    int N, nc, k, open; /* nc supports, then `open` contacts from a ceiling */
     double m, mu, delta, e[3];
     pp_mlcp_body body;
     pp_contact c[400];
@@ -93,16 +94,30 @@ static void plate_build(plate *p, int N, double mu, int k, double delta)
         }
 }
 
-/* One solve; the closed form, the friction cone and no overlap after the step checked. */
-static void plate_solve_and_check(plate *p, unsigned char *basis, pp_mlcp_stats *st)
+/* A ceiling CEILING m above the plate's top face: `open` contacts at its points over a grid
+ * (gap CEILING, normal -z), which stay open in the step. */
+#define CEILING 0.5
+static void plate_ceiling(plate *p, int open)
 {
-    pp_mlcp_problem prob = {H, 1, &p->body, p->nc, p->c, p->k, 0.0, 0, 0.0};
-    static double pn[400], beta[400 * 8], sigma[400], f[1200], nu[6];
-    pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
-    pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, st), PP_OK);
-    ck_assert_int_ge(st->largest_island, 257); /* by columns */
-    ck_assert_int_eq(st->load_shared, 1);
+    p->open = open;
+    for (int t = 0; t < open; ++t) {
+        pp_contact *c = &p->c[p->nc + t];
+        memset(c, 0, sizeof *c);
+        c->body_a = -1;
+        c->body_b = 0;
+        c->p_a[0] = -p->e[0] + 2.0 * p->e[0] * (t % 10 + 0.5) / 10.0;
+        c->p_a[1] = -p->e[1] + 2.0 * p->e[1] * (t / 10 + 0.5) / 10.0;
+        c->p_a[2] = 2.0 * p->e[2] + CEILING;
+        c->n[2] = -1.0;
+        c->psi = CEILING;
+        c->mu = p->mu;
+    }
+}
+
+/* The closed form, the friction cone and no overlap after the step checked on an answer. */
+static void plate_check(const plate *p, const double *pn, const double *beta, const double *f,
+                        const double *nu)
+{
     const double share = p->m * G * H / p->nc, cz = p->e[2], tol = TOL_SHARE * p->m * G * H;
     double largest = 0.0;
     for (int t = 0; t < p->nc; ++t) {
@@ -134,6 +149,19 @@ static void plate_solve_and_check(plate *p, unsigned char *basis, pp_mlcp_stats 
     }
     /* Lemke's vertex loads a few supports: the limit loads every one (what this tests) */
     ck_assert(largest < 2.0 * share);
+}
+
+/* One solve; plate_check. */
+static void plate_solve_and_check(plate *p, unsigned char *basis, pp_mlcp_stats *st)
+{
+    pp_mlcp_problem prob = {H, 1, &p->body, p->nc, p->c, p->k, 0.0, 0, 0.0};
+    static double pn[400], beta[400 * 8], sigma[400], f[1200], nu[6];
+    pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
+    pp_lcp_options o = pp_lcp_options_default();
+    ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, st), PP_OK);
+    ck_assert_int_ge(st->largest_island, 257); /* by columns */
+    ck_assert_int_eq(st->load_shared, 1);
+    plate_check(p, pn, beta, f, nu);
 }
 
 /* The first solve (cold, an all-zero basis): answered by the compliant LCP's active-set
@@ -305,6 +333,113 @@ START_TEST(test_plate_rests)
 }
 END_TEST
 
+/* Screened (contact/src/peg_screen.c): the plate on its 7 x 7 supports under a ceiling with
+ * 70 open contacts, one island of 119 sets, 714 unknowns, solved by pp_peg_solve (U sets).
+ * Screening solves the supports' LCP (294 unknowns) and verifies the ceiling's contacts at
+ * the answer's velocities; load sharing then runs on the supports' LCP as on any island by
+ * columns. Checked on each step: the closed form on every support (plate_check), no load on
+ * the ceiling, and z solving the WHOLE island's LCP (pp_peg_last_lcp, dense): rel(z) <= 1e-9,
+ * r(z) <= 1e-4 ||q||, z >= 0 (lcp.h's acceptance). */
+static void plate_peg_step(plate *p, pp_peg_workspace *ws, int screen, unsigned char *basis,
+                           pp_peg_stats *st)
+{
+    const int total = p->nc + p->open;
+    static pp_peg_set sets[400];
+    for (int i = 0; i < total; ++i)
+        sets[i] = (pp_peg_set){PP_PEG_SET_U, PP_PEG_VERTEX_FACE, i, 1};
+    pp_peg_problem prob = {.base = {.h = H, .body_count = 1, .bodies = &p->body,
+                                    .contact_count = total, .contacts = p->c,
+                                    .friction_directions = p->k},
+                           .set_count = total, .sets = sets};
+    static double pn[400], beta[400 * 8], sigma[400], f[1200], nu[6];
+    pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
+    pp_lcp_options o = pp_lcp_options_default();
+    o.warm_start = 1;
+    const int before = pp_peg_screening(screen);
+    const pp_status status = pp_peg_solve(ws, &prob, &o, basis, &s, NULL, st);
+    pp_peg_screening(before);
+    ck_assert_int_eq(status, PP_OK);
+    ck_assert_int_eq(st->lcp_size, 714);
+    ck_assert_int_eq(st->screened_sets, screen ? p->open : 0);
+    ck_assert_int_eq(st->load_shared, 1);
+    plate_check(p, pn, beta, f, nu);
+    for (int t = p->nc; t < total; ++t)
+        ck_assert_msg(pn[t] == 0.0, "ceiling contact %d loaded: %g", t - p->nc, pn[t]);
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(ws, &n, &M, &q);
+    ck_assert_int_eq(n, 714);
+    double *w = malloc(sizeof(double) * (size_t)n);
+    ck_assert_ptr_nonnull(w);
+    pp_lcp_result e;
+    pp_lcp_evaluate(n, M, q, ws->z, w, &e);
+    double qmax = 0.0;
+    for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(q[i]));
+    ck_assert_msg(e.relative_residual <= 1e-9, "whole LCP: rel(z) = %g", e.relative_residual);
+    ck_assert_msg(e.residual <= 1e-4 * qmax, "whole LCP: r(z) = %g, |q| = %g", e.residual, qmax);
+    ck_assert_msg(e.min_z >= 0.0, "whole LCP: min z = %g", e.min_z);
+    free(w);
+}
+
+/* Screened steps share the load: the first (cold) after Lemke on the supports' LCP, the
+ * second from the compliant basis kept in bit 1 (no pivot). Pushed (sticking) and at rest. */
+static void plate_screened(double delta)
+{
+    static plate p;
+    plate_build(&p, 7, 0.5, 4, delta);
+    plate_ceiling(&p, 70);
+    pp_peg_workspace *ws = NULL;
+    ck_assert_int_eq(pp_peg_workspace_create(1, 119, 119, 4, &ws), PP_OK);
+    unsigned char *basis = calloc(714, 1);
+    ck_assert_ptr_nonnull(basis);
+    pp_peg_stats st;
+    plate_peg_step(&p, ws, 1, basis, &st);
+    ck_assert_int_eq(st.largest_island, 294); /* the supports' LCP */
+    plate_peg_step(&p, ws, 1, basis, &st);
+    ck_assert_int_eq(st.lcp.pivots, 0);
+    free(basis);
+    pp_peg_workspace_destroy(ws);
+}
+
+START_TEST(test_plate_screened_pushed)
+{
+    plate_screened(0.005);
+}
+END_TEST
+
+START_TEST(test_plate_screened_at_rest)
+{
+    plate_screened(0.0);
+}
+END_TEST
+
+/* A screened step, then steps of the same island solved whole (screening off): from the
+ * screened basis with its compliant basis (bit 1), and from Lemke's basis alone (bit 1
+ * cleared), which the whole LCP accepts without pivoting. The latter is where solve_islands'
+ * shortcut skips load sharing when it ran from that basis before and left the answer: it
+ * did not (it changed the screened answer), so load sharing runs and shares the load. */
+START_TEST(test_plate_screened_then_whole)
+{
+    static plate p;
+    plate_build(&p, 7, 0.5, 4, 0.0);
+    plate_ceiling(&p, 70);
+    pp_peg_workspace *ws = NULL;
+    ck_assert_int_eq(pp_peg_workspace_create(1, 119, 119, 4, &ws), PP_OK);
+    unsigned char *basis = calloc(714, 1), *lemke = calloc(714, 1);
+    ck_assert(basis && lemke);
+    pp_peg_stats st;
+    plate_peg_step(&p, ws, 1, basis, &st);
+    for (int i = 0; i < 714; ++i) lemke[i] = basis[i] & (unsigned char)~2;
+    plate_peg_step(&p, ws, 0, basis, &st);
+    ck_assert_int_eq(st.lcp.pivots, 0);
+    plate_peg_step(&p, ws, 0, lemke, &st);
+    ck_assert_int_eq(st.lcp.pivots, 0);
+    free(basis);
+    free(lemke);
+    pp_peg_workspace_destroy(ws);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("load_sharing_large");
@@ -317,6 +452,9 @@ int main(void)
     tcase_add_test(tc, test_plate_after_lemke_frictionless);
     tcase_add_test(tc, test_plate_after_lemke_friction);
     tcase_add_test(tc, test_plate_rests);
+    tcase_add_test(tc, test_plate_screened_pushed);
+    tcase_add_test(tc, test_plate_screened_at_rest);
+    tcase_add_test(tc, test_plate_screened_then_whole);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

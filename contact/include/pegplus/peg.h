@@ -578,8 +578,10 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    base.compliance > 0 (the LCP is then regularised already) and in islands with I or X
  *    sets, joint rows or rolling friction (Lemke's answer is kept there). The basis returned is Lemke's (a nonsingular one,
  *    for the next warm start) in bit 0 of each byte; bit 1 holds the compliant LCP's basis
- *    where the limit was sought, the start of the next solve's search (keep the bytes
- *    whole: Lemke reads bit 0 only).
+ *    where the limit was sought, the start of the next solve's search, and bit 2 (islands of
+ *    257 unknowns or more) that the search ran from this basis and left Lemke's answer (not
+ *    run again while Lemke accepts that basis as it stands); keep the bytes whole: Lemke
+ *    reads bit 0 only.
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size + 9 per rolling set
  *    bounds it) indexed
