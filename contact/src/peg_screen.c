@@ -125,16 +125,22 @@ struct pp_peg_screen {
     double *M;               /* S's dense M when |S| is below the sparse threshold */
 };
 
-void pp_peg_screen_free(pp_peg_workspace *ws)
+/* The per-set arrays (grown together). */
+static void free_set_arrays(struct pp_peg_screen *sc)
 {
-    struct pp_peg_screen *sc = ws->screen;
-    if (!sc) return;
     free(sc->position);
     free(sc->slack);
     free(sc->friction);
     free(sc->roll);
     free(sc->list);
     free(sc->in_s);
+}
+
+void pp_peg_screen_free(pp_peg_workspace *ws)
+{
+    struct pp_peg_screen *sc = ws->screen;
+    if (!sc) return;
+    free_set_arrays(sc);
     free(sc->dv);
     free(sc->basis);
     free(sc->zl);
@@ -151,12 +157,7 @@ static pp_status screen_reserve(pp_peg_workspace *ws, int ns, int nb, int n_whol
     }
     struct pp_peg_screen *sc = ws->screen;
     if (ns > sc->sets_capacity) {
-        free(sc->position);
-        free(sc->slack);
-        free(sc->friction);
-        free(sc->roll);
-        free(sc->list);
-        free(sc->in_s);
+        free_set_arrays(sc);
         sc->position = malloc((size_t)ns * sizeof(int));
         sc->slack = malloc((size_t)ns * sizeof(int));
         sc->friction = malloc((size_t)ns * sizeof(int));
