@@ -324,8 +324,8 @@ int pp_lcp_all_finite(size_t count, const double *x)
  * r(z) = 0.4 .. 9.8e15 and rel(z) <= 4e-17 at ||q|| = 0.6 .. 2; applied, they wrote velocities
  * of 1e15 m/s into ODE and every later step was refused. A genuine solution has r(z) of the
  * order of u ||M|| ||z|| (u = 1.1e-16), below 1e-4 ||q|| up to a condition of 1e12: over 1.1
- * million solves of 800 soak scenes, 99.95 % had r(z) <= 1e-8 ||q||. */
-#define DATA_RESIDUAL 1e-4
+ * million solves of 800 soak scenes, 99.95 % had r(z) <= 1e-8 ||q||. (PP_LCP_DATA_RESIDUAL,
+ * lcp_internal.h.) */
 
 int pp_lcp_clamp_finite(int n, double *z)
 {
@@ -338,7 +338,7 @@ int pp_lcp_clamp_finite(int n, double *z)
 int pp_lcp_accept_measured(int n, const double *q, double eps, const pp_lcp_options *o,
                            const double *z, const pp_lcp_result *result)
 {
-    if (!(result->residual <= DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
+    if (!(result->residual <= PP_LCP_DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
     if (eps == 0.0) return result->relative_residual <= o->residual_tol;
     return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
            eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);
@@ -567,9 +567,7 @@ void pp_lcp_dump_instance(int n, const double *M, const pp_lcp_csc *A, const dou
             state = 0;
             return;
         }
-        for (int j = 0; j < n; ++j)
-            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
-                dense[A->row_index[t] + (size_t)j * n] = A->values[t];
+        pp_lcp_csc_scatter(A, dense);
         M = dense;
     }
     if (pp_lcp_instance_save(path, n, M, q, NULL, who) != PP_OK) state = 0;

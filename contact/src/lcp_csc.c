@@ -23,6 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+void pp_lcp_csc_scatter(const pp_lcp_csc *A, double *M)
+{
+    const int n = A->n;
+    for (int j = 0; j < n; ++j)
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            M[A->row_index[t] + (size_t)j * n] = A->values[t];
+}
+
 /* pp_lcp_residual (lcp.c) for A by columns: w = A z + q and the row sums of |A|, column by
  * column (j increasing, as the dense loop adds them), then the same measures. */
 void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, double *w,

@@ -440,6 +440,12 @@ pp_lcp_status pp_lcp_fallback_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, con
                                   pp_lcp_result *result);
 void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, double *w,
                          pp_lcp_result *result);
+/* Every accepted answer also has r(z) <= PP_LCP_DATA_RESIDUAL ||q||_inf (lcp.c,
+ * pp_lcp_accept_measured, which says why). */
+#define PP_LCP_DATA_RESIDUAL 1e-4
+/* lcp_csc.c: A's entries written into the column-major n x n M (its other entries left as
+ * they are: the caller zeroes M first). */
+void pp_lcp_csc_scatter(const pp_lcp_csc *A, double *M);
 int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
                       const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result);
 /* lcp.c: the options' tolerances and covering vector, checked for a solve of n unknowns

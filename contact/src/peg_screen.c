@@ -353,6 +353,13 @@ typedef struct screen_bounds {
     double zmax, residual, rel, min_w, compl;
 } screen_bounds;
 
+/* The whole island's r(z) within the data bound of every accepted answer (r(z) <=
+ * PP_LCP_DATA_RESIDUAL ||q||_inf, lcp_internal.h; qmax the island's ||q||_inf), or 0. */
+static int data_residual_within(const screen_bounds *b, double qmax)
+{
+    return !(b->residual > PP_LCP_DATA_RESIDUAL * qmax && b->residual > 0.0);
+}
+
 /* Every set of O completed at nu* + dv (its z, and bit 0 of its bytes in wb) and folded into
  * *b, which starts from S's r; returns the number of violated sets, which join S (in_s,
  * *n_s) when `join`. */
@@ -493,9 +500,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     }
                 }
                 memset(sc->M, 0, (size_t)ns_n * ns_n * sizeof *sc->M);
-                for (int c = 0; c < ns_n; ++c)
-                    for (int e = A.col_start[c]; e < A.col_start[c + 1]; ++e)
-                        sc->M[(size_t)c * ns_n + A.row_index[e]] = A.values[e];
+                pp_lcp_csc_scatter(&A, sc->M);
                 st = pp_lcp_solve(d->lcp, ns_n, sc->M, d->island_q, &opts, d->island_basis,
                                   d->island_z, &r);
             }
@@ -526,7 +531,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 if (at >= 0) qmax = fmax(qmax, fabs(ws->q[at]));
             }
         }
-        if (b.residual > 1e-4 * qmax && b.residual > 0.0) break; /* not accepted: the whole */
+        if (!data_residual_within(&b, qmax)) break; /* not accepted: the whole */
         /* Load sharing on S's LCP (peg_mlcp.c pp_peg_share_screened), as solve_islands runs
          * it on an island by columns: its limit z0 solves LCP(M_SS, q_S); with only impulses
          * changed (PP_LOAD_SHARED_IMPULSES) the bodies' velocities are Lemke's, so O's rows
@@ -548,7 +553,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);
                 const int violated = complete_omitted(ws, whole, island, count, dv, tol,
                                                       d->island_z, ns_n, &r, &b, wb, 0, NULL);
-                if (violated > 0 || (b.residual > 1e-4 * qmax && b.residual > 0.0)) {
+                if (violated > 0 || !data_residual_within(&b, qmax)) {
                     /* Lemke's answer on S, and O completed at its velocities again */
                     memcpy(d->island_z, sc->zl, (size_t)ns_n * sizeof *sc->zl);
                     r = lemke;
