@@ -534,6 +534,59 @@ void pp_lcp_sparse_postpone(pp_lcp_sparse *s)
     s->refactor_at = s->state[s->current].etas + PP_LCP_SPARSE_ETA_MAX;
 }
 
+/* v -= vr y over the entries i with y_i != 0, y dense (an eta's dense copy, y_r = 0), four
+ * lanes at a time: a lane computes v_i - y_i vr as the eta file's loop over y's nonzeros does
+ * (the product commutes exactly, ISO C compiles without contraction), and a lane whose y_i is
+ * 0 keeps v_i by a mask, not by subtracting 0 (-0 - -0 would be +0, 0 Inf NaN), so v is the
+ * same bits as from the sparse loop. */
+static inline __attribute__((always_inline)) void eta_dense_apply(int n, double *restrict v,
+                                                                  const double *restrict y,
+                                                                  double vr)
+{
+    typedef long long v4i __attribute__((vector_size(4 * sizeof(long long))));
+    const pp_lcp_v4 rv = {vr, vr, vr, vr}, zero = {0.0, 0.0, 0.0, 0.0};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const pp_lcp_v4 yi = PP_LCP_V4(y + i), vi = PP_LCP_V4(v + i);
+        const pp_lcp_v4 updated = vi - yi * rv;
+        const v4i keep = yi != zero; /* -1 where y_i != 0 (or NaN), as the scalar test */
+        PP_LCP_V4(v + i) = (pp_lcp_v4)(((v4i)updated & keep) | ((v4i)vi & ~keep));
+    }
+    for (; i < n; ++i)
+        if (y[i] != 0.0) v[i] -= y[i] * vr;
+}
+
+/* An eta with more than n / ETA_DENSE_SHARE nonzeros is applied by FTRAN through its dense
+ * copy (eta_dense_apply, no index loads) where it has one. heap20's cold LCP (n = 678): the
+ * entering columns are nearly dense, and the eta file's indexed loop was 29 % of a solve's
+ * instructions. */
+#define ETA_DENSE_SHARE 4
+
+/* v = E_t ... E_1 v, the eta file of f (ftran's last stage). */
+static inline __attribute__((always_inline)) void apply_etas(const factor_state *f, int n,
+                                                             double *v)
+{
+    for (int e = 0; e < f->etas; ++e) {
+        int r = f->eta_row[e];
+        double vr = v[r] * f->eta_inverse_pivot[e];
+        v[r] = vr;
+        if (vr == 0.0) continue;
+        const size_t begin = f->eta_start[e], end = f->eta_start[e + 1];
+        if (e < ETA_DENSE_MAX && (end - begin) * ETA_DENSE_SHARE > (size_t)n) {
+            eta_dense_apply(n, v, f->eta_dense + (size_t)e * n, vr);
+            continue;
+        }
+        for (size_t q = begin; q < end; ++q) v[f->eta_index[q]] -= f->eta_value[q] * vr;
+    }
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static void apply_etas_avx2(const factor_state *f, int n, double *v)
+{
+    apply_etas(f, n, v);
+}
+#endif
+
 /* v = B^-1 b (v indexed by positions, b by equations; v may not alias b). */
 void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
 {
@@ -554,14 +607,13 @@ void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
         for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) /* v_W -= C v_D */
             v[f->c_pos[q]] += f->c_data[q] * td;
     }
-    for (int e = 0; e < f->etas; ++e) {
-        int r = f->eta_row[e];
-        double vr = v[r] * f->eta_inverse_pivot[e];
-        v[r] = vr;
-        if (vr == 0.0) continue;
-        for (size_t q = f->eta_start[e]; q < f->eta_start[e + 1]; ++q)
-            v[f->eta_index[q]] -= f->eta_value[q] * vr;
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) {
+        apply_etas_avx2(f, n, v);
+        return;
     }
+#endif
+    apply_etas(f, n, v);
 }
 
 /* u^T = c^T B^-1 (c indexed by positions, u by equations; u may not alias c). */
