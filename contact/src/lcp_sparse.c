@@ -39,6 +39,9 @@
 #include <klu.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+#include <immintrin.h>
+#endif
 
 /* One factorisation B0 and the pivots since. */
 typedef struct factor_state {
@@ -375,10 +378,88 @@ PP_LCP_FMA_TARGET static void sparse_subtract_fma(const pp_lcp_sparse *s, int v,
 }
 #endif
 
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* (hi, lo) += at e_t at the rows rows[t], t < count (distinct rows: a column's pattern), four
+ * entries at a time: hi and lo gathered, each lane does accumulate_with's fused operations
+ * (as subtract_columns_avx2_fma, lcp_basis.c), a lane whose e_t is 0 keeps its (hi, lo) as the
+ * scalar loop skips it (a blend), and the lanes are stored back one by one. The rows are
+ * distinct, so the entries' order within the column does not matter: the same bits as the
+ * scalar loop. */
+__attribute__((target("avx2,fma"))) static void
+gathered_subtract(const int *rows, const double *e, int count, double at, double *hi,
+                  double *lo)
+{
+    const __m256d av = _mm256_set1_pd(at), zero = _mm256_setzero_pd();
+    int t = 0;
+    for (; t + 4 <= count; t += 4) {
+        const __m128i k = _mm_loadu_si128((const __m128i *)(rows + t));
+        const __m256d x = _mm256_loadu_pd(e + t);
+        const __m256d keep = _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ); /* e_t != 0.0 */
+        const __m256d h = _mm256_i32gather_pd(hi, k, 8), l = _mm256_i32gather_pd(lo, k, 8);
+        const __m256d p = _mm256_mul_pd(av, x);
+        const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(at, e, -p) */
+        const __m256d sum = _mm256_add_pd(h, p), bv = _mm256_sub_pd(sum, h);
+        const __m256d es = _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(sum, bv)),
+                                         _mm256_sub_pd(p, bv));
+        const __m256d nl = _mm256_add_pd(l, _mm256_add_pd(es, ep));
+        const __m256d hn = _mm256_blendv_pd(h, sum, keep), ln = _mm256_blendv_pd(l, nl, keep);
+        const __m128d h01 = _mm256_castpd256_pd128(hn), h23 = _mm256_extractf128_pd(hn, 1);
+        const __m128d l01 = _mm256_castpd256_pd128(ln), l23 = _mm256_extractf128_pd(ln, 1);
+        _mm_storel_pd(hi + rows[t], h01);
+        _mm_storeh_pd(hi + rows[t + 1], h01);
+        _mm_storel_pd(hi + rows[t + 2], h23);
+        _mm_storeh_pd(hi + rows[t + 3], h23);
+        _mm_storel_pd(lo + rows[t], l01);
+        _mm_storeh_pd(lo + rows[t + 1], l01);
+        _mm_storel_pd(lo + rows[t + 2], l23);
+        _mm_storeh_pd(lo + rows[t + 3], l23);
+    }
+    for (; t < count; ++t)
+        if (e[t] != 0.0) accumulate_with(&hi[rows[t]], &lo[rows[t]], at, e[t], 1);
+}
+
+/* sparse_subtract with FMA, the column's entries through gathered_subtract: on M + shift I
+ * the diagonal entry (data + shift) alone is taken apart; z0's dense column (d) through the
+ * contiguous kernel of the dense basis. */
+__attribute__((target("avx2,fma"))) static void
+sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
+{
+    const double *data;
+    int count;
+    const int *rows = column_pattern(s, v, &count, &data);
+    const double at = -a;
+    if (!rows) {
+        const double *c[1] = {data};
+        pp_lcp_subtract_columns(count, hi, lo, c, &a, 1); /* (hi, lo) -= a d, zeros skipped */
+        return;
+    }
+    if (s->shift == 0.0) {
+        gathered_subtract(rows, data, count, at, hi, lo);
+        return;
+    }
+    const int j = v - s->n;
+    int diag = 0;
+    while (diag < count && rows[diag] < j) ++diag;
+    gathered_subtract(rows, data, diag, at, hi, lo);
+    if (diag < count && rows[diag] == j) {
+        const double e = data[diag] + s->shift;
+        if (e != 0.0) accumulate_with(&hi[j], &lo[j], at, e, 1);
+        ++diag;
+    }
+    gathered_subtract(rows + diag, data + diag, count - diag, at, hi, lo);
+}
+#endif
+
 /* (hi, lo) -= a times variable v's data column over its nonzeros, compensated (with FMA
  * where the CPU has it: lcp_internal.h, accumulate_with). */
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
 {
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        sparse_subtract_avx2_fma(s, v, a, hi, lo);
+        return;
+    }
+#endif
 #ifdef PP_LCP_FMA_DISPATCH
     if (pp_lcp_cpu_fma()) {
         sparse_subtract_fma(s, v, a, hi, lo);
