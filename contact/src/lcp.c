@@ -239,10 +239,7 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
 
 double pp_lcp_inf_norm(int n, const double *x)
 {
-    double norm = 0.0;
-    for (int i = 0; i < n; ++i)
-        if (fabs(x[i]) > norm) norm = fabs(x[i]);
-    return norm;
+    return pp_lcp_vec_inf_norm(n, x); /* max |x_i| over the x_i not NaN (lcp_basis.c) */
 }
 
 /* w = M z + q, then the natural map r(z) = ||min(z, w)||_inf (CPS §1.5): r = 0 exactly

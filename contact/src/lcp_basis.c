@@ -251,6 +251,42 @@ static inline __attribute__((always_inline)) int finite(size_t count, const doub
     return a == 0.0;
 }
 
+/* max_i |x_i| over the x_i that are not NaN (0 for none), as pp_lcp_inf_norm's scalar loop
+ * `if (|x_i| > norm) norm = |x_i|`: a lane keeps its running maximum where |x_i| > it is false
+ * (NaN included), and the lanes' maxima are combined the same way. The maximum of a set does
+ * not depend on the order it is taken in (|x_i| has no -0), so the value is the scalar loop's. */
+static inline __attribute__((always_inline)) double inf_norm(int n, const double *x)
+{
+    pp_lcp_v4 m = {0.0, 0.0, 0.0, 0.0};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const pp_lcp_v4 a = ABS4(PP_LCP_V4(x + i));
+        const pp_lcp_v4i larger = a > m;
+        m = (pp_lcp_v4)(((pp_lcp_v4i)a & larger) | ((pp_lcp_v4i)m & ~larger));
+    }
+    double norm = 0.0;
+    for (int l = 0; l < 4; ++l)
+        if (m[l] > norm) norm = m[l];
+    for (; i < n; ++i)
+        if (fabs(x[i]) > norm) norm = fabs(x[i]);
+    return norm;
+}
+
+#ifdef PP_LCP_AVX2_DISPATCH
+PP_LCP_AVX2_TARGET static double inf_norm_avx2(int n, const double *x)
+{
+    return inf_norm(n, x);
+}
+#endif
+
+double pp_lcp_vec_inf_norm(int n, const double *x)
+{
+#ifdef PP_LCP_AVX2_DISPATCH
+    if (pp_lcp_cpu_avx2()) return inf_norm_avx2(n, x);
+#endif
+    return inf_norm(n, x);
+}
+
 #ifdef PP_LCP_AVX2_DISPATCH
 PP_LCP_AVX2_TARGET static int finite_avx2(size_t count, const double *x)
 {

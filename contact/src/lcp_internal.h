@@ -377,6 +377,7 @@ void pp_lcp_vec_axpy_abs(int n, double *restrict y, double *restrict s,
 void pp_lcp_vec_abs_add(int n, double *restrict s, const double *restrict x);
 /* 1 when every x_i is finite (the sum of the x_i 0, four lanes, is 0, else NaN) */
 int pp_lcp_vec_finite(size_t count, const double *x);
+double pp_lcp_vec_inf_norm(int n, const double *x); /* pp_lcp_inf_norm's value, 4 lanes */
 int pp_lcp_lu_factor(int n, double *A, int *piv);
 void pp_lcp_lu_solve(int n, const double *LU, const int *piv, double *b);
 int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const double *q,
@@ -404,6 +405,9 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
+/* The sparse basis's vector kernels on (1) or off (0: the scalar loops, the same bits; for
+ * tests), on < 0 leaves them; returns the previous setting. Not while a solve runs. */
+int pp_lcp_sparse_vector_kernels(int on);
 int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s);
 void pp_lcp_sparse_swap(pp_lcp_sparse *s);
 int pp_lcp_sparse_refactor_due(const pp_lcp_sparse *s);

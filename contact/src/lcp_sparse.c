@@ -122,6 +122,18 @@ int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
     return s->work_exceeded;
 }
 
+/* The AVX2 copies of FTRAN's and the residuals' loops below (ftran_columns_avx2,
+ * apply_etas_avx2, sparse_subtract_avx2_fma) run when the CPU has AVX2 and FMA and this is 1;
+ * the tests set it to 0 to compare them with the scalar loops bit for bit. */
+static int vector_kernels = 1;
+
+int pp_lcp_sparse_vector_kernels(int on)
+{
+    int previous = vector_kernels;
+    if (on >= 0) vector_kernels = on != 0;
+    return previous;
+}
+
 /* Dense copies of the etas' y are kept for at most this many pivots since a factorisation
  * (they make a row of B^-1 cheap, unit_row); when refactorisations keep failing and the
  * file grows past it, rows go through the general BTRAN instead, so memory stays
@@ -458,7 +470,7 @@ sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, do
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
 {
 #if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
-    if (pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+    if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
         sparse_subtract_avx2_fma(s, v, a, hi, lo);
         return;
     }
@@ -646,9 +658,10 @@ static inline __attribute__((always_inline)) void eta_dense_apply(int n, double 
  * instructions. */
 #define ETA_DENSE_SHARE 4
 
-/* v = E_t ... E_1 v, the eta file of f (ftran's last stage). */
+/* v = E_t ... E_1 v, the eta file of f (ftran's last stage); dense: through the etas' dense
+ * copies where they pay (else every eta by its nonzeros, the scalar loop). */
 static inline __attribute__((always_inline)) void apply_etas(const factor_state *f, int n,
-                                                             double *v)
+                                                             double *v, const int dense)
 {
     for (int e = 0; e < f->etas; ++e) {
         int r = f->eta_row[e];
@@ -656,7 +669,7 @@ static inline __attribute__((always_inline)) void apply_etas(const factor_state 
         v[r] = vr;
         if (vr == 0.0) continue;
         const size_t begin = f->eta_start[e], end = f->eta_start[e + 1];
-        if (e < ETA_DENSE_MAX && (end - begin) * ETA_DENSE_SHARE > (size_t)n) {
+        if (dense && e < ETA_DENSE_MAX && (end - begin) * ETA_DENSE_SHARE > (size_t)n) {
             eta_dense_apply(n, v, f->eta_dense + (size_t)e * n, vr);
             continue;
         }
@@ -667,7 +680,7 @@ static inline __attribute__((always_inline)) void apply_etas(const factor_state 
 #ifdef PP_LCP_AVX2_DISPATCH
 PP_LCP_AVX2_TARGET static void apply_etas_avx2(const factor_state *f, int n, double *v)
 {
-    apply_etas(f, n, v);
+    apply_etas(f, n, v, 1);
 }
 #endif
 
@@ -717,7 +730,7 @@ void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
     for (int i = 0; i < n; ++i)
         if (f->var0[i] < n) v[i] = b[f->var0[i]];
 #if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
-    if (pp_lcp_cpu_avx2()) {
+    if (vector_kernels && pp_lcp_cpu_avx2()) {
         ftran_columns_avx2(f, t, v);
         apply_etas_avx2(f, n, v);
         return;
@@ -730,7 +743,7 @@ void pp_lcp_sparse_ftran(pp_lcp_sparse *s, const double *b, double *v)
         for (int q = f->c_start[d]; q < f->c_start[d + 1]; ++q) /* v_W -= C v_D */
             v[f->c_pos[q]] += f->c_data[q] * td;
     }
-    apply_etas(f, n, v);
+    apply_etas(f, n, v, vector_kernels);
 }
 
 /* u^T = c^T B^-1 (c indexed by positions, u by equations; u may not alias c). */

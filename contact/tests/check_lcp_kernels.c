@@ -6,7 +6,9 @@
  * the scalar loop's order, so every result must be the same bits as the plain scalar loops
  * written out here: the speed-up must not change a single trajectory. Matrices are random,
  * with exact zeros (the islands' blocks are sparse, and zeros take the skipping branches), of
- * every size from 1 to past the islands' (n up to 131, every remainder of 4 and 8).
+ * every size from 1 to past the islands' (n up to 131, every remainder of 4 and 8). The same for
+ * the sparse basis of large LCPs (lcp_sparse.c): FTRAN through its eta file, the residuals'
+ * column updates and a whole Lemke solve, with its vector kernels against its scalar loops.
  */
 #include "pegplus/lcp.h"
 
@@ -306,6 +308,161 @@ START_TEST(compensated_columns_same_bits_as_scalar)
 }
 END_TEST
 
+/* The infinity norm (max |x_i| over the x_i that are not NaN), four lanes: the scalar loop's
+ * value with NaN, Inf and zeros of both signs among the entries, at every length. */
+START_TEST(inf_norm_same_as_scalar)
+{
+    rng_state = 17;
+    double x[N_MAX];
+    for (int n = 0; n <= N_MAX; ++n)
+        for (int trial = 0; trial < 4; ++trial) {
+            for (int i = 0; i < n; ++i) {
+                double u = uniform(0.0, 1.0);
+                x[i] = u < 0.1    ? NAN
+                       : u < 0.15 ? (trial % 2 ? -INFINITY : -0.0)
+                       : u < 0.3  ? 0.0
+                                  : uniform(-1.0, 1.0) * pow(10.0, (double)(i % 7) - 3.0);
+            }
+            double scalar = 0.0;
+            for (int i = 0; i < n; ++i)
+                if (fabs(x[i]) > scalar) scalar = fabs(x[i]);
+            double lanes = pp_lcp_inf_norm(n, x);
+            ck_assert_msg(memcmp(&scalar, &lanes, sizeof lanes) == 0,
+                          "n = %d: %.17g against %.17g", n, lanes, scalar);
+        }
+}
+END_TEST
+
+/* A random x with about a third of its entries zeros of either sign. */
+static void random_signed_zeros(int n, double *x, double density)
+{
+    for (int i = 0; i < n; ++i) {
+        double u = uniform(0.0, 1.0);
+        x[i] = u < density ? uniform(-1.0, 1.0) : (u < 0.5 + 0.5 * density ? 0.0 : -0.0);
+    }
+}
+
+/* The sparse basis of large LCPs (lcp_sparse.c) on a random matrix by columns, column
+ * diagonally dominant (so every complementary basis block is nonsingular), with explicit
+ * zeros in its pattern: FTRAN through an eta file of sparse, half-dense and dense etas (zeros
+ * of both signs among their entries and in b) and the residuals' column updates of a z and of
+ * z0, on M and on M + shift I, give the same bits with the vector kernels as with the scalar
+ * loops (pp_lcp_sparse_vector_kernels). */
+START_TEST(sparse_kernels_same_bits_as_scalar)
+{
+    rng_state = 18;
+    enum { NS = 209 };
+    static int col_start[NS + 1], row_index[NS * NS], row_var[NS];
+    static double values[NS * NS], d[NS], y[NS], b[NS], v0[NS], v1[NS];
+    static double hi0[NS], lo0[NS], hi1[NS], lo1[NS];
+    const int previous = pp_lcp_sparse_vector_kernels(-1);
+    for (int n = 9; n <= NS; n += 40) {
+        int p = 0;
+        for (int j = 0; j < n; ++j) {
+            col_start[j] = p;
+            for (int k = 0; k < n; ++k) {
+                double u = uniform(0.0, 1.0);
+                if (k != j && u > 0.3) continue;
+                row_index[p] = k;
+                values[p++] = k == j ? 0.5 * n + uniform(1.0, 2.0)
+                                     : (u < 0.03 ? 0.0 : uniform(-1.0, 1.0));
+            }
+            d[j] = uniform(0.5, 2.0);
+        }
+        col_start[n] = p;
+        const pp_lcp_csc A = {n, col_start, row_index, values};
+        pp_lcp_workspace *ws = NULL;
+        ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+        for (int shifted = 0; shifted < 2; ++shifted) {
+            /* shifted: z basic in about half the positions; else w basic everywhere (B0 = I,
+             * so b's zeros of either sign reach the etas as they are) */
+            for (int i = 0; i < n; ++i)
+                row_var[i] = shifted && uniform(0.0, 1.0) < 0.5 ? n + i : i;
+            ws->shift = shifted ? 1e-3 : 0.0;
+            pp_lcp_sparse *sp = pp_lcp_sparse_create(ws, n, NULL, &A, d);
+            ck_assert_ptr_nonnull(sp);
+            ck_assert_msg(pp_lcp_sparse_factor(sp, row_var), "n = %d: basis singular", n);
+            pp_lcp_sparse_swap(sp);
+            for (int e = 0; e < 70; ++e) {
+                const int r = (int)uniform(0.0, (double)n - 0.5);
+                random_signed_zeros(n, y, e % 3 == 0 ? 0.05 : (e % 3 == 1 ? 0.5 : 0.9));
+                y[r] = (e % 2 ? -1.0 : 1.0) * uniform(0.5, 2.0);
+                ck_assert(pp_lcp_sparse_pivot(sp, r, y));
+                if (e >= 10 && e % 10 != 9) continue;
+                random_signed_zeros(n, b, 0.6);
+                pp_lcp_sparse_vector_kernels(0);
+                pp_lcp_sparse_ftran(sp, b, v0);
+                pp_lcp_sparse_vector_kernels(1);
+                pp_lcp_sparse_ftran(sp, b, v1);
+                ck_assert_msg(memcmp(v0, v1, (size_t)n * sizeof *v0) == 0,
+                              "FTRAN differs, n = %d, %d etas", n, e + 1);
+            }
+            for (int var = n; var <= 2 * n; var += 1 + n / 7) {
+                const int column = var - n < n / 2 ? var : 2 * n; /* some z, then z0 */
+                const double a = uniform(-2.0, 2.0);
+                for (int k = 0; k < n; ++k) {
+                    hi0[k] = hi1[k] = uniform(-1.0, 1.0);
+                    lo0[k] = lo1[k] = uniform(-1.0, 1.0) * 1e-17;
+                }
+                pp_lcp_sparse_vector_kernels(0);
+                pp_lcp_sparse_subtract(sp, column, a, hi0, lo0);
+                pp_lcp_sparse_vector_kernels(1);
+                pp_lcp_sparse_subtract(sp, column, a, hi1, lo1);
+                ck_assert_msg(memcmp(hi0, hi1, (size_t)n * sizeof *hi0) == 0 &&
+                                  memcmp(lo0, lo1, (size_t)n * sizeof *lo0) == 0,
+                              "residual update differs, n = %d, variable %d", n, column);
+            }
+            pp_lcp_sparse_destroy(sp);
+        }
+        ws->shift = 0.0;
+        pp_lcp_workspace_destroy(ws);
+    }
+    pp_lcp_sparse_vector_kernels(previous);
+}
+END_TEST
+
+/* A whole Lemke solve on the sparse basis (n = 240 >= PP_LCP_SPARSE_MIN_N): the same pivots,
+ * basis and z to the bit with the vector kernels as with the scalar loops. The LCP:
+ * M = G G^T + 1e-3 I with G sparse (each row 6 entries among 80 columns: M is positive
+ * definite, so Lemke solves it, and its columns couple through shared columns of G, as an
+ * island's contacts through shared bodies), q with about half its entries negative. */
+START_TEST(sparse_lemke_same_bits_as_scalar)
+{
+    rng_state = 19;
+    enum { NL = 240, K = 80 };
+    static double G[NL * K], M[NL * NL], q[NL], z0[NL], z1[NL];
+    static unsigned char basis0[NL], basis1[NL];
+    for (int i = 0; i < NL; ++i) {
+        for (int c = 0; c < K; ++c) G[i * K + c] = 0.0;
+        for (int t = 0; t < 6; ++t) G[i * K + (int)uniform(0.0, K - 0.5)] = uniform(-1.0, 1.0);
+        q[i] = uniform(-1.0, 0.8);
+    }
+    for (int j = 0; j < NL; ++j)
+        for (int i = 0; i < NL; ++i) {
+            double sum = i == j ? 1e-3 : 0.0;
+            for (int c = 0; c < K; ++c) sum += G[i * K + c] * G[j * K + c];
+            M[i + (size_t)j * NL] = sum;
+        }
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(NL, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    pp_lcp_result r0, r1;
+    const int previous = pp_lcp_sparse_vector_kernels(0);
+    ck_assert_int_eq(pp_lcp_solve(ws, NL, M, q, &o, basis0, z0, &r0), PP_OK);
+    pp_lcp_sparse_vector_kernels(1);
+    ck_assert_int_eq(pp_lcp_solve(ws, NL, M, q, &o, basis1, z1, &r1), PP_OK);
+    pp_lcp_sparse_vector_kernels(previous);
+    ck_assert_int_gt(r0.pivots, PP_LCP_SPARSE_ETA_MAX); /* past a forced refactorisation */
+    ck_assert_int_eq(r0.pivots, r1.pivots);
+    ck_assert_int_eq(r0.refactorisations, r1.refactorisations);
+    ck_assert_msg(memcmp(z0, z1, sizeof z0) == 0, "z differs");
+    ck_assert_msg(memcmp(basis0, basis1, sizeof basis0) == 0, "basis differs");
+    ck_assert_double_le(r1.relative_residual, o.residual_tol);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("lcp_kernels");
@@ -316,6 +473,9 @@ static Suite *kernels_suite(void)
     tcase_add_test(tc, inverse_same_bits_as_scalar);
     tcase_add_test(tc, residual_same_bits_as_scalar);
     tcase_add_test(tc, compensated_columns_same_bits_as_scalar);
+    tcase_add_test(tc, inf_norm_same_as_scalar);
+    tcase_add_test(tc, sparse_kernels_same_bits_as_scalar);
+    tcase_add_test(tc, sparse_lemke_same_bits_as_scalar);
     suite_add_tcase(s, tc);
     return s;
 }
