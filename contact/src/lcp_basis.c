@@ -548,7 +548,9 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
     const double *cols[4];
     double coef[4];
     int group = 0;
-    for (int i = 0; i < n; ++i) {
+    const int done = run->sparse && /* the same loop in one call (lcp_sparse.c) */
+                     pp_lcp_sparse_basis_subtract(run->sparse, run->ws->row_var, v, hi, lo);
+    for (int i = 0; i < n && !done; ++i) {
         int var = run->ws->row_var[i];
         double vi = v[i];
         if (vi == 0.0) continue;

@@ -465,6 +465,53 @@ sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, do
 }
 #endif
 
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* basis_residual's loop (lcp_basis.c) over the basic positions in order, in one call:
+ * (hi, lo) -= B v, w_k's unit column by TwoSum, a z's or z0's column by
+ * sparse_subtract_avx2_fma. */
+__attribute__((target("avx2,fma"))) static void
+basis_subtract_avx2_fma(const pp_lcp_sparse *s, const int *row_var, const double *v, double *hi,
+                        double *lo)
+{
+    const int n = s->n;
+    for (int i = 0; i < n; ++i) {
+        const int var = row_var[i];
+        const double vi = v[i];
+        if (vi == 0.0) continue;
+        if (var < n) {
+            double sum, e;
+            two_sum(hi[var], -vi, &sum, &e);
+            hi[var] = sum;
+            lo[var] += e;
+            continue;
+        }
+        sparse_subtract_avx2_fma(s, var, -vi, hi, lo);
+    }
+}
+#endif
+
+/* (hi, lo) -= B v for the basis row_var (the columns of [I | -M | -d] are -data, so a z's or
+ * z0's adds +v_i data), position by position as basis_residual's loop (lcp_basis.c), when the
+ * vector kernels run: 1; else 0 and nothing is done (the caller runs its loop). The loop
+ * inside one call saves a call, two CPU tests and a column look-up a basic column (4 % of
+ * heap20's cold LCP). */
+int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, const double *v,
+                                 double *hi, double *lo)
+{
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        basis_subtract_avx2_fma(s, row_var, v, hi, lo);
+        return 1;
+    }
+#endif
+    (void)s;
+    (void)row_var;
+    (void)v;
+    (void)hi;
+    (void)lo;
+    return 0;
+}
+
 /* (hi, lo) -= a times variable v's data column over its nonzeros, compensated (with FMA
  * where the CPU has it: lcp_internal.h, accumulate_with). */
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
