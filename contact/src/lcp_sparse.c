@@ -322,7 +322,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
 /* The nonzero rows of the data column of variable v (z_j: M_:j), *count of them, and their
  * entries data[0 .. count - 1]; NULL for z0 (data d, dense: the caller runs over every row,
  * *count = n, and skips zeros). */
-static const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, const double **data)
+static inline const int *column_pattern(const pp_lcp_sparse *s, int v, int *count, const double **data)
 {
     const int n = s->n;
     if (v < 2 * n) {
@@ -436,7 +436,7 @@ gathered_subtract(const int *rows, const double *e, int count, double at, double
 /* sparse_subtract with FMA, the column's entries through gathered_subtract: on M + shift I
  * the diagonal entry (data + shift) alone is taken apart; z0's dense column (d) through the
  * contiguous kernel of the dense basis. */
-__attribute__((target("avx2,fma"))) static void
+__attribute__((target("avx2,fma"))) static inline void
 sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
 {
     const double *data;
