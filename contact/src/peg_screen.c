@@ -600,6 +600,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         out.factor_work_exceeded = total.factor_work_exceeded;
         out.attempts = total.attempts;
         out.fallback_iterations = total.fallback_iterations;
+        out.fallback_work = total.fallback_work;
+        out.fallback_cut = total.fallback_cut;
         out.seconds = total.seconds;
         out.status = PP_LCP_SOLVED;
         out.residual = b.residual;
