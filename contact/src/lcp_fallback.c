@@ -34,11 +34,12 @@
  * pp_lcp_budget.fallback_work): the row sums and every form of w = M z + q one entry of M
  * each (n^2 dense, the nonzeros by columns); a sweep the same; a basis solve (the warm start,
  * a Newton step) nb * nnz(M_BB), the nb basic columns times the entries of M_BB (nb^3 for the
- * dense LU below PP_LCP_SPARSE_MIN_N, which does not skip zeros). The first stage that does not
- * fit ends the call (sweeps are cut to what fits), which keeps the best iterate so far as
- * every stage does: the answer is never worse than the start, and its residual is reported as
- * always. result->fallback_work holds the charge (<= the bound) and result->fallback_cut says
- * that the bound ended the call early.
+ * dense LU below PP_LCP_SPARSE_MIN_N, which does not skip zeros). A warm start whose basis
+ * solve does not fit is not tried (the sweeps start from z = 0); the first sweep or Newton step
+ * that does not fit ends the call, which keeps the best iterate so far as every stage does: the
+ * answer is never worse than the start, and its residual is reported as always.
+ * result->fallback_work holds the charge (<= the bound, or the three passes charged always,
+ * below, if more) and result->fallback_cut says that the bound stopped a stage.
  *
  * Memory: the workspace (no allocation): x = z iterate, y = w, start_covering = the best z,
  * column = D, covering = the row sums, z_try / w_try = Newton candidates, basis = A.

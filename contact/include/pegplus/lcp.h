@@ -282,8 +282,9 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
  * a basis solve with nb basic z: nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
  * charge fits in the bound left: options->fallback_work (<= 0: PP_LCP_FALLBACK_WORK = 1e9)
  * and, when options->budget is given, its fallback_work (charged by every call sharing it:
- * PP_LCP_FALLBACK_STEP_WORK = 2e9 for a budget from pp_lcp_budget_start). The first stage that
- * does not fit ends the call with the best iterate so far (result->fallback_cut = 1); three
+ * PP_LCP_FALLBACK_STEP_WORK = 2e9 for a budget from pp_lcp_budget_start). A warm basis solve
+ * that does not fit is skipped; the first sweep or Newton step that does not fit ends the call
+ * with the best iterate so far (result->fallback_cut = 1 in both cases); three
  * passes over M (the row sums, w before the Newton steps, the final residual) are charged
  * always. result->fallback_work is the charge, <= max(bound, 3 passes). A dense call below
  * 161 unknowns charges at most ~5e7, so the bound does not change it; on the 4 000 - 10 000
