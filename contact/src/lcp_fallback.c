@@ -81,7 +81,9 @@
  * with Lemke's 10 s clock), and none of those Newton steps lowered rel(z). The charge of a
  * basis solve, nb * nnz(M_BB), was measured against KLU's own flop count on the 90 sparse basis
  * solves of that run: KLU's count is 0.25 - 2.2 x the charge (1.0e9 charged: 0.3 - 2 s on the
- * 2-core test machine). The bound keeps the sweeps and the first Newton steps of such an LCP
+ * 2-core test machine). It is an estimate for such contact blocks, not a bound of every LU: a
+ * block banded with half-bandwidth b factorises in ~nb b^2 flops against the charge's
+ * nb^2 (2b + 1), and a block that fills completely costs ~nb^3. The bound keeps the sweeps and the first Newton steps of such an LCP
  * and every stage of a small one: a dense call below PP_LCP_SPARSE_MIN_N = 161 unknowns charges
  * at most ~5e7 (nine LUs of 160^3 and 200 sweeps of 160^2), so the bound never ends it. */
 
