@@ -68,6 +68,8 @@ void pp_lcp_result_merge(pp_lcp_result *all, const pp_lcp_result *r, int first)
     all->complementarity = fmax(all->complementarity, r->complementarity);
     all->fallback = all->fallback || r->fallback;
     all->fallback_iterations += r->fallback_iterations;
+    all->fallback_work += r->fallback_work;
+    all->fallback_cut = all->fallback_cut || r->fallback_cut;
     all->budget_exhausted = all->budget_exhausted || r->budget_exhausted;
     all->seconds += r->seconds;
 }

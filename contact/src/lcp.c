@@ -153,6 +153,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.budget = NULL;
     o.fallback = 1;
     o.fallback_iterations = 0;
+    o.fallback_work = 0.0;
     return o;
 }
 
@@ -172,6 +173,7 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
     b.pivots = pivots < 0 ? -1 : pivots;
     b.pivots_used = 0;
     b.exhausted = 0;
+    b.fallback_work = PP_LCP_FALLBACK_STEP_WORK;
     return b;
 }
 
@@ -693,9 +695,10 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
             if (s != PP_LCP_SOLVED)
                 pp_log(PP_LOG_WARNING,
                        "lcp: Lemke failed (%s) on n = %d after %d pivots in %.3g s; fallback "
-                       "answer, rel residual %.3g",
+                       "answer, rel residual %.3g%s",
                        pp_lcp_status_string(first), n, result->pivots, result->seconds,
-                       result->relative_residual);
+                       result->relative_residual,
+                       result->fallback_cut ? " (cut by its work bound)" : "");
             return s == PP_LCP_SOLVED ? PP_OK : PP_ERR_SOLVER;
         }
         result->fallback = 0; /* not kept: z = 0 below */

@@ -27,6 +27,20 @@
  *    which is the globalisation (a monotone line search would need a merit function whose
  *    descent the nonmonotone problems here do not promise). At most NEWTON_STEPS.
  *
+ * The total work of one call is bounded (PP_LCP_FALLBACK_WORK, below), not only each stage's:
+ * every stage is charged its work before it runs, in estimated multiply-adds, and runs only if
+ * the charge fits in what is left of the bound (the smaller of the call's own bound,
+ * options->fallback_work, and what the solves sharing options->budget have left of theirs,
+ * pp_lcp_budget.fallback_work): the row sums and every form of w = M z + q one entry of M
+ * each (n^2 dense, the nonzeros by columns); a sweep the same; a basis solve (the warm start,
+ * a Newton step) nb * nnz(M_BB), the nb basic columns times the entries of M_BB (nb^3 for the
+ * dense LU below PP_LCP_SPARSE_MIN_N, which does not skip zeros). A warm start whose basis
+ * solve does not fit is not tried (the sweeps start from z = 0); the first sweep or Newton step
+ * that does not fit ends the call, which keeps the best iterate so far as every stage does: the
+ * answer is never worse than the start, and its residual is reported as always.
+ * result->fallback_work holds the charge (<= the bound, or the three passes charged always,
+ * below, if more) and result->fallback_cut says that the bound stopped a stage.
+ *
  * Memory: the workspace (no allocation): x = z iterate, y = w, start_covering = the best z,
  * column = D, covering = the row sums, z_try / w_try = Newton candidates, basis = A.
  *
@@ -58,6 +72,20 @@
  * solve_gathered). M_BB of a brick wall's active set under PEG (ODE's crash demo: nb = 4 000
  * - 6 000, ~10^6 nonzeros) fills to 2 - 8 x 10^6 entries and a KLU factorisation took 7 - 25
  * s, eight of them a fallback (--scene crash --model peg): 100 s and more a step. */
+/* The bound on one call's total work, PP_LCP_FALLBACK_WORK (lcp.h; the charges are in the
+ * file comment). Why: each factorisation held to PP_LCP_FACTOR_WORK did not bound a call, whose
+ * eight Newton steps each factorised a basis of 4 000 - 4 600 of the crash demo's 7 764 -
+ * 7 986 unknowns (standard model, the cannon ball's impact): KLU counted 1.3 - 5.0e9 flops a
+ * factorisation against AMD's estimate of 3.2 - 4.4e8 that PP_LCP_FACTOR_WORK checks (partial
+ * pivoting fills 2 - 4 x what AMD predicts), 1.2 - 5.4 s each, 21 s one call (step 16: 32 s
+ * with Lemke's 10 s clock), and none of those Newton steps lowered rel(z). The charge of a
+ * basis solve, nb * nnz(M_BB), was measured against KLU's own flop count on the 90 sparse basis
+ * solves of that run: KLU's count is 0.25 - 2.2 x the charge (1.0e9 charged: 0.3 - 2 s on the
+ * 2-core test machine). It is an estimate for such contact blocks, not a bound of every LU: a
+ * block banded with half-bandwidth b factorises in ~nb b^2 flops against the charge's
+ * nb^2 (2b + 1), and a block that fills completely costs ~nb^3. The bound keeps the sweeps and the first Newton steps of such an LCP
+ * and every stage of a small one: a dense call below PP_LCP_SPARSE_MIN_N = 161 unknowns charges
+ * at most ~5e7 (nine LUs of 160^3 and 200 sweeps of 160^2), so the bound never ends it. */
 
 /* w += delta M_:j (dense M, or A by columns when M is NULL). */
 static inline void add_column(int n, const double *M, const pp_lcp_csc *A, int j, double delta,
@@ -121,6 +149,28 @@ static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lc
              : pp_lcp_csc_solve_basis(ws, A, q, basis, z);
 }
 
+/* The charge of a basis solve (file comment): nb * nnz(M_BB) for the sparse LU, whose
+ * gathered block has M_BB's entries (A's pattern, or the dense M's nonzeros), nb^3 for the
+ * dense LU (dense_lu), which does not skip zeros. */
+static double basis_charge(int n, const double *M, const pp_lcp_csc *A,
+                           const unsigned char *basis, int dense_lu)
+{
+    double nb = 0.0, entries = 0.0;
+    for (int j = 0; j < n; ++j) {
+        if (!basis[j]) continue;
+        nb += 1.0;
+        if (dense_lu) continue;
+        if (!M) {
+            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+                entries += basis[A->row_index[t]] != 0;
+        } else {
+            const double *col = M + (size_t)j * n;
+            for (int i = 0; i < n; ++i) entries += basis[i] && col[i] != 0.0;
+        }
+    }
+    return dense_lu ? nb * nb * nb : nb * entries;
+}
+
 /* The fallback on M (dense) or A (by columns; M NULL). */
 static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
                               const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
@@ -140,6 +190,15 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     const int sparse = n >= PP_LCP_SPARSE_MIN_N;
     const int dense = !sparse && n <= DENSE_MAX;
     const int basis_solves = dense || sparse;
+    /* The work bound of this call (file comment): the smaller of its own and what the solves
+     * sharing the budget have left; `work` is the charge so far, the three passes over M
+     * (row sums, w before the Newton steps, the final residual) charged at once. */
+    const double sweep_entries = entries > n ? entries : n;
+    double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
+    if (o->budget && o->budget->fallback_work >= 0.0 && o->budget->fallback_work < bound)
+        bound = o->budget->fallback_work;
+    double work = 3.0 * entries;
+    int cut = 0;
 
     if (!M) { /* the row sums (j increasing, as below) and maxima, then D, by columns */
         double *row_max = ws->residual, *mii = ws->rhs;
@@ -174,6 +233,15 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
     double best_rel = relative_residual(n, q, row_sums, zi, w);
+    if (warm && basis_solves) { /* its LU and w */
+        const double charge = basis_charge(n, M, A, warm, dense) + entries;
+        if (work + charge <= bound) {
+            work += charge;
+        } else {
+            cut = 1;
+            warm = NULL;
+        }
+    }
     if (warm && basis_solves && solve_basis(ws, n, M, A, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
@@ -190,6 +258,20 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     /* 1. Shifted projected Gauss–Seidel. */
     int sweep = 0;
     while (sweep < sweeps && !(best_rel <= o->residual_tol)) {
+        /* a sweep, and every W_REFRESH sweeps a new w: M's entries each */
+        const double charge = sweep_entries * ((sweep + 1) % W_REFRESH == 0 ? 2.0 : 1.0);
+        if (!(work + charge <= bound)) {
+            cut = 1;
+            if (sweep % CHECK_EVERY != 0 && pp_lcp_all_finite((size_t)n, zi)) {
+                double rel = relative_residual(n, q, row_sums, zi, w); /* the last sweeps' */
+                if (rel < best_rel) {
+                    best_rel = rel;
+                    memcpy(best, zi, (size_t)n * sizeof *best);
+                }
+            }
+            break;
+        }
+        work += charge;
         for (int i = 0; i < n; ++i) {
             double zn = zi[i] - w[i] / diag[i];
             if (zn < 0.0) zn = 0.0;
@@ -230,7 +312,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     form_w(n, M, A, q, zi, w);
     const double saved_shift = ws->shift;
     ws->shift = sparse ? shift : 0.0;
-    for (int step = 0; basis_solves && step < NEWTON_STEPS && !(best_rel <= o->residual_tol);
+    for (int step = 0; !cut && basis_solves && step < NEWTON_STEPS &&
+                       !(best_rel <= o->residual_tol);
          ++step) {
         int changed = 0;
         for (int i = 0; i < n; ++i) {
@@ -239,6 +322,12 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
             ws->basis[i] = active;
         }
         if (!changed) break; /* the same active set again: no new point */
+        const double charge = basis_charge(n, M, A, ws->basis, dense) + entries; /* and w */
+        if (!(work + charge <= bound)) {
+            cut = 1;
+            break;
+        }
+        work += charge;
         if (!solve_basis(ws, n, sparse ? M : Ms, A, q, ws->basis, zt)) break;
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
@@ -257,6 +346,10 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     }
 
     ws->shift = saved_shift;
+    result->fallback_work = work;
+    result->fallback_cut = cut;
+    if (o->budget && o->budget->fallback_work >= 0.0)
+        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - work);
     memcpy(z, best, (size_t)n * sizeof *z);
     if (M) pp_lcp_residual(n, M, q, z, NULL, result); /* the independent residual */
     else pp_lcp_csc_residual(A, q, z, NULL, result);

@@ -173,6 +173,77 @@ START_TEST(factor_work_bounds_warm_start)
 }
 END_TEST
 
+/* The bounded fallback's total work (lcp_fallback.c, pp_lcp_solve_fallback "Cost"): every
+ * stage is charged before it runs and runs only if the charge fits in the bound. On this M one
+ * sweep of the fallback's projected Gauss-Seidel (fallback_iterations = 1) leaves every z_i > 0
+ * and w_i < z_i, so its first Newton step solves the basis of every z exactly: that call's
+ * charge c is the whole work. Under a bound of c the call is the same bit for bit (nothing was
+ * over it); under c - 1 the Newton step does not run: the answer is the sweep's, cut, its
+ * residual reported as the data's own and no worse than the start z = 0 (rel = 1), the charge
+ * within the bound. Deterministic: no clock is read. */
+static pp_lcp_result fallback_under(pp_lcp_workspace *ws, double bound, pp_lcp_budget *budget,
+                                    double *answer)
+{
+    pp_lcp_options o = pp_lcp_options_default();
+    o.fallback_iterations = 1;
+    o.fallback_work = bound;
+    o.budget = budget;
+    pp_lcp_result r;
+    pp_lcp_solve_fallback(ws, N, M, q, &o, NULL, answer, &r);
+    ck_assert_int_eq(r.fallback, 1);
+    ck_assert_int_eq(r.fallback_iterations, 1);
+    ck_assert_double_le(r.fallback_work, bound > 0.0 ? bound : PP_LCP_FALLBACK_WORK);
+    for (int i = 0; i < N; ++i) ck_assert(isfinite(answer[i]) && answer[i] >= 0.0);
+    memcpy(z, answer, sizeof z);
+    ck_assert_double_eq(own_residual(), r.relative_residual); /* the z returned, reported */
+    ck_assert_double_lt(r.relative_residual, 1.0);            /* z = 0: rel = 1 (q = -1) */
+    return r;
+}
+
+START_TEST(fallback_work_bound_is_exact)
+{
+    tridiagonal_instance();
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    static double full[N], same[N], cut[N];
+    /* the default bound: the Newton step runs and solves */
+    pp_lcp_result r = fallback_under(ws, 0.0, NULL, full);
+    ck_assert_int_eq(r.fallback_cut, 0);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    ck_assert_double_le(r.relative_residual, TOL_RESIDUAL);
+    const double charge = r.fallback_work;
+    /* the charges of the file comment: 3 passes and a sweep over the N^2 entries of the dense
+     * M, and the Newton step's basis of all N z (M_BB: 3N - 2 entries) and its w */
+    ck_assert_double_eq(charge, 4.0 * N * N + (double)N * (3 * N - 2) + (double)N * N);
+    r = fallback_under(ws, charge, NULL, same);
+    ck_assert_int_eq(r.fallback_cut, 0);
+    ck_assert_int_eq(memcmp(same, full, sizeof full), 0);
+    const pp_lcp_result under = fallback_under(ws, charge - 1.0, NULL, cut);
+    ck_assert_int_eq(under.fallback_cut, 1);
+    ck_assert_int_eq(under.status, PP_LCP_APPROXIMATE);
+    ck_assert_double_gt(under.relative_residual, TOL_RESIDUAL); /* the sweep's answer only */
+    ck_assert_double_eq(under.fallback_work, 4.0 * N * N);
+
+    /* A budget shared by two calls (a time step's): each is charged to it, and the second
+     * gets only what the first left, whatever its own bound. */
+    pp_lcp_budget budget = pp_lcp_budget_start(0.0, -1);
+    ck_assert_double_eq(budget.fallback_work, PP_LCP_FALLBACK_STEP_WORK);
+    budget.fallback_work = 2.0 * charge - 1.0;
+    r = fallback_under(ws, 0.0, &budget, same);
+    ck_assert_int_eq(r.fallback_cut, 0);
+    ck_assert_int_eq(memcmp(same, full, sizeof full), 0);
+    ck_assert_double_eq(budget.fallback_work, charge - 1.0);
+    const pp_lcp_result second = fallback_under(ws, 0.0, &budget, same);
+    ck_assert_int_eq(second.fallback_cut, 1);
+    ck_assert_int_eq(memcmp(same, cut, sizeof cut), 0);
+    ck_assert_double_eq(budget.fallback_work, charge - 1.0 - 4.0 * N * N);
+    printf("check_lcp_large: fallback on N = %d: charged %.6g, solved; under %.6g cut after "
+           "its sweep, charged %.6g, rel residual %.2g\n",
+           N, charge, charge - 1.0, under.fallback_work, under.relative_residual);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 /* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
  * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
  * process, at the first solve: Check runs each test in a child process, and this test is the
@@ -223,6 +294,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_bound_ends_path);
     tcase_add_test(tc, factor_work_bound_then_fallback);
     tcase_add_test(tc, factor_work_bounds_warm_start);
+    tcase_add_test(tc, fallback_work_bound_is_exact);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,7 +12,9 @@
  *  - memory follows the solved sets: a 500-box row's island (9 998 unknowns) grows the LCP
  *    store to the 12 resting boxes' 216 unknowns only;
  *  - an island with every gap open and the bodies at relative rest forms no LCP (z = 0);
- *  - an island whose active sets hold most of its unknowns is solved whole, as without.
+ *  - an island whose active sets hold most of its unknowns is solved whole, as without;
+ *  - the give-up predicted: an island whose omitted sets touch within the acceptance on bodies
+ *    S_0 acts on, enough to take S past half, is solved whole without a round.
  */
 #include "pegplus/mlcp.h"
 #include "pegplus/peg.h"
@@ -21,6 +23,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -404,6 +407,55 @@ START_TEST(test_active_island_solved_whole)
 }
 END_TEST
 
+/*
+ * The give-up predicted at S_0 (peg_screen.c, "Touching within the acceptance"). The fast box
+ * of test_fast_box_brings_in_gaps pushes a row of 16 resting boxes (14 more hover), S_0 = their
+ * supports and the first gap, 290 of 598 unknowns. With the row's gaps 1e-9 m apart (open at
+ * the free motion by 1e-7 m/s) the push closes them round by round until S passes half: the
+ * rounds run and are thrown away. With the gaps 1e-16 m apart (open by 1e-14 m/s, below the
+ * acceptance's 1e-9 ||q||) the sets between the resting boxes are counted with S_0 and take it
+ * past half: solved whole at once, no round, the pivots and the answer those of the solve
+ * without screening.
+ */
+START_TEST(test_give_up_predicted)
+{
+    const double gaps[2] = {1e-9, 1e-16};
+    for (int g = 0; g < 2; ++g) {
+        row r;
+        row_build(&r, 30, 16, 0.02, gaps[g], 1.5, 0);
+        pp_peg_workspace *ws;
+        ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+        solved s, whole;
+        solve(ws, &r, NULL, 0, &whole);
+        solve(ws, &r, NULL, 1, &s);
+        ck_assert_int_eq(s.status, PP_OK);
+        ck_assert_int_eq(whole.status, PP_OK);
+        ck_assert_int_eq(s.stats.lcp_size, 598);
+        ck_assert_int_eq(s.stats.screened_sets, 0);
+        ck_assert_int_eq(s.stats.largest_island, s.stats.lcp_size);
+        expect_whole_lcp_solved(ws);
+        if (g == 0) { /* rounds run, then given up */
+            ck_assert_int_ge(s.stats.screen_rounds, 2);
+            ck_assert_int_eq(s.stats.screen_whole, 1);
+            ck_assert_int_gt(s.stats.lcp.pivots, whole.stats.lcp.pivots);
+        } else { /* predicted: no round */
+            ck_assert_int_eq(s.stats.screen_rounds, 0);
+            ck_assert_int_eq(s.stats.screen_whole, 0);
+            ck_assert_int_eq(s.stats.lcp.pivots, whole.stats.lcp.pivots);
+        }
+        for (int i = 0; i < r.nc; ++i) /* the unscreened answer, bit for bit */
+            ck_assert_msg(s.pn[i] == whole.pn[i], "gap %g, p[%d]: %.17g, whole %.17g",
+                          gaps[g], i, s.pn[i], whole.pn[i]);
+        printf("check_peg_screen: gaps %g m: %d rounds, %d pivots (whole alone %d)\n",
+               gaps[g], s.stats.screen_rounds, s.stats.lcp.pivots, whole.stats.lcp.pivots);
+        solved_free(&s);
+        solved_free(&whole);
+        pp_peg_workspace_destroy(ws);
+        row_free(&r);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_screen");
@@ -414,6 +466,7 @@ int main(void)
     tcase_add_test(tc, test_memory_follows_solved);
     tcase_add_test(tc, test_all_open_no_lcp);
     tcase_add_test(tc, test_active_island_solved_whole);
+    tcase_add_test(tc, test_give_up_predicted);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -102,12 +102,24 @@ typedef struct pp_lcp_budget {
     long pivots;                /* pivots the sharing solves may still take; < 0: no limit */
     long pivots_used;           /* pivots charged so far (all sharing solves) */
     int exhausted;              /* solves that stopped on this budget so far */
+    double fallback_work;       /* work the bounded fallbacks of the sharing solves may still
+                                   do (pp_lcp_solve_fallback's estimated multiply-adds; each
+                                   call is also held to its own bound), charged by each;
+                                   < 0: no shared limit. pp_lcp_budget_start sets
+                                   PP_LCP_FALLBACK_STEP_WORK */
 } pp_lcp_budget;
 
 /* A monotonic clock in seconds (CLOCK_MONOTONIC): the time base of deadlines. */
 double pp_lcp_clock(void);
 
-/* A budget of `seconds` from now (<= 0: no deadline) and `pivots` pivots (< 0: no limit). */
+/* The bound on the total work of one call of the bounded fallback, and on the fallbacks of
+ * the solves sharing one budget (a time step's), in estimated multiply-adds
+ * (pp_lcp_solve_fallback, "Cost"). */
+#define PP_LCP_FALLBACK_WORK 1e9
+#define PP_LCP_FALLBACK_STEP_WORK 2e9
+
+/* A budget of `seconds` from now (<= 0: no deadline) and `pivots` pivots (< 0: no limit),
+ * its fallbacks' work PP_LCP_FALLBACK_STEP_WORK. */
 pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots);
 
 typedef struct pp_lcp_options {
@@ -137,6 +149,9 @@ typedef struct pp_lcp_options {
                                    failed but the fallback reaches rel(z) <= regularised_tol */
     int fallback_iterations;    /* sweeps of the fallback; <= 0: 200 (see
                                    pp_lcp_solve_fallback: O(n^2) each) */
+    double fallback_work;       /* bound on one fallback call's total work, estimated
+                                   multiply-adds (pp_lcp_solve_fallback, "Cost"); <= 0:
+                                   PP_LCP_FALLBACK_WORK */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
@@ -163,6 +178,10 @@ typedef struct pp_lcp_result {
     int fallback;               /* 1: z is the iterative fallback's answer (status SOLVED
                                    when it reached residual_tol, else APPROXIMATE) */
     int fallback_iterations;    /* fallback sweeps run (0: no fallback) */
+    double fallback_work;       /* the fallback's work, estimated multiply-adds (at most its
+                                   bound, pp_lcp_solve_fallback "Cost"); 0: no fallback */
+    int fallback_cut;           /* 1: the fallback's work bound ended it before its sweeps
+                                   and Newton steps were done (z: its best iterate so far) */
     int budget_exhausted;       /* 1: pivoting stopped on max_total_pivots, max_seconds or
                                    the shared budget */
     double seconds;             /* wall-clock time of the solve (pp_lcp_clock) */
@@ -251,13 +270,26 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
  *     D_i = max(M_ii, 0.1 max_j |M_ij|) (a proximal step where M_ii is small or 0), at most
  *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best iterate
  *     by rel(z), stopping early at rel(z) <= residual_tol.
- *  3. At most 3 Newton steps on the minimum map min(z, w) = 0 (primal-dual active set: the
+ *  3. At most 8 Newton steps on the minimum map min(z, w) = 0 (primal-dual active set: the
  *     basis {i : z_i > w_i} of the best iterate, solved like a warm start), each kept only
  *     if it lowers rel(z).
  * Cost: bounded by work, not by the clock (so the answer does not depend on the machine):
  * at most min(fallback_iterations, 2e8 / n^2) sweeps of O(n^2), and the warm-basis solve and
  * Newton steps by dense LU below the sparse threshold (161 unknowns), by sparse LU (KLU, which
- * allocates) from there on; independent of the budget.
+ * allocates) from there on, each factorisation held to ~5e8 flops as KLU's analysis estimates
+ * them. And the whole call is bounded: each stage is charged before it runs, in estimated
+ * multiply-adds (a pass over M or a sweep: M's entries, n^2 dense or its nonzeros by columns;
+ * a basis solve with nb basic z: nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
+ * charge fits in the bound left: options->fallback_work (<= 0: PP_LCP_FALLBACK_WORK = 1e9)
+ * and, when options->budget is given, its fallback_work (charged by every call sharing it:
+ * PP_LCP_FALLBACK_STEP_WORK = 2e9 for a budget from pp_lcp_budget_start). A warm basis solve
+ * that does not fit is skipped; the first sweep or Newton step that does not fit ends the call
+ * with the best iterate so far (result->fallback_cut = 1 in both cases); three
+ * passes over M (the row sums, w before the Newton steps, the final residual) are charged
+ * always. result->fallback_work is the charge, <= max(bound, 3 passes). A dense call below
+ * 161 unknowns charges at most ~5e7, so the bound does not change it; on the 4 000 - 10 000
+ * unknowns of ODE's crash demo at the impact it keeps the sweeps and one or two Newton steps
+ * (a charge of 1e9 ran 0.3 - 2 s there; eight steps had taken up to 21 s a call).
  * z: the best iterate (finite, >= 0; z = 0 when nothing better was found); basis (optional):
  * {i : z_i > 0}. result: residual fields of z, fallback = 1, fallback_iterations, status
  * PP_LCP_SOLVED when rel(z) <= residual_tol (returns PP_OK), else PP_LCP_APPROXIMATE
