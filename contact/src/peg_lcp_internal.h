@@ -188,6 +188,7 @@ typedef struct dense_store {
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
     pp_load_sharing load;  /* load sharing's arrays (grown with the island) */
+    struct pp_sticking *sticking; /* the sticking solve's (lcp_sticking.c), when it ran */
     csc_store csc;         /* a large island's matrix by columns */
 } dense_store;
 
@@ -306,6 +307,12 @@ pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
  * compliant basis of load sharing, bit 2 (by columns) load sharing ran from the basis of bit 0
  * and left the answer as it was (solve_islands' `repeat`). */
 #define PP_PEG_SHARING_RAN 4
+/* The sticking solve (lcp_sticking.c, peg_mlcp.c sticking_island): on every unknown of an
+ * island it answered, its active set in bit 0; on the sigma of a contact it let slide; on
+ * every unknown of an island where it was refused (not tried the next step). */
+#define PP_PEG_STICKING 8
+#define PP_PEG_STICKING_SLIDES 16
+#define PP_PEG_STICKING_REFUSED 32
 /* Whether load sharing may change an island's answer: an island of n unknowns with K slacks,
  * joint_count joint rows and `rolls` rolling unknowns (solve_islands has the reasons). */
 int pp_peg_may_share(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
