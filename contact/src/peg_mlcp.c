@@ -1394,6 +1394,16 @@ pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
  * repairs its basis in a few pivots is cheaper than Lemke on Q (heap20 at rest on main:
  * 0-50 pivots a step where Lemke on Q from that basis took ~840). */
 #define STICK_LEMKE_CHEAP 4
+/* Islands of this many unknowns or more run it (docs/performance.md, "The sticking solve of
+ * settled heaps"): on heap20's island (678 unknowns, standard model) Lemke's warm basis holds
+ * at rest and its cold path is ~940 pivots; with the sticking solve the first step took 826
+ * pivots on Q, but its kept active set failed after 3-10 steps (the limit's infeasibility
+ * grows from 1e-8 to 1e-7 of ||z|| as the heap creeps) and Lemke then started from it (1 506
+ * pivots): 4 steps above 10x the median in 100 against 2. On heap50's (1 962-2 040
+ * unknowns) every step of Lemke is cold (17 000-100 000 pivots), and there it pays. */
+#ifndef PP_PEG_STICKING_MIN_N
+#define PP_PEG_STICKING_MIN_N 1000
+#endif
 static pp_status sticking_entry(pp_peg_workspace *ws, const lcp_layout *island,
                                 const int *list, int count, int n, const pp_lcp_csc *A,
                                 const pp_lcp_options *options, const unsigned char *basis,
@@ -1585,7 +1595,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * sticking contacts, whose answer is exact for ST's LCP where no loaded contact
          * slides; accepted, Lemke does not run */
         int stick_refused = 0, stick_pivots = 0, from_sticking = 0;
-        const int stick = st == PP_OK && may_share && by_columns && !from_kept;
+        const int stick =
+            st == PP_OK && may_share && by_columns && !from_kept && n >= PP_PEG_STICKING_MIN_N;
         if (stick) {
             pp_status sst = sticking_entry(ws, &island, list, count, n, &A, options, basis,
                                            &r, &from_sticking, &stick_refused);
