@@ -26,7 +26,11 @@
  * has lambda = 0, an unloaded one may have lambda = its sliding speed (an open contact whose
  * bodies move tangentially). Where a loaded contact must slide (lambda > 0 and p > 0: a block
  * on a steep incline) (2) is the answer of another law (it slows the normal impulse by mu
- * lambda), not ST's, and Lemke runs as before.
+ * lambda), not ST's. Such contacts are then put in ST's form: their S column is A's own
+ * (A_FS, with D = 0 there), the problem is (2) for the others and ST's LCP for them, and its
+ * answer is ST's exactly where no contact still in the form of (2) is loaded with lambda > 0.
+ * On heap50's first steps 1-17 of ~330 contacts must slide (measured: lambda up to 2.7e-4 of
+ * ||x||, the heap moving at 1e-4-1e-3 m/s); at most STICK_SLIDE_ROUNDS such rounds.
  *
  * Which solution. (1) has a set of solutions (A_FF singular); like load sharing
  * (lcp_load_sharing.c, README "Redundant supports") the answer is the limit of a uniform
@@ -35,67 +39,62 @@
  * contact sticks this is exactly load sharing's z0 (the compliant LCP on a basis with no
  * sigma basic is (2) with lambda = 0). It is continuous in q on a fixed active set, so a
  * resting island's next step is solved by the same active set: one factorisation, no flip.
+ * (On heap20, lambda of the loaded contacts on Lemke's answer of (2) + eps D was 5.7e-3, 1e-4,
+ * 1e-6, 8.7e-9, 1.1e-10 of ||z|| for eps = 1e-4 ... 1e-12 max A_ii: O(eps), so in the limit
+ * every loaded contact sticks there: a sticking answer exists.)
  *
- * The active-set steps (block principal pivoting, Júdice and Pires 1994, with Murty's
- * least-index rule as the backup that makes it finite on a P-matrix): a basis B (x_i basic,
- * v_i = 0) gives x_B from (Q + eps D)_BB x_B = -q_B (D = I on F, 0 on S); the limit eps -> 0
- * on that basis by iterated Tikhonov (lcp_load_sharing.c Eq 3, on one KLU factorisation):
- *     x^(0) = 0,  (Q + eps D)_BB x^(t+1) = -q_B + eps D x^(t);
- * the infeasible unknowns (basic x_i < 0, nonbasic v_i < 0, beyond rounding) change side, all
- * at once while their number falls (or for STICK_FREE_TRIES more steps), else only the one of
- * least index. (Q + eps D)_BB = [[H, -C^T], [C, 0]] with H positive definite is nonsingular
- * iff C (the basic cone rows over the basic impulses) has full row rank; the cone rows of
- * different contacts have disjoint columns, so it is when each basic lambda has a basic
- * impulse of its contact: a lambda whose contact has none is made nonbasic (v_S = 0 there).
- * Started cold from the crash basis (the impulses with q_i < 0 basic, no lambda), warm from
- * the caller's (the active set of the island's last step).
+ * How it is found (pp_sticking_island). Lemke on the monotone LCP (2) + eps D by columns
+ * (pp_lcp_solve_csc: Q + eps D is positive semidefinite, so Lemke ends on a solution, not on a
+ * secondary ray as ST's LCP can on heap50), from the caller's basis, else from w basic:
+ * heap20 ~800 pivots where ST's Lemke takes ~940, heap50 2 600-8 200 where ST's takes
+ * 17 000-100 000. Then active-set steps from its basis: x_B from (Q + eps D)_BB x_B = -q_B
+ * (D = I on F, 0 on S), the limit eps -> 0 on that basis by iterated Tikhonov on one KLU
+ * factorisation (lcp_load_sharing.c Eq 3, run as an offset from a reference: basis_limit),
+ * and the unknowns infeasible at the limit (basic x_i < 0, nonbasic v_i < 0) change side:
+ * all at once while their number falls (or STICK_FREE_TRIES more steps), else the one of least
+ * index, and not at all when there are more than STICK_FLIP_MAX. (Q + eps D)_BB = [[H, -C^T],
+ * [C, 0]] with H positive definite is nonsingular iff C (the basic cone rows over the basic
+ * impulses) has full row rank; the cone rows of different contacts have disjoint columns, so
+ * it is when each basic lambda has a basic impulse of its contact: a lambda whose contact has
+ * none is made nonbasic (v_S = 0 there). A warm start (the active set the island's last step
+ * kept) is tried first as it stands: one factorisation, no Lemke. Started from a crash basis
+ * instead of Lemke's, these steps did not converge on heap20 (hundreds of flips a step).
  *
- * The answer is accepted only as every solve's is (pp_lcp_csc_accept on ST's own A and q:
- * rel(z) <= residual_tol, r(z) <= PP_LCP_DATA_RESIDUAL ||q||), within STICK_ACCURACY like
- * load sharing's (a looser answer let resting columns sink, LS_ACCURACY).
+ * Accuracy. The limit on the basis Lemke finds at eps is not feasible to rounding on the
+ * heaps: on heap20 114 unknowns sit at -1.6e-8 of ||x|| (the same for eps = 1e-6 and 1e-8, so
+ * the compliant basis is not quite the limit's), and flipping them, all or one at a time, did
+ * not converge (docs/performance.md). They are taken as zeros (STICK_ROUNDING = 1e-7), and
+ * the answer on ST's LCP then has rel(z) ~2e-10 (Lemke's: ~1e-13). So it is applied only if
+ * the acceptance of every solve takes it (pp_lcp_csc_accept on ST's own A and q with the
+ * solve's options: rel(z) <= residual_tol, 1e-9 by default, r(z) <= PP_LCP_DATA_RESIDUAL
+ * ||q||): the same standard as Lemke's answers, not load sharing's tighter 1e-11. Otherwise
+ * the caller's Lemke runs.
  */
 #include "lcp_sticking.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined STICK_DEBUG || defined STICK_TRACE
-#include <stdio.h>
-#endif
 
-/* The compliance, relative to the largest impulse diagonal of A. */
-#ifndef STICK_EPS
+/* The compliance, relative to the largest impulse diagonal of A. At 1e-6 heap50's compliant
+ * basis was not the limit's (261 unknowns infeasible at the limit: soft modes); at 1e-9 and
+ * 1e-10 heap20's active sets did not carry over from step to step; 1e-8 served both. */
 #define STICK_EPS 1e-8
-#endif
-/* Rounding of a row or of x, relative to its size: below -STICK_ROUNDING it is infeasible. */
-#ifndef STICK_ROUNDING
+/* Rounding of a row or of x at the limit, relative to its size (or ||x||): below
+ * -STICK_ROUNDING it is infeasible, above it a zero (the header, "Accuracy"). */
 #define STICK_ROUNDING 1e-7
-#endif
 /* Iterated-Tikhonov solves of one basis, and the change (relative to ||x||) at which they
  * have settled; they also stop once the change no longer shrinks (drift, lcp_load_sharing.c). */
-#ifndef STICK_ITERATIONS
 #define STICK_ITERATIONS 40
-#endif
 #define STICK_SETTLED 1e-14
-#ifndef STICK_DRIFT
 #define STICK_DRIFT 0.5
-#endif
-#ifndef STICK_LAMBDA_D
-#define STICK_LAMBDA_D 0.0
-#endif
-#ifndef STICK_POLISH_STEPS
-#define STICK_POLISH_STEPS 0
-#endif
-#define STICK_TIGHT 1e-11
 /* Active-set steps from the kept active set (warm), from Lemke's answer on Q (cold). */
 #define STICK_WARM_STEPS 1
 #define STICK_COLD_STEPS 4
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
-#ifndef STICK_SLIDE_ROUNDS
 #define STICK_SLIDE_ROUNDS 3
-#endif
 /* Infeasible unknowns above which the steps stop (flipping many at once did not converge on
  * the heaps: hundreds of flips a step, measured). */
 #define STICK_FLIP_MAX 16
@@ -108,10 +107,8 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     int cap = st->capacity + st->capacity / 2 > n ? st->capacity + st->capacity / 2 : n;
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
-    unsigned char *bk = realloc(st->basis_keep, (size_t)cap);
-    if (bk) st->basis_keep = bk;
-    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->x_keep};
-    int ok = b != NULL && bk != NULL;
+    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size};
+    int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
         if (p) *d[t] = p;
@@ -144,8 +141,6 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
 void pp_sticking_free(pp_sticking *st)
 {
     free(st->basis);
-    free(st->basis_keep);
-    free(st->x_keep);
     free(st->x);
     free(st->x_eps);
     free(st->w);
@@ -226,7 +221,7 @@ static int factor_basis(pp_sticking *st, const pp_lcp_csc *A, const unsigned cha
         st->place[i] = nb;
         st->index[nb++] = i;
         nnz += sliding[i] && !st->slides[i]
-                   ? (size_t)(st->row_start[i + 1] - st->row_start[i] + 1)
+                   ? (size_t)(st->row_start[i + 1] - st->row_start[i])
                                       : (size_t)(A->col_start[i + 1] - A->col_start[i]);
     }
     pp_lcp_lu_sparse_free(st->lu);
@@ -246,10 +241,6 @@ static int factor_basis(pp_sticking *st, const pp_lcp_csc *A, const unsigned cha
                     if (a < 0) continue;
                     st->Ai[p] = a;
                     st->Ax[p++] = -st->row_val[t];
-                }
-                if (STICK_LAMBDA_D != 0.0) { /* the compliance on lambda (below every F row) */
-                    st->Ai[p] = b;
-                    st->Ax[p++] = STICK_LAMBDA_D * eps;
                 }
             } else { /* an impulse's column: A_FF (+ eps) over F, A_SF over S; ST's sigma
                         column (a sliding contact) */
@@ -317,7 +308,7 @@ static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sli
     for (int t = 0; t < STICK_ITERATIONS; ++t) {
         for (int b = 0; b < nb; ++b) {
             const int i = st->index[b];
-            st->rhs[b] = -q[i] + (sliding[i] ? STICK_LAMBDA_D * eps : eps) * y[b];
+            st->rhs[b] = -q[i] + (sliding[i] ? 0.0 : eps) * y[b];
         }
         pp_lcp_lu_sparse_solve(st->lu, st->rhs);
         double change = 0.0, norm = 0.0;
@@ -327,9 +318,6 @@ static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sli
             y[b] = st->rhs[b];
         }
         ++st->limit_iterations;
-#ifdef STICK_DEBUG
-        fprintf(stderr, "  limit %d: change %.3g of %.3g\n", t, change, norm);
-#endif
         if (change <= STICK_SETTLED * norm) break;
         if (t > 0 && change > STICK_DRIFT * last) break;
         last = change;
@@ -341,7 +329,7 @@ static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sli
     const double y_norm = pp_lcp_inf_norm(nb, y);
     for (int t = 0; t < STICK_ITERATIONS; ++t) {
         for (int b = 0; b < nb; ++b)
-            st->rhs[b] = (sliding[st->index[b]] ? STICK_LAMBDA_D * eps : eps) * d[b];
+            st->rhs[b] = (sliding[st->index[b]] ? 0.0 : eps) * d[b];
         pp_lcp_lu_sparse_solve(st->lu, st->rhs);
         double change = 0.0;
         for (int b = 0; b < nb; ++b) {
@@ -349,9 +337,6 @@ static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sli
             d[b] = st->rhs[b];
         }
         ++st->limit_iterations;
-#ifdef STICK_DEBUG
-        fprintf(stderr, "  offset %d: change %.3g\n", t, change);
-#endif
         if (change <= STICK_SETTLED * y_norm) break;
         if (t > 0 && change > STICK_DRIFT * last) break;
         last = change;
@@ -359,6 +344,14 @@ static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sli
     for (int b = 0; b < nb; ++b) y[b] += d[b];
     for (int i = 0; i < n; ++i) st->x[i] = 0.0;
     for (int b = 0; b < nb; ++b) st->x[st->index[b]] = y[b];
+}
+
+/* Basic x_i < 0 or nonbasic v_i < 0 beyond STICK_ROUNDING of ||x|| or of the row's size */
+static int infeasible(const pp_sticking *st, int i, double x_norm)
+{
+    const double v = st->basis[i] ? st->x[i] / (x_norm > 0.0 ? x_norm : 1.0)
+                                  : st->w[i] / (st->size[i] > 0.0 ? st->size[i] : 1.0);
+    return v < -STICK_ROUNDING;
 }
 
 /* The compliance: STICK_EPS times the largest impulse diagonal of A. */
@@ -391,8 +384,8 @@ pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, cons
     const double eps = stick_eps(st, A, sliding);
     for (int i = 0; i < n; ++i)
         st->basis[i] = start ? (start[i] != 0) : (!sliding[i] && q[i] < 0.0);
-    int best = n + 1, tries = STICK_FREE_TRIES, solved = 0, polish = 0, polished = 0;
-    double tol = STICK_ROUNDING, x_norm = 0.0;
+    int best = n + 1, tries = STICK_FREE_TRIES, solved = 0;
+    double x_norm = 0.0;
     while (st->steps < max_steps) {
         /* a lambda whose contact has no basic impulse leaves B (the block would be
          * singular; v_S = 0 there) */
@@ -415,42 +408,17 @@ pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, cons
             for (int i = 0; i < n; ++i) st->x[i] = 0.0;
         residual_q(st, A, sliding, q);
         x_norm = pp_lcp_inf_norm(n, st->x);
-        int count = 0, least = -1, worst = -1;
-        double worst_v = 0.0;
+        int count = 0, least = -1;
         for (int i = 0; i < n; ++i) {
-            const double v = st->basis[i] ? st->x[i] / (x_norm > 0.0 ? x_norm : 1.0)
-                                          : st->w[i] / (st->size[i] > 0.0 ? st->size[i] : 1.0);
-            if (!(v < -tol)) continue;
+            if (!infeasible(st, i, x_norm)) continue;
             if (least < 0) least = i;
-            if (v < worst_v) {
-                worst_v = v;
-                worst = i;
-            }
             ++count;
         }
-#ifdef STICK_DEBUG
-        fprintf(stderr, "step %d nb %d: %d infeasible (worst %.2g at %d), its %d\n", st->steps, nb,
-                count, worst_v, worst, st->limit_iterations);
-#endif
         if (count == 0) {
             solved = 1;
-            polished = polish != 0;
-            if (polish || STICK_POLISH_STEPS == 0) break;
-            /* an answer within STICK_ROUNDING: kept, and the steps go on at STICK_TIGHT
-             * flipping one unknown (the worst) at a time */
-            memcpy(st->x_keep, st->x, (size_t)n * sizeof *st->x);
-            memcpy(st->basis_keep, st->basis, (size_t)n);
-            polish = st->steps + STICK_POLISH_STEPS;
-            tol = STICK_TIGHT;
-            continue;
+            break;
         }
         if (count > STICK_FLIP_MAX) break; /* far from an answer: Lemke's, not flips */
-        if (polish) {
-            if (st->steps >= polish) break;
-            st->basis[worst] = (unsigned char)!st->basis[worst];
-            ++st->flips;
-            continue;
-        }
         int all;
         if (count < best) {
             best = count;
@@ -461,9 +429,7 @@ pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, cons
         }
         int flipped = 0;
         for (int i = 0; i < n; ++i) {
-            const double v = st->basis[i] ? st->x[i] / (x_norm > 0.0 ? x_norm : 1.0)
-                                          : st->w[i] / (st->size[i] > 0.0 ? st->size[i] : 1.0);
-            if (!(v < -tol) || (!all && i != least)) continue;
+            if (!infeasible(st, i, x_norm) || (!all && i != least)) continue;
             st->basis[i] = (unsigned char)!st->basis[i];
             ++flipped;
         }
@@ -471,12 +437,6 @@ pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, cons
         st->flips += flipped;
     }
     if (!solved) return PP_STICKING_FAILED;
-    st->polished = polish && polished;
-    if (polish && !polished) { /* the answer within STICK_ROUNDING */
-        memcpy(st->x, st->x_keep, (size_t)n * sizeof *st->x);
-        memcpy(st->basis, st->basis_keep, (size_t)n);
-        x_norm = pp_lcp_inf_norm(n, st->x);
-    }
     /* z = (z_F, sigma = lambda): an ST answer unless a loaded contact slides */
     for (int i = 0; i < n; ++i) z[i] = st->x[i] > 0.0 ? st->x[i] : 0.0;
     for (int i = 0; i < n; ++i) {
@@ -562,9 +522,6 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     if (kept) {
         pp_sticking_outcome out =
             pp_sticking_solve(st, A, q, sliding, kept, STICK_WARM_STEPS, o, z, result);
-#ifdef STICK_TRACE
-        fprintf(stderr, "sticking n %d: kept tried: out %d, steps %d, sliding loaded %d, rel %.3g\n", n, out, st->steps, st->sliding_loaded, result->relative_residual);
-#endif
         if (out == PP_STICKING_SOLVED) {
             st->from_kept = 1;
             result->warm_started = 1;
@@ -615,9 +572,6 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
         qo.warm_start = 1;
     }
     st->lemke_pivots = pivots;
-#ifdef STICK_TRACE
-    fprintf(stderr, "sticking n %d: kept %d, out %d, rounds %d, pivots %d, steps %d flips %d, sliding loaded %d (lambda %.2g), rel %.3g\n", n, kept != NULL, out, st->rounds, pivots, st->steps, st->flips, st->sliding_loaded, st->lambda_max, result->relative_residual);
-#endif
     if (out != PP_STICKING_SOLVED) memset(result, 0, sizeof *result);
     result->pivots = pivots;
     result->refactorisations = refactorisations;

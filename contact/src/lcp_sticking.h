@@ -8,8 +8,7 @@
 typedef struct pp_sticking {
     int capacity;                 /* n the arrays hold */
     unsigned char *basis;         /* n: x_i basic (w_i = 0) in the active set found */
-    double *x, *x_eps, *w, *rhs, *size, *x_keep; /* n */
-    unsigned char *basis_keep;    /* n */
+    double *x, *x_eps, *w, *rhs, *size; /* n */
     int *index, *place;           /* n: basic unknowns in order; an unknown's place in B */
     int *row_start, *row_col;     /* n + 1, nnz: the sliding-speed rows of A over F */
     double *row_val;
@@ -29,7 +28,6 @@ typedef struct pp_sticking {
     int steps;                    /* active-set steps (one factorisation each) */
     int flips;                    /* unknowns that changed side, over all steps */
     int first_flips;              /* of them, in the first step */
-    int polished;                 /* the answer of the one-at-a-time steps at STICK_TIGHT */
     int limit_iterations;         /* iterated-Tikhonov solves of the last step */
     int sliding_loaded;           /* contacts with lambda > 0 and p > 0 (no ST answer) */
     double lambda_max;
