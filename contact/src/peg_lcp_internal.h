@@ -196,6 +196,10 @@ typedef struct dense_store {
  * solved by pp_lcp_solve_csc (peg_mlcp.c); a test may lower it (>= PP_LCP_SPARSE_MIN_N) to
  * compare the two paths on a moderate island, and restores it. Returns the previous value. */
 int pp_peg_csc_min_n(int n);
+/* Islands of at least this many unknowns (by columns) try the sticking solve before Lemke
+ * (peg_mlcp.c, PP_PEG_STICKING_MIN_N = 1000); a test may lower it to run it on a moderate
+ * island, and restores it. Returns the previous value. */
+int pp_peg_sticking_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
 #define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])

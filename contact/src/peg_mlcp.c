@@ -1404,6 +1404,15 @@ pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
 #ifndef PP_PEG_STICKING_MIN_N
 #define PP_PEG_STICKING_MIN_N 1000
 #endif
+static int sticking_min_n = PP_PEG_STICKING_MIN_N;
+
+int pp_peg_sticking_min_n(int n)
+{
+    int previous = sticking_min_n;
+    sticking_min_n = n;
+    return previous;
+}
+
 static pp_status sticking_entry(pp_peg_workspace *ws, const lcp_layout *island,
                                 const int *list, int count, int n, const pp_lcp_csc *A,
                                 const pp_lcp_options *options, const unsigned char *basis,
@@ -1596,7 +1605,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
          * slides; accepted, Lemke does not run */
         int stick_refused = 0, stick_pivots = 0, from_sticking = 0;
         const int stick =
-            st == PP_OK && may_share && by_columns && !from_kept && n >= PP_PEG_STICKING_MIN_N;
+            st == PP_OK && may_share && by_columns && !from_kept && n >= sticking_min_n;
         if (stick) {
             pp_status sst = sticking_entry(ws, &island, list, count, n, &A, options, basis,
                                            &r, &from_sticking, &stick_refused);
