@@ -188,6 +188,7 @@ typedef struct dense_store {
     pp_lcp_workspace *lcp;
     int lcp_capacity;      /* n the Lemke workspace holds */
     pp_load_sharing load;  /* load sharing's arrays (grown with the island) */
+    struct pp_sticking *sticking; /* the sticking solve's (lcp_sticking.c), when it ran */
     csc_store csc;         /* a large island's matrix by columns */
 } dense_store;
 
@@ -195,6 +196,10 @@ typedef struct dense_store {
  * solved by pp_lcp_solve_csc (peg_mlcp.c); a test may lower it (>= PP_LCP_SPARSE_MIN_N) to
  * compare the two paths on a moderate island, and restores it. Returns the previous value. */
 int pp_peg_csc_min_n(int n);
+/* Islands of at least this many unknowns (by columns) try the sticking solve before Lemke
+ * (peg_mlcp.c, PP_PEG_STICKING_MIN_N = 1000); a test may lower it to run it on a moderate
+ * island, and restores it. Returns the previous value. */
+int pp_peg_sticking_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
 #define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])
@@ -306,6 +311,12 @@ pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
  * compliant basis of load sharing, bit 2 (by columns) load sharing ran from the basis of bit 0
  * and left the answer as it was (solve_islands' `repeat`). */
 #define PP_PEG_SHARING_RAN 4
+/* The sticking solve (lcp_sticking.c, peg_mlcp.c sticking_island): on every unknown of an
+ * island it answered, its active set in bit 0; on the sigma of a contact it let slide; on
+ * every unknown of an island where it was refused (not tried the next step). */
+#define PP_PEG_STICKING 8
+#define PP_PEG_STICKING_SLIDES 16
+#define PP_PEG_STICKING_REFUSED 32
 /* Whether load sharing may change an island's answer: an island of n unknowns with K slacks,
  * joint_count joint rows and `rolls` rolling unknowns (solve_islands has the reasons). */
 int pp_peg_may_share(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,

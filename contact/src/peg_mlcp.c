@@ -59,6 +59,7 @@
 #include "geometry_internal.h"
 #include "islands_internal.h"
 #include "lcp_internal.h"
+#include "lcp_sticking.h"
 #include "peg_lcp_internal.h"
 
 #include <float.h>
@@ -166,6 +167,8 @@ static void dense_free(dense_store *d)
     free(d->island_map);
     pp_lcp_workspace_destroy(d->lcp);
     pp_load_sharing_free(&d->load);
+    if (d->sticking) pp_sticking_free(d->sticking);
+    free(d->sticking);
     free(d->csc.acc);
     free(d->csc.stamp);
     free(d->csc.owner);
@@ -1378,6 +1381,83 @@ pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
     return dense_reserve(ws->dense, n, 1, 1);
 }
 
+/* The sticking solve (lcp_sticking.c) of an island by columns that load sharing may answer
+ * (no PEG I/X sets, joint rows, rolling friction or compliance: pp_peg_may_share), tried
+ * where load sharing's own entries before Lemke did not answer (solve_islands): A, q
+ * (d->island_q) and the map assembled. Its answer, accepted on LCP(A, q), is the island's:
+ * *answered, z in d->island_z, r its measures, and d->island_basis its active set (bit 0),
+ * PP_PEG_STICKING on every unknown and PP_PEG_STICKING_SLIDES on the sigma of a contact it
+ * let slide, for the next step, which tries that set first (one factorisation). Refused
+ * (*refused), Lemke runs as before and r holds the pivots spent on Q. The next step does
+ * not try it (bytes marked PP_PEG_STICKING_REFUSED by solve_islands) where it was refused,
+ * nor where Lemke's solve took at most n / STICK_LEMKE_CHEAP pivots: a warm Lemke that
+ * repairs its basis in a few pivots is cheaper than Lemke on Q (heap20 at rest on main:
+ * 0-50 pivots a step where Lemke on Q from that basis took ~840). */
+#define STICK_LEMKE_CHEAP 4
+/* Islands of this many unknowns or more run it (docs/performance.md, "The sticking solve of
+ * settled heaps"): on heap20's island (678 unknowns, standard model) Lemke's warm basis holds
+ * at rest and its cold path is ~940 pivots; with the sticking solve the first step took 826
+ * pivots on Q, but its kept active set failed after 3-10 steps (the limit's infeasibility
+ * grows from 1e-8 to 1e-7 of ||z|| as the heap creeps) and Lemke then started from it (1 506
+ * pivots): 4 steps above 10x the median in 100 against 2. On heap50's (1 962-2 040
+ * unknowns) every step of Lemke is cold (17 000-100 000 pivots), and there it pays. */
+#ifndef PP_PEG_STICKING_MIN_N
+#define PP_PEG_STICKING_MIN_N 1000
+#endif
+static int sticking_min_n = PP_PEG_STICKING_MIN_N;
+
+int pp_peg_sticking_min_n(int n)
+{
+    int previous = sticking_min_n;
+    sticking_min_n = n;
+    return previous;
+}
+
+static pp_status sticking_entry(pp_peg_workspace *ws, const lcp_layout *island,
+                                const int *list, int count, int n, const pp_lcp_csc *A,
+                                const pp_lcp_options *options, const unsigned char *basis,
+                                pp_lcp_result *r, int *answered, int *refused)
+{
+    dense_store *d = ws->dense;
+    *answered = *refused = 0;
+    const int warm = basis && options && options->warm_start;
+    int kept = warm, skip = warm;
+    for (int a = 0; a < n && (kept || skip); ++a) {
+        kept = kept && (basis[d->island_map[a]] & PP_PEG_STICKING);
+        skip = skip && (basis[d->island_map[a]] & PP_PEG_STICKING_REFUSED);
+    }
+    if (skip) return PP_OK;
+    if (!d->sticking) {
+        d->sticking = calloc(1, sizeof *d->sticking);
+        if (!d->sticking) return PP_ERR_NO_MEMORY;
+    }
+    pp_sticking *st = d->sticking;
+    if (pp_sticking_reserve(st, n) != PP_OK) return PP_ERR_NO_MEMORY;
+    memset(st->sliding, 0, (size_t)n);
+    for (int t = 0; t < count; ++t)
+        if (ws->friction_slot[list[t]] >= 0) st->sliding[sigma_index(island, list[t])] = 1;
+    for (int a = 0; a < n; ++a) {
+        const unsigned char b = warm ? basis[d->island_map[a]] : 0;
+        st->start[a] = (unsigned char)(b & 1);
+        st->kept_slides[a] = (unsigned char)((b & PP_PEG_STICKING_SLIDES) != 0);
+    }
+    pp_lcp_options defaults = pp_lcp_options_default();
+    pp_sticking_outcome out = pp_sticking_island(
+        st, d->lcp, A, d->island_q, st->sliding, kept ? st->start : NULL,
+        kept ? st->kept_slides : NULL, warm ? st->start : NULL, options ? options : &defaults,
+        d->island_z, r);
+    if (out == PP_STICKING_LEMKE_WARM) return PP_OK;
+    if (out != PP_STICKING_SOLVED) {
+        *refused = 1;
+        return PP_OK;
+    }
+    *answered = 1;
+    for (int a = 0; a < n; ++a)
+        d->island_basis[a] = (unsigned char)(st->basis[a] | PP_PEG_STICKING |
+                                             (st->slides[a] ? PP_PEG_STICKING_SLIDES : 0));
+    return PP_OK;
+}
+
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
@@ -1520,6 +1600,24 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 }
             }
         }
+        /* Then the sticking solve (lcp_sticking.c): the island's convex problem of its
+         * sticking contacts, whose answer is exact for ST's LCP where no loaded contact
+         * slides; accepted, Lemke does not run */
+        int stick_refused = 0, stick_pivots = 0, from_sticking = 0;
+        const int stick =
+            st == PP_OK && may_share && by_columns && !from_kept && n >= sticking_min_n;
+        if (stick) {
+            pp_status sst = sticking_entry(ws, &island, list, count, n, &A, options, basis,
+                                           &r, &from_sticking, &stick_refused);
+            if (sst != PP_OK) return sst;
+            if (from_sticking) {
+                stats->load_shared += 1;
+                from_kept = 1;
+            } else {
+                stick_pivots = r.pivots; /* Lemke's on Q: spent in this step */
+                memset(&r, 0, sizeof r);
+            }
+        }
         if (st == PP_OK && n > 0 && !from_kept) {
             st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, options,
                                                basis ? d->island_basis : NULL, d->island_z, &r)
@@ -1569,7 +1667,8 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         /* the compliant basis found (by either), kept in bit 1 for the next step; bit 2 by
          * columns where load sharing ran (or was skipped as a repeat) and left Lemke's
          * answer: the next step's `repeat` */
-        for (int a = 0; basis && (sharing || from_kept) && ls->found && a < n; ++a)
+        for (int a = 0; basis && (sharing || from_kept) && !from_sticking && ls->found && a < n;
+             ++a)
             d->island_basis[a] |= (unsigned char)(ls->basis[a] << 1);
         const int ran = by_columns && (unchanged || (repeat && st == PP_OK && may_share));
         for (int a = 0; basis && ran && a < n; ++a) d->island_basis[a] |= PP_PEG_SHARING_RAN;
@@ -1581,10 +1680,18 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (r.status != PP_LCP_APPROXIMATE)
                 memset(d->island_z, 0, (size_t)n * sizeof *d->island_z);
         }
+        /* the sticking solve is not tried next step where it was refused now, nor while
+         * Lemke's solves from their warm basis are cheap (sticking_entry) */
+        const unsigned char stick_mark =
+            stick && !from_sticking &&
+                    (stick_refused || (st == PP_OK && r.pivots <= n / STICK_LEMKE_CHEAP))
+                ? PP_PEG_STICKING_REFUSED
+                : 0;
         for (int a = 0; a < n; ++a) {
             ws->z[d->island_map[a]] = d->island_z[a];
             if (!keep_motion) ws->z_motion[d->island_map[a]] = d->island_z[a];
-            if (basis) basis[d->island_map[a]] = d->island_basis[a];
+            if (basis)
+                basis[d->island_map[a]] = (unsigned char)(d->island_basis[a] | stick_mark);
         }
         /* The joint rows' impulses; after a failed LCP (z = 0) the equalities still hold the
          * joints together, unless they could not be eliminated (then no joint impulse). */
@@ -1595,7 +1702,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         pp_lcp_result_merge(&stats->lcp, &r, s == 0);
         /* the pivots and refused factorisations of screening's abandoned rounds: spent in
          * this step (not charged to the pivot budget, peg_screen.c) */
-        stats->lcp.pivots += abandoned.pivots;
+        stats->lcp.pivots += abandoned.pivots + stick_pivots;
         stats->lcp.factor_work_exceeded += abandoned.factor_work_exceeded;
         if (n > stats->largest_island) stats->largest_island = n;
     }

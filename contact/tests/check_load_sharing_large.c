@@ -440,6 +440,60 @@ START_TEST(test_plate_screened_then_whole)
 }
 END_TEST
 
+/* The sticking solve's entry in solve_islands (lcp_sticking.c; its threshold lowered to this
+ * island's size): the plate at rest (answered by load sharing's cold entry), then pushed at
+ * delta = 0.2 m/s > mu g h with mu = 0.5: every support must slide. Load sharing's kept
+ * basis no longer answers, Lemke's warm basis is empty, so the sticking solve runs: its
+ * convex problem has lambda > 0 on the loaded supports, and the second round, with them in
+ * ST's form, gives ST's sliding answer: friction mu m g h against the push, so v_x = delta -
+ * mu g h, the plate flat on its supports (v_z = w = 0). Its state is kept in the basis bytes
+ * (PP_PEG_STICKING on the island's unknowns, PP_PEG_STICKING_SLIDES on the sigma). */
+START_TEST(test_plate_pushed_slides_sticking)
+{
+    static plate p;
+    const int before = pp_peg_sticking_min_n(257);
+    plate_build(&p, 7, 0.5, 4, 0.0);
+    const int size = pp_mlcp_lcp_size(p.nc, 4);
+    unsigned char *basis = calloc((size_t)size, 1);
+    ck_assert_ptr_nonnull(basis);
+    pp_mlcp_stats st;
+    plate_solve_and_check(&p, basis, &st); /* at rest: load sharing's cold entry */
+    for (int i = 0; i < size; ++i) ck_assert_int_eq(basis[i] & PP_PEG_STICKING, 0);
+    const double delta = 0.2;
+    p.body.v[0] = delta;
+    pp_mlcp_problem prob = {H, 1, &p.body, p.nc, p.c, p.k, 0.0, 0, 0.0};
+    static double pn[400], beta[400 * 8], sigma[400], f[1200], nu[6];
+    pp_mlcp_solution s = {pn, beta, sigma, f, nu, NULL};
+    pp_lcp_options o = pp_lcp_options_default();
+    ck_assert_int_eq(pp_mlcp_solve(g_ws, &prob, &o, basis, &s, &st), PP_OK);
+    pp_peg_sticking_min_n(before);
+    ck_assert_int_eq(st.largest_island, 294);
+    ck_assert_int_eq(st.lcp.status, PP_LCP_SOLVED);
+    const double tol = 1e-9 * G * H;
+    ck_assert_msg(fabs(nu[0] - (delta - p.mu * G * H)) <= tol, "v_x %.17g, closed form %.17g",
+                  nu[0], delta - p.mu * G * H);
+    for (int t = 1; t < 6; ++t) ck_assert_msg(fabs(nu[t]) <= tol, "nu[%d] = %g", t, nu[t]);
+    double total = 0.0, friction = 0.0;
+    for (int t = 0; t < p.nc; ++t) {
+        total += pn[t];
+        friction += f[3 * t];
+        ck_assert_double_ge(pn[t], 0.0);
+        ck_assert_double_eq_tol(sigma[t], delta - p.mu * G * H, tol); /* every support slides */
+    }
+    ck_assert_double_eq_tol(total, p.m * G * H, 1e-9 * p.m * G * H);
+    ck_assert_double_eq_tol(friction, -p.mu * p.m * G * H, 1e-9 * p.m * G * H);
+    int answered = 0, slides = 0;
+    ck_assert_int_eq(st.lcp_size, 294);
+    for (int i = 0; i < st.lcp_size; ++i) {
+        answered += (basis[i] & PP_PEG_STICKING) != 0;
+        slides += (basis[i] & PP_PEG_STICKING_SLIDES) != 0;
+    }
+    ck_assert_int_eq(answered, st.lcp_size); /* the sticking solve answered the island */
+    ck_assert_int_eq(slides, p.nc);
+    free(basis);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("load_sharing_large");
@@ -455,6 +509,7 @@ int main(void)
     tcase_add_test(tc, test_plate_screened_pushed);
     tcase_add_test(tc, test_plate_screened_at_rest);
     tcase_add_test(tc, test_plate_screened_then_whole);
+    tcase_add_test(tc, test_plate_pushed_slides_sticking);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -580,8 +580,11 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  *    for the next warm start) in bit 0 of each byte; bit 1 holds the compliant LCP's basis
  *    where the limit was sought, the start of the next solve's search, and bit 2 (islands of
  *    257 unknowns or more) that the search ran from this basis and left Lemke's answer (not
- *    run again while Lemke accepts that basis as it stands); keep the bytes whole: Lemke
- *    reads bit 0 only.
+ *    run again while Lemke accepts that basis as it stands); bits 3-5 (islands of 1 000
+ *    unknowns or more) the sticking solve's state (contact/src/lcp_sticking.c: its active set
+ *    in bit 0 and bit 3 on every unknown of an island it answered, bit 4 on the sigma of a
+ *    contact it let slide, bit 5 where it is not to run next step); keep the bytes whole:
+ *    Lemke reads bit 0 only.
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size + 9 per rolling set
  *    bounds it) indexed

@@ -1,0 +1,579 @@
+/*
+ * The sticking solve: a settled island's Stewart–Trinkle LCP answered through the convex
+ * problem of its sticking contacts, before Lemke (peg_mlcp.c; docs/performance.md "The
+ * sticking solve of settled heaps").
+ *
+ * The LCP (ST96 Eq 29; PEG Eqs 39–49 with K = 0) in z = (z_F, z_S), F the impulses (normal p
+ * and friction pyramid beta of every contact), S the sliding speeds sigma:
+ *     w_F = A_FF z_F + A_FS z_S + q_F,   A_FF = G^T W G symmetric PSD, A_FS = [0; E]
+ *     w_S = A_SF z_F + q_S,               A_SF = [U, -E^T]  (mu p - sum beta), q_S = 0
+ * with 0 <= z ⊥ w >= 0. At rest it is hugely degenerate (a box face on a face: 4 corners for
+ * 3 freedoms of its normal impulses; friction of two sticking supports of one body), its
+ * solution set is a polyhedron, and Lemke returns one of its vertices, a different one for
+ * each 1e-10 change of q: every step of a settled heap is then cold (thousands of pivots).
+ *
+ * The convex problem. Consider the QP of the sticking impulses
+ *     min 1/2 z_F^T A_FF z_F + q_F^T z_F   s.t.  z_F >= 0,  A_SF z_F + q_S >= 0,        (1)
+ * (the friction impulses inside each contact's pyramid). Its KKT conditions, with the
+ * multipliers lambda >= 0 of the cone rows, are the monotone LCP in x = (z_F, lambda):
+ *     [ A_FF  -A_SF^T ] [ z_F    ]   [ q_F ]
+ *     [ A_SF   0      ] [ lambda ] + [ q_S ] = v >= 0,  x >= 0,  x^T v = 0.              (2)
+ * Its matrix Q differs from ST's A only in the S columns: -A_SF^T = [-mu; E] against A_FS =
+ * [0; E], i.e. only in the p rows (-mu lambda instead of 0). Hence: if x solves (2) and every
+ * contact with lambda > 0 carries no normal impulse (p = 0, and then beta = 0 from its cone
+ * row), z = (z_F, sigma = lambda) solves ST's LCP exactly: w_beta and w_S are the same rows;
+ * w_p = v_p + mu lambda >= v_p >= 0, and p w_p = p v_p + mu p lambda = 0. A sticking contact
+ * has lambda = 0, an unloaded one may have lambda = its sliding speed (an open contact whose
+ * bodies move tangentially). Where a loaded contact must slide (lambda > 0 and p > 0: a block
+ * on a steep incline) (2) is the answer of another law (it slows the normal impulse by mu
+ * lambda), not ST's. Such contacts are then put in ST's form: their S column is A's own
+ * (A_FS, with D = 0 there), the problem is (2) for the others and ST's LCP for them, and its
+ * answer is ST's exactly where no contact still in the form of (2) is loaded with lambda > 0.
+ * On heap50's first steps 1-17 of ~330 contacts must slide (measured: lambda up to 2.7e-4 of
+ * ||x||, the heap moving at 1e-4-1e-3 m/s); at most STICK_SLIDE_ROUNDS such rounds.
+ *
+ * Which solution. (1) has a set of solutions (A_FF singular); like load sharing
+ * (lcp_load_sharing.c, README "Redundant supports") the answer is the limit of a uniform
+ * compliance eps on the impulses, eps -> 0: the solution of (1) with A_FF + eps I, which for
+ * a convex QP tends to the minimum-norm point of its solution set (Tikhonov). When every
+ * contact sticks this is exactly load sharing's z0 (the compliant LCP on a basis with no
+ * sigma basic is (2) with lambda = 0). It is continuous in q on a fixed active set, so a
+ * resting island's next step is solved by the same active set: one factorisation, no flip.
+ * (On heap20, lambda of the loaded contacts on Lemke's answer of (2) + eps D was 5.7e-3, 1e-4,
+ * 1e-6, 8.7e-9, 1.1e-10 of ||z|| for eps = 1e-4 ... 1e-12 max A_ii: O(eps), so in the limit
+ * every loaded contact sticks there: a sticking answer exists.)
+ *
+ * How it is found (pp_sticking_island). Lemke on the monotone LCP (2) + eps D by columns
+ * (pp_lcp_solve_csc: Q + eps D is positive semidefinite, so Lemke ends on a solution, not on a
+ * secondary ray as ST's LCP can on heap50), from the caller's basis, else from w basic:
+ * heap20 ~800 pivots where ST's Lemke takes ~940, heap50 2 600-8 200 where ST's takes
+ * 17 000-100 000. Then active-set steps from its basis: x_B from (Q + eps D)_BB x_B = -q_B
+ * (D = I on F, 0 on S), the limit eps -> 0 on that basis by iterated Tikhonov on one KLU
+ * factorisation (lcp_load_sharing.c Eq 3, run as an offset from a reference: basis_limit),
+ * and the unknowns infeasible at the limit (basic x_i < 0, nonbasic v_i < 0) change side:
+ * all at once while their number falls (or STICK_FREE_TRIES more steps), else the one of least
+ * index, and not at all when there are more than STICK_FLIP_MAX. (Q + eps D)_BB = [[H, -C^T],
+ * [C, 0]] with H positive definite is nonsingular iff C (the basic cone rows over the basic
+ * impulses) has full row rank; the cone rows of different contacts have disjoint columns, so
+ * it is when each basic lambda has a basic impulse of its contact: a lambda whose contact has
+ * none is made nonbasic (v_S = 0 there). A warm start (the active set the island's last step
+ * kept) is tried first as it stands: one factorisation, no Lemke. Started from a crash basis
+ * instead of Lemke's, these steps did not converge on heap20 (hundreds of flips a step).
+ *
+ * Accuracy. The limit on the basis Lemke finds at eps is not feasible to rounding on the
+ * heaps: on heap20 114 unknowns sit at -1.6e-8 of ||x|| (the same for eps = 1e-6 and 1e-8, so
+ * the compliant basis is not quite the limit's), and flipping them, all or one at a time, did
+ * not converge (docs/performance.md). They are taken as zeros (STICK_ROUNDING = 1e-7), and
+ * the answer on ST's LCP then has rel(z) ~2e-10 (Lemke's: ~1e-13). So it is applied only if
+ * the acceptance of every solve takes it (pp_lcp_csc_accept on ST's own A and q with the
+ * solve's options: rel(z) <= residual_tol, 1e-9 by default, r(z) <= PP_LCP_DATA_RESIDUAL
+ * ||q||): the same standard as Lemke's answers, not load sharing's tighter 1e-11. Otherwise
+ * the caller's Lemke runs.
+ */
+#include "lcp_sticking.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The compliance, relative to the largest impulse diagonal of A. At 1e-6 heap50's compliant
+ * basis was not the limit's (261 unknowns infeasible at the limit: soft modes); at 1e-9 and
+ * 1e-10 heap20's active sets did not carry over from step to step; 1e-8 served both. */
+#define STICK_EPS 1e-8
+/* Rounding of a row or of x at the limit, relative to its size (or ||x||): below
+ * -STICK_ROUNDING it is infeasible, above it a zero (the header, "Accuracy"). */
+#define STICK_ROUNDING 1e-7
+/* Iterated-Tikhonov solves of one basis, and the change (relative to ||x||) at which they
+ * have settled; they also stop once the change no longer shrinks (drift, lcp_load_sharing.c). */
+#define STICK_ITERATIONS 40
+#define STICK_SETTLED 1e-14
+#define STICK_DRIFT 0.5
+/* Active-set steps from the kept active set (warm), from Lemke's answer on Q (cold). */
+#define STICK_WARM_STEPS 1
+#define STICK_COLD_STEPS 4
+/* Lemke's pivots on Q, times n. */
+#define STICK_LEMKE_PIVOTS 6
+/* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
+#define STICK_SLIDE_ROUNDS 3
+/* Infeasible unknowns above which the steps stop (flipping many at once did not converge on
+ * the heaps: hundreds of flips a step, measured). */
+#define STICK_FLIP_MAX 16
+/* Steps flipping every infeasible unknown while their number does not fall. */
+#define STICK_FREE_TRIES 3
+
+pp_status pp_sticking_reserve(pp_sticking *st, int n)
+{
+    if (n <= st->capacity) return PP_OK;
+    int cap = st->capacity + st->capacity / 2 > n ? st->capacity + st->capacity / 2 : n;
+    unsigned char *b = realloc(st->basis, (size_t)cap);
+    if (b) st->basis = b;
+    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size};
+    int ok = b != NULL;
+    for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
+        double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
+        if (p) *d[t] = p;
+        else ok = 0;
+    }
+    unsigned char *sb = realloc(st->start, (size_t)cap);
+    if (sb) st->start = sb;
+    unsigned char *sd = realloc(st->slides, (size_t)cap);
+    if (sd) st->slides = sd;
+    unsigned char *sg = realloc(st->sliding, (size_t)cap);
+    if (sg) st->sliding = sg;
+    unsigned char *ks = realloc(st->kept_slides, (size_t)cap);
+    if (ks) st->kept_slides = ks;
+    ok = ok && sb != NULL && sd != NULL && sg != NULL && ks != NULL;
+    int **iv[] = {&st->index, &st->place, &st->row_start, &st->Ap, &st->Qp};
+    for (size_t t = 0; t < sizeof iv / sizeof *iv; ++t) {
+        int *p = realloc(*iv[t], (size_t)(cap + 1) * sizeof **iv[t]);
+        if (p) *iv[t] = p;
+        else ok = 0;
+    }
+    if (!ok) {
+        pp_log(PP_LOG_ERROR, "sticking solve: out of memory for %d unknowns", n);
+        return PP_ERR_NO_MEMORY;
+    }
+    for (int i = st->capacity; i < cap; ++i) st->place[i] = -1;
+    st->capacity = cap;
+    return PP_OK;
+}
+
+void pp_sticking_free(pp_sticking *st)
+{
+    free(st->basis);
+    free(st->x);
+    free(st->x_eps);
+    free(st->w);
+    free(st->rhs);
+    free(st->size);
+    free(st->index);
+    free(st->place);
+    free(st->row_start);
+    free(st->row_col);
+    free(st->row_val);
+    free(st->Ap);
+    free(st->Qp);
+    free(st->Qi);
+    free(st->Qx);
+    free(st->start);
+    free(st->slides);
+    free(st->sliding);
+    free(st->kept_slides);
+    free(st->Ai);
+    free(st->Ax);
+    pp_lcp_lu_sparse_free(st->lu);
+    memset(st, 0, sizeof *st);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t each)
+{
+    if (need <= *cap) return 1;
+    void *q = realloc(*p, need * each);
+    if (!q) return 0;
+    *p = q;
+    *cap = need;
+    return 1;
+}
+
+/* The S rows of A over F (A_SF by rows): row i's entries row_col/val[row_start[i] ..
+ * row_start[i + 1]), columns increasing. */
+static int transpose_rows(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding)
+{
+    const int n = A->n;
+    for (int i = 0; i <= n; ++i) st->row_start[i] = 0;
+    for (int j = 0; j < n; ++j) {
+        if (sliding[j]) continue;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (sliding[A->row_index[t]]) ++st->row_start[A->row_index[t] + 1];
+    }
+    for (int i = 0; i < n; ++i) st->row_start[i + 1] += st->row_start[i];
+    size_t nnz = (size_t)st->row_start[n];
+    size_t cap_c = st->row_capacity, cap_v = st->row_capacity;
+    if (!grow((void **)&st->row_col, &cap_c, nnz, sizeof(int)) ||
+        !grow((void **)&st->row_val, &cap_v, nnz, sizeof(double)))
+        return 0;
+    st->row_capacity = cap_c < cap_v ? cap_c : cap_v;
+    for (int j = 0; j < n; ++j) {
+        if (sliding[j]) continue;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+            const int i = A->row_index[t];
+            if (!sliding[i]) continue;
+            const int at = st->row_start[i]++;
+            st->row_col[at] = j;
+            st->row_val[at] = A->values[t];
+        }
+    }
+    for (int i = n; i > 0; --i) st->row_start[i] = st->row_start[i - 1];
+    st->row_start[0] = 0;
+    return 1;
+}
+
+/* (Q + eps D)_BB by columns, factorised; the number of basic unknowns, or -1 (singular,
+ * refused, out of memory). */
+static int factor_basis(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
+                        double eps)
+{
+    const int n = A->n;
+    int nb = 0;
+    size_t nnz = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!st->basis[i]) continue;
+        st->place[i] = nb;
+        st->index[nb++] = i;
+        nnz += sliding[i] && !st->slides[i]
+                   ? (size_t)(st->row_start[i + 1] - st->row_start[i])
+                                      : (size_t)(A->col_start[i + 1] - A->col_start[i]);
+    }
+    pp_lcp_lu_sparse_free(st->lu);
+    st->lu = NULL;
+    size_t cap_i = st->a_capacity, cap_x = st->a_capacity;
+    int ok = grow((void **)&st->Ai, &cap_i, nnz, sizeof(int)) &&
+             grow((void **)&st->Ax, &cap_x, nnz, sizeof(double));
+    st->a_capacity = cap_i < cap_x ? cap_i : cap_x;
+    if (ok && nb > 0) {
+        size_t p = 0;
+        for (int b = 0; b < nb; ++b) {
+            const int j = st->index[b];
+            st->Ap[b] = (int)p;
+            if (sliding[j] && !st->slides[j]) { /* lambda's column: -A_SF^T */
+                for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
+                    const int a = st->place[st->row_col[t]];
+                    if (a < 0) continue;
+                    st->Ai[p] = a;
+                    st->Ax[p++] = -st->row_val[t];
+                }
+            } else { /* an impulse's column: A_FF (+ eps) over F, A_SF over S; ST's sigma
+                        column (a sliding contact) */
+                for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+                    const int a = st->place[A->row_index[t]];
+                    if (a < 0) continue;
+                    st->Ai[p] = a;
+                    st->Ax[p++] = a == b && !sliding[j] ? A->values[t] + eps : A->values[t];
+                }
+            }
+        }
+        st->Ap[nb] = (int)p;
+        int refused = 0;
+        st->lu = pp_lcp_lu_sparse_factor(nb, st->Ap, st->Ai, st->Ax, &refused);
+        ok = st->lu != NULL;
+    }
+    for (int b = 0; b < nb; ++b) st->place[st->index[b]] = -1;
+    return ok ? nb : -1;
+}
+
+/* v = Q x + q (eps = 0) on every row, and each row's size |q_i| + sum_j |Q_ij x_j| */
+static void residual_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
+                       const double *q)
+{
+    const int n = A->n;
+    for (int i = 0; i < n; ++i) {
+        st->w[i] = q[i];
+        st->size[i] = fabs(q[i]);
+    }
+    for (int j = 0; j < n; ++j) {
+        const double xj = st->x[j];
+        if (xj == 0.0) continue;
+        if (sliding[j] && !st->slides[j]) {
+            for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
+                const double v = -st->row_val[t] * xj;
+                st->w[st->row_col[t]] += v;
+                st->size[st->row_col[t]] += fabs(v);
+            }
+        } else {
+            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+                const int i = A->row_index[t];
+                const double v = A->values[t] * xj;
+                st->w[i] += v;
+                st->size[i] += fabs(v);
+            }
+        }
+    }
+}
+
+/* x_B on the factorised basis: the limit eps -> 0 (x_N = 0). The iterate of (3) on q,
+ * x^(t+1) = (Q + eps D)_BB^-1 (-q_B + eps D x^(t)), until it settles or stops contracting
+ * (then only the drift of the basis rows' inconsistency is left: q_B has a part along the
+ * left null space of Q_BB at the level of the data's rounding, which (3) turns into a
+ * constant step of itself / eps along the null space); that iterate is the reference x_r,
+ * which solves Q_BB x_r = -q'_B with q' within that inconsistency of q. The limit from it
+ * (lcp_load_sharing.c): d = x - x_r obeys d <- eps (Q + eps D)^-1 D d from d = -x_r (no
+ * right-hand side, so no drift), and x0 = x_r + d. */
+static void basis_limit(pp_sticking *st, int n, int nb, const unsigned char *sliding,
+                        const double *q, double eps)
+{
+    double *y = st->x_eps; /* the iterate, by basis place */
+    for (int b = 0; b < nb; ++b) y[b] = 0.0;
+    double last = INFINITY;
+    st->limit_iterations = 0;
+    for (int t = 0; t < STICK_ITERATIONS; ++t) {
+        for (int b = 0; b < nb; ++b) {
+            const int i = st->index[b];
+            st->rhs[b] = -q[i] + (sliding[i] ? 0.0 : eps) * y[b];
+        }
+        pp_lcp_lu_sparse_solve(st->lu, st->rhs);
+        double change = 0.0, norm = 0.0;
+        for (int b = 0; b < nb; ++b) {
+            change = fmax(change, fabs(st->rhs[b] - y[b]));
+            norm = fmax(norm, fabs(st->rhs[b]));
+            y[b] = st->rhs[b];
+        }
+        ++st->limit_iterations;
+        if (change <= STICK_SETTLED * norm) break;
+        if (t > 0 && change > STICK_DRIFT * last) break;
+        last = change;
+    }
+    /* the offset d from the reference y, in x (by basis place) */
+    double *d = st->x;
+    for (int b = 0; b < nb; ++b) d[b] = -y[b];
+    last = INFINITY;
+    const double y_norm = pp_lcp_inf_norm(nb, y);
+    for (int t = 0; t < STICK_ITERATIONS; ++t) {
+        for (int b = 0; b < nb; ++b)
+            st->rhs[b] = (sliding[st->index[b]] ? 0.0 : eps) * d[b];
+        pp_lcp_lu_sparse_solve(st->lu, st->rhs);
+        double change = 0.0;
+        for (int b = 0; b < nb; ++b) {
+            change = fmax(change, fabs(st->rhs[b] - d[b]));
+            d[b] = st->rhs[b];
+        }
+        ++st->limit_iterations;
+        if (change <= STICK_SETTLED * y_norm) break;
+        if (t > 0 && change > STICK_DRIFT * last) break;
+        last = change;
+    }
+    for (int b = 0; b < nb; ++b) y[b] += d[b];
+    for (int i = 0; i < n; ++i) st->x[i] = 0.0;
+    for (int b = 0; b < nb; ++b) st->x[st->index[b]] = y[b];
+}
+
+/* Basic x_i < 0 or nonbasic v_i < 0 beyond STICK_ROUNDING of ||x|| or of the row's size */
+static int infeasible(const pp_sticking *st, int i, double x_norm)
+{
+    const double v = st->basis[i] ? st->x[i] / (x_norm > 0.0 ? x_norm : 1.0)
+                                  : st->w[i] / (st->size[i] > 0.0 ? st->size[i] : 1.0);
+    return v < -STICK_ROUNDING;
+}
+
+/* The compliance: STICK_EPS times the largest impulse diagonal of A. */
+static double stick_eps(const pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding)
+{
+    (void)st;
+    double diag = 0.0;
+    for (int j = 0; j < A->n; ++j) {
+        if (sliding[j]) continue;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (A->row_index[t] == j) diag = fmax(diag, A->values[t]);
+    }
+    return STICK_EPS * (diag > 0.0 ? diag : 1.0);
+}
+
+pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, const double *q,
+                                      const unsigned char *sliding,
+                                      const unsigned char *start, int max_steps,
+                                      const pp_lcp_options *o, double *z,
+                                      pp_lcp_result *result)
+{
+    const int n = A->n;
+    st->steps = st->flips = st->first_flips = 0;
+    st->sliding_loaded = 0;
+    st->lambda_max = 0.0;
+    memset(result, 0, sizeof *result);
+    result->relative_residual = result->residual = INFINITY;
+    if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
+    if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
+    const double eps = stick_eps(st, A, sliding);
+    for (int i = 0; i < n; ++i)
+        st->basis[i] = start ? (start[i] != 0) : (!sliding[i] && q[i] < 0.0);
+    int best = n + 1, tries = STICK_FREE_TRIES, solved = 0;
+    double x_norm = 0.0;
+    while (st->steps < max_steps) {
+        /* a lambda whose contact has no basic impulse leaves B (the block would be
+         * singular; v_S = 0 there) */
+        for (int i = 0; i < n; ++i) {
+            if (!sliding[i] || !st->basis[i]) continue;
+            int any = 0;
+            if (st->slides[i]) /* sigma's column E: a basic friction direction */
+                for (int t = A->col_start[i]; t < A->col_start[i + 1] && !any; ++t)
+                    any = A->row_index[t] != i && st->basis[A->row_index[t]];
+            else
+                for (int t = st->row_start[i]; t < st->row_start[i + 1] && !any; ++t)
+                    any = st->basis[st->row_col[t]];
+            st->basis[i] = (unsigned char)any;
+        }
+        const int nb = factor_basis(st, A, sliding, eps);
+        ++st->steps;
+        if (nb < 0) break;
+        if (nb > 0) basis_limit(st, n, nb, sliding, q, eps);
+        else
+            for (int i = 0; i < n; ++i) st->x[i] = 0.0;
+        residual_q(st, A, sliding, q);
+        x_norm = pp_lcp_inf_norm(n, st->x);
+        int count = 0, least = -1;
+        for (int i = 0; i < n; ++i) {
+            if (!infeasible(st, i, x_norm)) continue;
+            if (least < 0) least = i;
+            ++count;
+        }
+        if (count == 0) {
+            solved = 1;
+            break;
+        }
+        if (count > STICK_FLIP_MAX) break; /* far from an answer: Lemke's, not flips */
+        int all;
+        if (count < best) {
+            best = count;
+            tries = STICK_FREE_TRIES;
+            all = 1;
+        } else {
+            all = tries-- > 0;
+        }
+        int flipped = 0;
+        for (int i = 0; i < n; ++i) {
+            if (!infeasible(st, i, x_norm) || (!all && i != least)) continue;
+            st->basis[i] = (unsigned char)!st->basis[i];
+            ++flipped;
+        }
+        if (st->steps == 1) st->first_flips = flipped;
+        st->flips += flipped;
+    }
+    if (!solved) return PP_STICKING_FAILED;
+    /* z = (z_F, sigma = lambda): an ST answer unless a loaded contact slides */
+    for (int i = 0; i < n; ++i) z[i] = st->x[i] > 0.0 ? st->x[i] : 0.0;
+    for (int i = 0; i < n; ++i) {
+        if (!sliding[i] || st->slides[i] || z[i] <= STICK_ROUNDING * x_norm) continue;
+        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
+            if (st->row_val[t] > 0.0 && z[st->row_col[t]] > STICK_ROUNDING * x_norm) {
+                ++st->sliding_loaded; /* the normal (mu p) carries a load */
+                st->slides[i] = 2;    /* ST's column from the next solve on */
+                if (x_norm > 0.0) st->lambda_max = fmax(st->lambda_max, z[i] / x_norm);
+            }
+    }
+    if (st->sliding_loaded > 0) return PP_STICKING_SLIDES;
+    if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
+    result->status = PP_LCP_SOLVED;
+    result->attempts = 1;
+    return PP_STICKING_SOLVED;
+}
+
+/* Q + eps D by columns (the pattern of A's impulse columns; the lambda columns -A_SF^T with
+ * their zero diagonal, rows increasing), for Lemke: 1, or 0 out of memory. Needs the rows of
+ * transpose_rows. */
+static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
+                      double eps, pp_lcp_csc *Q)
+{
+    const int n = A->n;
+    size_t nnz = 0;
+    for (int j = 0; j < n; ++j)
+        nnz += sliding[j] ? (size_t)(st->row_start[j + 1] - st->row_start[j] + 1)
+                          : (size_t)(A->col_start[j + 1] - A->col_start[j]);
+    size_t cap_i = st->q_capacity, cap_x = st->q_capacity;
+    if (!grow((void **)&st->Qi, &cap_i, nnz, sizeof(int)) ||
+        !grow((void **)&st->Qx, &cap_x, nnz, sizeof(double)))
+        return 0;
+    st->q_capacity = cap_i < cap_x ? cap_i : cap_x;
+    size_t p = 0;
+    for (int j = 0; j < n; ++j) {
+        st->Qp[j] = (int)p;
+        if (sliding[j] && !st->slides[j]) {
+            int diagonal = 0;
+            for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
+                if (!diagonal && st->row_col[t] > j) {
+                    st->Qi[p] = j;
+                    st->Qx[p++] = 0.0;
+                    diagonal = 1;
+                }
+                st->Qi[p] = st->row_col[t];
+                st->Qx[p++] = -st->row_val[t];
+            }
+            if (!diagonal) {
+                st->Qi[p] = j;
+                st->Qx[p++] = 0.0;
+            }
+        } else {
+            for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
+                st->Qi[p] = A->row_index[t];
+                st->Qx[p++] = A->row_index[t] == j ? A->values[t] + eps : A->values[t];
+            }
+        }
+    }
+    st->Qp[n] = (int)p;
+    Q->n = n;
+    Q->col_start = st->Qp;
+    Q->row_index = st->Qi;
+    Q->values = st->Qx;
+    return 1;
+}
+
+pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
+                                       const pp_lcp_csc *A, const double *q,
+                                       const unsigned char *sliding, const unsigned char *kept,
+                                       const unsigned char *kept_slides,
+                                       const unsigned char *lemke_warm,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result)
+{
+    const int n = A->n;
+    pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
+    st->lemke_pivots = 0;
+    st->from_kept = 0;
+    st->rounds = 0;
+    if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
+    for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
+    if (kept) {
+        pp_sticking_outcome out =
+            pp_sticking_solve(st, A, q, sliding, kept, STICK_WARM_STEPS, o, z, result);
+        if (out == PP_STICKING_SOLVED) {
+            st->from_kept = 1;
+            result->warm_started = 1;
+            return out;
+        }
+    }
+    /* Lemke's warm basis (the caller's) that solves LCP(A, q) as it stands: Lemke answers
+     * without a pivot, and no search is run here */
+    if (lemke_warm && pp_lcp_csc_solve_basis(lcp, A, q, lemke_warm, z)) {
+        pp_lcp_result check;
+        memset(&check, 0, sizeof check);
+        if (pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, &check)) {
+            memset(result, 0, sizeof *result);
+            return PP_STICKING_LEMKE_WARM;
+        }
+    }
+    if (pp_sticking_reserve(st, n) != PP_OK || !transpose_rows(st, A, sliding))
+        return PP_STICKING_FAILED;
+    pp_lcp_options qo = *o;
+    qo.fallback = 0;
+    qo.warm_start = kept != NULL;
+    for (int i = 0; i < n; ++i) st->start[i] = kept ? kept[i] : 0;
+    const double eps = stick_eps(st, A, sliding);
+    pp_sticking_outcome out = PP_STICKING_FAILED;
+    int pivots = 0, refactorisations = 0;
+    for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
+        /* Lemke on LCP(Q + eps D, q), the sliding contacts in ST's form: from the kept
+         * active set, then from the last round's basis */
+        pp_lcp_csc Q;
+        const int left = STICK_LEMKE_PIVOTS * n - pivots;
+        if (left <= 0 || !assemble_q(st, A, sliding, eps, &Q)) break;
+        qo.max_pivots = qo.max_total_pivots = left;
+        pp_lcp_result qr;
+        memset(&qr, 0, sizeof qr);
+        pp_status s = pp_lcp_solve_csc(lcp, &Q, q, &qo, st->start, z, &qr);
+        pivots += qr.pivots;
+        refactorisations += qr.refactorisations;
+        ++st->rounds;
+        if (s != PP_OK || qr.status != PP_LCP_SOLVED) {
+            out = PP_STICKING_FAILED;
+            break;
+        }
+        out = pp_sticking_solve(st, A, q, sliding, st->start, STICK_COLD_STEPS, o, z, result);
+        if (out != PP_STICKING_SLIDES) break;
+        /* the loaded contacts with lambda > 0 (marked by the steps) slide: again with ST's
+         * sigma column for them, Lemke from this basis */
+        memcpy(st->start, st->basis, (size_t)n);
+        qo.warm_start = 1;
+    }
+    st->lemke_pivots = pivots;
+    if (out != PP_STICKING_SOLVED) memset(result, 0, sizeof *result);
+    result->pivots = pivots;
+    result->refactorisations = refactorisations;
+    return out;
+}

@@ -1,0 +1,73 @@
+/* The sticking solve of a large contact island (lcp_sticking.c has the derivation). */
+#ifndef PP_LCP_STICKING_H
+#define PP_LCP_STICKING_H
+
+#include "lcp_internal.h"
+
+/* Scratch and the active set of one solve; grown to the largest island, kept. */
+typedef struct pp_sticking {
+    int capacity;                 /* n the arrays hold */
+    unsigned char *basis;         /* n: x_i basic (w_i = 0) in the active set found */
+    double *x, *x_eps, *w, *rhs, *size; /* n */
+    int *index, *place;           /* n: basic unknowns in order; an unknown's place in B */
+    int *row_start, *row_col;     /* n + 1, nnz: the sliding-speed rows of A over F */
+    double *row_val;
+    size_t row_capacity;
+    int *Ap, *Ai;                 /* n + 1, a_capacity: the basis block by columns */
+    double *Ax;
+    size_t a_capacity;
+    struct pp_lcp_lu *lu;
+    int *Qp, *Qi;                 /* n + 1, q_capacity: Q + eps D by columns, for Lemke */
+    double *Qx;
+    size_t q_capacity;
+    unsigned char *start;         /* n: Lemke's basis on Q */
+    unsigned char *slides;        /* n: on a sliding speed, its contact is in ST's form */
+    unsigned char *sliding, *kept_slides; /* n: the caller's (peg_mlcp.c) */
+    int rounds;                   /* Lemke solves on Q in pp_sticking_island */
+    /* what the last solve did (measurements, the caller's statistics) */
+    int steps;                    /* active-set steps (one factorisation each) */
+    int flips;                    /* unknowns that changed side, over all steps */
+    int first_flips;              /* of them, in the first step */
+    int limit_iterations;         /* iterated-Tikhonov solves of the last step */
+    int sliding_loaded;           /* contacts with lambda > 0 and p > 0 (no ST answer) */
+    double lambda_max;
+    int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
+    int from_kept;                /* pp_sticking_island answered from the kept active set */            /* largest lambda of a loaded contact, over ||z||_inf */
+} pp_sticking;
+
+typedef enum pp_sticking_outcome {
+    PP_STICKING_SOLVED = 0,    /* z is the answer, accepted on LCP(A, q) */
+    PP_STICKING_SLIDES = 1,    /* the convex problem's answer has a loaded contact sliding */
+    PP_STICKING_FAILED = 2,    /* no active set found (steps, singular block), or refused */
+    PP_STICKING_LEMKE_WARM = 3 /* not run: Lemke's warm basis solves LCP(A, q) as it stands */
+} pp_sticking_outcome;
+
+pp_status pp_sticking_reserve(pp_sticking *st, int n);
+void pp_sticking_free(pp_sticking *st);
+
+/* LCP(A, q) of a Stewart-Trinkle island by columns whose unknowns with sliding[i] = 1 are
+ * the sliding speeds (rows mu p - sum beta, zero diagonal) and all others impulses (A
+ * symmetric on them). start: the active set to begin from (bytes, 1 = basic), or NULL for
+ * the crash start. At most max_steps factorisations. On PP_STICKING_SOLVED, z holds the
+ * answer, result its measures (status SOLVED, 0 pivots), st->basis the active set. */
+pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, const double *q,
+                                      const unsigned char *sliding,
+                                      const unsigned char *start, int max_steps,
+                                      const pp_lcp_options *o, double *z,
+                                      pp_lcp_result *result);
+
+/* The entry before Lemke (peg_mlcp.c): the kept active set tried as it stands (one
+ * factorisation), else, unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it
+ * stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), Lemke on the monotone LCP (2) by columns (from the kept set, else
+ * cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its basis. lcp: a Lemke
+ * workspace of capacity >= n. result->pivots counts Lemke's pivots on Q (also when the
+ * answer is refused). */
+pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
+                                       const pp_lcp_csc *A, const double *q,
+                                       const unsigned char *sliding, const unsigned char *kept,
+                                       const unsigned char *kept_slides,
+                                       const unsigned char *lemke_warm,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result);
+
+#endif

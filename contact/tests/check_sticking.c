@@ -1,0 +1,328 @@
+/*
+ * The sticking solve (contact/src/lcp_sticking.c) on Stewart–Trinkle LCPs built here from
+ * one rigid box or plate on point supports, whose answers have closed forms.
+ *
+ * Frame: the support plane is z = 0 (normal +z), friction directions +x, +y, -x, -y (k = 4);
+ * gravity is tilted by the incline angle theta: g = (-g sin theta, 0, -g cos theta), so x
+ * points uphill. The body starts at rest; its free velocity is v* = h g. Support i at r_i
+ * (from the centre of mass) has Jacobian rows J = [d, r_i x d] for d = n, +x, +y, -x, -y, the
+ * LCP (ST96 Eq 29) in z = [p; beta; sigma] is
+ *     A_FF = J W J^T,  q_F = J v*,  w_beta += sigma (E),  w_sigma = mu p - sum beta,
+ * and the velocity after the step is v = v* + W J^T z_F.
+ *
+ * Closed forms (statics of the step's impulses; where every contact sticks, the minimum-norm
+ * sharing of the compliance limit, README "Redundant supports"):
+ *  - a plate of mass m on N x N supports, theta = 0: p_i = m g h / N^2, beta = 0;
+ *  - a box on 4 corners (x = +-a, y = +-b, z = -c) on an incline with tan theta < mu: it
+ *    sticks, v = 0; total normal N = m g h cos theta, friction F = m g h sin theta uphill,
+ *    F / 4 at each corner, and the torque of F about the centre loads the downhill corners:
+ *    p = N / 4 + c F / (4 a) (x = -a), N / 4 - c F / (4 a) (x = +a);
+ *  - the same box with tan theta > mu slides: friction mu p uphill at each corner, so
+ *    v_x = -g h (sin theta - mu cos theta), no rotation, and the sliding speed sigma = |v_x|.
+ *    The convex problem of the sticking contacts then has lambda > 0 on loaded contacts (its
+ *    answer is not ST's); the entry must not apply it, and answers in a second round with
+ *    those contacts in ST's form, i.e. with ST's sliding answer.
+ * Every answer is also checked here as an LCP answer on the columns (rel(z) within the
+ * acceptance, z >= 0, z_i w_i ~ 0).
+ */
+#include "pegplus/lcp.h"
+
+#include "../src/lcp_sticking.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define G 9.81
+#define H 0.01
+#define K 4
+#define PI 3.14159265358979323846
+
+/* `copies` identical bodies, each on the same nc supports (one LCP, block diagonal: the
+ * sparse path needs n >= 161) */
+typedef struct body_lcp {
+    int nc, copies, n;
+    double m, inv[6];      /* W diagonal: 1/m (3), 1/I (3) */
+    double r[64][3];       /* supports, from the centre of mass */
+    double v_free[6];
+    double mu;
+    double J[64 * (K + 1)][6]; /* one copy's rows: support i's direction l at i (K + 1) + l */
+    double *M, *q;         /* dense, column-major */
+    int *col_start, *row_index;
+    double *values;
+    unsigned char *sliding;
+    pp_lcp_csc A;
+} body_lcp;
+
+static void cross(const double *a, const double *b, double *out)
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* the LCP of body b (supports, mass, inertia, free velocity set), copied `copies` times:
+ * support i of copy k is contact k nc + i */
+static void build(body_lcp *b)
+{
+    const int nc = b->nc, C = b->nc * b->copies, nF = C * (K + 1), n = nF + C;
+    b->n = n;
+    static const double dirs[K + 1][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}};
+    for (int i = 0; i < nc; ++i)
+        for (int l = 0; l <= K; ++l) {
+            const int row = i * (K + 1) + l;
+            memcpy(b->J[row], dirs[l], 3 * sizeof(double));
+            cross(b->r[i], dirs[l], &b->J[row][3]);
+        }
+    b->M = calloc((size_t)n * n, sizeof *b->M);
+    b->q = calloc((size_t)n, sizeof *b->q);
+    b->sliding = calloc((size_t)n, 1);
+    ck_assert(b->M && b->q && b->sliding);
+    /* LCP index of contact c's direction l (0: p) */
+#define AT(c, l) ((l) == 0 ? (c) : C + (c) * K + (l) - 1)
+    for (int c = 0; c < C; ++c)
+        for (int l = 0; l <= K; ++l) {
+            const double *Ji = b->J[(c % nc) * (K + 1) + l];
+            for (int d = 0; d < C; ++d) {
+                if (d / nc != c / nc) continue; /* another body */
+                for (int e = 0; e <= K; ++e) {
+                    const double *Jj = b->J[(d % nc) * (K + 1) + e];
+                    double a = 0.0;
+                    for (int t = 0; t < 6; ++t) a += Ji[t] * b->inv[t] * Jj[t];
+                    b->M[AT(c, l) + (size_t)AT(d, e) * n] = a;
+                }
+            }
+            for (int t = 0; t < 6; ++t) b->q[AT(c, l)] += Ji[t] * b->v_free[t];
+        }
+    for (int c = 0; c < C; ++c) {
+        const int s = nF + c;
+        b->sliding[s] = 1;
+        b->M[s + (size_t)c * n] = b->mu;
+        for (int l = 1; l <= K; ++l) {
+            b->M[s + (size_t)AT(c, l) * n] = -1.0;
+            b->M[AT(c, l) + (size_t)s * n] = 1.0;
+        }
+    }
+#undef AT
+    /* by columns, every diagonal entry present */
+    b->col_start = malloc((size_t)(n + 1) * sizeof *b->col_start);
+    b->row_index = malloc((size_t)n * n * sizeof *b->row_index);
+    b->values = malloc((size_t)n * n * sizeof *b->values);
+    ck_assert(b->col_start && b->row_index && b->values);
+    int p = 0;
+    for (int j = 0; j < n; ++j) {
+        b->col_start[j] = p;
+        for (int i = 0; i < n; ++i) {
+            const double a = b->M[i + (size_t)j * n];
+            if (a == 0.0 && i != j) continue;
+            b->row_index[p] = i;
+            b->values[p++] = a;
+        }
+    }
+    b->col_start[n] = p;
+    b->A.n = n;
+    b->A.col_start = b->col_start;
+    b->A.row_index = b->row_index;
+    b->A.values = b->values;
+}
+
+static void release(body_lcp *b)
+{
+    free(b->M);
+    free(b->q);
+    free(b->sliding);
+    free(b->col_start);
+    free(b->row_index);
+    free(b->values);
+}
+
+/* v = v* + W J^T z_F of copy k */
+static void velocity_after(const body_lcp *b, int k, const double *z, double *v)
+{
+    const int C = b->nc * b->copies;
+    for (int t = 0; t < 6; ++t) {
+        double s = 0.0;
+        for (int i = 0; i < b->nc; ++i) {
+            const int c = k * b->nc + i;
+            s += b->J[i * (K + 1)][t] * z[c];
+            for (int l = 1; l <= K; ++l) s += b->J[i * (K + 1) + l][t] * z[C + c * K + l - 1];
+        }
+        v[t] = b->v_free[t] + b->inv[t] * s;
+    }
+}
+
+/* a box (half extents a, b, c: its corners' supports at z = -c) of mass m on an incline */
+static void box_on_incline(body_lcp *b, double theta, double mu)
+{
+    memset(b, 0, sizeof *b);
+    const double a = 0.5, hb = 0.3, c = 0.1;
+    b->nc = 4;
+    b->copies = 8;
+    b->m = 2.0;
+    b->mu = mu;
+    b->inv[0] = b->inv[1] = b->inv[2] = 1.0 / b->m;
+    b->inv[3] = 3.0 / (b->m * (hb * hb + c * c));
+    b->inv[4] = 3.0 / (b->m * (a * a + c * c));
+    b->inv[5] = 3.0 / (b->m * (a * a + hb * hb));
+    for (int i = 0; i < 4; ++i) {
+        b->r[i][0] = (i & 1) ? a : -a;
+        b->r[i][1] = (i & 2) ? hb : -hb;
+        b->r[i][2] = -c;
+    }
+    b->v_free[0] = -G * H * sin(theta);
+    b->v_free[2] = -G * H * cos(theta);
+    build(b);
+}
+
+static pp_sticking_outcome solve(body_lcp *b, pp_sticking *st, double *z, pp_lcp_result *r)
+{
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(b->n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_sticking_outcome out =
+        pp_sticking_island(st, ws, &b->A, b->q, b->sliding, NULL, NULL, NULL, &o, z, r);
+    if (out == PP_STICKING_SOLVED) { /* an exact answer: checked again here, by columns */
+        pp_lcp_result check;
+        memset(&check, 0, sizeof check);
+        double *w = malloc((size_t)b->n * sizeof *w);
+        ck_assert(w != NULL);
+        pp_lcp_csc_residual(&b->A, b->q, z, w, &check);
+        ck_assert_double_le(check.relative_residual, o.residual_tol);
+        for (int i = 0; i < b->n; ++i) {
+            ck_assert_double_ge(z[i], 0.0);
+            ck_assert_double_le(fabs(z[i] * w[i]), 1e-9 * G * H * b->m * G * H);
+        }
+        free(w);
+    }
+    pp_lcp_workspace_destroy(ws);
+    return out;
+}
+
+START_TEST(test_plate_on_supports)
+{
+    static body_lcp b;
+    memset(&b, 0, sizeof b);
+    const int N = 6;
+    const double a = 0.5, c = 0.05;
+    b.nc = N * N;
+    b.copies = 1;
+    b.m = 3.0;
+    b.mu = 0.5;
+    b.inv[0] = b.inv[1] = b.inv[2] = 1.0 / b.m;
+    b.inv[3] = b.inv[4] = 3.0 / (b.m * (a * a + c * c));
+    b.inv[5] = 3.0 / (b.m * 2.0 * a * a);
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            b.r[i * N + j][0] = -a + a / N + 2.0 * a * i / N;
+            b.r[i * N + j][1] = -a + a / N + 2.0 * a * j / N;
+            b.r[i * N + j][2] = -c;
+        }
+    b.v_free[2] = -G * H;
+    build(&b);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512], v[6];
+    pp_lcp_result r;
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    const double share = b.m * G * H / (N * N);
+    for (int i = 0; i < b.nc; ++i) ck_assert_double_eq_tol(z[i], share, 1e-9 * b.m * G * H);
+    for (int i = b.nc; i < b.n; ++i) ck_assert_double_le(z[i], 1e-9 * b.m * G * H);
+    velocity_after(&b, 0, z, v);
+    for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
+    /* the next step from the kept active set: one factorisation, no Lemke */
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(b.n, &ws), PP_OK);
+    unsigned char kept[512];
+    memcpy(kept, st.basis, (size_t)b.n);
+    pp_lcp_options o = pp_lcp_options_default();
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.A, b.q, b.sliding, kept, st.slides, NULL, &o,
+                                        z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.from_kept, 1);
+    ck_assert_int_eq(st.lemke_pivots, 0);
+    for (int i = 0; i < b.nc; ++i) ck_assert_double_eq_tol(z[i], share, 1e-9 * b.m * G * H);
+    pp_lcp_workspace_destroy(ws);
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
+START_TEST(test_box_sticks_on_incline)
+{
+    static body_lcp b;
+    const double theta = 20.0 * PI / 180.0, mu = 0.5, a = 0.5, cz = 0.1;
+    box_on_incline(&b, theta, mu);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512], v[6];
+    pp_lcp_result r;
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.sliding_loaded, 0);
+    const double mgh = b.m * G * H, N = mgh * cos(theta), F = mgh * sin(theta);
+    const double tol = 1e-9 * mgh;
+    const int C = 4 * b.copies;
+    for (int c = 0; c < C; ++c) {
+        const double x = b.r[c % 4][0];
+        const double expect = N / 4.0 + (x < 0.0 ? 1.0 : -1.0) * cz * F / (4.0 * a);
+        ck_assert_double_eq_tol(z[c], expect, tol);
+        const double *beta = &z[C + c * K];
+        ck_assert_double_eq_tol(beta[0] - beta[2], F / 4.0, tol); /* uphill friction */
+        ck_assert_double_eq_tol(beta[1] - beta[3], 0.0, tol);
+        ck_assert_double_le(beta[0] + beta[1] + beta[2] + beta[3], mu * z[c] + tol);
+        ck_assert_double_le(z[C + C * K + c], tol); /* sigma: it sticks */
+    }
+    for (int k = 0; k < b.copies; ++k) {
+        velocity_after(&b, k, z, v);
+        for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
+    }
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
+START_TEST(test_box_slides_on_steep_incline)
+{
+    static body_lcp b;
+    const double theta = 40.0 * PI / 180.0, mu = 0.5;
+    box_on_incline(&b, theta, mu);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512], v[6];
+    pp_lcp_result r;
+    pp_sticking_outcome out = solve(&b, &st, z, &r);
+    /* the convex problem of the sticking contacts has loaded contacts with lambda > 0: not
+     * ST's answer (the first round marks them); the second round has them in ST's form,
+     * and its answer is ST's sliding answer */
+    ck_assert_int_eq(out, PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.rounds, 2);
+    int marked = 0;
+    for (int i = 0; i < b.n; ++i) marked += st.slides[i] != 0;
+    ck_assert_int_eq(marked, 4 * b.copies);
+    const int C = 4 * b.copies;
+    const double vx = -G * H * (sin(theta) - mu * cos(theta));
+    for (int k = 0; k < b.copies; ++k) {
+        velocity_after(&b, k, z, v);
+        ck_assert_double_eq_tol(v[0], vx, 1e-9 * G * H);
+        for (int t = 1; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
+    }
+    for (int c = 0; c < C; ++c) ck_assert_double_eq_tol(z[C + C * K + c], -vx, 1e-9 * G * H);
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sticking");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_plate_on_supports);
+    tcase_add_test(tc, test_box_sticks_on_incline);
+    tcase_add_test(tc, test_box_slides_on_steep_incline);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
