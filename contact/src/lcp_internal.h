@@ -429,6 +429,7 @@ typedef struct pp_lcp_lu pp_lcp_lu;
 pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const double *Ax,
                                    int *refused);
 void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b);
+double pp_lcp_lu_sparse_entries(const pp_lcp_lu *f);
 void pp_lcp_lu_sparse_free(pp_lcp_lu *f);
 pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
                                    const double *x, const double *x_lo, double *z,

@@ -1151,6 +1151,13 @@ pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const do
     return f;
 }
 
+/* The entries of the factors L and U (KLU's count, off-diagonal blocks included): the
+ * multiply-adds of one solve. */
+double pp_lcp_lu_sparse_entries(const pp_lcp_lu *f)
+{
+    return (double)f->numeric->lnz + (double)f->numeric->unz + (double)f->numeric->nzoff;
+}
+
 void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b)
 {
     klu_solve(f->symbolic, f->numeric, f->m, 1, b, &f->common);
