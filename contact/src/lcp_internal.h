@@ -74,7 +74,16 @@
  * Every other factorisation of a large LCP's basis is held to the same bound: the warm-start
  * and polish basis solves and the fallback's Newton steps (pp_lcp_sparse_solve_basis,
  * pp_lcp_csc_solve_basis), where a refused factorisation counts as a basis that does not
- * solve. */
+ * solve, and load sharing's (pp_lcp_lu_sparse_factor).
+ * Two estimates are held to it, and a factorisation runs only when both are within it: AMD's
+ * above, and the charge m * nnz(A) that the bounded fallback charges a basis solve
+ * (lcp_fallback.c). AMD's runs low where partial pivoting fills more than it predicts: on the
+ * crash demo's impact KLU counted 2.5 - 12.6x AMD's estimate (1.3 - 5.0e9 flops, up to 5 s, for
+ * blocks AMD put at 3.2 - 4.4e8), and such a factorisation, not interrupted by the clock,
+ * could run seconds past a path's deadline; KLU counted 0.25 - 2.2x the charge there, so a
+ * factorisation that runs is at most ~1.1e9 flops (0.1 - 0.4 s measured for charges of
+ * 4 - 5.6e8 on the 2-core test machine). Paths whose blocks are far below it are not
+ * changed: heap20's 40 steps and the crash demo's steps 0 - 14 take the same pivots. */
 #define PP_LCP_FACTOR_WORK 5e8
 /* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
  * when flops > 0 and returns the previous one. Not for use while a solve runs. */

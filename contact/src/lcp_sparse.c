@@ -109,6 +109,15 @@ static double lu_work(const klu_symbolic *symbolic, int m)
 
 static double factor_work = PP_LCP_FACTOR_WORK;
 
+/* 1 when the LU of the m x m block with `entries` nonzeros, as analysed in `symbolic`, is
+ * above the bound (PP_LCP_FACTOR_WORK, lcp_internal.h): by AMD's estimate (lu_work) or by the
+ * charge m * entries, the estimate the bounded fallback charges a basis solve (lcp_fallback.c),
+ * which partial pivoting's fill does not make run low as it does AMD's. */
+static int over_bound(const klu_symbolic *symbolic, int m, double entries)
+{
+    return lu_work(symbolic, m) > factor_work || (double)m * entries > factor_work;
+}
+
 double pp_lcp_factor_work_bound(double flops)
 {
     double previous = factor_work;
@@ -644,7 +653,7 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     f->c_start[m] = (int)pc;
     f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
     if (!f->symbolic) return 0;
-    if (lu_work(f->symbolic, m) > factor_work) { /* PP_LCP_FACTOR_WORK: not run at all */
+    if (over_bound(f->symbolic, m, (double)p)) { /* PP_LCP_FACTOR_WORK: not run at all */
         state_release(s, f);
         s->work_exceeded = 1;
         return 0;
@@ -1009,7 +1018,7 @@ static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const do
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        if (symbolic && lu_work(symbolic, nb) > factor_work) ok = 0;
+        if (symbolic && over_bound(symbolic, nb, (double)Ap[nb])) ok = 0;
         numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }
@@ -1141,7 +1150,7 @@ pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const do
     klu_defaults(&f->common);
     f->common.tol = 1.0;
     f->symbolic = klu_analyze(m, (int *)Ap, (int *)Ai, &f->common);
-    if (f->symbolic && lu_work(f->symbolic, m) > factor_work) *refused = 1;
+    if (f->symbolic && over_bound(f->symbolic, m, (double)Ap[m])) *refused = 1;
     else if (f->symbolic)
         f->numeric = klu_factor((int *)Ap, (int *)Ai, (double *)Ax, f->symbolic, &f->common);
     if (!f->numeric || f->common.status != KLU_OK) {
