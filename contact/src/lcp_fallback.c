@@ -148,10 +148,11 @@ int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_l
 
 /* An iterate the fallback may keep: r(z) <= ||q||_inf, pp_lcp_solve's rule for an answer
  * when the budget ran out (pp_lcp_fallback_bounded at tolerance 1). The best iterate is the
- * one of least rel(z) AMONG these, not overall: rel(z) alone does not bound r(z) (above), and
- * the best by rel(z) of a cut call on the crash demo's impact (PEG, 25 112 and 4 822
- * unknowns) had r(z) = 1.8 ||q||, so pp_lcp_solve refused it and the island got no impulse,
- * where the sweeps had passed through usable iterates. The tighter acceptances of a solved
+ * one of least rel(z) AMONG these, not overall: rel(z) alone does not bound r(z) (above). On
+ * the crash demo's impact (PEG, step 16) a cut call on 4 822 unknowns kept by rel(z) alone an
+ * iterate with r(z) = 23.8 against ||q|| = 13 (rel 6.9e-3), which pp_lcp_solve refused (z = 0;
+ * in another run an island of 25 112 unknowns got no impulse that way); among usable iterates
+ * the same call keeps r(z) = 5.98 (rel 7.3e-3), applied. The tighter acceptances of a solved
  * or regularised answer (r(z) <= regularised_tol ||q||_inf) imply this one, so restricting the
  * choice to usable iterates drops only answers that no rule of pp_lcp_solve keeps. z = 0 is
  * always usable (r(0) = ||min(0, q)||_inf), so the call always has one. */

@@ -45,7 +45,8 @@
  * a basis with an enormous solution (||z|| = 3e16 .. 4e33 met in PEG time-stepping LCPs)
  * passes rel(z) at any residual. The fallback's answer is kept only with r(z) <=
  * regularised_tol ||q||_inf (solved or approximate after every exact attempt failed) or
- * r(z) <= ||q||_inf (budget exhausted: no worse than z = 0).
+ * r(z) <= ||q||_inf (budget exhausted: no worse than z = 0), and the fallback returns only
+ * iterates of the latter kind, so an exhausted budget's answer is always applied.
  *
  * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles + 32 KiB); no solve
  * allocates.
