@@ -85,6 +85,8 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->start_basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_shared = 0;
+    ws->m_row_start = ws->m_col_index = NULL;
+    ws->m_row_values = NULL;
     ws->shift = 0.0;
     *out = ws;
     return PP_OK;

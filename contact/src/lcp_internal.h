@@ -161,6 +161,9 @@ struct pp_lcp_workspace {
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
     double *pattern_values; /* with pattern_start: M's entries there (read only while
                              pattern_start is set: pp_lcp_workspace_init leaves it alone) */
+    int *m_row_start;     /* during a public solve, once a path built it: M's pattern by rows */
+    int *m_col_index;     /*   (CSR) with its entries, for the rows of B^-1 (lcp_sparse.c */
+    double *m_row_values; /*   rows_of_m), shared by the solve's paths; else NULL */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
