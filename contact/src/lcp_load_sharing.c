@@ -107,7 +107,8 @@
  * through the columns' nonzeros, (M + eps D)_BB gathered through the basic columns and
  * factorised by KLU (lcp_sparse.c, pp_lcp_lu_sparse_factor: each factorisation held to the
  * work bound of every large basis, PP_LCP_FACTOR_WORK, and the call to LS_WORK, "Work" below;
- * a refused one counts as a singular block), the residual of a basic solution by columns, the acceptance by pp_lcp_csc_accept.
+ * a refused one counts as a singular block), the residual of a basic solution by columns,
+ * the acceptance by pp_lcp_csc_accept.
  * So the answer is the same object, z0 of (2) on a basis B of the compliant LCP's solution,
  * checked as an exact answer of LCP(M, q); the dense back-end's operations are the loops it
  * always ran (the islands below the threshold are bit for bit as before). Differences:
@@ -162,8 +163,8 @@
  * islands where load sharing does its work are far below the bound: the crash wall's
  * islands before the impact (blocks of nb = 220 - 420) charge 0.4 - 3.9e6 a factorisation,
  * its settled islands after it (nb ~ 1 300) 5e7, the plates of check_load_sharing_large (289
- * and 294 unknowns, the limit found) 1.2 - 2.5e7 a call. The dense back-end (at most LS_MAX_UNKNOWNS = 256 unknowns, a few LUs of
- * 256^3 / 3) is not charged.
+ * and 294 unknowns, the limit found) 1.2 - 2.5e7 a call. The dense back-end (at most
+ * LS_MAX_UNKNOWNS = 256 unknowns, a few LUs of 256^3 / 3) is not charged.
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"
@@ -390,8 +391,7 @@ static void gather_symmetric(pp_load_sharing *ls, const ls_matrix *mat, int m)
 /* Factor (M + eps D)_BB for the basis flags `basis`, the basic indices into ls->index:
  * dense LU (ls->lu, ls->piv) or KLU (ls->sparse_lu; refused above PP_LCP_FACTOR_WORK, or when
  * its charge nb * nnz(block) does not fit in the call's LS_WORK, which counts as a block that
- * does not factor). Returns the basis size, or -1 when the block is
- * singular. (A Cholesky factorisation of the mean of the two triangles where only impulses
+ * does not factor). Returns the basis size, or -1 when the block is singular. (A Cholesky factorisation of the mean of the two triangles where only impulses
  * are basic, A_BB + eps I, halved the dense factorisation's work, but its different rounding
  * sent the frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke
  * pivoted 2x as long: 100 s against 48 s.) */
