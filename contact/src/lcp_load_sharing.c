@@ -391,10 +391,11 @@ static void gather_symmetric(pp_load_sharing *ls, const ls_matrix *mat, int m)
 /* Factor (M + eps D)_BB for the basis flags `basis`, the basic indices into ls->index:
  * dense LU (ls->lu, ls->piv) or KLU (ls->sparse_lu; refused above PP_LCP_FACTOR_WORK, or when
  * its charge nb * nnz(block) does not fit in the call's LS_WORK, which counts as a block that
- * does not factor). Returns the basis size, or -1 when the block is singular. (A Cholesky factorisation of the mean of the two triangles where only impulses
- * are basic, A_BB + eps I, halved the dense factorisation's work, but its different rounding
- * sent the frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke
- * pivoted 2x as long: 100 s against 48 s.) */
+ * does not factor). Returns the basis size, or -1 when the block is singular. (A Cholesky
+ * factorisation of the mean of the two triangles where only impulses are basic, A_BB +
+ * eps I, halved the dense factorisation's work, but its different rounding sent the
+ * frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke pivoted 2x as
+ * long: 100 s against 48 s.) */
 static int factor_basis(pp_load_sharing *ls, const ls_matrix *mat, double eps,
                         const unsigned char *basis)
 {

@@ -243,7 +243,8 @@ static void plate_after_lemke(int N, double mu, int k, double delta)
     }
     pp_lcp_options o = pp_lcp_options_default();
     /* Lemke's answer, for the runs under a work bound below */
-    double *z_lemke = malloc((size_t)n * sizeof *z_lemke), *z_again = malloc((size_t)n * sizeof *z_again);
+    double *z_lemke = malloc((size_t)n * sizeof *z_lemke);
+    double *z_again = malloc((size_t)n * sizeof *z_again);
     ck_assert(z_lemke && z_again);
     memcpy(z_lemke, z, (size_t)n * sizeof *z);
     const pp_lcp_result r_lemke = r;
