@@ -285,8 +285,9 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
  * Newton steps by dense LU below the sparse threshold (161 unknowns), by sparse LU (KLU, which
  * allocates) from there on, each factorisation held to 5e8 flops as KLU's analysis estimates
  * them and as nb * nnz(M_BB) does (the charge below). And the whole call is bounded: each
- * stage is charged before it runs, in estimated multiply-adds (a pass over M or a sweep: M's entries, n^2 dense or its nonzeros by columns;
- * a basis solve with nb basic z: nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
+ * stage is charged before it runs, in estimated multiply-adds (a pass over M or a sweep: M's
+ * entries, n^2 dense or its nonzeros by columns; a basis solve with nb basic z:
+ * nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
  * charge fits in the bound left: options->fallback_work (<= 0: PP_LCP_FALLBACK_WORK = 1e9)
  * and, when options->budget is given, its fallback_work (charged by every call sharing it:
  * PP_LCP_FALLBACK_STEP_WORK = 2e9 for a budget from pp_lcp_budget_start). A warm basis solve
