@@ -85,6 +85,8 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->start_basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_shared = 0;
+    ws->m_row_start = ws->m_col_index = NULL;
+    ws->m_row_values = NULL;
     ws->shift = 0.0;
     *out = ws;
     return PP_OK;
@@ -684,7 +686,10 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
         result->epsilon = 0.0;
         /* kept: solved; or the budget ran out (the problem may be solvable: the best iterate
          * is kept); or every exact attempt failed and it reaches regularised_tol — in every
-         * case only with a residual bounded by the data (pp_lcp_fallback_bounded) */
+         * case only with a residual bounded by the data (pp_lcp_fallback_bounded). The
+         * fallback keeps only iterates with r(z) <= ||q||_inf (lcp_fallback.c, `usable`), so
+         * when the budget ran out its answer is applied; refused only if the independent
+         * residual below, formed afresh, puts it above ||q||_inf by rounding (then z = 0) */
         if (s == PP_LCP_SOLVED || (hit && pp_lcp_fallback_bounded(n, q, 1.0, result)) ||
             (result->relative_residual <= o->regularised_tol &&
              pp_lcp_fallback_bounded(n, q, o->regularised_tol, result))) {

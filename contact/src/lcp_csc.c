@@ -137,5 +137,9 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
     pp_status arg = check_csc("pp_lcp_solve_csc", workspace, A, q, o, z, result);
     if (arg != PP_OK) return arg;
     pp_lcp_dump_instance(A->n, NULL, A, q, "pp_lcp_solve_csc");
-    return pp_lcp_solve_order(workspace, A->n, NULL, A, q, o, basis, z, result);
+    /* the paths share M by rows (lcp_sparse.c rows_of_m), built by the first that needs it */
+    pp_lcp_pattern_begin(workspace);
+    pp_status st = pp_lcp_solve_order(workspace, A->n, NULL, A, q, o, basis, z, result);
+    pp_lcp_pattern_end(workspace);
+    return st;
 }

@@ -6,8 +6,9 @@
  * entries (the sigma rows of the Stewart–Trinkle friction LCP, w_sigma = mu p_n - sum_j
  * beta_j, have M_ss = 0), so neither plain projected Gauss–Seidel (which divides by M_ii) nor
  * a method that needs M + M^T PSD applies as is. Two stages, each keeping the best iterate by
- * the independent relative residual rel(z) (lcp.h), so the answer never gets worse than the
- * start and never holds NaN:
+ * the independent relative residual rel(z) (lcp.h) among the usable ones, r(z) <= ||q||_inf
+ * (the answer pp_lcp_solve keeps when the budget ran out; `usable` below), so the answer never
+ * gets worse than the start, is always one pp_lcp_solve can apply, and never holds NaN:
  *
  * 1. Projected Gauss–Seidel with a diagonal shift (a proximal point step): sweep i = 1..n,
  *        z_i <- max(0, z_i - w_i / D_i),   D_i = max(M_ii, DIAG_SHIFT max_j |M_ij|),
@@ -112,17 +113,20 @@ static void form_w(int n, const double *M, const pp_lcp_csc *A, const double *q,
     }
 }
 
-/* rel(z) from z, w and the row sums of |M| (lcp.h, the top): max_i |min(z_i, w_i)| / s_i. */
+/* rel(z) from z, w and the row sums of |M| (lcp.h, the top): max_i |min(z_i, w_i)| / s_i;
+ * and in *residual r(z) = max_i |min(z_i, w_i)|. */
 static double relative_residual(int n, const double *q, const double *row_sums,
-                                const double *z, const double *w)
+                                const double *z, const double *w, double *residual)
 {
-    double z_norm = pp_lcp_inf_norm(n, z), worst = 0.0;
+    double z_norm = pp_lcp_inf_norm(n, z), worst = 0.0, r_max = 0.0;
     for (int i = 0; i < n; ++i) {
         double r = fabs(fmin(z[i], w[i]));
         double s = fabs(q[i]) + row_sums[i] * z_norm;
         double rel = s > 0.0 ? r / s : (r > 0.0 ? INFINITY : 0.0);
         if (!(rel <= worst)) worst = rel; /* NaN propagates */
+        if (!(r <= r_max)) r_max = r;
     }
+    *residual = r_max;
     return worst;
 }
 
@@ -140,6 +144,21 @@ static double relative_residual(int n, const double *q, const double *row_sums,
 int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_lcp_result *result)
 {
     return result->residual <= tolerance * pp_lcp_inf_norm(n, q);
+}
+
+/* An iterate the fallback may keep: r(z) <= ||q||_inf, pp_lcp_solve's rule for an answer
+ * when the budget ran out (pp_lcp_fallback_bounded at tolerance 1). The best iterate is the
+ * one of least rel(z) AMONG these, not overall: rel(z) alone does not bound r(z) (above). On
+ * the crash demo's impact (PEG, step 16) a cut call on 4 822 unknowns kept by rel(z) alone an
+ * iterate with r(z) = 23.8 against ||q|| = 13 (rel 6.9e-3), which pp_lcp_solve refused (z = 0;
+ * in another run an island of 25 112 unknowns got no impulse that way); among usable iterates
+ * the same call keeps r(z) = 5.98 (rel 7.3e-3), applied. The tighter acceptances of a solved
+ * or regularised answer (r(z) <= regularised_tol ||q||_inf) imply this one, so restricting the
+ * choice to usable iterates drops only answers that no rule of pp_lcp_solve keeps. z = 0 is
+ * always usable (r(0) = ||min(0, q)||_inf), so the call always has one. */
+static inline int usable(double residual, double q_norm)
+{
+    return residual <= q_norm;
 }
 
 static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lcp_csc *A,
@@ -232,7 +251,10 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     /* Start: z = 0, or the clamped warm-start basis solution when it is better. */
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
-    double best_rel = relative_residual(n, q, row_sums, zi, w);
+    /* z = 0 is usable: r(0) = ||min(0, q)||_inf <= ||q||_inf */
+    const double q_norm = pp_lcp_inf_norm(n, q);
+    double r_it;
+    double best_rel = relative_residual(n, q, row_sums, zi, w, &r_it);
     if (warm && basis_solves) { /* its LU and w */
         const double charge = basis_charge(n, M, A, warm, dense) + entries;
         if (work + charge <= bound) {
@@ -246,8 +268,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
         form_w(n, M, A, q, zt, wt);
-        double rel = relative_residual(n, q, row_sums, zt, wt);
-        if (rel < best_rel && pp_lcp_all_finite((size_t)n, zt)) {
+        double rel = relative_residual(n, q, row_sums, zt, wt, &r_it);
+        if (rel < best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
             best_rel = rel;
             memcpy(zi, zt, (size_t)n * sizeof *zi);
             memcpy(w, wt, (size_t)n * sizeof *w);
@@ -263,8 +285,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (!(work + charge <= bound)) {
             cut = 1;
             if (sweep % CHECK_EVERY != 0 && pp_lcp_all_finite((size_t)n, zi)) {
-                double rel = relative_residual(n, q, row_sums, zi, w); /* the last sweeps' */
-                if (rel < best_rel) {
+                double rel = relative_residual(n, q, row_sums, zi, w, &r_it); /* the last sweeps' */
+                if (rel < best_rel && usable(r_it, q_norm)) {
                     best_rel = rel;
                     memcpy(best, zi, (size_t)n * sizeof *best);
                 }
@@ -284,8 +306,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (sweep % W_REFRESH == 0) form_w(n, M, A, q, zi, w);
         if (sweep % CHECK_EVERY == 0 || sweep == sweeps) {
             if (!pp_lcp_all_finite((size_t)n, zi)) break; /* diverged: keep the best */
-            double rel = relative_residual(n, q, row_sums, zi, w);
-            if (rel < best_rel) {
+            double rel = relative_residual(n, q, row_sums, zi, w, &r_it);
+            if (rel < best_rel && usable(r_it, q_norm)) {
                 best_rel = rel;
                 memcpy(best, zi, (size_t)n * sizeof *best);
             }
@@ -303,7 +325,6 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
             if (A->row_index[t] == j) dmax = fmax(dmax, fabs(A->values[t]));
     const double shift = NEWTON_SHIFT * (dmax > 0.0 ? dmax : 1.0);
-    const double q_norm = pp_lcp_inf_norm(n, q);
     if (dense) {
         memcpy(Ms, M, (size_t)n * n * sizeof *Ms);
         for (int i = 0; i < n; ++i) Ms[i + (size_t)i * n] += shift;
@@ -334,12 +355,12 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (!pp_lcp_all_finite((size_t)n, zt)) break;
         memcpy(zi, zt, (size_t)n * sizeof *zi);
         form_w(n, M, A, q, zi, w);
-        double rel = relative_residual(n, q, row_sums, zi, w);
+        double rel = relative_residual(n, q, row_sums, zi, w, &r_it);
         /* As pp_lcp_solve's acceptance of a regularised solve: a z that exists only because
          * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
          * row-wise residual shrinks like 1/||z||) is no answer. */
         int shift_small = shift * pp_lcp_inf_norm(n, zi) <= o->regularised_tol * q_norm;
-        if (shift_small && rel < best_rel) {
+        if (shift_small && usable(r_it, q_norm) && rel < best_rel) {
             best_rel = rel;
             memcpy(best, zi, (size_t)n * sizeof *best);
         }

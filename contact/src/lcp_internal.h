@@ -74,7 +74,16 @@
  * Every other factorisation of a large LCP's basis is held to the same bound: the warm-start
  * and polish basis solves and the fallback's Newton steps (pp_lcp_sparse_solve_basis,
  * pp_lcp_csc_solve_basis), where a refused factorisation counts as a basis that does not
- * solve. */
+ * solve, and load sharing's (pp_lcp_lu_sparse_factor).
+ * Two estimates are held to it, and a factorisation runs only when both are within it: AMD's
+ * above, and the charge m * nnz(A) that the bounded fallback charges a basis solve
+ * (lcp_fallback.c). AMD's runs low where partial pivoting fills more than it predicts: on the
+ * crash demo's impact KLU counted 2.5 - 12.6x AMD's estimate (1.3 - 5.0e9 flops, up to 5 s, for
+ * blocks AMD put at 3.2 - 4.4e8), and such a factorisation, not interrupted by the clock,
+ * could run seconds past a path's deadline; KLU counted 0.25 - 2.2x the charge there, so a
+ * factorisation that runs is at most ~1.1e9 flops (0.1 - 0.4 s measured for charges of
+ * 4 - 5.6e8 on the 2-core test machine). Paths whose blocks are far below it are not
+ * changed: heap20's 40 steps and the crash demo's steps 0 - 14 take the same pivots. */
 #define PP_LCP_FACTOR_WORK 5e8
 /* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
  * when flops > 0 and returns the previous one. Not for use while a solve runs. */
@@ -152,6 +161,9 @@ struct pp_lcp_workspace {
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
     double *pattern_values; /* with pattern_start: M's entries there (read only while
                              pattern_start is set: pp_lcp_workspace_init leaves it alone) */
+    int *m_row_start;     /* during a public solve, once a path built it: M's pattern by rows */
+    int *m_col_index;     /*   (CSR) with its entries, for the rows of B^-1 (lcp_sparse.c */
+    double *m_row_values; /*   rows_of_m), shared by the solve's paths; else NULL */
 };
 
 /* max of two doubles where neither is NaN (callers check finiteness): fmax is a call into
@@ -429,6 +441,7 @@ typedef struct pp_lcp_lu pp_lcp_lu;
 pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const double *Ax,
                                    int *refused);
 void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b);
+double pp_lcp_lu_sparse_entries(const pp_lcp_lu *f);
 void pp_lcp_lu_sparse_free(pp_lcp_lu *f);
 pp_lcp_status pp_lcp_read_solution(const int *row_var, int n, pp_lcp_status status,
                                    const double *x, const double *x_lo, double *z,

@@ -106,8 +106,9 @@
  * operations on M have a second back-end (ls_matrix below): w = M z + q and the row sums
  * through the columns' nonzeros, (M + eps D)_BB gathered through the basic columns and
  * factorised by KLU (lcp_sparse.c, pp_lcp_lu_sparse_factor: each factorisation held to the
- * work bound of every large basis, PP_LCP_FACTOR_WORK; a refused one counts as a singular
- * block), the residual of a basic solution by columns, the acceptance by pp_lcp_csc_accept.
+ * work bound of every large basis, PP_LCP_FACTOR_WORK, and the call to LS_WORK, "Work" below;
+ * a refused one counts as a singular block), the residual of a basic solution by columns,
+ * the acceptance by pp_lcp_csc_accept.
  * So the answer is the same object, z0 of (2) on a basis B of the compliant LCP's solution,
  * checked as an exact answer of LCP(M, q); the dense back-end's operations are the loops it
  * always ran (the islands below the threshold are bit for bit as before). Differences:
@@ -144,6 +145,26 @@
  * a singular block (the ST friction rows of contacts that do not carry a load keep the
  * semismooth Newton steps from settling). PEG's heap islands hold I/X sets (K > 0: 13 on
  * heap20's island), which load sharing leaves alone (peg_mlcp.c).
+ *
+ * Work. One call by columns (pp_load_sharing_apply on A, pp_load_sharing_kept,
+ * pp_load_sharing_cold) is bounded by work, not the clock (its answer must not depend on the
+ * machine): each KLU factorisation of a block (M + eps D)_BB is charged nb * nnz(block) (the
+ * fallback's estimate, lcp_fallback.c) and each solve with its factors their entries
+ * (lnz + unz + the off-diagonal blocks'), before it runs; a charge that does not fit in what
+ * is left of LS_WORK (5e8 estimated multiply-adds; pp_load_sharing.work_bound replaces it)
+ * is not run and counts as a singular block (or, in the limit's iterations, as a limit not
+ * found): Lemke's answer is kept, or Lemke runs (kept / cold), as for every failure of the
+ * steps. ls->work holds the charge, ls->work_cut says the bound stopped it. Why: the
+ * cold entry on the crash demo's impact (standard model, the cannon ball's island of 7 764
+ * unknowns) factorised blocks of nb = 2 740 - 3 729 with 3.2 - 4.7e5 entries, each passing
+ * PP_LCP_FACTOR_WORK by AMD's estimate (1.6 - 3.9e8) while KLU counted 0.5 - 2.5e9 flops: 3.6
+ * - 4.3 s in four factorisations, after the step's 10 s Lemke clock, to a singular block (no
+ * limit). Charged, the first block (1.0e9) does not fit and the call ends at once. The
+ * islands where load sharing does its work are far below the bound: the crash wall's
+ * islands before the impact (blocks of nb = 220 - 420) charge 0.4 - 3.9e6 a factorisation,
+ * its settled islands after it (nb ~ 1 300) 5e7, the plates of check_load_sharing_large (289
+ * and 294 unknowns, the limit found) 1.2 - 2.5e7 a call. The dense back-end (at most
+ * LS_MAX_UNKNOWNS = 256 unknowns, a few LUs of 256^3 / 3) is not charged.
  */
 #include "lcp_internal.h"
 #include "peg_lcp_internal.h"
@@ -195,6 +216,9 @@
 #define LS_MAX_UNKNOWNS 256
 /* Active-set steps of a cold start (pp_load_sharing_cold) from its crash basis. */
 #define LS_COLD_STEPS 12
+/* The bound on one call's work by columns ("Work" in the file comment), estimated
+ * multiply-adds; pp_load_sharing.work_bound > 0 replaces it. */
+#define LS_WORK 5e8
 /* Pivots of Lemke on the compliant LCP (step 2 below). */
 #define LS_LEMKE_PIVOTS 32
 /* The limit differs from Lemke's answer when some entry moves by more than this part of
@@ -256,6 +280,18 @@ void pp_load_sharing_free(pp_load_sharing *ls)
     free(ls->Ax);
     pp_lcp_lu_sparse_free(ls->sparse_lu);
     memset(ls, 0, sizeof *ls);
+}
+
+/* Charge `work` to the call's bound ("Work"): 0 (and ls->work_cut) when it does not fit. */
+static int charge(pp_load_sharing *ls, double work)
+{
+    const double bound = ls->work_bound > 0.0 ? ls->work_bound : LS_WORK;
+    if (!(ls->work + work <= bound)) {
+        ls->work_cut = 1;
+        return 0;
+    }
+    ls->work += work;
+    return 1;
 }
 
 /* Room for `count` doubles in *a (holding *capacity): grown only when an island needs it,
@@ -353,12 +389,13 @@ static void gather_symmetric(pp_load_sharing *ls, const ls_matrix *mat, int m)
 }
 
 /* Factor (M + eps D)_BB for the basis flags `basis`, the basic indices into ls->index:
- * dense LU (ls->lu, ls->piv) or KLU (ls->sparse_lu; refused above PP_LCP_FACTOR_WORK, which
- * counts as a block that does not factor). Returns the basis size, or -1 when the block is
- * singular. (A Cholesky factorisation of the mean of the two triangles where only impulses
- * are basic, A_BB + eps I, halved the dense factorisation's work, but its different rounding
- * sent the frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke
- * pivoted 2x as long: 100 s against 48 s.) */
+ * dense LU (ls->lu, ls->piv) or KLU (ls->sparse_lu; refused above PP_LCP_FACTOR_WORK, or when
+ * its charge nb * nnz(block) does not fit in the call's LS_WORK, which counts as a block that
+ * does not factor). Returns the basis size, or -1 when the block is singular. (A Cholesky
+ * factorisation of the mean of the two triangles where only impulses are basic, A_BB +
+ * eps I, halved the dense factorisation's work, but its different rounding sent the
+ * frictional pouring scene of check_peg_pouring, seed 1, on paths where Lemke pivoted 2x as
+ * long: 100 s against 48 s.) */
 static int factor_basis(pp_load_sharing *ls, const ls_matrix *mat, double eps,
                         const unsigned char *basis)
 {
@@ -408,16 +445,24 @@ static int factor_basis(pp_load_sharing *ls, const ls_matrix *mat, double eps,
     }
     ls->Ap[nb] = (int)p;
     for (int b = 0; b < nb; ++b) ls->place[ls->index[b]] = -1;
+    if (!charge(ls, (double)nb * (double)p)) return -1; /* nb * nnz(block), before it runs */
     int refused = 0; /* a refused factorisation counts as a singular block */
     ls->sparse_lu = pp_lcp_lu_sparse_factor(nb, ls->Ap, ls->Ai, ls->Ax, &refused);
     return ls->sparse_lu ? nb : -1;
 }
 
-/* b <- (M + eps D)_BB^-1 b with the factors of factor_basis */
-static void basis_solve(pp_load_sharing *ls, const ls_matrix *mat, int nb, double *b)
+/* b <- (M + eps D)_BB^-1 b with the factors of factor_basis; by columns charged the factors'
+ * entries first, 0 (nothing done) when that does not fit in the call's bound */
+static int basis_solve(pp_load_sharing *ls, const ls_matrix *mat, int nb, double *b)
 {
-    if (mat->M) pp_lcp_lu_solve(nb, ls->lu, ls->piv, b);
-    else if (nb > 0) pp_lcp_lu_sparse_solve(ls->sparse_lu, b);
+    if (mat->M) {
+        pp_lcp_lu_solve(nb, ls->lu, ls->piv, b);
+        return 1;
+    }
+    if (nb == 0) return 1;
+    if (!charge(ls, pp_lcp_lu_sparse_entries(ls->sparse_lu))) return 0;
+    pp_lcp_lu_sparse_solve(ls->sparse_lu, b);
+    return 1;
 }
 
 /* out = M_:B zb + q (z_N = 0): w of the basic solution on every row */
@@ -506,15 +551,16 @@ static int psd_rank(int m, double *S)
     return m;
 }
 
-/* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->rhs (basis order). */
-static void tikhonov_step(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q,
-                          double eps)
+/* One step of (3): z_B <- (M + eps D)_BB^-1 (-q_B + eps D_B z_B) in ls->rhs (basis order);
+ * 0 when the work bound refused its solve. */
+static int tikhonov_step(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q,
+                         double eps)
 {
     for (int b = 0; b < nb; ++b) {
         int i = ls->index[b];
         ls->rhs[b] = -q[i] + (ls->force[i] ? eps * ls->zb[b] : 0.0);
     }
-    basis_solve(ls, mat, nb, ls->rhs);
+    return basis_solve(ls, mat, nb, ls->rhs);
 }
 
 /* The solution of (1) on `basis`: factored, z_B(eps) in ls->zb. Returns its size, or -1 when
@@ -525,7 +571,7 @@ static int compliant_solve(pp_load_sharing *ls, const ls_matrix *mat, const doub
     int nb = factor_basis(ls, mat, eps, basis);
     if (nb < 0) return -1;
     for (int b = 0; b < nb; ++b) ls->zb[b] = 0.0;
-    tikhonov_step(ls, mat, nb, q, eps);
+    if (!tikhonov_step(ls, mat, nb, q, eps)) return -1;
     memcpy(ls->zb, ls->rhs, (size_t)nb * sizeof *ls->zb);
     if (!pp_lcp_all_finite((size_t)nb, ls->zb)) return -1;
     return nb;
@@ -610,7 +656,7 @@ static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const doub
     } else {
         double previous = INFINITY;
         for (int it = 0; it < LS_ITERATIONS; ++it) {
-            tikhonov_step(ls, mat, nb, q, eps);
+            if (!tikhonov_step(ls, mat, nb, q, eps)) return 0;
             double change = 0.0;
             for (int c = 0; c < nb; ++c) {
                 change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
@@ -640,7 +686,7 @@ static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const doub
     for (int it = 0; it < LS_ITERATIONS && !settled; ++it) {
         for (int c = 0; c < nb; ++c)
             ls->rhs[c] = ls->force[ls->index[c]] ? eps * ls->zb[c] : 0.0;
-        basis_solve(ls, mat, nb, ls->rhs);
+        if (!basis_solve(ls, mat, nb, ls->rhs)) return 0;
         double change = 0.0;
         for (int c = 0; c < nb; ++c) {
             change = fmax(change, fabs(ls->rhs[c] - ls->zb[c]));
@@ -709,6 +755,8 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     const int start = ls->start;
     ls->start = 0;
     ls->found = 0;
+    ls->work = 0.0;
+    ls->work_cut = 0;
     if (M && n > LS_MAX_UNKNOWNS) return PP_LOAD_KEPT;
 
     /* w = M z + q and the row sizes s_i = |q_i| + (sum_j |M_ij|) ||z|| (lcp.h) */
@@ -805,6 +853,8 @@ static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_c
     const ls_matrix mat = {n, NULL, A};
     const double started = pp_lcp_clock();
     ls->found = 0;
+    ls->work = 0.0;
+    ls->work_cut = 0;
     const double eps = compliance(ls, &mat);
     if (!(eps > 0.0)) return PP_LOAD_KEPT;
     /* the row sums of |M| once (in ls->w until the acceptance overwrites it) */

@@ -93,6 +93,8 @@ struct pp_lcp_sparse {
     int *row_start;           /* n + 1: M's pattern by rows (CSR), formed by the first row of */
     int *col_index;           /*   B^-1 asked for (unit_row: a path without a tie never */
     double *row_values;       /*   needs it), with M's entries in that order */
+    pp_lcp_workspace *ws;     /* whose m_row_* share them between the paths of a solve */
+    int rows_shared;          /* 1: row_start etc. are the workspace's (not freed here) */
     double *rows;             /* tied rows of B^-1 (ratio test), count x n, grown */
     size_t rows_cap;
     int work_exceeded;        /* 1 once a factorisation was refused by the work bound */
@@ -108,6 +110,15 @@ static double lu_work(const klu_symbolic *symbolic, int m)
 }
 
 static double factor_work = PP_LCP_FACTOR_WORK;
+
+/* 1 when the LU of the m x m block with `entries` nonzeros, as analysed in `symbolic`, is
+ * above the bound (PP_LCP_FACTOR_WORK, lcp_internal.h): by AMD's estimate (lu_work) or by the
+ * charge m * entries, the estimate the bounded fallback charges a basis solve (lcp_fallback.c),
+ * which partial pivoting's fill does not make run low as it does AMD's. */
+static int over_bound(const klu_symbolic *symbolic, int m, double entries)
+{
+    return lu_work(symbolic, m) > factor_work || (double)m * entries > factor_work;
+}
 
 double pp_lcp_factor_work_bound(double flops)
 {
@@ -192,9 +203,11 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
     free(s->unit);
     free(s->mark);
     free(s->list);
-    free(s->row_start);
-    free(s->col_index);
-    free(s->row_values);
+    if (!s->rows_shared) {
+        free(s->row_start);
+        free(s->col_index);
+        free(s->row_values);
+    }
     free(s->rows);
     free(s);
 }
@@ -245,6 +258,8 @@ void pp_lcp_pattern_begin(pp_lcp_workspace *ws)
 {
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_values = NULL;
+    ws->m_row_start = ws->m_col_index = NULL;
+    ws->m_row_values = NULL;
     ws->pattern_shared = 1;
 }
 
@@ -253,8 +268,13 @@ void pp_lcp_pattern_end(pp_lcp_workspace *ws)
     free(ws->pattern_start);
     free(ws->pattern_rows);
     free(ws->pattern_values);
+    free(ws->m_row_start);
+    free(ws->m_col_index);
+    free(ws->m_row_values);
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_values = NULL;
+    ws->m_row_start = ws->m_col_index = NULL;
+    ws->m_row_values = NULL;
     ws->pattern_shared = 0;
 }
 
@@ -269,6 +289,7 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
     s->n = n;
     s->shift = ws->shift;
     s->d = d;
+    s->ws = ws;
     int ok = 1;
     if (csc) {
         s->col_start = csc->col_start;
@@ -644,7 +665,7 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     f->c_start[m] = (int)pc;
     f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
     if (!f->symbolic) return 0;
-    if (lu_work(f->symbolic, m) > factor_work) { /* PP_LCP_FACTOR_WORK: not run at all */
+    if (over_bound(f->symbolic, m, (double)p)) { /* PP_LCP_FACTOR_WORK: not run at all */
         state_release(s, f);
         s->work_exceeded = 1;
         return 0;
@@ -851,10 +872,22 @@ double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const 
 }
 
 /* M by rows (row_start, col_index, row_values): columns of row k in increasing order.
- * 0 when out of memory. */
+ * 0 when out of memory. Built once per public solve (the workspace keeps it from
+ * pp_lcp_pattern_begin to _end) and taken by the solve's later paths as it is: a transposition
+ * of M's nonzeros, not interrupted by the clock, which each path of the crash demo's
+ * 36 431-unknown PEG LCP had built again at its first lexicographic tie (1.0 - 1.1 s each, the
+ * second past the solve's deadline). */
 static int rows_of_m(pp_lcp_sparse *s)
 {
     if (s->row_start) return 1;
+    pp_lcp_workspace *ws = s->ws;
+    if (ws->pattern_shared && ws->m_row_start) { /* built by an earlier path of this solve */
+        s->row_start = ws->m_row_start;
+        s->col_index = ws->m_col_index;
+        s->row_values = ws->m_row_values;
+        s->rows_shared = 1;
+        return 1;
+    }
     const int n = s->n;
     const size_t nnz = (size_t)s->col_start[n];
     s->row_start = calloc((size_t)n + 1, sizeof *s->row_start);
@@ -878,6 +911,12 @@ static int rows_of_m(pp_lcp_sparse *s)
         }
     for (int k = n; k > 0; --k) s->row_start[k] = s->row_start[k - 1];
     s->row_start[0] = 0;
+    if (ws->pattern_shared) { /* the solve's later paths take them as they are */
+        ws->m_row_start = s->row_start;
+        ws->m_col_index = s->col_index;
+        ws->m_row_values = s->row_values;
+        s->rows_shared = 1;
+    }
     return 1;
 }
 
@@ -1009,7 +1048,7 @@ static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const do
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        if (symbolic && lu_work(symbolic, nb) > factor_work) ok = 0;
+        if (symbolic && over_bound(symbolic, nb, (double)Ap[nb])) ok = 0;
         numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }
@@ -1141,7 +1180,7 @@ pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const do
     klu_defaults(&f->common);
     f->common.tol = 1.0;
     f->symbolic = klu_analyze(m, (int *)Ap, (int *)Ai, &f->common);
-    if (f->symbolic && lu_work(f->symbolic, m) > factor_work) *refused = 1;
+    if (f->symbolic && over_bound(f->symbolic, m, (double)Ap[m])) *refused = 1;
     else if (f->symbolic)
         f->numeric = klu_factor((int *)Ap, (int *)Ai, (double *)Ax, f->symbolic, &f->common);
     if (!f->numeric || f->common.status != KLU_OK) {
@@ -1149,6 +1188,13 @@ pp_lcp_lu *pp_lcp_lu_sparse_factor(int m, const int *Ap, const int *Ai, const do
         return NULL;
     }
     return f;
+}
+
+/* The entries of the factors L and U (KLU's count, off-diagonal blocks included): the
+ * multiply-adds of one solve. */
+double pp_lcp_lu_sparse_entries(const pp_lcp_lu *f)
+{
+    return (double)f->numeric->lnz + (double)f->numeric->unz + (double)f->numeric->nzoff;
 }
 
 void pp_lcp_lu_sparse_solve(pp_lcp_lu *f, double *b)

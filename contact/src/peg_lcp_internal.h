@@ -115,6 +115,11 @@ typedef struct pp_load_sharing {
     double *Ax;            /* a_capacity */
     size_t a_capacity;
     struct pp_lcp_lu *sparse_lu;
+    /* the work bound of one call by columns (lcp_load_sharing.c, "Work"): the bound (<= 0:
+     * LS_WORK), the estimated multiply-adds charged by the last call, and 1 when the bound
+     * refused a factorisation or solve of it */
+    double work_bound, work;
+    int work_cut;
 } pp_load_sharing;
 
 typedef enum pp_load_sharing_outcome {

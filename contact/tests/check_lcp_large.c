@@ -80,9 +80,11 @@ END_TEST
 
 /* The path under a bound: it ends at the first refactorisation whose estimated work is above
  * the bound, as at its pivot cap, counted, without an answer. A bound of 1 flop refuses the
- * first refactorisation (after at most PP_LCP_SPARSE_ETA_MAX pivots); a bound of 4 000 flops
- * lets the first one through (a block of about 64 z: 3 000 - 4 000 flops) and refuses a later
- * one (128 z: twice that), before the last z is brought in. */
+ * first refactorisation (after at most PP_LCP_SPARSE_ETA_MAX pivots); a bound of 30 000 flops
+ * lets the first one through (a block of about 64 z with about 4 x 64 entries, the tridiagonal
+ * and z0's column: AMD's estimate 3 000 - 4 000 flops, the charge m x entries ~1.7e4) and
+ * refuses a later one (128 z: charge ~6.6e4, four times that), before the last z is brought
+ * in. */
 static int pivots_under_bound(double bound, pp_lcp_result *r)
 {
     pp_lcp_workspace *ws;
@@ -106,7 +108,7 @@ START_TEST(factor_work_bound_ends_path)
     int first = pivots_under_bound(1.0, &r);
     ck_assert_int_ge(first, 8); /* REFACTOR_MIN_UPDATES */
     ck_assert_int_le(first, PP_LCP_SPARSE_ETA_MAX + 1);
-    int later = pivots_under_bound(4000.0, &r);
+    int later = pivots_under_bound(30000.0, &r);
     ck_assert_int_gt(later, first);
     ck_assert_int_lt(later, N);
 }
@@ -244,6 +246,135 @@ START_TEST(fallback_work_bound_is_exact)
 }
 END_TEST
 
+/* The fallback's answer when the budget ran out is one pp_lcp_solve keeps (lcp_fallback.c,
+ * `usable`): the best iterate by rel(z) AMONG those with r(z) <= ||q||_inf, not overall. The
+ * instance: a trap block on unknowns 0..2 beside tridiag(-1/2, 2, -1/2) of order N - 3 (q = -1
+ * there, as above),
+ *     row 0: w_0 = 1.1e-7 z_0 + 1e-7 z_1 + z_2 - 1
+ *     row 1: w_1 = z_0 + z_1
+ *     row 2: w_2 = z_2 + 1,
+ * and the warm basis {0, 1} with every tridiagonal z. Its basis solution has z_0 = -z_1 = 1e8
+ * (1e-8 z_0 = 1); clamped, z = (1e8, 0, 0, T^-1 1) has w_0 = 10: r(z) = 10 > ||q|| = 1, while
+ * rel(z) = 10 / (1 + (1 + 2.1e-7) 1e8) ~ 1e-7, below that of anything the sweeps reach from
+ * z = 0 (z_0 grows by ~10 a sweep: rel ~ 1 / (10 k)) and below regularised_tol. Lemke is
+ * given no pivot (a shared budget of 0 pivots: deterministic, no clock), so pp_lcp_solve runs
+ * the fallback from that warm basis, K sweeps, the Newton step cut by the call's work bound
+ * (3 passes, the warm basis solve and K sweeps fit exactly): by rel(z) alone the fallback
+ * would keep the clamped warm point, which pp_lcp_solve refuses for an exhausted budget (no
+ * worse than z = 0 is r(z) <= ||q||), and the island would get no impulse. Kept instead: the
+ * last sweeps' iterate, usable, better than z = 0, applied (PP_LCP_APPROXIMATE) with its
+ * residual. Dense M and M by columns (the crash demo's islands), the same answer. */
+#define TRAP_SWEEPS 20
+
+static void trap_instance(void)
+{
+    tridiagonal_instance();
+    for (int i = 0; i < 3; ++i) /* rows and columns 0..2 out of the tridiagonal */
+        for (int j = 0; j < 4; ++j) {
+            M[i + (size_t)j * N] = 0.0;
+            M[j + (size_t)i * N] = 0.0;
+        }
+    M[3 + (size_t)3 * N] = 2.0;
+    M[0 + 0 * N] = 1.1e-7;
+    M[0 + 1 * N] = 1e-7;
+    M[0 + 2 * N] = 1.0;
+    M[1 + 0 * N] = 1.0;
+    M[1 + 1 * N] = 1.0;
+    M[2 + 2 * N] = 1.0;
+    q[0] = -1.0;
+    q[1] = 0.0;
+    q[2] = 1.0;
+}
+
+/* r(z) = max_i |min(z_i, (M z + q)_i)|, from the data alone */
+static double own_absolute_residual(const double *x)
+{
+    double worst = 0.0;
+    for (int i = 0; i < N; ++i) {
+        double w = q[i];
+        for (int j = 0; j < N; ++j) w += M[i + (size_t)j * N] * x[j];
+        worst = fmax(worst, fabs(fmin(x[i], w)));
+    }
+    return worst;
+}
+
+START_TEST(fallback_keeps_a_usable_answer)
+{
+    trap_instance();
+    static int col_start[N + 1], rows[N * 4];
+    static double values[N * 4];
+    int p = 0, diagonal_entries = 0;
+    for (int j = 0; j < N; ++j) { /* by columns: the nonzeros, and every diagonal entry */
+        col_start[j] = p;
+        for (int i = 0; i < N; ++i)
+            if (M[i + (size_t)j * N] != 0.0 || i == j) {
+                rows[p] = i;
+                values[p++] = M[i + (size_t)j * N];
+            }
+    }
+    col_start[N] = p;
+    for (int j = 0; j < N; ++j) diagonal_entries += M[j + (size_t)j * N] != 0.0;
+    ck_assert_int_eq(diagonal_entries, N);
+    const pp_lcp_csc A = {N, col_start, rows, values};
+    unsigned char warm[N];
+    memset(warm, 1, sizeof warm);
+    warm[2] = 0;
+    /* the charges (lcp_fallback.c): 3 passes, the warm basis solve (nb = N - 1 basic z, its
+     * block M_BB: 4 entries in the trap, 3 (N - 3) - 2 in the tridiagonal) and its w, K sweeps;
+     * over M's entries: N^2 dense, its nonzeros by columns */
+    const double nb = N - 1, block = 4.0 + 3.0 * (N - 3) - 2.0;
+    /* the trap: the clamped warm basis solution, as the fallback forms it */
+    static double warm_z[N], answer[2][N];
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    ck_assert_int_eq(pp_lcp_csc_solve_basis(ws, &A, q, warm, warm_z), 1);
+    for (int i = 0; i < N; ++i) warm_z[i] = fmax(warm_z[i], 0.0);
+    ck_assert_double_eq_tol(warm_z[0], 1e8, 1.0);
+    memcpy(z, warm_z, sizeof z);
+    const double warm_rel = own_residual(), warm_r = own_absolute_residual(warm_z);
+    ck_assert_double_gt(warm_r, 9.0); /* w_0 = 10: r(z) > ||q|| = 1 */
+    ck_assert_double_lt(warm_rel, 1e-6);
+    for (int by_columns = 0; by_columns < 2; ++by_columns) {
+        const double entries = by_columns ? (double)p : (double)N * N;
+        pp_lcp_budget budget = pp_lcp_budget_start(0.0, 0); /* no pivot at all */
+        pp_lcp_options o = pp_lcp_options_default();
+        o.max_seconds = 0.0;
+        o.budget = &budget;
+        o.fallback_iterations = TRAP_SWEEPS;
+        o.fallback_work = 3.0 * entries + nb * block + entries + TRAP_SWEEPS * entries;
+        unsigned char basis[N];
+        memcpy(basis, warm, sizeof basis);
+        pp_lcp_result r;
+        double *x = answer[by_columns];
+        pp_status st = by_columns ? pp_lcp_solve_csc(ws, &A, q, &o, basis, x, &r)
+                                  : pp_lcp_solve(ws, N, M, q, &o, basis, x, &r);
+        ck_assert_int_eq(st, PP_ERR_SOLVER);
+        ck_assert_int_eq(r.budget_exhausted, 1);
+        ck_assert_int_eq(r.fallback, 1);
+        ck_assert_int_eq(r.status, PP_LCP_APPROXIMATE); /* applied, not z = 0 */
+        ck_assert_int_eq(r.fallback_iterations, TRAP_SWEEPS);
+        ck_assert_int_eq(r.fallback_cut, 1);            /* the Newton step did not fit */
+        ck_assert_double_eq(r.fallback_work, o.fallback_work);
+        memcpy(z, x, sizeof z);
+        /* usable, better than z = 0 (rel 1: q_0 = -1), reported as the data say */
+        const double rel = own_residual(), res = own_absolute_residual(x);
+        ck_assert_double_eq_tol(r.relative_residual, rel, 1e-12 * rel);
+        ck_assert_double_eq_tol(r.residual, res, 1e-12);
+        ck_assert_double_le(res, 1.0);
+        ck_assert_double_lt(rel, 0.1);
+        ck_assert_double_gt(x[0], 0.0); /* the load the trap row asks for, not none */
+        /* the warm point was better by rel(z) alone, and unusable: not kept */
+        ck_assert_double_lt(warm_rel, rel);
+        ck_assert_double_gt(warm_r, 1.0);
+        printf("check_lcp_large: fallback from the trap's warm basis (%s): r(z) = %.3g, rel = "
+               "%.3g applied; the warm point had r(z) = %.3g, rel = %.3g\n",
+               by_columns ? "by columns" : "dense", res, rel, warm_r, warm_rel);
+    }
+    ck_assert_int_eq(memcmp(answer[0], answer[1], sizeof answer[0]), 0);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 /* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
  * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
  * process, at the first solve: Check runs each test in a child process, and this test is the
@@ -295,6 +426,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_bound_then_fallback);
     tcase_add_test(tc, factor_work_bounds_warm_start);
     tcase_add_test(tc, fallback_work_bound_is_exact);
+    tcase_add_test(tc, fallback_keeps_a_usable_answer);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -20,6 +20,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,6 +242,12 @@ static void plate_after_lemke(int N, double mu, int k, double delta)
         for (int l = 0; mu > 0.0 && l < k; ++l) ls.force[p.nc + t * k + l] = 1;
     }
     pp_lcp_options o = pp_lcp_options_default();
+    /* Lemke's answer, for the runs under a work bound below */
+    double *z_lemke = malloc((size_t)n * sizeof *z_lemke);
+    double *z_again = malloc((size_t)n * sizeof *z_again);
+    ck_assert(z_lemke && z_again);
+    memcpy(z_lemke, z, (size_t)n * sizeof *z);
+    const pp_lcp_result r_lemke = r;
     pp_load_sharing_outcome out =
         pp_load_sharing_apply(&ls, lcp, n, NULL, &A, q, p.nc, k, 6, &o, basis, z, &r);
     ck_assert_msg(out == PP_LOAD_SHARED || out == PP_LOAD_SHARED_IMPULSES, "outcome %d", out);
@@ -250,6 +257,35 @@ static void plate_after_lemke(int N, double mu, int k, double delta)
         ck_assert_msg(fabs(z[t] - expect) <= tol, "support %d: p = %.17g, closed form %.17g",
                       t, z[t], expect);
     }
+    /* The call's work bound (lcp_load_sharing.c, "Work"): every factorisation and solve by
+     * columns is charged before it runs. The call above charged c; under a bound of c it is
+     * the same bit for bit, under c - 1 its last charge does not fit: Lemke's answer is kept
+     * as it was (PP_LOAD_KEPT), the cut reported, the charge within the bound. */
+    const double c = ls.work;
+    ck_assert_int_eq(ls.work_cut, 0);
+    ck_assert_double_gt(c, 0.0);
+    for (int under = 0; under < 2; ++under) {
+        memcpy(z_again, z_lemke, (size_t)n * sizeof *z);
+        pp_lcp_result r_again = r_lemke;
+        ls.work_bound = under ? c - 1.0 : c;
+        out = pp_load_sharing_apply(&ls, lcp, n, NULL, &A, q, p.nc, k, 6, &o, basis, z_again,
+                                    &r_again);
+        ck_assert_int_eq(ls.work_cut, under);
+        ck_assert_double_le(ls.work, ls.work_bound);
+        if (!under) {
+            ck_assert_double_eq(ls.work, c);
+            ck_assert_msg(out == PP_LOAD_SHARED || out == PP_LOAD_SHARED_IMPULSES, "outcome %d",
+                          out);
+            ck_assert_int_eq(memcmp(z_again, z, (size_t)n * sizeof *z), 0);
+        } else {
+            ck_assert_int_eq(out, PP_LOAD_KEPT);
+            ck_assert_int_eq(memcmp(z_again, z_lemke, (size_t)n * sizeof *z), 0);
+        }
+    }
+    printf("check_load_sharing_large: %d x %d plate, %d unknowns: load sharing charged %.4g; "
+           "under %.4g Lemke's answer kept\n", N, N, n, c, c - 1.0);
+    free(z_lemke);
+    free(z_again);
     pp_load_sharing_free(&ls);
     pp_lcp_workspace_destroy(lcp);
     free(z);

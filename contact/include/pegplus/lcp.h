@@ -45,7 +45,8 @@
  * a basis with an enormous solution (||z|| = 3e16 .. 4e33 met in PEG time-stepping LCPs)
  * passes rel(z) at any residual. The fallback's answer is kept only with r(z) <=
  * regularised_tol ||q||_inf (solved or approximate after every exact attempt failed) or
- * r(z) <= ||q||_inf (budget exhausted: no worse than z = 0).
+ * r(z) <= ||q||_inf (budget exhausted: no worse than z = 0), and the fallback returns only
+ * iterates of the latter kind, so an exhausted budget's answer is always applied.
  *
  * Memory: a workspace sized once for n_max (about 4 n_max^2 doubles + 32 KiB); no solve
  * allocates.
@@ -187,7 +188,8 @@ typedef struct pp_lcp_result {
     double seconds;             /* wall-clock time of the solve (pp_lcp_clock) */
     int factor_work_exceeded;   /* Lemke paths of this solve ended (as at their pivot cap)
                                    because one factorisation of their sparse basis (n >= 161)
-                                   would have exceeded the work bound, ~5e8 estimated flops */
+                                   would have exceeded the work bound, 5e8 estimated flops
+                                   both by AMD's fill and by nb * nnz of the block */
 } pp_lcp_result;
 
 /* ---- Workspace ---------------------------------------------------------------------- */
@@ -264,22 +266,28 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
 /*
  * The bounded fallback: an iterative method for a general LCP (M not symmetric, diagonal
  * entries may be 0, as in the sigma rows of the Stewart–Trinkle friction LCP).
+ *  Every stage keeps the best iterate by rel(z) among the usable ones, r(z) <= ||q||_inf
+ *  (the answer pp_lcp_solve keeps when the budget ran out, no worse than z = 0; z = 0 itself
+ *  is usable): rel(z) alone does not bound r(z), and an iterate best by rel(z) alone (a large
+ *  z along a direction where M z is small) could be refused and leave the island with no
+ *  impulse, where a usable iterate had been reached.
  *  1. Start from the better (by rel(z)) of z = 0 and, when `basis` is given and
- *     options->warm_start is set, the clamped solution of its complementary basis.
+ *     options->warm_start is set, the clamped solution of its complementary basis if usable.
  *  2. Projected Gauss–Seidel with a diagonal shift: z_i <- max(0, z_i - w_i / D_i),
  *     D_i = max(M_ii, 0.1 max_j |M_ij|) (a proximal step where M_ii is small or 0), at most
- *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best iterate
- *     by rel(z), stopping early at rel(z) <= residual_tol.
+ *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best usable
+ *     iterate by rel(z), stopping early at rel(z) <= residual_tol.
  *  3. At most 8 Newton steps on the minimum map min(z, w) = 0 (primal-dual active set: the
  *     basis {i : z_i > w_i} of the best iterate, solved like a warm start), each kept only
- *     if it lowers rel(z).
+ *     if it is usable and lowers rel(z).
  * Cost: bounded by work, not by the clock (so the answer does not depend on the machine):
  * at most min(fallback_iterations, 2e8 / n^2) sweeps of O(n^2), and the warm-basis solve and
  * Newton steps by dense LU below the sparse threshold (161 unknowns), by sparse LU (KLU, which
- * allocates) from there on, each factorisation held to ~5e8 flops as KLU's analysis estimates
- * them. And the whole call is bounded: each stage is charged before it runs, in estimated
- * multiply-adds (a pass over M or a sweep: M's entries, n^2 dense or its nonzeros by columns;
- * a basis solve with nb basic z: nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
+ * allocates) from there on, each factorisation held to 5e8 flops as KLU's analysis estimates
+ * them and as nb * nnz(M_BB) does (the charge below). And the whole call is bounded: each
+ * stage is charged before it runs, in estimated multiply-adds (a pass over M or a sweep: M's
+ * entries, n^2 dense or its nonzeros by columns; a basis solve with nb basic z:
+ * nb * nnz(M_BB), nb^3 for a dense LU), and runs only if the
  * charge fits in the bound left: options->fallback_work (<= 0: PP_LCP_FALLBACK_WORK = 1e9)
  * and, when options->budget is given, its fallback_work (charged by every call sharing it:
  * PP_LCP_FALLBACK_STEP_WORK = 2e9 for a budget from pp_lcp_budget_start). A warm basis solve
