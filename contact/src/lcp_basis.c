@@ -57,24 +57,16 @@ __attribute__((target("avx2,fma"))) static void
 subtract_columns_avx2_fma(int n, double *restrict hi, double *restrict lo,
                           const double *const *c, const double *a, int count)
 {
-    const __m256d zero = _mm256_setzero_pd();
     for (int t = 0; t < count; ++t) {
         const double *ct = c[t];
         const double at = -a[t];
         const __m256d av = _mm256_set1_pd(at);
         int k = 0;
         for (; k + 4 <= n; k += 4) {
-            const __m256d x = _mm256_loadu_pd(ct + k);
-            const __m256d keep = _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ); /* ct[k] != 0.0 */
-            const __m256d h = _mm256_loadu_pd(hi + k), l = _mm256_loadu_pd(lo + k);
-            const __m256d p = _mm256_mul_pd(av, x);
-            const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(at, ct, -p) */
-            const __m256d s = _mm256_add_pd(h, p), bv = _mm256_sub_pd(s, h);
-            const __m256d es = _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(s, bv)),
-                                             _mm256_sub_pd(p, bv));
-            const __m256d nl = _mm256_add_pd(l, _mm256_add_pd(es, ep));
-            _mm256_storeu_pd(hi + k, _mm256_blendv_pd(h, s, keep));
-            _mm256_storeu_pd(lo + k, _mm256_blendv_pd(l, nl, keep));
+            __m256d h = _mm256_loadu_pd(hi + k), l = _mm256_loadu_pd(lo + k);
+            pp_lcp_accumulate4(av, _mm256_loadu_pd(ct + k), &h, &l);
+            _mm256_storeu_pd(hi + k, h);
+            _mm256_storeu_pd(lo + k, l);
         }
         for (; k < n; ++k)
             if (ct[k] != 0.0) accumulate_with(&hi[k], &lo[k], at, ct[k], 1);

@@ -250,6 +250,27 @@ static inline void accumulate_with(double *hi, double *lo, double a, double b, c
     *lo += es + ep;
 }
 
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+#include <immintrin.h>
+/* accumulate_with's fused operations on four lanes: (h, l) += a x lane by lane (av = a in
+ * every lane), and a lane whose x is 0 keeps its (h, l) as the scalar loops skip it (a blend),
+ * so the bits are the scalar loop's. The residual kernels of lcp_basis.c (contiguous rows)
+ * and lcp_sparse.c (a column's rows, loaded lane by lane) call it. */
+__attribute__((target("avx2,fma"))) static inline void pp_lcp_accumulate4(__m256d av, __m256d x,
+                                                                          __m256d *h, __m256d *l)
+{
+    const __m256d keep = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_NEQ_UQ); /* x != 0.0 */
+    const __m256d p = _mm256_mul_pd(av, x);
+    const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(a, x, -p) */
+    const __m256d s = _mm256_add_pd(*h, p), bv = _mm256_sub_pd(s, *h);
+    const __m256d es =
+        _mm256_add_pd(_mm256_sub_pd(*h, _mm256_sub_pd(s, bv)), _mm256_sub_pd(p, bv));
+    const __m256d nl = _mm256_add_pd(*l, _mm256_add_pd(es, ep));
+    *h = _mm256_blendv_pd(*h, s, keep);
+    *l = _mm256_blendv_pd(*l, nl, keep);
+}
+#endif
+
 /* (hi, lo) += a b, keeping the rounding errors of the product and of the sum in lo
  * (Ogita–Rump–Oishi Dot2): the final hi + lo is as accurate as a sum formed in twice the
  * working precision and then rounded. */

@@ -424,21 +424,13 @@ __attribute__((target("avx2,fma"))) static void
 gathered_subtract(const int *rows, const double *e, int count, double at, double *hi,
                   double *lo)
 {
-    const __m256d av = _mm256_set1_pd(at), zero = _mm256_setzero_pd();
+    const __m256d av = _mm256_set1_pd(at);
     int t = 0;
     for (; t + 4 <= count; t += 4) {
-        const __m256d x = _mm256_loadu_pd(e + t);
-        const __m256d keep = _mm256_cmp_pd(x, zero, _CMP_NEQ_UQ); /* e_t != 0.0 */
         const int *kr = rows + t;
-        const __m256d h = _mm256_set_pd(hi[kr[3]], hi[kr[2]], hi[kr[1]], hi[kr[0]]);
-        const __m256d l = _mm256_set_pd(lo[kr[3]], lo[kr[2]], lo[kr[1]], lo[kr[0]]);
-        const __m256d p = _mm256_mul_pd(av, x);
-        const __m256d ep = _mm256_fmsub_pd(av, x, p); /* fma(at, e, -p) */
-        const __m256d sum = _mm256_add_pd(h, p), bv = _mm256_sub_pd(sum, h);
-        const __m256d es = _mm256_add_pd(_mm256_sub_pd(h, _mm256_sub_pd(sum, bv)),
-                                         _mm256_sub_pd(p, bv));
-        const __m256d nl = _mm256_add_pd(l, _mm256_add_pd(es, ep));
-        const __m256d hn = _mm256_blendv_pd(h, sum, keep), ln = _mm256_blendv_pd(l, nl, keep);
+        __m256d hn = _mm256_set_pd(hi[kr[3]], hi[kr[2]], hi[kr[1]], hi[kr[0]]);
+        __m256d ln = _mm256_set_pd(lo[kr[3]], lo[kr[2]], lo[kr[1]], lo[kr[0]]);
+        pp_lcp_accumulate4(av, _mm256_loadu_pd(e + t), &hn, &ln);
         const __m128d h01 = _mm256_castpd256_pd128(hn), h23 = _mm256_extractf128_pd(hn, 1);
         const __m128d l01 = _mm256_castpd256_pd128(ln), l23 = _mm256_extractf128_pd(ln, 1);
         _mm_storel_pd(hi + rows[t], h01);
