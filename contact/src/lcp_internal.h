@@ -236,6 +236,10 @@ int pp_lcp_cpu_avx2(void); /* 1 when the CPU (and OS) run AVX2 (lcp_basis.c) */
 #define PP_LCP_AVX2_TARGET
 #endif
 
+/* *p grown to hold at least `need` elements of `size` bytes (capacity *cap, doubled from 64,
+ * contents kept); 0 when out of memory (*p and *cap unchanged). lcp_sparse.c. */
+int pp_lcp_grow(void **p, size_t *cap, size_t need, size_t size);
+
 static inline void accumulate_with(double *hi, double *lo, double a, double b, const int fused)
 {
     double p, ep, s, es;

@@ -151,7 +151,7 @@ int pp_lcp_sparse_vector_kernels(int on)
  * ETA_DENSE_MAX n plus the etas' nonzeros. */
 #define ETA_DENSE_MAX (4 * PP_LCP_SPARSE_ETA_MAX)
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+int pp_lcp_grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap) return 1;
     size_t c = *cap > 0 ? *cap : 64;
@@ -621,16 +621,16 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
         column_pattern(s, var, &count, &data);
         nnz += (size_t)count;
     }
-    if (!grow((void **)&s->Ai, &s->a_cap, nnz, sizeof *s->Ai)) return 0;
+    if (!pp_lcp_grow((void **)&s->Ai, &s->a_cap, nnz, sizeof *s->Ai)) return 0;
     size_t cap = s->a_cap;
     s->a_cap = 0; /* Ax grows to the same capacity */
-    if (!grow((void **)&s->Ax, &s->a_cap, cap, sizeof *s->Ax)) return 0;
+    if (!pp_lcp_grow((void **)&s->Ax, &s->a_cap, cap, sizeof *s->Ax)) return 0;
     cap = f->c_cap;
-    if (!grow((void **)&f->c_pos, &cap, nnz, sizeof *f->c_pos)) return 0;
+    if (!pp_lcp_grow((void **)&f->c_pos, &cap, nnz, sizeof *f->c_pos)) return 0;
     cap = f->c_cap;
-    if (!grow((void **)&f->c_data, &cap, nnz, sizeof *f->c_data)) return 0;
+    if (!pp_lcp_grow((void **)&f->c_data, &cap, nnz, sizeof *f->c_data)) return 0;
     f->c_cap = cap;
-    if (!grow((void **)&f->c_start, &f->c_start_cap, (size_t)m + 1, sizeof *f->c_start))
+    if (!pp_lcp_grow((void **)&f->c_start, &f->c_start_cap, (size_t)m + 1, sizeof *f->c_start))
         return 0;
     size_t p = 0, pc = 0;
     for (int d = 0; d < m; ++d) {
@@ -976,10 +976,10 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
     size_t cap = (size_t)f->eta_cap;
     if ((size_t)f->etas + 1 >= cap) {
         size_t c1 = cap, c2 = cap, c3 = cap;
-        if (!grow((void **)&f->eta_row, &c1, (size_t)f->etas + 2, sizeof *f->eta_row) ||
-            !grow((void **)&f->eta_inverse_pivot, &c2, (size_t)f->etas + 2,
+        if (!pp_lcp_grow((void **)&f->eta_row, &c1, (size_t)f->etas + 2, sizeof *f->eta_row) ||
+            !pp_lcp_grow((void **)&f->eta_inverse_pivot, &c2, (size_t)f->etas + 2,
                   sizeof *f->eta_inverse_pivot) ||
-            !grow((void **)&f->eta_start, &c3, (size_t)f->etas + 2, sizeof *f->eta_start))
+            !pp_lcp_grow((void **)&f->eta_start, &c3, (size_t)f->etas + 2, sizeof *f->eta_start))
             return 0;
         f->eta_cap = (int)c1;
     }
@@ -988,9 +988,9 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
     size_t count = 0;
     for (int i = 0; i < n; ++i) count += i != r && y[i] != 0.0;
     size_t ecap = f->entry_cap;
-    if (!grow((void **)&f->eta_index, &ecap, start + count, sizeof *f->eta_index)) return 0;
+    if (!pp_lcp_grow((void **)&f->eta_index, &ecap, start + count, sizeof *f->eta_index)) return 0;
     ecap = f->entry_cap;
-    if (!grow((void **)&f->eta_value, &ecap, start + count, sizeof *f->eta_value)) return 0;
+    if (!pp_lcp_grow((void **)&f->eta_value, &ecap, start + count, sizeof *f->eta_value)) return 0;
     f->entry_cap = ecap;
     size_t p = start;
     for (int i = 0; i < n; ++i)
@@ -999,7 +999,7 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
             f->eta_value[p++] = y[i];
         }
     if (f->etas < ETA_DENSE_MAX) {
-        if (!grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
+        if (!pp_lcp_grow((void **)&f->eta_dense, &f->dense_cap, ((size_t)f->etas + 1) * n,
                   sizeof *f->eta_dense))
             return 0;
         double *yd = f->eta_dense + (size_t)f->etas * n;
@@ -1016,7 +1016,7 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y)
 double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
 {
 
-    if (!grow((void **)&s->rows, &s->rows_cap, (size_t)count * s->n, sizeof *s->rows))
+    if (!pp_lcp_grow((void **)&s->rows, &s->rows_cap, (size_t)count * s->n, sizeof *s->rows))
         return NULL;
     return s->rows;
 }
@@ -1095,8 +1095,8 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double
         for (int a = 0; ok && a < nb; ++a) {
             double v = a == b ? col[index[a]] + shift : col[index[a]];
             if (v == 0.0) continue;
-            ok = grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
-                 grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);
+            ok = pp_lcp_grow((void **)&Ai, &cap, p + 1, sizeof *Ai) &&
+                 pp_lcp_grow((void **)&Ax, &cap_x, p + 1, sizeof *Ax);
             if (!ok) break;
             Ai[p] = a;
             Ax[p++] = v;

@@ -165,16 +165,6 @@ void pp_sticking_free(pp_sticking *st)
     memset(st, 0, sizeof *st);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t each)
-{
-    if (need <= *cap) return 1;
-    void *q = realloc(*p, need * each);
-    if (!q) return 0;
-    *p = q;
-    *cap = need;
-    return 1;
-}
-
 /* The S rows of A over F (A_SF by rows): row i's entries row_col/val[row_start[i] ..
  * row_start[i + 1]), columns increasing. */
 static int transpose_rows(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding)
@@ -189,8 +179,8 @@ static int transpose_rows(pp_sticking *st, const pp_lcp_csc *A, const unsigned c
     for (int i = 0; i < n; ++i) st->row_start[i + 1] += st->row_start[i];
     size_t nnz = (size_t)st->row_start[n];
     size_t cap_c = st->row_capacity, cap_v = st->row_capacity;
-    if (!grow((void **)&st->row_col, &cap_c, nnz, sizeof(int)) ||
-        !grow((void **)&st->row_val, &cap_v, nnz, sizeof(double)))
+    if (!pp_lcp_grow((void **)&st->row_col, &cap_c, nnz, sizeof(int)) ||
+        !pp_lcp_grow((void **)&st->row_val, &cap_v, nnz, sizeof(double)))
         return 0;
     st->row_capacity = cap_c < cap_v ? cap_c : cap_v;
     for (int j = 0; j < n; ++j) {
@@ -227,8 +217,8 @@ static int factor_basis(pp_sticking *st, const pp_lcp_csc *A, const unsigned cha
     pp_lcp_lu_sparse_free(st->lu);
     st->lu = NULL;
     size_t cap_i = st->a_capacity, cap_x = st->a_capacity;
-    int ok = grow((void **)&st->Ai, &cap_i, nnz, sizeof(int)) &&
-             grow((void **)&st->Ax, &cap_x, nnz, sizeof(double));
+    int ok = pp_lcp_grow((void **)&st->Ai, &cap_i, nnz, sizeof(int)) &&
+             pp_lcp_grow((void **)&st->Ax, &cap_x, nnz, sizeof(double));
     st->a_capacity = cap_i < cap_x ? cap_i : cap_x;
     if (ok && nb > 0) {
         size_t p = 0;
@@ -467,8 +457,8 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
         nnz += sliding[j] ? (size_t)(st->row_start[j + 1] - st->row_start[j] + 1)
                           : (size_t)(A->col_start[j + 1] - A->col_start[j]);
     size_t cap_i = st->q_capacity, cap_x = st->q_capacity;
-    if (!grow((void **)&st->Qi, &cap_i, nnz, sizeof(int)) ||
-        !grow((void **)&st->Qx, &cap_x, nnz, sizeof(double)))
+    if (!pp_lcp_grow((void **)&st->Qi, &cap_i, nnz, sizeof(int)) ||
+        !pp_lcp_grow((void **)&st->Qx, &cap_x, nnz, sizeof(double)))
         return 0;
     st->q_capacity = cap_i < cap_x ? cap_i : cap_x;
     size_t p = 0;
