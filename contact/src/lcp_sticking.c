@@ -345,9 +345,8 @@ static int infeasible(const pp_sticking *st, int i, double x_norm)
 }
 
 /* The compliance: STICK_EPS times the largest impulse diagonal of A. */
-static double stick_eps(const pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding)
+static double stick_eps(const pp_lcp_csc *A, const unsigned char *sliding)
 {
-    (void)st;
     double diag = 0.0;
     for (int j = 0; j < A->n; ++j) {
         if (sliding[j]) continue;
@@ -357,11 +356,18 @@ static double stick_eps(const pp_sticking *st, const pp_lcp_csc *A, const unsign
     return STICK_EPS * (diag > 0.0 ? diag : 1.0);
 }
 
-pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, const double *q,
-                                      const unsigned char *sliding,
-                                      const unsigned char *start, int max_steps,
-                                      const pp_lcp_options *o, double *z,
-                                      pp_lcp_result *result)
+/* The active-set steps on LCP(A, q) of an island whose unknowns with sliding[i] = 1 are the
+ * sliding speeds (rows mu p - sum beta, zero diagonal) and all others impulses, with the
+ * compliance eps: from `start` (bytes, 1 = basic), or the crash start where NULL, at most
+ * max_steps factorisations. Needs the workspace reserved for n and the S rows of
+ * transpose_rows (the same for every call of one island's solve). On PP_STICKING_SOLVED, z
+ * holds the answer, result its measures (status SOLVED, 0 pivots), st->basis the active
+ * set. */
+static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, const double *q,
+                                          const unsigned char *sliding, double eps,
+                                          const unsigned char *start, int max_steps,
+                                          const pp_lcp_options *o, double *z,
+                                          pp_lcp_result *result)
 {
     const int n = A->n;
     st->steps = st->flips = st->first_flips = 0;
@@ -369,9 +375,6 @@ pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, cons
     st->lambda_max = 0.0;
     memset(result, 0, sizeof *result);
     result->relative_residual = result->residual = INFINITY;
-    if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
-    if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
-    const double eps = stick_eps(st, A, sliding);
     for (int i = 0; i < n; ++i)
         st->basis[i] = start ? (start[i] != 0) : (!sliding[i] && q[i] < 0.0);
     int best = n + 1, tries = STICK_FREE_TRIES, solved = 0;
@@ -509,9 +512,16 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
+    /* the S rows and the compliance, once for every step and round below (not needed
+     * where Lemke's warm basis answers without a kept set) */
+    int prepared = 0;
+    double eps = 0.0;
     if (kept) {
+        if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
+        prepared = 1;
+        eps = stick_eps(A, sliding);
         pp_sticking_outcome out =
-            pp_sticking_solve(st, A, q, sliding, kept, STICK_WARM_STEPS, o, z, result);
+            sticking_steps(st, A, q, sliding, eps, kept, STICK_WARM_STEPS, o, z, result);
         if (out == PP_STICKING_SOLVED) {
             st->from_kept = 1;
             result->warm_started = 1;
@@ -528,13 +538,14 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
             return PP_STICKING_LEMKE_WARM;
         }
     }
-    if (pp_sticking_reserve(st, n) != PP_OK || !transpose_rows(st, A, sliding))
-        return PP_STICKING_FAILED;
+    if (!prepared) {
+        if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
+        eps = stick_eps(A, sliding);
+    }
     pp_lcp_options qo = *o;
     qo.fallback = 0;
     qo.warm_start = kept != NULL;
     for (int i = 0; i < n; ++i) st->start[i] = kept ? kept[i] : 0;
-    const double eps = stick_eps(st, A, sliding);
     pp_sticking_outcome out = PP_STICKING_FAILED;
     int pivots = 0, refactorisations = 0;
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
@@ -554,7 +565,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
             out = PP_STICKING_FAILED;
             break;
         }
-        out = pp_sticking_solve(st, A, q, sliding, st->start, STICK_COLD_STEPS, o, z, result);
+        out = sticking_steps(st, A, q, sliding, eps, st->start, STICK_COLD_STEPS, o, z, result);
         if (out != PP_STICKING_SLIDES) break;
         /* the loaded contacts with lambda > 0 (marked by the steps) slide: again with ST's
          * sigma column for them, Lemke from this basis */

@@ -45,23 +45,14 @@ typedef enum pp_sticking_outcome {
 pp_status pp_sticking_reserve(pp_sticking *st, int n);
 void pp_sticking_free(pp_sticking *st);
 
-/* LCP(A, q) of a Stewart-Trinkle island by columns whose unknowns with sliding[i] = 1 are
- * the sliding speeds (rows mu p - sum beta, zero diagonal) and all others impulses (A
- * symmetric on them). start: the active set to begin from (bytes, 1 = basic), or NULL for
- * the crash start. At most max_steps factorisations. On PP_STICKING_SOLVED, z holds the
- * answer, result its measures (status SOLVED, 0 pivots), st->basis the active set. */
-pp_sticking_outcome pp_sticking_solve(pp_sticking *st, const pp_lcp_csc *A, const double *q,
-                                      const unsigned char *sliding,
-                                      const unsigned char *start, int max_steps,
-                                      const pp_lcp_options *o, double *z,
-                                      pp_lcp_result *result);
-
-/* The entry before Lemke (peg_mlcp.c): the kept active set tried as it stands (one
- * factorisation), else, unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it
- * stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), Lemke on the monotone LCP (2) by columns (from the kept set, else
- * cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its basis. lcp: a Lemke
- * workspace of capacity >= n. result->pivots counts Lemke's pivots on Q (also when the
- * answer is refused). */
+/* The entry before Lemke (peg_mlcp.c), for LCP(A, q) of a Stewart-Trinkle island by columns
+ * whose unknowns with sliding[i] = 1 are the sliding speeds (rows mu p - sum beta, zero
+ * diagonal) and all others impulses (A symmetric on them): the kept active set tried as it
+ * stands (one factorisation), else, unless Lemke's warm basis lemke_warm (optional) solves
+ * LCP(A, q) as it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), Lemke on the monotone
+ * LCP (2) by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and
+ * the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts
+ * Lemke's pivots on Q (also when the answer is refused). */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,
