@@ -91,6 +91,12 @@
 /* Active-set steps from the kept active set (warm), from Lemke's answer on Q (cold). */
 #define STICK_WARM_STEPS 1
 #define STICK_COLD_STEPS 4
+/* The interior-point solve of (2) (lcp_interior.c): its compliance relative to the largest
+ * impulse diagonal of A, the gap x^T v / n it runs to (relative to ||x|| ||q||), its
+ * iterations a round. */
+#define STICK_INTERIOR_EPS 1e-10
+#define STICK_INTERIOR_GAP 1e-18
+#define STICK_INTERIOR_ITERATIONS 80
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
@@ -162,6 +168,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->Ai);
     free(st->Ax);
     pp_lcp_lu_sparse_free(st->lu);
+    pp_interior_free(&st->interior);
     memset(st, 0, sizeof *st);
 }
 
@@ -356,6 +363,25 @@ static double stick_eps(const pp_lcp_csc *A, const unsigned char *sliding)
     return STICK_EPS * (diag > 0.0 ? diag : 1.0);
 }
 
+/* The contacts of (2) whose lambda > 0 carries a normal impulse p > 0 (both above
+ * STICK_ROUNDING of x_norm) in the answer z = (z_F, lambda): marked to slide (slides = 2: ST's
+ * sigma column from the next solve on), counted in st->sliding_loaded. Needs the rows of
+ * transpose_rows. */
+static int mark_sliding_loaded(pp_sticking *st, int n, const unsigned char *sliding,
+                               const double *z, double x_norm)
+{
+    for (int i = 0; i < n; ++i) {
+        if (!sliding[i] || st->slides[i] || z[i] <= STICK_ROUNDING * x_norm) continue;
+        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
+            if (st->row_val[t] > 0.0 && z[st->row_col[t]] > STICK_ROUNDING * x_norm) {
+                ++st->sliding_loaded; /* the normal (mu p) carries a load */
+                st->slides[i] = 2;
+                if (x_norm > 0.0) st->lambda_max = fmax(st->lambda_max, z[i] / x_norm);
+            }
+    }
+    return st->sliding_loaded;
+}
+
 /* The active-set steps on LCP(A, q) of an island whose unknowns with sliding[i] = 1 are the
  * sliding speeds (rows mu p - sum beta, zero diagonal) and all others impulses, with the
  * compliance eps: from `start` (bytes, 1 = basic), or the crash start where NULL, at most
@@ -432,16 +458,7 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
     if (!solved) return PP_STICKING_FAILED;
     /* z = (z_F, sigma = lambda): an ST answer unless a loaded contact slides */
     for (int i = 0; i < n; ++i) z[i] = st->x[i] > 0.0 ? st->x[i] : 0.0;
-    for (int i = 0; i < n; ++i) {
-        if (!sliding[i] || st->slides[i] || z[i] <= STICK_ROUNDING * x_norm) continue;
-        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
-            if (st->row_val[t] > 0.0 && z[st->row_col[t]] > STICK_ROUNDING * x_norm) {
-                ++st->sliding_loaded; /* the normal (mu p) carries a load */
-                st->slides[i] = 2;    /* ST's column from the next solve on */
-                if (x_norm > 0.0) st->lambda_max = fmax(st->lambda_max, z[i] / x_norm);
-            }
-    }
-    if (st->sliding_loaded > 0) return PP_STICKING_SLIDES;
+    if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) return PP_STICKING_SLIDES;
     if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
     result->status = PP_LCP_SOLVED;
     result->attempts = 1;
@@ -497,6 +514,70 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
     return 1;
 }
 
+/* The active set of the interior-point answer (x, v), kept for the next step: x_i basic
+ * where x_i / ||x||_inf > v_i / ||q||_inf (lcp_interior.c: the maximally complementary
+ * partition). A basic lambda of a contact none of whose impulses is basic (an open contact
+ * whose bodies slide: p = beta = 0) is not fixed by the basis rows (its cone row reads 0 =
+ * 0): the interior point holds it inside its range, lambda >= -(E^T u)_k for every direction
+ * k, where a vertex takes the least lambda, at which the direction of least v_beta binds;
+ * that beta is made basic (at 0), so that the block is nonsingular. Needs the rows of
+ * transpose_rows. */
+static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
+                           const double *q, const double *x, const double *v)
+{
+    const double x_norm = pp_lcp_inf_norm(n, x), q_norm = pp_lcp_inf_norm(n, q);
+    for (int i = 0; i < n; ++i)
+        st->basis[i] = (unsigned char)(x[i] * q_norm > v[i] * x_norm);
+    for (int i = 0; i < n; ++i) {
+        if (!sliding[i] || st->slides[i] || !st->basis[i]) continue;
+        int any = 0, binding = -1;
+        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t) {
+            const int j = st->row_col[t];
+            any = any || st->basis[j];
+            if (st->row_val[t] < 0.0 && (binding < 0 || v[j] < v[binding])) binding = j;
+        }
+        if (!any && binding >= 0) st->basis[binding] = 1;
+    }
+}
+
+/* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii, its answer
+ * z = (z_F, sigma = lambda) taken as it is (no basis, no limit): at the gap it reaches
+ * (STICK_INTERIOR_GAP) the compliance, not the gap, bounds its residual on ST's LCP
+ * (docs/performance.md "An interior-point solve of the sticking LCP"). Loaded contacts with
+ * lambda > 0 go to ST's form for the next round (at most STICK_SLIDE_ROUNDS: the problem is
+ * then no longer monotone in their columns, and the solve may stall or fail there). The
+ * answer is accepted as every solve's is (pp_lcp_csc_accept on A, q with o); then st->basis
+ * holds interior_basis. Needs the rows of transpose_rows; st->slides as the rounds left it. */
+static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
+                                           const double *q, const unsigned char *sliding,
+                                           const pp_lcp_options *o, double *z,
+                                           pp_lcp_result *result)
+{
+    const int n = A->n;
+    const double eps = stick_eps(A, sliding) / STICK_EPS * STICK_INTERIOR_EPS;
+    double *x = st->x, *v = st->x_eps;
+    for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
+        pp_lcp_csc Q;
+        if (!assemble_q(st, A, sliding, eps, &Q)) return PP_STICKING_FAILED;
+        ++st->rounds;
+        pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
+                                                 STICK_INTERIOR_ITERATIONS, x, v);
+        st->interior_iterations += st->interior.iterations;
+        if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
+        const double x_norm = pp_lcp_inf_norm(n, x);
+        for (int i = 0; i < n; ++i) z[i] = x[i];
+        st->sliding_loaded = 0;
+        if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) continue;
+        memset(result, 0, sizeof *result);
+        if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
+        interior_basis(st, n, sliding, q, x, v);
+        result->status = PP_LCP_SOLVED;
+        result->attempts = 1;
+        return PP_STICKING_SOLVED;
+    }
+    return PP_STICKING_SLIDES;
+}
+
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,
@@ -508,6 +589,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     const int n = A->n;
     pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
     st->lemke_pivots = 0;
+    st->interior_iterations = 0;
     st->from_kept = 0;
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
@@ -541,6 +623,12 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     if (!prepared) {
         if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
         eps = stick_eps(A, sliding);
+    }
+    /* cold: the interior-point solve of (2), then (refused) Lemke on it as below */
+    if (!kept) {
+        pp_sticking_outcome out = interior_rounds(st, A, q, sliding, o, z, result);
+        if (out == PP_STICKING_SOLVED) return out;
+        memset(st->slides, 0, (size_t)n);
     }
     pp_lcp_options qo = *o;
     qo.fallback = 0;

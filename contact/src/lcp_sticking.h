@@ -2,6 +2,7 @@
 #ifndef PP_LCP_STICKING_H
 #define PP_LCP_STICKING_H
 
+#include "lcp_interior.h"
 #include "lcp_internal.h"
 
 /* Scratch and the active set of one solve; grown to the largest island, kept. */
@@ -23,7 +24,8 @@ typedef struct pp_sticking {
     unsigned char *start;         /* n: Lemke's basis on Q */
     unsigned char *slides;        /* n: on a sliding speed, its contact is in ST's form */
     unsigned char *sliding, *kept_slides; /* n: the caller's (peg_mlcp.c) */
-    int rounds;                   /* Lemke solves on Q in pp_sticking_island */
+    pp_interior interior;         /* the interior-point solve of Q (lcp_interior.c) */
+    int rounds;                   /* solves of Q in pp_sticking_island (interior, Lemke) */
     /* what the last solve did (measurements, the caller's statistics) */
     int steps;                    /* active-set steps (one factorisation each) */
     int flips;                    /* unknowns that changed side, over all steps */
@@ -32,6 +34,7 @@ typedef struct pp_sticking {
     int sliding_loaded;           /* contacts with lambda > 0 and p > 0 (no ST answer) */
     double lambda_max;
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
+    int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int from_kept;                /* pp_sticking_island answered from the kept active set */            /* largest lambda of a loaded contact, over ||z||_inf */
 } pp_sticking;
 
