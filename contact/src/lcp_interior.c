@@ -43,6 +43,7 @@
  */
 #include "lcp_interior.h"
 
+#include <klu.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,25 @@
  * anew (klu_factor). */
 #define INTERIOR_RGROWTH 1e-8
 
+struct pp_interior_lu {
+    klu_common common;
+    klu_symbolic *symbolic;
+    klu_numeric *numeric;
+};
+
+static void free_factors(struct pp_interior_lu *lu)
+{
+    if (lu->numeric) klu_free_numeric(&lu->numeric, &lu->common);
+    if (lu->symbolic) klu_free_symbolic(&lu->symbolic, &lu->common);
+}
+
 void pp_interior_free(pp_interior *ip)
 {
     double **d[] = {&ip->r, &ip->dx, &ip->dv, &ip->dx_aff, &ip->dv_aff, &ip->scale, &ip->rhs,
                     &ip->Kx};
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) free(*d[t]);
-    if (ip->numeric) klu_free_numeric(&ip->numeric, &ip->common);
-    if (ip->symbolic) klu_free_symbolic(&ip->symbolic, &ip->common);
+    if (ip->lu) free_factors(ip->lu);
+    free(ip->lu);
     memset(ip, 0, sizeof *ip);
 }
 
@@ -79,6 +92,7 @@ static int reserve(pp_interior *ip, int n, size_t nnz)
         }
         ip->capacity = n;
     }
+    if (!ip->lu && !(ip->lu = calloc(1, sizeof *ip->lu))) return 0;
     return pp_lcp_grow((void **)&ip->Kx, &ip->k_capacity, nnz, sizeof(double));
 }
 
@@ -108,18 +122,19 @@ static int factor_newton(pp_interior *ip, const pp_lcp_csc *M, const double *x,
             ip->Kx[t] = ip->scale[i] * M->values[t] * ip->scale[j] + (i == j ? 1.0 : 0.0);
         }
     int *Ap = (int *)M->col_start, *Ai = (int *)M->row_index;
-    if (ip->numeric) {
-        if (klu_refactor(Ap, Ai, ip->Kx, ip->symbolic, ip->numeric, &ip->common) &&
-            klu_rgrowth(Ap, Ai, ip->Kx, ip->symbolic, ip->numeric, &ip->common) &&
-            ip->common.rgrowth >= INTERIOR_RGROWTH) {
+    struct pp_interior_lu *lu = ip->lu;
+    if (lu->numeric) {
+        if (klu_refactor(Ap, Ai, ip->Kx, lu->symbolic, lu->numeric, &lu->common) &&
+            klu_rgrowth(Ap, Ai, ip->Kx, lu->symbolic, lu->numeric, &lu->common) &&
+            lu->common.rgrowth >= INTERIOR_RGROWTH) {
             ++ip->refactorisations;
             return 1;
         }
-        klu_free_numeric(&ip->numeric, &ip->common);
+        klu_free_numeric(&lu->numeric, &lu->common);
     }
-    ip->numeric = klu_factor(Ap, Ai, ip->Kx, ip->symbolic, &ip->common);
+    lu->numeric = klu_factor(Ap, Ai, ip->Kx, lu->symbolic, &lu->common);
     ++ip->factorisations;
-    return ip->numeric != NULL && ip->common.status == KLU_OK;
+    return lu->numeric != NULL && lu->common.status == KLU_OK;
 }
 
 /* The direction (dx, dv) of (1) for the target products t (dx_aff dv_aff terms included
@@ -133,7 +148,7 @@ static void direction(pp_interior *ip, const pp_lcp_csc *M, const double *x, con
         if (second) t -= ip->dx_aff[i] * ip->dv_aff[i];
         ip->rhs[i] = ip->scale[i] * (-ip->r[i] + t / x[i]);
     }
-    klu_solve(ip->symbolic, ip->numeric, n, 1, ip->rhs, &ip->common);
+    klu_solve(ip->lu->symbolic, ip->lu->numeric, n, 1, ip->rhs, &ip->lu->common);
     for (int i = 0; i < n; ++i) dx[i] = ip->scale[i] * ip->rhs[i];
     multiply(M, dx, ip->r, dv);
 }
@@ -172,13 +187,13 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
         x[i] = x0;
         v[i] = q_norm;
     }
-    if (ip->numeric) klu_free_numeric(&ip->numeric, &ip->common);
-    if (ip->symbolic) klu_free_symbolic(&ip->symbolic, &ip->common);
-    klu_defaults(&ip->common);
-    ip->symbolic = klu_analyze(n, (int *)M->col_start, (int *)M->row_index, &ip->common);
-    if (!ip->symbolic) return PP_INTERIOR_FAILED;
+    struct pp_interior_lu *lu = ip->lu;
+    free_factors(lu);
+    klu_defaults(&lu->common);
+    lu->symbolic = klu_analyze(n, (int *)M->col_start, (int *)M->row_index, &lu->common);
+    if (!lu->symbolic) return PP_INTERIOR_FAILED;
     {   /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK) */
-        const double fill = ip->symbolic->lnz + ip->symbolic->unz;
+        const double fill = lu->symbolic->lnz + lu->symbolic->unz;
         const double bound = pp_lcp_factor_work_bound(0.0);
         if (fill * fill / n > bound || (double)n * M->col_start[n] > bound)
             return PP_INTERIOR_FAILED;

@@ -5,7 +5,7 @@
 
 #include "lcp_internal.h"
 
-#include <klu.h>
+struct pp_interior_lu; /* KLU's analysis and factors of the Newton matrix (lcp_interior.c) */
 
 /* Scratch of the solve, grown to the largest LCP, kept; the measures of the last solve. */
 typedef struct pp_interior {
@@ -13,9 +13,7 @@ typedef struct pp_interior {
     double *r, *dx, *dv, *dx_aff, *dv_aff, *scale, *rhs; /* n */
     double *Kx;                       /* the Newton matrix's values, on M's pattern */
     size_t k_capacity;
-    klu_common common;
-    klu_symbolic *symbolic;           /* of M's pattern, for one solve */
-    klu_numeric *numeric;
+    struct pp_interior_lu *lu;        /* of M's pattern, analysed once per solve */
     /* what the last solve did */
     int iterations;                   /* predictor-corrector iterations */
     int factorisations;               /* klu_factor calls (pivoting chosen anew) */

@@ -113,7 +113,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     int cap = st->capacity + st->capacity / 2 > n ? st->capacity + st->capacity / 2 : n;
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
-    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size};
+    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -128,7 +128,9 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     if (sg) st->sliding = sg;
     unsigned char *ks = realloc(st->kept_slides, (size_t)cap);
     if (ks) st->kept_slides = ks;
-    ok = ok && sb != NULL && sd != NULL && sg != NULL && ks != NULL;
+    unsigned char *si = realloc(st->slides_interior, (size_t)cap);
+    if (si) st->slides_interior = si;
+    ok = ok && sb != NULL && sd != NULL && sg != NULL && ks != NULL && si != NULL;
     int **iv[] = {&st->index, &st->place, &st->row_start, &st->Ap, &st->Qp};
     for (size_t t = 0; t < sizeof iv / sizeof *iv; ++t) {
         int *p = realloc(*iv[t], (size_t)(cap + 1) * sizeof **iv[t]);
@@ -165,6 +167,8 @@ void pp_sticking_free(pp_sticking *st)
     free(st->slides);
     free(st->sliding);
     free(st->kept_slides);
+    free(st->z_interior);
+    free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
     pp_lcp_lu_sparse_free(st->lu);
@@ -466,10 +470,10 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
 }
 
 /* Q + eps D by columns (the pattern of A's impulse columns; the lambda columns -A_SF^T with
- * their zero diagonal, rows increasing), for Lemke: 1, or 0 out of memory. Needs the rows of
- * transpose_rows. */
+ * the diagonal eps_lambda, 0 for Lemke, rows increasing): 1, or 0 out of memory. Needs the
+ * rows of transpose_rows. */
 static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
-                      double eps, pp_lcp_csc *Q)
+                      double eps, double eps_lambda, pp_lcp_csc *Q)
 {
     const int n = A->n;
     size_t nnz = 0;
@@ -489,7 +493,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
                 if (!diagonal && st->row_col[t] > j) {
                     st->Qi[p] = j;
-                    st->Qx[p++] = 0.0;
+                    st->Qx[p++] = eps_lambda;
                     diagonal = 1;
                 }
                 st->Qi[p] = st->row_col[t];
@@ -497,7 +501,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             }
             if (!diagonal) {
                 st->Qi[p] = j;
-                st->Qx[p++] = 0.0;
+                st->Qx[p++] = eps_lambda;
             }
         } else {
             for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
@@ -516,7 +520,9 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
 
 /* The active set of the interior-point answer (x, v), kept for the next step: x_i basic
  * where x_i / ||x||_inf > v_i / ||q||_inf (lcp_interior.c: the maximally complementary
- * partition). A basic lambda of a contact none of whose impulses is basic (an open contact
+ * partition) and x_i > STICK_ROUNDING ||x||_inf (a degenerate pair, x_i = v_i = 0 in the
+ * limit, is nonbasic: the sticking contacts' rows all have v = 0, and both of a pair of
+ * opposite friction directions basic would leave the limit its difference only). A basic lambda of a contact none of whose impulses is basic (an open contact
  * whose bodies slide: p = beta = 0) is not fixed by the basis rows (its cone row reads 0 =
  * 0): the interior point holds it inside its range, lambda >= -(E^T u)_k for every direction
  * k, where a vertex takes the least lambda, at which the direction of least v_beta binds;
@@ -527,7 +533,8 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
 {
     const double x_norm = pp_lcp_inf_norm(n, x), q_norm = pp_lcp_inf_norm(n, q);
     for (int i = 0; i < n; ++i)
-        st->basis[i] = (unsigned char)(x[i] * q_norm > v[i] * x_norm);
+        st->basis[i] = (unsigned char)(x[i] * q_norm > v[i] * x_norm &&
+                                       x[i] > STICK_ROUNDING * x_norm);
     for (int i = 0; i < n; ++i) {
         if (!sliding[i] || st->slides[i] || !st->basis[i]) continue;
         int any = 0, binding = -1;
@@ -558,7 +565,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     double *x = st->x, *v = st->x_eps;
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         pp_lcp_csc Q;
-        if (!assemble_q(st, A, sliding, eps, &Q)) return PP_STICKING_FAILED;
+        if (!assemble_q(st, A, sliding, eps, 0.0, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
         pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
                                                  STICK_INTERIOR_ITERATIONS, x, v);
@@ -570,9 +577,26 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) continue;
         memset(result, 0, sizeof *result);
         if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
-        interior_basis(st, n, sliding, q, x, v);
         result->status = PP_LCP_SOLVED;
         result->attempts = 1;
+        /* polished where its active set's limit is an answer (one step: the limit eps -> 0
+         * there, lcp_sticking.c's own answer, exact to rounding where the interior point is
+         * to ~1e-5 of the loads among redundant supports); kept as it is otherwise */
+        interior_basis(st, n, sliding, q, x, v);
+        memcpy(st->z_interior, z, (size_t)n * sizeof *z);
+        memcpy(st->slides_interior, st->slides, (size_t)n);
+        memcpy(st->start, st->basis, (size_t)n);
+        pp_lcp_result polished;
+        if (sticking_steps(st, A, q, sliding, stick_eps(A, sliding), st->start,
+                           STICK_WARM_STEPS, o, z, &polished) == PP_STICKING_SOLVED) {
+            *result = polished;
+            ++st->polished;
+            return PP_STICKING_SOLVED;
+        }
+        memcpy(z, st->z_interior, (size_t)n * sizeof *z);
+        memcpy(st->slides, st->slides_interior, (size_t)n);
+        memcpy(st->basis, st->start, (size_t)n);
+        st->sliding_loaded = 0;
         return PP_STICKING_SOLVED;
     }
     return PP_STICKING_SLIDES;
@@ -590,6 +614,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
     st->lemke_pivots = 0;
     st->interior_iterations = 0;
+    st->polished = 0;
     st->from_kept = 0;
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
@@ -624,11 +649,11 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
         if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
         eps = stick_eps(A, sliding);
     }
-    /* cold: the interior-point solve of (2), then (refused) Lemke on it as below */
-    if (!kept) {
+    /* the interior-point solve of (2); refused, Lemke on it as below */
+    {
         pp_sticking_outcome out = interior_rounds(st, A, q, sliding, o, z, result);
         if (out == PP_STICKING_SOLVED) return out;
-        memset(st->slides, 0, (size_t)n);
+        for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
     }
     pp_lcp_options qo = *o;
     qo.fallback = 0;
@@ -641,7 +666,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
          * active set, then from the last round's basis */
         pp_lcp_csc Q;
         const int left = STICK_LEMKE_PIVOTS * n - pivots;
-        if (left <= 0 || !assemble_q(st, A, sliding, eps, &Q)) break;
+        if (left <= 0 || !assemble_q(st, A, sliding, eps, 0.0, &Q)) break;
         qo.max_pivots = qo.max_total_pivots = left;
         pp_lcp_result qr;
         memset(&qr, 0, sizeof qr);

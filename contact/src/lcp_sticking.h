@@ -24,6 +24,8 @@ typedef struct pp_sticking {
     unsigned char *start;         /* n: Lemke's basis on Q */
     unsigned char *slides;        /* n: on a sliding speed, its contact is in ST's form */
     unsigned char *sliding, *kept_slides; /* n: the caller's (peg_mlcp.c) */
+    double *z_interior;           /* n: the interior-point answer, while the steps polish it */
+    unsigned char *slides_interior; /* n: the slides of that answer */
     pp_interior interior;         /* the interior-point solve of Q (lcp_interior.c) */
     int rounds;                   /* solves of Q in pp_sticking_island (interior, Lemke) */
     /* what the last solve did (measurements, the caller's statistics) */
@@ -35,6 +37,7 @@ typedef struct pp_sticking {
     double lambda_max;
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
+    int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */            /* largest lambda of a loaded contact, over ||z||_inf */
 } pp_sticking;
 
