@@ -60,6 +60,20 @@
  * kept) is tried first as it stands: one factorisation, no Lemke. Started from a crash basis
  * instead of Lemke's, these steps did not converge on heap20 (hundreds of flips a step).
  *
+ * The interior-point solve first (interior_rounds; lcp_interior.c, docs/performance.md "An
+ * interior-point solve of the sticking LCP"). Before Lemke on Q, where the kept set failed,
+ * Mehrotra's predictor-corrector on (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii (D = I
+ * on F), to a gap of STICK_INTERIOR_GAP, its answer z = (z_F, sigma = lambda) taken as it is:
+ * its residual on ST's LCP is bounded by eps, not by the gap (rel(z) 2e-11 - 1.4e-10 on the
+ * heaps at 1e-10; at 1e-8 the O(eps) lambda of loaded contacts and eps z_F put it at 3e-9).
+ * Its active set is not a vertex (the interior point is the analytic centre of the solution
+ * set: every redundant support loaded, degenerate pairs at ~sqrt(gap)), and the limit on it
+ * is infeasible on the heaps (179 unknowns down to -0.94 ||x|| on heap20), so it is no
+ * start for the steps below; one step of the limit on it is tried as a polish (exact where
+ * it is an answer: a plate, a box) and the interior answer kept otherwise. Loaded contacts
+ * with lambda > 0 go to ST's form for the next round as below; the solve then runs on a
+ * problem no longer monotone in their columns, and converged there on every heap LCP tried.
+ *
  * Accuracy. The limit on the basis Lemke finds at eps is not feasible to rounding on the
  * heaps: on heap20 114 unknowns sit at -1.6e-8 of ||x|| (the same for eps = 1e-6 and 1e-8, so
  * the compliant basis is not quite the limit's), and flipping them, all or one at a time, did

@@ -55,8 +55,9 @@ void pp_sticking_free(pp_sticking *st);
  * whose unknowns with sliding[i] = 1 are the sliding speeds (rows mu p - sum beta, zero
  * diagonal) and all others impulses (A symmetric on them): the kept active set tried as it
  * stands (one factorisation), else, unless Lemke's warm basis lemke_warm (optional) solves
- * LCP(A, q) as it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), Lemke on the monotone
- * LCP (2) by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and
+ * LCP(A, q) as it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point
+ * solve of the monotone LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2)
+ * by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and
  * the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts
  * Lemke's pivots on Q (also when the answer is refused). */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
