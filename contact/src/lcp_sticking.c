@@ -484,10 +484,10 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
 }
 
 /* Q + eps D by columns (the pattern of A's impulse columns; the lambda columns -A_SF^T with
- * the diagonal eps_lambda, 0 for Lemke, rows increasing): 1, or 0 out of memory. Needs the
- * rows of transpose_rows. */
+ * their zero diagonal, rows increasing), for Lemke and the interior-point solve: 1, or 0 out
+ * of memory. Needs the rows of transpose_rows. */
 static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
-                      double eps, double eps_lambda, pp_lcp_csc *Q)
+                      double eps, pp_lcp_csc *Q)
 {
     const int n = A->n;
     size_t nnz = 0;
@@ -507,7 +507,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
                 if (!diagonal && st->row_col[t] > j) {
                     st->Qi[p] = j;
-                    st->Qx[p++] = eps_lambda;
+                    st->Qx[p++] = 0.0;
                     diagonal = 1;
                 }
                 st->Qi[p] = st->row_col[t];
@@ -515,7 +515,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             }
             if (!diagonal) {
                 st->Qi[p] = j;
-                st->Qx[p++] = eps_lambda;
+                st->Qx[p++] = 0.0;
             }
         } else {
             for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
@@ -536,12 +536,12 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
  * where x_i / ||x||_inf > v_i / ||q||_inf (lcp_interior.c: the maximally complementary
  * partition) and x_i > STICK_ROUNDING ||x||_inf (a degenerate pair, x_i = v_i = 0 in the
  * limit, is nonbasic: the sticking contacts' rows all have v = 0, and both of a pair of
- * opposite friction directions basic would leave the limit its difference only). A basic lambda of a contact none of whose impulses is basic (an open contact
- * whose bodies slide: p = beta = 0) is not fixed by the basis rows (its cone row reads 0 =
- * 0): the interior point holds it inside its range, lambda >= -(E^T u)_k for every direction
- * k, where a vertex takes the least lambda, at which the direction of least v_beta binds;
- * that beta is made basic (at 0), so that the block is nonsingular. Needs the rows of
- * transpose_rows. */
+ * opposite friction directions basic would leave the limit their difference only). A basic
+ * lambda of a contact none of whose impulses is basic (an open contact whose bodies slide:
+ * p = beta = 0) is not fixed by the basis rows (its cone row reads 0 = 0): the interior point
+ * holds it inside its range, lambda >= -(E^T u)_k for every direction k, where a vertex takes
+ * the least lambda, at which the direction of least v_beta binds; that beta is made basic
+ * (at 0), so that the block is nonsingular. Needs the rows of transpose_rows. */
 static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
                            const double *q, const double *x, const double *v)
 {
@@ -568,7 +568,8 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
  * lambda > 0 go to ST's form for the next round (at most STICK_SLIDE_ROUNDS: the problem is
  * then no longer monotone in their columns, and the solve may stall or fail there). The
  * answer is accepted as every solve's is (pp_lcp_csc_accept on A, q with o); then st->basis
- * holds interior_basis. Needs the rows of transpose_rows; st->slides as the rounds left it. */
+ * holds its active set (the polish's where that answered, else interior_basis). Needs the
+ * rows of transpose_rows; st->slides as the rounds left it. */
 static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
                                            const double *q, const unsigned char *sliding,
                                            const pp_lcp_options *o, double *z,
@@ -579,7 +580,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     double *x = st->x, *v = st->x_eps;
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         pp_lcp_csc Q;
-        if (!assemble_q(st, A, sliding, eps, 0.0, &Q)) return PP_STICKING_FAILED;
+        if (!assemble_q(st, A, sliding, eps, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
         pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
                                                  STICK_INTERIOR_ITERATIONS, x, v);
@@ -680,7 +681,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
          * active set, then from the last round's basis */
         pp_lcp_csc Q;
         const int left = STICK_LEMKE_PIVOTS * n - pivots;
-        if (left <= 0 || !assemble_q(st, A, sliding, eps, 0.0, &Q)) break;
+        if (left <= 0 || !assemble_q(st, A, sliding, eps, &Q)) break;
         qo.max_pivots = qo.max_total_pivots = left;
         pp_lcp_result qr;
         memset(&qr, 0, sizeof qr);
