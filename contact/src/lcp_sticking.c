@@ -63,9 +63,10 @@
  * The interior-point solve first (interior_rounds; lcp_interior.c, docs/performance.md "An
  * interior-point solve of the sticking LCP"). Before Lemke on Q, where the kept set failed,
  * Mehrotra's predictor-corrector on (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii (D = I
- * on F), to a gap of STICK_INTERIOR_GAP, its answer z = (z_F, sigma = lambda) taken as it is:
- * its residual on ST's LCP is bounded by eps, not by the gap (rel(z) 2e-11 - 1.4e-10 on the
- * heaps at 1e-10; at 1e-8 the O(eps) lambda of loaded contacts and eps z_F put it at 3e-9).
+ * on F and on lambda), to a gap of STICK_INTERIOR_GAP, its answer z = (z_F, sigma = lambda)
+ * taken as it is: its residual on ST's LCP is bounded by eps, not by the gap (rel(z) 9e-11 -
+ * 1.6e-10 on the heaps at 1e-10; at 1e-8 the O(eps) lambda of loaded contacts and eps z_F
+ * put it at 3e-9).
  * Its active set is not a vertex (the interior point is the analytic centre of the solution
  * set: every redundant support loaded, degenerate pairs at ~sqrt(gap)), and the limit on it
  * is infeasible on the heaps (179 unknowns down to -0.94 ||x|| on heap20), so it is no
@@ -484,10 +485,10 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
 }
 
 /* Q + eps D by columns (the pattern of A's impulse columns; the lambda columns -A_SF^T with
- * their zero diagonal, rows increasing), for Lemke and the interior-point solve: 1, or 0 out
- * of memory. Needs the rows of transpose_rows. */
+ * the diagonal eps_lambda, rows increasing): 1, or 0 out of memory. Needs the rows of
+ * transpose_rows. */
 static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
-                      double eps, pp_lcp_csc *Q)
+                      double eps, double eps_lambda, pp_lcp_csc *Q)
 {
     const int n = A->n;
     size_t nnz = 0;
@@ -507,7 +508,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             for (int t = st->row_start[j]; t < st->row_start[j + 1]; ++t) {
                 if (!diagonal && st->row_col[t] > j) {
                     st->Qi[p] = j;
-                    st->Qx[p++] = 0.0;
+                    st->Qx[p++] = eps_lambda;
                     diagonal = 1;
                 }
                 st->Qi[p] = st->row_col[t];
@@ -515,7 +516,7 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
             }
             if (!diagonal) {
                 st->Qi[p] = j;
-                st->Qx[p++] = 0.0;
+                st->Qx[p++] = eps_lambda;
             }
         } else {
             for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
@@ -561,7 +562,12 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
     }
 }
 
-/* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii, its answer
+/* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii and D = I
+ * on every unknown (lambda too: an open contact's lambda, p = beta = 0, is otherwise free in
+ * [max_k -(E^T u)_k, inf) and the interior point takes it far inside, up to 2.3 where its
+ * bodies slide at 3e-3 m/s on heap50, which also inflates ||z|| in every row's scale of the
+ * acceptance; with eps lambda in its cone row it is the least, the sliding speed, at the
+ * cost of a friction impulse eps lambda on that contact), its answer
  * z = (z_F, sigma = lambda) taken as it is (no basis, no limit): at the gap it reaches
  * (STICK_INTERIOR_GAP) the compliance, not the gap, bounds its residual on ST's LCP
  * (docs/performance.md "An interior-point solve of the sticking LCP"). Loaded contacts with
@@ -580,7 +586,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     double *x = st->x, *v = st->x_eps;
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         pp_lcp_csc Q;
-        if (!assemble_q(st, A, sliding, eps, &Q)) return PP_STICKING_FAILED;
+        if (!assemble_q(st, A, sliding, eps, eps, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
         pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
                                                  STICK_INTERIOR_ITERATIONS, x, v);
@@ -681,7 +687,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
          * active set, then from the last round's basis */
         pp_lcp_csc Q;
         const int left = STICK_LEMKE_PIVOTS * n - pivots;
-        if (left <= 0 || !assemble_q(st, A, sliding, eps, &Q)) break;
+        if (left <= 0 || !assemble_q(st, A, sliding, eps, 0.0, &Q)) break;
         qo.max_pivots = qo.max_total_pivots = left;
         pp_lcp_result qr;
         memset(&qr, 0, sizeof qr);
