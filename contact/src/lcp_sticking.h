@@ -34,11 +34,11 @@ typedef struct pp_sticking {
     int first_flips;              /* of them, in the first step */
     int limit_iterations;         /* iterated-Tikhonov solves of the last step */
     int sliding_loaded;           /* contacts with lambda > 0 and p > 0 (no ST answer) */
-    double lambda_max;
+    double lambda_max;            /* largest lambda of a loaded contact, over ||z||_inf */
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
-    int from_kept;                /* pp_sticking_island answered from the kept active set */            /* largest lambda of a loaded contact, over ||z||_inf */
+    int from_kept;                /* pp_sticking_island answered from the kept active set */
 } pp_sticking;
 
 typedef enum pp_sticking_outcome {
