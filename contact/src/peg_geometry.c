@@ -132,12 +132,12 @@ static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double
  * and enters B across their edges: the authors' sign rule with edge_edge_3d.m's check from
  * A's side, spec §4), and gets -1 (never applicable) outside it.
  */
-double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
-                               int eb, double normal[3])
+static double applicability_ee(const pp_polytope_view *a, int ea, const double *fa,
+                               const pp_polytope_view *b, int eb, const double *fb,
+                               double normal[3])
 {
-    double da[3], ta1[3], ta2[3], db[3], tb1[3], tb2[3], n[3];
-    edge_t_vectors(a, ea, da, ta1, ta2);
-    edge_t_vectors(b, eb, db, tb1, tb2);
+    const double *da = fa, *ta1 = fa + 3, *ta2 = fa + 6, *db = fb, *tb1 = fb + 3, *tb2 = fb + 6;
+    double n[3];
     pp_v3_cross(n, da, db);
     double len = pp_v3_norm(n);
     if (len <= PARALLEL_TOLERANCE * pp_v3_norm(da) * pp_v3_norm(db)) {
@@ -155,6 +155,28 @@ double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polyt
     if (!(bis_a < 0.0 && bis_b > 0.0)) min_d = -1.0;   /* -n outside its domain */
     if (normal) pp_v3_scale(normal, min_neg >= min_d ? 1.0 : -1.0, n);
     return fmax(min_d, min_neg);
+}
+
+double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
+                               int eb, double normal[3])
+{
+    double fa[9], fb[9];
+    edge_t_vectors(a, ea, fa, fa + 3, fa + 6);
+    edge_t_vectors(b, eb, fb, fb + 3, fb + 6);
+    return applicability_ee(a, ea, fa, b, eb, fb, normal);
+}
+
+void pp_peg_edge_frames(const pp_polytope_view *p, double *frames)
+{
+    for (int e = 0; e < p->edge_count; ++e)
+        edge_t_vectors(p, e, frames + 9 * e, frames + 9 * e + 3, frames + 9 * e + 6);
+}
+
+double pp_peg_applicability_ee_framed(const pp_polytope_view *a, int ea, const double *frames_a,
+                                      const pp_polytope_view *b, int eb, const double *frames_b,
+                                      double normal[3])
+{
+    return applicability_ee(a, ea, frames_a + 9 * ea, b, eb, frames_b + 9 * eb, normal);
 }
 
 void pp_peg_edge_orientation(const pp_polytope_view *p, int e, double out[3])
@@ -521,6 +543,8 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->separating);
     free(b->separating_appl);
     free(b->edge_bounds);
+    free(b->near);
+    free(b->edge_frames);
     free(b->vf_memo);
     for (int i = 0; b->class_memo && i < PP_PEG_CLASS_MEMO_SLOTS; ++i) {
         free(b->class_memo[i].vertices);
@@ -656,6 +680,67 @@ static int endpoint_near_segment(const pp_polytope_view *p, int ep, const pp_pol
     return 0;
 }
 
+/*
+ * The features that can be near the other polytope. Every configuration of steps 1-3 is a
+ * pair of features within eps of each other (|v_a - v_b|, the point–segment and the
+ * segment–segment distances <= eps), and every point of a feature lies in its polytope's
+ * bounding box; so a vertex of p in a configuration lies within eps of q's box on every
+ * axis, and an edge of p in one has its endpoints' box within eps of q's box on every axis.
+ * Features outside these boxes are left out of the loops without a test: the same
+ * configurations in the same order (the lists keep the features' order), as a filter of
+ * candidates that the exact tests would reject. The boxes are widened by NEAR_SLACK (1 + the
+ * largest coordinate) beyond eps, far above the rounding of the distances (a few ulps of the
+ * coordinates), so no configuration the exact tests accept is filtered out. The loops are
+ * O(V^2 + V E + E^2) a pair; on ODE's falling convex ball (cells 4 mm apart across every
+ * shared face, eps 1 cm: each cell's far side is outside its neighbour's box) the
+ * classification took 21 % of a step before the filter, 11 % after (docs/performance.md
+ * "PEG's construction on the falling convex ball").
+ */
+static const double NEAR_SLACK = 1e-9;
+
+/* Box of p's vertices. */
+static void vertex_box(const pp_polytope_view *p, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = p->vertex_count > 0 ? p->vertices[k] : 0.0;
+    for (int v = 1; v < p->vertex_count; ++v)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], p->vertices[3 * v + k]);
+            hi[k] = fmax(hi[k], p->vertices[3 * v + k]);
+        }
+}
+
+/* Is the box [lo1, hi1] within r of [lo2, hi2] on every axis? */
+static int boxes_within(const double lo1[3], const double hi1[3], const double lo2[3],
+                        const double hi2[3], double r)
+{
+    for (int k = 0; k < 3; ++k)
+        if (lo1[k] > hi2[k] + r || hi1[k] < lo2[k] - r) return 0;
+    return 1;
+}
+
+/* p's vertices and edges near q's box [lo, hi] (within r per axis), increasing, into
+ * list (vertices first, *nv of them, then *ne edges). */
+static void near_features(const pp_polytope_view *p, const double lo[3], const double hi[3],
+                          double r, int *list, int *nv, int *ne)
+{
+    int m = 0;
+    for (int v = 0; v < p->vertex_count; ++v) {
+        const double *x = vertex_of(p, v);
+        if (boxes_within(x, x, lo, hi, r)) list[m++] = v;
+    }
+    *nv = m;
+    for (int e = 0; e < p->edge_count; ++e) {
+        const double *t = vertex_of(p, p->edges[4 * e]), *h = vertex_of(p, p->edges[4 * e + 1]);
+        double elo[3], ehi[3];
+        for (int k = 0; k < 3; ++k) {
+            elo[k] = fmin(t[k], h[k]);
+            ehi[k] = fmax(t[k], h[k]);
+        }
+        if (boxes_within(elo, ehi, lo, hi, r)) list[m++] = e;
+    }
+    *ne = m - *nv;
+}
+
 /* Steps 1-3 (pp_peg_classify_near_features without the memo). *read_faces = 1 when a face
  * normal or offset was read (the edge–edge applicability and gap tests); otherwise the output
  * is a function of the vertices, the edges' endpoints and faces, eps, appl_ee and delta. */
@@ -680,10 +765,30 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
     for (int e = 0; e < q->edge_count; ++e)
         bound_b[4 * e + 3] = segment_reach(vertex_of(q, q->edges[4 * e]),
                                            vertex_of(q, q->edges[4 * e + 1]), &bound_b[4 * e]);
+    /* the features near the other polytope's box (above): A's, then B's */
+    st = pp_peg_grow((void **)&b->near, &b->near_capacity,
+                     a->vertex_count + a->edge_count + q->vertex_count + q->edge_count + 1,
+                     sizeof *b->near);
+    if (st != PP_OK) return st;
+    double lo_a[3], hi_a[3], lo_b[3], hi_b[3], scale = 0.0;
+    vertex_box(a, lo_a, hi_a);
+    vertex_box(q, lo_b, hi_b);
+    for (int k = 0; k < 3; ++k)
+        scale = fmax(scale, fmax(fmax(fabs(lo_a[k]), fabs(hi_a[k])),
+                                 fmax(fabs(lo_b[k]), fabs(hi_b[k]))));
+    const double reach = eps + NEAR_SLACK * (1.0 + scale);
+    int nva, nea, nvb, neb;
+    int *va = b->near;
+    near_features(a, lo_b, hi_b, reach, va, &nva, &nea);
+    const int *ea = va + nva;
+    int *vb = va + nva + nea;
+    near_features(q, lo_a, hi_a, reach, vb, &nvb, &neb);
+    const int *eb = vb + nvb;
 
     /* 1. vertex–vertex */
-    for (int i = 0; i < a->vertex_count; ++i)
-        for (int j = 0; j < q->vertex_count; ++j) {
+    for (int x = 0; x < nva; ++x)
+        for (int y = 0; y < nvb; ++y) {
+            const int i = va[x], j = vb[y];
             double r[3];
             pp_v3_sub(r, vertex_of(q, j), vertex_of(a, i));
             double d = pp_v3_norm(r);
@@ -695,16 +800,18 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 2. vertex–edge (A's vertices), then edge–vertex (B's vertices) */
-    for (int i = 0; i < a->vertex_count; ++i)
-        for (int e = 0; e < q->edge_count; ++e) {
+    for (int x = 0; x < nva; ++x)
+        for (int y = 0; y < neb; ++y) {
+            const int i = va[x], e = eb[y];
             double c[3], d;
             if (!vertex_near_edge_interior(a, i, q, e, &bound_b[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_VERTEX_EDGE, i, e, vertex_of(a, i), c, d, 0.0);
             if (st != PP_OK) return st;
             used_a[i] = 1;
         }
-    for (int j = 0; j < q->vertex_count; ++j)
-        for (int e = 0; e < a->edge_count; ++e) {
+    for (int y = 0; y < nvb; ++y)
+        for (int x = 0; x < nea; ++x) {
+            const int j = vb[y], e = ea[x];
             double c[3], d;
             if (!vertex_near_edge_interior(q, j, a, e, &bound_a[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_EDGE_VERTEX, e, j, c, vertex_of(q, j), d, 0.0);
@@ -713,8 +820,10 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
-    for (int i = 0; i < a->edge_count; ++i) {
-        for (int j = 0; j < q->edge_count; ++j) {
+    for (int x = 0; x < nea; ++x) {
+        const int i = ea[x];
+        for (int y = 0; y < neb; ++y) {
+            const int j = eb[y];
             double pa[3], pb[3], d;
             if (far_apart(&bound_a[4 * i], bound_a[4 * i + 3], &bound_b[4 * j], bound_b[4 * j + 3],
                           eps))
