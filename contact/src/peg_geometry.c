@@ -18,6 +18,9 @@
 static const double INSIDE_TOLERANCE = 1e-9;   /* m, as features.c */
 static const double PARALLEL_TOLERANCE = 1e-9; /* |e_a x e_b| <= tol |e_a||e_b|: parallel */
 static const double TIE_TOLERANCE = 1e-12;     /* m, psi ties in the one-face choice */
+/* Rounding slack of the near-feature filters, per metre of 1 + the largest coordinate
+ * (classify_near_features, pp_peg_feasibility_vf_near) */
+static const double NEAR_SLACK = 1e-9;
 
 static const double *vertex_of(const pp_polytope_view *p, int v) { return p->vertices + 3 * v; }
 static const double *normal_of(const pp_polytope_view *p, int f) { return p->face_normals + 3 * f; }
@@ -278,8 +281,9 @@ static int in_face(const pp_polytope_view *p, int f, const double x[3])
  * prism. A vertex slightly under a face it projects into (psi >= -delta) may still be pushed
  * out through it; one far outside the prism and well below the plane (angle < -phi) belongs
  * to another face. */
-pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
-                                     int f, double eps, const pp_peg_params *params)
+static pp_peg_vf_test feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
+                                     int f, double eps, const pp_peg_params *params,
+                                     const double *sphere)
 {
     pp_peg_params defaults;
     if (!params) {
@@ -295,6 +299,18 @@ pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_
     if (r.inside) {
         r.distance = fabs(r.psi);
     } else {
+        if (sphere) { /* pp_peg_feasibility_vf_near: farther than eps from the face's sphere */
+            double d[3];
+            pp_v3_sub(d, proj, sphere);
+            const double scale = 1.0 + fmax(fmax(fabs(sphere[0]), fabs(sphere[1])),
+                                             fabs(sphere[2])) + sphere[3];
+            const double beyond = pp_v3_norm(d) - sphere[3];
+            if (beyond > eps + NEAR_SLACK * scale) {
+                r.outside = beyond;
+                r.distance = HUGE_VAL;
+                return r;
+            }
+        }
         const int *loop = b->face_vertices + b->face_first[f];
         int n = b->face_first[f + 1] - b->face_first[f];
         r.outside = HUGE_VAL;
@@ -310,6 +326,46 @@ pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_
     else
         r.feasible = r.distance <= 0.0 || asin(fmax(-1.0, fmin(1.0, r.psi / r.distance))) >= -params->phi;
     return r;
+}
+
+pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
+                                     int f, double eps, const pp_peg_params *params)
+{
+    return feasibility_vf(a, v, b, f, eps, params, NULL);
+}
+
+/*
+ * The face's sphere (pp_peg_face_spheres) bounds the distance to the face polygon from below:
+ * every point of the polygon is within its radius rho of its centre c, so a projection proj
+ * outside the polygon (in_face) is at least |proj - c| - rho from it. Where that exceeds eps by
+ * more than the rounding of the distances (NEAR_SLACK of the coordinates), the plain test's
+ * minimum over the face's edges is > eps as well, and it would return not feasible with
+ * distance > eps: the same decision, without the edges' distances. Only the outside case: a
+ * projection in_face accepts (its tolerance) is measured as before.
+ */
+pp_peg_vf_test pp_peg_feasibility_vf_near(const pp_polytope_view *a, int v,
+                                          const pp_polytope_view *b, int f, double eps,
+                                          const pp_peg_params *params, const double sphere[4])
+{
+    return feasibility_vf(a, v, b, f, eps, params, sphere);
+}
+
+void pp_peg_face_spheres(const pp_polytope_view *p, double *spheres)
+{
+    for (int f = 0; f < p->face_count; ++f) {
+        const int *loop = p->face_vertices + p->face_first[f];
+        const int n = p->face_first[f + 1] - p->face_first[f];
+        double *c = spheres + 4 * f, rho = 0.0;
+        c[0] = c[1] = c[2] = 0.0;
+        for (int i = 0; i < n; ++i) pp_v3_add(c, c, vertex_of(p, loop[i]));
+        pp_v3_scale(c, 1.0 / n, c);
+        for (int i = 0; i < n; ++i) {
+            double d[3];
+            pp_v3_sub(d, vertex_of(p, loop[i]), c);
+            rho = fmax(rho, pp_v3_norm(d));
+        }
+        c[3] = rho;
+    }
 }
 
 int pp_peg_feasibility_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b, int eb,
@@ -545,6 +601,7 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->edge_bounds);
     free(b->near);
     free(b->edge_frames);
+    free(b->face_spheres);
     free(b->vf_memo);
     for (int i = 0; b->class_memo && i < PP_PEG_CLASS_MEMO_SLOTS; ++i) {
         free(b->class_memo[i].vertices);
@@ -696,7 +753,6 @@ static int endpoint_near_segment(const pp_polytope_view *p, int ep, const pp_pol
  * classification took 21 % of a step before the filter, 11 % after (docs/performance.md
  * "PEG's construction on the falling convex ball").
  */
-static const double NEAR_SLACK = 1e-9;
 
 /* Box of p's vertices. */
 static void vertex_box(const pp_polytope_view *p, double lo[3], double hi[3])

@@ -62,6 +62,8 @@ struct pp_peg_builder {
     int separating_appl_capacity;
     double *edge_bounds;          /* per edge of A then B: midpoint and half length */
     int edge_bound_capacity;
+    double *face_spheres;         /* local_sets: pp_peg_face_spheres of A, then B */
+    int face_sphere_capacity;     /* doubles */
     double *edge_frames;          /* separating_set: pp_peg_edge_frames of A, then B */
     int edge_frame_capacity;      /* doubles */
     int *near;                    /* the classification's features near the other polytope:
@@ -158,6 +160,19 @@ int pp_peg_same_row(const pp_contact *c, const pp_contact *d);
  * representatives, found through a list of them sorted by p_a[0] (by_x: nc ints of scratch).
  * reduce_pair's Rule 1. */
 void pp_peg_row_ids(const pp_contact *c, int nc, int *id, int *by_x);
+
+/* Each face's loop bounded by a sphere: its vertices' mean and the largest distance of a
+ * vertex from it, 4 doubles a face, into spheres[4 f ..]. */
+void pp_peg_face_spheres(const pp_polytope_view *p, double *spheres);
+
+/* pp_peg_feasibility_vf for the builder's tests, which read of a result only feasible, psi
+ * and whether distance <= eps: the same result wherever distance <= eps; where v's projection
+ * is outside the face and farther than eps from the face's sphere (pp_peg_face_spheres of
+ * b, sphere[4]) it is not feasible with distance = HUGE_VAL, without the distances to the
+ * face's edges (pp_peg_feasibility_vf: not feasible, distance > eps, the same psi). */
+pp_peg_vf_test pp_peg_feasibility_vf_near(const pp_polytope_view *a, int v,
+                                          const pp_polytope_view *b, int f, double eps,
+                                          const pp_peg_params *params, const double sphere[4]);
 
 /* Point–segment distance and closest point. */
 double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],

@@ -9,6 +9,9 @@
  *    boxes face on face exactly eps apart (the boundary of every test);
  *  - the edges' t-vectors once a pair (pp_peg_edge_frames): pp_peg_applicability_ee_framed
  *    against pp_peg_applicability_ee over every edge pair, value and normal;
+ *  - the vertex–face test through the faces' spheres (pp_peg_feasibility_vf_near) against
+ *    pp_peg_feasibility_vf over every vertex and face of random hull pairs: the same result
+ *    within eps, the same decision beyond it;
  *  - reduce_pair's row ids through a list sorted by p_a[0] (pp_peg_row_ids) against the scan
  *    over the earlier representatives with pp_peg_same_row, on contacts perturbed by 0.5 to 2
  *    times the row tolerance in each coordinate, near the origin and 1 km from it.
@@ -340,6 +343,61 @@ START_TEST(test_applicability_from_frames)
 }
 END_TEST
 
+/* ---- Vertex–face tests through the faces' spheres ------------------------------------------ */
+
+/* Every vertex of each hull against every face of the other (random pairs as above, 1 km from
+ * the origin every other trial): where the plain test finds the face within eps the results
+ * are the same bit for bit; elsewhere both are beyond eps and not feasible, with the same
+ * psi. */
+START_TEST(test_vertex_face_near_is_the_plain_test)
+{
+    rng_state = 777 + (unsigned long long)_i;
+    const double eps = 0.01;
+    const pp_peg_params prm = pp_peg_params_default();
+    int within = 0, skipped = 0;
+    for (int trial = 0; trial < 100; ++trial) {
+        pp_polytope *pa = random_hull(10 + (int)(20 * uniform()), 0.05 + 0.1 * uniform());
+        pp_polytope *pb = random_hull(10 + (int)(20 * uniform()), 0.05 + 0.1 * uniform());
+        double u[3] = {uniform() - 0.5, uniform() - 0.5, uniform() - 0.5};
+        pp_v3_scale(u, 1.0 / pp_v3_norm(u), u);
+        double top = -HUGE_VAL, low = HUGE_VAL;
+        for (int v = 0; v < pa->vertex_count; ++v) top = fmax(top, pp_v3_dot(u, pa->vertices + 3 * v));
+        for (int v = 0; v < pb->vertex_count; ++v) low = fmin(low, pp_v3_dot(u, pb->vertices + 3 * v));
+        const double o = (trial % 2) ? 1000.0 : 0.0;
+        double xa[3] = {o, o, -o}, xb[3];
+        pp_v3_axpy(xb, xa, top - low - 0.003 + 0.007 * uniform(), u);
+        posed a = pose(pa, xa, I3), b = pose(pb, xb, I3);
+        for (int side = 0; side < 2; ++side) {
+            const pp_polytope_view *p = side ? &b.view : &a.view, *q = side ? &a.view : &b.view;
+            double *spheres = malloc(sizeof(double) * 4 * (size_t)q->face_count);
+            ck_assert(spheres);
+            pp_peg_face_spheres(q, spheres);
+            for (int v = 0; v < p->vertex_count; ++v)
+                for (int f = 0; f < q->face_count; ++f) {
+                    const pp_peg_vf_test x = pp_peg_feasibility_vf(p, v, q, f, eps, &prm);
+                    const pp_peg_vf_test y =
+                        pp_peg_feasibility_vf_near(p, v, q, f, eps, &prm, spheres + 4 * f);
+                    ck_assert(memcmp(&x.psi, &y.psi, sizeof x.psi) == 0);
+                    ck_assert_int_eq(x.feasible, y.feasible);
+                    ck_assert_int_eq(x.inside, y.inside);
+                    ck_assert_int_eq(x.distance <= eps, y.distance <= eps);
+                    if (x.distance <= eps) {
+                        ck_assert(memcmp(&x.distance, &y.distance, sizeof x.distance) == 0);
+                        ck_assert(memcmp(&x.outside, &y.outside, sizeof x.outside) == 0);
+                        ++within;
+                    }
+                    skipped += y.distance == HUGE_VAL;
+                }
+            free(spheres);
+        }
+        release(&a);
+        release(&b);
+    }
+    ck_assert_int_gt(within, 30);   /* faces within eps were compared */
+    ck_assert_int_gt(skipped, 1000); /* and the sphere decided many others */
+}
+END_TEST
+
 /* ---- Row ids ------------------------------------------------------------------------------ */
 
 /* Contacts of a few distinct rows, each repeated with every coordinate of n, psi and p_a
@@ -398,6 +456,7 @@ int main(void)
     tcase_add_loop_test(tc, test_classify_near_features_is_the_scan, 0, 4);
     tcase_add_test(tc, test_classify_boxes_eps_apart);
     tcase_add_test(tc, test_applicability_from_frames);
+    tcase_add_loop_test(tc, test_vertex_face_near_is_the_plain_test, 0, 2);
     tcase_add_loop_test(tc, test_row_ids_are_the_scan, 0, 4);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
