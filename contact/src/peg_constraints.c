@@ -72,6 +72,7 @@ typedef struct ctx {
     unsigned memo_stamp[2]; /* and its stamp */
     int first_set;          /* out->set_count when the call began */
     int x_pair[2];          /* (v_a, v_b) of the vertex–vertex X being emitted, else -1 */
+    const double *spheres[2]; /* per side: the spheres of the other polytope's faces */
 } ctx;
 
 /*
@@ -102,13 +103,18 @@ static pp_peg_vf_memo *memo_entry(ctx *c, int flip, int v, int g)
     return &c->b->vf_memo[flip * c->memo_faces + g];
 }
 
-/* pp_peg_feasibility_vf(p, v, q, g, eps, params) through the memo; flip = 1 when p is B. */
+/* pp_peg_feasibility_vf(p, v, q, g, eps, params) through the memo; flip = 1 when p is B. Its
+ * callers read only feasible, psi and distance <= eps: pp_peg_feasibility_vf_near, which
+ * skips the distances to a face's edges where its sphere is farther than eps (the same
+ * decisions; the vertex sets' O(V F) tests measured 24 % of a step of ODE's falling convex
+ * ball, docs/performance.md "PEG's construction on the falling convex ball"). */
 static pp_peg_vf_test vf_test(ctx *c, const pp_polytope_view *p, int v, const pp_polytope_view *q,
                               int g, int flip)
 {
     pp_peg_vf_memo *e = memo_entry(c, flip, v, g);
     if (e->test_stamp != c->memo_stamp[flip]) {
-        e->test = pp_peg_feasibility_vf(p, v, q, g, c->eps, c->params);
+        e->test = pp_peg_feasibility_vf_near(p, v, q, g, c->eps, c->params,
+                                             c->spheres[flip] + 4 * g);
         e->test_stamp = c->memo_stamp[flip];
     }
     return e->test;
@@ -475,7 +481,7 @@ static const double ROW_TOLERANCE = 1e-12; /* unit normals; m per metre of |p_a|
  * vertex against the face on the other side, and the edge–edge contacts of the edges meeting
  * there are one row).
  */
-static int same_row(const pp_contact *c, const pp_contact *d)
+int pp_peg_same_row(const pp_contact *c, const pp_contact *d)
 {
     /* The normals first: they need no scale and tell most rows apart. (A conjunction of
      * tests without side effects: the order changes no answer.) The views are finite
@@ -532,6 +538,44 @@ static int rows_subset(const int *t, int nt, const int *s, int ns)
         ++i;
     }
     return 1;
+}
+
+/* Row ids (peg_internal.h): only contacts whose p_a[0] is within ROW_TOLERANCE (1 + |p_a|_inf)
+ * of c_i's can have its row, so the representatives so far are kept sorted by p_a[0] (by_x,
+ * reps of them) and only those within `window` of c_i's are compared: the window, twice the
+ * largest tolerance of the contacts, holds every contact pp_peg_same_row can accept (the
+ * rounding of x +- window is far below it), and among those it accepts the first is taken,
+ * as a scan over all earlier representatives takes it. The scan was O(nc^2) a pair: ~10 % of
+ * a step of ODE's falling convex ball (docs/performance.md "PEG's construction on the falling
+ * convex ball"). */
+void pp_peg_row_ids(const pp_contact *c, int nc, int *id, int *by_x)
+{
+    double largest = 0.0;
+    for (int i = 0; i < nc; ++i)
+        for (int k = 0; k < 3; ++k) largest = fmax(largest, fabs(c[i].p_a[k]));
+    const double window = 2.0 * ROW_TOLERANCE * (1.0 + largest);
+    int reps = 0;
+    for (int i = 0; i < nc; ++i) {
+        const double x = c[i].p_a[0];
+        int lo = 0, hi = reps; /* the first representative with p_a[0] >= x - window */
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (c[by_x[mid]].p_a[0] < x - window) lo = mid + 1;
+            else hi = mid;
+        }
+        id[i] = i;
+        for (int r = lo; r < reps && c[by_x[r]].p_a[0] <= x + window; ++r) {
+            const int j = by_x[r];
+            if (j < id[i] && pp_peg_same_row(&c[j], &c[i])) id[i] = j;
+        }
+        if (id[i] != i) continue;
+        int at = reps++; /* a new representative: into by_x at its place */
+        while (at > 0 && c[by_x[at - 1]].p_a[0] > x) {
+            by_x[at] = by_x[at - 1];
+            --at;
+        }
+        by_x[at] = i;
+    }
 }
 
 /*
@@ -611,22 +655,15 @@ static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_se
 {
     const int ns = out->set_count - first_set, nc = out->contact_count - first_contact;
     if (ns <= 0) return PP_OK;
-    /* rows: id[nc] | set row lists (<= nc) | list offsets[ns + 1] | dropped[ns] */
-    pp_status st = pp_peg_builder_reserve_rows(b, 2 * nc + 2 * ns + 1);
+    /* rows: id[nc] | set row lists (<= nc) | list offsets[ns + 1] | dropped[ns] | by_x[nc] */
+    pp_status st = pp_peg_builder_reserve_rows(b, 3 * nc + 2 * ns + 1);
     if (st != PP_OK) return st;
     int *id = b->rows, *list = id + nc, *off = list + nc, *dropped = off + ns + 1;
+    int *by_x = dropped + ns;
     pp_contact *c = out->contacts + first_contact;
     pp_peg_set *sets = out->sets + first_set;
 
-    /* Row ids: the index of the first contact with the same row. */
-    for (int i = 0; i < nc; ++i) {
-        id[i] = i;
-        for (int j = 0; j < i; ++j)
-            if (id[j] == j && same_row(&c[j], &c[i])) {
-                id[i] = j;
-                break;
-            }
-    }
+    pp_peg_row_ids(c, nc, id, by_x);
     /* Each set's distinct rows, sorted (insertion: sets are short). */
     off[0] = 0;
     for (int s = 0; s < ns; ++s) {
@@ -727,7 +764,7 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
 {
     const int memo_faces = a->face_count > b->face_count ? a->face_count : b->face_count;
     ctx c = {builder, out, params, eps, 0, 0, PP_OK, memo_faces, {-1, -1}, {0, 0},
-             out->set_count, {-1, -1}};
+             out->set_count, {-1, -1}, {NULL, NULL}};
     const int first_set = out->set_count, first_contact = out->contact_count;
     out->sets_needed = out->set_count;
     out->contacts_needed = out->contact_count;
@@ -739,6 +776,14 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
         memset(builder->vf_memo + old, 0,
                (size_t)(builder->vf_memo_capacity - old) * sizeof *builder->vf_memo);
     }
+    /* the faces' spheres of A, then B (vf_test) */
+    pp_status sst = pp_peg_grow((void **)&builder->face_spheres, &builder->face_sphere_capacity,
+                                4 * (a->face_count + b->face_count) + 1, sizeof(double));
+    if (sst != PP_OK) return sst;
+    pp_peg_face_spheres(a, builder->face_spheres);
+    pp_peg_face_spheres(b, builder->face_spheres + 4 * a->face_count);
+    c.spheres[0] = builder->face_spheres + 4 * a->face_count; /* A's vertices, B's faces */
+    c.spheres[1] = builder->face_spheres;
     int n = 0;
     c.error = pp_peg_classify_near_features(builder, a, b, eps, params, &n);
 
@@ -860,11 +905,23 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
             st = separating_push(b, &n, &k, pp_peg_applicability_vf(p, best, r, f));
         }
     }
+    /* every edge pair: the edges' t-vectors once (pp_peg_edge_frames), not at each pair */
+    if (st == PP_OK)
+        st = pp_peg_grow((void **)&b->edge_frames, &b->edge_frame_capacity,
+                         9 * (a->edge_count + q->edge_count) + 1, sizeof(double));
+    if (st != PP_OK) return st;
+    double *frames_a = b->edge_frames, *frames_b = b->edge_frames + 9 * a->edge_count;
+    pp_peg_edge_frames(a, frames_a);
+    pp_peg_edge_frames(q, frames_b);
     for (int i = 0; i < a->edge_count && st == PP_OK; ++i)
         for (int j = 0; j < q->edge_count && st == PP_OK; ++j) {
             pp_contact k;
-            double appl, normal[3];
-            if (!edge_edge_applicability(a, i, q, j, &appl, normal) || !(appl >= params->appl_x))
+            double normal[3];
+            const double appl = pp_peg_applicability_ee_framed(a, i, frames_a, q, j, frames_b,
+                                                               normal);
+            /* parallel (a zero normal, edge_edge_applicability), or below appl_x */
+            if ((normal[0] == 0.0 && normal[1] == 0.0 && normal[2] == 0.0) ||
+                !(appl >= params->appl_x))
                 continue; /* the closest points only for the facets kept */
             pp_peg_edge_edge_contact_along(a, i, q, j, eps, normal, &k);
             st = separating_push(b, &n, &k, appl);

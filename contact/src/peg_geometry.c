@@ -18,6 +18,9 @@
 static const double INSIDE_TOLERANCE = 1e-9;   /* m, as features.c */
 static const double PARALLEL_TOLERANCE = 1e-9; /* |e_a x e_b| <= tol |e_a||e_b|: parallel */
 static const double TIE_TOLERANCE = 1e-12;     /* m, psi ties in the one-face choice */
+/* Rounding slack of the near-feature filters, per metre of 1 + the largest coordinate
+ * (classify_near_features, pp_peg_feasibility_vf_near) */
+static const double NEAR_SLACK = 1e-9;
 
 static const double *vertex_of(const pp_polytope_view *p, int v) { return p->vertices + 3 * v; }
 static const double *normal_of(const pp_polytope_view *p, int f) { return p->face_normals + 3 * f; }
@@ -132,12 +135,12 @@ static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double
  * and enters B across their edges: the authors' sign rule with edge_edge_3d.m's check from
  * A's side, spec §4), and gets -1 (never applicable) outside it.
  */
-double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
-                               int eb, double normal[3])
+static double applicability_ee(const pp_polytope_view *a, int ea, const double *fa,
+                               const pp_polytope_view *b, int eb, const double *fb,
+                               double normal[3])
 {
-    double da[3], ta1[3], ta2[3], db[3], tb1[3], tb2[3], n[3];
-    edge_t_vectors(a, ea, da, ta1, ta2);
-    edge_t_vectors(b, eb, db, tb1, tb2);
+    const double *da = fa, *ta1 = fa + 3, *ta2 = fa + 6, *db = fb, *tb1 = fb + 3, *tb2 = fb + 6;
+    double n[3];
     pp_v3_cross(n, da, db);
     double len = pp_v3_norm(n);
     if (len <= PARALLEL_TOLERANCE * pp_v3_norm(da) * pp_v3_norm(db)) {
@@ -155,6 +158,28 @@ double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polyt
     if (!(bis_a < 0.0 && bis_b > 0.0)) min_d = -1.0;   /* -n outside its domain */
     if (normal) pp_v3_scale(normal, min_neg >= min_d ? 1.0 : -1.0, n);
     return fmax(min_d, min_neg);
+}
+
+double pp_peg_applicability_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b,
+                               int eb, double normal[3])
+{
+    double fa[9], fb[9];
+    edge_t_vectors(a, ea, fa, fa + 3, fa + 6);
+    edge_t_vectors(b, eb, fb, fb + 3, fb + 6);
+    return applicability_ee(a, ea, fa, b, eb, fb, normal);
+}
+
+void pp_peg_edge_frames(const pp_polytope_view *p, double *frames)
+{
+    for (int e = 0; e < p->edge_count; ++e)
+        edge_t_vectors(p, e, frames + 9 * e, frames + 9 * e + 3, frames + 9 * e + 6);
+}
+
+double pp_peg_applicability_ee_framed(const pp_polytope_view *a, int ea, const double *frames_a,
+                                      const pp_polytope_view *b, int eb, const double *frames_b,
+                                      double normal[3])
+{
+    return applicability_ee(a, ea, frames_a + 9 * ea, b, eb, frames_b + 9 * eb, normal);
 }
 
 void pp_peg_edge_orientation(const pp_polytope_view *p, int e, double out[3])
@@ -256,8 +281,9 @@ static int in_face(const pp_polytope_view *p, int f, const double x[3])
  * prism. A vertex slightly under a face it projects into (psi >= -delta) may still be pushed
  * out through it; one far outside the prism and well below the plane (angle < -phi) belongs
  * to another face. */
-pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
-                                     int f, double eps, const pp_peg_params *params)
+static pp_peg_vf_test feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
+                                     int f, double eps, const pp_peg_params *params,
+                                     const double *sphere)
 {
     pp_peg_params defaults;
     if (!params) {
@@ -273,6 +299,18 @@ pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_
     if (r.inside) {
         r.distance = fabs(r.psi);
     } else {
+        if (sphere) { /* pp_peg_feasibility_vf_near: farther than eps from the face's sphere */
+            double d[3];
+            pp_v3_sub(d, proj, sphere);
+            const double scale = 1.0 + fmax(fmax(fabs(sphere[0]), fabs(sphere[1])),
+                                             fabs(sphere[2])) + sphere[3];
+            const double beyond = pp_v3_norm(d) - sphere[3];
+            if (beyond > eps + NEAR_SLACK * scale) {
+                r.outside = beyond;
+                r.distance = HUGE_VAL;
+                return r;
+            }
+        }
         const int *loop = b->face_vertices + b->face_first[f];
         int n = b->face_first[f + 1] - b->face_first[f];
         r.outside = HUGE_VAL;
@@ -288,6 +326,46 @@ pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_
     else
         r.feasible = r.distance <= 0.0 || asin(fmax(-1.0, fmin(1.0, r.psi / r.distance))) >= -params->phi;
     return r;
+}
+
+pp_peg_vf_test pp_peg_feasibility_vf(const pp_polytope_view *a, int v, const pp_polytope_view *b,
+                                     int f, double eps, const pp_peg_params *params)
+{
+    return feasibility_vf(a, v, b, f, eps, params, NULL);
+}
+
+/*
+ * The face's sphere (pp_peg_face_spheres) bounds the distance to the face polygon from below:
+ * every point of the polygon is within its radius rho of its centre c, so a projection proj
+ * outside the polygon (in_face) is at least |proj - c| - rho from it. Where that exceeds eps by
+ * more than the rounding of the distances (NEAR_SLACK of the coordinates), the plain test's
+ * minimum over the face's edges is > eps as well, and it would return not feasible with
+ * distance > eps: the same decision, without the edges' distances. Only the outside case: a
+ * projection in_face accepts (its tolerance) is measured as before.
+ */
+pp_peg_vf_test pp_peg_feasibility_vf_near(const pp_polytope_view *a, int v,
+                                          const pp_polytope_view *b, int f, double eps,
+                                          const pp_peg_params *params, const double sphere[4])
+{
+    return feasibility_vf(a, v, b, f, eps, params, sphere);
+}
+
+void pp_peg_face_spheres(const pp_polytope_view *p, double *spheres)
+{
+    for (int f = 0; f < p->face_count; ++f) {
+        const int *loop = p->face_vertices + p->face_first[f];
+        const int n = p->face_first[f + 1] - p->face_first[f];
+        double *c = spheres + 4 * f, rho = 0.0;
+        c[0] = c[1] = c[2] = 0.0;
+        for (int i = 0; i < n; ++i) pp_v3_add(c, c, vertex_of(p, loop[i]));
+        pp_v3_scale(c, 1.0 / n, c);
+        for (int i = 0; i < n; ++i) {
+            double d[3];
+            pp_v3_sub(d, vertex_of(p, loop[i]), c);
+            rho = fmax(rho, pp_v3_norm(d));
+        }
+        c[3] = rho;
+    }
 }
 
 int pp_peg_feasibility_ee(const pp_polytope_view *a, int ea, const pp_polytope_view *b, int eb,
@@ -521,6 +599,9 @@ void pp_peg_builder_destroy(pp_peg_builder *b)
     free(b->separating);
     free(b->separating_appl);
     free(b->edge_bounds);
+    free(b->near);
+    free(b->edge_frames);
+    free(b->face_spheres);
     free(b->vf_memo);
     for (int i = 0; b->class_memo && i < PP_PEG_CLASS_MEMO_SLOTS; ++i) {
         free(b->class_memo[i].vertices);
@@ -656,6 +737,66 @@ static int endpoint_near_segment(const pp_polytope_view *p, int ep, const pp_pol
     return 0;
 }
 
+/*
+ * The features that can be near the other polytope. Every configuration of steps 1-3 is a
+ * pair of features within eps of each other (|v_a - v_b|, the point–segment and the
+ * segment–segment distances <= eps), and every point of a feature lies in its polytope's
+ * bounding box; so a vertex of p in a configuration lies within eps of q's box on every
+ * axis, and an edge of p in one has its endpoints' box within eps of q's box on every axis.
+ * Features outside these boxes are left out of the loops without a test: the same
+ * configurations in the same order (the lists keep the features' order), as a filter of
+ * candidates that the exact tests would reject. The boxes are widened by NEAR_SLACK (1 + the
+ * largest coordinate) beyond eps, far above the rounding of the distances (a few ulps of the
+ * coordinates), so no configuration the exact tests accept is filtered out. The loops are
+ * O(V^2 + V E + E^2) a pair; on ODE's falling convex ball (cells 4 mm apart across every
+ * shared face, eps 1 cm: each cell's far side is outside its neighbour's box) the
+ * classification took 21 % of a step before the filter, 11 % after (docs/performance.md
+ * "PEG's construction on the falling convex ball").
+ */
+
+/* Box of p's vertices. */
+static void vertex_box(const pp_polytope_view *p, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = p->vertex_count > 0 ? p->vertices[k] : 0.0;
+    for (int v = 1; v < p->vertex_count; ++v)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], p->vertices[3 * v + k]);
+            hi[k] = fmax(hi[k], p->vertices[3 * v + k]);
+        }
+}
+
+/* Is the box [lo1, hi1] within r of [lo2, hi2] on every axis? */
+static int boxes_within(const double lo1[3], const double hi1[3], const double lo2[3],
+                        const double hi2[3], double r)
+{
+    for (int k = 0; k < 3; ++k)
+        if (lo1[k] > hi2[k] + r || hi1[k] < lo2[k] - r) return 0;
+    return 1;
+}
+
+/* p's vertices and edges near q's box [lo, hi] (within r per axis), increasing, into
+ * list (vertices first, *nv of them, then *ne edges). */
+static void near_features(const pp_polytope_view *p, const double lo[3], const double hi[3],
+                          double r, int *list, int *nv, int *ne)
+{
+    int m = 0;
+    for (int v = 0; v < p->vertex_count; ++v) {
+        const double *x = vertex_of(p, v);
+        if (boxes_within(x, x, lo, hi, r)) list[m++] = v;
+    }
+    *nv = m;
+    for (int e = 0; e < p->edge_count; ++e) {
+        const double *t = vertex_of(p, p->edges[4 * e]), *h = vertex_of(p, p->edges[4 * e + 1]);
+        double elo[3], ehi[3];
+        for (int k = 0; k < 3; ++k) {
+            elo[k] = fmin(t[k], h[k]);
+            ehi[k] = fmax(t[k], h[k]);
+        }
+        if (boxes_within(elo, ehi, lo, hi, r)) list[m++] = e;
+    }
+    *ne = m - *nv;
+}
+
 /* Steps 1-3 (pp_peg_classify_near_features without the memo). *read_faces = 1 when a face
  * normal or offset was read (the edge–edge applicability and gap tests); otherwise the output
  * is a function of the vertices, the edges' endpoints and faces, eps, appl_ee and delta. */
@@ -680,10 +821,30 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
     for (int e = 0; e < q->edge_count; ++e)
         bound_b[4 * e + 3] = segment_reach(vertex_of(q, q->edges[4 * e]),
                                            vertex_of(q, q->edges[4 * e + 1]), &bound_b[4 * e]);
+    /* the features near the other polytope's box (above): A's, then B's */
+    st = pp_peg_grow((void **)&b->near, &b->near_capacity,
+                     a->vertex_count + a->edge_count + q->vertex_count + q->edge_count + 1,
+                     sizeof *b->near);
+    if (st != PP_OK) return st;
+    double lo_a[3], hi_a[3], lo_b[3], hi_b[3], scale = 0.0;
+    vertex_box(a, lo_a, hi_a);
+    vertex_box(q, lo_b, hi_b);
+    for (int k = 0; k < 3; ++k)
+        scale = fmax(scale, fmax(fmax(fabs(lo_a[k]), fabs(hi_a[k])),
+                                 fmax(fabs(lo_b[k]), fabs(hi_b[k]))));
+    const double reach = eps + NEAR_SLACK * (1.0 + scale);
+    int nva, nea, nvb, neb;
+    int *va = b->near;
+    near_features(a, lo_b, hi_b, reach, va, &nva, &nea);
+    const int *ea = va + nva;
+    int *vb = va + nva + nea;
+    near_features(q, lo_a, hi_a, reach, vb, &nvb, &neb);
+    const int *eb = vb + nvb;
 
     /* 1. vertex–vertex */
-    for (int i = 0; i < a->vertex_count; ++i)
-        for (int j = 0; j < q->vertex_count; ++j) {
+    for (int x = 0; x < nva; ++x)
+        for (int y = 0; y < nvb; ++y) {
+            const int i = va[x], j = vb[y];
             double r[3];
             pp_v3_sub(r, vertex_of(q, j), vertex_of(a, i));
             double d = pp_v3_norm(r);
@@ -695,16 +856,18 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 2. vertex–edge (A's vertices), then edge–vertex (B's vertices) */
-    for (int i = 0; i < a->vertex_count; ++i)
-        for (int e = 0; e < q->edge_count; ++e) {
+    for (int x = 0; x < nva; ++x)
+        for (int y = 0; y < neb; ++y) {
+            const int i = va[x], e = eb[y];
             double c[3], d;
             if (!vertex_near_edge_interior(a, i, q, e, &bound_b[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_VERTEX_EDGE, i, e, vertex_of(a, i), c, d, 0.0);
             if (st != PP_OK) return st;
             used_a[i] = 1;
         }
-    for (int j = 0; j < q->vertex_count; ++j)
-        for (int e = 0; e < a->edge_count; ++e) {
+    for (int y = 0; y < nvb; ++y)
+        for (int x = 0; x < nea; ++x) {
+            const int j = vb[y], e = ea[x];
             double c[3], d;
             if (!vertex_near_edge_interior(q, j, a, e, &bound_a[4 * e], eps, c, &d)) continue;
             st = push_config(b, count, PP_PEG_EDGE_VERTEX, e, j, c, vertex_of(q, j), d, 0.0);
@@ -713,8 +876,10 @@ static pp_status classify_near_features(pp_peg_builder *b, const pp_polytope_vie
         }
 
     /* 3. edge–edge: near, non-parallel, no endpoint near the other segment, applicable */
-    for (int i = 0; i < a->edge_count; ++i) {
-        for (int j = 0; j < q->edge_count; ++j) {
+    for (int x = 0; x < nea; ++x) {
+        const int i = ea[x];
+        for (int y = 0; y < neb; ++y) {
+            const int j = eb[y];
             double pa[3], pb[3], d;
             if (far_apart(&bound_a[4 * i], bound_a[4 * i + 3], &bound_b[4 * j], bound_b[4 * j + 3],
                           eps))

@@ -62,6 +62,13 @@ struct pp_peg_builder {
     int separating_appl_capacity;
     double *edge_bounds;          /* per edge of A then B: midpoint and half length */
     int edge_bound_capacity;
+    double *face_spheres;         /* local_sets: pp_peg_face_spheres of A, then B */
+    int face_sphere_capacity;     /* doubles */
+    double *edge_frames;          /* separating_set: pp_peg_edge_frames of A, then B */
+    int edge_frame_capacity;      /* doubles */
+    int *near;                    /* the classification's features near the other polytope:
+                                     A's vertices and edges, then B's */
+    int near_capacity;
     pp_peg_vf_memo *vf_memo;      /* per side, one entry per face of the other polytope */
     int vf_memo_capacity;
     unsigned vf_clock;            /* the last stamp given out (0: none yet) */
@@ -132,6 +139,40 @@ int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, 
 pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
                             int reduce, pp_peg_output *out);
+
+/* Each edge's direction d = v1 - v0 and unit t-vectors t1 = eta_f1 x d, t2 = d x eta_f2
+ * (spec §3), 9 doubles an edge, into frames[9 e ..]: what pp_peg_applicability_ee computes
+ * for its two edges at every call. pp_peg_applicability_ee_framed is pp_peg_applicability_ee
+ * from such frames (the same arithmetic: the same value and normal, bit for bit), for the
+ * loops over every edge pair of a pair of polytopes (separating_set). */
+void pp_peg_edge_frames(const pp_polytope_view *p, double *frames);
+double pp_peg_applicability_ee_framed(const pp_polytope_view *a, int ea, const double *frames_a,
+                                      const pp_polytope_view *b, int eb, const double *frames_b,
+                                      double normal[3]);
+
+/* Do contacts c and d (of one pair, both A -> B) give the same row of the PEG LCP: equal
+ * normals, gaps and points p_a within ROW_TOLERANCE (1e-12; m per metre of 1 + |c.p_a|_inf)?
+ * (reduce_pair's Rule 1.) */
+int pp_peg_same_row(const pp_contact *c, const pp_contact *d);
+
+/* Row ids of contacts c[0 .. nc): id[i] = the first j <= i with id[j] = j and
+ * pp_peg_same_row(&c[j], &c[i]) (i itself when there is none), the scan over the earlier
+ * representatives, found through a list of them sorted by p_a[0] (by_x: nc ints of scratch).
+ * reduce_pair's Rule 1. */
+void pp_peg_row_ids(const pp_contact *c, int nc, int *id, int *by_x);
+
+/* Each face's loop bounded by a sphere: its vertices' mean and the largest distance of a
+ * vertex from it, 4 doubles a face, into spheres[4 f ..]. */
+void pp_peg_face_spheres(const pp_polytope_view *p, double *spheres);
+
+/* pp_peg_feasibility_vf for the builder's tests, which read of a result only feasible, psi
+ * and whether distance <= eps: the same result wherever distance <= eps; where v's projection
+ * is outside the face and farther than eps from the face's sphere (pp_peg_face_spheres of
+ * b, sphere[4]) it is not feasible with distance = HUGE_VAL, without the distances to the
+ * face's edges (pp_peg_feasibility_vf: not feasible, distance > eps, the same psi). */
+pp_peg_vf_test pp_peg_feasibility_vf_near(const pp_polytope_view *a, int v,
+                                          const pp_polytope_view *b, int f, double eps,
+                                          const pp_peg_params *params, const double sphere[4]);
 
 /* Point–segment distance and closest point. */
 double pp_peg_point_segment(const double x[3], const double s0[3], const double s1[3],
