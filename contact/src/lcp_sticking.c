@@ -87,7 +87,6 @@
  */
 #include "lcp_sticking.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +112,6 @@
 #define STICK_INTERIOR_EPS 1e-10
 #define STICK_INTERIOR_GAP 1e-18
 #define STICK_INTERIOR_ITERATIONS 80
-/* The crossover: a column of the support whose pivot |R_kk| in the column-pivoted QR is at
- * most STICK_CROSS_RANK |R_00| depends on the columns before it; a null vector's entry below
- * STICK_CROSS_RANK of its largest is a zero of it (no ratio test there). */
-#define STICK_CROSS_RANK 1e-10
-/* Passes of the crossover (its basis rank-revealed again, columns in ST's form) */
-#define STICK_CROSS_PASSES 3
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
@@ -569,223 +562,6 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
     }
 }
 
-/* The crossover (purification) from an answer z of (2) that is not a vertex (the interior
- * point: every redundant support loaded) to a vertex: a complementary basis B of (2) with
- * Q_BB nonsingular whose basic solution is accepted on LCP(A, q), so that the next step,
- * whose LCP differs by the heap's creep, is answered by that basis as it stands (the kept
- * set: one factorisation, no pivot; bit 0 of the island's bytes).
- *
- * With the support P = {z_i > STICK_ROUNDING ||z||} and v = Q z + q (Q of (2) with eps = 0,
- * the contacts of the last round in ST's form): where Q_PP is singular, a null vector d of
- * its columns (Q_PP d = 0) moves z_P to z_P - t d with v_P = 0 unchanged and v_N changed by
- * -t Q_NP d (0 on the impulse rows where d has no lambda: d^T A_FF d = 0 gives G d = 0; the
- * cone rows mu p - sum beta may change, and the friction rows where d moves an open
- * contact's lambda). The ratio test, both signs of d: the least t at which a z_i (i in P)
- * or a v_i (i out of P) reaches 0. A z_i leaves B; a v_i's unknown joins B at 0 (v_i = 0 is
- * then held: a cone row at the friction limit, an open contact's binding friction
- * direction as its lambda falls to the sliding speed). The null vectors left are made to
- * keep that constraint (d' <- d' - (g(d') / g(d)) d, g the blocking z_i or row i of Q_NP:
- * still null vectors). Q_PP's null space, m - r vectors for rank r, comes from one
- * column-pivoted QR (LAPACK dgeqp3: Q_PP E = Q' R, rank where |R_kk| <= STICK_CROSS_RANK
- * |R_00|, measured a gap of 1e-3 against 1e-15 on the heaps; the null vector of dependent
- * column k is E (-R11^-1 R12 e_k; e_k)). On the monotone part the B found is a KKT basis of
- * the QP (1) at a vertex of its solution set: [[H, -C^T], [C, 0]] with the basic cone rows C
- * of full row rank and H definite on their null space, so nonsingular; columns in ST's form
- * (sigma: E, not -C^T) can leave it singular (heap50: 5-8 dependent columns), so the pass
- * repeats on B (its zeros leave at a null vector's first ratio) up to STICK_CROSS_PASSES
- * times. Dense: m^2 doubles, O(m^3) a pass. The answer from the basis (its kept-set solve,
- * sticking_steps: the block's solve, up to STICK_COLD_STEPS flips) is accepted as every
- * answer is. Returns 1 with z that answer, result its measures, st->basis B; 0 (z and
- * st->basis overwritten) where a pass finds no step, B stays singular or the answer is
- * refused. Needs the rows of transpose_rows. */
-static int crossover(pp_sticking *st, const pp_lcp_csc *A, const double *q,
-                     const unsigned char *sliding, const pp_lcp_options *o, double *z,
-                     pp_lcp_result *result)
-{
-    const int n = A->n;
-    pp_lcp_csc Q;
-    if (!assemble_q(st, A, sliding, 0.0, 0.0, &Q)) return 0;
-    unsigned char *in = st->basis;
-    const double z_norm = pp_lcp_inf_norm(n, z);
-    for (int i = 0; i < n; ++i) in[i] = (unsigned char)(z[i] > STICK_ROUNDING * z_norm);
-    int m = 0;
-    for (int i = 0; i < n; ++i) m += in[i];
-    st->support = m;
-    st->null_dimension = 0;
-    double *R = calloc((size_t)n * (size_t)m + 1, sizeof *R); /* m^2 <= n m */
-    double *tau = malloc(((size_t)n + 1) * sizeof *tau), *N = NULL, *Y = NULL;
-    double *zp = malloc(((size_t)n + 1) * sizeof *zp), *g = malloc(((size_t)n + 1) * sizeof *g);
-    lapack_int *order = malloc(((size_t)n + 1) * sizeof *order);
-    unsigned char *alive = malloc((size_t)n + 1);
-    double *dw = st->rhs, *dw_size = st->x_eps;
-    int ok = 0, full_rank = 0;
-    if (!R || !tau || !zp || !g || !order || !alive) goto done;
-    for (int pass = 0; pass < STICK_CROSS_PASSES && !full_rank; ++pass) {
-        /* v = Q z + q, each row's size |q_i| + sum_j |Q_ij z_j| (the ratio test's rounding) */
-        for (int i = 0; i < n; ++i) {
-            st->w[i] = q[i];
-            st->size[i] = fabs(q[i]);
-        }
-        for (int j = 0; j < n; ++j)
-            for (int t = Q.col_start[j]; t < Q.col_start[j + 1]; ++t) {
-                st->w[Q.row_index[t]] += Q.values[t] * z[j];
-                st->size[Q.row_index[t]] += fabs(Q.values[t] * z[j]);
-            }
-        m = 0;
-        for (int i = 0; i < n; ++i)
-            if (in[i]) {
-                in[i] = 1;
-                st->place[i] = m;
-                st->index[m++] = i;
-            }
-        memset(R, 0, (size_t)m * (size_t)m * sizeof *R);
-        for (int b = 0; b < m; ++b) {
-            const int j = st->index[b];
-            zp[b] = z[j];
-            alive[b] = 1;
-            order[b] = 0;
-            for (int t = Q.col_start[j]; t < Q.col_start[j + 1]; ++t) {
-                const int a = st->place[Q.row_index[t]];
-                if (a >= 0) R[a + (size_t)b * m] = Q.values[t];
-            }
-        }
-        if (m > 0 && LAPACKE_dgeqp3(LAPACK_COL_MAJOR, m, m, R, m, order, tau) != 0) goto done;
-        int r = 0;
-        while (r < m && fabs(R[r + (size_t)r * m]) > STICK_CROSS_RANK * fabs(R[0])) ++r;
-        const int k = m - r;
-        st->null_dimension += k;
-        if (k == 0) {
-            full_rank = 1;
-            break;
-        }
-        /* Y = R11^-1 R12 (r x k), then the null vectors E (-Y e_t; e_t) by columns */
-        free(N);
-        free(Y);
-        N = calloc((size_t)m * (size_t)k, sizeof *N);
-        Y = malloc(((size_t)r * (size_t)k + 1) * sizeof *Y);
-        if (!N || !Y) goto done;
-        for (int t = 0; t < k; ++t)
-            for (int i = 0; i < r; ++i) Y[i + (size_t)t * r] = R[i + (size_t)(r + t) * m];
-        if (r > 0 && LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'U', 'N', 'N', r, k, R, m, Y, r) != 0)
-            goto done;
-        for (int t = 0; t < k; ++t) {
-            for (int i = 0; i < r; ++i)
-                N[(order[i] - 1) + (size_t)t * m] = -Y[i + (size_t)t * r];
-            N[(order[r + t] - 1) + (size_t)t * m] = 1.0;
-        }
-        for (int t = 0; t < k; ++t) {
-            const double *d = N + (size_t)t * m;
-            double d_norm = 0.0;
-            for (int b = 0; b < m; ++b) d_norm = fmax(d_norm, fabs(d[b]));
-            /* v_N's change along d, Q_NP d, and its size sum_b |Q_ib d_b| */
-            for (int i = 0; i < n; ++i) dw[i] = dw_size[i] = 0.0;
-            for (int b = 0; b < m; ++b) {
-                if (d[b] == 0.0) continue;
-                const int j = st->index[b];
-                for (int e = Q.col_start[j]; e < Q.col_start[j + 1]; ++e) {
-                    const int i = Q.row_index[e];
-                    if (in[i]) continue;
-                    dw[i] += Q.values[e] * d[b];
-                    dw_size[i] += fabs(Q.values[e] * d[b]);
-                }
-            }
-            /* the ratio test, both ways (z_P <- z_P - s t d) */
-            int drop = -1, row = -1;
-            double step = INFINITY, sign = 0.0;
-            for (int side = 0; side < 2; ++side) {
-                const double s = side ? -1.0 : 1.0;
-                for (int b = 0; b < m; ++b) {
-                    const double e = s * d[b];
-                    if (!alive[b] || e <= STICK_CROSS_RANK * d_norm || zp[b] / e >= step)
-                        continue;
-                    step = zp[b] / e;
-                    drop = b;
-                    row = -1;
-                    sign = s;
-                }
-                for (int i = 0; i < n; ++i) {
-                    const double e = s * dw[i];
-                    if (in[i] || e <= STICK_CROSS_RANK * dw_size[i]) continue;
-                    const double ratio = fmax(st->w[i], 0.0) / e;
-                    if (ratio >= step) continue;
-                    step = ratio;
-                    row = i;
-                    drop = -1;
-                    sign = s;
-                }
-            }
-            if (drop < 0 && row < 0) goto done; /* d moves nothing: not a null vector */
-            for (int b = 0; b < m; ++b)
-                if (alive[b]) zp[b] = fmax(zp[b] - sign * step * d[b], 0.0);
-            for (int i = 0; i < n; ++i)
-                if (!in[i]) st->w[i] -= sign * step * dw[i];
-            /* the blocking constraint g: z_drop, or row i of Q over P; kept by the rest */
-            if (drop >= 0) {
-                zp[drop] = 0.0;
-                alive[drop] = 0;
-                for (int b = 0; b < m; ++b) g[b] = b == drop;
-            } else {
-                for (int b = 0; b < m; ++b) {
-                    const int j = st->index[b];
-                    g[b] = 0.0;
-                    for (int e = Q.col_start[j]; e < Q.col_start[j + 1]; ++e)
-                        if (Q.row_index[e] == row) g[b] = Q.values[e];
-                }
-                st->w[row] = 0.0;
-                in[row] = 2; /* its unknown basic at 0, v_row = 0 held */
-            }
-            double gd = 0.0;
-            for (int b = 0; b < m; ++b) gd += g[b] * d[b];
-            for (int u = t + 1; u < k; ++u) {
-                double *e = N + (size_t)u * m, f = 0.0;
-                for (int b = 0; b < m; ++b) f += g[b] * e[b];
-                f /= gd;
-                if (f == 0.0) continue;
-                for (int b = 0; b < m; ++b) e[b] -= f * d[b];
-                if (drop >= 0) e[drop] = 0.0;
-            }
-        }
-        for (int b = 0; b < m; ++b) {
-            const int j = st->index[b];
-            z[j] = alive[b] ? zp[b] : 0.0;
-            in[j] = alive[b];
-            st->place[j] = -1;
-        }
-        m = 0;
-    }
-    for (int b = 0; b < m; ++b) st->place[st->index[b]] = -1;
-    if (!full_rank) goto done;
-    st->vertex_basic = m;
-    /* the vertex's answer: its basis as the kept set is tried */
-    ok = sticking_steps(st, A, q, sliding, stick_eps(A, sliding), in, STICK_COLD_STEPS, o, z,
-                        result) == PP_STICKING_SOLVED;
-done:
-    for (int i = 0; i < n; ++i) st->place[i] = -1;
-    free(R);
-    free(tau);
-    free(N);
-    free(Y);
-    free(zp);
-    free(g);
-    free(order);
-    free(alive);
-    return ok;
-}
-
-pp_sticking_outcome pp_sticking_crossover(pp_sticking *st, const pp_lcp_csc *A,
-                                          const double *q, const unsigned char *sliding,
-                                          const pp_lcp_options *o, double *z,
-                                          pp_lcp_result *result)
-{
-    memset(result, 0, sizeof *result);
-    if (pp_sticking_reserve(st, A->n) != PP_OK || !transpose_rows(st, A, sliding))
-        return PP_STICKING_FAILED;
-    st->crossed = 0;
-    st->support = st->null_dimension = st->vertex_basic = 0;
-    st->crossed = crossover(st, A, q, sliding, o, z, result);
-    return st->crossed ? PP_STICKING_SOLVED : PP_STICKING_FAILED;
-}
-
 /* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii and D = I
  * on every unknown (lambda too: an open contact's lambda, p = beta = 0, is otherwise free in
  * [max_k -(E^T u)_k, inf) and the interior point takes it far inside, up to 2.3 where its
@@ -840,16 +616,8 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         }
         memcpy(z, st->z_interior, (size_t)n * sizeof *z);
         memcpy(st->slides, st->slides_interior, (size_t)n);
-        st->sliding_loaded = 0;
-        pp_lcp_result vertex;
-        memset(&vertex, 0, sizeof vertex);
-        if (crossover(st, A, q, sliding, o, z, &vertex)) {
-            *result = vertex;
-            st->crossed = 1;
-            return PP_STICKING_SOLVED;
-        }
-        memcpy(z, st->z_interior, (size_t)n * sizeof *z);
         memcpy(st->basis, st->start, (size_t)n);
+        st->sliding_loaded = 0;
         return PP_STICKING_SOLVED;
     }
     return PP_STICKING_SLIDES;
@@ -868,8 +636,6 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->lemke_pivots = 0;
     st->interior_iterations = 0;
     st->polished = 0;
-    st->crossed = 0;
-    st->support = st->null_dimension = st->vertex_basic = 0;
     st->from_kept = 0;
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;

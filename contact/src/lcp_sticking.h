@@ -38,10 +38,6 @@ typedef struct pp_sticking {
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
-    int crossed;                  /* 1: its answer replaced by a vertex (crossover) */
-    int support;                  /* the crossover's: unknowns of the interior answer > 0 */
-    int null_dimension;           /* of them, dependent columns (redundant supports) */
-    int vertex_basic;             /* the vertex's basis size */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
 } pp_sticking;
 
@@ -71,17 +67,5 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const unsigned char *lemke_warm,
                                        const pp_lcp_options *o, double *z,
                                        pp_lcp_result *result);
-
-/* The crossover (lcp_sticking.c, crossover) from z, an answer of the sticking LCP (2) that
- * need not be a vertex (the interior-point answer), with st->slides[i] != 0 on the sliding
- * speeds of contacts in ST's form (n bytes, the caller's; zero for none): PP_STICKING_SOLVED
- * with z the answer of a complementary basis of (2), nonsingular, accepted on LCP(A, q) with
- * o, st->basis that basis (the kept set for the next step: pp_sticking_island's kept) and
- * st->support, null_dimension, vertex_basic its measures; PP_STICKING_FAILED otherwise (z
- * overwritten). */
-pp_sticking_outcome pp_sticking_crossover(pp_sticking *st, const pp_lcp_csc *A,
-                                          const double *q, const unsigned char *sliding,
-                                          const pp_lcp_options *o, double *z,
-                                          pp_lcp_result *result);
 
 #endif

@@ -12,12 +12,7 @@
  *    (4 a); above it (40 deg), the first round's loaded contacts with lambda > 0 go to ST's
  *    form (the LCP is then no longer monotone in their columns) and the second round gives
  *    ST's sliding answer v_x = -g h (sin theta - mu cos theta), sigma = |v_x|. Both answered
- *    by the interior-point solve (no Lemke pivot);
- *  - the crossover from the interior answer of a plate on 6 x 6 supports with friction (20
- *    deg, mu = 0.5) to a vertex: nonsingular (its basis answers), the plate at rest, at most
- *    6 + (loaded contacts at the friction limit) positive impulses where the interior point
- *    has all 72 of its normals and uphill frictions positive, and the next step (gravity
- *    1e-6 larger) answered by that basis as the kept set with no flip and no pivot.
+ *    by the interior-point solve (no Lemke pivot).
  * Every answer is also checked as an LCP answer (x, v >= 0, x_i v_i ~ 0).
  */
 #include "pegplus/lcp.h"
@@ -364,194 +359,6 @@ START_TEST(test_box_slides_above_friction_angle)
 }
 END_TEST
 
-/* A plate of mass m on N x N supports (half extents a, a, c; supports at z = -c) on an
- * incline of angle theta, with friction (k = 4, mu): ST's LCP in z = [p; beta; sigma] as the
- * box's; its sticking LCP (2) is the same but for the p rows of the sigma columns (-mu). */
-typedef struct plate_lcp {
-    int n, C;
-    double m, inv[6], v_free[6];
-    double (*J)[6];                 /* C (K + 1) rows: normal, then the K directions */
-    double *M, *Q, *q;
-    unsigned char *sliding;
-    columns cols, qcols;
-} plate_lcp;
-
-static void plate_on_incline(plate_lcp *b, int N, double theta, double mu, double g)
-{
-    memset(b, 0, sizeof *b);
-    const double a = 0.5, c = 0.05;
-    static const double dirs[K + 1][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}};
-    const int C = N * N, nF = C * (K + 1), n = nF + C;
-    b->n = n;
-    b->C = C;
-    b->m = 3.0;
-    b->inv[0] = b->inv[1] = b->inv[2] = 1.0 / b->m;
-    b->inv[3] = b->inv[4] = 3.0 / (b->m * (a * a + c * c));
-    b->inv[5] = 3.0 / (b->m * 2 * a * a);
-    b->v_free[0] = -g * H * sin(theta);
-    b->v_free[2] = -g * H * cos(theta);
-    b->J = malloc((size_t)nF * sizeof *b->J);
-    b->M = calloc((size_t)n * n, sizeof *b->M);
-    b->Q = calloc((size_t)n * n, sizeof *b->Q);
-    b->q = calloc((size_t)n, sizeof *b->q);
-    b->sliding = calloc((size_t)n, 1);
-    ck_assert(b->J && b->M && b->Q && b->q && b->sliding);
-    for (int i = 0; i < C; ++i) {
-        const double r[3] = {-a + a / N + 2 * a * (i / N) / N, -a + a / N + 2 * a * (i % N) / N,
-                             -c};
-        for (int l = 0; l <= K; ++l) {
-            double *Jr = b->J[l == 0 ? i : C + i * K + l - 1];
-            const double *d = dirs[l];
-            memcpy(Jr, d, 3 * sizeof *d);
-            Jr[3] = r[1] * d[2] - r[2] * d[1];
-            Jr[4] = r[2] * d[0] - r[0] * d[2];
-            Jr[5] = r[0] * d[1] - r[1] * d[0];
-        }
-    }
-    for (int i = 0; i < nF; ++i) {
-        for (int j = 0; j < nF; ++j) {
-            double s = 0.0;
-            for (int t = 0; t < 6; ++t) s += b->J[i][t] * b->inv[t] * b->J[j][t];
-            b->M[i + (size_t)j * n] = s;
-        }
-        for (int t = 0; t < 6; ++t) b->q[i] += b->J[i][t] * b->v_free[t];
-    }
-    for (int ci = 0; ci < C; ++ci) {
-        const int s = nF + ci;
-        b->sliding[s] = 1;
-        b->M[s + (size_t)ci * n] = mu;
-        for (int l = 0; l < K; ++l) {
-            b->M[s + (size_t)(C + ci * K + l) * n] = -1.0;
-            b->M[C + ci * K + l + (size_t)s * n] = 1.0;
-        }
-    }
-    memcpy(b->Q, b->M, (size_t)n * n * sizeof *b->Q);
-    for (int ci = 0; ci < C; ++ci) b->Q[ci + (size_t)(nF + ci) * n] = -mu;
-    to_columns(n, b->M, &b->cols);
-}
-
-static void plate_release(plate_lcp *b)
-{
-    free(b->J);
-    free(b->M);
-    free(b->Q);
-    free(b->q);
-    free(b->sliding);
-    free_columns(&b->cols);
-    free_columns(&b->qcols);
-}
-
-/* the plate's velocity after the step: v* + W J^T z_F */
-static void plate_velocity(const plate_lcp *b, const double *z, double *v)
-{
-    for (int t = 0; t < 6; ++t) {
-        double s = 0.0;
-        for (int i = 0; i < b->C * (K + 1); ++i) s += b->J[i][t] * z[i];
-        v[t] = b->v_free[t] + b->inv[t] * s;
-    }
-}
-
-/* The crossover from the interior answer of (2): a plate on 6 x 6 supports at 20 deg, mu =
- * 0.5 (216 unknowns). The interior point loads every support (m g h cos / 36 each, the
- * friction spread likewise); the vertex carries the plate on at most 6 positive impulses
- * (its freedoms: a nonsingular basis of full rank has no more independent loaded supports),
- * at rest, its basis solve an LCP answer; the next step (gravity 1e-6 larger) is answered by
- * that basis as the kept set (one factorisation, no flip, no Lemke pivot), at rest. */
-START_TEST(test_plate_crossover_vertex)
-{
-    enum { N = 6 };
-    static plate_lcp b;
-    const double theta = 20.0 * PI / 180.0, mu = 0.5;
-    plate_on_incline(&b, N, theta, mu, G);
-    const int n = b.n;
-    /* the interior answer of (2) + eps I (eps as the sticking solve's, 1e-10 max A_ii) */
-    double diag = 0.0;
-    for (int i = 0; i < n; ++i) diag = fmax(diag, b.M[i + (size_t)i * n]);
-    double *Qe = malloc((size_t)n * n * sizeof *Qe), *x = malloc((size_t)n * sizeof *x);
-    double *v = malloc((size_t)n * sizeof *v), *z = malloc((size_t)n * sizeof *z);
-    ck_assert(Qe && x && v && z);
-    memcpy(Qe, b.Q, (size_t)n * n * sizeof *Qe);
-    for (int i = 0; i < n; ++i) Qe[i + (size_t)i * n] += 1e-10 * diag;
-    to_columns(n, Qe, &b.qcols);
-    pp_interior ip;
-    memset(&ip, 0, sizeof ip);
-    ck_assert_int_eq(pp_interior_solve(&ip, &b.qcols.A, b.q, 1e-18, 80, x, v),
-                     PP_INTERIOR_CONVERGED);
-    const double mgh = b.m * G * H, tol = 1e-9 * mgh;
-    int loaded = 0;
-    for (int i = 0; i < b.C; ++i) loaded += x[i] > 1e-3 * mgh / b.C;
-    ck_assert_int_eq(loaded, b.C); /* the interior point: every support loaded */
-    pp_sticking st;
-    memset(&st, 0, sizeof st);
-    ck_assert_int_eq(pp_sticking_reserve(&st, n), PP_OK);
-    memset(st.slides, 0, (size_t)n);
-    pp_lcp_options o = pp_lcp_options_default();
-    pp_lcp_result r;
-    memcpy(z, x, (size_t)n * sizeof *z);
-    ck_assert_int_eq(pp_sticking_crossover(&st, &b.cols.A, b.q, b.sliding, &o, z, &r),
-                     PP_STICKING_SOLVED);
-    ck_assert_int_gt(st.null_dimension, 0);
-    ck_assert_int_eq(st.flips, 0); /* its basis feasible as found: no active-set flip */
-    /* the vertex: at rest, the same resultant as the interior answer, at most 6 loads */
-    double vel[6];
-    plate_velocity(&b, z, vel);
-    for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(vel[t]), 1e-9 * G * H);
-    plate_velocity(&b, x, vel);
-    for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(vel[t]), 1e-8 * G * H);
-    int positive = 0, basic = 0, limit = 0;
-    double sum_p = 0.0;
-    for (int i = 0; i < n; ++i) {
-        positive += i < b.C * (K + 1) && z[i] > tol;
-        basic += st.basis[i] != 0;
-        if (i < b.C) sum_p += z[i];
-    }
-    for (int ci = 0; ci < b.C; ++ci) /* loaded, its cone row held (lambda basic at 0) */
-        limit += z[ci] > tol && st.basis[b.C * (K + 1) + ci];
-    ck_assert_int_le(positive, 6 + limit);
-    ck_assert_int_le(basic, st.vertex_basic);
-    ck_assert_double_eq_tol(sum_p, mgh * cos(theta), tol);
-    for (int i = 0; i < n; ++i) {
-        v[i] = b.q[i];
-        for (int j = 0; j < n; ++j) v[i] += b.M[i + (size_t)j * n] * z[j];
-    }
-    check_answer(n, b.M, b.q, z, v, tol, 1e-9 * G * H);
-    /* the next step: that basis as it stands */
-    unsigned char *kept = malloc((size_t)n), *kept_slides = calloc((size_t)n, 1);
-    ck_assert(kept && kept_slides);
-    memcpy(kept, st.basis, (size_t)n);
-    static plate_lcp next;
-    plate_on_incline(&next, N, theta, mu, G * (1.0 + 1e-6));
-    pp_lcp_workspace *ws = NULL;
-    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
-    ck_assert_int_eq(pp_sticking_island(&st, ws, &next.cols.A, next.q, next.sliding, kept,
-                                        kept_slides, NULL, &o, z, &r),
-                     PP_STICKING_SOLVED);
-    ck_assert_int_eq(st.from_kept, 1);
-    ck_assert_int_eq(st.steps, 1);
-    ck_assert_int_eq(st.flips, 0);
-    ck_assert_int_eq(r.pivots, 0);
-    for (int i = 0; i < n; ++i) ck_assert_int_eq(st.basis[i] != 0, kept[i] != 0);
-    plate_velocity(&next, z, vel);
-    for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(vel[t]), 1e-9 * G * H);
-    for (int i = 0; i < n; ++i) {
-        v[i] = next.q[i];
-        for (int j = 0; j < n; ++j) v[i] += next.M[i + (size_t)j * n] * z[j];
-    }
-    check_answer(n, next.M, next.q, z, v, tol, 1e-9 * G * H);
-    pp_lcp_workspace_destroy(ws);
-    pp_sticking_free(&st);
-    pp_interior_free(&ip);
-    free(kept);
-    free(kept_slides);
-    free(Qe);
-    free(x);
-    free(v);
-    free(z);
-    plate_release(&b);
-    plate_release(&next);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("interior");
@@ -560,7 +367,6 @@ int main(void)
     tcase_add_test(tc, test_random_monotone_against_lemke);
     tcase_add_test(tc, test_box_sticks_below_friction_angle);
     tcase_add_test(tc, test_box_slides_above_friction_angle);
-    tcase_add_test(tc, test_plate_crossover_vertex);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
