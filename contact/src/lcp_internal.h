@@ -156,6 +156,8 @@ struct pp_lcp_workspace {
     unsigned char *start_basis; /* n: a given start basis as repaired (lemke.c, "Repair") */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
+    int cycled;           /* 1 when the last Lemke path ended on its cycling detector
+                             (lemke.c, "Cycling"; pp_lcp_solve's ladder reads it) */
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
     int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
