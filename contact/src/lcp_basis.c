@@ -814,7 +814,9 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
     double *r = ws->residual, *c = ws->sum_hi;
     pp_lcp_inverse_row_copy(run, i, u);
     for (int step = 0; step < REFINE_STEPS; ++step) {
-        for (int j = 0; j < n; ++j) {
+        const int done = /* the same sums, four columns at a time (lcp_sparse.c) */
+            run->sparse && pp_lcp_sparse_basis_dots(run->sparse, ws->row_var, i, u, r);
+        for (int j = 0; j < n && !done; ++j) {
             int var = ws->row_var[j];
             const double *data = pp_lcp_column_data(run, var);
             double hi = j == i ? 1.0 : 0.0, lo = 0.0;

@@ -445,6 +445,8 @@ void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi,
 int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, const double *v,
                                  double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
+int pp_lcp_sparse_basis_dots(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                             double *r);
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
 /* The sparse basis's vector kernels on (1) or off (0: the scalar loops, the same bits; for
  * tests), on < 0 leaves them; returns the previous setting. Not while a solve runs. */

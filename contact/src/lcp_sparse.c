@@ -78,6 +78,8 @@ struct pp_lcp_sparse {
     const double *values;     /* col_start[n]: and entries */
     int *own_start, *own_rows; /* a pattern built for this path alone (else NULL) */
     double *own_values;
+    double *shifted;          /* shift != 0: values with the diagonal entries M_jj + shift
+                                 (entry()), for the residuals' column updates; else NULL */
     klu_common common;
     factor_state state[2];
     int current;
@@ -195,6 +197,7 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
     free(s->own_start);
     free(s->own_rows);
     free(s->own_values);
+    free(s->shifted);
     free(s->Ap);
     free(s->Ai);
     free(s->Ax);
@@ -311,6 +314,14 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         }
     }
     const size_t un = (size_t)n;
+    if (ok && s->shift != 0.0) { /* M + shift I by columns, each entry as entry() rounds it */
+        const size_t nnz = (size_t)s->col_start[n];
+        s->shifted = malloc((nnz > 0 ? nnz : 1) * sizeof *s->shifted);
+        ok = s->shifted != NULL;
+        for (int j = 0; ok && j < n; ++j)
+            for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p)
+                s->shifted[p] = s->row_index[p] == j ? s->values[p] + s->shift : s->values[p];
+    }
     if (ok) {
         s->Ap = malloc((un + 1) * sizeof *s->Ap);
         s->t = malloc(un * sizeof *s->t);
@@ -446,9 +457,10 @@ gathered_subtract(const int *rows, const double *e, int count, double at, double
         if (e[t] != 0.0) accumulate_with(&hi[rows[t]], &lo[rows[t]], at, e[t], 1);
 }
 
-/* sparse_subtract with FMA, the column's entries through gathered_subtract: on M + shift I
- * the diagonal entry (data + shift) alone is taken apart; z0's dense column (d) through the
- * contiguous kernel of the dense basis. */
+/* sparse_subtract with FMA, the column's entries through gathered_subtract (on M + shift I
+ * from the shifted copy: the entries entry() gives, in one pass, where the diagonal entry
+ * was taken apart and the column split in two, each with its scalar tail); z0's dense column
+ * (d) through the contiguous kernel of the dense basis. */
 __attribute__((target("avx2,fma"))) static inline void
 sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
 {
@@ -461,20 +473,8 @@ sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, do
         pp_lcp_subtract_columns(count, hi, lo, c, &a, 1); /* (hi, lo) -= a d, zeros skipped */
         return;
     }
-    if (s->shift == 0.0) {
-        gathered_subtract(rows, data, count, at, hi, lo);
-        return;
-    }
-    const int j = v - s->n;
-    int diag = 0;
-    while (diag < count && rows[diag] < j) ++diag;
-    gathered_subtract(rows, data, diag, at, hi, lo);
-    if (diag < count && rows[diag] == j) {
-        const double e = data[diag] + s->shift;
-        if (e != 0.0) accumulate_with(&hi[j], &lo[j], at, e, 1);
-        ++diag;
-    }
-    gathered_subtract(rows + diag, data + diag, count - diag, at, hi, lo);
+    if (s->shifted) data = s->shifted + s->col_start[v - s->n]; /* M + shift I */
+    gathered_subtract(rows, data, count, at, hi, lo);
 }
 #endif
 
@@ -579,6 +579,97 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
     }
 #endif
     sparse_dot(s, v, u, hi, lo, 0);
+}
+
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* r_at[t] = [at[t] == i] + data . u for the z columns var[t], t < lanes <= 4, one column a
+ * lane: lane t does sparse_dot's fused operations on its column's nonzeros in their order
+ * (the entries of M + shift I from the shifted copy), a lane at a zero entry or past its
+ * column's end keeping its (hi, lo) (pp_lcp_accumulate4's blend), so each r_j has the scalar
+ * loop's bits. One compensated sum waits on its additions; four run side by side. */
+__attribute__((target("avx2,fma"))) static void dots4(const pp_lcp_sparse *s, const int *at,
+                                                      const int *var, int lanes, int i,
+                                                      const double *u, double *r)
+{
+    const int *rows[4];
+    const double *data[4];
+    int count[4] = {0, 0, 0, 0}, shortest = lanes < 4 ? 0 : s->n, longest = 0;
+    double h0[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int t = 0; t < lanes; ++t) {
+        rows[t] = column_pattern(s, var[t], &count[t], &data[t]);
+        if (s->shifted) data[t] = s->shifted + s->col_start[var[t] - s->n];
+        if (count[t] < shortest) shortest = count[t];
+        if (count[t] > longest) longest = count[t];
+        h0[t] = at[t] == i ? 1.0 : 0.0;
+    }
+    double a0 = h0[0], a1 = h0[1], a2 = h0[2], a3 = h0[3];
+    double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+    int k = 0;
+    for (; k < shortest; ++k) {
+        double e;
+        if ((e = data[0][k]) != 0.0) accumulate_with(&a0, &b0, e, u[rows[0][k]], 1);
+        if ((e = data[1][k]) != 0.0) accumulate_with(&a1, &b1, e, u[rows[1][k]], 1);
+        if ((e = data[2][k]) != 0.0) accumulate_with(&a2, &b2, e, u[rows[2][k]], 1);
+        if ((e = data[3][k]) != 0.0) accumulate_with(&a3, &b3, e, u[rows[3][k]], 1);
+    }
+    double hv[4] = {a0, a1, a2, a3}, lv[4] = {b0, b1, b2, b3}, out[4];
+    for (int t = 0; t < lanes; ++t) {
+        for (int q = k; q < count[t]; ++q)
+            if (data[t][q] != 0.0) accumulate_with(&hv[t], &lv[t], data[t][q], u[rows[t][q]], 1);
+        out[t] = hv[t] + lv[t];
+    }
+    for (int t = 0; t < lanes; ++t) r[at[t]] = out[t];
+}
+
+/* pp_lcp_refined_inverse_row's residual (lcp_basis.c), r_j = delta_ij - a_{row_var[j]} . u
+ * for every position j: w_k's unit column by TwoSum, z0's by sparse_dot, the z columns four
+ * at a time (dots4). */
+__attribute__((target("avx2,fma"))) static void
+basis_dots_avx2_fma(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                    double *r)
+{
+    const int n = s->n;
+    int at[4], var[4], lanes = 0;
+    for (int j = 0; j < n; ++j) {
+        const int v = row_var[j];
+        double hi = j == i ? 1.0 : 0.0, lo = 0.0;
+        if (v < n) {
+            two_sum(hi, -u[v], &hi, &lo);
+            r[j] = hi + lo;
+        } else if (v == 2 * n) {
+            sparse_dot(s, v, u, &hi, &lo, 1);
+            r[j] = hi + lo;
+        } else {
+            at[lanes] = j;
+            var[lanes++] = v;
+            if (lanes == 4) {
+                dots4(s, at, var, 4, i, u, r);
+                lanes = 0;
+            }
+        }
+    }
+    if (lanes > 0) dots4(s, at, var, lanes, i, u, r);
+}
+#endif
+
+/* The residual of a row of B^-1 (pp_lcp_refined_inverse_row, lcp_basis.c): r_j = delta_ij -
+ * a_{row_var[j]} . u for every position j, each sum as pp_lcp_sparse_dot forms it, when the
+ * vector kernels run: 1; else 0 and nothing is done (the caller runs its loop). */
+int pp_lcp_sparse_basis_dots(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                             double *r)
+{
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        basis_dots_avx2_fma(s, row_var, i, u, r);
+        return 1;
+    }
+#endif
+    (void)s;
+    (void)row_var;
+    (void)i;
+    (void)u;
+    (void)r;
+    return 0;
 }
 
 /* Factorise the basis row_var into the spare state; 1 on success (the spare state is then
