@@ -533,6 +533,9 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
 {
     const int n = run->n;
     double *hi = run->ws->sum_hi, *lo = run->ws->sum_lo;
+    if (run->sparse && /* the same sums in one call (lcp_sparse.c, vector kernels) */
+        pp_lcp_sparse_basis_residual(run->sparse, run->ws->row_var, b, v, out))
+        return;
     for (int k = 0; k < n; ++k) {
         hi[k] = b[k];
         lo[k] = 0.0;
@@ -540,9 +543,7 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
     const double *cols[4];
     double coef[4];
     int group = 0;
-    const int done = run->sparse && /* the same loop in one call (lcp_sparse.c) */
-                     pp_lcp_sparse_basis_subtract(run->sparse, run->ws->row_var, v, hi, lo);
-    for (int i = 0; i < n && !done; ++i) {
+    for (int i = 0; i < n; ++i) {
         int var = run->ws->row_var[i];
         double vi = v[i];
         if (vi == 0.0) continue;

@@ -442,9 +442,9 @@ int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const doub
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
-int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, const double *v,
-                                 double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
+int pp_lcp_sparse_basis_residual(const pp_lcp_sparse *s, const int *row_var, const double *b,
+                                 const double *v, double *out);
 int pp_lcp_sparse_basis_dots(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
                              double *r);
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
