@@ -642,6 +642,18 @@ static double diagonal_scale(int n, const double *M, const pp_lcp_csc *A)
     return scale;
 }
 
+int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_lcp_options *o,
+                         int cycled, int pivots)
+{
+    if (!(A || n >= PP_LCP_SPARSE_MIN_N) || !cycled || pivots <= n) return 0;
+    const double below = o->tie_tol * diagonal_scale(n, M, A);
+    int skipped = 0;
+    for (double eps = PP_LCP_EPS_FIRST; eps <= below && skipped < PP_LCP_RETRIES - 1;
+         eps *= PP_LCP_EPS_FACTOR)
+        ++skipped;
+    return skipped;
+}
+
 /*
  * The order of a full solve: the plain attempt (solve_once), the regularised retries of
  * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback starts from the caller's basis (still unchanged:
@@ -679,12 +691,10 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     m.Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     double eps = PP_LCP_EPS_FIRST;
-    if (large && workspace->cycled && result->pivots > n) { /* "The ladder after a cycle" */
-        const double below = o->tie_tol * diagonal_scale(n, M, A);
-        while (eps <= below && retries_left > 1) {
-            eps *= PP_LCP_EPS_FACTOR;
-            --retries_left;
-        }
+    for (int skip = pp_lcp_rungs_skipped(n, M, A, o, workspace->cycled, result->pivots);
+         skip > 0; --skip) { /* "The ladder after a cycle" */
+        eps *= PP_LCP_EPS_FACTOR;
+        --retries_left;
     }
     for (; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) && !workspace->limits.hit;
          eps *= PP_LCP_EPS_FACTOR) {
