@@ -533,6 +533,9 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
 {
     const int n = run->n;
     double *hi = run->ws->sum_hi, *lo = run->ws->sum_lo;
+    if (run->sparse && /* the same sums in one call (lcp_sparse.c, vector kernels) */
+        pp_lcp_sparse_basis_residual(run->sparse, run->ws->row_var, b, v, out))
+        return;
     for (int k = 0; k < n; ++k) {
         hi[k] = b[k];
         lo[k] = 0.0;
@@ -540,9 +543,7 @@ static void basis_residual(const lemke_run *run, const double *b, const double *
     const double *cols[4];
     double coef[4];
     int group = 0;
-    const int done = run->sparse && /* the same loop in one call (lcp_sparse.c) */
-                     pp_lcp_sparse_basis_subtract(run->sparse, run->ws->row_var, v, hi, lo);
-    for (int i = 0; i < n && !done; ++i) {
+    for (int i = 0; i < n; ++i) {
         int var = run->ws->row_var[i];
         double vi = v[i];
         if (vi == 0.0) continue;
@@ -814,7 +815,9 @@ void pp_lcp_refined_inverse_row(const lemke_run *run, int i, double *u)
     double *r = ws->residual, *c = ws->sum_hi;
     pp_lcp_inverse_row_copy(run, i, u);
     for (int step = 0; step < REFINE_STEPS; ++step) {
-        for (int j = 0; j < n; ++j) {
+        const int done = /* the same sums, four columns at a time (lcp_sparse.c) */
+            run->sparse && pp_lcp_sparse_basis_dots(run->sparse, ws->row_var, i, u, r);
+        for (int j = 0; j < n && !done; ++j) {
             int var = ws->row_var[j];
             const double *data = pp_lcp_column_data(run, var);
             double hi = j == i ? 1.0 : 0.0, lo = 0.0;

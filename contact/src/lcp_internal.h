@@ -156,6 +156,8 @@ struct pp_lcp_workspace {
     unsigned char *start_basis; /* n: a given start basis as repaired (lemke.c, "Repair") */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
+    int cycled;           /* 1 when the last Lemke path ended on its cycling detector
+                             (lemke.c, "Cycling"; pp_lcp_solve's ladder reads it) */
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
     int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
@@ -440,9 +442,11 @@ int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const doub
 double pp_lcp_sparse_relative_residual(pp_lcp_sparse *s, const double *q, const double *z);
 void pp_lcp_sparse_destroy(pp_lcp_sparse *s);
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo);
-int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, const double *v,
-                                 double *hi, double *lo);
 void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *hi, double *lo);
+int pp_lcp_sparse_basis_residual(const pp_lcp_sparse *s, const int *row_var, const double *b,
+                                 const double *v, double *out);
+int pp_lcp_sparse_basis_dots(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                             double *r);
 int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var);
 /* The sparse basis's vector kernels on (1) or off (0: the scalar loops, the same bits; for
  * tests), on < 0 leaves them; returns the previous setting. Not while a solve runs. */
@@ -497,6 +501,13 @@ int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
 pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o);
 /* lcp.c: the order of a full solve (plain attempt, regularised retries, bounded fallback)
  * of LCP(M, q) dense, or by columns A (M NULL), under one set of limits. */
+/* lcp.c, "The ladder after a cycle": how many rungs of the regularised ladder (from
+ * PP_LCP_EPS_FIRST, at most all but the last) a solve skips after its plain attempt, given
+ * whether that attempt's last path ended on the cycling detector and its pivots: those with
+ * eps <= tie_tol max_i |M_ii| when the LCP is large (A by columns, or n >= PP_LCP_SPARSE_MIN_N),
+ * cycled and pivots > n; else 0. */
+int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_lcp_options *o,
+                         int cycled, int pivots);
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
                              const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
                              unsigned char *basis, double *z, pp_lcp_result *result);

@@ -78,6 +78,9 @@ struct pp_lcp_sparse {
     const double *values;     /* col_start[n]: and entries */
     int *own_start, *own_rows; /* a pattern built for this path alone (else NULL) */
     double *own_values;
+    double *pairs;            /* 2n: the residual's accumulators (hi_k, lo_k) side by side */
+    double *shifted;          /* shift != 0: values with the diagonal entries M_jj + shift
+                                 (entry()), for the residuals' column updates; else NULL */
     klu_common common;
     factor_state state[2];
     int current;
@@ -134,7 +137,7 @@ int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
 }
 
 /* The AVX2 copies of FTRAN's and the residuals' loops below (ftran_columns_avx2,
- * apply_etas_avx2, sparse_subtract_avx2_fma) run when the CPU has AVX2 and FMA and this is 1;
+ * apply_etas_avx2, basis_residual_avx2_fma, basis_dots_avx2_fma) run when the CPU has AVX2 and FMA and this is 1;
  * the tests set it to 0 to compare them with the scalar loops bit for bit. */
 static int vector_kernels = 1;
 
@@ -195,6 +198,8 @@ void pp_lcp_sparse_destroy(pp_lcp_sparse *s)
     free(s->own_start);
     free(s->own_rows);
     free(s->own_values);
+    free(s->shifted);
+    free(s->pairs);
     free(s->Ap);
     free(s->Ai);
     free(s->Ax);
@@ -311,6 +316,14 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         }
     }
     const size_t un = (size_t)n;
+    if (ok && s->shift != 0.0) { /* M + shift I by columns, each entry as entry() rounds it */
+        const size_t nnz = (size_t)s->col_start[n];
+        s->shifted = malloc((nnz > 0 ? nnz : 1) * sizeof *s->shifted);
+        ok = s->shifted != NULL;
+        for (int j = 0; ok && j < n; ++j)
+            for (int p = s->col_start[j]; p < s->col_start[j + 1]; ++p)
+                s->shifted[p] = s->row_index[p] == j ? s->values[p] + s->shift : s->values[p];
+    }
     if (ok) {
         s->Ap = malloc((un + 1) * sizeof *s->Ap);
         s->t = malloc(un * sizeof *s->t);
@@ -318,7 +331,8 @@ pp_lcp_sparse *pp_lcp_sparse_create(pp_lcp_workspace *ws, int n, const double *M
         s->unit = calloc(un, sizeof *s->unit);
         s->mark = calloc(un, 1);
         s->list = malloc(un * sizeof *s->list);
-        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list;
+        s->pairs = malloc(2 * un * sizeof *s->pairs);
+        ok = s->Ap && s->t && s->work && s->unit && s->mark && s->list && s->pairs;
     }
     for (int i = 0; ok && i < 2; ++i) {
         factor_state *f = &s->state[i];
@@ -412,116 +426,97 @@ PP_LCP_FMA_TARGET static void sparse_subtract_fma(const pp_lcp_sparse *s, int v,
 #endif
 
 #if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
-/* (hi, lo) += at e_t at the rows rows[t], t < count (distinct rows: a column's pattern), four
- * entries at a time: hi and lo loaded lane by lane (scalar loads, which the previous
- * column's stores forward to: AVX2 gathers do not, and on the Zen 4 measured they made the
- * residuals 5-8 % slower), each lane does accumulate_with's fused operations
- * (as subtract_columns_avx2_fma, lcp_basis.c), a lane whose e_t is 0 keeps its (hi, lo) as the
- * scalar loop skips it (a blend), and the lanes are stored back one by one. The rows are
- * distinct, so the entries' order within the column does not matter: the same bits as the
- * scalar loop. */
+/* (hi_k, lo_k) += at e_t at the rows k = rows[t], t < count (distinct rows: a column's
+ * pattern), the accumulators in pairs hl[2k] = hi_k, hl[2k + 1] = lo_k, four entries at a
+ * time: each row's pair in one 16-byte load and store (which the previous column's stores
+ * forward to: AVX2 gathers do not, and on the Zen 4 measured they made the residuals 5-8 %
+ * slower), four pairs turned into a vector of hi and one of lo by two inserts and two unpacks
+ * (and back), each lane doing accumulate_with's fused operations, a lane whose e_t is 0
+ * keeping its (hi, lo) as the scalar loop skips it (a blend). The rows are distinct, so the
+ * order within the column does not matter: the same bits as the scalar loop. (The hi and lo
+ * of separate arrays, loaded and stored lane by lane, took ~3 % more time.) */
 __attribute__((target("avx2,fma"))) static void
-gathered_subtract(const int *rows, const double *e, int count, double at, double *hi,
-                  double *lo)
+gathered_subtract_pairs(const int *rows, const double *e, int count, double at, double *hl)
 {
     const __m256d av = _mm256_set1_pd(at);
     int t = 0;
     for (; t + 4 <= count; t += 4) {
-        const int *kr = rows + t;
-        __m256d hn = _mm256_set_pd(hi[kr[3]], hi[kr[2]], hi[kr[1]], hi[kr[0]]);
-        __m256d ln = _mm256_set_pd(lo[kr[3]], lo[kr[2]], lo[kr[1]], lo[kr[0]]);
-        pp_lcp_accumulate4(av, _mm256_loadu_pd(e + t), &hn, &ln);
-        const __m128d h01 = _mm256_castpd256_pd128(hn), h23 = _mm256_extractf128_pd(hn, 1);
-        const __m128d l01 = _mm256_castpd256_pd128(ln), l23 = _mm256_extractf128_pd(ln, 1);
-        _mm_storel_pd(hi + rows[t], h01);
-        _mm_storeh_pd(hi + rows[t + 1], h01);
-        _mm_storel_pd(hi + rows[t + 2], h23);
-        _mm_storeh_pd(hi + rows[t + 3], h23);
-        _mm_storel_pd(lo + rows[t], l01);
-        _mm_storeh_pd(lo + rows[t + 1], l01);
-        _mm_storel_pd(lo + rows[t + 2], l23);
-        _mm_storeh_pd(lo + rows[t + 3], l23);
+        double *p0 = hl + 2 * rows[t], *p1 = hl + 2 * rows[t + 1];
+        double *p2 = hl + 2 * rows[t + 2], *p3 = hl + 2 * rows[t + 3];
+        __m256d a = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p0)),
+                                         _mm_loadu_pd(p2), 1); /* h0 l0 h2 l2 */
+        __m256d b = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p1)),
+                                         _mm_loadu_pd(p3), 1); /* h1 l1 h3 l3 */
+        __m256d h = _mm256_unpacklo_pd(a, b), l = _mm256_unpackhi_pd(a, b);
+        pp_lcp_accumulate4(av, _mm256_loadu_pd(e + t), &h, &l);
+        a = _mm256_unpacklo_pd(h, l);
+        b = _mm256_unpackhi_pd(h, l);
+        _mm_storeu_pd(p0, _mm256_castpd256_pd128(a));
+        _mm_storeu_pd(p1, _mm256_castpd256_pd128(b));
+        _mm_storeu_pd(p2, _mm256_extractf128_pd(a, 1));
+        _mm_storeu_pd(p3, _mm256_extractf128_pd(b, 1));
     }
     for (; t < count; ++t)
-        if (e[t] != 0.0) accumulate_with(&hi[rows[t]], &lo[rows[t]], at, e[t], 1);
+        if (e[t] != 0.0) accumulate_with(&hl[2 * rows[t]], &hl[2 * rows[t] + 1], at, e[t], 1);
 }
 
-/* sparse_subtract with FMA, the column's entries through gathered_subtract: on M + shift I
- * the diagonal entry (data + shift) alone is taken apart; z0's dense column (d) through the
- * contiguous kernel of the dense basis. */
-__attribute__((target("avx2,fma"))) static inline void
-sparse_subtract_avx2_fma(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
-{
-    const double *data;
-    int count;
-    const int *rows = column_pattern(s, v, &count, &data);
-    const double at = -a;
-    if (!rows) {
-        const double *c[1] = {data};
-        pp_lcp_subtract_columns(count, hi, lo, c, &a, 1); /* (hi, lo) -= a d, zeros skipped */
-        return;
-    }
-    if (s->shift == 0.0) {
-        gathered_subtract(rows, data, count, at, hi, lo);
-        return;
-    }
-    const int j = v - s->n;
-    int diag = 0;
-    while (diag < count && rows[diag] < j) ++diag;
-    gathered_subtract(rows, data, diag, at, hi, lo);
-    if (diag < count && rows[diag] == j) {
-        const double e = data[diag] + s->shift;
-        if (e != 0.0) accumulate_with(&hi[j], &lo[j], at, e, 1);
-        ++diag;
-    }
-    gathered_subtract(rows + diag, data + diag, count - diag, at, hi, lo);
-}
-#endif
-
-#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
-/* basis_residual's loop (lcp_basis.c) over the basic positions in order, in one call:
- * (hi, lo) -= B v, w_k's unit column by TwoSum, a z's or z0's column by
- * sparse_subtract_avx2_fma. */
+/* basis_residual (lcp_basis.c): out = b - B v, compensated, over the basic positions in
+ * order (the columns of [I | -M | -d] are -data, so a z's or z0's adds +v_i data): w_k's unit
+ * column by TwoSum, z0's dense d as the scalar loop, a z's column (of M + shift I: the shifted
+ * copy) by gathered_subtract_pairs. */
 __attribute__((target("avx2,fma"))) static void
-basis_subtract_avx2_fma(const pp_lcp_sparse *s, const int *row_var, const double *v, double *hi,
-                        double *lo)
+basis_residual_avx2_fma(const pp_lcp_sparse *s, const int *row_var, const double *b,
+                        const double *v, double *out)
 {
     const int n = s->n;
+    double *hl = s->pairs;
+    for (int k = 0; k < n; ++k) {
+        hl[2 * k] = b[k];
+        hl[2 * k + 1] = 0.0;
+    }
     for (int i = 0; i < n; ++i) {
         const int var = row_var[i];
         const double vi = v[i];
         if (vi == 0.0) continue;
         if (var < n) {
             double sum, e;
-            two_sum(hi[var], -vi, &sum, &e);
-            hi[var] = sum;
-            lo[var] += e;
+            two_sum(hl[2 * var], -vi, &sum, &e);
+            hl[2 * var] = sum;
+            hl[2 * var + 1] += e;
             continue;
         }
-        sparse_subtract_avx2_fma(s, var, -vi, hi, lo);
+        const double *data;
+        int count;
+        const int *rows = column_pattern(s, var, &count, &data);
+        if (!rows) { /* z0: d, dense */
+            for (int k = 0; k < count; ++k)
+                if (data[k] != 0.0) accumulate_with(&hl[2 * k], &hl[2 * k + 1], vi, data[k], 1);
+            continue;
+        }
+        if (s->shifted) data = s->shifted + s->col_start[var - n];
+        gathered_subtract_pairs(rows, data, count, vi, hl);
     }
+    for (int k = 0; k < n; ++k) out[k] = hl[2 * k] + hl[2 * k + 1];
 }
 #endif
 
-/* (hi, lo) -= B v for the basis row_var (the columns of [I | -M | -d] are -data, so a z's or
- * z0's adds +v_i data), position by position as basis_residual's loop (lcp_basis.c), when the
- * vector kernels run: 1; else 0 and nothing is done (the caller runs its loop). The loop
- * inside one call saves a call, two CPU tests and a column look-up a basic column (4 % of
- * heap20's cold LCP). */
-int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, const double *v,
-                                 double *hi, double *lo)
+/* basis_residual's out = b - B v for the basis row_var when the vector kernels run: 1; else
+ * 0 and nothing is done (the caller runs its loop). The loop inside one call also saves a
+ * call, two CPU tests and a column look-up a basic column (4 % of heap20's cold LCP). */
+int pp_lcp_sparse_basis_residual(const pp_lcp_sparse *s, const int *row_var, const double *b,
+                                 const double *v, double *out)
 {
 #if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
     if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
-        basis_subtract_avx2_fma(s, row_var, v, hi, lo);
+        basis_residual_avx2_fma(s, row_var, b, v, out);
         return 1;
     }
 #endif
     (void)s;
     (void)row_var;
+    (void)b;
     (void)v;
-    (void)hi;
-    (void)lo;
+    (void)out;
     return 0;
 }
 
@@ -529,12 +524,6 @@ int pp_lcp_sparse_basis_subtract(const pp_lcp_sparse *s, const int *row_var, con
  * where the CPU has it: lcp_internal.h, accumulate_with). */
 void pp_lcp_sparse_subtract(const pp_lcp_sparse *s, int v, double a, double *hi, double *lo)
 {
-#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
-    if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
-        sparse_subtract_avx2_fma(s, v, a, hi, lo);
-        return;
-    }
-#endif
 #ifdef PP_LCP_FMA_DISPATCH
     if (pp_lcp_cpu_fma()) {
         sparse_subtract_fma(s, v, a, hi, lo);
@@ -579,6 +568,97 @@ void pp_lcp_sparse_dot(const pp_lcp_sparse *s, int v, const double *u, double *h
     }
 #endif
     sparse_dot(s, v, u, hi, lo, 0);
+}
+
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+/* r_at[t] = [at[t] == i] + data . u for the z columns var[t], t < lanes <= 4, one column a
+ * lane: lane t does sparse_dot's fused operations on its column's nonzeros in their order
+ * (the entries of M + shift I from the shifted copy), a lane at a zero entry or past its
+ * column's end keeping its (hi, lo) (pp_lcp_accumulate4's blend), so each r_j has the scalar
+ * loop's bits. One compensated sum waits on its additions; four run side by side. */
+__attribute__((target("avx2,fma"))) static void dots4(const pp_lcp_sparse *s, const int *at,
+                                                      const int *var, int lanes, int i,
+                                                      const double *u, double *r)
+{
+    const int *rows[4];
+    const double *data[4];
+    int count[4] = {0, 0, 0, 0}, shortest = lanes < 4 ? 0 : s->n, longest = 0;
+    double h0[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int t = 0; t < lanes; ++t) {
+        rows[t] = column_pattern(s, var[t], &count[t], &data[t]);
+        if (s->shifted) data[t] = s->shifted + s->col_start[var[t] - s->n];
+        if (count[t] < shortest) shortest = count[t];
+        if (count[t] > longest) longest = count[t];
+        h0[t] = at[t] == i ? 1.0 : 0.0;
+    }
+    double a0 = h0[0], a1 = h0[1], a2 = h0[2], a3 = h0[3];
+    double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+    int k = 0;
+    for (; k < shortest; ++k) {
+        double e;
+        if ((e = data[0][k]) != 0.0) accumulate_with(&a0, &b0, e, u[rows[0][k]], 1);
+        if ((e = data[1][k]) != 0.0) accumulate_with(&a1, &b1, e, u[rows[1][k]], 1);
+        if ((e = data[2][k]) != 0.0) accumulate_with(&a2, &b2, e, u[rows[2][k]], 1);
+        if ((e = data[3][k]) != 0.0) accumulate_with(&a3, &b3, e, u[rows[3][k]], 1);
+    }
+    double hv[4] = {a0, a1, a2, a3}, lv[4] = {b0, b1, b2, b3}, out[4];
+    for (int t = 0; t < lanes; ++t) {
+        for (int q = k; q < count[t]; ++q)
+            if (data[t][q] != 0.0) accumulate_with(&hv[t], &lv[t], data[t][q], u[rows[t][q]], 1);
+        out[t] = hv[t] + lv[t];
+    }
+    for (int t = 0; t < lanes; ++t) r[at[t]] = out[t];
+}
+
+/* pp_lcp_refined_inverse_row's residual (lcp_basis.c), r_j = delta_ij - a_{row_var[j]} . u
+ * for every position j: w_k's unit column by TwoSum, z0's by sparse_dot, the z columns four
+ * at a time (dots4). */
+__attribute__((target("avx2,fma"))) static void
+basis_dots_avx2_fma(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                    double *r)
+{
+    const int n = s->n;
+    int at[4], var[4], lanes = 0;
+    for (int j = 0; j < n; ++j) {
+        const int v = row_var[j];
+        double hi = j == i ? 1.0 : 0.0, lo = 0.0;
+        if (v < n) {
+            two_sum(hi, -u[v], &hi, &lo);
+            r[j] = hi + lo;
+        } else if (v == 2 * n) {
+            sparse_dot(s, v, u, &hi, &lo, 1);
+            r[j] = hi + lo;
+        } else {
+            at[lanes] = j;
+            var[lanes++] = v;
+            if (lanes == 4) {
+                dots4(s, at, var, 4, i, u, r);
+                lanes = 0;
+            }
+        }
+    }
+    if (lanes > 0) dots4(s, at, var, lanes, i, u, r);
+}
+#endif
+
+/* The residual of a row of B^-1 (pp_lcp_refined_inverse_row, lcp_basis.c): r_j = delta_ij -
+ * a_{row_var[j]} . u for every position j, each sum as pp_lcp_sparse_dot forms it, when the
+ * vector kernels run: 1; else 0 and nothing is done (the caller runs its loop). */
+int pp_lcp_sparse_basis_dots(const pp_lcp_sparse *s, const int *row_var, int i, const double *u,
+                             double *r)
+{
+#if defined(PP_LCP_FMA_DISPATCH) && defined(PP_LCP_AVX2_DISPATCH)
+    if (vector_kernels && pp_lcp_cpu_fma() && pp_lcp_cpu_avx2()) {
+        basis_dots_avx2_fma(s, row_var, i, u, r);
+        return 1;
+    }
+#endif
+    (void)s;
+    (void)row_var;
+    (void)i;
+    (void)u;
+    (void)r;
+    return 0;
 }
 
 /* Factorise the basis row_var into the spare state; 1 on success (the spare state is then

@@ -491,6 +491,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
     const double z0_zero = o->tie_tol * pp_lcp_inf_norm(n, q);
     *pivots = 0;
     *refactorisations = 0;
+    ws->cycled = 0;
 
     if (!start && large) { /* w basic: B = I (no dense part), x = q, B^-1 (-d) = -d */
         for (int i = 0; i < n; ++i) {
@@ -667,6 +668,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
             basis_seen(ws, hash ^ variable_key(3 * n + 1 + leaving)) &&
             ++repeats > CYCLE_REPEATS) {
             status = PP_LCP_PIVOT_CAP; /* cycling: see above */
+            ws->cycled = 1;
             break;
         }
         if (!isfinite(ws->x[r])) {

@@ -345,16 +345,16 @@ static void random_signed_zeros(int n, double *x, double density)
 /* The sparse basis of large LCPs (lcp_sparse.c) on a random matrix by columns, column
  * diagonally dominant (so every complementary basis block is nonsingular), with explicit
  * zeros in its pattern: FTRAN through an eta file of sparse, half-dense and dense etas (zeros
- * of both signs among their entries and in b) and the residuals' column updates of a z and of
- * z0, on M and on M + shift I, give the same bits with the vector kernels as with the scalar
- * loops (pp_lcp_sparse_vector_kernels). */
+ * of both signs among their entries and in b), the residual b - B v of a basis of w, z and z0
+ * columns and the residual of a row of B^-1, on M and on M + shift I, give the same bits with
+ * the vector kernels as with the scalar loops (pp_lcp_sparse_vector_kernels). */
 START_TEST(sparse_kernels_same_bits_as_scalar)
 {
     rng_state = 18;
     enum { NS = 209 };
-    static int col_start[NS + 1], row_index[NS * NS], row_var[NS];
+    static int col_start[NS + 1], row_index[NS * NS], row_var[NS], row_var2[NS];
     static double values[NS * NS], d[NS], y[NS], b[NS], v0[NS], v1[NS];
-    static double hi0[NS], lo0[NS], hi1[NS], lo1[NS];
+    static double hi0[NS], lo0[NS];
     const int previous = pp_lcp_sparse_vector_kernels(-1);
     for (int n = 9; n <= NS; n += 40) {
         int p = 0;
@@ -397,20 +397,58 @@ START_TEST(sparse_kernels_same_bits_as_scalar)
                 ck_assert_msg(memcmp(v0, v1, (size_t)n * sizeof *v0) == 0,
                               "FTRAN differs, n = %d, %d etas", n, e + 1);
             }
-            for (int var = n; var <= 2 * n; var += 1 + n / 7) {
-                const int column = var - n < n / 2 ? var : 2 * n; /* some z, then z0 */
-                const double a = uniform(-2.0, 2.0);
+            /* The residual b - B v of basis_residual (lcp_basis.c) over a basis of w, z (in
+             * runs of every length mod 4) and z0, v with zeros of both signs, against its
+             * scalar loop of pp_lcp_sparse_subtract. */
+            for (int j = 0; j < n; ++j)
+                row_var2[j] = uniform(0.0, 1.0) < 0.3 ? j : n + j;
+            row_var2[n / 2] = 2 * n;
+            for (int round = 0; round < 3; ++round) {
+                random_signed_zeros(n, y, round == 0 ? 0.9 : 0.4);
                 for (int k = 0; k < n; ++k) {
-                    hi0[k] = hi1[k] = uniform(-1.0, 1.0);
-                    lo0[k] = lo1[k] = uniform(-1.0, 1.0) * 1e-17;
+                    b[k] = uniform(-1.0, 1.0);
+                    hi0[k] = b[k];
+                    lo0[k] = 0.0;
+                }
+                for (int j = 0; j < n; ++j) {
+                    const int var = row_var2[j];
+                    if (y[j] == 0.0) continue;
+                    if (var < n) {
+                        double sum, e;
+                        two_sum(hi0[var], -y[j], &sum, &e);
+                        hi0[var] = sum;
+                        lo0[var] += e;
+                    } else {
+                        pp_lcp_sparse_subtract(sp, var, -y[j], hi0, lo0);
+                    }
+                }
+                for (int k = 0; k < n; ++k) v0[k] = hi0[k] + lo0[k];
+                pp_lcp_sparse_vector_kernels(0);
+                ck_assert_int_eq(pp_lcp_sparse_basis_residual(sp, row_var2, b, y, v1), 0);
+                pp_lcp_sparse_vector_kernels(1);
+                if (pp_lcp_sparse_basis_residual(sp, row_var2, b, y, v1))
+                    ck_assert_msg(memcmp(v0, v1, (size_t)n * sizeof *v0) == 0,
+                                  "basis residual differs, n = %d", n);
+            }
+            /* The residual of a row of B^-1 (pp_lcp_refined_inverse_row): r_j = delta_ij +
+             * data . u over a basis of w, z (in runs of every length mod 4) and z0, against
+             * lcp_basis.c's loop of pp_lcp_sparse_dot. */
+            for (int round = 0; round < 3; ++round) {
+                const int i = (int)uniform(0.0, (double)n - 0.5);
+                random_signed_zeros(n, b, round == 0 ? 0.9 : 0.4);
+                for (int j = 0; j < n; ++j) {
+                    const int var = row_var2[j];
+                    double hi = j == i ? 1.0 : 0.0, lo = 0.0;
+                    if (var < n) two_sum(hi, -b[var], &hi, &lo);
+                    else pp_lcp_sparse_dot(sp, var, b, &hi, &lo);
+                    v0[j] = hi + lo;
                 }
                 pp_lcp_sparse_vector_kernels(0);
-                pp_lcp_sparse_subtract(sp, column, a, hi0, lo0);
+                ck_assert_int_eq(pp_lcp_sparse_basis_dots(sp, row_var2, i, b, v1), 0);
                 pp_lcp_sparse_vector_kernels(1);
-                pp_lcp_sparse_subtract(sp, column, a, hi1, lo1);
-                ck_assert_msg(memcmp(hi0, hi1, (size_t)n * sizeof *hi0) == 0 &&
-                                  memcmp(lo0, lo1, (size_t)n * sizeof *lo0) == 0,
-                              "residual update differs, n = %d, variable %d", n, column);
+                if (pp_lcp_sparse_basis_dots(sp, row_var2, i, b, v1))
+                    ck_assert_msg(memcmp(v0, v1, (size_t)n * sizeof *v0) == 0,
+                                  "row residual differs, n = %d, row %d", n, i);
             }
             pp_lcp_sparse_destroy(sp);
         }

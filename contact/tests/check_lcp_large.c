@@ -375,6 +375,49 @@ START_TEST(fallback_keeps_a_usable_answer)
 }
 END_TEST
 
+/* lcp.c, "The ladder after a cycle": after a plain path of more than n pivots on a large LCP
+ * ended on the cycling detector, the retries start at the first eps = 1e-16 * 100^k above
+ * tie_tol max_i |M_ii|, with at least the last rung (1e-6) left; every other plain failure, a
+ * short path and a small (dense) LCP keep the whole ladder. The crash impact's LCP: max |M_ii|
+ * 11.2 (its sigma rows 0), tie_tol 1e-12, so M + 1e-10 I first (k = 3). */
+START_TEST(ladder_skips_rungs_below_the_tie_band)
+{
+    enum { NR = 200 };
+    static int col_start[NR + 1], row_index[2 * NR];
+    static double values[2 * NR];
+    int p = 0;
+    for (int j = 0; j < NR; ++j) { /* diagonal: 0 on every fifth row, else up to 11.2 */
+        col_start[j] = p;
+        row_index[p] = j;
+        values[p++] = j % 5 == 0 ? 0.0 : (j == 77 ? -11.2 : 0.1 + 0.05 * (j % 50));
+        if (j + 1 < NR) {
+            row_index[p] = j + 1;
+            values[p++] = 20.0; /* off the diagonal: not counted */
+        }
+    }
+    col_start[NR] = p;
+    const pp_lcp_csc A = {NR, col_start, row_index, values};
+    pp_lcp_options o = pp_lcp_options_default();
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 3); /* 1e-10 first */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR), 0);     /* short path */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 50 * NR), 0); /* ray, cap */
+    o.tie_tol = 0.0; /* exact ties: no band */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 0);
+    o.tie_tol = 1e-3; /* a band above every rung: the last one (1e-6) is kept */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 5);
+    o.tie_tol = 1e-12;
+    values[col_start[77]] = 0.04; /* max |M_ii| = 2.55 now: 2.55e-12, so 1e-10 still */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 3);
+    for (int j = 0; j < NR; ++j) values[col_start[j]] *= 0.1; /* 2.55e-13: 1e-12 first */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 2);
+    /* dense: the same rule from PP_LCP_SPARSE_MIN_N on, none below */
+    static double M[NR * NR];
+    for (int j = 0; j < NR; ++j) M[j + (size_t)j * NR] = j == 3 ? 11.2 : 1.0;
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, M, NULL, &o, 1, NR + 1), 3);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(PP_LCP_SPARSE_MIN_N - 1, M, NULL, &o, 1, 10 * NR), 0);
+}
+END_TEST
+
 /* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
  * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
  * process, at the first solve: Check runs each test in a child process, and this test is the
@@ -427,6 +470,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_bounds_warm_start);
     tcase_add_test(tc, fallback_work_bound_is_exact);
     tcase_add_test(tc, fallback_keeps_a_usable_answer);
+    tcase_add_test(tc, ladder_skips_rungs_below_the_tie_band);
     suite_add_tcase(s, tc);
     return s;
 }
