@@ -671,7 +671,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
         eps = stick_eps(A, sliding);
     }
     /* the interior-point solve of (2); refused, Lemke on it as below */
-    {
+    if (!st->lemke_only) {
         pp_sticking_outcome out = interior_rounds(st, A, q, sliding, o, z, result);
         if (out == PP_STICKING_SOLVED) return out;
         for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;

@@ -27,6 +27,7 @@ typedef struct pp_sticking {
     double *z_interior;           /* n: the interior-point answer, while the steps polish it */
     unsigned char *slides_interior; /* n: the slides of that answer */
     pp_interior interior;         /* the interior-point solve of Q (lcp_interior.c) */
+    int lemke_only;               /* the caller's: 1 skips the interior-point stage */
     int rounds;                   /* solves of Q in pp_sticking_island (interior, Lemke) */
     /* what the last solve did (measurements, the caller's statistics) */
     int steps;                    /* active-set steps (one factorisation each) */

@@ -1,24 +1,20 @@
 /*
- * The interior-point solve of a monotone LCP (contact/src/lcp_interior.c), and the sticking
- * solve's cold path through it (lcp_sticking.c), checked against closed forms and Lemke:
+ * The interior-point solve of a monotone LCP (contact/src/lcp_interior.c), checked against a
+ * closed form and Lemke:
  *  - a plate of mass m on N x N frictionless supports, LCP(M + eps I, q) with M = J W J^T
  *    (singular: N^2 supports, 3 freedoms): its solution is unique (M + eps I is positive
  *    definite) and, by symmetry, every normal p = m g h / N^2 / (1 + eps m / N^2) (the
  *    vertical impulses sum to no torque; (N^2 / m + eps) p = g h);
  *  - a random monotone LCP, M = B B^T + S + delta I (S skew), answered as Lemke answers it
- *    (the solution is unique);
- *  - a box on an incline (8 copies, 192 unknowns, k = 4, mu = 0.5) below the friction angle
- *    (20 deg): it sticks, v = 0, friction F / 4 uphill at each corner, normals N / 4 +- c F /
- *    (4 a); above it (40 deg), the first round's loaded contacts with lambda > 0 go to ST's
- *    form (the LCP is then no longer monotone in their columns) and the second round gives
- *    ST's sliding answer v_x = -g h (sin theta - mu cos theta), sigma = |v_x|. Both answered
- *    by the interior-point solve (no Lemke pivot).
+ *    (the solution is unique).
+ * The sticking solve's cold path through it (a box on an incline below and above the friction
+ * angle, the plate with friction) is checked against its closed forms in check_sticking.c,
+ * by this stage and by Lemke's (pp_sticking.lemke_only).
  * Every answer is also checked as an LCP answer (x, v >= 0, x_i v_i ~ 0).
  */
 #include "pegplus/lcp.h"
 
 #include "../src/lcp_interior.h"
-#include "../src/lcp_sticking.h"
 
 #include <check.h>
 #include <math.h>
@@ -27,8 +23,6 @@
 
 #define G 9.81
 #define H 0.01
-#define K 4
-#define PI 3.14159265358979323846
 
 /* A dense column-major n x n matrix by columns, every diagonal entry present. */
 typedef struct columns {
@@ -188,185 +182,12 @@ START_TEST(test_random_monotone_against_lemke)
 }
 END_TEST
 
-/* 8 copies of a box (half extents a, b, c; corners at z = -c) of mass m on an incline of
- * angle theta, ST's LCP (ST96 Eq 29) in z = [p; beta; sigma] as in check_sticking.c */
-typedef struct box_lcp {
-    int n, C;
-    double m, mu, inv[6], v_free[6], r[4][3], J[4 * (K + 1)][6];
-    double *M, *q;
-    unsigned char *sliding;
-    columns cols;
-} box_lcp;
-
-#define AT(b, c, l) ((l) == 0 ? (c) : (b)->C + (c) * K + (l) - 1)
-
-static void box_on_incline(box_lcp *b, double theta, double mu)
-{
-    memset(b, 0, sizeof *b);
-    const double a = 0.5, hb = 0.3, c = 0.1;
-    static const double dirs[K + 1][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}};
-    const int copies = 8, C = 4 * copies, nF = C * (K + 1), n = nF + C;
-    b->n = n;
-    b->C = C;
-    b->m = 2.0;
-    b->mu = mu;
-    b->inv[0] = b->inv[1] = b->inv[2] = 1.0 / b->m;
-    b->inv[3] = 3.0 / (b->m * (hb * hb + c * c));
-    b->inv[4] = 3.0 / (b->m * (a * a + c * c));
-    b->inv[5] = 3.0 / (b->m * (a * a + hb * hb));
-    b->v_free[0] = -G * H * sin(theta);
-    b->v_free[2] = -G * H * cos(theta);
-    for (int i = 0; i < 4; ++i) {
-        b->r[i][0] = (i & 1) ? a : -a;
-        b->r[i][1] = (i & 2) ? hb : -hb;
-        b->r[i][2] = -c;
-        for (int l = 0; l <= K; ++l) {
-            double *Jr = b->J[i * (K + 1) + l];
-            const double *d = dirs[l], *r = b->r[i];
-            memcpy(Jr, d, 3 * sizeof *d);
-            Jr[3] = r[1] * d[2] - r[2] * d[1];
-            Jr[4] = r[2] * d[0] - r[0] * d[2];
-            Jr[5] = r[0] * d[1] - r[1] * d[0];
-        }
-    }
-    b->M = calloc((size_t)n * n, sizeof *b->M);
-    b->q = calloc((size_t)n, sizeof *b->q);
-    b->sliding = calloc((size_t)n, 1);
-    ck_assert(b->M && b->q && b->sliding);
-    for (int ci = 0; ci < C; ++ci)
-        for (int l = 0; l <= K; ++l) {
-            const double *Ji = b->J[(ci % 4) * (K + 1) + l];
-            for (int cj = 4 * (ci / 4); cj < 4 * (ci / 4) + 4; ++cj) /* the same body */
-                for (int e = 0; e <= K; ++e) {
-                    const double *Jj = b->J[(cj % 4) * (K + 1) + e];
-                    double s = 0.0;
-                    for (int t = 0; t < 6; ++t) s += Ji[t] * b->inv[t] * Jj[t];
-                    b->M[AT(b, ci, l) + (size_t)AT(b, cj, e) * n] = s;
-                }
-            for (int t = 0; t < 6; ++t) b->q[AT(b, ci, l)] += Ji[t] * b->v_free[t];
-        }
-    for (int ci = 0; ci < C; ++ci) {
-        const int s = nF + ci;
-        b->sliding[s] = 1;
-        b->M[s + (size_t)ci * n] = mu;
-        for (int l = 1; l <= K; ++l) {
-            b->M[s + (size_t)AT(b, ci, l) * n] = -1.0;
-            b->M[AT(b, ci, l) + (size_t)s * n] = 1.0;
-        }
-    }
-    to_columns(n, b->M, &b->cols);
-}
-
-static void box_release(box_lcp *b)
-{
-    free(b->M);
-    free(b->q);
-    free(b->sliding);
-    free_columns(&b->cols);
-}
-
-/* the velocity after the step of copy k: v* + W J^T z_F */
-static void box_velocity(const box_lcp *b, int k, const double *z, double *v)
-{
-    for (int t = 0; t < 6; ++t) {
-        double s = 0.0;
-        for (int i = 0; i < 4; ++i)
-            for (int l = 0; l <= K; ++l) s += b->J[i * (K + 1) + l][t] * z[AT(b, 4 * k + i, l)];
-        v[t] = b->v_free[t] + b->inv[t] * s;
-    }
-}
-
-/* the sticking solve, cold: answered by its interior-point solve (no Lemke pivot), z an
- * answer of ST's LCP */
-static void box_solve(box_lcp *b, pp_sticking *st, double *z)
-{
-    pp_lcp_workspace *ws = NULL;
-    ck_assert_int_eq(pp_lcp_workspace_create(b->n, &ws), PP_OK);
-    pp_lcp_options o = pp_lcp_options_default();
-    pp_lcp_result r;
-    ck_assert_int_eq(pp_sticking_island(st, ws, &b->cols.A, b->q, b->sliding, NULL, NULL, NULL,
-                                        &o, z, &r),
-                     PP_STICKING_SOLVED);
-    ck_assert_int_gt(st->interior_iterations, 0);
-    ck_assert_int_eq(st->lemke_pivots, 0);
-    double *v = malloc((size_t)b->n * sizeof *v);
-    ck_assert(v != NULL);
-    for (int i = 0; i < b->n; ++i) {
-        v[i] = b->q[i];
-        for (int j = 0; j < b->n; ++j) v[i] += b->M[i + (size_t)j * b->n] * z[j];
-    }
-    check_answer(b->n, b->M, b->q, z, v, 1e-9 * b->m * G * H, 1e-9 * G * H);
-    free(v);
-    pp_lcp_workspace_destroy(ws);
-}
-
-START_TEST(test_box_sticks_below_friction_angle)
-{
-    static box_lcp b;
-    const double theta = 20.0 * PI / 180.0, mu = 0.5, a = 0.5, cz = 0.1;
-    box_on_incline(&b, theta, mu);
-    pp_sticking st;
-    memset(&st, 0, sizeof st);
-    double z[256], v[6];
-    box_solve(&b, &st, z);
-    ck_assert_int_eq(st.rounds, 1);
-    const double mgh = b.m * G * H, N = mgh * cos(theta), F = mgh * sin(theta);
-    const double tol = 1e-9 * mgh;
-    for (int c = 0; c < b.C; ++c) {
-        const double x = b.r[c % 4][0];
-        ck_assert_double_eq_tol(z[c], N / 4.0 + (x < 0.0 ? 1.0 : -1.0) * cz * F / (4.0 * a), tol);
-        const double *beta = &z[b.C + c * K];
-        ck_assert_double_eq_tol(beta[0] - beta[2], F / 4.0, tol);
-        ck_assert_double_eq_tol(beta[1] - beta[3], 0.0, tol);
-        ck_assert_double_le(beta[0] + beta[1] + beta[2] + beta[3], mu * z[c] + tol);
-    }
-    for (int k = 0; k < b.C / 4; ++k) {
-        box_velocity(&b, k, z, v);
-        for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
-    }
-    pp_sticking_free(&st);
-    box_release(&b);
-}
-END_TEST
-
-START_TEST(test_box_slides_above_friction_angle)
-{
-    static box_lcp b;
-    const double theta = 40.0 * PI / 180.0, mu = 0.5;
-    box_on_incline(&b, theta, mu);
-    pp_sticking st;
-    memset(&st, 0, sizeof st);
-    double z[256], v[6];
-    box_solve(&b, &st, z);
-    ck_assert_int_eq(st.rounds, 2); /* the second round not monotone in the sliding columns */
-    int marked = 0;
-    for (int i = 0; i < b.n; ++i) marked += st.slides[i] != 0;
-    ck_assert_int_eq(marked, b.C);
-    const double vx = -G * H * (sin(theta) - mu * cos(theta));
-    for (int k = 0; k < b.C / 4; ++k) {
-        box_velocity(&b, k, z, v);
-        ck_assert_double_eq_tol(v[0], vx, 1e-9 * G * H);
-        for (int t = 1; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
-    }
-    for (int c = 0; c < b.C; ++c) {
-        ck_assert_double_eq_tol(z[b.C * (K + 1) + c], -vx, 1e-9 * G * H); /* sigma */
-        const double *beta = &z[b.C + c * K];
-        ck_assert_double_eq_tol(beta[0] + beta[1] + beta[2] + beta[3], mu * z[c],
-                                1e-9 * b.m * G * H); /* on the pyramid's face */
-    }
-    pp_sticking_free(&st);
-    box_release(&b);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("interior");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_plate_frictionless);
     tcase_add_test(tc, test_random_monotone_against_lemke);
-    tcase_add_test(tc, test_box_sticks_below_friction_angle);
-    tcase_add_test(tc, test_box_slides_above_friction_angle);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

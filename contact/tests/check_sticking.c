@@ -22,8 +22,10 @@
  *    The convex problem of the sticking contacts then has lambda > 0 on loaded contacts (its
  *    answer is not ST's); the entry must not apply it, and answers in a second round with
  *    those contacts in ST's form, i.e. with ST's sliding answer.
- * Every answer is also checked here as an LCP answer on the columns (rel(z) within the
- * acceptance, z >= 0, z_i w_i ~ 0).
+ * Every cold solve runs twice: answered by the interior-point stage (lcp_interior.c, no Lemke
+ * pivot) and, with pp_sticking.lemke_only, by Lemke on (2) (no interior iteration). Every
+ * answer is also checked here as an LCP answer on the columns (rel(z) within the acceptance,
+ * z >= 0, z_i w_i ~ 0).
  */
 #include "pegplus/lcp.h"
 
@@ -199,6 +201,19 @@ static pp_sticking_outcome solve(body_lcp *b, pp_sticking *st, double *z, pp_lcp
     return out;
 }
 
+/* which stage answered a cold solve: the interior-point solve (no Lemke pivot), or, with
+ * lemke_only, Lemke on (2) (no interior iteration) */
+static void check_stage(const pp_sticking *st, int lemke_only)
+{
+    if (lemke_only) {
+        ck_assert_int_eq(st->interior_iterations, 0);
+        ck_assert_int_gt(st->lemke_pivots, 0);
+    } else {
+        ck_assert_int_gt(st->interior_iterations, 0);
+        ck_assert_int_eq(st->lemke_pivots, 0);
+    }
+}
+
 START_TEST(test_plate_on_supports)
 {
     static body_lcp b;
@@ -222,9 +237,11 @@ START_TEST(test_plate_on_supports)
     build(&b);
     pp_sticking st;
     memset(&st, 0, sizeof st);
+    st.lemke_only = _i;
     double z[512], v[6];
     pp_lcp_result r;
     ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    check_stage(&st, _i);
     const double share = b.m * G * H / (N * N);
     for (int i = 0; i < b.nc; ++i) ck_assert_double_eq_tol(z[i], share, 1e-9 * b.m * G * H);
     for (int i = b.nc; i < b.n; ++i) ck_assert_double_le(z[i], 1e-9 * b.m * G * H);
@@ -255,9 +272,11 @@ START_TEST(test_box_sticks_on_incline)
     box_on_incline(&b, theta, mu);
     pp_sticking st;
     memset(&st, 0, sizeof st);
+    st.lemke_only = _i;
     double z[512], v[6];
     pp_lcp_result r;
     ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    check_stage(&st, _i);
     ck_assert_int_eq(st.sliding_loaded, 0);
     const double mgh = b.m * G * H, N = mgh * cos(theta), F = mgh * sin(theta);
     const double tol = 1e-9 * mgh;
@@ -288,6 +307,7 @@ START_TEST(test_box_slides_on_steep_incline)
     box_on_incline(&b, theta, mu);
     pp_sticking st;
     memset(&st, 0, sizeof st);
+    st.lemke_only = _i;
     double z[512], v[6];
     pp_lcp_result r;
     pp_sticking_outcome out = solve(&b, &st, z, &r);
@@ -295,6 +315,7 @@ START_TEST(test_box_slides_on_steep_incline)
      * ST's answer (the first round marks them); the second round has them in ST's form,
      * and its answer is ST's sliding answer */
     ck_assert_int_eq(out, PP_STICKING_SOLVED);
+    check_stage(&st, _i);
     ck_assert_int_eq(st.rounds, 2);
     int marked = 0;
     for (int i = 0; i < b.n; ++i) marked += st.slides[i] != 0;
@@ -316,9 +337,9 @@ int main(void)
 {
     Suite *s = suite_create("sticking");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_plate_on_supports);
-    tcase_add_test(tc, test_box_sticks_on_incline);
-    tcase_add_test(tc, test_box_slides_on_steep_incline);
+    tcase_add_loop_test(tc, test_plate_on_supports, 0, 2); /* _i: lemke_only */
+    tcase_add_loop_test(tc, test_box_sticks_on_incline, 0, 2); /* _i: lemke_only */
+    tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
