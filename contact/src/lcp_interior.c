@@ -169,7 +169,8 @@ static double step_to_boundary(int n, const double *x, const double *v, const do
 }
 
 pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const double *q,
-                                     double tol, int max_iterations, double *x, double *v)
+                                     double tol, int max_iterations, double deadline,
+                                     double *x, double *v)
 {
     const int n = M->n;
     ip->iterations = ip->factorisations = ip->refactorisations = 0;
@@ -216,6 +217,7 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
             status = PP_INTERIOR_CONVERGED;
             break;
         }
+        if (pp_lcp_clock() > deadline) break; /* the caller's clock: stalled where it is */
         if (!factor_newton(ip, M, x, v)) return PP_INTERIOR_FAILED;
         ++ip->iterations;
         /* predictor: the affine direction */

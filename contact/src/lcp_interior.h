@@ -35,8 +35,10 @@ void pp_interior_free(pp_interior *ip);
  * predictor-corrector from the interior, at most max_iterations Newton systems (each one
  * factorisation of M + X^-1 V on M's pattern, analysed once per call). On return x and v
  * hold the last iterate (x, v > 0), also when it stalled. tol: the gap x^T v / n to reach,
- * relative to ||x||_inf ||q||_inf. */
+ * relative to ||x||_inf ||q||_inf. deadline: a pp_lcp_clock() time after which no further
+ * Newton system is factorised (PP_INTERIOR_STALLED; INFINITY: none). */
 pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const double *q,
-                                     double tol, int max_iterations, double *x, double *v);
+                                     double tol, int max_iterations, double deadline,
+                                     double *x, double *v);
 
 #endif

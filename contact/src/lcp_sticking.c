@@ -584,14 +584,19 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     const int n = A->n;
     const double eps = stick_eps(A, sliding) / STICK_EPS * STICK_INTERIOR_EPS;
     double *x = st->x, *v = st->x_eps;
+    /* bounded by the solve's clock as Lemke's pivots are: the step's shared budget and the
+     * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
+    double deadline = o->budget ? o->budget->deadline : INFINITY;
+    if (o->max_seconds > 0.0) deadline = fmin(deadline, pp_lcp_clock() + o->max_seconds);
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         pp_lcp_csc Q;
         if (!assemble_q(st, A, sliding, eps, eps, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
         pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
-                                                 STICK_INTERIOR_ITERATIONS, x, v);
+                                                 STICK_INTERIOR_ITERATIONS, deadline, x, v);
         st->interior_iterations += st->interior.iterations;
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
+        if (s == PP_INTERIOR_STALLED && pp_lcp_clock() > deadline) return PP_STICKING_FAILED;
         const double x_norm = pp_lcp_inf_norm(n, x);
         for (int i = 0; i < n; ++i) z[i] = x[i];
         st->sliding_loaded = 0;

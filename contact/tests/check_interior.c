@@ -109,7 +109,7 @@ START_TEST(test_plate_frictionless)
     to_columns(n, M, &cols);
     pp_interior ip;
     memset(&ip, 0, sizeof ip);
-    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, x, v),
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
                      PP_INTERIOR_CONVERGED);
     ck_assert_int_ge(ip.iterations, 1);
     ck_assert_int_eq(ip.factorisations + ip.refactorisations, ip.iterations);
@@ -163,7 +163,7 @@ START_TEST(test_random_monotone_against_lemke)
     to_columns(n, M, &cols);
     pp_interior ip;
     memset(&ip, 0, sizeof ip);
-    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, x, v),
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
                      PP_INTERIOR_CONVERGED);
     const double z_norm = pp_lcp_inf_norm(n, z);
     int basic = 0;
@@ -182,12 +182,39 @@ START_TEST(test_random_monotone_against_lemke)
 }
 END_TEST
 
+/* the caller's clock: past its deadline no Newton system is factorised (stalled, the start
+ * as it was); the same LCP with no deadline converges */
+START_TEST(test_deadline)
+{
+    const int n = 40;
+    double M[40 * 40], q[40], x[40], v[40];
+    for (int i = 0; i < n; ++i) {
+        q[i] = (i % 3) ? -1.0 : 0.5;
+        for (int j = 0; j < n; ++j) M[i + j * n] = i == j ? 2.0 : (abs(i - j) == 1 ? -0.5 : 0.0);
+    }
+    columns cols;
+    to_columns(n, M, &cols);
+    pp_interior ip;
+    memset(&ip, 0, sizeof ip);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, pp_lcp_clock() - 1.0, x, v),
+                     PP_INTERIOR_STALLED);
+    ck_assert_int_eq(ip.iterations, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_gt(ip.iterations, 0);
+    check_answer(n, M, q, x, v, 1e-9, 1e-9);
+    pp_interior_free(&ip);
+    free_columns(&cols);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("interior");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_plate_frictionless);
     tcase_add_test(tc, test_random_monotone_against_lemke);
+    tcase_add_test(tc, test_deadline);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -333,6 +333,31 @@ START_TEST(test_box_slides_on_steep_incline)
 }
 END_TEST
 
+/* the step's clock: with the shared budget's deadline passed, the interior stage factorises
+ * nothing and the solve gives up (Lemke then answers, in the caller) */
+START_TEST(test_deadline_passed)
+{
+    static body_lcp b;
+    box_on_incline(&b, 20.0 * PI / 180.0, 0.5);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512];
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(b.n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_lcp_budget budget = pp_lcp_budget_start(0.0, -1);
+    budget.deadline = pp_lcp_clock() - 1.0;
+    o.budget = &budget;
+    pp_lcp_result r;
+    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.A, b.q, b.sliding, NULL, NULL, NULL, &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.interior_iterations, 0);
+    pp_lcp_workspace_destroy(ws);
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sticking");
@@ -340,6 +365,7 @@ int main(void)
     tcase_add_loop_test(tc, test_plate_on_supports, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_sticks_on_incline, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
+    tcase_add_test(tc, test_deadline_passed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
