@@ -15,6 +15,7 @@
 #include "pegplus/lcp.h"
 
 #include "../src/lcp_interior.h"
+#include "lcp_columns.h"
 
 #include <check.h>
 #include <math.h>
@@ -23,43 +24,6 @@
 
 #define G 9.81
 #define H 0.01
-
-/* A dense column-major n x n matrix by columns, every diagonal entry present. */
-typedef struct columns {
-    int *col_start, *row_index;
-    double *values;
-    pp_lcp_csc A;
-} columns;
-
-static void to_columns(int n, const double *M, columns *c)
-{
-    c->col_start = malloc((size_t)(n + 1) * sizeof *c->col_start);
-    c->row_index = malloc((size_t)n * n * sizeof *c->row_index);
-    c->values = malloc((size_t)n * n * sizeof *c->values);
-    ck_assert(c->col_start && c->row_index && c->values);
-    int p = 0;
-    for (int j = 0; j < n; ++j) {
-        c->col_start[j] = p;
-        for (int i = 0; i < n; ++i) {
-            const double a = M[i + (size_t)j * n];
-            if (a == 0.0 && i != j) continue;
-            c->row_index[p] = i;
-            c->values[p++] = a;
-        }
-    }
-    c->col_start[n] = p;
-    c->A.n = n;
-    c->A.col_start = c->col_start;
-    c->A.row_index = c->row_index;
-    c->A.values = c->values;
-}
-
-static void free_columns(columns *c)
-{
-    free(c->col_start);
-    free(c->row_index);
-    free(c->values);
-}
 
 /* x, v = M x + q an LCP answer of LCP(M, q): x >= 0, v >= -tol, |x_i v_i| <= tol^2 and v as
  * returned within tol of M x + q */

@@ -30,6 +30,7 @@
 #include "pegplus/lcp.h"
 
 #include "../src/lcp_sticking.h"
+#include "lcp_columns.h"
 
 #include <check.h>
 #include <math.h>
@@ -51,10 +52,8 @@ typedef struct body_lcp {
     double mu;
     double J[64 * (K + 1)][6]; /* one copy's rows: support i's direction l at i (K + 1) + l */
     double *M, *q;         /* dense, column-major */
-    int *col_start, *row_index;
-    double *values;
+    columns cols;          /* M by columns */
     unsigned char *sliding;
-    pp_lcp_csc A;
 } body_lcp;
 
 static void cross(const double *a, const double *b, double *out)
@@ -107,26 +106,7 @@ static void build(body_lcp *b)
         }
     }
 #undef AT
-    /* by columns, every diagonal entry present */
-    b->col_start = malloc((size_t)(n + 1) * sizeof *b->col_start);
-    b->row_index = malloc((size_t)n * n * sizeof *b->row_index);
-    b->values = malloc((size_t)n * n * sizeof *b->values);
-    ck_assert(b->col_start && b->row_index && b->values);
-    int p = 0;
-    for (int j = 0; j < n; ++j) {
-        b->col_start[j] = p;
-        for (int i = 0; i < n; ++i) {
-            const double a = b->M[i + (size_t)j * n];
-            if (a == 0.0 && i != j) continue;
-            b->row_index[p] = i;
-            b->values[p++] = a;
-        }
-    }
-    b->col_start[n] = p;
-    b->A.n = n;
-    b->A.col_start = b->col_start;
-    b->A.row_index = b->row_index;
-    b->A.values = b->values;
+    to_columns(n, b->M, &b->cols);
 }
 
 static void release(body_lcp *b)
@@ -134,9 +114,7 @@ static void release(body_lcp *b)
     free(b->M);
     free(b->q);
     free(b->sliding);
-    free(b->col_start);
-    free(b->row_index);
-    free(b->values);
+    free_columns(&b->cols);
 }
 
 /* v = v* + W J^T z_F of copy k */
@@ -183,13 +161,13 @@ static pp_sticking_outcome solve(body_lcp *b, pp_sticking *st, double *z, pp_lcp
     ck_assert_int_eq(pp_lcp_workspace_create(b->n, &ws), PP_OK);
     pp_lcp_options o = pp_lcp_options_default();
     pp_sticking_outcome out =
-        pp_sticking_island(st, ws, &b->A, b->q, b->sliding, NULL, NULL, NULL, &o, z, r);
+        pp_sticking_island(st, ws, &b->cols.A, b->q, b->sliding, NULL, NULL, NULL, &o, z, r);
     if (out == PP_STICKING_SOLVED) { /* an exact answer: checked again here, by columns */
         pp_lcp_result check;
         memset(&check, 0, sizeof check);
         double *w = malloc((size_t)b->n * sizeof *w);
         ck_assert(w != NULL);
-        pp_lcp_csc_residual(&b->A, b->q, z, w, &check);
+        pp_lcp_csc_residual(&b->cols.A, b->q, z, w, &check);
         ck_assert_double_le(check.relative_residual, o.residual_tol);
         for (int i = 0; i < b->n; ++i) {
             ck_assert_double_ge(z[i], 0.0);
@@ -253,7 +231,7 @@ START_TEST(test_plate_on_supports)
     unsigned char kept[512];
     memcpy(kept, st.basis, (size_t)b.n);
     pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.A, b.q, b.sliding, kept, st.slides, NULL, &o,
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, st.slides, NULL, &o,
                                         z, &r),
                      PP_STICKING_SOLVED);
     ck_assert_int_eq(st.from_kept, 1);
@@ -349,7 +327,7 @@ START_TEST(test_deadline_passed)
     budget.deadline = pp_lcp_clock() - 1.0;
     o.budget = &budget;
     pp_lcp_result r;
-    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.A, b.q, b.sliding, NULL, NULL, NULL, &o, z, &r),
+    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, NULL, NULL, NULL, &o, z, &r),
                      PP_STICKING_SOLVED);
     ck_assert_int_eq(st.interior_iterations, 0);
     pp_lcp_workspace_destroy(ws);
