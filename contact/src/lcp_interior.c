@@ -196,12 +196,9 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     klu_defaults(&lu->common);
     lu->symbolic = klu_analyze(n, (int *)M->col_start, (int *)M->row_index, &lu->common);
     if (!lu->symbolic) return PP_INTERIOR_FAILED;
-    {   /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK) */
-        const double fill = lu->symbolic->lnz + lu->symbolic->unz;
-        const double bound = pp_lcp_factor_work_bound(0.0);
-        if (fill * fill / n > bound || (double)n * M->col_start[n] > bound)
-            return PP_INTERIOR_FAILED;
-    }
+    /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK) */
+    if (pp_lcp_factor_over_bound(lu->symbolic->lnz + lu->symbolic->unz, n, M->col_start[n]))
+        return PP_INTERIOR_FAILED;
     pp_interior_status status = PP_INTERIOR_STALLED;
     while (ip->iterations < max_iterations) {
         multiply(M, x, q, ip->r);

@@ -103,12 +103,11 @@ struct pp_lcp_sparse {
     int work_exceeded;        /* 1 once a factorisation was refused by the work bound */
 };
 
-/* The estimated work of the LU KLU's analysis `symbolic` plans for an m x m matrix: with
- * lnz + unz its predicted fill, about (lnz + unz)^2 / m flops (a left-looking LU's work is
+/* The estimated work of the LU KLU's analysis plans for an m x m matrix: with fill = lnz +
+ * unz its predicted fill, about fill^2 / m flops (a left-looking LU's work is
  * the sum over its columns of the column's count times the rows it updates). */
-static double lu_work(const klu_symbolic *symbolic, int m)
+static double lu_work(double fill, int m)
 {
-    const double fill = symbolic->lnz + symbolic->unz;
     return fill * fill / (m > 0 ? m : 1);
 }
 
@@ -120,7 +119,12 @@ static double factor_work = PP_LCP_FACTOR_WORK;
  * which partial pivoting's fill does not make run low as it does AMD's. */
 static int over_bound(const klu_symbolic *symbolic, int m, double entries)
 {
-    return lu_work(symbolic, m) > factor_work || (double)m * entries > factor_work;
+    return pp_lcp_factor_over_bound(symbolic->lnz + symbolic->unz, m, entries);
+}
+
+int pp_lcp_factor_over_bound(double fill, int m, double entries)
+{
+    return lu_work(fill, m) > factor_work || (double)m * entries > factor_work;
 }
 
 double pp_lcp_factor_work_bound(double flops)
@@ -137,8 +141,9 @@ int pp_lcp_sparse_work_exceeded(const pp_lcp_sparse *s)
 }
 
 /* The AVX2 copies of FTRAN's and the residuals' loops below (ftran_columns_avx2,
- * apply_etas_avx2, basis_residual_avx2_fma, basis_dots_avx2_fma) run when the CPU has AVX2 and FMA and this is 1;
- * the tests set it to 0 to compare them with the scalar loops bit for bit. */
+ * apply_etas_avx2, basis_residual_avx2_fma, basis_dots_avx2_fma) run when the CPU has AVX2
+ * and FMA and this is 1; the tests set it to 0 to compare them with the scalar loops bit for
+ * bit. */
 static int vector_kernels = 1;
 
 int pp_lcp_sparse_vector_kernels(int on)
