@@ -574,15 +574,16 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
  * lambda > 0 go to ST's form for the next round (at most STICK_SLIDE_ROUNDS: the problem is
  * then no longer monotone in their columns, and the solve may stall or fail there). The
  * answer is accepted as every solve's is (pp_lcp_csc_accept on A, q with o); then st->basis
- * holds its active set (the polish's where that answered, else interior_basis). Needs the
- * rows of transpose_rows; st->slides as the rounds left it. */
+ * holds its active set (the polish's where that answered, else interior_basis). stick: the
+ * steps' compliance, stick_eps(A, sliding). Needs the rows of transpose_rows; st->slides as
+ * the rounds left it. */
 static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
                                            const double *q, const unsigned char *sliding,
-                                           const pp_lcp_options *o, double *z,
+                                           double stick, const pp_lcp_options *o, double *z,
                                            pp_lcp_result *result)
 {
     const int n = A->n;
-    const double eps = stick_eps(A, sliding) / STICK_EPS * STICK_INTERIOR_EPS;
+    const double eps = stick / STICK_EPS * STICK_INTERIOR_EPS;
     double *x = st->x, *v = st->x_eps;
     /* bounded by the solve's clock as Lemke's pivots are: the step's shared budget and the
      * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
@@ -613,8 +614,8 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         memcpy(st->slides_interior, st->slides, (size_t)n);
         memcpy(st->start, st->basis, (size_t)n);
         pp_lcp_result polished;
-        if (sticking_steps(st, A, q, sliding, stick_eps(A, sliding), st->start,
-                           STICK_WARM_STEPS, o, z, &polished) == PP_STICKING_SOLVED) {
+        if (sticking_steps(st, A, q, sliding, stick, st->start, STICK_WARM_STEPS, o, z,
+                           &polished) == PP_STICKING_SOLVED) {
             *result = polished;
             ++st->polished;
             return PP_STICKING_SOLVED;
@@ -677,7 +678,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     }
     /* the interior-point solve of (2); refused, Lemke on it as below */
     if (!st->lemke_only) {
-        pp_sticking_outcome out = interior_rounds(st, A, q, sliding, o, z, result);
+        pp_sticking_outcome out = interior_rounds(st, A, q, sliding, eps, o, z, result);
         if (out == PP_STICKING_SOLVED) return out;
         for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
     }
