@@ -188,13 +188,18 @@ static void add_edge_edge_along(ctx *c, const pp_polytope_view *p, int ep,
     c->n++;
 }
 
-/* APPL^ee of e_p against e_q and its normal; 0 for parallel edges (pp_peg_edge_edge_contact's
- * test). */
+/* The normal of APPL^ee: 0 where the edges are parallel (pp_peg_edge_edge_contact's test). */
+static int nonparallel(const double n[3])
+{
+    return !(n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0);
+}
+
+/* APPL^ee of e_p against e_q and its normal; 0 for parallel edges. */
 static int edge_edge_applicability(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
                                    int eq, double *appl, double n[3])
 {
     *appl = pp_peg_applicability_ee(p, ep, q, eq, n);
-    return !(n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0);
+    return nonparallel(n);
 }
 
 /* The documented primary heuristic (peg.h): largest psi among the eligible candidates (all,
@@ -919,9 +924,7 @@ static pp_status separating_set(pp_peg_builder *b, const pp_polytope_view *a,
             double normal[3];
             const double appl = pp_peg_applicability_ee_framed(a, i, frames_a, q, j, frames_b,
                                                                normal);
-            /* parallel (a zero normal, edge_edge_applicability), or below appl_x */
-            if ((normal[0] == 0.0 && normal[1] == 0.0 && normal[2] == 0.0) ||
-                !(appl >= params->appl_x))
+            if (!nonparallel(normal) || !(appl >= params->appl_x))
                 continue; /* the closest points only for the facets kept */
             pp_peg_edge_edge_contact_along(a, i, q, j, eps, normal, &k);
             st = separating_push(b, &n, &k, appl);
