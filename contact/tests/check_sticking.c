@@ -231,8 +231,8 @@ START_TEST(test_plate_on_supports)
     unsigned char kept[512];
     memcpy(kept, st.basis, (size_t)b.n);
     pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, st.slides, NULL, &o,
-                                        z, &r),
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, st.slides,
+                                        NULL, &o, z, &r),
                      PP_STICKING_SOLVED);
     ck_assert_int_eq(st.from_kept, 1);
     ck_assert_int_eq(st.lemke_pivots, 0);
@@ -327,7 +327,8 @@ START_TEST(test_deadline_passed)
     budget.deadline = pp_lcp_clock() - 1.0;
     o.budget = &budget;
     pp_lcp_result r;
-    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, NULL, NULL, NULL, &o, z, &r),
+    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, NULL, NULL, NULL, &o,
+                                        z, &r),
                      PP_STICKING_SOLVED);
     ck_assert_int_eq(st.interior_iterations, 0);
     pp_lcp_workspace_destroy(ws);
