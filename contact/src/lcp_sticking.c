@@ -112,12 +112,6 @@
 #define STICK_INTERIOR_EPS 1e-10
 #define STICK_INTERIOR_GAP 1e-18
 #define STICK_INTERIOR_ITERATIONS 80
-/* The warm path (warm_pivoting): its factorisations of (Q + eps D)_BB at most, the refinement
- * passes of each solve, and the rounding of x_B (relative to ||x||) and of v_N (to the
- * row's size) below which an unknown is infeasible. */
-#define STICK_WARM_FACTORISATIONS 8
-#define STICK_WARM_REFINE 3
-#define STICK_WARM_ROUNDING 1e-10
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
@@ -635,190 +629,6 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     return PP_STICKING_SLIDES;
 }
 
-/* (Q + eps D)_BB of the interior solve's matrix M (assemble_q) by columns, factorised: the
- * number of basic unknowns, or -1 (singular, refused by the work bound, out of memory). */
-static int factor_block(pp_sticking *st, const pp_lcp_csc *M)
-{
-    const int n = M->n;
-    int nb = 0;
-    size_t nnz = 0;
-    for (int i = 0; i < n; ++i) {
-        if (!st->basis[i]) continue;
-        st->place[i] = nb;
-        st->index[nb++] = i;
-        nnz += (size_t)(M->col_start[i + 1] - M->col_start[i]);
-    }
-    pp_lcp_lu_sparse_free(st->lu);
-    st->lu = NULL;
-    size_t cap_i = st->a_capacity, cap_x = st->a_capacity;
-    int ok = pp_lcp_grow((void **)&st->Ai, &cap_i, nnz, sizeof(int)) &&
-             pp_lcp_grow((void **)&st->Ax, &cap_x, nnz, sizeof(double));
-    st->a_capacity = cap_i < cap_x ? cap_i : cap_x;
-    if (ok && nb > 0) {
-        size_t p = 0;
-        for (int b = 0; b < nb; ++b) {
-            const int j = st->index[b];
-            st->Ap[b] = (int)p;
-            for (int t = M->col_start[j]; t < M->col_start[j + 1]; ++t) {
-                const int a = st->place[M->row_index[t]];
-                if (a < 0) continue;
-                st->Ai[p] = a;
-                st->Ax[p++] = M->values[t];
-            }
-        }
-        st->Ap[nb] = (int)p;
-        int refused = 0;
-        st->lu = pp_lcp_lu_sparse_factor(nb, st->Ap, st->Ai, st->Ax, &refused);
-        ok = st->lu != NULL;
-    }
-    for (int b = 0; b < nb; ++b) st->place[st->index[b]] = -1;
-    return ok ? nb : -1;
-}
-
-/* v = M x + q on every row, each row's size |q_i| + sum_j |M_ij x_j|, and the largest
- * |v_i| of a basic row */
-static double block_residual(pp_sticking *st, const pp_lcp_csc *M, const double *q)
-{
-    const int n = M->n;
-    for (int i = 0; i < n; ++i) {
-        st->w[i] = q[i];
-        st->size[i] = fabs(q[i]);
-    }
-    for (int j = 0; j < n; ++j) {
-        const double xj = st->x[j];
-        if (xj == 0.0) continue;
-        for (int t = M->col_start[j]; t < M->col_start[j + 1]; ++t) {
-            const double v = M->values[t] * xj;
-            st->w[M->row_index[t]] += v;
-            st->size[M->row_index[t]] += fabs(v);
-        }
-    }
-    double r = 0.0;
-    for (int i = 0; i < n; ++i)
-        if (st->basis[i]) r = fmax(r, fabs(st->w[i]));
-    return r;
-}
-
-/* x of the factorised block: M_BB x_B = -q_B, x_N = 0, refined against M_BB (each pass
- * solves for the correction of the residual v_B = (M x + q)_B, while it falls); v and the
- * rows' sizes in st->w, st->size. The last basic residual, over ||q||_inf. */
-static double block_solve(pp_sticking *st, const pp_lcp_csc *M, const double *q, int nb)
-{
-    const int n = M->n;
-    for (int b = 0; b < nb; ++b) st->rhs[b] = -q[st->index[b]];
-    if (nb > 0) pp_lcp_lu_sparse_solve(st->lu, st->rhs);
-    for (int i = 0; i < n; ++i) st->x[i] = 0.0;
-    for (int b = 0; b < nb; ++b) st->x[st->index[b]] = st->rhs[b];
-    double r = block_residual(st, M, q);
-    for (int pass = 0; pass < STICK_WARM_REFINE && r > 0.0; ++pass) {
-        for (int b = 0; b < nb; ++b) {
-            st->x_eps[b] = st->x[st->index[b]];
-            st->rhs[b] = -st->w[st->index[b]];
-        }
-        pp_lcp_lu_sparse_solve(st->lu, st->rhs);
-        for (int b = 0; b < nb; ++b) st->x[st->index[b]] += st->rhs[b];
-        const double refined = block_residual(st, M, q);
-        if (!(refined < r)) { /* no better: the last x back */
-            for (int b = 0; b < nb; ++b) st->x[st->index[b]] = st->x_eps[b];
-            r = block_residual(st, M, q);
-            break;
-        }
-        r = refined;
-    }
-    const double q_norm = pp_lcp_inf_norm(n, q);
-    return q_norm > 0.0 ? r / q_norm : r;
-}
-
-/* Basic x_i < 0 beyond STICK_WARM_ROUNDING of ||x||, nonbasic v_i < 0 beyond it of the
- * row's size */
-static int warm_infeasible(const pp_sticking *st, int i, double x_norm)
-{
-    const double v = st->basis[i] ? st->x[i] / (x_norm > 0.0 ? x_norm : 1.0)
-                                  : st->w[i] / (st->size[i] > 0.0 ? st->size[i] : 1.0);
-    return v < -STICK_WARM_ROUNDING;
-}
-
-/* The warm path: the interior solve's problem (2) + eps D (eps = STICK_INTERIOR_EPS max
- * A_ii, D = I on every unknown) solved from the kept active set by block principal pivoting.
- * On its monotone part Q + eps D is positive definite, hence a P-matrix: LCP(Q + eps D, q)
- * has one solution, the one the interior solve converges to, and where the kept set is its
- * active set one factorisation of (Q + eps D)_BB gives it (to the block's rounding: its
- * condition is ~1/eps, so x_B is refined against the factors). Where some unknowns are
- * infeasible (x_B < 0 or v_N < 0 beyond STICK_WARM_ROUNDING), all of them change side
- * while their number falls, for STICK_FREE_TRIES more factorisations otherwise, then the
- * one of least index alone (Murty's rule: finite on a P-matrix; Judice and Pires, "A block
- * principal pivoting algorithm for large-scale strictly monotone linear complementarity
- * problems", 1994), at most STICK_WARM_FACTORISATIONS factorisations. Contacts kept in ST's
- * form (st->slides, from the kept set) have A's sigma column (not PD there); loaded
- * contacts with lambda > 0 in the answer go to ST's form and the pivoting goes on from its
- * basis (at most STICK_SLIDE_ROUNDS times). The answer z = (z_F, sigma = lambda), x_B < 0
- * within rounding taken as 0, is accepted as every answer is (pp_lcp_csc_accept on A, q).
- * stick: the steps' compliance; needs the rows of transpose_rows. */
-static pp_sticking_outcome warm_pivoting(pp_sticking *st, const pp_lcp_csc *A, const double *q,
-                                         const unsigned char *sliding, double stick,
-                                         const unsigned char *kept, const pp_lcp_options *o,
-                                         double *z, pp_lcp_result *result)
-{
-    const int n = A->n;
-    const double eps = stick / STICK_EPS * STICK_INTERIOR_EPS;
-    memcpy(st->basis, kept, (size_t)n);
-    st->warm_factorisations = st->warm_flips = 0;
-    ++st->warm_tried;
-    int best = n + 1, tries = STICK_FREE_TRIES, round = 0, assembled = 0;
-    pp_lcp_csc M;
-    while (st->warm_factorisations < STICK_WARM_FACTORISATIONS) {
-        if (!assembled && !assemble_q(st, A, sliding, eps, eps, &M)) return PP_STICKING_FAILED;
-        assembled = 1;
-        const int nb = factor_block(st, &M);
-        ++st->warm_factorisations;
-        if (nb < 0) return PP_STICKING_FAILED;
-        st->warm_residual = block_solve(st, &M, q, nb);
-        const double x_norm = pp_lcp_inf_norm(n, st->x);
-        int count = 0, least = -1;
-        for (int i = 0; i < n; ++i) {
-            if (!warm_infeasible(st, i, x_norm)) continue;
-            if (least < 0) least = i;
-            ++count;
-        }
-        if (count == 0) {
-            for (int i = 0; i < n; ++i) z[i] = st->x[i] > 0.0 ? st->x[i] : 0.0;
-            st->sliding_loaded = 0;
-            if (mark_sliding_loaded(st, n, sliding, z, x_norm) == 0) {
-                memset(result, 0, sizeof *result);
-                if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result))
-                    return PP_STICKING_FAILED;
-                result->status = PP_LCP_SOLVED;
-                result->attempts = 1;
-                result->warm_started = 1;
-                ++st->warm_answered;
-                st->warm_factorised += st->warm_factorisations;
-                st->from_warm = 1;
-                return PP_STICKING_SOLVED;
-            }
-            /* loaded contacts slide: ST's sigma column for them, from this basis */
-            if (++round > STICK_SLIDE_ROUNDS) return PP_STICKING_SLIDES;
-            assembled = 0;
-            best = n + 1;
-            tries = STICK_FREE_TRIES;
-            continue;
-        }
-        int all;
-        if (count < best) {
-            best = count;
-            tries = STICK_FREE_TRIES;
-            all = 1;
-        } else {
-            all = tries-- > 0;
-        }
-        for (int i = 0; i < n; ++i) {
-            if (!warm_infeasible(st, i, x_norm) || (!all && i != least)) continue;
-            st->basis[i] = (unsigned char)!st->basis[i];
-            ++st->warm_flips;
-        }
-    }
-    return PP_STICKING_FAILED;
-}
-
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,
@@ -833,8 +643,6 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->interior_iterations = 0;
     st->polished = 0;
     st->from_kept = 0;
-    st->from_warm = 0;
-    st->warm_factorisations = st->warm_flips = 0;
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
@@ -867,16 +675,6 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     if (!prepared) {
         if (!transpose_rows(st, A, sliding)) return PP_STICKING_FAILED;
         eps = stick_eps(A, sliding);
-    }
-    /* the kept active set at the interior solve's compliance (warm_pivoting), with the
-     * slides it was kept with; refused, the interior solve starts from the slides the steps
-     * above left */
-    if (kept) {
-        memcpy(st->slides_interior, st->slides, (size_t)n);
-        for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
-        pp_sticking_outcome out = warm_pivoting(st, A, q, sliding, eps, kept, o, z, result);
-        if (out == PP_STICKING_SOLVED) return out;
-        memcpy(st->slides, st->slides_interior, (size_t)n);
     }
     /* the interior-point solve of (2); refused, Lemke on it as below */
     if (!st->lemke_only) {

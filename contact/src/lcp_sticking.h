@@ -40,13 +40,6 @@ typedef struct pp_sticking {
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
-    int from_warm;                /* ... by the pivoting from it at eps (warm_pivoting) */
-    int warm_factorisations;      /* the pivoting's factorisations of (Q + eps D)_BB */
-    int warm_flips;               /* unknowns that changed side in it */
-    double warm_residual;         /* its last block solve's ||(M x + q)_B|| / ||q|| */
-    /* over every solve since the workspace was made */
-    long warm_tried, warm_answered; /* solves that ran the pivoting, and it answered */
-    long warm_factorised;         /* factorisations of the answered ones */
 } pp_sticking;
 
 typedef enum pp_sticking_outcome {
