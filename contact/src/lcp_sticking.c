@@ -128,7 +128,8 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     int cap = st->capacity + st->capacity / 2 > n ? st->capacity + st->capacity / 2 : n;
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
-    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior};
+    double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
+                    &st->z_answer};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -183,6 +184,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->sliding);
     free(st->kept_slides);
     free(st->z_interior);
+    free(st->z_answer);
     free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
@@ -629,22 +631,17 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     return PP_STICKING_SLIDES;
 }
 
-pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
-                                       const pp_lcp_csc *A, const double *q,
-                                       const unsigned char *sliding, const unsigned char *kept,
-                                       const unsigned char *kept_slides,
-                                       const unsigned char *lemke_warm,
-                                       const pp_lcp_options *o, double *z,
-                                       pp_lcp_result *result)
+/* pp_sticking_island after the kept answer (the workspace reserved for n) */
+static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
+                                        const pp_lcp_csc *A, const double *q,
+                                        const unsigned char *sliding,
+                                        const unsigned char *kept,
+                                        const unsigned char *kept_slides,
+                                        const unsigned char *lemke_warm,
+                                        const pp_lcp_options *o, double *z,
+                                        pp_lcp_result *result)
 {
     const int n = A->n;
-    pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
-    st->lemke_pivots = 0;
-    st->interior_iterations = 0;
-    st->polished = 0;
-    st->from_kept = 0;
-    st->rounds = 0;
-    if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
     /* the S rows and the compliance, once for every step and round below (not needed
      * where Lemke's warm basis answers without a kept set) */
@@ -716,5 +713,57 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     if (out != PP_STICKING_SOLVED) memset(result, 0, sizeof *result);
     result->pivots = pivots;
     result->refactorisations = refactorisations;
+    return out;
+}
+
+/* The kept answer. A step's re-linearisation iterates solve the same island again and again
+ * (heap50: 4 solves a step, of which the last two have the same unknowns and q within
+ * 1e-12 of the one before, measured); the answer of the last solve is then an answer of this
+ * one as it stands. It is taken only as every answer is (pp_lcp_csc_accept on this A and q:
+ * rel(z) <= residual_tol), so a changed LCP (or an unknown that moved place) refuses it; it
+ * is tried only with a kept active set (every unknown kept by the caller, peg_mlcp.c) of an
+ * island with as many unknowns and entries as the last. Its active set and slides are the
+ * kept ones. */
+pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
+                                       const pp_lcp_csc *A, const double *q,
+                                       const unsigned char *sliding, const unsigned char *kept,
+                                       const unsigned char *kept_slides,
+                                       const unsigned char *lemke_warm,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result)
+{
+    const int n = A->n;
+    pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
+    st->lemke_pivots = 0;
+    st->interior_iterations = 0;
+    st->polished = 0;
+    st->from_kept = 0;
+    st->from_answer = 0;
+    st->rounds = 0;
+    if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
+    if (kept && st->answer_n == n && st->answer_nnz == A->col_start[n]) {
+        ++st->answer_tried;
+        memcpy(z, st->z_answer, (size_t)n * sizeof *z);
+        memset(result, 0, sizeof *result);
+        if (pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
+            result->status = PP_LCP_SOLVED;
+            result->attempts = 1;
+            result->warm_started = 1;
+            memcpy(st->basis, kept, (size_t)n);
+            for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
+            st->steps = st->flips = st->first_flips = st->sliding_loaded = 0;
+            st->from_answer = 1;
+            ++st->answer_taken;
+            return PP_STICKING_SOLVED;
+        }
+    }
+    pp_sticking_outcome out =
+        island_solve(st, lcp, A, q, sliding, kept, kept_slides, lemke_warm, o, z, result);
+    st->answer_n = 0;
+    if (out == PP_STICKING_SOLVED) {
+        memcpy(st->z_answer, z, (size_t)n * sizeof *z);
+        st->answer_n = n;
+        st->answer_nnz = A->col_start[n];
+    }
     return out;
 }

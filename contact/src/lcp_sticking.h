@@ -40,6 +40,13 @@ typedef struct pp_sticking {
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
+    /* The last accepted answer, tried as it stands on the island's next solve (the next
+     * re-linearisation iterate of a step solves nearly the same LCP) */
+    double *z_answer;             /* n */
+    int answer_n;                 /* its n (0: none) */
+    int answer_nnz;               /* its A's entries */
+    int from_answer;              /* pp_sticking_island answered with it: no factorisation */
+    long answer_tried, answer_taken; /* over every solve since the workspace was made */
 } pp_sticking;
 
 typedef enum pp_sticking_outcome {
@@ -54,13 +61,15 @@ void pp_sticking_free(pp_sticking *st);
 
 /* The entry before Lemke (peg_mlcp.c), for LCP(A, q) of a Stewart-Trinkle island by columns
  * whose unknowns with sliding[i] = 1 are the sliding speeds (rows mu p - sum beta, zero
- * diagonal) and all others impulses (A symmetric on them): the kept active set tried as it
- * stands (one factorisation), else, unless Lemke's warm basis lemke_warm (optional) solves
- * LCP(A, q) as it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point
- * solve of the monotone LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2)
- * by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and
- * the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts
- * Lemke's pivots on Q (also when the answer is refused). */
+ * diagonal) and all others impulses (A symmetric on them). With a kept active set: the last
+ * answer (of an island of the same size and pattern) accepted as it stands (no
+ * factorisation), else the kept active set tried as it stands (one factorisation); then,
+ * unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it stands
+ * (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the monotone
+ * LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2) by columns (from
+ * the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its
+ * basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
+ * (also when the answer is refused). */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,

@@ -225,18 +225,38 @@ START_TEST(test_plate_on_supports)
     for (int i = b.nc; i < b.n; ++i) ck_assert_double_le(z[i], 1e-9 * b.m * G * H);
     velocity_after(&b, 0, z, v);
     for (int t = 0; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-9 * G * H);
-    /* the next step from the kept active set: one factorisation, no Lemke */
+    /* the same LCP again with the kept active set (the next re-linearisation iterate): the
+     * kept answer as it stands, no factorisation */
     pp_lcp_workspace *ws = NULL;
     ck_assert_int_eq(pp_lcp_workspace_create(b.n, &ws), PP_OK);
-    unsigned char kept[512];
+    unsigned char kept[512], kept_slides[512];
     memcpy(kept, st.basis, (size_t)b.n);
+    memcpy(kept_slides, st.slides, (size_t)b.n);
     pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, st.slides,
+    double z0[512];
+    memcpy(z0, z, (size_t)b.n * sizeof *z);
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, kept_slides,
                                         NULL, &o, z, &r),
                      PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.from_answer, 1);
+    ck_assert_int_eq(st.from_kept, 0);
+    ck_assert_int_eq(st.steps + st.interior_iterations + st.lemke_pivots, 0);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    for (int i = 0; i < b.n; ++i) ck_assert_double_eq(z[i], z0[i]);
+    for (int i = 0; i < b.n; ++i) ck_assert_int_eq(st.basis[i], kept[i]);
+    /* the next step (the weight 1e-6 larger): the kept answer is refused (its residual is
+     * 1e-6 of the loads), the kept active set answers in one factorisation, no Lemke */
+    for (int i = 0; i < b.n; ++i) b.q[i] *= 1.0 + 1e-6;
+    const long taken = st.answer_taken;
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, kept, kept_slides,
+                                        NULL, &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.from_answer, 0);
+    ck_assert_int_eq(st.answer_taken, taken);
     ck_assert_int_eq(st.from_kept, 1);
     ck_assert_int_eq(st.lemke_pivots, 0);
-    for (int i = 0; i < b.nc; ++i) ck_assert_double_eq_tol(z[i], share, 1e-9 * b.m * G * H);
+    for (int i = 0; i < b.nc; ++i)
+        ck_assert_double_eq_tol(z[i], share * (1.0 + 1e-6), 1e-9 * b.m * G * H);
     pp_lcp_workspace_destroy(ws);
     pp_sticking_free(&st);
     release(&b);
@@ -311,6 +331,94 @@ START_TEST(test_box_slides_on_steep_incline)
 }
 END_TEST
 
+/* The kept answer (the last solve's z, tried as it stands where the caller kept an active
+ * set) is an answer only of the LCP it solved: the box at 20 degrees, then the same box at
+ * 10 degrees with the same kept active set must get the 10-degree statics (not the kept z),
+ * and the box sliding at 40 degrees (the same pattern) its sliding answer; an island of
+ * another size does not try it. */
+START_TEST(test_kept_answer_refused)
+{
+    static body_lcp b, c, d;
+    const double mu = 0.5, a = 0.5, cz = 0.1;
+    box_on_incline(&b, 20.0 * PI / 180.0, mu);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512], v[6];
+    pp_lcp_result r;
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    unsigned char kept[512], kept_slides[512];
+    memcpy(kept, st.basis, (size_t)b.n);
+    memcpy(kept_slides, st.slides, (size_t)b.n);
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(b.n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    /* 10 degrees: the kept answer tried and refused; the closed form of this incline */
+    const double theta = 10.0 * PI / 180.0;
+    box_on_incline(&c, theta, mu);
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &c.cols.A, c.q, c.sliding, kept, kept_slides,
+                                        NULL, &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.answer_tried, 1);
+    ck_assert_int_eq(st.answer_taken, 0);
+    ck_assert_int_eq(st.from_answer, 0);
+    const double mgh = c.m * G * H, N = mgh * cos(theta), F = mgh * sin(theta);
+    const double tol = 1e-9 * mgh;
+    const int C = 4 * c.copies;
+    for (int k = 0; k < C; ++k) {
+        const double x = c.r[k % 4][0];
+        ck_assert_double_eq_tol(z[k], N / 4.0 + (x < 0.0 ? 1.0 : -1.0) * cz * F / (4.0 * a),
+                                tol);
+        ck_assert_double_eq_tol(z[C + k * K] - z[C + k * K + 2], F / 4.0, tol);
+    }
+    /* 40 degrees from the 10-degree answer: refused, ST's sliding answer */
+    box_on_incline(&d, 40.0 * PI / 180.0, mu);
+    memcpy(kept, st.basis, (size_t)d.n);
+    memcpy(kept_slides, st.slides, (size_t)d.n);
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &d.cols.A, d.q, d.sliding, kept, kept_slides,
+                                        NULL, &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.answer_tried, 2);
+    ck_assert_int_eq(st.answer_taken, 0);
+    const double vx = -G * H * (sin(40.0 * PI / 180.0) - mu * cos(40.0 * PI / 180.0));
+    for (int k = 0; k < d.copies; ++k) {
+        velocity_after(&d, k, z, v);
+        ck_assert_double_eq_tol(v[0], vx, 1e-9 * G * H);
+    }
+    pp_lcp_workspace_destroy(ws);
+    /* another island (the plate's 216 unknowns against the box's 192): not tried */
+    static body_lcp e;
+    memset(&e, 0, sizeof e);
+    e.nc = 36;
+    e.copies = 1;
+    e.m = 3.0;
+    e.mu = mu;
+    e.inv[0] = e.inv[1] = e.inv[2] = 1.0 / e.m;
+    e.inv[3] = e.inv[4] = e.inv[5] = 1.0;
+    for (int i = 0; i < 36; ++i) {
+        e.r[i][0] = -0.5 + (i / 6) / 5.0;
+        e.r[i][1] = -0.5 + (i % 6) / 5.0;
+        e.r[i][2] = -0.05;
+    }
+    e.v_free[2] = -G * H;
+    build(&e);
+    ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(e.n, &ws), PP_OK);
+    memset(kept, 0, (size_t)e.n);
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &e.cols.A, e.q, e.sliding, kept, NULL, NULL, &o,
+                                        z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.answer_tried, 2);
+    ck_assert_int_eq(st.from_answer, 0);
+    for (int i = 0; i < e.nc; ++i) ck_assert_double_eq_tol(z[i], e.m * G * H / 36.0, 1e-9 * e.m * G * H);
+    pp_lcp_workspace_destroy(ws);
+    pp_sticking_free(&st);
+    release(&b);
+    release(&c);
+    release(&d);
+    release(&e);
+}
+END_TEST
+
 /* the step's clock: with the shared budget's deadline passed, the interior stage factorises
  * nothing and the solve gives up (Lemke then answers, in the caller) */
 START_TEST(test_deadline_passed)
@@ -344,6 +452,7 @@ int main(void)
     tcase_add_loop_test(tc, test_plate_on_supports, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_sticks_on_incline, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
+    tcase_add_test(tc, test_kept_answer_refused);
     tcase_add_test(tc, test_deadline_passed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
