@@ -112,6 +112,12 @@
 #define STICK_INTERIOR_EPS 1e-10
 #define STICK_INTERIOR_GAP 1e-18
 #define STICK_INTERIOR_ITERATIONS 80
+/* The kept answer (pp_sticking_island) is tried where q is the last answer's to this, relative
+ * to ||q||_inf: heap50's re-linearisation iterates solve the same LCP again with q within
+ * 4e-14 ... 2.2e-12 of the last; heap20's resting steps (the sticking path forced) change q
+ * by 4e-8 ... 1.3e-6 a step, and there the last step's answer, still accepted (rel(z) up to
+ * 9.2e-10), let the fastest body gain 1.7e-8 m/s a step against 4e-9 with a solve a step. */
+#define STICK_ANSWER_SAME 1e-10
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
@@ -129,7 +135,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->z_answer};
+                    &st->z_answer, &st->q_answer};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -185,6 +191,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->kept_slides);
     free(st->z_interior);
     free(st->z_answer);
+    free(st->q_answer);
     free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
@@ -718,12 +725,21 @@ static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
 
 /* The kept answer. A step's re-linearisation iterates solve the same island again and again
  * (heap50: 4 solves a step, of which the last two have the same unknowns and q within
- * 1e-12 of the one before, measured); the answer of the last solve is then an answer of this
- * one as it stands. It is taken only as every answer is (pp_lcp_csc_accept on this A and q:
- * rel(z) <= residual_tol), so a changed LCP (or an unknown that moved place) refuses it; it
- * is tried only with a kept active set (every unknown kept by the caller, peg_mlcp.c) of an
- * island with as many unknowns and entries as the last. Its active set and slides are the
- * kept ones. */
+ * 2.2e-12 of the one before, measured); the answer of the last solve is then an answer of
+ * this one as it stands. It is tried only where this is the same LCP to rounding (a kept
+ * active set: every unknown kept by the caller, peg_mlcp.c; as many unknowns and entries of
+ * A as the last; q within STICK_ANSWER_SAME of the last answer's), and taken only as every
+ * answer is (pp_lcp_csc_accept on this A and q: rel(z) <= residual_tol), so a changed A (or
+ * an unknown that moved place) refuses it. Its active set and slides are the kept ones. */
+static int same_lcp(const pp_sticking *st, const pp_lcp_csc *A, const double *q)
+{
+    const int n = A->n;
+    if (st->answer_n != n || st->answer_nnz != A->col_start[n]) return 0;
+    double change = 0.0;
+    for (int i = 0; i < n; ++i) change = fmax(change, fabs(q[i] - st->q_answer[i]));
+    return change <= STICK_ANSWER_SAME * pp_lcp_inf_norm(n, q);
+}
+
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,
@@ -741,7 +757,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->from_answer = 0;
     st->rounds = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
-    if (kept && st->answer_n == n && st->answer_nnz == A->col_start[n]) {
+    if (kept && same_lcp(st, A, q)) {
         ++st->answer_tried;
         memcpy(z, st->z_answer, (size_t)n * sizeof *z);
         memset(result, 0, sizeof *result);
@@ -762,6 +778,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->answer_n = 0;
     if (out == PP_STICKING_SOLVED) {
         memcpy(st->z_answer, z, (size_t)n * sizeof *z);
+        memcpy(st->q_answer, q, (size_t)n * sizeof *q);
         st->answer_n = n;
         st->answer_nnz = A->col_start[n];
     }

@@ -40,13 +40,14 @@ typedef struct pp_sticking {
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
-    /* The last accepted answer, tried as it stands on the island's next solve (the next
-     * re-linearisation iterate of a step solves nearly the same LCP) */
-    double *z_answer;             /* n */
+    /* The last accepted answer, tried as it stands on the island's next solve where that
+     * is the same LCP (a step's next re-linearisation iterate) */
+    double *z_answer, *q_answer;  /* n: the answer and its q */
     int answer_n;                 /* its n (0: none) */
     int answer_nnz;               /* its A's entries */
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
-    long answer_tried, answer_taken; /* over every solve since the workspace was made */
+    long answer_tried, answer_taken; /* over every solve since the workspace was made: its
+                                        acceptance ran, and took it */
 } pp_sticking;
 
 typedef enum pp_sticking_outcome {
@@ -62,8 +63,9 @@ void pp_sticking_free(pp_sticking *st);
 /* The entry before Lemke (peg_mlcp.c), for LCP(A, q) of a Stewart-Trinkle island by columns
  * whose unknowns with sliding[i] = 1 are the sliding speeds (rows mu p - sum beta, zero
  * diagonal) and all others impulses (A symmetric on them). With a kept active set: the last
- * answer (of an island of the same size and pattern) accepted as it stands (no
- * factorisation), else the kept active set tried as it stands (one factorisation); then,
+ * answer accepted as it stands where this is the same LCP (the size, A's pattern and q to
+ * STICK_ANSWER_SAME; no factorisation), else the kept active set tried as it stands (one
+ * factorisation); then,
  * unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it stands
  * (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the monotone
  * LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2) by columns (from
