@@ -75,6 +75,19 @@
  * with lambda > 0 go to ST's form for the next round as below; the solve then runs on a
  * problem no longer monotone in their columns, and converged there on every heap LCP tried.
  *
+ * Not warm at the interior's eps. Q + eps D is positive definite on the monotone part, so
+ * (2) + eps D has one solution, and its active set solved in one factorisation would give
+ * it; but not from the interior answer: at its gap ~500 of heap50's ~2 000 unknowns are
+ * degenerate pairs (x_i ~ v_i ~ 1e-9 ... 1e-11 of ||x||, ||q||; still there at a gap of
+ * 1e-22, where the solve stalls), and (Q + eps D)_BB, of condition ~1/eps along the
+ * redundant supports' stress modes, turns the residual any partition leaves in them into
+ * O(1) moves: on the same LCP the block solve on the interior answer's own active set has
+ * 359 unknowns infeasible, down to -0.74 ||x|| (the plain partition 527; at a gap of 1e-22
+ * 359), and block principal pivoting from it did not converge (8 factorisations, ~2 300 flips
+ * on heap50; 3 000 factorisations on heap20). Between steps q moves by 4e-4 ... 8e-4 of
+ * ||q|| on heap50 anyway. What does carry over is the answer itself where a re-linearisation
+ * iterate solves the same LCP again (pp_sticking_island, "The kept answer").
+ *
  * Accuracy. The limit on the basis Lemke finds at eps is not feasible to rounding on the
  * heaps: on heap20 114 unknowns sit at -1.6e-8 of ||x|| (the same for eps = 1e-6 and 1e-8, so
  * the compliant basis is not quite the limit's), and flipping them, all or one at a time, did
