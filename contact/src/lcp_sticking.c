@@ -127,7 +127,7 @@
 #define STICK_INTERIOR_ITERATIONS 80
 /* The kept answer (pp_sticking_island) is tried where q is the last answer's to this, relative
  * to ||q||_inf: heap50's re-linearisation iterates solve the same LCP again with q within
- * 4e-14 ... 2.2e-12 of the last; heap20's resting steps (the sticking path forced) change q
+ * 3e-14 ... 2.9e-11 of the last; heap20's resting steps (the sticking path forced) change q
  * by 4e-8 ... 1.3e-6 a step, and there the last step's answer, still accepted (rel(z) up to
  * 9.2e-10), let the fastest body gain 1.7e-8 m/s a step against 4e-9 with a solve a step. */
 #define STICK_ANSWER_SAME 1e-10
@@ -737,8 +737,8 @@ static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
 }
 
 /* The kept answer. A step's re-linearisation iterates solve the same island again and again
- * (heap50: 4 solves a step, of which the last two have the same unknowns and q within
- * 2.2e-12 of the one before, measured); the answer of the last solve is then an answer of
+ * (heap50: 4-6 solves a step, of which the last 2-4 have the same unknowns and q within
+ * 2.9e-11 of the one before, measured); the answer of the last solve is then an answer of
  * this one as it stands. It is tried only where this is the same LCP to rounding (a kept
  * active set: every unknown kept by the caller, peg_mlcp.c; as many unknowns and entries of
  * A as the last; q within STICK_ANSWER_SAME of the last answer's), and taken only as every
