@@ -34,7 +34,7 @@ typedef struct pp_interior {
     double *r, *dx, *dv, *dx_aff, *dv_aff, *scale, *rhs; /* n */
     double *Kx;                       /* the Newton matrix's values, on M's pattern */
     size_t k_capacity;
-    struct pp_interior_lu *lu;        /* of M's pattern, analysed once per solve */
+    struct pp_interior_lu *lu;        /* of the Newton matrix, analysed once per solve */
     pp_interior_bodies bodies;        /* the caller's description of M, or n = 0 */
     struct pp_interior_augmented *aug;
     /* what the last solve did */
