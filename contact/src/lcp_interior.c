@@ -40,10 +40,38 @@
  * basis of the solution set's relative interior (lcp_sticking.c takes it to its limit).
  * Where M is not monotone (a contact in ST's own form) none of this is guaranteed: (3) may
  * be singular or the iterates stall (PP_INTERIOR_STALLED / _FAILED, measured).
+ *
+ * The augmented (body-space) form. A contact island's M is M = L + G^T W G (the caller's
+ * description, pp_interior_bodies): G the contact Jacobian columns, W = blockdiag(W_d) the
+ * dynamic bodies' inverse mass and inertia, L the rest (eps D, the cone rows and the lambda
+ * columns), nonzero only inside each contact's group of unknowns. G^T W G is dense over the
+ * unknowns of each body (a settled heap: ~90 entries a column, n nnz(M) beyond the work bound
+ * at heap100), G is not (6 entries a column per body). With W_d = R_d R_d^T (pivoted Cholesky,
+ * LAPACK dpstrf: R_d has the rank of W_d columns) and B = R^T G (m = sum of the ranks rows),
+ * M = L + B^T B, and (3) is the first block of
+ *     [ S L S + I   S B^T ] [ y ]   [ S (...) ]
+ *     [ B S         -I    ] [ u ] = [ 0       ],                                         (4)
+ * whose Schur complement on the first block, S L S + I + S B^T B S, is the matrix of (3)
+ * (the second row gives u = B S y). (4) has nnz(L) + 2 nnz(B) + m entries; eliminating a
+ * contact's unknowns first (they touch only their group and their two bodies' rows) leaves
+ * the bodies' m x m block, sparse over the contact graph. Its symmetric part is not
+ * definite, but diag(I, -I) (4) has the symmetric part of (3)'s first block and I: >= I on a
+ * monotone L, so (4) is nonsingular wherever (3) is, and any symmetric order has pivots of
+ * modulus >= 1; KLU analyses its pattern once per solve and refactorises it as (3)'s.
+ * The description is checked entry by entry before it is used: L is taken as M - B^T B on
+ * M's pattern inside the groups, and M - B^T B between groups (also where M stores nothing)
+ * must be rounding, |.| <= INTERIOR_DESCRIPTION sqrt((B^T B)_ii (B^T B)_jj); otherwise the
+ * description is refused and (3) is solved on M's pattern. Only the direction differs: r,
+ * dv = M dx + r and the convergence test use M itself. Each solve of (4) is refined
+ * (INTERIOR_REFINE steps) against (3) with the residual S (L + B^T B) S y + y - rhs, formed
+ * unfactorised at nnz(L) + 2 nnz(B) products: the body block's elimination (entries up to
+ * s_i s_j |B|^2, s ~ mu^-1/2 on the basic unknowns near the end) loses the directions'
+ * accuracy where (3)'s LU did not.
  */
 #include "lcp_interior.h"
 
 #include <klu.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +88,51 @@
  * iterates slow down), at 1e-5 46 (2 factorisations, 352 ms), pivots chosen anew every
  * iteration 46 (680 ms); heap20's first LCP 31 iterations with 1 factorisation at all three. */
 #define INTERIOR_RGROWTH 1e-5
+/* The largest |M - B^T B|_ij between groups of a description that holds, relative to
+ * sqrt((B^T B)_ii (B^T B)_jj): rounding of the 6-term products, measured 4.4e-16 - 5.5e-16
+ * on heap50's and heap100's islands. */
+#define INTERIOR_DESCRIPTION 1e-12
+/* Steps of iterative refinement of each solve of (4) against (3). Without them the directions
+ * lose accuracy near the end (heap50's first LCPs: 80 iterations, stalled at a gap of 2e-17,
+ * where (3) on M's pattern converges in 46-70); with 2 the same iterations as (3). */
+#define INTERIOR_REFINE 2
+/* KLU's partial-pivoting threshold for (4) (its default 1e-3 for (3)): the diagonal pivot is
+ * kept unless it is below this fraction of its column's largest entry. (4)'s pivots are
+ * >= 1 in modulus in any symmetric order on a monotone L (the header), but its columns hold
+ * s_j B entries ~ mu^-1/2: at 1e-3 heap100's first factorisation took 585 - 807 pivots off
+ * the diagonal, KLU's fill 424 000 - 587 000 against AMD's 137 000, 19 - 29 ms an iteration
+ * against 4.4 ms for the later rounds; at 1e-6 233 off the diagonal, fill 143 000, 5.5 ms,
+ * the same 42 iterations; heap50's 12 steps the same iterations (2.5 -> 2.1 ms). */
+#define INTERIOR_AUGMENTED_PIVOT 1e-6
 
 struct pp_interior_lu {
     klu_common common;
     klu_symbolic *symbolic;
     klu_numeric *numeric;
+};
+
+/* The augmented matrix (4) by columns and its parts: L on M's pattern inside the groups,
+ * B = R^T G by columns and by rows, the scratch of the check. */
+struct pp_interior_augmented {
+    int n, m;                      /* unknowns, rows of B */
+    int *Lp, *Li;                  /* n + 1, nnz(L) */
+    double *Lx;
+    size_t l_capacity;
+    int *Bp, *Bi;                  /* n + 1, nnz(B) */
+    double *Bx;
+    size_t b_capacity;
+    int *Tp, *Ti;                  /* m + 1, nnz(B): B by rows (the columns j of row r) */
+    double *Tx;
+    int *offset, *rank;            /* bodies: B's first row of body d, its rows */
+    double *R;                     /* 36 bodies: R_d column-major (W_d = R_d R_d^T) */
+    int *Kp, *Ki;                  /* n + m + 1, nnz(K): (4) */
+    double *Kx;
+    size_t k_capacity;
+    double *acc, *norm, *rhs;      /* n, n, n + m: (B^T B)_ij of one column, (B^T B)_ii */
+    double *f, *y;                 /* n: (3)'s right-hand side and solution, refined */
+    double *Bu;                    /* m: B u */
+    int *stamp, *list;             /* n: the rows of that column */
+    int n_capacity, m_capacity, order_capacity, body_capacity;
 };
 
 static void free_factors(struct pp_interior_lu *lu)
@@ -80,7 +148,49 @@ void pp_interior_free(pp_interior *ip)
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) free(*d[t]);
     if (ip->lu) free_factors(ip->lu);
     free(ip->lu);
+    pp_interior_bodies *bd = &ip->bodies;
+    free(bd->group);
+    free(bd->col_start);
+    free(bd->row_index);
+    free(bd->values);
+    free(bd->W);
+    struct pp_interior_augmented *a = ip->aug;
+    if (a) {
+        void *p[] = {a->Lp, a->Li, a->Lx, a->Bp, a->Bi, a->Bx, a->Tp, a->Ti, a->Tx, a->offset,
+                     a->rank, a->R, a->Kp, a->Ki, a->Kx, a->acc, a->rhs, a->stamp, a->list,
+                     a->norm, a->f, a->y, a->Bu};
+        for (size_t t = 0; t < sizeof p / sizeof *p; ++t) free(p[t]);
+        free(a);
+    }
     memset(ip, 0, sizeof *ip);
+}
+
+pp_status pp_interior_bodies_reserve(pp_interior *ip, int n, int bodies, size_t entries)
+{
+    pp_interior_bodies *bd = &ip->bodies;
+    bd->n = 0;
+    if (n > bd->capacity) {
+        int *g = realloc(bd->group, (size_t)n * sizeof *g);
+        if (g) bd->group = g;
+        int *c = realloc(bd->col_start, ((size_t)n + 1) * sizeof *c);
+        if (c) bd->col_start = c;
+        if (!g || !c) return PP_ERR_NO_MEMORY;
+        bd->capacity = n;
+    }
+    if (bodies > bd->body_capacity) {
+        double *w = realloc(bd->W, (size_t)bodies * 36 * sizeof *w);
+        if (!w) return PP_ERR_NO_MEMORY;
+        bd->W = w;
+        bd->body_capacity = bodies;
+    }
+    size_t cap_i = bd->entry_capacity, cap_x = bd->entry_capacity;
+    if (!pp_lcp_grow((void **)&bd->row_index, &cap_i, entries, sizeof(int)) ||
+        !pp_lcp_grow((void **)&bd->values, &cap_x, entries, sizeof(double)))
+        return PP_ERR_NO_MEMORY;
+    bd->entry_capacity = cap_i < cap_x ? cap_i : cap_x;
+    bd->n = n;
+    bd->bodies = bodies;
+    return PP_OK;
 }
 
 static int reserve(pp_interior *ip, int n, size_t nnz)
@@ -99,6 +209,242 @@ static int reserve(pp_interior *ip, int n, size_t nnz)
     return pp_lcp_grow((void **)&ip->Kx, &ip->k_capacity, nnz, sizeof(double));
 }
 
+/* Grows one array of `size`-byte elements from `have` to `need` elements: 1, or 0. */
+static int grow_to(void **p, int need, int have, size_t size)
+{
+    if (need <= have) return 1;
+    void *q = realloc(*p, (size_t)need * size);
+    if (!q) return 0;
+    *p = q;
+    return 1;
+}
+
+/* Room in ip->aug for n unknowns, `bodies` bodies (m <= 6 bodies rows), nnz(L) <= l_need,
+ * nnz(B) <= b_need: 1, or 0 out of memory. */
+static int augmented_reserve(pp_interior *ip, int n, int bodies, size_t l_need, size_t b_need)
+{
+    if (!ip->aug && !(ip->aug = calloc(1, sizeof *ip->aug))) return 0;
+    struct pp_interior_augmented *a = ip->aug;
+    const int m = 6 * bodies;
+    if (!grow_to((void **)&a->Lp, n + 1, a->n_capacity + 1, sizeof(int)) ||
+        !grow_to((void **)&a->Bp, n + 1, a->n_capacity + 1, sizeof(int)) ||
+        !grow_to((void **)&a->acc, n, a->n_capacity, sizeof(double)) ||
+        !grow_to((void **)&a->norm, n, a->n_capacity, sizeof(double)) ||
+        !grow_to((void **)&a->stamp, n, a->n_capacity, sizeof(int)) ||
+        !grow_to((void **)&a->list, n, a->n_capacity, sizeof(int)) ||
+        !grow_to((void **)&a->f, n, a->n_capacity, sizeof(double)) ||
+        !grow_to((void **)&a->y, n, a->n_capacity, sizeof(double)))
+        return 0;
+    if (n > a->n_capacity) a->n_capacity = n;
+    if (!grow_to((void **)&a->Tp, m + 1, a->m_capacity + 1, sizeof(int)) ||
+        !grow_to((void **)&a->Bu, m, a->m_capacity, sizeof(double)))
+        return 0;
+    if (m > a->m_capacity) a->m_capacity = m;
+    if (!grow_to((void **)&a->Kp, n + m + 1, a->order_capacity + 1, sizeof(int)) ||
+        !grow_to((void **)&a->rhs, n + m, a->order_capacity, sizeof(double)))
+        return 0;
+    if (n + m > a->order_capacity) a->order_capacity = n + m;
+    if (!grow_to((void **)&a->offset, bodies, a->body_capacity, sizeof(int)) ||
+        !grow_to((void **)&a->rank, bodies, a->body_capacity, sizeof(int)) ||
+        !grow_to((void **)&a->R, 36 * bodies, 36 * a->body_capacity, sizeof(double)))
+        return 0;
+    if (bodies > a->body_capacity) a->body_capacity = bodies;
+    size_t li = a->l_capacity, lx = a->l_capacity, bi = a->b_capacity, bx = a->b_capacity,
+           ti = a->b_capacity, tx = a->b_capacity;
+    if (!pp_lcp_grow((void **)&a->Li, &li, l_need, sizeof(int)) ||
+        !pp_lcp_grow((void **)&a->Lx, &lx, l_need, sizeof(double)) ||
+        !pp_lcp_grow((void **)&a->Bi, &bi, b_need, sizeof(int)) ||
+        !pp_lcp_grow((void **)&a->Bx, &bx, b_need, sizeof(double)) ||
+        !pp_lcp_grow((void **)&a->Ti, &ti, b_need, sizeof(int)) ||
+        !pp_lcp_grow((void **)&a->Tx, &tx, b_need, sizeof(double)))
+        return 0;
+    a->l_capacity = li < lx ? li : lx;
+    const size_t b_cap = bi < bx ? bi : bx, t_cap = ti < tx ? ti : tx;
+    a->b_capacity = b_cap < t_cap ? b_cap : t_cap;
+    const size_t k_need = l_need + 2 * b_need + (size_t)m;
+    size_t ki = a->k_capacity, kx = a->k_capacity;
+    if (!pp_lcp_grow((void **)&a->Ki, &ki, k_need, sizeof(int)) ||
+        !pp_lcp_grow((void **)&a->Kx, &kx, k_need, sizeof(double)))
+        return 0;
+    a->k_capacity = ki < kx ? ki : kx;
+    return 1;
+}
+
+/* The caller's description of M (ip->bodies) checked and (4)'s pattern built: 1 where it
+ * holds, 0 where there is none, it does not describe M (ip->description_error above
+ * INTERIOR_DESCRIPTION), or out of memory. */
+static int describe(pp_interior *ip, const pp_lcp_csc *M)
+{
+    const pp_interior_bodies *bd = &ip->bodies;
+    const int n = M->n, bodies = bd->bodies;
+    ip->description_error = INFINITY;
+    if (bd->n != n || n < 1 || bodies < 0) return 0;
+    /* B = R^T G has rank(W_d) <= 6 entries for each (column, body) run of G's rows */
+    size_t runs = 0;
+    for (int j = 0; j < n; ++j)
+        for (int t = bd->col_start[j]; t < bd->col_start[j + 1]; ++t) {
+            const int d = bd->row_index[t] / 6;
+            if (d < 0 || d >= bodies) return 0;
+            if (t > bd->col_start[j] && bd->row_index[t] <= bd->row_index[t - 1]) return 0;
+            runs += t == bd->col_start[j] || d != bd->row_index[t - 1] / 6;
+        }
+    if (!augmented_reserve(ip, n, bodies, (size_t)M->col_start[n], 6 * runs)) return 0;
+    struct pp_interior_augmented *a = ip->aug;
+    /* W_d = R_d R_d^T: P^T W_d P = C C^T (dpstrf, C lower, rank r), R_d = P C, 6 x r */
+    int m = 0;
+    for (int d = 0; d < bodies; ++d) {
+        double c[36], *R = a->R + 36 * (size_t)d;
+        lapack_int piv[6], rank = 0;
+        memcpy(c, bd->W + 36 * (size_t)d, sizeof c);
+        if (LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', 6, c, 6, piv, &rank, -1.0,
+                                (double[12]){0}) < 0)
+            return 0;
+        for (int e = 0; e < 36; ++e) R[e] = 0.0;
+        for (int k = 0; k < rank; ++k)
+            for (int i = k; i < 6; ++i) R[(piv[i] - 1) + 6 * k] = c[i + 6 * k];
+        a->offset[d] = m;
+        a->rank[d] = (int)rank;
+        m += (int)rank;
+    }
+    a->n = n;
+    a->m = m;
+    /* B by columns: each run of body d's rows of G column j, g, gives R_d^T g */
+    size_t p = 0;
+    for (int j = 0; j < n; ++j) {
+        a->Bp[j] = (int)p;
+        for (int t = bd->col_start[j]; t < bd->col_start[j + 1];) {
+            const int d = bd->row_index[t] / 6;
+            double g[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            for (; t < bd->col_start[j + 1] && bd->row_index[t] / 6 == d; ++t)
+                g[bd->row_index[t] % 6] = bd->values[t];
+            const double *R = a->R + 36 * (size_t)d;
+            for (int k = 0; k < a->rank[d]; ++k) {
+                double b = 0.0;
+                for (int e = 0; e < 6; ++e) b += R[e + 6 * k] * g[e];
+                a->Bi[p] = a->offset[d] + k;
+                a->Bx[p++] = b;
+            }
+        }
+    }
+    a->Bp[n] = (int)p;
+    /* B by rows (columns increasing in each row), and (B^T B)_ii */
+    for (int r = 0; r <= m; ++r) a->Tp[r] = 0;
+    for (size_t t = 0; t < p; ++t) ++a->Tp[a->Bi[t] + 1];
+    for (int r = 0; r < m; ++r) a->Tp[r + 1] += a->Tp[r];
+    for (int j = 0; j < n; ++j) {
+        a->norm[j] = 0.0;
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) {
+            const int at = a->Tp[a->Bi[t]]++;
+            a->Ti[at] = j;
+            a->Tx[at] = a->Bx[t];
+            a->norm[j] += a->Bx[t] * a->Bx[t];
+        }
+    }
+    for (int r = m; r > 0; --r) a->Tp[r] = a->Tp[r - 1];
+    a->Tp[0] = 0;
+    /* L = M - B^T B on M's pattern inside the groups; between them (and wherever M stores
+     * nothing) M - B^T B must be rounding */
+    double error = 0.0;
+    size_t l = 0;
+    for (int i = 0; i < n; ++i) a->stamp[i] = -1;
+    for (int j = 0; j < n; ++j) {
+        int listed = 0;
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) {
+            const int r = a->Bi[t];
+            for (int u = a->Tp[r]; u < a->Tp[r + 1]; ++u) {
+                const int i = a->Ti[u];
+                if (a->stamp[i] != j) {
+                    a->stamp[i] = j;
+                    a->acc[i] = 0.0;
+                    a->list[listed++] = i;
+                }
+                a->acc[i] += a->Tx[u] * a->Bx[t];
+            }
+        }
+        a->Lp[j] = (int)l;
+        for (int t = M->col_start[j]; t < M->col_start[j + 1]; ++t) {
+            const int i = M->row_index[t];
+            double difference = M->values[t];
+            if (a->stamp[i] == j) {
+                difference -= a->acc[i];
+                a->acc[i] = 0.0; /* taken */
+            }
+            if (bd->group[i] == bd->group[j]) {
+                a->Li[l] = i;
+                a->Lx[l++] = difference;
+            } else if (difference != 0.0) {
+                const double size = sqrt(a->norm[i] * a->norm[j]);
+                error = fmax(error, size > 0.0 ? fabs(difference) / size : INFINITY);
+            }
+        }
+        for (int e = 0; e < listed; ++e) {
+            const int i = a->list[e];
+            if (a->acc[i] == 0.0) continue;
+            const double size = sqrt(a->norm[i] * a->norm[j]);
+            error = fmax(error, size > 0.0 ? fabs(a->acc[i]) / size : INFINITY);
+        }
+    }
+    a->Lp[n] = (int)l;
+    ip->description_error = error;
+    if (!(error <= INTERIOR_DESCRIPTION)) {
+        pp_log(PP_LOG_WARNING, "interior-point solve: the bodies' description does not "
+                               "reproduce M (%.3g): its Newton systems on M's pattern", error);
+        return 0;
+    }
+    /* (4) by columns, rows increasing: column j < n holds L's column j, then B's (rows
+     * n + r); column n + r holds B's row r (rows j), then -1 */
+    p = 0;
+    for (int j = 0; j < n; ++j) {
+        a->Kp[j] = (int)p;
+        for (int t = a->Lp[j]; t < a->Lp[j + 1]; ++t) a->Ki[p++] = a->Li[t];
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) a->Ki[p++] = n + a->Bi[t];
+    }
+    for (int r = 0; r < m; ++r) {
+        a->Kp[n + r] = (int)p;
+        for (int u = a->Tp[r]; u < a->Tp[r + 1]; ++u) a->Ki[p++] = a->Ti[u];
+        a->Ki[p++] = n + r;
+    }
+    a->Kp[n + m] = (int)p;
+    return 1;
+}
+
+/* out = (L + B^T B) u, M as described (to rounding), at nnz(L) + 2 nnz(B) products */
+static void described_multiply(const struct pp_interior_augmented *a, const double *u,
+                               double *out)
+{
+    for (int r = 0; r < a->m; ++r) a->Bu[r] = 0.0;
+    for (int j = 0; j < a->n; ++j) {
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) a->Bu[a->Bi[t]] += a->Bx[t] * u[j];
+    }
+    for (int i = 0; i < a->n; ++i) out[i] = 0.0;
+    for (int j = 0; j < a->n; ++j) {
+        const double uj = u[j];
+        for (int t = a->Lp[j]; t < a->Lp[j + 1]; ++t) out[a->Li[t]] += a->Lx[t] * uj;
+        double o = 0.0;
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) o += a->Bx[t] * a->Bu[a->Bi[t]];
+        out[j] += o;
+    }
+}
+
+/* (4)'s values at the scale S (ip->scale) */
+static void augmented_values(pp_interior *ip)
+{
+    struct pp_interior_augmented *a = ip->aug;
+    const double *s = ip->scale;
+    size_t p = 0;
+    for (int j = 0; j < a->n; ++j) {
+        for (int t = a->Lp[j]; t < a->Lp[j + 1]; ++t) {
+            const int i = a->Li[t];
+            a->Kx[p++] = s[i] * a->Lx[t] * s[j] + (i == j ? 1.0 : 0.0);
+        }
+        for (int t = a->Bp[j]; t < a->Bp[j + 1]; ++t) a->Kx[p++] = a->Bx[t] * s[j];
+    }
+    for (int r = 0; r < a->m; ++r) {
+        for (int u = a->Tp[r]; u < a->Tp[r + 1]; ++u) a->Kx[p++] = s[a->Ti[u]] * a->Tx[u];
+        a->Kx[p++] = -1.0;
+    }
+}
+
 /* out = M u (+ add where add is not NULL) */
 static void multiply(const pp_lcp_csc *M, const double *u, const double *add, double *out)
 {
@@ -112,30 +458,41 @@ static void multiply(const pp_lcp_csc *M, const double *u, const double *add, do
     }
 }
 
-/* The scaled Newton matrix S M S + I of (3) at (x, v), factorised: 1, or 0 (singular,
- * out of memory). */
+/* The scaled Newton matrix S M S + I of (3) at (x, v), or (4) where the description holds
+ * (ip->augmented), factorised: 1, or 0 (singular, out of memory). */
 static int factor_newton(pp_interior *ip, const pp_lcp_csc *M, const double *x,
                          const double *v)
 {
     const int n = M->n;
     for (int i = 0; i < n; ++i) ip->scale[i] = sqrt(x[i] / v[i]);
-    for (int j = 0; j < n; ++j)
-        for (int t = M->col_start[j]; t < M->col_start[j + 1]; ++t) {
-            const int i = M->row_index[t];
-            ip->Kx[t] = ip->scale[i] * M->values[t] * ip->scale[j] + (i == j ? 1.0 : 0.0);
-        }
-    int *Ap = (int *)M->col_start, *Ai = (int *)M->row_index;
+    int *Ap, *Ai;
+    double *Ax;
+    if (ip->augmented) {
+        augmented_values(ip);
+        Ap = ip->aug->Kp;
+        Ai = ip->aug->Ki;
+        Ax = ip->aug->Kx;
+    } else {
+        for (int j = 0; j < n; ++j)
+            for (int t = M->col_start[j]; t < M->col_start[j + 1]; ++t) {
+                const int i = M->row_index[t];
+                ip->Kx[t] = ip->scale[i] * M->values[t] * ip->scale[j] + (i == j ? 1.0 : 0.0);
+            }
+        Ap = (int *)M->col_start;
+        Ai = (int *)M->row_index;
+        Ax = ip->Kx;
+    }
     struct pp_interior_lu *lu = ip->lu;
     if (lu->numeric) {
-        if (klu_refactor(Ap, Ai, ip->Kx, lu->symbolic, lu->numeric, &lu->common) &&
-            klu_rgrowth(Ap, Ai, ip->Kx, lu->symbolic, lu->numeric, &lu->common) &&
+        if (klu_refactor(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
+            klu_rgrowth(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
             lu->common.rgrowth >= INTERIOR_RGROWTH) {
             ++ip->refactorisations;
             return 1;
         }
         klu_free_numeric(&lu->numeric, &lu->common);
     }
-    lu->numeric = klu_factor(Ap, Ai, ip->Kx, lu->symbolic, &lu->common);
+    lu->numeric = klu_factor(Ap, Ai, Ax, lu->symbolic, &lu->common);
     ++ip->factorisations;
     return lu->numeric != NULL && lu->common.status == KLU_OK;
 }
@@ -145,14 +502,34 @@ static int factor_newton(pp_interior *ip, const pp_lcp_csc *M, const double *x,
 static void direction(pp_interior *ip, const pp_lcp_csc *M, const double *x, const double *v,
                       double target, int second, double *dx, double *dv)
 {
-    const int n = M->n;
+    const int n = M->n, order = ip->augmented ? n + ip->aug->m : n;
+    double *rhs = ip->augmented ? ip->aug->rhs : ip->rhs; /* (4): u's rows 0 */
     for (int i = 0; i < n; ++i) {
         double t = target - x[i] * v[i];
         if (second) t -= ip->dx_aff[i] * ip->dv_aff[i];
-        ip->rhs[i] = ip->scale[i] * (-ip->r[i] + t / x[i]);
+        rhs[i] = ip->scale[i] * (-ip->r[i] + t / x[i]);
     }
-    klu_solve(ip->lu->symbolic, ip->lu->numeric, n, 1, ip->rhs, &ip->lu->common);
-    for (int i = 0; i < n; ++i) dx[i] = ip->scale[i] * ip->rhs[i];
+    if (!ip->augmented) {
+        klu_solve(ip->lu->symbolic, ip->lu->numeric, n, 1, rhs, &ip->lu->common);
+        for (int i = 0; i < n; ++i) dx[i] = ip->scale[i] * rhs[i];
+    } else {
+        /* (4), then INTERIOR_REFINE steps of iterative refinement on (3) (its residual
+         * S ((L + B^T B) (S y)) + y, unfactorised) */
+        struct pp_interior_augmented *a = ip->aug;
+        memcpy(a->f, rhs, (size_t)n * sizeof *rhs);
+        for (int i = 0; i < n; ++i) a->y[i] = 0.0;
+        for (int step = 0; step <= INTERIOR_REFINE; ++step) {
+            for (int i = n; i < order; ++i) rhs[i] = 0.0;
+            klu_solve(ip->lu->symbolic, ip->lu->numeric, order, 1, rhs, &ip->lu->common);
+            for (int i = 0; i < n; ++i) {
+                a->y[i] += rhs[i];
+                dx[i] = ip->scale[i] * a->y[i];
+            }
+            if (step == INTERIOR_REFINE) break;
+            described_multiply(a, dx, dv);
+            for (int i = 0; i < n; ++i) rhs[i] = a->f[i] - (ip->scale[i] * dv[i] + a->y[i]);
+        }
+    }
     multiply(M, dx, ip->r, dv);
 }
 
@@ -175,6 +552,7 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     const int n = M->n;
     ip->iterations = ip->factorisations = ip->refactorisations = 0;
     ip->gap = ip->infeasibility = INFINITY;
+    ip->augmented = 0;
     if (!reserve(ip, n, (size_t)M->col_start[n])) {
         pp_log(PP_LOG_ERROR, "interior-point solve: out of memory for %d unknowns", n);
         return PP_INTERIOR_FAILED;
@@ -194,10 +572,20 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     struct pp_interior_lu *lu = ip->lu;
     free_factors(lu);
     klu_defaults(&lu->common);
-    lu->symbolic = klu_analyze(n, (int *)M->col_start, (int *)M->row_index, &lu->common);
+    /* the Newton matrix: (4) where the caller's description of M holds, else (3) */
+    ip->augmented = describe(ip, M);
+    if (ip->augmented) lu->common.tol = INTERIOR_AUGMENTED_PIVOT;
+    const int order = ip->augmented ? n + ip->aug->m : n;
+    int *Ap = ip->augmented ? ip->aug->Kp : (int *)M->col_start;
+    int *Ai = ip->augmented ? ip->aug->Ki : (int *)M->row_index;
+    lu->symbolic = klu_analyze(order, Ap, Ai, &lu->common);
     if (!lu->symbolic) return PP_INTERIOR_FAILED;
-    /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK) */
-    if (pp_lcp_factor_over_bound(lu->symbolic->lnz + lu->symbolic->unz, n, M->col_start[n]))
+    ip->newton_order = order;
+    ip->newton_entries = Ap[order];
+    ip->newton_fill = lu->symbolic->lnz + lu->symbolic->unz;
+    /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK), on
+     * the pattern factorised */
+    if (pp_lcp_factor_over_bound(ip->newton_fill, order, ip->newton_entries))
         return PP_INTERIOR_FAILED;
     pp_interior_status status = PP_INTERIOR_STALLED;
     while (ip->iterations < max_iterations) {

@@ -6,6 +6,27 @@
 #include "lcp_internal.h"
 
 struct pp_interior_lu; /* KLU's analysis and factors of the Newton matrix (lcp_interior.c) */
+struct pp_interior_augmented; /* the augmented (body-space) Newton matrix (lcp_interior.c) */
+
+/* The bodies behind M, where the caller has them (the sticking solve's island, peg_mlcp.c):
+ * M = L + G^T W G, G the contact Jacobian columns (6 rows per dynamic body, body d's rows
+ * 6d .. 6d + 5, rows increasing in each column), W = blockdiag(W_d) the bodies' inverse mass
+ * and inertia (symmetric PSD 6 x 6 each), L the rest of M, zero between unknowns of different
+ * groups (a contact's p, beta, sigma: its cone rows and eps D). pp_interior_solve checks it
+ * (M - G^T W G vanishes to rounding outside the groups, else it is refused) and solves the
+ * Newton systems in the augmented form (lcp_interior.c); n = 0: none given, the Newton matrix
+ * on M's pattern. Filled by the caller through pp_interior_bodies_reserve. */
+typedef struct pp_interior_bodies {
+    int n;                            /* unknowns described (0: no description) */
+    int bodies;                       /* dynamic bodies: G has 6 bodies rows */
+    int *group;                       /* n: each unknown's group */
+    int *col_start;                   /* n + 1: G by columns */
+    int *row_index;                   /* G's rows, increasing in each column */
+    double *values;
+    double *W;                        /* 36 bodies: W_d column-major */
+    int capacity, body_capacity;
+    size_t entry_capacity;
+} pp_interior_bodies;
 
 /* Scratch of the solve, grown to the largest LCP, kept; the measures of the last solve. */
 typedef struct pp_interior {
@@ -13,13 +34,22 @@ typedef struct pp_interior {
     double *r, *dx, *dv, *dx_aff, *dv_aff, *scale, *rhs; /* n */
     double *Kx;                       /* the Newton matrix's values, on M's pattern */
     size_t k_capacity;
-    struct pp_interior_lu *lu;        /* of M's pattern, analysed once per solve */
+    struct pp_interior_lu *lu;        /* of the Newton matrix, analysed once per solve */
+    pp_interior_bodies bodies;        /* the caller's description of M, or n = 0 */
+    struct pp_interior_augmented *aug;
     /* what the last solve did */
     int iterations;                   /* predictor-corrector iterations */
     int factorisations;               /* klu_factor calls (pivoting chosen anew) */
     int refactorisations;             /* klu_refactor calls (the pivots kept) */
     double gap;                       /* x^T v / n at the end, over ||x||_inf ||q||_inf */
     double infeasibility;             /* ||Mx + q - v||_inf at the end, over ||q||_inf */
+    int augmented;                    /* 1: the Newton systems were solved in the augmented
+                                         form (the description held), 0: on M's pattern */
+    int newton_order;                 /* order of the Newton matrix factorised */
+    double newton_entries;            /* its nonzeros */
+    double newton_fill;               /* KLU's symbolic lnz + unz of it */
+    double description_error;         /* largest |M - G^T W G| between groups, over
+                                         sqrt((G^T W G)_ii (G^T W G)_jj) (the description's) */
 } pp_interior;
 
 typedef enum pp_interior_status {
@@ -30,10 +60,16 @@ typedef enum pp_interior_status {
 
 void pp_interior_free(pp_interior *ip);
 
+/* Room for a description of n unknowns, `bodies` dynamic bodies and `entries` nonzeros of G
+ * in ip->bodies (ip->bodies.n is set to n, bodies to `bodies`): PP_OK or PP_ERR_NO_MEMORY
+ * (then no description: n = 0). */
+pp_status pp_interior_bodies_reserve(pp_interior *ip, int n, int bodies, size_t entries);
+
 /* LCP(M, q): x >= 0, v = M x + q >= 0, x^T v = 0, for M by columns (every diagonal entry
  * present) positive semidefinite (x^T M x >= 0; not necessarily symmetric), by Mehrotra's
  * predictor-corrector from the interior, at most max_iterations Newton systems (each one
- * factorisation of M + X^-1 V on M's pattern, analysed once per call). On return x and v
+ * factorisation of M + X^-1 V on M's pattern, or of its augmented form where ip->bodies
+ * describes M, analysed once per call). On return x and v
  * hold the last iterate (x, v > 0), also when it stalled. tol: the gap x^T v / n to reach,
  * relative to ||x||_inf ||q||_inf. deadline: a pp_lcp_clock() time after which no further
  * Newton system is factorised (PP_INTERIOR_STALLED; INFINITY: none). */

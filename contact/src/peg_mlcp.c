@@ -1413,8 +1413,83 @@ int pp_peg_sticking_min_n(int n)
     return previous;
 }
 
-static pp_status sticking_entry(pp_peg_workspace *ws, const lcp_layout *island,
-                                const int *list, int count, int n, const pp_lcp_csc *A,
+/* The island's bodies for the interior-point stage (lcp_interior.h, pp_interior_bodies):
+ * A = L + G^T W G, G the impulse columns' Jacobian blocks (JAC) on the island's coupled bodies
+ * (6 rows each, numbered in order of first appearance; a body with W_b = 0 is no column), W_b =
+ * blockdiag(inv_mass I, inv_inertia) (apply_inverse_mass), the groups the sets: a set's
+ * p, beta and sigma. Out of memory: no description (the Newton matrix on A's pattern). */
+static void sticking_bodies(const pp_peg_workspace *ws, const pp_peg_problem *pp,
+                            const lcp_layout *island, const int *list, int count, int n,
+                            pp_interior *ip)
+{
+    const int k = island->k, nb = pp->base.body_count;
+    int *local = ws->dense->csc.body_local; /* csc_assemble's scratch of nb + 1, free now */
+    int bodies = 0;
+    size_t entries = 0;
+    for (int b = 0; b < nb; ++b) local[b] = -1;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], columns = ws->friction_slot[j] >= 0 ? k + 1 : 1;
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b < 0 || !ws->coupled[b]) continue;
+            if (local[b] < 0) local[b] = bodies++;
+            entries += 6 * (size_t)columns;
+        }
+    }
+    if (pp_interior_bodies_reserve(ip, n, bodies, entries) != PP_OK) return;
+    pp_interior_bodies *bd = &ip->bodies;
+    for (int b = 0; b < nb; ++b) {
+        const int d = local[b];
+        if (d < 0) continue;
+        const pp_mlcp_body *body = &pp->base.bodies[b];
+        double *W = bd->W + 36 * (size_t)d;
+        for (int e = 0; e < 36; ++e) W[e] = 0.0;
+        for (int r = 0; r < 3; ++r) {
+            W[r + 6 * r] = body->inv_mass;
+            for (int c = 0; c < 3; ++c) W[(3 + r) + 6 * (3 + c)] = body->inv_inertia[3 * r + c];
+        }
+    }
+    /* column counts, then the columns (each set's lower-numbered body first: rows increasing) */
+    for (int a = 0; a <= n; ++a) bd->col_start[a] = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], columns = ws->friction_slot[j] >= 0 ? k + 1 : 1;
+        int on = 0;
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            on += b >= 0 && ws->coupled[b];
+        }
+        for (int l = 0; l < columns; ++l) bd->col_start[col_index(island, j, l) + 1] = 6 * on;
+        bd->group[row_index(island, j, 0)] = t;
+        for (int l = 1; l < columns; ++l) bd->group[col_index(island, j, l)] = t;
+        if (columns > 1) bd->group[sigma_index(island, j)] = t;
+    }
+    for (int a = 0; a < n; ++a) bd->col_start[a + 1] += bd->col_start[a];
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], columns = ws->friction_slot[j] >= 0 ? k + 1 : 1;
+        int side_order[2] = {0, 1};
+        const int b0 = ws->set_body[2 * j], b1 = ws->set_body[2 * j + 1];
+        if (b0 >= 0 && b1 >= 0 && local[b1] < local[b0]) {
+            side_order[0] = 1;
+            side_order[1] = 0;
+        }
+        for (int l = 0; l < columns; ++l) {
+            int at = bd->col_start[col_index(island, j, l)];
+            for (int o = 0; o < 2; ++o) {
+                const int side = side_order[o], b = ws->set_body[2 * j + side];
+                if (b < 0 || !ws->coupled[b]) continue;
+                const double *g = JAC(ws, ws->row_first[j] + l, side);
+                for (int e = 0; e < 6; ++e) {
+                    bd->row_index[at] = 6 * local[b] + e;
+                    bd->values[at++] = g[e];
+                }
+            }
+        }
+    }
+}
+
+static pp_status sticking_entry(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                const lcp_layout *island, const int *list, int count, int n,
+                                const pp_lcp_csc *A,
                                 const pp_lcp_options *options, const unsigned char *basis,
                                 pp_lcp_result *r, int *answered, int *refused)
 {
@@ -1441,11 +1516,14 @@ static pp_status sticking_entry(pp_peg_workspace *ws, const lcp_layout *island,
         st->start[a] = (unsigned char)(b & 1);
         st->kept_slides[a] = (unsigned char)((b & PP_PEG_STICKING_SLIDES) != 0);
     }
+    /* the interior-point stage's Newton systems in body space (lcp_interior.c, (4)) */
+    sticking_bodies(ws, pp, island, list, count, n, &st->interior);
     pp_lcp_options defaults = pp_lcp_options_default();
     pp_sticking_outcome out = pp_sticking_island(
         st, d->lcp, A, d->island_q, st->sliding, kept ? st->start : NULL,
         kept ? st->kept_slides : NULL, warm ? st->start : NULL, options ? options : &defaults,
         d->island_z, r);
+    st->interior.bodies.n = 0; /* this island's only */
     if (out == PP_STICKING_LEMKE_WARM) return PP_OK;
     if (out != PP_STICKING_SOLVED) {
         *refused = 1;
@@ -1607,7 +1685,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int stick =
             st == PP_OK && may_share && by_columns && !from_kept && n >= sticking_min_n;
         if (stick) {
-            pp_status sst = sticking_entry(ws, &island, list, count, n, &A, options, basis,
+            pp_status sst = sticking_entry(ws, pp, &island, list, count, n, &A, options, basis,
                                            &r, &from_sticking, &stick_refused);
             if (sst != PP_OK) return sst;
             if (from_sticking) {

@@ -7,6 +7,13 @@
  *    vertical impulses sum to no torque; (N^2 / m + eps) p = g h);
  *  - a random monotone LCP, M = B B^T + S + delta I (S skew), answered as Lemke answers it
  *    (the solution is unique).
+ *  - the augmented (body-space) Newton systems (lcp_interior.c (4)) where the caller describes
+ *    M = L + G^T W G: on the plate (one body, L = eps I) the same closed form; on an island of
+ *    random bodies (one with a singular W) and random frictional contacts in the sticking
+ *    solve's form (2) + eps D, the iterates after 1, 2, 3 Newton steps are the direct
+ *    path's to rounding (the same directions) and the answer is the direct path's and an LCP
+ *    answer; a description that does not reproduce M (one body's W off by 1e-3, or the
+ *    groups that would drop the cone rows) is refused and the direct path answers.
  * The sticking solve's cold path through it (a box on an incline below and above the friction
  * angle, the plate with friction) is checked against its closed forms in check_sticking.c,
  * by this stage and by Lemke's (pp_sticking.lemke_only).
@@ -24,6 +31,13 @@
 
 #define G 9.81
 #define H 0.01
+
+/* a reproducible uniform in [-1, 1) */
+static double uniform(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (double)((*s >> 8) & 0xffffff) / (double)0x800000 - 1.0;
+}
 
 /* x, v = M x + q an LCP answer of LCP(M, q): x >= 0, v >= -tol, |x_i v_i| <= tol^2 and v as
  * returned within tol of M x + q */
@@ -77,7 +91,28 @@ START_TEST(test_plate_frictionless)
                      PP_INTERIOR_CONVERGED);
     ck_assert_int_ge(ip.iterations, 1);
     ck_assert_int_eq(ip.factorisations + ip.refactorisations, ip.iterations);
+    ck_assert_int_eq(ip.augmented, 0);
     const double share = m * G * H / (N * N) / (1.0 + eps * m / (N * N));
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(x[i], share, 1e-9 * share);
+    check_answer(n, M, q, x, v, 1e-9 * share, 1e-9 * G * H);
+    /* the same in body space: G = J^T (6 rows of the one body), W = diag(inv), one group
+     * per support (L = eps I) */
+    ck_assert_int_eq(pp_interior_bodies_reserve(&ip, n, 1, 6 * (size_t)n), PP_OK);
+    for (int e = 0; e < 36; ++e) ip.bodies.W[e] = e % 7 == 0 ? inv[e / 7] : 0.0;
+    for (int j = 0; j < n; ++j) {
+        ip.bodies.group[j] = j;
+        ip.bodies.col_start[j] = 6 * j;
+        for (int t = 0; t < 6; ++t) {
+            ip.bodies.row_index[6 * j + t] = t;
+            ip.bodies.values[6 * j + t] = J[j][t];
+        }
+    }
+    ip.bodies.col_start[n] = 6 * n;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.augmented, 1);
+    ck_assert_int_eq(ip.newton_order, n + 6);
+    ck_assert_double_le(ip.description_error, 1e-14);
     for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(x[i], share, 1e-9 * share);
     check_answer(n, M, q, x, v, 1e-9 * share, 1e-9 * G * H);
     pp_interior_free(&ip);
@@ -86,12 +121,6 @@ START_TEST(test_plate_frictionless)
 }
 END_TEST
 
-/* a reproducible uniform in [-1, 1) */
-static double uniform(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return (double)((*s >> 8) & 0xffffff) / (double)0x800000 - 1.0;
-}
 
 START_TEST(test_random_monotone_against_lemke)
 {
@@ -146,6 +175,178 @@ START_TEST(test_random_monotone_against_lemke)
 }
 END_TEST
 
+/* An island of random bodies and frictional contacts in the sticking solve's form (2) + eps D
+ * (lcp_sticking.c): per contact the unknowns (p, beta_1..4, lambda), its impulse columns
+ * G's (6 random entries on each of its one or two bodies), the cone row mu p - sum beta with
+ * -A_SF^T in lambda's column; W_d = R_d R_d^T random (the last body's of rank 5). Dense M,
+ * its description in ip->bodies (group: the contact). */
+enum { ISL_BODIES = 6, ISL_CONTACTS = 24, ISL_K = 4, ISL_UNKNOWNS = ISL_K + 2,
+       ISL_N = ISL_CONTACTS * ISL_UNKNOWNS };
+
+typedef struct island {
+    double W[ISL_BODIES][36];
+    int body[ISL_CONTACTS][2];           /* -1: the ground (no column) */
+    double g[ISL_N][2][6];               /* an impulse column's entries on its bodies */
+    double M[ISL_N * ISL_N], q[ISL_N];
+} island;
+
+static void build_island(island *is, unsigned seed)
+{
+    const double mu = 0.5, eps = 1e-3;
+    memset(is, 0, sizeof *is);
+    for (int d = 0; d < ISL_BODIES; ++d) {
+        double R[36] = {0};
+        for (int c = 0; c < 6; ++c)
+            for (int r = c; r < 6; ++r)
+                R[r + 6 * c] = r == c ? 1.0 + 0.5 * uniform(&seed) : 0.3 * uniform(&seed);
+        if (d == ISL_BODIES - 1)
+            for (int r = 0; r < 6; ++r) R[r + 6 * 5] = 0.0; /* rank 5 */
+        for (int r = 0; r < 6; ++r)
+            for (int c = 0; c < 6; ++c) {
+                double w = 0.0;
+                for (int t = 0; t < 6; ++t) w += R[r + 6 * t] * R[c + 6 * t];
+                is->W[d][r + 6 * c] = w;
+            }
+    }
+    for (int c = 0; c < ISL_CONTACTS; ++c) {
+        const int a = c % ISL_BODIES, b = (c * 7 / 3 + 1) % ISL_BODIES;
+        is->body[c][0] = a;
+        is->body[c][1] = c % 4 == 0 || b == a ? -1 : b; /* every 4th on the ground */
+        for (int l = 0; l <= ISL_K; ++l)
+            for (int side = 0; side < 2; ++side)
+                for (int e = 0; e < 6; ++e)
+                    is->g[c * ISL_UNKNOWNS + l][side][e] =
+                        is->body[c][side] < 0 ? 0.0 : uniform(&seed);
+    }
+    /* G^T W G over the impulse columns */
+    for (int i = 0; i < ISL_N; ++i)
+        for (int j = 0; j < ISL_N; ++j) {
+            const int ci = i / ISL_UNKNOWNS, cj = j / ISL_UNKNOWNS;
+            if (i % ISL_UNKNOWNS > ISL_K || j % ISL_UNKNOWNS > ISL_K) continue;
+            double s = 0.0;
+            for (int si = 0; si < 2; ++si)
+                for (int sj = 0; sj < 2; ++sj) {
+                    const int d = is->body[ci][si];
+                    if (d < 0 || d != is->body[cj][sj]) continue;
+                    for (int r = 0; r < 6; ++r)
+                        for (int t = 0; t < 6; ++t)
+                            s += is->g[i][si][r] * is->W[d][r + 6 * t] * is->g[j][sj][t];
+                }
+            is->M[i + (size_t)j * ISL_N] = s;
+        }
+    for (int c = 0; c < ISL_CONTACTS; ++c) {
+        const int p = c * ISL_UNKNOWNS, lambda = p + ISL_K + 1;
+        is->M[lambda + (size_t)p * ISL_N] = mu;
+        is->M[p + (size_t)lambda * ISL_N] = -mu;
+        for (int l = 1; l <= ISL_K; ++l) {
+            is->M[lambda + (size_t)(p + l) * ISL_N] = -1.0;
+            is->M[(p + l) + (size_t)lambda * ISL_N] = 1.0;
+        }
+        for (int u = 0; u < ISL_UNKNOWNS; ++u) {
+            is->M[(p + u) + (size_t)(p + u) * ISL_N] += eps;
+            is->q[p + u] = u == 0 ? -0.2 + uniform(&seed) : u <= ISL_K ? uniform(&seed) : 0.0;
+        }
+    }
+}
+
+/* the island's description into ip->bodies (W of body `off` scaled by `w_scale`; groups per
+ * unknown when `per_unknown`) */
+static void describe_island(const island *is, pp_interior *ip, int off, double w_scale,
+                            int per_unknown)
+{
+    ck_assert_int_eq(pp_interior_bodies_reserve(ip, ISL_N, ISL_BODIES, 12 * (size_t)ISL_N),
+                     PP_OK);
+    pp_interior_bodies *bd = &ip->bodies;
+    for (int d = 0; d < ISL_BODIES; ++d)
+        for (int e = 0; e < 36; ++e) bd->W[36 * d + e] = is->W[d][e] * (d == off ? w_scale : 1.0);
+    int p = 0;
+    for (int j = 0; j < ISL_N; ++j) {
+        const int c = j / ISL_UNKNOWNS;
+        bd->group[j] = per_unknown ? j : c;
+        bd->col_start[j] = p;
+        if (j % ISL_UNKNOWNS > ISL_K) continue; /* lambda: no body */
+        const int lo = is->body[c][1] >= 0 && is->body[c][1] < is->body[c][0] ? 1 : 0;
+        for (int o = 0; o < 2; ++o) {
+            const int side = o == 0 ? lo : 1 - lo, d = is->body[c][side];
+            if (d < 0) continue;
+            for (int e = 0; e < 6; ++e) {
+                bd->row_index[p] = 6 * d + e;
+                bd->values[p++] = is->g[j][side][e];
+            }
+        }
+    }
+    bd->col_start[ISL_N] = p;
+}
+
+START_TEST(test_augmented_island)
+{
+    static island is;
+    build_island(&is, 20261126u + (unsigned)_i);
+    const int n = ISL_N;
+    columns cols;
+    to_columns(n, is.M, &cols);
+    pp_interior direct, body;
+    memset(&direct, 0, sizeof direct);
+    memset(&body, 0, sizeof body);
+    double x[ISL_N], v[ISL_N], xb[ISL_N], vb[ISL_N];
+    /* the same iterates after 1, 2, 3 Newton steps: the same directions to rounding */
+    for (int k = 1; k <= 3; ++k) {
+        ck_assert_int_eq(pp_interior_solve(&direct, &cols.A, is.q, 1e-16, k, INFINITY, x, v),
+                         PP_INTERIOR_STALLED);
+        describe_island(&is, &body, -1, 1.0, 0);
+        ck_assert_int_eq(pp_interior_solve(&body, &cols.A, is.q, 1e-16, k, INFINITY, xb, vb),
+                         PP_INTERIOR_STALLED);
+        ck_assert_int_eq(direct.augmented, 0);
+        ck_assert_int_eq(body.augmented, 1);
+        ck_assert_int_eq(body.iterations, k);
+        ck_assert_int_lt(body.newton_entries, direct.newton_entries);
+        const double xn = pp_lcp_inf_norm(n, x), vn = pp_lcp_inf_norm(n, v);
+        for (int i = 0; i < n; ++i) {
+            ck_assert_double_eq_tol(xb[i], x[i], 1e-12 * xn);
+            ck_assert_double_eq_tol(vb[i], v[i], 1e-12 * vn);
+        }
+    }
+    ck_assert_int_eq(body.newton_order, n + 6 * ISL_BODIES - 1); /* the last W of rank 5 */
+    ck_assert_double_le(body.description_error, 1e-14);
+    /* the answer: the direct path's, and an LCP answer */
+    ck_assert_int_eq(pp_interior_solve(&direct, &cols.A, is.q, 1e-20, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    describe_island(&is, &body, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&body, &cols.A, is.q, 1e-20, 80, INFINITY, xb, vb),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(body.augmented, 1);
+    const double xn = pp_lcp_inf_norm(n, x), qn = pp_lcp_inf_norm(n, is.q);
+    int basic = 0;
+    for (int i = 0; i < n; ++i) {
+        ck_assert_double_eq_tol(xb[i], x[i], 1e-9 * xn);
+        basic += xb[i] > 1e-6 * xn;
+    }
+    ck_assert_int_gt(basic, n / 10); /* neither z = 0 nor every unknown positive */
+    ck_assert_int_lt(basic, n - n / 10);
+    check_answer(n, is.M, is.q, xb, vb, 1e-8 * xn, 1e-8 * qn);
+    /* wrong descriptions: refused (the Newton systems on M's pattern), the same answer */
+    describe_island(&is, &body, 2, 1.001, 0);
+    ck_assert_int_eq(pp_interior_solve(&body, &cols.A, is.q, 1e-20, 80, INFINITY, xb, vb),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(body.augmented, 0);
+    ck_assert_double_gt(body.description_error, 1e-6);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(xb[i], x[i], 1e-9 * xn);
+    describe_island(&is, &body, -1, 1.0, 1); /* the cone rows between groups */
+    ck_assert_int_eq(pp_interior_solve(&body, &cols.A, is.q, 1e-20, 80, INFINITY, xb, vb),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(body.augmented, 0);
+    ck_assert_double_gt(body.description_error, 1e-6);
+    /* no description (n = 0 after a solve's caller cleared it): the direct path */
+    body.bodies.n = 0;
+    ck_assert_int_eq(pp_interior_solve(&body, &cols.A, is.q, 1e-20, 80, INFINITY, xb, vb),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(body.augmented, 0);
+    pp_interior_free(&direct);
+    pp_interior_free(&body);
+    free_columns(&cols);
+}
+END_TEST
+
 /* the caller's clock: past its deadline no Newton system is factorised (stalled, the start
  * as it was); the same LCP with no deadline converges */
 START_TEST(test_deadline)
@@ -179,6 +380,7 @@ int main(void)
     tcase_add_test(tc, test_plate_frictionless);
     tcase_add_test(tc, test_random_monotone_against_lemke);
     tcase_add_test(tc, test_deadline);
+    tcase_add_loop_test(tc, test_augmented_island, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
