@@ -331,14 +331,19 @@ static double g_lcp_budget = -1.0; /* --lcp-budget S: pp_config.lcp_budget_secon
 
 /* ODE's d_ERR_LCP messages in a run's child (dSetMessageHandler there): dWorldStep's
  * Dantzig solver sends one when it gives up on an island's LCP (s <= 0), which leaves the
- * contact forces it had not reached at 0. Counted, not printed. */
+ * contact forces it had not reached at 0. Counted, not printed; other messages are printed as
+ * ODE's own handler prints them. */
 static int g_ode_lcp_messages = 0;
 
 static void count_ode_message(int num, const char *msg, va_list ap)
 {
-    (void)msg;
-    (void)ap;
-    if (num == d_ERR_LCP) g_ode_lcp_messages++;
+    if (num == d_ERR_LCP) {
+        g_ode_lcp_messages++;
+        return;
+    }
+    fprintf(stderr, "\nODE Message %d: ", num);
+    vfprintf(stderr, msg, ap);
+    fputc('\n', stderr);
 }
 
 /* The benchmark's configuration of a model on a scene: the defaults, k = 4, and what the scene
