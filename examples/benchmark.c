@@ -560,7 +560,8 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
     if (g_series && n > 0) {
         for (int i = 0; i < n; ++i) {
             const step_record *r = &sh->steps[i];
-            fprintf(g_series, "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d\n",
+            fprintf(g_series,
+                    "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d\n",
                     sc->name, m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots,
                     r->solves, r->fallback, r->approximate, r->unsolved, r->contacts,
                     r->islands, r->residual, (int)r->status, r->load_shared, r->load_kept,
@@ -1245,8 +1246,8 @@ int main(int argc, char **argv)
             snprintf(lcp_col, sizeof lcp_col, "%.0f/%d", r.lcp_mean, r.lcp_max);
             printf("%-10s %-13s %11s %9.5g %9.5g %7s %13s %8.5g %4d %4d %4d %7.1f %7.3g  %s\n",
                    sc->name, MODELS[m].name, steps_col, 1e6 * r.cpu_median, 1e6 * r.cpu_worst,
-                   ratio_col, lcp_col, r.pivots_mean, r.fallback_steps, r.unsolved_steps, r.bad_steps,
-                   r.rss_kb / 1024.0, rt, r.status);
+                   ratio_col, lcp_col, r.pivots_mean, r.fallback_steps, r.unsolved_steps,
+                   r.bad_steps, r.rss_kb / 1024.0, rt, r.status);
             fprintf(csv, "%s,%s,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.2f,%d,%.2f,%d,%d,%ld,"
                          "%.5g,%.4f,%d,%d,%.4g,%d,%d,%d,%s,%s\n",
                     sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
