@@ -350,6 +350,64 @@ START_TEST(test_box_slides_on_steep_incline)
 }
 END_TEST
 
+/* One island, two laws: of box_on_incline's 8 copies at 20 degrees (they stick), the first
+ * SLIDERS get the free velocity of a 40 degree incline (tan 40 > mu = 0.5: they slide), so
+ * the convex problem (2) has loaded contacts with lambda > 0 on those copies only. The first
+ * round marks exactly their 4 SLIDERS contacts; the second round has them in ST's form and
+ * the resting copies in the form of (2) (the mixed problem heap100's second round solves),
+ * and its answer is ST's: the sliding boxes at v_x = -g h (sin 40 - mu cos 40) with sigma =
+ * |v_x| at each corner, the resting ones at rest with the 20 degree statics. */
+#define SLIDERS 2
+START_TEST(test_box_slides_among_resting)
+{
+    static body_lcp b;
+    const double rest = 20.0 * PI / 180.0, steep = 40.0 * PI / 180.0, mu = 0.5;
+    const double a = 0.5, cz = 0.1;
+    box_on_incline(&b, rest, mu);
+    const int C = 4 * b.copies;
+    const double v_steep[6] = {-G * H * sin(steep), 0.0, -G * H * cos(steep), 0.0, 0.0, 0.0};
+    for (int c = 0; c < 4 * SLIDERS; ++c)
+        for (int l = 0; l <= K; ++l) {
+            double s = 0.0;
+            for (int t = 0; t < 6; ++t) s += b.J[(c % 4) * (K + 1) + l][t] * v_steep[t];
+            b.q[l == 0 ? c : C + c * K + l - 1] = s;
+        }
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    st.lemke_only = _i;
+    double z[512], v[6];
+    pp_lcp_result r;
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    check_stage(&st, _i);
+    ck_assert_int_eq(st.rounds, 2);
+    for (int i = 0; i < b.n; ++i) /* marked: the sliding copies' sigma, nothing else */
+        ck_assert_int_eq(st.slides[i] != 0, i >= C + C * K && i - C - C * K < 4 * SLIDERS);
+    const double vx = -G * H * (sin(steep) - mu * cos(steep)), tol = 1e-9 * G * H;
+    const double mgh = b.m * G * H, N = mgh * cos(rest), F = mgh * sin(rest);
+    for (int k = 0; k < b.copies; ++k) {
+        velocity_after(&b, k, z, v);
+        if (k < SLIDERS) /* v* of the steep incline, not box_on_incline's */
+            for (int t = 0; t < 6; ++t) v[t] += v_steep[t] - b.v_free[t];
+        ck_assert_double_eq_tol(v[0], k < SLIDERS ? vx : 0.0, tol);
+        for (int t = 1; t < 6; ++t) ck_assert_double_le(fabs(v[t]), tol);
+    }
+    for (int c = 0; c < C; ++c) {
+        const double sigma = z[C + C * K + c];
+        if (c < 4 * SLIDERS) {
+            ck_assert_double_eq_tol(sigma, -vx, tol);
+            continue;
+        }
+        ck_assert_double_le(sigma, tol);
+        const double x = b.r[c % 4][0];
+        ck_assert_double_eq_tol(z[c], N / 4.0 + (x < 0.0 ? 1.0 : -1.0) * cz * F / (4.0 * a),
+                                1e-9 * mgh);
+        ck_assert_double_eq_tol(z[C + c * K] - z[C + c * K + 2], F / 4.0, 1e-9 * mgh);
+    }
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
 /* The statics of the box of box_on_incline (mass b->m) at theta, sticking: z's normals and
  * uphill friction at every corner */
 static void check_box_statics(const body_lcp *b, double theta, const double *z)
@@ -482,6 +540,7 @@ int main(void)
     tcase_add_loop_test(tc, test_plate_on_supports, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_sticks_on_incline, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
+    tcase_add_loop_test(tc, test_box_slides_among_resting, 0, 2); /* _i: lemke_only */
     tcase_add_test(tc, test_kept_answer_refused);
     tcase_add_test(tc, test_deadline_passed);
     suite_add_tcase(s, tc);
