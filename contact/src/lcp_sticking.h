@@ -46,6 +46,12 @@ typedef struct pp_sticking {
     int answer_n;                 /* its n (0: none) */
     int answer_nnz;               /* its A's entries */
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
+    /* The last accepted answers of the two last island sizes (a step's first solve and its
+     * re-linearisation iterates solve islands of different sets): the interior-point
+     * solve's start on the next island of that size and pattern (interior.start) */
+    double *z_start[2];
+    int start_n[2], start_nnz[2];  /* their n (0: none) and A's entries */
+    int start_next;                /* the slot a new size takes */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
                                         acceptance ran, and took it */
 } pp_sticking;
