@@ -57,7 +57,8 @@
  * the bodies' m x m block, sparse over the contact graph. Its symmetric part is not
  * definite, but diag(I, -I) (4) has the symmetric part of (3)'s first block and I: >= I on a
  * monotone L, so (4) is nonsingular wherever (3) is, and any symmetric order has pivots of
- * modulus >= 1; KLU analyses its pattern once per solve and refactorises it as (3)'s.
+ * modulus >= 1; KLU analyses its pattern once per solve and refactorises it as (3)'s (the
+ * pivots chosen anew below INTERIOR_AUGMENTED_RGROWTH, unscaled: INTERIOR_AUGMENTED_SCALE).
  * The description is checked entry by entry before it is used: L is taken as M - B^T B on
  * M's pattern inside the groups, and M - B^T B between groups (also where M stores nothing)
  * must be rounding, |.| <= INTERIOR_DESCRIPTION sqrt((B^T B)_ii (B^T B)_jj); otherwise the
@@ -114,6 +115,13 @@
  * heap50 run (12 steps, perf): without it the same iterations on every solve (one to three
  * more pivot choices a solve), ~100 -> ~70 ms a solve. */
 #define INTERIOR_AUGMENTED_SCALE (-1)
+/* INTERIOR_RGROWTH for (4): each solve of (4) is refined against (3) (INTERIOR_REFINE), so
+ * the kept pivots' growth costs no accuracy of the directions until far later. heap50's 12
+ * steps (26 interior solves, the warm start), the threshold against the iterations, the
+ * klu_factor calls and the interior solves' CPU (the least of 3 runs, load ~2.7): 1e-5
+ * 1 101, 348, 1.76 s; 1e-6 1 101, 196, 1.59 s; 1e-7 1 106, 108, 1.53 s; 1e-8 1 109, 56,
+ * 1.43 s; 1e-10 1 101, 30, 1.40 s. */
+#define INTERIOR_AUGMENTED_RGROWTH 1e-8
 
 /* The warm start (ip->start): the least x_i and v_i of the start, relative to ||x||_inf and
  * ||q||_inf. Measured on heap50's 12 steps (the last answer of the island of the same size,
@@ -502,7 +510,8 @@ static int factor_newton(pp_interior *ip, const pp_lcp_csc *M, const double *x,
     if (lu->numeric) {
         if (klu_refactor(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
             klu_rgrowth(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
-            lu->common.rgrowth >= INTERIOR_RGROWTH) {
+            lu->common.rgrowth >=
+                (ip->augmented ? INTERIOR_AUGMENTED_RGROWTH : INTERIOR_RGROWTH)) {
             ++ip->refactorisations;
             return 1;
         }
