@@ -4,7 +4,8 @@
  * PP_MODEL_STANDARD): each committed file loads into its scene with the same body count, no
  * two bodies overlapping by more than SETTLED_OVERLAP_TOL (pp_scene_max_penetration), every
  * body at rest, and (but heap50 and heap100, see SETTLED) stays at rest for a step of the
- * standard model.
+ * standard model. Stock ODE's start (<scene>.ode.state, state.h pp_scene_state_path): the
+ * heaps the benchmark settles under dWorldStep have one, and dWorldStep holds it.
  * The file format itself:
  * a written state reads back bit for bit, and malformed or mismatched files are refused.
  */
@@ -17,6 +18,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,8 @@ typedef struct settled_scene {
                                    heap50, ~2 000 unknowns, clock-free it took 4 500-73 000
                                    pivots, up to 71 s, and heap100 more, so the heaps of 50
                                    and 100 are checked for overlap and rest only) */
+    int ode_start;              /* 1: <scene>.ode.state must be committed, and stock dWorldStep
+                                   holds it (test_ode_start_holds) */
 } settled_scene;
 
 /* As pegplus-benchmark builds them (seed 1). */
@@ -43,8 +47,9 @@ static void build_heap50(pp_scene *s, double h) { pp_scene_heap(s, 50, 1, h); }
 static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); }
 
 static const settled_scene SETTLED[] = {
-    {"pile6", build_pile6, 1, 1},   {"pile30", build_pile30, 1, 1}, {"heap20", build_heap20, 1, 1},
-    {"heap50", build_heap50, 0, 0}, {"heap100", build_heap100, 0, 0},
+    {"pile6", build_pile6, 1, 1, 0},   {"pile30", build_pile30, 1, 1, 0},
+    {"heap20", build_heap20, 1, 1, 0}, {"heap50", build_heap50, 0, 0, 1},
+    {"heap100", build_heap100, 0, 0, 1},
 };
 enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
 
@@ -192,12 +197,78 @@ START_TEST(test_every_state_file_is_checked)
     for (struct dirent *e; (e = readdir(d));) {
         size_t n = strlen(e->d_name);
         if (n < 6 || strcmp(e->d_name + n - 6, ".state")) continue;
+        n -= 6;
+        if (n > 4 && !strncmp(e->d_name + n - 4, ".ode", 4)) n -= 4; /* stock ODE's start */
         int known = 0;
         for (int i = 0; i < (int)SETTLED_COUNT; ++i)
-            known |= strlen(SETTLED[i].name) == n - 6 && !strncmp(e->d_name, SETTLED[i].name, n - 6);
+            known |= strlen(SETTLED[i].name) == n && !strncmp(e->d_name, SETTLED[i].name, n);
         ck_assert_msg(known, "%s/%s: not a scene this test checks", PP_STATES_DIR, e->d_name);
     }
     closedir(d);
+}
+END_TEST
+
+/* Stock ODE's start holds under stock dWorldStep (PP_MODEL_ODE, the benchmark's ode_step row)
+ * for ODE_HOLD_STEPS: its LCP solved in every step (no d_ERR_LCP message: dSolveLCP's
+ * "s <= 0" leaves the contact forces it has not reached at 0), no body faster than
+ * ODE_HOLD_SPEED (2.5 steps of free fall) and none sunk into the ground by more than
+ * ODE_HOLD_SINK. Measured: heap50 8e-4 m/s and 5e-5 m; heap100 0.17 m/s and 1 mm (stock ODE
+ * does not hold heap100 still: as ERP takes its contacts' overlaps to 0 they vanish and
+ * bodies drop, at 0.06-0.8 m/s over 40 steps; it holds it up). The shared <scene>.state,
+ * whose overlaps were projected out, fails it: ODE's colliders give no contact to the pairs
+ * left a hair apart (heap50: 39 of the 97 pairs within 1e-6 m have one, heap100: 132 of 221),
+ * so heap50 falls into itself (0.30 m/s at step 2, 0.44 at step 4), and on heap100
+ * dWorldStep's LCP gives up from step 0 and the heap sinks through the ground (27 mm by
+ * step 5, 0.9 m by step 39). */
+static const int ODE_HOLD_STEPS = 10;
+static const double ODE_HOLD_SPEED = 0.25; /* m/s */
+static const double ODE_HOLD_SINK = 5e-3;  /* m below z = 0 */
+static int ode_lcp_messages = 0;
+
+static void count_ode_lcp(int num, const char *msg, va_list ap)
+{
+    (void)msg;
+    (void)ap;
+    if (num == d_ERR_LCP) ode_lcp_messages++;
+}
+
+START_TEST(test_ode_start_holds)
+{
+    const settled_scene *sc = &SETTLED[_i];
+    if (!sc->ode_start) return;
+    char path[4096], why[4400];
+    ck_assert_ptr_nonnull(pp_scene_state_path(path, sizeof path, PP_STATES_DIR, sc->name, 1));
+    pp_scene_state st;
+    ck_assert_msg(pp_scene_state_read(&st, path, why, sizeof why) == 0, "%s", why);
+    pp_scene scene;
+    sc->build(&scene, st.h);
+    int script_steps = -1;
+    ck_assert_msg(pp_scene_state_apply(&scene, sc->name, &st, st.h, &script_steps, why,
+                                       sizeof why) == 0, "%s", why);
+    pp_world *world = settled_world(&scene, PP_MODEL_ODE);
+    dSetMessageHandler(count_ode_lcp);
+    ode_lcp_messages = 0;
+    double speed = 0.0, lowest = INFINITY;
+    for (int step = 0; step < ODE_HOLD_STEPS; ++step) {
+        if (scene.before_step) scene.before_step(&scene, script_steps + step);
+        ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
+        speed = fmax(speed, fastest(&scene));
+        for (int i = 0; i < scene.body_count; ++i) {
+            dReal aabb[6];
+            dGeomGetAABB(scene.geoms[i], aabb);
+            lowest = fmin(lowest, aabb[4]);
+        }
+    }
+    dSetMessageHandler(NULL);
+    printf("%s: stock ODE's start, %d dWorldStep steps: %d LCP give-ups, fastest body %.3g m/s, "
+           "lowest point %.3g m\n", sc->name, ODE_HOLD_STEPS, ode_lcp_messages, speed, lowest);
+    ck_assert_msg(ode_lcp_messages == 0, "%s: dWorldStep's LCP gave up %d times", sc->name,
+                  ode_lcp_messages);
+    ck_assert_msg(speed < ODE_HOLD_SPEED, "%s: a body at %g m/s", sc->name, speed);
+    ck_assert_msg(lowest > -ODE_HOLD_SINK, "%s: a body %g m below the ground", sc->name, -lowest);
+    pp_world_destroy(world);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
 }
 END_TEST
 
@@ -324,6 +395,7 @@ static Suite *settled_states_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_committed_state_loads_settled, 0, SETTLED_COUNT);
     tcase_add_test(tc, test_every_state_file_is_checked);
+    tcase_add_loop_test(tc, test_ode_start_holds, 0, SETTLED_COUNT);
     tcase_add_test(tc, test_space_order_does_not_matter);
     tcase_add_test(tc, test_heap20_peg_stays_warm);
     tcase_add_test(tc, test_format_round_trip_and_errors);

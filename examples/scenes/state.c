@@ -151,3 +151,9 @@ void pp_scene_state_free(pp_scene_state *st)
     st->pose = NULL;
     st->count = 0;
 }
+
+char *pp_scene_state_path(char *buf, size_t size, const char *dir, const char *scene, int ode)
+{
+    int n = snprintf(buf, size, "%s/%s%s.state", dir, scene, ode ? ".ode" : "");
+    return n >= 0 && (size_t)n < size ? buf : NULL;
+}

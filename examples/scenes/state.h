@@ -69,4 +69,15 @@ int pp_scene_state_apply(pp_scene *scene, const char *name, const pp_scene_state
 
 void pp_scene_state_free(pp_scene_state *state);
 
+/* The path of `scene`'s state file in `dir`: DIR/<scene>.state, the settled state every model
+ * starts from; with `ode` 1, DIR/<scene>.ode.state, stock ODE's own settled heap, which the
+ * PP_MODEL_ODE rows start from where it exists. Why two: ODE's colliders make a contact only
+ * where two geoms overlap (depth >= 0), and its contacts keep overlaps of ~1e-5 m at rest,
+ * while the pegplus models want none: from <scene>.state, whose overlaps were projected out,
+ * ODE finds no contact for the pairs left a hair apart (heap50: 39 of the 97 pairs within
+ * 1e-6 m) and the heap falls into itself. pegplus-benchmark --make-states writes the ODE file
+ * for the heaps it settles under dWorldStep (heap50, heap100): their poses before the
+ * projection, within 1e-4 m of <scene>.state's. Returns buf, or NULL if the path did not fit. */
+char *pp_scene_state_path(char *buf, size_t size, const char *dir, const char *scene, int ode);
+
 #endif
