@@ -74,7 +74,8 @@ void pp_sticking_free(pp_sticking *st);
  * factorisation); then,
  * unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it stands
  * (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the monotone
- * LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2) by columns (from
+ * LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from the last
+ * answer of an island of this n and nnz(A), z_start, where there is one), else Lemke on (2) by columns (from
  * the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its
  * basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
  * (also when the answer is refused). */
