@@ -57,12 +57,16 @@
  * the bodies' m x m block, sparse over the contact graph. Its symmetric part is not
  * definite, but diag(I, -I) (4) has the symmetric part of (3)'s first block and I: >= I on a
  * monotone L, so (4) is nonsingular wherever (3) is, and any symmetric order has pivots of
- * modulus >= 1; KLU analyses its pattern once per solve and refactorises it as (3)'s.
+ * modulus >= 1; KLU analyses its pattern once per solve and refactorises it as (3)'s (the
+ * pivots chosen anew below INTERIOR_AUGMENTED_RGROWTH, unscaled: INTERIOR_AUGMENTED_SCALE).
  * The description is checked entry by entry before it is used: L is taken as M - B^T B on
  * M's pattern inside the groups, and M - B^T B between groups (also where M stores nothing)
  * must be rounding, |.| <= INTERIOR_DESCRIPTION sqrt((B^T B)_ii (B^T B)_jj); otherwise the
- * description is refused and (3) is solved on M's pattern. Only the direction differs: r,
- * dv = M dx + r and the convergence test use M itself. Each solve of (4) is refined
+ * description is refused and (3) is solved on M's pattern. Only the direction differs: r and
+ * the convergence test use M itself; dv = M dx + r is taken on the description,
+ * (L + B^T B) dx + r (nnz(L) + 2 nnz(B) products against nnz(M): 45 k against 152 k on
+ * heap50), equal to rounding where the description holds (each step's r then falls by its
+ * factor to rounding of ||B^T B dx||, below INTERIOR_FEASIBLE). Each solve of (4) is refined
  * (INTERIOR_REFINE steps) against (3) with the residual S (L + B^T B) S y + y - rhs, formed
  * unfactorised at nnz(L) + 2 nnz(B) products: the body block's elimination (entries up to
  * s_i s_j |B|^2, s ~ mu^-1/2 on the basic unknowns near the end) loses the directions'
@@ -104,6 +108,26 @@
  * against 4.4 ms for the later rounds; at 1e-6 233 off the diagonal, fill 143 000, 5.5 ms,
  * the same 42 iterations; heap50's 12 steps the same iterations (2.5 -> 2.1 ms). */
 #define INTERIOR_AUGMENTED_PIVOT 1e-6
+/* KLU's row scaling of (4): none (-1: nor KLU's O(nnz) check of the pattern at every
+ * refactorisation). (4)'s rows hold entries of the same scales as its columns (s_i s_j L,
+ * s_j B, -1) and its diagonal pivots are >= 1 unscaled; KLU's default (2, by the rows'
+ * largest entries) cost klu_scale 7.6 % and klu_rgrowth's divisions a further share of a
+ * heap50 run (12 steps, perf): without it the same iterations on every solve (one to three
+ * more pivot choices a solve), ~100 -> ~70 ms a solve. */
+#define INTERIOR_AUGMENTED_SCALE (-1)
+/* INTERIOR_RGROWTH for (4): each solve of (4) is refined against (3) (INTERIOR_REFINE), so
+ * the kept pivots' growth costs no accuracy of the directions until far later. heap50's 12
+ * steps (26 interior solves, the warm start), the threshold against the iterations, the
+ * klu_factor calls and the interior solves' CPU (the least of 3 runs, load ~2.7): 1e-5
+ * 1 101, 348, 1.76 s; 1e-6 1 101, 196, 1.59 s; 1e-7 1 106, 108, 1.53 s; 1e-8 1 109, 56,
+ * 1.43 s; 1e-10 1 101, 30, 1.40 s. */
+#define INTERIOR_AUGMENTED_RGROWTH 1e-8
+
+/* The warm start (ip->start): the least x_i and v_i of the start, relative to ||x||_inf and
+ * ||q||_inf. Measured on heap50's 12 steps (the last answer of the island of the same size,
+ * standard model): 1e-2 left iterates that stalled and a step answered by the fallback,
+ * 1e-4 one stalled solve (Lemke 623 pivots), 1e-3 none (1 625 -> 1 078 iterations). */
+#define INTERIOR_WARM_SHIFT 1e-3
 
 struct pp_interior_lu {
     klu_common common;
@@ -486,7 +510,8 @@ static int factor_newton(pp_interior *ip, const pp_lcp_csc *M, const double *x,
     if (lu->numeric) {
         if (klu_refactor(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
             klu_rgrowth(Ap, Ai, Ax, lu->symbolic, lu->numeric, &lu->common) &&
-            lu->common.rgrowth >= INTERIOR_RGROWTH) {
+            lu->common.rgrowth >=
+                (ip->augmented ? INTERIOR_AUGMENTED_RGROWTH : INTERIOR_RGROWTH)) {
             ++ip->refactorisations;
             return 1;
         }
@@ -529,6 +554,10 @@ static void direction(pp_interior *ip, const pp_lcp_csc *M, const double *x, con
             described_multiply(a, dx, dv);
             for (int i = 0; i < n; ++i) rhs[i] = a->f[i] - (ip->scale[i] * dv[i] + a->y[i]);
         }
+        /* dv = (L + B^T B) dx + r: M dx to rounding at nnz(L) + 2 nnz(B) products */
+        described_multiply(a, dx, dv);
+        for (int i = 0; i < n; ++i) dv[i] += ip->r[i];
+        return;
     }
     multiply(M, dx, ip->r, dv);
 }
@@ -569,12 +598,27 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
         x[i] = x0;
         v[i] = q_norm;
     }
+    /* or the caller's point near the answer, each x_i and v_i = (M x + q)_i raised to
+     * INTERIOR_WARM_SHIFT of ||x||_inf and of ||q||_inf */
+    const double *start = ip->start;
+    ip->start = NULL;
+    ip->warm = 0;
+    const double start_norm = start ? pp_lcp_inf_norm(n, start) : 0.0;
+    if (start_norm > 0.0 && isfinite(start_norm)) {
+        for (int i = 0; i < n; ++i) x[i] = fmax(start[i], INTERIOR_WARM_SHIFT * start_norm);
+        multiply(M, x, q, v);
+        for (int i = 0; i < n; ++i) v[i] = fmax(v[i], INTERIOR_WARM_SHIFT * q_norm);
+        ip->warm = 1;
+    }
     struct pp_interior_lu *lu = ip->lu;
     free_factors(lu);
     klu_defaults(&lu->common);
     /* the Newton matrix: (4) where the caller's description of M holds, else (3) */
     ip->augmented = describe(ip, M);
-    if (ip->augmented) lu->common.tol = INTERIOR_AUGMENTED_PIVOT;
+    if (ip->augmented) {
+        lu->common.tol = INTERIOR_AUGMENTED_PIVOT;
+        lu->common.scale = INTERIOR_AUGMENTED_SCALE;
+    }
     const int order = ip->augmented ? n + ip->aug->m : n;
     int *Ap = ip->augmented ? ip->aug->Kp : (int *)M->col_start;
     int *Ai = ip->augmented ? ip->aug->Ki : (int *)M->row_index;

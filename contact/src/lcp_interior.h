@@ -36,9 +36,14 @@ typedef struct pp_interior {
     size_t k_capacity;
     struct pp_interior_lu *lu;        /* of the Newton matrix, analysed once per solve */
     pp_interior_bodies bodies;        /* the caller's description of M, or n = 0 */
+    const double *start;              /* the caller's, for the next solve only (it clears
+                                         it): n values near the answer's x (an answer of a
+                                         nearby LCP), moved into the interior as the start;
+                                         NULL: the cold start */
     struct pp_interior_augmented *aug;
     /* what the last solve did */
     int iterations;                   /* predictor-corrector iterations */
+    int warm;                         /* 1: it started from ip->start */
     int factorisations;               /* klu_factor calls (pivoting chosen anew) */
     int refactorisations;             /* klu_refactor calls (the pivots kept) */
     double gap;                       /* x^T v / n at the end, over ||x||_inf ||q||_inf */
@@ -69,7 +74,7 @@ pp_status pp_interior_bodies_reserve(pp_interior *ip, int n, int bodies, size_t 
  * present) positive semidefinite (x^T M x >= 0; not necessarily symmetric), by Mehrotra's
  * predictor-corrector from the interior, at most max_iterations Newton systems (each one
  * factorisation of M + X^-1 V on M's pattern, or of its augmented form where ip->bodies
- * describes M, analysed once per call). On return x and v
+ * describes M, analysed once per call), from ip->start where given. On return x and v
  * hold the last iterate (x, v > 0), also when it stalled. tol: the gap x^T v / n to reach,
  * relative to ||x||_inf ||q||_inf. deadline: a pp_lcp_clock() time after which no further
  * Newton system is factorised (PP_INTERIOR_STALLED; INFINITY: none). */

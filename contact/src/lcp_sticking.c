@@ -148,7 +148,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->z_answer, &st->q_answer};
+                    &st->z_answer, &st->q_answer, &st->z_start[0], &st->z_start[1]};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -205,6 +205,8 @@ void pp_sticking_free(pp_sticking *st)
     free(st->z_interior);
     free(st->z_answer);
     free(st->q_answer);
+    free(st->z_start[0]);
+    free(st->z_start[1]);
     free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
@@ -786,14 +788,29 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
             return PP_STICKING_SOLVED;
         }
     }
+    /* the interior-point solve's start: the last answer of an island of this size and
+     * pattern (its unknowns need not be these: only the start, and so the work, depends
+     * on it) */
+    int slot = -1;
+    for (int k = 0; k < 2; ++k)
+        if (st->start_n[k] == n && st->start_nnz[k] == A->col_start[n]) slot = k;
+    st->interior.start = slot >= 0 ? st->z_start[slot] : NULL;
     pp_sticking_outcome out =
         island_solve(st, lcp, A, q, sliding, kept, kept_slides, lemke_warm, o, z, result);
+    st->interior.start = NULL;
     st->answer_n = 0;
     if (out == PP_STICKING_SOLVED) {
         memcpy(st->z_answer, z, (size_t)n * sizeof *z);
         memcpy(st->q_answer, q, (size_t)n * sizeof *q);
         st->answer_n = n;
         st->answer_nnz = A->col_start[n];
+        if (slot < 0) {
+            slot = st->start_next;
+            st->start_next = 1 - slot;
+        }
+        memcpy(st->z_start[slot], z, (size_t)n * sizeof *z);
+        st->start_n[slot] = n;
+        st->start_nnz[slot] = A->col_start[n];
     }
     return out;
 }

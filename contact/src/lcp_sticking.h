@@ -46,6 +46,12 @@ typedef struct pp_sticking {
     int answer_n;                 /* its n (0: none) */
     int answer_nnz;               /* its A's entries */
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
+    /* The last accepted answers of the two last island sizes (a step's first solve and its
+     * re-linearisation iterates solve islands of different sets): the interior-point
+     * solve's start on the next island of that size and pattern (interior.start) */
+    double *z_start[2];
+    int start_n[2], start_nnz[2];  /* their n (0: none) and A's entries */
+    int start_next;                /* the slot a new size takes */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
                                         acceptance ran, and took it */
 } pp_sticking;
@@ -68,7 +74,8 @@ void pp_sticking_free(pp_sticking *st);
  * factorisation); then,
  * unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it stands
  * (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the monotone
- * LCP (2) (its answer accepted on LCP(A, q) as it is), else Lemke on (2) by columns (from
+ * LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from the last
+ * answer of an island of this n and nnz(A), z_start, where there is one), else Lemke on (2) by columns (from
  * the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its
  * basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
  * (also when the answer is refused). */

@@ -13,7 +13,9 @@
  *    solve's form (2) + eps D, the iterates after 1, 2, 3 Newton steps are the direct
  *    path's to rounding (the same directions) and the answer is the direct path's and an LCP
  *    answer; a description that does not reproduce M (one body's W off by 1e-3, or the
- *    groups that would drop the cone rows) is refused and the direct path answers.
+ *    groups that would drop the cone rows) is refused and the direct path answers;
+ *  - the warm start (ip->start) on that island: the answer of a nearby LCP as the start gives
+ *    the cold solve's answer in fewer iterations.
  * The sticking solve's cold path through it (a box on an incline below and above the friction
  * angle, the plate with friction) is checked against its closed forms in check_sticking.c,
  * by this stage and by Lemke's (pp_sticking.lemke_only).
@@ -347,6 +349,68 @@ START_TEST(test_augmented_island)
 }
 END_TEST
 
+/* The warm start (ip->start): the island's answer x0 of LCP(M, q) as the start of the next
+ * step's LCP(M, q'), q' = q + 1e-6 ||q|| u (u random in [-1, 1]): converged, to the cold
+ * solve's answer of LCP(M, q') (unique: M + eps D is positive definite on the impulses) in
+ * fewer iterations, an LCP answer; the start is used once (ip->start cleared, ip->warm); a
+ * start of the wrong unknowns (x0 reversed) still answers the LCP; a zero start is the cold
+ * start. */
+START_TEST(test_warm_start)
+{
+    static island is;
+    build_island(&is, 20261126u + (unsigned)_i);
+    const int n = ISL_N;
+    columns cols;
+    to_columns(n, is.M, &cols);
+    pp_interior ip;
+    memset(&ip, 0, sizeof ip);
+    double x0[ISL_N], v0[ISL_N], x[ISL_N], v[ISL_N], xw[ISL_N], vw[ISL_N], q2[ISL_N];
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-20, 80, INFINITY, x0, v0),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.warm, 0);
+    const double qn = pp_lcp_inf_norm(n, is.q);
+    unsigned seed = 77u + (unsigned)_i;
+    for (int i = 0; i < n; ++i) q2[i] = is.q[i] + 1e-6 * qn * uniform(&seed);
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q2, 1e-20, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    const int cold = ip.iterations;
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ip.start = x0;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q2, 1e-20, 80, INFINITY, xw, vw),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.warm, 1);
+    ck_assert_ptr_null(ip.start);
+    ck_assert_int_eq(ip.augmented, 1);
+    ck_assert_int_lt(ip.iterations, cold);
+    const double xn = pp_lcp_inf_norm(n, x);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(xw[i], x[i], 1e-9 * xn);
+    check_answer(n, is.M, q2, xw, vw, 1e-8 * xn, 1e-8 * qn);
+    /* the wrong unknowns' answer as the start: only the work depends on it */
+    double reversed[ISL_N];
+    for (int i = 0; i < n; ++i) reversed[i] = x0[n - 1 - i];
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ip.start = reversed;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q2, 1e-20, 80, INFINITY, xw, vw),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.warm, 1);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq_tol(xw[i], x[i], 1e-9 * xn);
+    check_answer(n, is.M, q2, xw, vw, 1e-8 * xn, 1e-8 * qn);
+    /* a zero start: the cold start, the cold iterates */
+    double zero[ISL_N] = {0};
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ip.start = zero;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q2, 1e-20, 80, INFINITY, xw, vw),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.warm, 0);
+    ck_assert_int_eq(ip.iterations, cold);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq(xw[i], x[i]);
+    pp_interior_free(&ip);
+    free_columns(&cols);
+}
+END_TEST
+
 /* the caller's clock: past its deadline no Newton system is factorised (stalled, the start
  * as it was); the same LCP with no deadline converges */
 START_TEST(test_deadline)
@@ -381,6 +445,7 @@ int main(void)
     tcase_add_test(tc, test_random_monotone_against_lemke);
     tcase_add_test(tc, test_deadline);
     tcase_add_loop_test(tc, test_augmented_island, 0, 3);
+    tcase_add_loop_test(tc, test_warm_start, 0, 3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
