@@ -71,13 +71,12 @@ void pp_sticking_free(pp_sticking *st);
  * diagonal) and all others impulses (A symmetric on them). With a kept active set: the last
  * answer accepted as it stands where this is the same LCP (the size, A's pattern and q to
  * STICK_ANSWER_SAME; no factorisation), else the kept active set tried as it stands (one
- * factorisation); then,
- * unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as it stands
- * (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the monotone
- * LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from the last
- * answer of an island of this n and nnz(A), z_start, where there is one), else Lemke on (2) by columns (from
- * the kept set, else cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its
- * basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
+ * factorisation); then, unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as
+ * it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the
+ * monotone LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from
+ * the last answer of an island of this n and nnz(A), z_start, where there is one), else
+ * Lemke on (2) by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n
+ * pivots) and the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
  * (also when the answer is refused). */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
