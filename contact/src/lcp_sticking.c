@@ -738,6 +738,13 @@ static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
     return out;
 }
 
+void pp_sticking_forget(pp_sticking *st)
+{
+    st->answer_n = 0;
+    st->start_n[0] = st->start_n[1] = 0;
+    st->start_next = 0;
+}
+
 /* The kept answer. A step's re-linearisation iterates solve the same island again and again
  * (heap50: 4-6 solves a step, of which the last 2-4 have the same unknowns and q within
  * 2.9e-11 of the one before, measured); the answer of the last solve is then an answer of
@@ -789,8 +796,9 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
         }
     }
     /* the interior-point solve's start: the last answer of an island of this size and
-     * pattern (its unknowns need not be these: only the start, and so the work, depends
-     * on it) */
+     * pattern since the caller's last pp_sticking_forget (its unknowns need not be these;
+     * the answer depends on the start within the acceptance, so the stepper forgets before
+     * each island's step: peg_mlcp.c pp_peg_workspace_forget) */
     int slot = -1;
     for (int k = 0; k < 2; ++k)
         if (st->start_n[k] == n && st->start_nnz[k] == A->col_start[n]) slot = k;

@@ -65,6 +65,8 @@ typedef enum pp_sticking_outcome {
 
 pp_status pp_sticking_reserve(pp_sticking *st, int n);
 void pp_sticking_free(pp_sticking *st);
+/* Drops the last answers kept (z_answer, z_start): the next solve starts cold. */
+void pp_sticking_forget(pp_sticking *st);
 
 /* The entry before Lemke (peg_mlcp.c), for LCP(A, q) of a Stewart-Trinkle island by columns
  * whose unknowns with sliding[i] = 1 are the sliding speeds (rows mu p - sum beta, zero

@@ -309,6 +309,11 @@ void pp_peg_workspace_destroy(pp_peg_workspace *ws)
     free(ws);
 }
 
+void pp_peg_workspace_forget(pp_peg_workspace *ws)
+{
+    if (ws && ws->dense && ws->dense->sticking) pp_sticking_forget(ws->dense->sticking);
+}
+
 /* ---- Validation ---------------------------------------------------------------------------- */
 
 static int finite_n(const double *x, int count)

@@ -427,6 +427,37 @@ static void check_box_statics(const body_lcp *b, double theta, const double *z)
  * same box twice as heavy (the same q, A halved: the kept answer is tried and refused by
  * the acceptance), then at 10 degrees (q moved: not tried); every answer the closed form of
  * its own LCP. An island of another size does not try it. */
+/* pp_sticking_forget: a workspace that has solved one island answers the next as a fresh one
+ * does, bit for bit (the stepper calls it before each island's step, so an island's answer
+ * does not depend on which island a thread's workspace solved before); without it the last
+ * answer of that size starts the interior-point solve (another iteration count). */
+START_TEST(test_forget_answers)
+{
+    static body_lcp first, next;
+    box_on_incline(&first, 20.0 * PI / 180.0, 0.5);
+    box_on_incline(&next, 15.0 * PI / 180.0, 0.5);
+    double z_fresh[512], z_forgot[512], z_kept[512];
+    pp_lcp_result r;
+    pp_sticking fresh, used;
+    memset(&fresh, 0, sizeof fresh);
+    memset(&used, 0, sizeof used);
+    ck_assert_int_eq(solve(&next, &fresh, z_fresh, &r), PP_STICKING_SOLVED);
+    ck_assert_int_gt(fresh.interior_iterations, 0);
+    ck_assert_int_eq(solve(&first, &used, z_kept, &r), PP_STICKING_SOLVED);
+    pp_sticking_forget(&used);
+    ck_assert_int_eq(solve(&next, &used, z_forgot, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(used.interior_iterations, fresh.interior_iterations);
+    ck_assert(memcmp(z_forgot, z_fresh, (size_t)next.n * sizeof *z_fresh) == 0);
+    ck_assert_int_eq(solve(&first, &used, z_kept, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(solve(&next, &used, z_kept, &r), PP_STICKING_SOLVED); /* started */
+    ck_assert_int_ne(used.interior_iterations, fresh.interior_iterations);
+    pp_sticking_free(&fresh);
+    pp_sticking_free(&used);
+    release(&first);
+    release(&next);
+}
+END_TEST
+
 START_TEST(test_kept_answer_refused)
 {
     static body_lcp b, c, d, e;
@@ -542,6 +573,7 @@ int main(void)
     tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_slides_among_resting, 0, 2); /* _i: lemke_only */
     tcase_add_test(tc, test_kept_answer_refused);
+    tcase_add_test(tc, test_forget_answers);
     tcase_add_test(tc, test_deadline_passed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -467,6 +467,7 @@ static void step_island(pp_world *world, int w, int island, double dt)
     pp_island_outcome *out = &s->outcomes[island];
     memset(&iw->stats, 0, sizeof iw->stats);
     pp_warm_store_clear(iw->warm);
+    pp_peg_workspace_forget(iw->peg); /* the island's answers its own, whichever worker */
     pp_status st = pp_island_select(world, island, iw);
     if (st == PP_OK) st = island_constraints(world, island, iw);
     if (st == PP_OK) st = pp_island_time_step(world, iw, dt);

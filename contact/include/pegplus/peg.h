@@ -558,6 +558,11 @@ int pp_peg_lcp_size(int set_count, int slack_count, int directions);
 pp_status pp_peg_workspace_create(int max_bodies, int max_contacts, int max_sets,
                                   int max_directions, pp_peg_workspace **out);
 void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
+/* Forgets what the workspace kept from earlier solves (the sticking solve's last answers, the
+ * interior-point solve's start), so that the solves after it depend only on their own
+ * arguments and the caller's basis: the stepper calls it before each island's step, so an
+ * island's answers do not depend on which island a worker solved before it (threads). */
+void pp_peg_workspace_forget(pp_peg_workspace *workspace);
 
 /*
  * Build and solve one PEG step. solution is a pp_mlcp_solution indexed by CONTACT (so the
