@@ -537,29 +537,28 @@ static void direction(pp_interior *ip, const pp_lcp_csc *M, const double *x, con
     if (!ip->augmented) {
         klu_solve(ip->lu->symbolic, ip->lu->numeric, n, 1, rhs, &ip->lu->common);
         for (int i = 0; i < n; ++i) dx[i] = ip->scale[i] * rhs[i];
-    } else {
-        /* (4), then INTERIOR_REFINE steps of iterative refinement on (3) (its residual
-         * S ((L + B^T B) (S y)) + y, unfactorised) */
-        struct pp_interior_augmented *a = ip->aug;
-        memcpy(a->f, rhs, (size_t)n * sizeof *rhs);
-        for (int i = 0; i < n; ++i) a->y[i] = 0.0;
-        for (int step = 0; step <= INTERIOR_REFINE; ++step) {
-            for (int i = n; i < order; ++i) rhs[i] = 0.0;
-            klu_solve(ip->lu->symbolic, ip->lu->numeric, order, 1, rhs, &ip->lu->common);
-            for (int i = 0; i < n; ++i) {
-                a->y[i] += rhs[i];
-                dx[i] = ip->scale[i] * a->y[i];
-            }
-            if (step == INTERIOR_REFINE) break;
-            described_multiply(a, dx, dv);
-            for (int i = 0; i < n; ++i) rhs[i] = a->f[i] - (ip->scale[i] * dv[i] + a->y[i]);
-        }
-        /* dv = (L + B^T B) dx + r: M dx to rounding at nnz(L) + 2 nnz(B) products */
-        described_multiply(a, dx, dv);
-        for (int i = 0; i < n; ++i) dv[i] += ip->r[i];
+        multiply(M, dx, ip->r, dv);
         return;
     }
-    multiply(M, dx, ip->r, dv);
+    /* (4), then INTERIOR_REFINE steps of iterative refinement on (3) (its residual
+     * S ((L + B^T B) (S y)) + y, unfactorised) */
+    struct pp_interior_augmented *a = ip->aug;
+    memcpy(a->f, rhs, (size_t)n * sizeof *rhs);
+    for (int i = 0; i < n; ++i) a->y[i] = 0.0;
+    for (int step = 0; step <= INTERIOR_REFINE; ++step) {
+        for (int i = n; i < order; ++i) rhs[i] = 0.0;
+        klu_solve(ip->lu->symbolic, ip->lu->numeric, order, 1, rhs, &ip->lu->common);
+        for (int i = 0; i < n; ++i) {
+            a->y[i] += rhs[i];
+            dx[i] = ip->scale[i] * a->y[i];
+        }
+        if (step == INTERIOR_REFINE) break;
+        described_multiply(a, dx, dv);
+        for (int i = 0; i < n; ++i) rhs[i] = a->f[i] - (ip->scale[i] * dv[i] + a->y[i]);
+    }
+    /* dv = (L + B^T B) dx + r: M dx to rounding at nnz(L) + 2 nnz(B) products */
+    described_multiply(a, dx, dv);
+    for (int i = 0; i < n; ++i) dv[i] += ip->r[i];
 }
 
 /* The largest alpha <= 1 with x + alpha dx >= 0 and v + alpha dv >= 0. */
