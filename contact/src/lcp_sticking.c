@@ -148,7 +148,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->z_answer, &st->q_answer, &st->z_start[0], &st->z_start[1]};
+                    &st->q_answer, &st->z_start[0], &st->z_start[1]};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -203,7 +203,6 @@ void pp_sticking_free(pp_sticking *st)
     free(st->sliding);
     free(st->kept_slides);
     free(st->z_interior);
-    free(st->z_answer);
     free(st->q_answer);
     free(st->z_start[0]);
     free(st->z_start[1]);
@@ -740,7 +739,7 @@ static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
 
 void pp_sticking_forget(pp_sticking *st)
 {
-    st->answer_n = 0;
+    st->answer_slot = -1;
     st->start_n[0] = st->start_n[1] = 0;
     st->start_next = 0;
 }
@@ -755,8 +754,8 @@ void pp_sticking_forget(pp_sticking *st)
  * an unknown that moved place) refuses it. Its active set and slides are the kept ones. */
 static int same_lcp(const pp_sticking *st, const pp_lcp_csc *A, const double *q)
 {
-    const int n = A->n;
-    if (st->answer_n != n || st->answer_nnz != A->col_start[n]) return 0;
+    const int n = A->n, slot = st->answer_slot;
+    if (slot < 0 || st->start_n[slot] != n || st->start_nnz[slot] != A->col_start[n]) return 0;
     double change = 0.0;
     for (int i = 0; i < n; ++i) change = fmax(change, fabs(q[i] - st->q_answer[i]));
     return change <= STICK_ANSWER_SAME * pp_lcp_inf_norm(n, q);
@@ -781,7 +780,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     if (kept && same_lcp(st, A, q)) {
         ++st->answer_tried;
-        memcpy(z, st->z_answer, (size_t)n * sizeof *z);
+        memcpy(z, st->z_start[st->answer_slot], (size_t)n * sizeof *z);
         memset(result, 0, sizeof *result);
         if (pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
             result->status = PP_LCP_SOLVED;
@@ -806,12 +805,9 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     pp_sticking_outcome out =
         island_solve(st, lcp, A, q, sliding, kept, kept_slides, lemke_warm, o, z, result);
     st->interior.start = NULL;
-    st->answer_n = 0;
+    st->answer_slot = -1;
     if (out == PP_STICKING_SOLVED) {
-        memcpy(st->z_answer, z, (size_t)n * sizeof *z);
         memcpy(st->q_answer, q, (size_t)n * sizeof *q);
-        st->answer_n = n;
-        st->answer_nnz = A->col_start[n];
         if (slot < 0) {
             slot = st->start_next;
             st->start_next = 1 - slot;
@@ -819,6 +815,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
         memcpy(st->z_start[slot], z, (size_t)n * sizeof *z);
         st->start_n[slot] = n;
         st->start_nnz[slot] = A->col_start[n];
+        st->answer_slot = slot;
     }
     return out;
 }

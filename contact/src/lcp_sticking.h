@@ -40,18 +40,18 @@ typedef struct pp_sticking {
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
-    /* The last accepted answer, tried as it stands on the island's next solve where that
-     * is the same LCP (a step's next re-linearisation iterate) */
-    double *z_answer, *q_answer;  /* n: the answer and its q */
-    int answer_n;                 /* its n (0: none) */
-    int answer_nnz;               /* its A's entries */
-    int from_answer;              /* pp_sticking_island answered with it: no factorisation */
     /* The last accepted answers of the two last island sizes (a step's first solve and its
      * re-linearisation iterates solve islands of different sets): the interior-point
      * solve's start on the next island of that size and pattern (interior.start) */
     double *z_start[2];
     int start_n[2], start_nnz[2];  /* their n (0: none) and A's entries */
     int start_next;                /* the slot a new size takes */
+    /* The last solve's answer, z_start[answer_slot] (-1: that solve was not answered), tried
+     * as it stands on the island's next solve where that is the same LCP (a step's next
+     * re-linearisation iterate) */
+    int answer_slot;
+    double *q_answer;             /* n: its q */
+    int from_answer;              /* pp_sticking_island answered with it: no factorisation */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
                                         acceptance ran, and took it */
 } pp_sticking;
@@ -65,7 +65,7 @@ typedef enum pp_sticking_outcome {
 
 pp_status pp_sticking_reserve(pp_sticking *st, int n);
 void pp_sticking_free(pp_sticking *st);
-/* Drops the last answers kept (z_answer, z_start): the next solve starts cold. */
+/* Drops the last answers kept (z_start): the next solve starts cold. */
 void pp_sticking_forget(pp_sticking *st);
 
 /* The entry before Lemke (peg_mlcp.c), for LCP(A, q) of a Stewart-Trinkle island by columns
