@@ -184,6 +184,13 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
  * PP_LCP_EPS_FACTOR (lcp.h). */
 #define PP_LCP_RETRIES 6
 
+double pp_lcp_deadline(const pp_lcp_options *o, double start)
+{
+    double deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
+    if (o->budget && o->budget->deadline < deadline) deadline = o->budget->deadline;
+    return deadline;
+}
+
 /* The limits of one solve starting at `start`: the smaller of its own bounds and what is
  * left of the shared budget. */
 static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, double start)
@@ -192,12 +199,9 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
     long cap = o->max_pivots > 0 ? o->max_pivots : 50L * n + 100;
     long own = o->max_total_pivots > 0 ? o->max_total_pivots : 2 * cap;
     l->pivots_left = own;
-    l->deadline = o->max_seconds > 0.0 ? start + o->max_seconds : INFINITY;
-    if (o->budget) {
-        if (o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
-            l->pivots_left = o->budget->pivots;
-        if (o->budget->deadline < l->deadline) l->deadline = o->budget->deadline;
-    }
+    l->deadline = pp_lcp_deadline(o, start);
+    if (o->budget && o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
+        l->pivots_left = o->budget->pivots;
     l->attempt_deadline = l->deadline;
     l->countdown = 1; /* read the clock at the first pivot */
     l->hit = 0;

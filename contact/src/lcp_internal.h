@@ -119,6 +119,10 @@ typedef struct pp_lcp_limits {
     int factor_work_hits; /* Lemke paths ended by PP_LCP_FACTOR_WORK in this solve */
 } pp_lcp_limits;
 
+/* The clock time (pp_lcp_clock) a solve starting at `start` must stop by: the smaller of its
+ * own max_seconds and the shared budget's deadline; INFINITY: neither. */
+double pp_lcp_deadline(const pp_lcp_options *o, double start);
+
 /* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
 #define PP_LCP_CLOCK_EVERY 8
 

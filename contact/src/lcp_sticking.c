@@ -610,8 +610,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     double *x = st->x, *v = st->x_eps;
     /* bounded by the solve's clock as Lemke's pivots are: the step's shared budget and the
      * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
-    double deadline = o->budget ? o->budget->deadline : INFINITY;
-    if (o->max_seconds > 0.0) deadline = fmin(deadline, pp_lcp_clock() + o->max_seconds);
+    const double deadline = pp_lcp_deadline(o, pp_lcp_clock());
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         pp_lcp_csc Q;
         if (!assemble_q(st, A, sliding, eps, eps, &Q)) return PP_STICKING_FAILED;
