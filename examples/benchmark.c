@@ -443,6 +443,16 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
  * own line between a resting and a falling body (pp_scene_heap), ~5 steps of free fall. */
 static const double RUN_REST_SPEED = 0.5;
 
+/* printf-style text appended to a run's status (truncated to its size) */
+static void status_append(char *status, size_t size, const char *format, ...)
+{
+    const size_t len = strlen(status);
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(status + len, size - len, format, ap);
+    va_end(ap);
+}
+
 typedef struct run_result {
     int planned, steps, bodies;
     double cpu_median, cpu_worst, cpu_mean, wall_median, cpu_total;
@@ -594,17 +604,14 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         snprintf(res.status, sizeof res.status, "cut");
     else
         snprintf(res.status, sizeof res.status, "ok");
-    if (n > 0 && !res.at_rest) {
-        size_t len = strlen(res.status);
-        snprintf(res.status + len, sizeof res.status - len,
-                 "; NOT AT REST: fastest body %.3g m/s (at the end %.3g m/s)", res.max_speed,
-                 res.end_speed);
-    }
-    if (res.ode_lcp_failed_steps > 0) {
-        size_t len = strlen(res.status);
-        snprintf(res.status + len, sizeof res.status - len,
-                 "; ODE's LCP gave up (s <= 0) in %d of %d steps", res.ode_lcp_failed_steps, n);
-    }
+    if (n > 0 && !res.at_rest)
+        status_append(res.status, sizeof res.status,
+                      "; NOT AT REST: fastest body %.3g m/s (at the end %.3g m/s)",
+                      res.max_speed, res.end_speed);
+    if (res.ode_lcp_failed_steps > 0)
+        status_append(res.status, sizeof res.status,
+                      "; ODE's LCP gave up (s <= 0) in %d of %d steps",
+                      res.ode_lcp_failed_steps, n);
     munmap(sh, size);
     return res;
 }
@@ -1229,10 +1236,8 @@ int main(int argc, char **argv)
             const int own = MODELS[m].model == PP_MODEL_ODE && ode_state.count > 0;
             run_result r = run(sc, &MODELS[m], sn, sh, budget,
                                own ? &ode_state : ss > 0 ? &state : NULL);
-            if (!strcmp(start, "quickstep")) {
-                size_t n = strlen(r.status);
-                snprintf(r.status + n, sizeof r.status - n, " (QuickStep settle)");
-            }
+            if (!strcmp(start, "quickstep"))
+                status_append(r.status, sizeof r.status, " (QuickStep settle)");
             if (m == 0) {
                 baseline = r.cpu_median;
                 baseline_sound = r.at_rest && r.ode_lcp_failed_steps == 0;
