@@ -2,7 +2,9 @@
  * Constraint screening: a large island's time-stepping LCP (peg_mlcp.c, file comment; both
  * models) solved on the sets that can be active, the others verified row by row, so that the
  * answer is an exact answer of the WHOLE island's LCP while its matrix is formed only over the
- * working sets.
+ * working sets. The same completion serves the second part of the file
+ * (pp_peg_primaries_island): a large PEG island answered through the sticking solve of its
+ * sets' primaries, its I/X sets' slacks completed at the answer.
  *
  * Why. Constraints are built speculatively for every feature pair within the margin eps, so a
  * moving island carries many sets that cannot close in the step: ODE's convex demo under PEG
