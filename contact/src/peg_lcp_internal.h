@@ -236,7 +236,9 @@ static inline double dot6(const double *a, const double *b)
 typedef struct lcp_layout {
     int ns, K, nf, k;
     const int *position;  /* set -> its p index; NULL: the set's own index (the whole LCP) */
-    const int *slack;     /* set -> its first slack among the list's K */
+    const int *slack;     /* set -> its first slack among the list's K; NULL (K = 0): no
+                             slack unknowns, every set laid out as its primary alone, the
+                             LCP of PEG's sets reduced to their primaries (solve_islands) */
     const int *friction;  /* set -> its slot among the list's nf frictional sets, -1 if none */
     int nr;               /* rolling unknowns of the list */
     const int *roll;      /* set -> its first rolling unknown among the list's nr */
@@ -262,13 +264,13 @@ static inline int roll_index(const lcp_layout *L, int j, int u)
 }
 
 /* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
- * friction rows of a frictionless set. The LCP is square: this is also the index of the
+ * friction rows of a frictionless set and for the slack rows of a layout without slacks. The LCP is square: this is also the index of the
  * row's own unknown (p, beta_r or c_r). */
 static inline int row_index(const lcp_layout *L, int j, int r)
 {
     if (r == 0) return L->position ? L->position[j] : j;
     if (r <= L->k) return L->friction[j] < 0 ? -1 : L->ns + L->K + L->friction[j] * L->k + (r - 1);
-    return L->ns + L->slack[j] + (r - L->k - 1);
+    return L->slack ? L->ns + L->slack[j] + (r - L->k - 1) : -1;
 }
 
 /* LCP index of impulse column l of set j (l = 0 normal, 1..k friction): the unknown of row l;
@@ -349,5 +351,32 @@ void pp_peg_joints_recover(pp_peg_workspace *ws, const int *joints, int joint_co
 void pp_peg_joints_velocities(const pp_peg_workspace *ws, const pp_peg_problem *pp,
                               double *velocity);
 void pp_peg_joints_free(pp_peg_workspace *ws);
+
+/* PEG's sets reduced to their primaries (peg_screen.c pp_peg_primaries_island, whose comment
+ * has the derivation): 1 when an island of n unknowns with K slacks takes the reduction
+ * (K > 0, its reduced LCP of n - K unknowns large enough for the sticking solve, no joint
+ * rows, rolling friction or compliance: pp_peg_may_share with K = 0). */
+int pp_peg_primaries_may(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
+                         int joint_count, int rolls);
+/* The sticking solve (peg_mlcp.c sticking_entry; Lemke where it finds Lemke's warm basis
+ * solving the LCP as it stands) of the LCP of layout R over the sets `list` (count of them, n
+ * unknowns): R without slacks (slack NULL). On *answered its z is in ws->dense->island_z, its
+ * basis bytes (bit 0 and the sticking solve's bits) in island_basis and R's map in
+ * island_map; r: its counters (Lemke's pivots on the sticking solve's Q also when refused).
+ * `basis`: the caller's whole-indexed bytes (read only). Errors: out of memory. */
+pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                 const lcp_layout *whole, const lcp_layout *R, const int *list,
+                                 int count, int n, const pp_lcp_options *options,
+                                 const unsigned char *basis, pp_lcp_result *r, int *answered);
+/* A large PEG island (pp_peg_primaries_may) answered through the LCP of its sets' primaries,
+ * the I/X sets' slacks completed and the answer accepted on the island's own LCP (layout
+ * `island`, n unknowns). On *answered the island's z, z_motion and basis bytes are written,
+ * `result` holds the solves' counters and the island's residuals; 0: solve the island as
+ * before (result: the pivots spent). Errors: out of memory. */
+pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                  const lcp_layout *whole, const lcp_layout *island,
+                                  const int *list, int count, int n,
+                                  const pp_lcp_options *options, unsigned char *basis,
+                                  pp_peg_stats *stats, pp_lcp_result *result, int *answered);
 
 #endif

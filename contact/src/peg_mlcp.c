@@ -1064,7 +1064,8 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
     }
     /* the owner and kind of every column */
     for (int t = 0; t < count; ++t) {
-        const int j = list[t], kj = ws->slack_first[j + 1] - ws->slack_first[j];
+        const int j = list[t];
+        const int kj = L->slack ? ws->slack_first[j + 1] - ws->slack_first[j] : 0;
         for (int l = 0; l <= k; ++l) {
             const int at = col_index(L, j, l);
             if (at < 0) continue;
@@ -1541,6 +1542,44 @@ static pp_status sticking_entry(pp_peg_workspace *ws, const pp_peg_problem *pp,
     return PP_OK;
 }
 
+int pp_peg_primaries_may(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
+                         int joint_count, int rolls)
+{
+    return K > 0 && n - K >= sticking_min_n && n >= csc_min_n &&
+           pp_peg_may_share(ws, pp, n - K, 0, joint_count, rolls);
+}
+
+pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                 const lcp_layout *whole, const lcp_layout *R, const int *list,
+                                 int count, int n, const pp_lcp_options *options,
+                                 const unsigned char *basis, pp_lcp_result *r, int *answered)
+{
+    dense_store *d = ws->dense;
+    *answered = 0;
+    memset(r, 0, sizeof *r);
+    pp_status st = dense_reserve(d, n, 1, 1);
+    if (st != PP_OK) return st;
+    pp_peg_island_map(ws, R, whole, list, count, d->island_map);
+    for (int a = 0; a < n; ++a) {
+        d->island_q[a] = ws->q[d->island_map[a]];
+        d->island_basis[a] = basis ? basis[d->island_map[a]] & 1 : 0;
+    }
+    pp_lcp_csc A = {0, NULL, NULL, NULL};
+    if (csc_assemble(ws, pp, R, list, count, n, &d->csc, &A) != PP_OK) {
+        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP of %d "
+                             "unknowns", n);
+        return PP_ERR_NO_MEMORY;
+    }
+    int refused = 0;
+    st = sticking_entry(ws, pp, R, list, count, n, &A, options, basis, r, answered, &refused);
+    if (st != PP_OK || *answered || refused) return st;
+    /* PP_STICKING_LEMKE_WARM: Lemke's warm basis solves the reduced LCP as it stands */
+    st = pp_lcp_solve_csc(d->lcp, &A, d->island_q, options, d->island_basis, d->island_z, r);
+    if (st != PP_OK && st != PP_ERR_SOLVER) return st;
+    *answered = st == PP_OK;
+    return PP_OK;
+}
+
 /*
  * Stage 4: each island's LCP assembled and solved on its own (pp_lcp_solve), its z and final
  * basis scattered into the whole z and basis (indexed like the whole LCP, so the caller's
@@ -1591,6 +1630,21 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 pp_lcp_result_merge(&stats->lcp, &abandoned, s == 0);
                 if (solved_n > stats->largest_island) stats->largest_island = solved_n;
                 continue;
+            }
+            /* PEG's I/X sets reduced to their primaries for the sticking solve (peg_screen.c
+             * pp_peg_primaries_island); its answer checked on the island's own LCP */
+            if (pp_peg_primaries_may(ws, pp, n, K, joint_count, nr)) {
+                pp_lcp_result reduced;
+                sst = pp_peg_primaries_island(ws, pp, whole, &island, list, count, n, options,
+                                              basis, stats, &reduced, &answered);
+                if (sst != PP_OK) return sst;
+                if (answered) {
+                    pp_lcp_result_merge(&stats->lcp, &reduced, s == 0);
+                    stats->lcp.pivots += abandoned.pivots;
+                    if (n > stats->largest_island) stats->largest_island = n;
+                    continue;
+                }
+                abandoned.pivots += reduced.pivots;
             }
         }
         dense_store *d = ws->dense;

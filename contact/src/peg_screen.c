@@ -2,7 +2,9 @@
  * Constraint screening: a large island's time-stepping LCP (peg_mlcp.c, file comment; both
  * models) solved on the sets that can be active, the others verified row by row, so that the
  * answer is an exact answer of the WHOLE island's LCP while its matrix is formed only over the
- * working sets.
+ * working sets. The same completion serves the second part of the file
+ * (pp_peg_primaries_island): a large PEG island answered through the sticking solve of its
+ * sets' primaries, its I/X sets' slacks completed at the answer.
  *
  * Why. Constraints are built speculatively for every feature pair within the margin eps, so a
  * moving island carries many sets that cannot close in the step: ODE's convex demo under PEG
@@ -138,6 +140,8 @@ struct pp_peg_screen {
     double *dv;              /* 6 per body: nu+ - nu*, from S's impulses */
     unsigned char *pushed;   /* per body: 1 where a set of S_0 acts on it */
     unsigned char *basis;    /* whole-indexed: the working basis of the rounds */
+    unsigned char *kept;     /* whole-indexed: the sticking solve's kept state of a reduced
+                                island (pp_peg_primaries_island) */
     double *zl;              /* n: Lemke's answer on S while load sharing is checked */
     double *M;               /* S's dense M when |S| is below the sparse threshold */
 };
@@ -161,6 +165,7 @@ void pp_peg_screen_free(pp_peg_workspace *ws)
     free(sc->dv);
     free(sc->pushed);
     free(sc->basis);
+    free(sc->kept);
     free(sc->zl);
     free(sc->M);
     free(sc);
@@ -198,11 +203,13 @@ static pp_status screen_reserve(pp_peg_workspace *ws, int ns, int nb, int n_whol
     }
     if (n_whole > sc->n_capacity) {
         free(sc->basis);
+        free(sc->kept);
         free(sc->zl);
         sc->basis = malloc((size_t)n_whole);
+        sc->kept = malloc((size_t)n_whole);
         sc->zl = malloc((size_t)n_whole * sizeof *sc->zl);
         sc->n_capacity = 0;
-        if (!sc->basis || !sc->zl) return PP_ERR_NO_MEMORY;
+        if (!sc->basis || !sc->kept || !sc->zl) return PP_ERR_NO_MEMORY;
         sc->n_capacity = n_whole;
     }
     return PP_OK;
@@ -675,5 +682,250 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     }
     *result = total;
     ++stats->screen_whole;
+    return PP_OK;
+}
+
+/*
+ * PEG's sets reduced to their primaries: a large island with PEG I/X sets (K > 0) answered
+ * through the sticking solve (lcp_sticking.c), as the standard model's large islands are.
+ *
+ * Why. The sticking solve takes a Stewart-Trinkle LCP (impulses and sliding speeds, K = 0):
+ * a settled heap's answer through the convex problem of its sticking contacts. An island with
+ * I/X sets has slack rows (Eqs 39-40), whose LCP is not of that form (E_I1 in the c rows and
+ * E_I2 in the p rows are no symmetric pair, and max_s g_s >= 0 is not a convex condition on
+ * nu), so it went to Lemke on the whole PEG LCP.
+ *
+ * The reduction. A working list S of the island's sets, the others O (omitted, p = 0, as in
+ * screening). With the slacks of S held at c = 0, the LCP left on S's [p; beta; sigma] is the
+ * principal submatrix of the island's LCP there: Eq 40 without E_I2 c is Eq 24 of the primary
+ * alone, i.e. the Stewart-Trinkle LCP of S's primaries as U sets (the layout without slacks:
+ * lcp_layout's slack NULL), which the sticking solve takes. With nu+ the velocities of its
+ * answer (p, beta, sigma), the slacks of every set of S are completed as an omitted set's are
+ * (complete_set: a_s = g_iota - g_s at nu+, the c row's q and body terms):
+ *     c_s = max(0, -(a_s + sum_{r<s} c_r)),   s = 1..k_j in order,
+ * so every c row holds with c_s w_c_s = 0. The beta and sigma rows are the reduced LCP's own
+ * (no slack enters them), and the p row becomes w_p = g_iota + sum_s c_s = max_s g_s >=
+ * g_iota >= 0 (Lemmas 1.1/1.2). So the completed answer solves the island's PEG LCP on S iff
+ * every set of S with p > 0 has sum_s c_s = 0: where a set carries a load its max is decided
+ * by its primary (no secondary's linearised gap opens beyond the primary's, g_s <= g_iota =
+ * 0). A set without load holds whatever its secondaries do (w_p >= 0, p = 0). And O's rows
+ * hold as in screening (b) where every set of O has max_m g_m(nu+) >= 0.
+ *
+ * Which sets are omitted. A set of S loaded while a secondary opens beyond its primary (p > 0
+ * and sum_s c_s > 0, each beyond the acceptance's resolution) asks the reduction for a
+ * stronger law than PEG's: the primary pushing a vertex that can leave through another face;
+ * PEG's answer has p = 0 there. Such sets join O, and the reduced LCP is solved again
+ * (PRIMARY_ROUNDS at most). Before the first round, O_0 holds the sets that this decides at
+ * rest: a secondary open beyond the primary, with the set open, at zero relative velocity
+ * (the psi/h terms alone: max_s psi_s > psi_iota and max_s psi_s > 0, by more than the
+ * acceptance resolves, tol ||q||_inf). At the re-linearisation's predicted poses the sets are
+ * built unreduced and kept from every iterate (ST96 §4), and a set's primary, chosen where it
+ * was built, is no longer its largest gap: heap50's iterates had 110 loaded primaries that
+ * must slide when all were held (the sticking solve refused).
+ *
+ * The answer: S's reduced answer with the completions, O's sets completed with zero impulse;
+ * it is checked on the island's own LCP (its matrix by columns, assembled once the rounds have
+ * settled) by the acceptance of every solve (pp_lcp_csc_accept: rel(z) <= residual_tol, r(z)
+ * <= PP_LCP_DATA_RESIDUAL ||q||_inf): not a test of its own. Where it is refused, where the
+ * sticking solve does not answer, where a set of O is violated (max_m g_m(nu+) < 0: its
+ * secondary decides a closed gap, which a primary's U row cannot say), or when the rounds
+ * run out, the island is solved as before (Lemke on its PEG LCP from the caller's basis and
+ * with the shared pivot budget as it was: the rounds' pivots are reported, not charged, so
+ * without a clock deadline that answer is the one without the reduction).
+ *
+ * Warm-start bytes: S's unknowns as the sticking solve wrote them (bit 0 and its kept active
+ * set's bits), a slack basic where completed > 0; O's as screening writes an omitted set's
+ * (impulses nonbasic, a slack basic where completed > 0), other bits cleared.
+ */
+#define PRIMARY_ROUNDS 4
+
+/* Set j of S (layout L, its reduced answer x) at nu* + dv: its slacks completed into the whole
+ * z (and bit 0 of their bytes into wb); returns 1 when the set is loaded while a secondary
+ * opens beyond its primary (both beyond tol of the p row's scale |q_p| + zmax). */
+static int complete_slacks(pp_peg_workspace *ws, const lcp_layout *whole, const lcp_layout *L,
+                           const double *x, const double *dv, int j, double tol, double zmax,
+                           unsigned char *wb)
+{
+    const int k = whole->k, row0 = ws->row_first[j];
+    const int kj = ws->slack_first[j + 1] - ws->slack_first[j];
+    double prefix = 0.0;
+    for (int s = 1; s <= kj; ++s) {
+        const int at = row_index(whole, j, k + s);
+        const double a = ws->q[at] + row_change(ws, dv, j, row0 + k + s);
+        const double c = fmax(0.0, -(a + prefix));
+        prefix += c;
+        ws->z[at] = c;
+        wb[at] = (unsigned char)(c > 0.0);
+    }
+    const double p = x[row_index(L, j, 0)];
+    const double scale = fabs(ws->q[row_index(whole, j, 0)]) + zmax;
+    return fmin(p, prefix) > tol * scale;
+}
+
+pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                  const lcp_layout *whole, const lcp_layout *island,
+                                  const int *list, int count, int n,
+                                  const pp_lcp_options *options, unsigned char *basis,
+                                  pp_peg_stats *stats, pp_lcp_result *result, int *answered)
+{
+    *answered = 0;
+    memset(result, 0, sizeof *result);
+    const int k = whole->k, nb = pp->base.body_count;
+    pp_status st = screen_reserve(ws, ws->max_sets, nb, ws->n_max);
+    if (st != PP_OK) {
+        pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an island of %d sets", count);
+        return st;
+    }
+    struct pp_peg_screen *sc = ws->screen;
+    dense_store *d = ws->dense;
+    pp_lcp_options defaults = pp_lcp_options_default();
+    const pp_lcp_options *given = options ? options : &defaults;
+    const double tol = given->residual_tol;
+    unsigned char *wb = sc->basis;
+    double *dv = sc->dv;
+    double qmax = 0.0; /* the island's ||q||_inf */
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t];
+        for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r)
+            qmax = fmax(qmax, fabs(ws->q[row_index(whole, j, r)]));
+    }
+    /* O_0: a secondary open beyond the primary at zero relative velocity, the set open */
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], row0 = ws->row_first[j];
+        const int kj = ws->slack_first[j + 1] - ws->slack_first[j];
+        double prefix = 0.0;
+        for (int s = 1; s <= kj; ++s)
+            prefix += fmax(0.0, -(ws->rhs[row0 + k + s] + prefix));
+        sc->in_s[j] = !(prefix > tol * qmax && ws->rhs[row0] + prefix > tol * qmax);
+    }
+    /* the shared budget as it was: where the reduction gives up it is not charged (as
+     * screening's rounds are not) */
+    pp_lcp_budget *budget = given->budget;
+    const pp_lcp_budget budget_before = budget ? *budget : (pp_lcp_budget){0};
+    pp_lcp_result total;
+    memset(&total, 0, sizeof total);
+    for (int round = 0; round < PRIMARY_ROUNDS; ++round) {
+        /* S's reduced layout: [p; beta; sigma] over S in set order, no slacks */
+        int m = 0, nf = 0;
+        for (int t = 0; t < count; ++t) {
+            const int j = list[t];
+            sc->position[j] = sc->friction[j] = -1;
+            if (!sc->in_s[j]) continue;
+            sc->list[m] = j;
+            sc->position[j] = m++;
+            if (ws->friction_slot[j] >= 0) sc->friction[j] = nf++;
+        }
+        const lcp_layout L = {m, 0, nf, k, sc->position, NULL, sc->friction, 0, sc->roll};
+        const int ns_n = layout_size(&L);
+        if (ns_n < PP_LCP_SPARSE_MIN_N) break;
+        /* The sticking solve's kept state (its active set and sliding contacts, bits 0, 3, 4
+         * of the bytes its last answer wrote) where S's sets had one: the sets that had none
+         * (new at this pose, or omitted last time) start inactive and sticking (impulses
+         * nonbasic), and the kept state is tried although the caller's warm start is off.
+         * The caller's rule (a moving island tries a basis only where every set is known)
+         * keeps Lemke on a degenerate PEG LCP from vertices a partial guess steers it to;
+         * here the start only seeds the sticking solve, whose answer is accepted on the
+         * island's LCP as any other. heap50's sets change from step to step (53-72 I/X
+         * sets), so its reduced islands were never warm: the interior stage, without the
+         * sliding contacts the last answer found, ran out of slide rounds and Lemke on the
+         * convex problem ran cold (9 600-9 800 pivots) where from the completed state it
+         * took 1 200-1 500 (docs/performance.md, "PEG's heaps through the sticking solve"). */
+        int known = 0;
+        for (int t = 0; basis && t < m; ++t)
+            known += (basis[row_index(whole, sc->list[t], 0)] & PP_PEG_STICKING) != 0;
+        pp_lcp_options so = *given;
+        const unsigned char *start = basis;
+        if (known > 0 && known < m) {
+            for (int t = 0; t < m; ++t) {
+                const int j = sc->list[t];
+                const int have = (basis[row_index(whole, j, 0)] & PP_PEG_STICKING) != 0;
+                FOR_SET_UNKNOWNS(ws, whole, j, at,
+                                 sc->kept[at] = have ? basis[at] : PP_PEG_STICKING);
+            }
+            start = sc->kept;
+            so.warm_start = 1;
+        } else if (known == m && m > 0) {
+            so.warm_start = 1;
+        }
+        pp_lcp_result r;
+        int solved = 0;
+        st = pp_peg_primaries_solve(ws, pp, whole, &L, sc->list, m, ns_n, &so, start, &r,
+                                    &solved);
+        pp_lcp_result_merge(&total, &r, 0);
+        if (st != PP_OK) return st;
+        if (!solved) break;
+        /* nu+ - nu*, S's slacks completed, and the loaded sets a secondary opens: to O */
+        velocity_change(ws, &L, list, count, sc->list, m, d->island_z, dv);
+        double zmax = 0.0;
+        for (int a = 0; a < ns_n; ++a) zmax = fmax(zmax, d->island_z[a]);
+        int joined = 0;
+        for (int t = 0; t < m; ++t) {
+            const int j = sc->list[t];
+            if (ws->slack_first[j + 1] > ws->slack_first[j] &&
+                complete_slacks(ws, whole, &L, d->island_z, dv, j, tol, zmax, wb)) {
+                sc->in_s[j] = 0;
+                ++joined;
+            }
+        }
+        if (joined > 0) continue;
+        /* O completed with zero impulse: every set's max_m g_m(nu+) >= 0, else given up */
+        double residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
+        int violated = 0;
+        for (int t = 0; t < count && !violated; ++t) {
+            const int j = list[t];
+            if (sc->in_s[j]) continue;
+            set_bytes(ws, whole, j, NULL, wb);
+            violated = complete_set(ws, whole, dv, j, tol, 0, &zmax, &residual, &rel, &min_w,
+                                    &compl, wb, NULL);
+        }
+        if (violated) break;
+        /* S's answer and bytes into the whole z and the working bytes */
+        for (int a = 0; a < ns_n; ++a) {
+            ws->z[d->island_map[a]] = d->island_z[a];
+            wb[d->island_map[a]] = d->island_basis[a];
+        }
+        /* the island's own LCP, and the acceptance of every solve on it */
+        st = pp_peg_island_reserve(ws, n);
+        if (st != PP_OK) return st;
+        pp_peg_island_map(ws, island, whole, list, count, d->island_map);
+        for (int a = 0; a < n; ++a) {
+            d->island_q[a] = ws->q[d->island_map[a]];
+            d->island_z[a] = ws->z[d->island_map[a]];
+        }
+        pp_lcp_csc A = {0, NULL, NULL, NULL};
+        st = pp_peg_csc_assemble(ws, pp, island, list, count, n, &d->csc, &A);
+        if (st != PP_OK) {
+            pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP of %d "
+                                 "unknowns", n);
+            return st;
+        }
+        pp_lcp_result measured = r;
+        if (!pp_lcp_csc_accept(&A, d->island_q, 0.0, given, d->island_z, NULL, &measured))
+            break;
+        for (int a = 0; a < n; ++a) {
+            const int at = d->island_map[a];
+            ws->z[at] = ws->z_motion[at] = d->island_z[a];
+            if (basis) basis[at] = wb[at];
+        }
+        measured.pivots = total.pivots;
+        measured.refactorisations = total.refactorisations;
+        measured.factor_work_exceeded = total.factor_work_exceeded;
+        measured.attempts = total.attempts;
+        measured.seconds = total.seconds;
+        measured.status = PP_LCP_SOLVED;
+        measured.warm_started = round == 0 && r.warm_started;
+        *result = measured;
+        *answered = 1;
+        stats->load_shared += 1; /* the sticking solve's answer, as solve_islands counts it */
+        return PP_OK;
+    }
+    /* given up: the island is solved as before, from the caller's basis and budget (the
+     * pivots spent here are reported in `result`, not charged; a deadline sees their time) */
+    if (budget) {
+        budget->pivots = budget_before.pivots;
+        budget->pivots_used = budget_before.pivots_used;
+        budget->exhausted = budget_before.exhausted;
+    }
+    *result = total;
     return PP_OK;
 }
