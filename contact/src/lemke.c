@@ -397,15 +397,15 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
  * basis still starts Lemke from w basic.
  * "Dependent" is judged at REPAIR_TOL = 1e-4 of the column's size, well above the compliance
  * (1e-10 max_i M_ii, pegplus/mlcp.h): columns that only the compliance keeps apart (four
- * corners of a face for three freedoms; the betas of two corners of a face at the same height
- * along the same direction, whose columns of G coincide) leave a start whose inverse is
- * ~1e10 times its entries, and Lemke's ratio test, which ignores entries of the entering
- * column below pivot_tol (1e-11) of its largest, then reads rays that are not there. At
- * 1e-12 those columns stood: on the boxstack demo's moving pile (pegplus-benchmark --scene
- * boxstack --model standard, steps 700-1000, islands of 161-750 unknowns) 696 warm starts
- * ended on a ray after 1-3 pivots and 385 at 0 pivots (numerical), each followed by Lemke
- * from w basic (~310 pivots); at 1e-4, 5 and 27 (docs/performance.md, "The boxstack demo's
- * pivots"). */
+ * corners of a face for three freedoms; the betas along one direction of two corners on a
+ * line in that direction, whose columns of G coincide) go back to w basic too. At 1e-12
+ * they stood, and on the boxstack demo's moving pile (pegplus-benchmark --scene boxstack
+ * --model standard, steps 700-999, islands of 161-750 unknowns) 699 warm starts ended on a
+ * ray after 1-3 pivots (a true ray of the transformed LCP: no positive entry in the entering
+ * column) and 382 at 0 pivots (the start's refinement did not settle), each followed by
+ * Lemke from w basic (~310 pivots); at 1e-4, along that run's own trajectory, 23 and 1, and
+ * the whole scene 2-3.4 times fewer pivots a step under both models (docs/performance.md,
+ * "The boxstack demo's pivots", with the measurements and what they leave unexplained). */
 #define REPAIR_TOL 1e-4
 #define REPAIR_ROUNDS 8
 
