@@ -394,8 +394,19 @@ static int basis_seen(pp_lcp_workspace *ws, uint64_t hash)
  * islands of about 120 unknowns); always 83 / 105 and 31 / 108; from PP_LCP_SPARSE_MIN_N
  * 106 / 111 and 15 / 20, the fastest of the three on both scenes (real-time factor of
  * boxstack 5.5 / 3.4 against 2.7 / 2.5 never and 5.2 / 3.2 always). A smaller singular warm
- * basis still starts Lemke from w basic. */
-#define REPAIR_TOL 1e-12
+ * basis still starts Lemke from w basic.
+ * "Dependent" is judged at REPAIR_TOL = 1e-4 of the column's size, well above the compliance
+ * (1e-10 max_i M_ii, pegplus/mlcp.h): columns that only the compliance keeps apart (four
+ * corners of a face for three freedoms; the betas along one direction of two corners on a
+ * line in that direction, whose columns of G coincide) go back to w basic too. At 1e-12
+ * they stood, and on the boxstack demo's moving pile (pegplus-benchmark --scene boxstack
+ * --model standard, steps 700-999, islands of 161-750 unknowns) 699 warm starts ended on a
+ * ray after 1-3 pivots (a true ray of the transformed LCP: no positive entry in the entering
+ * column) and 382 at 0 pivots (the start's refinement did not settle), each followed by
+ * Lemke from w basic (~310 pivots); at 1e-4, along that run's own trajectory, 23 and 1, and
+ * the whole scene 2-3.4 times fewer pivots a step under both models (docs/performance.md,
+ * "The boxstack demo's pivots", with the measurements and what they leave unexplained). */
+#define REPAIR_TOL 1e-4
 #define REPAIR_ROUNDS 8
 
 static int repair_round(pp_lcp_workspace *ws, int n, const double *Me, const pp_lcp_csc *csc,

@@ -244,15 +244,23 @@ END_TEST
 #define BOX_K 4
 #define BOX_N (BOX_NC * (BOX_K + 2))
 
+static void box_friction_lcp_nu(const double *nu, double *M, double *q);
+
 static void box_friction_lcp(double vx, double vy, double *M, double *q)
 {
-    const double m = 2.0, a = 0.5, b = 0.4, c = 0.25, h = 0.01, g = 9.81, mu = 0.5;
+    const double nu[6] = {vx, vy, -9.81 * 0.01, 0, 0, 0};
+    box_friction_lcp_nu(nu, M, q);
+}
+
+/* The box's LCP for the free velocity nu (v, w) at the step's start. */
+static void box_friction_lcp_nu(const double *nu, double *M, double *q)
+{
+    const double m = 2.0, a = 0.5, b = 0.4, c = 0.25, mu = 0.5;
     const double inv_i[3] = {3.0 / (m * (b * b + c * c)), 3.0 / (m * (a * a + c * c)),
                              3.0 / (m * (a * a + b * b))};
     const double corners[BOX_NC][3] = {{a, b, -c}, {-a, b, -c}, {-a, -b, -c}, {a, -b, -c}};
     const double dirs[BOX_K][3] = {{1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}};
     const double n_hat[3] = {0, 0, 1};
-    const double nu[6] = {vx, vy, -g * h, 0, 0, 0};
     double G[BOX_NC * (BOX_K + 1)][6];
     int ncol = BOX_NC * (BOX_K + 1);
     for (int i = 0; i < BOX_NC; ++i)
@@ -818,6 +826,67 @@ START_TEST(test_warm_lemke_singular_basis_repaired)
 }
 END_TEST
 
+/* The LCP of `copies` separate boxes (box_friction_lcp_nu) under pegplus' compliance: 1e-10
+ * max_i M_ii on the normal and friction diagonal (pegplus/mlcp.h). */
+static void compliant_boxes(const double *nu, int copies, double *M, double *q)
+{
+    static double M1[BOX_N * BOX_N];
+    double q1[BOX_N], big = 0.0;
+    const int n = copies * BOX_N;
+    box_friction_lcp_nu(nu, M1, q1);
+    for (int i = 0; i < BOX_N; ++i) big = fmax(big, AT(M1, BOX_N, i, i));
+    for (int i = 0; i < BOX_NC * (BOX_K + 1); ++i) AT(M1, BOX_N, i, i) += 1e-10 * big;
+    memset(M, 0, sizeof(double) * (size_t)n * n);
+    for (int c = 0; c < copies; ++c) {
+        const int o = c * BOX_N;
+        for (int j = 0; j < BOX_N; ++j) {
+            q[o + j] = q1[j];
+            for (int i = 0; i < BOX_N; ++i) M[(size_t)(o + j) * n + o + i] = M1[j * BOX_N + i];
+        }
+    }
+}
+
+/* Lemke from the previous step's basis where that basis's block is nonsingular only through
+ * the compliance (lemke.c, "Repair"), on an LCP of at least PP_LCP_SPARSE_MIN_N unknowns. The
+ * boxes slid along (0.3, 0.1) and now slide along (0.1, 0.3): the previous answer's basis holds
+ * all four normals of each box's face (three freedoms) and, for each corner, the beta against
+ * the old slide, whose columns of G coincide for the two corners at the same y; the repair
+ * takes such columns back to w basic and Lemke starts from what stands. The answer is checked
+ * as an LCP answer (solve_valid), is reached from the start (not from w basic), carries each
+ * box's weight over the step (sum p_n = m g h) and, sliding, the Coulomb limit
+ * (sum beta = mu sum p_n). */
+START_TEST(test_warm_lemke_compliance_basis_repaired)
+{
+    enum { COPIES = 8, N = COPIES * BOX_N };
+    static double M[N * N], q[N], z[N], z_cold[N];
+    static unsigned char basis[N];
+    const double mu = 0.5, mgh = 2.0 * 9.81 * 0.01;
+    const double e[6] = {0.3, 0.1, -9.81 * 0.01, 0.0, 0.0, 0.0},
+                 f[6] = {0.1, 0.3, -9.81 * 0.01, 0.0, 0.0, 0.0};
+    pp_lcp_workspace *fixture_ws = g_ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &g_ws), PP_OK);
+    compliant_boxes(e, COPIES, M, q);
+    memset(basis, 0, sizeof basis);
+    solve_valid(N, M, q, basis, z);
+    compliant_boxes(f, COPIES, M, q);
+    pp_lcp_result cold = solve_valid(N, M, q, NULL, z_cold);
+    pp_lcp_result warm = solve_valid(N, M, q, basis, z);
+    pp_lcp_workspace_destroy(g_ws);
+    g_ws = fixture_ws;
+    printf("check_lemke: compliant boxes, next slide direction: cold %d pivots, from the "
+           "previous basis %d\n", cold.pivots, warm.pivots);
+    ck_assert_msg(warm.warm_started || warm.warm_lemke, "the start basis was thrown away");
+    ck_assert_int_le(warm.pivots, cold.pivots);
+    for (int c = 0; c < COPIES; ++c) {
+        double pn = 0.0, beta = 0.0;
+        for (int i = 0; i < BOX_NC; ++i) pn += z[c * BOX_N + i];
+        for (int k = 0; k < BOX_NC * BOX_K; ++k) beta += z[c * BOX_N + BOX_NC + k];
+        ck_assert_double_eq_tol(pn, mgh, 1e-9 * mgh);
+        ck_assert_double_eq_tol(beta, mu * pn, 1e-9 * mgh);
+    }
+}
+END_TEST
+
 /* Lemke from the previous basis when it is not a solution: the box turns from sliding along
  * (0.3, 0.1) to (0.1, 0.3), so the old friction directions are wrong; the solve pivots from
  * the old basis (warm_lemke) and reaches the same motion as a cold solve, in fewer pivots. */
@@ -1115,6 +1184,7 @@ int main(void)
     tcase_add_loop_test(tc, test_pile_instances, 0, N_PILE);
     tcase_add_test(tc, test_warm_lemke_from_previous_basis);
     tcase_add_test(tc, test_warm_lemke_singular_basis_repaired);
+    tcase_add_test(tc, test_warm_lemke_compliance_basis_repaired);
     tcase_add_test(tc, test_large_sparse_block_lcp);
     tcase_add_test(tc, test_pivot_budget_gives_fallback);
     tcase_add_test(tc, test_time_budget_honoured);
