@@ -996,7 +996,8 @@ static int pair_rows_order(const void *x, const void *y)
 static int set_rows(const pp_peg_workspace *ws, const lcp_layout *L, int j)
 {
     int rows = 2 * ws->roll_axes[j];
-    for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r) rows += row_index(L, j, r) >= 0;
+    for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r)
+        rows += row_index(L, j, r) >= 0;
     return rows;
 }
 
