@@ -704,17 +704,8 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
      * psi(q^{l+1}) >= 0, which would undo the bound. */
     iw->recovering = 0;
     st = pp_island_solve(world, iw, h, &model, NULL);
-    /* No iterate starts once the first solve has spent half of the island's clock (the
-     * test relinearize_step makes after each iterate, made before the first too): an
-     * iterate builds the island again and solves an LCP as large, whose assembly and
-     * fallback passes the clock does not stop (the convex ball's landing, 136 547
-     * unknowns: the first solve ended past the clock, and the one iterate assembled M again,
-     * 145 800 unknowns, for another 10 s). The first solve's answer is kept (relinearize_cut). */
-    const int iterate = st == PP_OK && world->config.relinearize_iterations > 0 &&
-                        iw->list.contact_count > 0 && !iw->recovering && !at_rest(world, iw, h);
-    if (iterate && pp_lcp_clock() > iw->budget_half) {
-        iw->stats.relinearize_cut++;
-    } else if (iterate) {
+    if (st == PP_OK && world->config.relinearize_iterations > 0 && iw->list.contact_count > 0 &&
+        !iw->recovering && !at_rest(world, iw, h)) {
         /* The iteration works on the sets of the rules themselves (world.c build_island,
          * pp_peg_params.reduce), from q^l on: an island that was at rest at the start of the
          * step, and is not after its first solve, has its q^l sets built again that way (a
