@@ -190,6 +190,70 @@ static double basis_charge(int n, const double *M, const pp_lcp_csc *A,
     return dense_lu ? nb * nb * nb : nb * entries;
 }
 
+/* The bound of one call's work under o: the smaller of its own and what the solves sharing
+ * its budget have left (file comment). */
+static double work_bound(const pp_lcp_options *o)
+{
+    double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
+    if (o->budget && o->budget->fallback_work >= 0.0 && o->budget->fallback_work < bound)
+        bound = o->budget->fallback_work;
+    return bound;
+}
+
+/*
+ * An LCP whose solve would start past its clock, and whose M the fallback could not sweep
+ * once. Lemke gets no pivot there (pp_lcp_deadline), and the fallback, charged its three
+ * passes over M's entries before anything runs, can afford neither a sweep (one more pass)
+ * nor the warm start's basis solve (a pass and the LU) when 4 nnz(M) exceeds its bound: its
+ * answer is its start, z = 0, whatever M holds. So a caller that knows a lower bound of
+ * nnz(M) before forming M (peg_mlcp.c csc_assemble: each impulse column holds every row on
+ * its bodies) need not form it: pp_lcp_fallback_unformed gives that answer from q alone.
+ * Measured (the convex ball's landing, docs/performance.md "The convex ball's landing"): an
+ * island of 136 547 unknowns whose M of 3.9e8 nonzeros (4.7 GB) took 10 s to form after the
+ * step's clock had run out, then 0.4 s of Lemke's setup for its one pivot and 1.1 s of the
+ * fallback's passes, for z = 0.
+ *
+ * Returns the number of entries above which M is not needed (HUGE_VAL while the clock
+ * runs, without a budget, or without the fallback).
+ */
+double pp_lcp_fallback_idle_entries(const pp_lcp_options *o)
+{
+    if (!o || !o->fallback || !o->budget) return HUGE_VAL;
+    const double now = pp_lcp_clock();
+    if (now < pp_lcp_deadline(o, now)) return HUGE_VAL;
+    return 0.25 * work_bound(o);
+}
+
+/* The fallback's answer on an LCP of n unknowns with at least `entries` nonzeros in M, where
+ * pp_lcp_fallback_idle_entries(o) < entries: z = 0, its residual from q alone (w = q), the
+ * call's three passes charged to the budget as the fallback charges them, and the budget
+ * marked exhausted as Lemke's stopped path would have. PP_LCP_APPROXIMATE: the caller applies
+ * it as it applies the fallback's answers (r(0) <= ||q||_inf). */
+pp_lcp_status pp_lcp_fallback_unformed(int n, const double *q, double entries,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result)
+{
+    memset(result, 0, sizeof *result);
+    memset(z, 0, (size_t)n * sizeof *z);
+    pp_lcp_measures measures;
+    pp_lcp_measures_start(&measures);
+    for (int i = 0; i < n; ++i) pp_lcp_measure_row(&measures, q[i], 0.0, 0.0, 0.0, q[i]);
+    pp_lcp_measures_store(&measures, n, result);
+    result->status = PP_LCP_APPROXIMATE;
+    result->budget_exhausted = 1;
+    result->attempts = 1;
+    result->fallback = 1;
+    result->fallback_cut = 1;
+    result->fallback_work = 3.0 * entries;
+    if (o->budget->fallback_work >= 0.0)
+        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - result->fallback_work);
+    o->budget->exhausted++;
+    pp_log(PP_LOG_WARNING, "lcp: n = %d past the clock, its M (at least %.3g nonzeros) not "
+                           "formed: the fallback could not sweep it; fallback answer z = 0, "
+                           "rel residual %.3g", n, entries, result->relative_residual);
+    return PP_LCP_APPROXIMATE;
+}
+
 /* The fallback on M (dense) or A (by columns; M NULL). */
 static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
                               const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
@@ -213,9 +277,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
      * sharing the budget have left; `work` is the charge so far, the three passes over M
      * (row sums, w before the Newton steps, the final residual) charged at once. */
     const double sweep_entries = entries > n ? entries : n;
-    double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
-    if (o->budget && o->budget->fallback_work >= 0.0 && o->budget->fallback_work < bound)
-        bound = o->budget->fallback_work;
+    const double bound = work_bound(o);
     double work = 3.0 * entries;
     int cut = 0;
 

@@ -367,6 +367,12 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
  * residual fields, fallback and fallback_iterations. Returns the status. */
 /* 1 when the fallback's answer has r(z) <= tolerance ||q||_inf (lcp_fallback.c). */
 int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_lcp_result *result);
+/* Past the clock, the nonzeros of M above which the fallback could not move from z = 0
+ * (HUGE_VAL: M is needed), and that answer formed from q alone (lcp_fallback.c). */
+double pp_lcp_fallback_idle_entries(const pp_lcp_options *o);
+pp_lcp_status pp_lcp_fallback_unformed(int n, const double *q, double entries,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result);
 pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, const double *q,
                               const pp_lcp_options *o, const unsigned char *warm, double *z,
                               pp_lcp_result *result);

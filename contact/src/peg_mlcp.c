@@ -980,10 +980,87 @@ static inline int listed(const lcp_layout *L, int j)
     return !L->position || L->position[j] >= 0;
 }
 
+/* Sets ordered by their pair of coupled bodies (csc_entries_least). */
+typedef struct pair_rows {
+    double key; /* a nb + b, a < b the coupled bodies; -1 - t with fewer than two */
+    int rows;
+} pair_rows;
+
+static int pair_rows_order(const void *x, const void *y)
+{
+    const double a = ((const pair_rows *)x)->key, b = ((const pair_rows *)y)->key;
+    return (a > b) - (a < b);
+}
+
+/* The rows of listed set j in layout L, as csc_assemble counts them on each of its bodies. */
+static int set_rows(const pp_peg_workspace *ws, const lcp_layout *L, int j)
+{
+    int rows = 2 * ws->roll_axes[j];
+    for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r)
+        rows += row_index(L, j, r) >= 0;
+    return rows;
+}
+
+/* A lower bound of nnz(M) before M is formed, from the rows on each coupled body
+ * (c->body_first[lb + 1], not yet summed): an impulse or rolling column of set j holds an
+ * entry at every row on either of j's coupled bodies A and B (csc_assemble's body terms keep
+ * the zeros), |rows on A| + |rows on B| - |rows on both|, and the rows on both are those of
+ * the sets on the same pair of bodies. The sets' own entries beyond these are not counted.
+ * HUGE_VAL when there is no room for the ordering (the caller then forms M). */
+static double csc_entries_least(const pp_peg_workspace *ws, const lcp_layout *L,
+                                const int *list, int count, const csc_store *c)
+{
+    const int k = L->k;
+    const double nb = (double)c->body_capacity;
+    pair_rows *by_pair = malloc((size_t)(count > 0 ? count : 1) * sizeof *by_pair);
+    if (!by_pair) return HUGE_VAL;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t];
+        int lb[2], m = 0;
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b >= 0 && ws->coupled[b]) lb[m++] = c->body_local[b];
+        }
+        by_pair[t].rows = set_rows(ws, L, j);
+        by_pair[t].key = m < 2 ? -1.0 - t
+                               : (lb[0] < lb[1] ? lb[0] * nb + lb[1] : lb[1] * nb + lb[0]);
+    }
+    qsort(by_pair, (size_t)count, sizeof *by_pair, pair_rows_order);
+    double least = 0.0;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t];
+        int columns = 2 * ws->roll_axes[j], rows = 0, m = 0, lb[2];
+        for (int l = 0; l <= k; ++l) columns += col_index(L, j, l) >= 0;
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b < 0 || !ws->coupled[b]) continue;
+            lb[m++] = c->body_local[b];
+            rows += c->body_first[c->body_local[b] + 1];
+        }
+        if (m == 2) { /* less the rows on both: the sets of this pair (a run of by_pair) */
+            const double key = lb[0] < lb[1] ? lb[0] * nb + lb[1] : lb[1] * nb + lb[0];
+            int lo = 0, hi = count;
+            while (lo < hi) {
+                const int mid = lo + (hi - lo) / 2;
+                if (by_pair[mid].key < key) lo = mid + 1;
+                else hi = mid;
+            }
+            for (int u = lo; u < count && by_pair[u].key == key; ++u) rows -= by_pair[u].rows;
+        }
+        least += (double)columns * rows;
+    }
+    free(by_pair);
+    return least;
+}
+
+/* M by columns. idle_entries (pp_lcp_fallback_idle_entries; HUGE_VAL: always formed): when
+ * a lower bound of nnz(M) exceeds it (csc_entries_least), M is not formed and *idle is set to
+ * that bound (else 0). */
 static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
                               const lcp_layout *L, const int *list, int count, int n,
-                              csc_store *c, pp_lcp_csc *A)
+                              double idle_entries, csc_store *c, pp_lcp_csc *A, double *idle)
 {
+    *idle = 0.0;
     const int k = L->k, nb = pp->base.body_count;
     /* scratch of n (and of the problem's bodies) */
     if ((size_t)n + 1 > c->n_capacity) {
@@ -1037,6 +1114,13 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
             rows += 2 * ws->roll_axes[j];
         }
         c->body_first[lb + 1] = rows;
+    }
+    if (idle_entries < HUGE_VAL) {
+        const double least = csc_entries_least(ws, L, list, count, c);
+        if (least > idle_entries) {
+            *idle = least;
+            return PP_OK;
+        }
     }
     for (int i = 0; i < bodies; ++i) c->body_first[i + 1] += c->body_first[i];
     rows_total = (size_t)c->body_first[bodies];
@@ -1379,7 +1463,8 @@ pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
                               const lcp_layout *L, const int *list, int count, int n,
                               csc_store *c, pp_lcp_csc *A)
 {
-    return csc_assemble(ws, pp, L, list, count, n, c, A);
+    double idle;
+    return csc_assemble(ws, pp, L, list, count, n, HUGE_VAL, c, A, &idle);
 }
 
 pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
@@ -1673,8 +1758,13 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
+        /* past the clock, an M the bounded fallback could not sweep is not formed: its
+         * answer is z = 0 whatever M holds (lcp_fallback.c pp_lcp_fallback_idle_entries) */
+        double idle = 0.0;
         if (by_columns) {
-            if (csc_assemble(ws, pp, &island, list, count, n, &d->csc, &A) != PP_OK) {
+            if (csc_assemble(ws, pp, &island, list, count, n,
+                             pp_lcp_fallback_idle_entries(options), &d->csc, &A,
+                             &idle) != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP "
                                      "of %d unknowns", n);
                 return PP_ERR_NO_MEMORY;
@@ -1697,6 +1787,11 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int schur = st == PP_OK; /* the joint equalities were eliminated */
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
+        if (idle > 0.0) {
+            st = PP_ERR_SOLVER;
+            pp_lcp_fallback_unformed(n, d->island_q, idle, options, d->island_z, &r);
+            if (basis) memset(d->island_basis, 0, (size_t)n);
+        }
         /* Redundant supports: the compliance limit instead of Lemke's vertex
          * (lcp_load_sharing.c). Not with a compliance of the caller's (the LCP is then
          * already regularised), only on an accepted solution, and not in an island with
@@ -1764,7 +1859,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 if (large) free(M);
                 return st;
             }
-        } else if (st == PP_ERR_SOLVER) {
+        } else if (st == PP_ERR_SOLVER && idle == 0.0) {
             r.status = PP_LCP_NUMERICAL;
         }
         int keep_motion = 0;

@@ -246,6 +246,80 @@ START_TEST(fallback_work_bound_is_exact)
 }
 END_TEST
 
+/* Past the clock, an LCP by columns whose M the fallback cannot sweep once (4 nnz(M) above
+ * its work bound: the three passes charged first leave no room for a sweep or a warm start):
+ * pp_lcp_solve_csc's answer is the fallback's start z = 0, and pp_lcp_fallback_unformed gives
+ * the same answer from q alone (lcp_fallback.c pp_lcp_fallback_idle_entries): the same z, the
+ * same measures bit for bit, the same status and charge, the budget left the same. With a
+ * bound that pays one sweep, 4 nnz(M), the fallback moves (the threshold is the file
+ * comment's); while the clock runs, M is always needed. */
+START_TEST(fallback_unformed_is_the_fallbacks_answer)
+{
+    tridiagonal_instance();
+    static int col_start[N + 1], rows[3 * N];
+    static double values[3 * N], solved[N], unformed[N];
+    int p = 0;
+    for (int j = 0; j < N; ++j) {
+        col_start[j] = p;
+        for (int i = 0; i < N; ++i)
+            if (M[i + (size_t)j * N] != 0.0) {
+                rows[p] = i;
+                values[p++] = M[i + (size_t)j * N];
+            }
+    }
+    col_start[N] = p;
+    ck_assert_int_eq(p, 3 * N - 2);
+    const pp_lcp_csc A = {N, col_start, rows, values};
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_lcp_budget running = pp_lcp_budget_start(100.0, -1);
+    o.budget = &running;
+    ck_assert(pp_lcp_fallback_idle_entries(&o) == HUGE_VAL);
+    for (int pays = 0; pays < 2; ++pays) {
+        pp_lcp_budget budget[2];
+        pp_lcp_result r[2];
+        for (int u = 0; u < 2; ++u) {
+            budget[u] = pp_lcp_budget_start(1e-9, -1); /* out at once */
+            while (pp_lcp_clock() <= budget[u].deadline) continue;
+        }
+        o.fallback_work = pays ? 4.0 * p : 4.0 * p - 1.0;
+        o.budget = &budget[0];
+        ck_assert_double_eq(pp_lcp_fallback_idle_entries(&o), 0.25 * o.fallback_work);
+        ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, q, &o, NULL, solved, &r[0]), PP_ERR_SOLVER);
+        ck_assert_int_eq(r[0].status, PP_LCP_APPROXIMATE);
+        ck_assert_int_eq(r[0].fallback, 1);
+        if (pays) { /* one sweep: z moved, rel(z) below z = 0's 1 */
+            ck_assert_int_eq(r[0].fallback_iterations, 1);
+            ck_assert_double_lt(r[0].relative_residual, 1.0);
+            ck_assert_double_eq(r[0].fallback_work, 4.0 * p);
+            continue;
+        }
+        o.budget = &budget[1];
+        ck_assert_double_gt((double)p, pp_lcp_fallback_idle_entries(&o));
+        ck_assert_int_eq(pp_lcp_fallback_unformed(N, q, (double)p, &o, unformed, &r[1]),
+                         PP_LCP_APPROXIMATE);
+        for (int i = 0; i < N; ++i) ck_assert(solved[i] == 0.0 && unformed[i] == 0.0);
+        ck_assert_int_eq(r[0].fallback_iterations, 0);
+        ck_assert_int_eq(r[0].fallback_cut, 1);
+        ck_assert_int_eq(r[1].fallback_cut, 1);
+        ck_assert_int_eq(r[1].budget_exhausted, 1);
+        ck_assert_double_eq(r[0].relative_residual, 1.0); /* q = -1 */
+        ck_assert(r[0].residual == r[1].residual);
+        ck_assert(r[0].relative_residual == r[1].relative_residual);
+        ck_assert(r[0].scale == r[1].scale);
+        ck_assert(r[0].min_z == r[1].min_z && r[0].min_w == r[1].min_w);
+        ck_assert(r[0].complementarity == r[1].complementarity);
+        ck_assert(r[0].fallback_work == r[1].fallback_work);
+        ck_assert(budget[0].fallback_work == budget[1].fallback_work);
+        ck_assert_int_eq(budget[0].exhausted, budget[1].exhausted);
+    }
+    printf("check_lcp_large: past the clock, nnz(M) = %d: the fallback's answer z = 0 under a "
+           "bound of 4 nnz - 1, formed from q alone\n", p);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 /* The fallback's answer when the budget ran out is one pp_lcp_solve keeps (lcp_fallback.c,
  * `usable`): the best iterate by rel(z) AMONG those with r(z) <= ||q||_inf, not overall. The
  * instance: a trap block on unknowns 0..2 beside tridiag(-1/2, 2, -1/2) of order N - 3 (q = -1
@@ -470,6 +544,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, factor_work_bounds_warm_start);
     tcase_add_test(tc, fallback_work_bound_is_exact);
     tcase_add_test(tc, fallback_keeps_a_usable_answer);
+    tcase_add_test(tc, fallback_unformed_is_the_fallbacks_answer);
     tcase_add_test(tc, ladder_skips_rungs_below_the_tie_band);
     suite_add_tcase(s, tc);
     return s;
