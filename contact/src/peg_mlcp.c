@@ -1650,11 +1650,15 @@ pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
         d->island_basis[a] = basis ? basis[d->island_map[a]] & 1 : 0;
     }
     pp_lcp_csc A = {0, NULL, NULL, NULL};
-    if (csc_assemble(ws, pp, R, list, count, n, &d->csc, &A) != PP_OK) {
+    double idle = 0.0; /* past the clock and too large to sweep: not formed, not answered here
+                          (the whole island's path gives the fallback's answer) */
+    if (csc_assemble(ws, pp, R, list, count, n, pp_lcp_fallback_idle_entries(options),
+                     &d->csc, &A, &idle) != PP_OK) {
         pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP of %d "
                              "unknowns", n);
         return PP_ERR_NO_MEMORY;
     }
+    if (idle > 0.0) return PP_OK;
     int refused = 0;
     st = sticking_entry(ws, pp, R, list, count, n, &A, options, basis, r, answered, &refused);
     if (st != PP_OK || *answered || refused) return st;
