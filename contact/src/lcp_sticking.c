@@ -148,7 +148,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->q_answer, &st->z_start[0], &st->z_start[1]};
+                    &st->q_answer, &st->z_start[0], &st->z_start[1], &st->z_given};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -206,6 +206,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->q_answer);
     free(st->z_start[0]);
     free(st->z_start[1]);
+    free(st->z_given);
     free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
@@ -776,6 +777,8 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->from_kept = 0;
     st->from_answer = 0;
     st->rounds = 0;
+    const int given = st->given; /* for this solve only */
+    st->given = 0;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     if (kept && same_lcp(st, A, q)) {
         ++st->answer_tried;
@@ -796,11 +799,12 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     /* the interior-point solve's start: the last answer of an island of this size and
      * pattern since the caller's last pp_sticking_forget (its unknowns need not be these;
      * the answer depends on the start within the acceptance, so the stepper forgets before
-     * each island's step: peg_mlcp.c pp_peg_workspace_forget) */
+     * each island's step: peg_mlcp.c pp_peg_workspace_forget), else the caller's (the
+     * island's own answer of its last step, by constraint identity: plugin/src/warm_start.c) */
     int slot = -1;
     for (int k = 0; k < 2; ++k)
         if (st->start_n[k] == n && st->start_nnz[k] == A->col_start[n]) slot = k;
-    st->interior.start = slot >= 0 ? st->z_start[slot] : NULL;
+    st->interior.start = slot >= 0 ? st->z_start[slot] : given ? st->z_given : NULL;
     pp_sticking_outcome out =
         island_solve(st, lcp, A, q, sliding, kept, kept_slides, lemke_warm, o, z, result);
     st->interior.start = NULL;

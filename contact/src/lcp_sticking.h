@@ -50,6 +50,12 @@ typedef struct pp_sticking {
      * as it stands on the island's next solve where that is the same LCP (a step's next
      * re-linearisation iterate) */
     int answer_slot;
+    /* The caller's start for the next solve (n: this island's unknowns, e.g. its sets' answers
+     * of the last step, kept with the island by constraint identity; 0 where not known): the
+     * interior-point solve's start where no answer of this size and pattern is kept (z_start)
+     * since the last pp_sticking_forget. given: z_given holds it (cleared by that solve). */
+    double *z_given;
+    int given;
     double *q_answer;             /* n: its q */
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
@@ -76,7 +82,8 @@ void pp_sticking_forget(pp_sticking *st);
  * factorisation); then, unless Lemke's warm basis lemke_warm (optional) solves LCP(A, q) as
  * it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the
  * monotone LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from
- * the last answer of an island of this n and nnz(A), z_start, where there is one), else
+ * the last answer of an island of this n and nnz(A), z_start, where there is one, else from
+ * the caller's z_given where given), else
  * Lemke on (2) by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n
  * pivots) and the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
  * (also when the answer is refused). */

@@ -314,6 +314,16 @@ void pp_peg_workspace_forget(pp_peg_workspace *ws)
     if (ws && ws->dense && ws->dense->sticking) pp_sticking_forget(ws->dense->sticking);
 }
 
+void pp_peg_workspace_start(pp_peg_workspace *ws, const double *z)
+{
+    ws->z_start = z;
+}
+
+const double *pp_peg_last_z(const pp_peg_workspace *ws)
+{
+    return ws->z;
+}
+
 /* ---- Validation ---------------------------------------------------------------------------- */
 
 static int finite_n(const double *x, int count)
@@ -1607,6 +1617,9 @@ static pp_status sticking_entry(pp_peg_workspace *ws, const pp_peg_problem *pp,
         st->start[a] = (unsigned char)(b & 1);
         st->kept_slides[a] = (unsigned char)((b & PP_PEG_STICKING_SLIDES) != 0);
     }
+    /* the caller's start of the interior-point stage, in the island's order */
+    for (int a = 0; ws->z_start && a < n; ++a) st->z_given[a] = ws->z_start[d->island_map[a]];
+    st->given = ws->z_start != NULL;
     /* the interior-point stage's Newton systems in body space (lcp_interior.c, (4)) */
     sticking_bodies(ws, pp, island, list, count, n, &st->interior);
     pp_lcp_options defaults = pp_lcp_options_default();
@@ -2133,11 +2146,10 @@ int pp_peg_record_size(const pp_peg_set *set, int directions)
     return set->count + directions + 1;
 }
 
-void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *contacts, int k,
-                          unsigned char *basis, unsigned char *records, int to_basis)
+/* The records of pp_peg_basis_records for unknowns of `size` bytes each. */
+static void map_records(int ns, const pp_peg_set *sets, const pp_contact *contacts, int k,
+                        size_t size, unsigned char *whole, unsigned char *records, int to_whole)
 {
-    PP_ASSERT(ns >= 0 && (ns == 0 || (sets && contacts && basis && records)) && k >= 1,
-              "pp_peg_basis_records: valid arguments");
     /* The whole layout [p (ns); c (K); beta (nf k); sigma (nf)] of lcp_layout. */
     int K = 0, nf = 0;
     for (int j = 0; j < ns; ++j) {
@@ -2150,15 +2162,13 @@ void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *cont
         int frictional = pp_contact_frictional(&contacts[set->first]);
         int index[1 + 64 + 1], m = 0;
         unsigned char *rec = records;
-        records += pp_peg_record_size(set, k);
+        records += (size_t)pp_peg_record_size(set, k) * size;
         /* p, then the slacks of the secondaries (set->count can exceed the stack index
          * list's room: they are visited directly) */
-        if (to_basis) basis[j] = rec[0];
-        else rec[0] = basis[j];
-        for (int s = 1; s < set->count; ++s) {
-            int a = ns + slack + s - 1;
-            if (to_basis) basis[a] = rec[s];
-            else rec[s] = basis[a];
+        for (int s = 0; s < set->count; ++s) {
+            unsigned char *w = whole + (size_t)(s == 0 ? j : ns + slack + s - 1) * size;
+            if (to_whole) memcpy(w, rec + (size_t)s * size, size);
+            else memcpy(rec + (size_t)s * size, w, size);
         }
         slack += set->count - 1;
         if (frictional) {
@@ -2166,13 +2176,32 @@ void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *cont
             index[m++] = ns + K + nf * k + slot;
             ++slot;
         }
-        unsigned char *tail = rec + set->count;
+        unsigned char *tail = rec + (size_t)set->count * size;
         for (int t = 0; t < k + 1; ++t) {
-            if (to_basis) {
-                if (t < m) basis[index[t]] = tail[t];
+            if (to_whole) {
+                if (t < m) memcpy(whole + (size_t)index[t] * size, tail + (size_t)t * size, size);
+            } else if (t < m) {
+                memcpy(tail + (size_t)t * size, whole + (size_t)index[t] * size, size);
             } else {
-                tail[t] = t < m ? basis[index[t]] : 0;
+                memset(tail + (size_t)t * size, 0, size);
             }
         }
     }
+}
+
+void pp_peg_basis_records(int ns, const pp_peg_set *sets, const pp_contact *contacts, int k,
+                          unsigned char *basis, unsigned char *records, int to_basis)
+{
+    PP_ASSERT(ns >= 0 && (ns == 0 || (sets && contacts && basis && records)) && k >= 1,
+              "pp_peg_basis_records: valid arguments");
+    map_records(ns, sets, contacts, k, 1, basis, records, to_basis);
+}
+
+void pp_peg_answer_records(int ns, const pp_peg_set *sets, const pp_contact *contacts, int k,
+                           double *z, double *records, int to_z)
+{
+    PP_ASSERT(ns >= 0 && (ns == 0 || (sets && contacts && z && records)) && k >= 1,
+              "pp_peg_answer_records: valid arguments");
+    map_records(ns, sets, contacts, k, sizeof *z, (unsigned char *)z,
+                (unsigned char *)records, to_z);
 }

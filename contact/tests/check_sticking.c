@@ -34,6 +34,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -458,6 +459,56 @@ START_TEST(test_forget_answers)
 }
 END_TEST
 
+/* The caller's start (pp_sticking.z_given: the stepper's island answer of its last step, kept
+ * by constraint identity): the box on an incline tilted from 20 to 20.5 degrees, started from
+ * the 20-degree answer, reaches the answer in fewer interior iterations than cold (with the
+ * start ignored it would take as many), the same statics; and a workspace that solved another
+ * island before, forgotten, answers with that start bit for bit as a fresh one (its last
+ * answers, of the same size, are not taken instead). */
+START_TEST(test_given_start)
+{
+    static body_lcp before, now, other;
+    const double mu = 0.5, theta = 20.5 * PI / 180.0;
+    box_on_incline(&before, 20.0 * PI / 180.0, mu);
+    box_on_incline(&now, theta, mu);
+    box_on_incline(&other, 10.0 * PI / 180.0, mu);
+    ck_assert_int_eq(before.n, now.n);
+    double z_before[512], z_cold[512], z_warm[512], z_used[512];
+    pp_lcp_result r;
+    pp_sticking cold, warm, used;
+    memset(&cold, 0, sizeof cold);
+    memset(&warm, 0, sizeof warm);
+    memset(&used, 0, sizeof used);
+    ck_assert_int_eq(solve(&before, &cold, z_before, &r), PP_STICKING_SOLVED);
+    pp_sticking_forget(&cold);
+    ck_assert_int_eq(solve(&now, &cold, z_cold, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(cold.interior.warm, 0);
+    ck_assert_int_eq(pp_sticking_reserve(&warm, now.n), PP_OK);
+    memcpy(warm.z_given, z_before, (size_t)now.n * sizeof *z_before);
+    warm.given = 1;
+    ck_assert_int_eq(solve(&now, &warm, z_warm, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(warm.given, 0); /* for that solve only */
+    ck_assert_int_lt(warm.interior_iterations, cold.interior_iterations);
+    check_box_statics(&now, theta, z_cold);
+    check_box_statics(&now, theta, z_warm);
+    ck_assert_int_eq(solve(&other, &used, z_used, &r), PP_STICKING_SOLVED);
+    pp_sticking_forget(&used);
+    memcpy(used.z_given, z_before, (size_t)now.n * sizeof *z_before);
+    used.given = 1;
+    ck_assert_int_eq(solve(&now, &used, z_used, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(used.interior_iterations, warm.interior_iterations);
+    ck_assert(memcmp(z_used, z_warm, (size_t)now.n * sizeof *z_warm) == 0);
+    printf("check_sticking: box on a 20.5-degree incline, %d interior iterations cold, %d from "
+           "the 20-degree answer\n", cold.interior_iterations, warm.interior_iterations);
+    pp_sticking_free(&cold);
+    pp_sticking_free(&warm);
+    pp_sticking_free(&used);
+    release(&before);
+    release(&now);
+    release(&other);
+}
+END_TEST
+
 START_TEST(test_kept_answer_refused)
 {
     static body_lcp b, c, d, e;
@@ -574,6 +625,7 @@ int main(void)
     tcase_add_loop_test(tc, test_box_slides_among_resting, 0, 2); /* _i: lemke_only */
     tcase_add_test(tc, test_kept_answer_refused);
     tcase_add_test(tc, test_forget_answers);
+    tcase_add_test(tc, test_given_start);
     tcase_add_test(tc, test_deadline_passed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -76,6 +76,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->joint_impulse);
     free(iw->velocity);
     free(iw->basis);
+    free(iw->z_start);
     pp_warm_store_destroy(iw->warm);
     free(iw->nu_hat);
     free(iw->nu_kept);
@@ -117,6 +118,8 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
     int n = pp_peg_lcp_size(ns, nc, k) + ns * PP_CONTACT_ROLLING_UNKNOWNS_MAX +
             pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows);
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
+    if (st == PP_OK)
+        st = pp_grow((void **)&iw->z_start, &iw->z_start_capacity, n > 0 ? n : 1, sizeof(double));
     return st;
 }
 
@@ -338,6 +341,15 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     int contact_unknowns = contact_lcp_unknowns(l, k), joints_wanted = 0;
     int joints_found = pp_warm_store_get_joints(iw->warm, s->warm_prev, world, iw,
                                                 iw->basis + contact_unknowns, &joints_wanted);
+    /* the sticking solve's start: each set's answer of the last solve of this kind (the step's
+     * first, a re-linearisation iterate; warm_start.c), the island's own whichever worker
+     * solves it */
+    const int answer_kind = at_start ? 1 : 2;
+    int answers = contacts ? pp_warm_store_get_answer(iw->warm, s->warm_prev, world, l, k,
+                                                      answer_kind, iw->z_start) : 0;
+    for (int i = 0; i < pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows); ++i)
+        iw->z_start[contact_unknowns + i] = 0.0;
+    pp_peg_workspace_start(iw->peg, answers > 0 ? iw->z_start : NULL);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, contacts ? l->contact_count : 0,
                                iw->local_contacts, k, compliance, !world->config.load_sharing,
                                at_start ? world->config.max_correcting_velocity : 0.0},
@@ -372,6 +384,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
         memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
+    pp_peg_workspace_start(iw->peg, NULL);
     if (at_start) iw->recovering |= stats.recovered_sets > 0;
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     /* the unknowns solved: an island's sets left out by constraint screening are verified
@@ -396,6 +409,9 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
         pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
         if (put == PP_OK)
             put = pp_warm_store_put_joints(iw->warm, world, iw, iw->basis + contact_unknowns);
+        if (put == PP_OK)
+            put = pp_warm_store_put_answer(iw->warm, world, l, k, answer_kind,
+                                           pp_peg_last_z(iw->peg));
         if (put != PP_OK) return put;
     } else if (st != PP_OK) {
         dump_failed_lcp(iw->peg, peg ? "PEG time-stepping LCP Lemke failed on"

@@ -12,6 +12,19 @@
  * (unknown_set_record), so a basis that matches in part is kept in part (Lemke then repairs
  * it) instead of being thrown away whenever the contact set changes anywhere.
  *
+ * The answer. The sticking solve of a large resting island (contact/src/lcp_sticking.c)
+ * starts its interior-point stage from a point near the answer; the island's answer z of its
+ * last solve is kept the same way, one record of doubles per set (the same unknowns as the
+ * basis record, pp_peg_answer_records) under the set's key with `answer` = its kind, and
+ * gathered into the next step's start (0 for sets no store knows: the interior solve's cold
+ * value). The kinds are the caller's: the stepper keeps the answer of a step's first solve
+ * (its start pose; a resting island's reduced sets) apart from its re-linearisation
+ * iterates' (other sets, another q), each the start of the same solve of the next step: on
+ * heap50 the first solve started from the last iterate's answer went to Lemke on 2 of 12
+ * steps (617, 746 pivots), from the first solve's on none.
+ * Kept with the island's sets, not in a worker's workspace, the start is the island's own
+ * whichever worker solves it and whichever islands it solved before (world.c step_island).
+ *
  * Storage: an open-addressing hash table of 16-byte slots (the key's hash, a stamp and the
  * entry's offset) over a pool that holds each entry's key, size and record one after the
  * other; both grow to the peak and are reused. A slot is in use only when its stamp is the
@@ -31,6 +44,7 @@ typedef struct warm_key {
     dGeomID g1, g2;
     int contact_kind, feature_a, feature_b;
     int set_kind, set_count, directions;
+    int answer;            /* 0: the basis bytes, > 0: the answer's doubles of that kind */
 } warm_key;
 
 /* In the pool: the key and the record's size, then the record (size bytes, padded to 8). */
@@ -100,6 +114,7 @@ static uint64_t key_hash(const warm_key *k)
     h = mix(h, (uint64_t)(unsigned)k->set_kind);
     h = mix(h, (uint64_t)(unsigned)k->set_count);
     h = mix(h, (uint64_t)(unsigned)k->directions);
+    h = mix(h, (uint64_t)(unsigned)k->answer);
     return h ^ (h >> 29);
 }
 
@@ -108,7 +123,7 @@ static int key_equal(const warm_key *a, const warm_key *b)
     return a->g1 == b->g1 && a->g2 == b->g2 && a->contact_kind == b->contact_kind &&
            a->feature_a == b->feature_a && a->feature_b == b->feature_b &&
            a->set_kind == b->set_kind && a->set_count == b->set_count &&
-           a->directions == b->directions;
+           a->directions == b->directions && a->answer == b->answer;
 }
 
 static warm_key set_key(const pp_world *world, const pp_constraint_list *list, int j, int k)
@@ -312,6 +327,56 @@ int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *s
         rec += size;
     }
     pp_peg_basis_records(list->set_count, list->sets, list->contacts, k, basis, first->records, 1);
+    return found;
+}
+
+pp_status pp_warm_store_put_answer(struct pp_warm_store *store, const pp_world *world,
+                                   const pp_constraint_list *list, int k, int kind,
+                                   const double *z)
+{
+    int count = records_size(list, k);
+    pp_status st = records_buffer(store, count * (int)sizeof(double));
+    if (st != PP_OK) return st;
+    double *records = (double *)(void *)store->records;
+    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, (double *)z, records,
+                          0);
+    const double *rec = records;
+    for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
+        int size = pp_peg_record_size(&list->sets[j], k);
+        warm_key key = set_key(world, list, j, k);
+        key.answer = kind;
+        st = insert(store, &key, (const unsigned char *)rec, size * (int)sizeof(double));
+        rec += size;
+    }
+    return st;
+}
+
+int pp_warm_store_get_answer(struct pp_warm_store *first, const struct pp_warm_store *second,
+                             const pp_world *world, const pp_constraint_list *list, int k,
+                             int kind, double *z)
+{
+    int count = records_size(list, k);
+    int n = pp_peg_lcp_size(list->set_count, list->contact_count, k) +
+            list->set_count * PP_CONTACT_ROLLING_UNKNOWNS_MAX;
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+    if (records_buffer(first, count * (int)sizeof(double)) != PP_OK) return 0;
+    double *records = (double *)(void *)first->records;
+    int found = 0;
+    double *rec = records;
+    for (int j = 0; j < list->set_count; ++j) {
+        int size = pp_peg_record_size(&list->sets[j], k);
+        warm_key key = set_key(world, list, j, k);
+        key.answer = kind;
+        warm_entry *e = find_either(first, second, &key);
+        if (e && e->size == size * (int)sizeof(double)) {
+            memcpy(rec, record_of(e), (size_t)size * sizeof *rec);
+            ++found;
+        } else {
+            for (int t = 0; t < size; ++t) rec[t] = 0.0;
+        }
+        rec += size;
+    }
+    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, z, records, 1);
     return found;
 }
 

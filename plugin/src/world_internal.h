@@ -147,7 +147,8 @@ typedef struct pp_island_work {
     double *solve_x;               /* 3 per local body: the centres the last solve's Jacobians
                                       used (q^l, or a re-linearisation's q^) */
     unsigned char *basis;
-    int contact_capacity, body_array_capacity, basis_capacity;
+    double *z_start;               /* the sticking solve's start, like basis (warm_start.c) */
+    int contact_capacity, body_array_capacity, basis_capacity, z_start_capacity;
     struct pp_warm_store *warm;    /* this island's latest bases, by constraint identity */
 
     /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */
@@ -507,6 +508,18 @@ pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_sto
 int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *second,
                       const pp_world *world, const pp_constraint_list *list, int k,
                       unsigned char *basis);
+
+/* The same for the answer z of that solve (indexed like the whole LCP), kept apart by the
+ * caller's kind (> 0; stage_time_step.c: the step's first solve, a re-linearisation iterate):
+ * put records each set's unknowns, get gathers them into z (pp_peg_lcp_size + set_count *
+ * PP_CONTACT_ROLLING_UNKNOWNS_MAX doubles; 0 for every unknown of a set no store knows and for
+ * rolling and joint unknowns) and returns the number of sets found. */
+pp_status pp_warm_store_put_answer(struct pp_warm_store *store, const pp_world *world,
+                                   const pp_constraint_list *list, int k, int kind,
+                                   const double *z);
+int pp_warm_store_get_answer(struct pp_warm_store *first, const struct pp_warm_store *second,
+                             const pp_world *world, const pp_constraint_list *list, int k,
+                             int kind, double *z);
 
 /* The same for the island's joint rows with LCP unknowns (stops, motors): their bytes of the
  * basis (after the contacts' unknowns). get returns the rows found, *wanted those with

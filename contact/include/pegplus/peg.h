@@ -563,6 +563,15 @@ void pp_peg_workspace_destroy(pp_peg_workspace *workspace);
  * arguments and the caller's basis: the stepper calls it before each island's step, so an
  * island's answers do not depend on which island a worker solved before it (threads). */
 void pp_peg_workspace_forget(pp_peg_workspace *workspace);
+/* The start of the sticking solves' interior-point stage (lcp_sticking.c) in the next
+ * pp_peg_solve calls: z indexed like the whole LCP (stats.lcp_size doubles; 0 where nothing is
+ * known), e.g. each set's answer of the island's last step gathered by constraint identity
+ * (pp_peg_answer_records), so that the start is the island's own, whichever worker solves
+ * it; NULL: none (cold). Read during those calls: the caller keeps z alive or resets it. */
+void pp_peg_workspace_start(pp_peg_workspace *workspace, const double *z);
+/* The whole LCP's answer z of the last pp_peg_solve (stats.lcp_size doubles; 0 in a failed
+ * island), valid until the next call. */
+const double *pp_peg_last_z(const pp_peg_workspace *workspace);
 
 /*
  * Build and solve one PEG step. solution is a pp_mlcp_solution indexed by CONTACT (so the
@@ -618,6 +627,10 @@ int pp_peg_record_size(const pp_peg_set *set, int directions);
 void pp_peg_basis_records(int set_count, const pp_peg_set *sets, const pp_contact *contacts,
                           int directions, unsigned char *basis, unsigned char *records,
                           int to_basis);
+/* The same for the answer z (indexed like the whole LCP) and records of doubles: the start the
+ * stepper keeps for the sticking solve (pp_peg_workspace_start). */
+void pp_peg_answer_records(int set_count, const pp_peg_set *sets, const pp_contact *contacts,
+                           int directions, double *z, double *records, int to_z);
 
 /* The whole LCP of the last pp_peg_solve (column-major M, q, n = stats.lcp_size; valid until
  * the next call, solve or destroy), e.g. for pp_lcp_instance_save of a failing step. M is
