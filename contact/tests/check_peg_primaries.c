@@ -35,6 +35,7 @@
 #include "pegplus/peg.h"
 
 #include "../src/peg_lcp_internal.h"
+#include "peg_lcp_checks.h"
 
 #include <check.h>
 #include <math.h>
@@ -151,24 +152,6 @@ static void scene_solve(pp_peg_workspace *ws, scene *s, const unsigned char *war
     ck_assert_int_gt(out->stats.slacks, 0);
 }
 
-/* The answer solves the whole PEG LCP (dense, pp_peg_last_lcp) by lcp.h's acceptance. */
-static void expect_peg_lcp_solved(pp_peg_workspace *ws)
-{
-    int n;
-    const double *M, *q;
-    pp_peg_last_lcp(ws, &n, &M, &q);
-    ck_assert_int_gt(n, 0);
-    double *w = malloc(sizeof(double) * (size_t)n);
-    ck_assert(w);
-    pp_lcp_result e;
-    pp_lcp_evaluate(n, M, q, ws->z, w, &e);
-    double qmax = 0.0;
-    for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(q[i]));
-    ck_assert_msg(e.relative_residual <= TOL, "PEG LCP: rel(z) = %g", e.relative_residual);
-    ck_assert_msg(e.residual <= 1e-4 * qmax, "PEG LCP: r(z) = %g, |q| = %g", e.residual, qmax);
-    ck_assert_msg(e.min_z >= 0.0, "PEG LCP: min z = %g", e.min_z);
-    free(w);
-}
 
 /* The primaries' path answered: the sticking solve's bit on the p of every set of S, on no
  * omitted set's (`omitted`: the support kind whose sets are left out). */
@@ -223,7 +206,7 @@ START_TEST(test_at_rest)
     pp_peg_workspace *ws = NULL;
     ck_assert_int_eq(pp_peg_workspace_create(1, s.nc, s.ns, K_DIRS, &ws), PP_OK);
     scene_solve(ws, &s, NULL, &a);
-    expect_peg_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL);
     expect_path(&s, &a, SECONDARY_OPEN);
     ck_assert_int_eq(a.stats.lcp.pivots, 0);
     ck_assert_int_eq(a.stats.lcp.warm_started, 0);
@@ -253,7 +236,7 @@ START_TEST(test_kept_state_completed)
     for (int l = 0; l < K_DIRS; ++l) warm[ns + K + t * K_DIRS + l] = 0;
     warm[ns + K + ns * K_DIRS + t] = 0;
     scene_solve(ws, &s, warm, &b);
-    expect_peg_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL);
     expect_path(&s, &b, SECONDARY_OPEN);
     ck_assert_int_eq(b.stats.lcp.pivots, 0);
     ck_assert_int_eq(b.stats.lcp.warm_started, 1);
@@ -271,7 +254,7 @@ START_TEST(test_pushed_secondary_opens)
     pp_peg_workspace *ws = NULL;
     ck_assert_int_eq(pp_peg_workspace_create(1, s.nc, s.ns, K_DIRS, &ws), PP_OK);
     scene_solve(ws, &s, NULL, &a);
-    expect_peg_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL);
     expect_path(&s, &a, SECONDARY_TOUCHING);
     const double mgh = s.m * G * H, vx = delta - MU * G * H, tol = TOL * G * H;
     ck_assert_msg(fabs(a.nu[0] - vx) <= tol, "v_x %.17g, closed form %.17g", a.nu[0], vx);

@@ -20,6 +20,7 @@
 #include "pegplus/peg.h"
 
 #include "../src/peg_lcp_internal.h" /* pp_peg_screening, the LCP store's capacities */
+#include "peg_lcp_checks.h"
 
 #include <check.h>
 #include <math.h>
@@ -167,25 +168,6 @@ static void solved_free(solved *s)
     free(s->basis);
 }
 
-/* The whole island's LCP (pp_peg_last_lcp, dense) at the workspace's z: rel(z) <= TOL_LCP,
- * z >= 0, and r(z) <= 1e-4 ||q|| (lcp.h's acceptance). */
-static void expect_whole_lcp_solved(pp_peg_workspace *ws)
-{
-    int n;
-    const double *M, *q;
-    pp_peg_last_lcp(ws, &n, &M, &q);
-    ck_assert_int_gt(n, 0);
-    double *w = malloc(sizeof(double) * (size_t)n);
-    ck_assert(w);
-    pp_lcp_result e;
-    pp_lcp_evaluate(n, M, q, ws->z, w, &e);
-    double qmax = 0.0;
-    for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(q[i]));
-    ck_assert_msg(e.relative_residual <= TOL_LCP, "whole LCP: rel(z) = %g", e.relative_residual);
-    ck_assert_msg(e.residual <= 1e-4 * qmax, "whole LCP: r(z) = %g, |q| = %g", e.residual, qmax);
-    ck_assert_msg(e.min_z >= 0.0, "whole LCP: min z = %g", e.min_z);
-    free(w);
-}
 
 /* Linearised end gap psi + h G^T nu of contact c. */
 static double end_gap(const row *r, const pp_contact *c, const double *nu)
@@ -239,7 +221,7 @@ START_TEST(test_far_row_screened)
     ck_assert_int_eq(s.stats.screened_unknowns, s.stats.lcp_size - 18 * resting);
     ck_assert_int_eq(s.stats.screen_rounds, 1);
     ck_assert_int_eq(s.stats.screen_whole, 0);
-    expect_whole_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL_LCP);
     /* the resting boxes stop; the hovering ones keep nu* (no impulse) */
     for (int b = 0; b < r.nb; ++b)
         for (int i = 0; i < 6; ++i) {
@@ -304,7 +286,7 @@ START_TEST(test_fast_box_brings_in_gaps)
     ck_assert_int_ge(s.stats.screen_rounds, 3); /* gaps brought in round by round */
     ck_assert_int_gt(s.stats.screened_sets, 0); /* the hovering boxes stay out */
     ck_assert_int_lt(s.stats.largest_island, s.stats.lcp_size);
-    expect_whole_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL_LCP);
     for (int i = 0; i < r.nc; ++i)
         ck_assert_msg(end_gap(&r, &r.c[i], s.nu) >= -TOL_GAP, "contact %d ends %g m closed", i,
                       -end_gap(&r, &r.c[i], s.nu));
@@ -377,7 +359,7 @@ START_TEST(test_all_open_no_lcp)
     ck_assert_int_eq(ws->dense->lcp_capacity, 0);
     for (int i = 0; i < r.nc; ++i) ck_assert(s.pn[i] == 0.0);
     for (int b = 0; b < r.nb; ++b) ck_assert(s.nu[6 * b + 2] == -G * H);
-    expect_whole_lcp_solved(ws);
+    expect_peg_lcp_solved(ws, TOL_LCP);
     solved_free(&s);
     pp_peg_workspace_destroy(ws);
     row_free(&r);
@@ -399,7 +381,7 @@ START_TEST(test_active_island_solved_whole)
         ck_assert_int_eq(s.stats.screen_rounds, 0);
         ck_assert_int_eq(s.stats.screened_sets, 0);
         ck_assert_int_eq(s.stats.largest_island, s.stats.lcp_size);
-        expect_whole_lcp_solved(ws);
+        expect_peg_lcp_solved(ws, TOL_LCP);
         solved_free(&s);
         pp_peg_workspace_destroy(ws);
         row_free(&r);
@@ -433,7 +415,7 @@ START_TEST(test_give_up_predicted)
         ck_assert_int_eq(s.stats.lcp_size, 598);
         ck_assert_int_eq(s.stats.screened_sets, 0);
         ck_assert_int_eq(s.stats.largest_island, s.stats.lcp_size);
-        expect_whole_lcp_solved(ws);
+        expect_peg_lcp_solved(ws, TOL_LCP);
         if (g == 0) { /* rounds run, then given up */
             ck_assert_int_ge(s.stats.screen_rounds, 2);
             ck_assert_int_eq(s.stats.screen_whole, 1);
