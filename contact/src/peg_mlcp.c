@@ -1514,6 +1514,8 @@ int pp_peg_sticking_min_n(int n)
     return previous;
 }
 
+int pp_peg_sticking_size(void) { return sticking_min_n; }
+
 /* The island's bodies for the interior-point stage (lcp_interior.h, pp_interior_bodies):
  * A = L + G^T W G, G the impulse columns' Jacobian blocks (JAC) on the island's coupled bodies
  * (6 rows each, numbered in order of first appearance; a body with W_b = 0 is no column), W_b =

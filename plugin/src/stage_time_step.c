@@ -343,10 +343,12 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
                                                 iw->basis + contact_unknowns, &joints_wanted);
     /* the sticking solve's start: each set's answer of the last solve of this kind (the step's
      * first, a re-linearisation iterate; warm_start.c), the island's own whichever worker
-     * solves it */
+     * solves it; kept only for islands the sticking solve can take (pile30's islands paid
+     * 3-5 % a step for answers never read) */
     const int answer_kind = at_start ? 1 : 2;
-    int answers = contacts ? pp_warm_store_get_answer(iw->warm, s->warm_prev, world, l, k,
-                                                      answer_kind, iw->z_start) : 0;
+    const int keep_answers = contacts && contact_unknowns >= pp_peg_sticking_size();
+    int answers = keep_answers ? pp_warm_store_get_answer(iw->warm, s->warm_prev, world, l, k,
+                                                          answer_kind, iw->z_start) : 0;
     for (int i = 0; i < pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows); ++i)
         iw->z_start[contact_unknowns + i] = 0.0;
     pp_peg_workspace_start(iw->peg, answers > 0 ? iw->z_start : NULL);
@@ -409,7 +411,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
         pp_status put = pp_warm_store_put(iw->warm, world, l, k, iw->basis);
         if (put == PP_OK)
             put = pp_warm_store_put_joints(iw->warm, world, iw, iw->basis + contact_unknowns);
-        if (put == PP_OK)
+        if (put == PP_OK && keep_answers)
             put = pp_warm_store_put_answer(iw->warm, world, l, k, answer_kind,
                                            pp_peg_last_z(iw->peg));
         if (put != PP_OK) return put;

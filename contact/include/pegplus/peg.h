@@ -572,6 +572,9 @@ void pp_peg_workspace_start(pp_peg_workspace *workspace, const double *z);
 /* The whole LCP's answer z of the last pp_peg_solve (stats.lcp_size doubles; 0 in a failed
  * island), valid until the next call. */
 const double *pp_peg_last_z(const pp_peg_workspace *workspace);
+/* The fewest unknowns of an island's LCP that the sticking solve takes (1 000): a smaller
+ * island never reads the start, so the stepper keeps no answers for it. */
+int pp_peg_sticking_size(void);
 
 /*
  * Build and solve one PEG step. solution is a pp_mlcp_solution indexed by CONTACT (so the
