@@ -389,6 +389,45 @@ static int data_residual_within(const screen_bounds *b, double qmax)
     return !(b->residual > PP_LCP_DATA_RESIDUAL * qmax && b->residual > 0.0);
 }
 
+/* The island's ||q||_inf over its sets' rows (a frictionless set has no friction rows). */
+static double island_qmax(const pp_peg_workspace *ws, const lcp_layout *whole,
+                          const int *island, int count)
+{
+    double qmax = 0.0;
+    for (int t = 0; t < count; ++t) {
+        const int j = island[t];
+        for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r) {
+            const int at = row_index(whole, j, r);
+            if (at >= 0) qmax = fmax(qmax, fabs(ws->q[at]));
+        }
+    }
+    return qmax;
+}
+
+/* The rounds' counters summed in total, into the answer's result. */
+static void rounds_counters(pp_lcp_result *out, const pp_lcp_result *total)
+{
+    out->pivots = total->pivots;
+    out->refactorisations = total->refactorisations;
+    out->factor_work_exceeded = total->factor_work_exceeded;
+    out->attempts = total->attempts;
+    out->fallback_iterations = total->fallback_iterations;
+    out->fallback_work = total->fallback_work;
+    out->fallback_cut = total->fallback_cut;
+    out->seconds = total->seconds;
+}
+
+/* Given up: the shared budget's pivots as they were before the rounds, so that the whole
+ * island's solve after them is charged as without them (their time is spent: a deadline
+ * sees it). */
+static void budget_restore(pp_lcp_budget *budget, const pp_lcp_budget *before)
+{
+    if (!budget) return;
+    budget->pivots = before->pivots;
+    budget->pivots_used = before->pivots_used;
+    budget->exhausted = before->exhausted;
+}
+
 /* Every set of O completed at nu* + dv (its z, and bit 0 of its bytes in wb) and folded into
  * *b, which starts from S's r; returns the number of violated sets, which join S (in_s,
  * *n_s) when `join`. */
@@ -450,14 +489,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     /* S_0: the sets violated at the free motion (dv = 0), and those active in the warm start
      * (p basic). complete_set writes only O's place in z: it is rewritten below. */
     velocity_change(ws, whole, island, count, island, 0, NULL, dv);
-    double qmax = 0.0; /* the island's ||q||_inf */
-    for (int t = 0; t < count; ++t) {
-        const int j = island[t];
-        for (int r2 = 0; r2 < ws->row_first[j + 1] - ws->row_first[j]; ++r2) {
-            const int at = row_index(whole, j, r2);
-            if (at >= 0) qmax = fmax(qmax, fabs(ws->q[at]));
-        }
-    }
+    const double qmax = island_qmax(ws, whole, island, count);
     double zmax = 0.0, residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
     int sets = 0, n_s = 0, slacks = 0, rolls = 0;
     for (int t = 0; t < count; ++t) {
@@ -648,14 +680,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         /* the final round's result (with load sharing's residuals where it changed the
          * answer), the rounds' counters summed, the whole island's residual bounds */
         pp_lcp_result out = r;
-        out.pivots = total.pivots;
-        out.refactorisations = total.refactorisations;
-        out.factor_work_exceeded = total.factor_work_exceeded;
-        out.attempts = total.attempts;
-        out.fallback_iterations = total.fallback_iterations;
-        out.fallback_work = total.fallback_work;
-        out.fallback_cut = total.fallback_cut;
-        out.seconds = total.seconds;
+        rounds_counters(&out, &total);
         out.status = PP_LCP_SOLVED;
         out.residual = b.residual;
         out.relative_residual = b.rel;
@@ -675,11 +700,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
      * answer is the unscreened one bit for bit; their time is spent, and a deadline
      * (max_seconds, the budget's clock) sees it). The rounds' counters go back in `result`
      * for the step's statistics. */
-    if (budget) {
-        budget->pivots = budget_before.pivots;
-        budget->pivots_used = budget_before.pivots_used;
-        budget->exhausted = budget_before.exhausted;
-    }
+    budget_restore(budget, &budget_before);
     *result = total;
     ++stats->screen_whole;
     return PP_OK;
@@ -783,12 +804,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
     const double tol = given->residual_tol;
     unsigned char *wb = sc->basis;
     double *dv = sc->dv;
-    double qmax = 0.0; /* the island's ||q||_inf */
-    for (int t = 0; t < count; ++t) {
-        const int j = list[t];
-        for (int r = 0; r < ws->row_first[j + 1] - ws->row_first[j]; ++r)
-            qmax = fmax(qmax, fabs(ws->q[row_index(whole, j, r)]));
-    }
+    const double qmax = island_qmax(ws, whole, list, count);
     /* O_0: a secondary open beyond the primary at zero relative velocity, the set open */
     for (int t = 0; t < count; ++t) {
         const int j = list[t], row0 = ws->row_first[j];
@@ -907,11 +923,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
             ws->z[at] = ws->z_motion[at] = d->island_z[a];
             if (basis) basis[at] = wb[at];
         }
-        measured.pivots = total.pivots;
-        measured.refactorisations = total.refactorisations;
-        measured.factor_work_exceeded = total.factor_work_exceeded;
-        measured.attempts = total.attempts;
-        measured.seconds = total.seconds;
+        rounds_counters(&measured, &total);
         measured.status = PP_LCP_SOLVED;
         measured.warm_started = round == 0 && r.warm_started;
         *result = measured;
@@ -921,11 +933,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
     }
     /* given up: the island is solved as before, from the caller's basis and budget (the
      * pivots spent here are reported in `result`, not charged; a deadline sees their time) */
-    if (budget) {
-        budget->pivots = budget_before.pivots;
-        budget->pivots_used = budget_before.pivots_used;
-        budget->exhausted = budget_before.exhausted;
-    }
+    budget_restore(budget, &budget_before);
     *result = total;
     return PP_OK;
 }
