@@ -237,12 +237,12 @@ static pp_status insert(struct pp_warm_store *store, const warm_key *key,
     return PP_OK;
 }
 
-/* Bytes of the records of every set of the list, one after the other. */
+/* Unknowns of the records of every set of the list, one after the other. */
 static int records_size(const pp_constraint_list *list, int k)
 {
-    int bytes = 0;
-    for (int j = 0; j < list->set_count; ++j) bytes += pp_peg_record_size(&list->sets[j], k);
-    return bytes;
+    int count = 0;
+    for (int j = 0; j < list->set_count; ++j) count += pp_peg_record_size(&list->sets[j], k);
+    return count;
 }
 
 static pp_status records_buffer(struct pp_warm_store *store, int bytes)
@@ -250,22 +250,31 @@ static pp_status records_buffer(struct pp_warm_store *store, int bytes)
     return pp_grow((void **)&store->records, &store->records_capacity, bytes > 0 ? bytes : 1, 1);
 }
 
-pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
-                            const pp_constraint_list *list, int k, const unsigned char *basis)
+/* Each set's record in the store's records buffer (`unit` bytes an unknown, one set after
+ * the other) inserted under its key, `answer` its kind (0: the basis bytes). */
+static pp_status insert_records(struct pp_warm_store *store, const pp_world *world,
+                                const pp_constraint_list *list, int k, int answer, size_t unit)
 {
-    int bytes = records_size(list, k);
-    pp_status st = records_buffer(store, bytes);
-    if (st != PP_OK) return st;
-    pp_peg_basis_records(list->set_count, list->sets, list->contacts, k, (unsigned char *)basis,
-                         store->records, 0);
     const unsigned char *rec = store->records;
+    pp_status st = PP_OK;
     for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
-        int size = pp_peg_record_size(&list->sets[j], k);
+        const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
         warm_key key = set_key(world, list, j, k);
+        key.answer = answer;
         st = insert(store, &key, rec, size);
         rec += size;
     }
     return st;
+}
+
+pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
+                            const pp_constraint_list *list, int k, const unsigned char *basis)
+{
+    pp_status st = records_buffer(store, records_size(list, k));
+    if (st != PP_OK) return st;
+    pp_peg_basis_records(list->set_count, list->sets, list->contacts, k, (unsigned char *)basis,
+                         store->records, 0);
+    return insert_records(store, world, list, k, 0, 1);
 }
 
 pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_store *from)
@@ -304,28 +313,47 @@ static void unknown_set_record(const pp_constraint_list *list, int j, unsigned c
     }
 }
 
-int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *second,
-                      const pp_world *world, const pp_constraint_list *list, int k,
-                      unsigned char *basis)
+/* Each set's record found in either store, into first's records buffer (`unit` bytes an
+ * unknown, kind `answer` as insert_records); a set no store knows gets unknown_set_record's
+ * guess (the basis bytes) or zeros (an answer). Returns the sets found. */
+static int gather_records(struct pp_warm_store *first, const struct pp_warm_store *second,
+                          const pp_world *world, const pp_constraint_list *list, int k,
+                          int answer, size_t unit)
 {
-    int bytes = records_size(list, k);
-    memset(basis, 0, (size_t)pp_peg_lcp_size(list->set_count, list->contact_count, k) +
-                         (size_t)list->set_count * PP_CONTACT_ROLLING_UNKNOWNS_MAX);
-    if (records_buffer(first, bytes) != PP_OK) return 0;
-    int found = 0;
     unsigned char *rec = first->records;
+    int found = 0;
     for (int j = 0; j < list->set_count; ++j) {
-        int size = pp_peg_record_size(&list->sets[j], k);
+        const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
         warm_key key = set_key(world, list, j, k);
+        key.answer = answer;
         warm_entry *e = find_either(first, second, &key);
         if (e && e->size == size) {
             memcpy(rec, record_of(e), (size_t)size);
             ++found;
-        } else {
+        } else if (answer == 0) {
             unknown_set_record(list, j, rec, size);
+        } else {
+            memset(rec, 0, (size_t)size);
         }
         rec += size;
     }
+    return found;
+}
+
+/* The whole LCP's unknowns of the list's sets (rolling ones included). */
+static size_t whole_unknowns(const pp_constraint_list *list, int k)
+{
+    return (size_t)pp_peg_lcp_size(list->set_count, list->contact_count, k) +
+           (size_t)list->set_count * PP_CONTACT_ROLLING_UNKNOWNS_MAX;
+}
+
+int pp_warm_store_get(struct pp_warm_store *first, const struct pp_warm_store *second,
+                      const pp_world *world, const pp_constraint_list *list, int k,
+                      unsigned char *basis)
+{
+    memset(basis, 0, whole_unknowns(list, k));
+    if (records_buffer(first, records_size(list, k)) != PP_OK) return 0;
+    const int found = gather_records(first, second, world, list, k, 0, 1);
     pp_peg_basis_records(list->set_count, list->sets, list->contacts, k, basis, first->records, 1);
     return found;
 }
@@ -334,49 +362,23 @@ pp_status pp_warm_store_put_answer(struct pp_warm_store *store, const pp_world *
                                    const pp_constraint_list *list, int k, int kind,
                                    const double *z)
 {
-    int count = records_size(list, k);
-    pp_status st = records_buffer(store, count * (int)sizeof(double));
+    pp_status st = records_buffer(store, records_size(list, k) * (int)sizeof *z);
     if (st != PP_OK) return st;
-    double *records = (double *)(void *)store->records;
-    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, (double *)z, records,
-                          0);
-    const double *rec = records;
-    for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
-        int size = pp_peg_record_size(&list->sets[j], k);
-        warm_key key = set_key(world, list, j, k);
-        key.answer = kind;
-        st = insert(store, &key, (const unsigned char *)rec, size * (int)sizeof(double));
-        rec += size;
-    }
-    return st;
+    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, (double *)z,
+                          (double *)(void *)store->records, 0);
+    return insert_records(store, world, list, k, kind, sizeof *z);
 }
 
 int pp_warm_store_get_answer(struct pp_warm_store *first, const struct pp_warm_store *second,
                              const pp_world *world, const pp_constraint_list *list, int k,
                              int kind, double *z)
 {
-    int count = records_size(list, k);
-    int n = pp_peg_lcp_size(list->set_count, list->contact_count, k) +
-            list->set_count * PP_CONTACT_ROLLING_UNKNOWNS_MAX;
-    for (int i = 0; i < n; ++i) z[i] = 0.0;
-    if (records_buffer(first, count * (int)sizeof(double)) != PP_OK) return 0;
-    double *records = (double *)(void *)first->records;
-    int found = 0;
-    double *rec = records;
-    for (int j = 0; j < list->set_count; ++j) {
-        int size = pp_peg_record_size(&list->sets[j], k);
-        warm_key key = set_key(world, list, j, k);
-        key.answer = kind;
-        warm_entry *e = find_either(first, second, &key);
-        if (e && e->size == size * (int)sizeof(double)) {
-            memcpy(rec, record_of(e), (size_t)size * sizeof *rec);
-            ++found;
-        } else {
-            for (int t = 0; t < size; ++t) rec[t] = 0.0;
-        }
-        rec += size;
-    }
-    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, z, records, 1);
+    const size_t n = whole_unknowns(list, k);
+    for (size_t i = 0; i < n; ++i) z[i] = 0.0;
+    if (records_buffer(first, records_size(list, k) * (int)sizeof *z) != PP_OK) return 0;
+    const int found = gather_records(first, second, world, list, k, kind, sizeof *z);
+    pp_peg_answer_records(list->set_count, list->sets, list->contacts, k, z,
+                          (double *)(void *)first->records, 1);
     return found;
 }
 
