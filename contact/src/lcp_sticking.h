@@ -83,10 +83,10 @@ void pp_sticking_forget(pp_sticking *st);
  * it stands (PP_STICKING_LEMKE_WARM: Lemke answers with it), the interior-point solve of the
  * monotone LCP (2) (its answer accepted on LCP(A, q) as it is; its first round started from
  * the last answer of an island of this n and nnz(A), z_start, where there is one, else from
- * the caller's z_given where given), else
- * Lemke on (2) by columns (from the kept set, else cold; at most STICK_LEMKE_PIVOTS n
- * pivots) and the steps from its basis. lcp: a Lemke workspace of capacity >= n. result->pivots counts Lemke's pivots on Q
- * (also when the answer is refused). */
+ * the caller's z_given where given), else Lemke on (2) by columns (from the kept set, else
+ * cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its basis. lcp: a Lemke
+ * workspace of capacity >= n. result->pivots counts Lemke's pivots on Q (also when the
+ * answer is refused). */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,

@@ -265,8 +265,8 @@ static inline int roll_index(const lcp_layout *L, int j, int u)
 }
 
 /* LCP index of row r of set j (r = 0 normal, 1..k friction, k+1.. slacks); -1 for the
- * friction rows of a frictionless set and for the slack rows of a layout without slacks. The LCP is square: this is also the index of the
- * row's own unknown (p, beta_r or c_r). */
+ * friction rows of a frictionless set and for the slack rows of a layout without slacks. The
+ * LCP is square: this is also the index of the row's own unknown (p, beta_r or c_r). */
 static inline int row_index(const lcp_layout *L, int j, int r)
 {
     if (r == 0) return L->position ? L->position[j] : j;

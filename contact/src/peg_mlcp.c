@@ -1011,6 +1011,14 @@ static int set_rows(const pp_peg_workspace *ws, const lcp_layout *L, int j)
     return rows;
 }
 
+/* The ordering key of set j's pair of coupled bodies (local numbers lb[0..m), nb of them);
+ * -1 - t (unique) with fewer than two. */
+static double pair_key(const int *lb, int m, int t, double nb)
+{
+    if (m < 2) return -1.0 - t;
+    return lb[0] < lb[1] ? lb[0] * nb + lb[1] : lb[1] * nb + lb[0];
+}
+
 /* A lower bound of nnz(M) before M is formed, from the rows on each coupled body
  * (c->body_first[lb + 1], not yet summed): an impulse or rolling column of set j holds an
  * entry at every row on either of j's coupled bodies A and B (csc_assemble's body terms keep
@@ -1032,8 +1040,7 @@ static double csc_entries_least(const pp_peg_workspace *ws, const lcp_layout *L,
             if (b >= 0 && ws->coupled[b]) lb[m++] = c->body_local[b];
         }
         by_pair[t].rows = set_rows(ws, L, j);
-        by_pair[t].key = m < 2 ? -1.0 - t
-                               : (lb[0] < lb[1] ? lb[0] * nb + lb[1] : lb[1] * nb + lb[0]);
+        by_pair[t].key = pair_key(lb, m, t, nb);
     }
     qsort(by_pair, (size_t)count, sizeof *by_pair, pair_rows_order);
     double least = 0.0;
@@ -1048,7 +1055,7 @@ static double csc_entries_least(const pp_peg_workspace *ws, const lcp_layout *L,
             rows += c->body_first[c->body_local[b] + 1];
         }
         if (m == 2) { /* less the rows on both: the sets of this pair (a run of by_pair) */
-            const double key = lb[0] < lb[1] ? lb[0] * nb + lb[1] : lb[1] * nb + lb[0];
+            const double key = pair_key(lb, m, t, nb);
             int lo = 0, hi = count;
             while (lo < hi) {
                 const int mid = lo + (hi - lo) / 2;
