@@ -215,6 +215,28 @@ START_TEST(test_at_rest)
 }
 END_TEST
 
+/* Frictionless sets in the island (mu = 0: no friction rows in the LCP, though the set's
+ * Jacobian keeps them): the corners, omitted at rest, and one inner set decided by its
+ * primary. Unpushed, every support of S carries m g h / |S| and no friction. */
+START_TEST(test_frictionless_sets)
+{
+    static scene s;
+    static answer a;
+    scene_build(&s, 0.0, SECONDARY_OPEN, SECONDARY_CLOSED);
+    for (int t = 0; t < s.ns; ++t) {
+        if (s.kind[t] == SUPPORT_U || (s.kind[t] == SECONDARY_CLOSED && t != N + 1)) continue;
+        for (int c = 0; c < s.sets[t].count; ++c) s.c[s.sets[t].first + c].mu = 0.0;
+    }
+    pp_peg_workspace *ws = NULL;
+    ck_assert_int_eq(pp_peg_workspace_create(1, s.nc, s.ns, K_DIRS, &ws), PP_OK);
+    scene_solve(ws, &s, NULL, &a);
+    expect_peg_lcp_solved(ws, TOL);
+    expect_path(&s, &a, SECONDARY_OPEN);
+    expect_at_rest(&s, &a, 0.0);
+    pp_peg_workspace_destroy(ws);
+}
+END_TEST
+
 /* The same island again with one set's bytes cleared (a set new at this pose, which the
  * stepper leaves with no bytes and its warm start off): the sticking solve's kept state is
  * completed with that set inactive and tried (pp_peg_primaries_island), so the island is
@@ -290,6 +312,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_at_rest);
+    tcase_add_test(tc, test_frictionless_sets);
     tcase_add_test(tc, test_kept_state_completed);
     tcase_add_test(tc, test_pushed_secondary_opens);
     suite_add_tcase(suite, tc);
