@@ -50,14 +50,15 @@
  * order (a zero entry adds nothing), so a sweep costs the nonzeros of M rather than n^2 and
  * the work bound below counts them.
  */
-#include "lcp_internal.h"
+#include "lcp_fallback_bodies.h"
 
 #include <string.h>
 
-#define DIAG_SHIFT 0.1
-#define DEFAULT_SWEEPS 200
-#define CHECK_EVERY 4
-#define W_REFRESH 32
+/* stage 1's constants, shared with its body-space form (lcp_fallback_bodies.c) */
+#define DIAG_SHIFT PP_FALLBACK_DIAG_SHIFT
+#define DEFAULT_SWEEPS PP_FALLBACK_SWEEPS
+#define CHECK_EVERY PP_FALLBACK_CHECK_EVERY
+#define W_REFRESH PP_FALLBACK_W_REFRESH
 #define NEWTON_STEPS 8
 #define NEWTON_SHIFT 1e-10
 /* Work bounds that keep the fallback's own cost bounded whatever n: the dense O(n^3) steps
@@ -192,7 +193,7 @@ static double basis_charge(int n, const double *M, const pp_lcp_csc *A,
 
 /* The bound of one call's work under o: the smaller of its own and what the solves sharing
  * its budget have left (file comment). */
-static double work_bound(const pp_lcp_options *o)
+double pp_lcp_fallback_work_bound(const pp_lcp_options *o)
 {
     double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
     if (o->budget && o->budget->fallback_work >= 0.0 && o->budget->fallback_work < bound)
@@ -211,7 +212,10 @@ static double work_bound(const pp_lcp_options *o)
  * Measured (the convex ball's landing, docs/performance.md "The convex ball's landing"): an
  * island of 136 547 unknowns whose M of 3.9e8 nonzeros (4.7 GB) took 10 s to form after the
  * step's clock had run out, then 0.4 s of Lemke's setup for its one pivot and 1.1 s of the
- * fallback's passes, for z = 0.
+ * fallback's passes, for z = 0. Such an island need not get z = 0, though: its M is
+ * L + G^T W G with G far sparser (~12 entries a column against 2 850 there), and the
+ * fallback's sweeps run in body space at nnz(G) a sweep (lcp_fallback_bodies.c), which
+ * peg_mlcp.c gives it; this answer remains where there is no room for that description.
  *
  * Returns the number of entries above which M is not needed (HUGE_VAL while the clock
  * runs, without a budget, or without the fallback).
@@ -221,7 +225,7 @@ double pp_lcp_fallback_idle_entries(const pp_lcp_options *o)
     if (!o || !o->fallback || !o->budget) return HUGE_VAL;
     const double now = pp_lcp_clock();
     if (now < pp_lcp_deadline(o, now)) return HUGE_VAL;
-    return 0.25 * work_bound(o);
+    return 0.25 * pp_lcp_fallback_work_bound(o);
 }
 
 /* The fallback's answer on an LCP of n unknowns with at least `entries` nonzeros in M, where
@@ -277,7 +281,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
      * sharing the budget have left; `work` is the charge so far, the three passes over M
      * (row sums, w before the Newton steps, the final residual) charged at once. */
     const double sweep_entries = entries > n ? entries : n;
-    const double bound = work_bound(o);
+    const double bound = pp_lcp_fallback_work_bound(o);
     double work = 3.0 * entries;
     int cut = 0;
 

@@ -58,6 +58,7 @@
 
 #include "geometry_internal.h"
 #include "islands_internal.h"
+#include "lcp_fallback_bodies.h"
 #include "lcp_internal.h"
 #include "lcp_sticking.h"
 #include "peg_lcp_internal.h"
@@ -1072,10 +1073,12 @@ static double csc_entries_least(const pp_peg_workspace *ws, const lcp_layout *L,
 
 /* M by columns. idle_entries (pp_lcp_fallback_idle_entries; HUGE_VAL: always formed): when
  * a lower bound of nnz(M) exceeds it (csc_entries_least), M is not formed and *idle is set to
- * that bound (else 0). */
+ * that bound (else 0). own_only: without the body terms, the sets' own entries alone (L of
+ * the bodies' description, fallback_bodies_island). */
 static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *pp,
                               const lcp_layout *L, const int *list, int count, int n,
-                              double idle_entries, csc_store *c, pp_lcp_csc *A, double *idle)
+                              double idle_entries, int own_only, csc_store *c, pp_lcp_csc *A,
+                              double *idle)
 {
     *idle = 0.0;
     const int k = L->k, nb = pp->base.body_count;
@@ -1142,7 +1145,7 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
     for (int i = 0; i < bodies; ++i) c->body_first[i + 1] += c->body_first[i];
     rows_total = (size_t)c->body_first[bodies];
     GROW_TO(c->body_rows, c->body_rows_capacity, rows_total + 1);
-    for (int b = 0; b < nb; ++b) {
+    for (int b = 0; b < nb && !own_only; ++b) {
         const int lb = c->body_local[b];
         if (lb < 0) continue;
         body_row *out = c->body_rows + c->body_first[lb];
@@ -1200,7 +1203,7 @@ static pp_status csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
         int na = 0, nbr = 0;
         const double *wa = NULL, *wb = NULL;
         int wsign = 1;
-        if (kind == COL_IMPULSE || kind == COL_ROLL) {
+        if (!own_only && (kind == COL_IMPULSE || kind == COL_ROLL)) {
             for (int side = 0; side < 2; ++side) {
                 const int b = ws->set_body[2 * j + side];
                 if (b < 0 || !ws->coupled[b]) continue;
@@ -1481,7 +1484,7 @@ pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
                               csc_store *c, pp_lcp_csc *A)
 {
     double idle;
-    return csc_assemble(ws, pp, L, list, count, n, HUGE_VAL, c, A, &idle);
+    return csc_assemble(ws, pp, L, list, count, n, HUGE_VAL, 0, c, A, &idle);
 }
 
 pp_status pp_peg_island_reserve(pp_peg_workspace *ws, int n)
@@ -1674,7 +1677,7 @@ pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
     pp_lcp_csc A = {0, NULL, NULL, NULL};
     double idle = 0.0; /* past the clock and too large to sweep: not formed, not answered here
                           (the whole island's path gives the fallback's answer) */
-    if (csc_assemble(ws, pp, R, list, count, n, pp_lcp_fallback_idle_entries(options),
+    if (csc_assemble(ws, pp, R, list, count, n, pp_lcp_fallback_idle_entries(options), 0,
                      &d->csc, &A, &idle) != PP_OK) {
         pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP of %d "
                              "unknowns", n);
@@ -1689,6 +1692,124 @@ pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     *answered = st == PP_OK;
     return PP_OK;
+}
+
+/* One block of pp_lcp_bodies (lcp_fallback_bodies.h) of unknown `at`: slot 0, or 1 when 0
+ * is taken; `column` 0 a row block, 1 a column block; the values times `sign`. */
+static void put_block(int *body, double *g, int at, int column, int lb, const double *src,
+                      int sign)
+{
+    const int s = body[4 * at + 2 * column] < 0 ? 0 : 1;
+    body[4 * at + 2 * column + s] = lb;
+    double *out = &g[24 * (size_t)at + 12 * column + 6 * s];
+    for (int e = 0; e < 6; ++e) out[e] = sign < 0 ? -src[e] : src[e];
+}
+
+/* Past the clock, an island whose M csc_assemble did not form (idle: its lower bound of
+ * nnz(M)): the bounded fallback's sweeps in body space (lcp_fallback_bodies.c) on M's
+ * description M = L + Gr^T W Gc, in d->island_z with their measures in r. The row blocks are
+ * csc_assemble's body rows (JAC of every row of a set on each coupled body, RJAC of its
+ * rolling rows, signed), the column blocks its impulse and rolling columns' W_b g (WJAC,
+ * RWJAC, signed alike), the bodies numbered as csc_assemble numbers them, and L the sets' own
+ * entries (csc_assemble without the body terms), so M's entries are csc_assemble's up to the
+ * order of the sums. Out of memory: the answer without a sweep, z = 0
+ * (pp_lcp_fallback_unformed). */
+static void fallback_bodies_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
+                                   const lcp_layout *island, const int *list, int count, int n,
+                                   double idle, const pp_lcp_options *options,
+                                   pp_lcp_result *r)
+{
+    dense_store *d = ws->dense;
+    const int k = island->k;
+    pp_lcp_csc own = {0, NULL, NULL, NULL};
+    double unused;
+    const pp_status st =
+        csc_assemble(ws, pp, island, list, count, n, HUGE_VAL, 1, &d->csc, &own, &unused);
+    int *body = malloc(4 * (size_t)n * sizeof *body);
+    double *g = malloc(24 * (size_t)n * sizeof *g);
+    if (st != PP_OK || !body || !g) {
+        free(body);
+        free(g);
+        pp_lcp_fallback_unformed(n, d->island_q, idle, options, d->island_z, r);
+        return;
+    }
+    for (size_t t = 0; t < 4 * (size_t)n; ++t) body[t] = -1;
+    int bodies = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], rows = ws->row_first[j + 1] - ws->row_first[j];
+        for (int side = 0; side < 2; ++side) {
+            const int b = ws->set_body[2 * j + side];
+            if (b < 0 || !ws->coupled[b]) continue;
+            const int lb = d->csc.body_local[b];
+            if (lb >= bodies) bodies = lb + 1;
+            for (int row = 0; row < rows; ++row) {
+                const int at = row_index(island, j, row);
+                if (at >= 0)
+                    put_block(body, g, at, 0, lb, JAC(ws, ws->row_first[j] + row, side), 1);
+            }
+            for (int l = 0; l <= k; ++l) {
+                const int at = col_index(island, j, l);
+                if (at >= 0) put_block(body, g, at, 1, lb, WJAC(ws, k, j, l, side), 1);
+            }
+            for (int a = 0; a < ws->roll_axes[j]; ++a)
+                for (int u = 0; u < 2; ++u) { /* g_a+ and g_a-: +G_a and -G_a */
+                    const int at = roll_index(island, j, 3 * a + u), sign = u ? -1 : 1;
+                    put_block(body, g, at, 0, lb, RJAC(ws, j, a, side), sign);
+                    put_block(body, g, at, 1, lb, RWJAC(ws, j, a, side), sign);
+                }
+        }
+    }
+    /* the friction cones: each frictional set's (ST96 Eq 27, its betas, sigma and mu), each
+     * rolling axis's (g+, g-, s and rho) */
+    int cones = 0, members = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t];
+        cones += (island->friction[j] >= 0) + ws->roll_axes[j];
+        members += (island->friction[j] >= 0 ? k : 0) + 2 * ws->roll_axes[j];
+    }
+    int *cone_first = malloc(((size_t)cones + 1) * sizeof *cone_first);
+    int *cone_beta = malloc(((size_t)members + 1) * sizeof *cone_beta);
+    int *cone_p = malloc(((size_t)cones + 1) * sizeof *cone_p);
+    int *cone_sigma = malloc(((size_t)cones + 1) * sizeof *cone_sigma);
+    double *cone_mu = malloc(((size_t)cones + 1) * sizeof *cone_mu);
+    if (!cone_first || !cone_beta || !cone_p || !cone_sigma || !cone_mu) {
+        cones = 0; /* out of memory: the sweeps without the cones */
+    } else {
+        int c = 0, m = 0;
+        for (int t = 0; t < count; ++t) {
+            const int j = list[t];
+            if (island->friction[j] >= 0) {
+                cone_first[c] = m;
+                for (int l = 1; l <= k; ++l) cone_beta[m++] = col_index(island, j, l);
+                cone_p[c] = row_index(island, j, 0);
+                cone_sigma[c] = sigma_index(island, j);
+                cone_mu[c++] = ws->set_mu[j];
+            }
+            for (int a = 0; a < ws->roll_axes[j]; ++a) {
+                cone_first[c] = m;
+                cone_beta[m++] = roll_index(island, j, 3 * a);
+                cone_beta[m++] = roll_index(island, j, 3 * a + 1);
+                cone_p[c] = row_index(island, j, 0);
+                cone_sigma[c] = roll_index(island, j, 3 * a + 2);
+                cone_mu[c++] = ws->set_rho[3 * j + a];
+            }
+        }
+        cone_first[c] = m;
+    }
+    const pp_lcp_bodies B = {n,      bodies,    body,      g,          own,
+                             cones,  cone_first, cone_beta, cone_p, cone_sigma, cone_mu};
+    pp_lcp_fallback_bodies(&B, d->island_q, options, d->island_z, r);
+    free(cone_first);
+    free(cone_beta);
+    free(cone_p);
+    free(cone_sigma);
+    free(cone_mu);
+    free(body);
+    free(g);
+    pp_log(PP_LOG_WARNING, "lcp: n = %d past the clock, its M (at least %.3g nonzeros) not "
+                           "formed: %d sweeps in body space (%d bodies, %d friction cones), "
+                           "residual %.3g, rel residual %.3g (against bounds of the row sums)",
+           n, idle, r->fallback_iterations, bodies, cones, r->residual, r->relative_residual);
 }
 
 /*
@@ -1784,12 +1905,13 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
             return PP_ERR_NO_MEMORY;
         }
-        /* past the clock, an M the bounded fallback could not sweep is not formed: its
-         * answer is z = 0 whatever M holds (lcp_fallback.c pp_lcp_fallback_idle_entries) */
+        /* past the clock, an M the bounded fallback could not sweep through is not formed:
+         * the island gets the fallback's sweeps in body space (fallback_bodies_island;
+         * lcp_fallback_bodies.h pp_lcp_fallback_bodies_entries) */
         double idle = 0.0;
         if (by_columns) {
             if (csc_assemble(ws, pp, &island, list, count, n,
-                             pp_lcp_fallback_idle_entries(options), &d->csc, &A,
+                             pp_lcp_fallback_bodies_entries(options), 0, &d->csc, &A,
                              &idle) != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of an LCP "
                                      "of %d unknowns", n);
@@ -1815,7 +1937,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         memset(&r, 0, sizeof r);
         if (idle > 0.0) {
             st = PP_ERR_SOLVER;
-            pp_lcp_fallback_unformed(n, d->island_q, idle, options, d->island_z, &r);
+            fallback_bodies_island(ws, pp, &island, list, count, n, idle, options, &r);
             if (basis) memset(d->island_basis, 0, (size_t)n);
         }
         /* Redundant supports: the compliance limit instead of Lemke's vertex
