@@ -572,9 +572,9 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * alone, is not taken: in a cycle it is the member at which the count happens to end, and the
  * working set holds no closest-point contact, so a member deep in a capsule reads as
  * satisfied (measured on that island: with 20 iterations the step kept the member 0.69 mm
- * deep, with 18 or 19 one 0.084 mm deep; the first solve alone leaves 0.14 mm). So the result
- * is the same for every iteration count past the cycle's closing, and no more violating than
- * any estimate the iteration evaluated.
+ * deep, with 18 or 19 one 0.084-0.085 mm deep; the first solve alone leaves 0.14 mm). So the
+ * result is the same for every iteration count past the cycle's closing, and no more violating
+ * than any estimate within the bound that the iteration evaluated.
  *
  * A fixed point above the energy bound (issue 15, soak: 47 gains in 17 scenes, all of them
  * here). The fixed point is a KKT point of min (nu - nu*)^T M (nu - nu*) subject to the
