@@ -30,10 +30,12 @@ static pp_status grow_bodies(pp_island_work *iw)
 {
     void **const arrays[] = {(void **)&iw->mlcp_body, (void **)&iw->velocity,
                              (void **)&iw->nu_hat, (void **)&iw->nu_kept,
-                             (void **)&iw->pose_saved, (void **)&iw->solve_x};
+                             (void **)&iw->pose_saved, (void **)&iw->solve_x,
+                             (void **)&iw->orbit};
     const size_t sizes[] = {sizeof(pp_mlcp_body), 6 * sizeof(double), 6 * sizeof(double),
-                            6 * sizeof(double), 16 * sizeof(double), 3 * sizeof(double)};
-    return pp_grow_together(arrays, sizes, 6, &iw->body_array_capacity,
+                            6 * sizeof(double), 16 * sizeof(double), 3 * sizeof(double),
+                            12 * PP_RELIN_PERIOD_MAX * sizeof(double)};
+    return pp_grow_together(arrays, sizes, 7, &iw->body_array_capacity,
                             iw->body_count > 0 ? iw->body_count : 1);
 }
 
@@ -82,6 +84,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->nu_kept);
     free(iw->pose_saved);
     free(iw->solve_x);
+    free(iw->orbit);
     memset(iw, 0, sizeof *iw);
 }
 

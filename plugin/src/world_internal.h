@@ -154,6 +154,11 @@ typedef struct pp_island_work {
     /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */
     double *nu_hat, *nu_kept, *pose_saved;
 
+    /* The re-linearisation's last iterates, to tell a cycle (relinearize.c "A cycle"): the
+     * estimates nu^ and the solves' answers F(nu^) of the last PP_RELIN_PERIOD_MAX iterates,
+     * 12 PP_RELIN_PERIOD_MAX per local body */
+    double *orbit;
+
     pp_island_stats stats;         /* what the island's solves did */
     pp_lcp_budget budget;          /* shared by the island's solves in a step */
     double budget_half;            /* pp_lcp_clock() time after which the re-linearisation
@@ -479,6 +484,10 @@ void pp_island_shift_gaps(const pp_world *world, pp_island_work *iw, double h,
 /* Append the island's contacts and their last impulses to *info (pp_contact_info list). */
 pp_status pp_record_contact_info(const pp_world *world, const pp_island_work *iw,
                                  pp_contact_info **info, int *count, int *capacity);
+
+/* relinearize.c: the longest cycle of re-linearisation iterates told apart ("A cycle";
+ * boxstack's cycles: periods 3 to 6). */
+#define PP_RELIN_PERIOD_MAX 6
 
 /* relinearize.c: stages 7-8 of one island: the first solve, then ST96 §3.6. */
 pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
