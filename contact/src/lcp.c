@@ -157,6 +157,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.fallback = 1;
     o.fallback_iterations = 0;
     o.fallback_work = 0.0;
+    o.fallback_start = NULL;
     return o;
 }
 

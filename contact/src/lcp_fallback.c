@@ -42,6 +42,12 @@
  * result->fallback_work holds the charge (<= the bound, or the three passes charged always,
  * below, if more) and result->fallback_cut says that the bound stopped a stage.
  *
+ * The start is the best usable of z = 0, the warm basis's clamped solution and the caller's
+ * candidate (options->fallback_start, clamped): a better answer another method found (the
+ * sticking solve's interior rounds at a sliding onset reach rel(z) 1e-7 ... 5e-6 where the
+ * sweeps end at 1e-4, docs/performance.md "The sticking solve's best round as the fallback's
+ * start") is never lost, and the stages below may still improve on it.
+ *
  * Memory: the workspace (no allocation): x = z iterate, y = w, start_covering = the best z,
  * column = D, covering = the row sums, z_try / w_try = Newton candidates, basis = A.
  *
@@ -314,7 +320,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (!(diag[i] > 0.0)) diag[i] = 1.0; /* a zero row: w_i = q_i whatever z is */
     }
 
-    /* Start: z = 0, or the clamped warm-start basis solution when it is better. */
+    /* Start: z = 0, or the clamped warm-start basis solution or the caller's candidate when
+     * better. */
     memset(zi, 0, (size_t)n * sizeof *zi);
     memcpy(w, q, (size_t)n * sizeof *w);
     /* z = 0 is usable: r(0) = ||min(0, q)||_inf <= ||q||_inf */
@@ -333,6 +340,23 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     if (warm && basis_solves && solve_basis(ws, n, M, A, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
+        form_w(n, M, A, q, zt, wt);
+        double rel = relative_residual(n, q, row_sums, zt, wt, &r_it);
+        if (rel < best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
+            best_rel = rel;
+            memcpy(zi, zt, (size_t)n * sizeof *zi);
+            memcpy(w, wt, (size_t)n * sizeof *w);
+        }
+    }
+    /* The caller's candidate (options->fallback_start: another method's approximate answer,
+     * e.g. the sticking solve's best refused round, peg_mlcp.c), clamped to z >= 0 (NaN to
+     * 0), kept as the warm start's is when usable and better; charged one pass for its w */
+    if (o->fallback_start && !(work + entries <= bound)) {
+        cut = 1;
+    } else if (o->fallback_start) {
+        work += entries;
+        const double *start = o->fallback_start;
+        for (int i = 0; i < n; ++i) zt[i] = start[i] > 0.0 ? start[i] : 0.0;
         form_w(n, M, A, q, zt, wt);
         double rel = relative_residual(n, q, row_sums, zt, wt, &r_it);
         if (rel < best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {

@@ -96,7 +96,11 @@
  * the acceptance of every solve takes it (pp_lcp_csc_accept on ST's own A and q with the
  * solve's options: rel(z) <= residual_tol, 1e-9 by default, r(z) <= PP_LCP_DATA_RESIDUAL
  * ||q||): the same standard as Lemke's answers, not load sharing's tighter 1e-11. Otherwise
- * the caller's Lemke runs.
+ * the caller's Lemke runs, and the best of the answers the rounds formed and did not take
+ * (least rel(z) on ST's A, q among the usable, r(z) <= ||q||_inf: keep_best) is the caller's
+ * for the bounded fallback's start, should Lemke not finish either: at heap50's sliding onset
+ * the interior rounds reach rel(z) 1e-7 ... 5e-6 where the fallback's own sweeps end at 1e-4
+ * (docs/performance.md "The sticking solve's best round as the fallback's start").
  */
 #include "lcp_sticking.h"
 
@@ -148,7 +152,8 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->q_answer, &st->z_start[0], &st->z_start[1], &st->z_given};
+                    &st->q_answer, &st->z_start[0], &st->z_start[1], &st->z_given,
+                    &st->z_best};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
         double *p = realloc(*d[t], (size_t)cap * sizeof **d[t]);
@@ -207,6 +212,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->z_start[0]);
     free(st->z_start[1]);
     free(st->z_given);
+    free(st->z_best);
     free(st->slides_interior);
     free(st->Ai);
     free(st->Ax);
@@ -425,6 +431,24 @@ static int mark_sliding_loaded(pp_sticking *st, int n, const unsigned char *slid
     return st->sliding_loaded;
 }
 
+/* A round's answer z not taken (marked sliding, or refused by the acceptance): kept as the
+ * solve's best round (st->z_best) where its rel(z) on ST's A, q is the least so far and it is
+ * usable, r(z) <= ||q||_inf: the bounded fallback's rule for an iterate (lcp_fallback.c
+ * `usable`), so the fallback may start from it. One pass over A, only where no answer is
+ * taken. */
+static void keep_best(pp_sticking *st, const pp_lcp_csc *A, const double *q, const double *z)
+{
+    const int n = A->n;
+    pp_lcp_result check;
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(A, q, z, NULL, &check);
+    if (!(check.relative_residual < st->best_rel) ||
+        !(check.residual <= pp_lcp_inf_norm(n, q)) || !pp_lcp_all_finite((size_t)n, z))
+        return;
+    st->best_rel = check.relative_residual;
+    memcpy(st->z_best, z, (size_t)n * sizeof *z);
+}
+
 /* The active-set steps on LCP(A, q) of an island whose unknowns with sliding[i] = 1 are the
  * sliding speeds (rows mu p - sum beta, zero diagonal) and all others impulses, with the
  * compliance eps: from `start` (bytes, 1 = basic), or the crash start where NULL, at most
@@ -501,8 +525,14 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
     if (!solved) return PP_STICKING_FAILED;
     /* z = (z_F, sigma = lambda): an ST answer unless a loaded contact slides */
     for (int i = 0; i < n; ++i) z[i] = st->x[i] > 0.0 ? st->x[i] : 0.0;
-    if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) return PP_STICKING_SLIDES;
-    if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
+    if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) {
+        keep_best(st, A, q, z);
+        return PP_STICKING_SLIDES;
+    }
+    if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
+        keep_best(st, A, q, z);
+        return PP_STICKING_FAILED;
+    }
     result->status = PP_LCP_SOLVED;
     result->attempts = 1;
     return PP_STICKING_SOLVED;
@@ -624,9 +654,15 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         const double x_norm = pp_lcp_inf_norm(n, x);
         for (int i = 0; i < n; ++i) z[i] = x[i];
         st->sliding_loaded = 0;
-        if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) continue;
+        if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) {
+            keep_best(st, A, q, z);
+            continue;
+        }
         memset(result, 0, sizeof *result);
-        if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) return PP_STICKING_FAILED;
+        if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
+            keep_best(st, A, q, z);
+            return PP_STICKING_FAILED;
+        }
         result->status = PP_LCP_SOLVED;
         result->attempts = 1;
         /* polished where its active set's limit is an answer (one step: the limit eps -> 0
@@ -779,6 +815,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->rounds = 0;
     const int given = st->given; /* for this solve only */
     st->given = 0;
+    st->best_rel = INFINITY;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     if (kept && same_lcp(st, A, q)) {
         ++st->answer_tried;

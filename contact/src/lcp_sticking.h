@@ -57,6 +57,13 @@ typedef struct pp_sticking {
     double *z_given;
     int given;
     double *q_answer;             /* n: its q */
+    /* A refused solve's best round (pp_sticking_island not SOLVED): of the answers its rounds
+     * formed and did not take (the interior rounds' iterates, the steps' limits), the least
+     * rel(z) on ST's A, q among those with r(z) <= ||q||_inf, for the bounded fallback's
+     * start (pp_lcp_options.fallback_start; peg_mlcp.c). best_rel: its rel(z), INFINITY
+     * where none (z_best then unset) */
+    double *z_best;
+    double best_rel;
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
                                         acceptance ran, and took it */
@@ -86,7 +93,8 @@ void pp_sticking_forget(pp_sticking *st);
  * the caller's z_given where given), else Lemke on (2) by columns (from the kept set, else
  * cold; at most STICK_LEMKE_PIVOTS n pivots) and the steps from its basis. lcp: a Lemke
  * workspace of capacity >= n. result->pivots counts Lemke's pivots on Q (also when the
- * answer is refused). */
+ * answer is refused). Not SOLVED: st->z_best holds the best round's answer where
+ * st->best_rel < INFINITY. */
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                                        const pp_lcp_csc *A, const double *q,
                                        const unsigned char *sliding, const unsigned char *kept,

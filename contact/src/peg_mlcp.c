@@ -1998,8 +1998,17 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 memset(&r, 0, sizeof r);
             }
         }
+        /* refused, the sticking solve's best round starts the bounded fallback where Lemke
+         * does not finish (lcp_sticking.h z_best; the fallback keeps it only if best) */
+        pp_lcp_options start_options;
+        const pp_lcp_options *solve_options = options;
+        if (stick_refused && d->sticking->best_rel < INFINITY) {
+            start_options = options ? *options : pp_lcp_options_default();
+            start_options.fallback_start = d->sticking->z_best;
+            solve_options = &start_options;
+        }
         if (st == PP_OK && n > 0 && !from_kept) {
-            st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, options,
+            st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, solve_options,
                                                basis ? d->island_basis : NULL, d->island_z, &r)
                             : pp_lcp_solve(d->lcp, n, M, d->island_q, options,
                                            basis ? d->island_basis : NULL, d->island_z, &r);

@@ -615,6 +615,69 @@ START_TEST(test_deadline_passed)
 }
 END_TEST
 
+/* A refused sticking solve's best round as the bounded fallback's start (lcp_sticking.h
+ * z_best, pp_lcp_options.fallback_start), as peg_mlcp.c chains them: the box sliding on the
+ * 40-degree incline, with the acceptance at residual_tol = 1e-300 so that no round's answer is
+ * taken (the sticking solve refuses: its rounds' answers are kept, the best by rel(z)); then
+ * the caller's solve of the same LCP with the step's pivots spent (Lemke cannot finish) and the
+ * fallback's work bound at three passes over A, the candidate's pass and one sweep (its own
+ * stages reach little: at heap50's sliding onset they end at rel(z) 1e-4 where the rounds
+ * had reached 1e-7). The answer is the fallback's, approximate, and checked here as an LCP
+ * answer: usable (r(z) <= ||q||_inf, z >= 0, finite), rel(z) no worse than the rounds' best,
+ * and the boxes' velocity ST's sliding closed form. Without the candidate the fallback
+ * answers from z = 0 and one sweep (rel(z) orders of magnitude above). */
+START_TEST(test_best_round_starts_fallback)
+{
+    static body_lcp b;
+    const double theta = 40.0 * PI / 180.0, mu = 0.5;
+    box_on_incline(&b, theta, mu);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    st.lemke_only = _i;
+    double z[512], w[512], v[6];
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(b.n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.residual_tol = 1e-300;
+    pp_lcp_result r;
+    ck_assert_int_ne(pp_sticking_island(&st, ws, &b.cols.A, b.q, b.sliding, NULL, NULL, NULL, &o,
+                                        z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_double_le(st.best_rel, 1e-9); /* the round ST's form answered, refused */
+    ck_assert_double_gt(st.best_rel, 0.0);
+    const double nnz = (double)b.cols.A.col_start[b.n];
+    pp_lcp_budget spent = pp_lcp_budget_start(0.0, 0); /* the step's pivots all spent */
+    o.budget = &spent;
+    o.fallback_work = 5.0 * nnz;
+    o.fallback_start = st.z_best;
+    unsigned char basis[512];
+    memset(basis, 0, sizeof basis);
+    ck_assert_int_eq(pp_lcp_solve_csc(ws, &b.cols.A, b.q, &o, basis, z, &r), PP_ERR_SOLVER);
+    ck_assert_int_eq(r.status, PP_LCP_APPROXIMATE);
+    ck_assert_int_eq(r.fallback, 1);
+    ck_assert_int_eq(r.budget_exhausted, 1);
+    ck_assert_int_le(r.pivots, 1); /* z0 enters, then the budget stops it */
+    pp_lcp_result check;
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(&b.cols.A, b.q, z, w, &check);
+    ck_assert_double_le(check.relative_residual, st.best_rel);
+    ck_assert_double_le(check.residual, pp_lcp_inf_norm(b.n, b.q));
+    ck_assert(pp_lcp_all_finite((size_t)b.n, z));
+    for (int i = 0; i < b.n; ++i) ck_assert_double_ge(z[i], 0.0);
+    const double vx = -G * H * (sin(theta) - mu * cos(theta));
+    for (int k = 0; k < b.copies; ++k) {
+        velocity_after(&b, k, z, v);
+        ck_assert_double_eq_tol(v[0], vx, 1e-6 * G * H);
+        for (int t = 1; t < 6; ++t) ck_assert_double_le(fabs(v[t]), 1e-6 * G * H);
+    }
+    printf("check_sticking: refused sliding box (lemke_only %d): best round rel %.3g, the "
+           "fallback's answer rel %.3g\n", _i, st.best_rel, check.relative_residual);
+    pp_lcp_workspace_destroy(ws);
+    pp_sticking_free(&st);
+    release(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sticking");
@@ -627,6 +690,7 @@ int main(void)
     tcase_add_test(tc, test_forget_answers);
     tcase_add_test(tc, test_given_start);
     tcase_add_test(tc, test_deadline_passed);
+    tcase_add_loop_test(tc, test_best_round_starts_fallback, 0, 2); /* _i: lemke_only */
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -153,6 +153,10 @@ typedef struct pp_lcp_options {
     double fallback_work;       /* bound on one fallback call's total work, estimated
                                    multiply-adds (pp_lcp_solve_fallback, "Cost"); <= 0:
                                    PP_LCP_FALLBACK_WORK */
+    const double *fallback_start; /* n values: a candidate start of the bounded fallback
+                                   (another method's approximate answer), kept as the warm
+                                   basis solution is (pp_lcp_solve_fallback, 1.); NULL
+                                   (default): none */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
@@ -271,8 +275,10 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
  *  is usable): rel(z) alone does not bound r(z), and an iterate best by rel(z) alone (a large
  *  z along a direction where M z is small) could be refused and leave the island with no
  *  impulse, where a usable iterate had been reached.
- *  1. Start from the better (by rel(z)) of z = 0 and, when `basis` is given and
- *     options->warm_start is set, the clamped solution of its complementary basis if usable.
+ *  1. Start from the best (by rel(z)) of z = 0, when `basis` is given and
+ *     options->warm_start is set the clamped solution of its complementary basis, and
+ *     options->fallback_start clamped to z >= 0, each only if usable (the last two charged a
+ *     pass over M each for their w).
  *  2. Projected Gauss–Seidel with a diagonal shift: z_i <- max(0, z_i - w_i / D_i),
  *     D_i = max(M_ii, 0.1 max_j |M_ij|) (a proximal step where M_ii is small or 0), at most
  *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best usable
