@@ -749,9 +749,12 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     f->c_start[m] = (int)pc;
     /* the clock (lcp.c, "The hard clock"): a factorisation whose predicted time would cross
      * the solve's deadline does not start, and the path stops as at its deadline; its
-     * charge m * nnz first, AMD's analysis (a pass over the block) only if that fits */
+     * charge m * nnz first, AMD's analysis (a pass over the block) only if that fits. A
+     * charge above the work bound is the bound's (over_bound below: the path ends as at its
+     * cap, and the solve's retries may run), whatever the clock. */
     pp_lcp_limits *l = &s->ws->limits;
-    if (!pp_lcp_work_fits((double)m * (double)p, l->factor_deadline)) {
+    const double charge = (double)m * (double)p;
+    if (charge <= factor_work && !pp_lcp_work_fits(charge, l->factor_deadline)) {
         l->hit = l->stopped = 1;
         return 0;
     }
