@@ -107,8 +107,9 @@
  * Minimum-ratio test on (x, y) (see the file comment). Returns the leaving row, -1 when no
  * entry of y is positive (ray), -2 when y is not finite, RATIO_OUT_OF_TIME when the clock ran
  * out while the rows of a large basis's tie were formed (each a BTRAN with the sparse factors
- * and a pass over M's rows, refined on demand: dozens of them took 0.27 s at one pivot of the
- * convex ball's screening rounds, 18 778 unknowns, 1.3e7 nonzeros; lcp.c "The hard clock").
+ * and a pass over M's rows, refined on demand: the part of a pivot that grows with the tie;
+ * one pivot of the convex ball's screening rounds, 18 778 unknowns and 1.3e7 nonzeros, ended
+ * 0.27 s past the deadline; lcp.c "The hard clock").
  */
 static int ratio_test(const lemke_run *run, int z0_row)
 {
