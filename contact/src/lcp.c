@@ -253,12 +253,12 @@ static void start_attempt(pp_lcp_workspace *ws, int left)
  *    sweep do not fit answers z = 0 without reading M (the fallback's own answer there:
  *    lcp_fallback.c, "idle"), its residual from q alone.
  * So past the deadline a solve does at most: the q >= 0 test (a pass), and its share of
- * PP_LCP_PAST_CLOCK_WORK. Without a clock (deadline INFINITY) nothing here changes a solve:
+ * PP_LCP_PAST_CLOCK_WORK (the work of screening's rounds that gave up is given back,
+ * peg_screen.c budget_restore, so an island's step may spend it twice). Without a clock (deadline INFINITY) nothing here changes a solve:
  * clock-free runs take the same pivots. With a clock not reached the answers are the same
  * unless a factorisation's predicted end crosses the deadline. */
 
-/* Past the budget's deadline: its fallbacks share at most PP_LCP_PAST_CLOCK_WORK from now. */
-static void budget_past_clock(pp_lcp_budget *budget)
+void pp_lcp_budget_past_clock(pp_lcp_budget *budget)
 {
     if (budget && budget->deadline < INFINITY && pp_lcp_clock() > budget->deadline &&
         !(budget->fallback_work >= 0.0 && budget->fallback_work <= PP_LCP_PAST_CLOCK_WORK))
@@ -274,7 +274,7 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
     result->factor_work_exceeded = ws->limits.factor_work_hits;
     result->seconds = pp_lcp_clock() - start;
     if (!o->budget) return;
-    budget_past_clock(o->budget);
+    pp_lcp_budget_past_clock(o->budget);
     o->budget->pivots_used += result->pivots;
     if (o->budget->pivots >= 0)
         o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
@@ -706,7 +706,7 @@ int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_l
 static double fallback_clock_bound(const pp_lcp_limits *l, const pp_lcp_options *o)
 {
     double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
-    budget_past_clock(o->budget);
+    pp_lcp_budget_past_clock(o->budget);
     if (o->budget && o->budget->fallback_work >= 0.0)
         bound = fmin(bound, o->budget->fallback_work);
     if (l->deadline < INFINITY)
