@@ -89,6 +89,7 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->m_row_values = NULL;
     ws->shift = 0.0;
     ws->cycled = 0;
+    ws->limits.factor_deadline = INFINITY;
     *out = ws;
     return PP_OK;
 }
@@ -204,6 +205,8 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
     if (o->budget && o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
         l->pivots_left = o->budget->pivots;
     l->attempt_deadline = l->deadline;
+    l->factor_deadline = l->deadline;
+    l->clock_every = n >= PP_LCP_SPARSE_MIN_N ? 1 : PP_LCP_CLOCK_EVERY;
     l->countdown = 1; /* read the clock at the first pivot */
     l->hit = 0;
     l->attempt_hit = 0;
@@ -230,14 +233,49 @@ static void start_attempt(pp_lcp_workspace *ws, int left)
     l->attempt_deadline = now + share * (l->deadline - now);
 }
 
+/* ---- The hard clock --------------------------------------------------------------------
+ *
+ * Issue 11: no step may take unbounded time, and a solve that cannot finish returns the
+ * best bounded answer with its residual. The deadline (pp_lcp_deadline: the solve's
+ * max_seconds, the shared budget's clock) is read between pivots, at every pivot of a
+ * large LCP (pp_lcp_take_pivot); what the clock cannot interrupt is held to it here:
+ *  - nothing of Lemke starts past the deadline: not the warm start's basis solve, not a path
+ *    (its setup alone, the sparse basis and M + eps I by columns, is a pass over M), not a
+ *    regularised retry (solve_once, pp_lcp_solve_order);
+ *  - a factorisation inside a path or a basis solve of the attempts (the warm start, the
+ *    polish) starts only when its charge (PP_LCP_FACTOR_WORK's estimates) at
+ *    PP_LCP_WORK_RATE ends by the deadline (lcp_sparse.c, pp_lcp_work_fits); a path whose
+ *    refactorisation does not fit stops as at its deadline;
+ *  - the fallback, which answers when the clock ran out, runs within what is left of the
+ *    clock at PP_LCP_WORK_RATE plus PP_LCP_PAST_CLOCK_WORK (fallback_clock_bound), and once
+ *    a solve has finished past the deadline the budget's shared fallback work is held to
+ *    PP_LCP_PAST_CLOCK_WORK for the rest of the step (also the threshold above which a
+ *    caller does not form an M, pp_lcp_fallback_idle_entries). A call whose first pass and
+ *    sweep do not fit answers z = 0 without reading M (the fallback's own answer there:
+ *    lcp_fallback.c, "idle"), its residual from q alone.
+ * So past the deadline a solve does at most: the q >= 0 test (a pass), and its share of
+ * PP_LCP_PAST_CLOCK_WORK (the work of screening's rounds that gave up is given back,
+ * peg_screen.c budget_restore, so an island's step may spend it twice). Without a clock (deadline INFINITY) nothing here changes a solve:
+ * clock-free runs take the same pivots. With a clock not reached the answers are the same
+ * unless a factorisation's predicted end crosses the deadline. */
+
+void pp_lcp_budget_past_clock(pp_lcp_budget *budget)
+{
+    if (budget && budget->deadline < INFINITY && pp_lcp_clock() > budget->deadline &&
+        !(budget->fallback_work >= 0.0 && budget->fallback_work <= PP_LCP_PAST_CLOCK_WORK))
+        budget->fallback_work = PP_LCP_PAST_CLOCK_WORK;
+}
+
 /* Charge the solve to the shared budget and time it. */
 static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double start,
                           pp_lcp_result *result)
 {
+    ws->limits.factor_deadline = INFINITY; /* no deadline left for the workspace's next user */
     result->budget_exhausted = ws->limits.stopped;
     result->factor_work_exceeded = ws->limits.factor_work_hits;
     result->seconds = pp_lcp_clock() - start;
     if (!o->budget) return;
+    pp_lcp_budget_past_clock(o->budget);
     o->budget->pivots_used += result->pivots;
     if (o->budget->pivots >= 0)
         o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
@@ -484,8 +522,9 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
 {
     const int n = m->n;
     double *zt = ws->z_try, *w = ws->w_try;
+    const int out_of_time = pp_lcp_clock_out(ws); /* "The hard clock": no basis solve, no path */
 
-    if (warm) {
+    if (warm && !out_of_time) {
         if (matrix_solve_basis(ws, m, 1, q, warm, zt) &&
             matrix_accept(m, q, eps, o, zt, w, result)) {
             memcpy(z, zt, (size_t)n * sizeof *z);
@@ -512,6 +551,7 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
         return PP_LCP_SOLVED;
     }
 
+    if (out_of_time || pp_lcp_clock_out(ws)) return PP_LCP_BUDGET_EXHAUSTED;
     const double *d = o->covering;
     if (!d) {
         for (int i = 0; i < n; ++i) ws->covering[i] = 1.0;
@@ -659,6 +699,45 @@ int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_l
     return skipped;
 }
 
+/* The bound of the fallback's work under the clock ("The hard clock"): the smaller of its
+ * own (options.fallback_work, PP_LCP_FALLBACK_WORK), of what the shared budget has left
+ * (held to PP_LCP_PAST_CLOCK_WORK once its deadline has passed), and of what is left of the
+ * solve's clock at PP_LCP_WORK_RATE plus PP_LCP_PAST_CLOCK_WORK. Without a clock, its own and
+ * the budget's, as the fallback takes them. */
+static double fallback_clock_bound(const pp_lcp_limits *l, const pp_lcp_options *o)
+{
+    double bound = o->fallback_work > 0.0 ? o->fallback_work : PP_LCP_FALLBACK_WORK;
+    pp_lcp_budget_past_clock(o->budget);
+    if (o->budget && o->budget->fallback_work >= 0.0)
+        bound = fmin(bound, o->budget->fallback_work);
+    if (l->deadline < INFINITY)
+        bound = fmin(bound, fmax(0.0, l->deadline - pp_lcp_clock()) * PP_LCP_WORK_RATE +
+                                PP_LCP_PAST_CLOCK_WORK);
+    return bound;
+}
+
+/* The fallback's answer where its bound does not hold its first pass and sweep (4 nnz(M):
+ * the row sums, the sweep, the pass before its Newton steps, the final residual), which is
+ * its start, z = 0 (lcp_fallback.c, pp_lcp_fallback_idle_entries): here without reading M,
+ * its residual from q alone (w = q, s_i = |q_i|), charged as the fallback charges its three
+ * passes (`entries` each), so the budget's bookkeeping is the fallback's. */
+static pp_lcp_status clock_out_answer(int n, const double *q, double entries,
+                                      const pp_lcp_options *o, double *z, pp_lcp_result *result)
+{
+    memset(z, 0, (size_t)n * sizeof *z);
+    pp_lcp_measures measures;
+    pp_lcp_measures_start(&measures);
+    for (int i = 0; i < n; ++i) pp_lcp_measure_row(&measures, q[i], 0.0, 0.0, 0.0, q[i]);
+    pp_lcp_measures_store(&measures, n, result);
+    result->fallback = 1;
+    result->fallback_cut = 1;
+    result->fallback_iterations = 0;
+    result->fallback_work = 3.0 * entries;
+    if (o->budget && o->budget->fallback_work >= 0.0)
+        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - result->fallback_work);
+    return result->relative_residual <= o->residual_tol ? PP_LCP_SOLVED : PP_LCP_APPROXIMATE;
+}
+
 /*
  * The order of a full solve: the plain attempt (solve_once), the regularised retries of
  * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback starts from the caller's basis (still unchanged:
@@ -701,7 +780,8 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
         eps *= PP_LCP_EPS_FACTOR;
         --retries_left;
     }
-    for (; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) && !workspace->limits.hit;
+    for (; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) && !workspace->limits.hit &&
+           !pp_lcp_clock_out(workspace); /* "The hard clock": no retry's setup past it */
          eps *= PP_LCP_EPS_FACTOR) {
         if (large) {
             workspace->shift = eps;
@@ -736,8 +816,16 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     if (o->fallback) {
         int pivots = result->pivots, refactorisations = result->refactorisations;
         int attempts = result->attempts;
-        pp_lcp_status s = A ? pp_lcp_fallback_csc(workspace, A, q, o, warm, z, result)
-                            : pp_lcp_fallback(workspace, n, M, q, o, warm, z, result);
+        /* "The hard clock": the fallback held to the clock left, its factorisations to its
+         * work bound alone */
+        pp_lcp_options timed = *o;
+        const double bound = fallback_clock_bound(&workspace->limits, o);
+        timed.fallback_work = bound;
+        workspace->limits.factor_deadline = INFINITY;
+        const double entries = A ? (double)A->col_start[n] : (double)n * n;
+        pp_lcp_status s = 4.0 * entries > bound ? clock_out_answer(n, q, entries, o, z, result)
+                          : A ? pp_lcp_fallback_csc(workspace, A, q, &timed, warm, z, result)
+                              : pp_lcp_fallback(workspace, n, M, q, &timed, warm, z, result);
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;

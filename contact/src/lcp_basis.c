@@ -452,7 +452,8 @@ int pp_lcp_solve_basis(pp_lcp_workspace *ws, int n, const double *M, const doubl
     if (nb == 0) return 1;
     double *zb = ws->rhs, *r = ws->residual, *hi = ws->sum_hi, *lo = ws->sum_lo;
     if (n >= PP_LCP_SPARSE_MIN_N) { /* M_BB sparse (the workspace's squares are smaller) */
-        if (!pp_lcp_sparse_solve_basis(n, M, ws->shift, q, ws->index, nb, zb, r, hi, lo))
+        if (!pp_lcp_sparse_solve_basis(n, M, ws->shift, q, ws->index, nb,
+                                       ws->limits.factor_deadline, zb, r, hi, lo))
             return 0;
         for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
         return 1;

@@ -112,7 +112,12 @@ typedef struct pp_lcp_limits {
     long pivots_left;     /* this solve's pivots left (the smaller of its own and the budget's) */
     double deadline;      /* pp_lcp_clock() seconds; INFINITY: none */
     double attempt_deadline; /* the running attempt's share of the time (<= deadline) */
+    double factor_deadline; /* the factorisations of the running stage must end by it
+                             (pp_lcp_work_fits): the deadline during Lemke's attempts and
+                             their basis solves; INFINITY in the fallback (held to its work
+                             bound, which lcp.c sets from the clock left) and outside a solve */
     int countdown;        /* pivots until the next clock read */
+    int clock_every;      /* PP_LCP_CLOCK_EVERY, or 1 on a large LCP (sparse basis) */
     int hit;              /* 1 once a bound of the solve stopped the pivoting */
     int attempt_hit;      /* 1 once the attempt's share ran out (the next attempt may run) */
     int stopped;          /* 1 once any bound stopped an attempt of this solve */
@@ -123,8 +128,40 @@ typedef struct pp_lcp_limits {
  * own max_seconds and the shared budget's deadline; INFINITY: neither. */
 double pp_lcp_deadline(const pp_lcp_options *o, double start);
 
-/* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns). */
+/* Read the clock every this many pivots (a pivot of n = 6 costs ~0.1 us, a clock read ~20 ns).
+ * A large LCP's path (sparse basis, n >= PP_LCP_SPARSE_MIN_N) reads it at every pivot: its
+ * pivots cost 10 us - 50 ms (eight of them took 0.2 s past the deadline on the convex ball's
+ * screening rounds of 18 544 unknowns), a clock read ~20 ns. */
 #define PP_LCP_CLOCK_EVERY 8
+
+/* ---- The hard clock (lcp.c, "The hard clock") ----------------------------------------
+ * Work that the clock cannot interrupt (a factorisation, the fallback's passes and sweeps)
+ * is admitted by its predicted time: its estimated work, the charge the work bounds already
+ * use (PP_LCP_FACTOR_WORK's max of AMD's fill^2 / m and m nnz(block); the fallback's
+ * multiply-adds, lcp_fallback.c), over PP_LCP_WORK_RATE. Measured on the 2-core test machine
+ * at load 2-5 (wall clock): KLU factorisations of charges 4 - 5.6e8 in 0.1 - 0.4 s (1 - 5.6e9 a
+ * second), the fallback's calls on the crash demo's impact 1.1 - 2.9e9 a second
+ * (docs/performance.md "A hard clock"), so the rate below is 2 - 10x slower than anything
+ * measured: a factorisation admitted with its predicted end at the deadline ends before it. */
+#define PP_LCP_WORK_RATE 5e8
+/* Past the deadline, the fallbacks of the solves sharing one budget may together still do
+ * this much work (1 s at PP_LCP_WORK_RATE, 0.2 - 0.45 s measured): half of what the step's
+ * fallbacks had (PP_LCP_FALLBACK_STEP_WORK), enough for the crash demo's impact answers to
+ * stay main's (2.5e8 was not: docs/performance.md "A hard clock"); a call whose first sweep
+ * does not fit answers z = 0 from q alone without reading M (lcp.c "The hard clock"). The
+ * work of screening's rounds that gave up is given back (peg_screen.c budget_restore). */
+#define PP_LCP_PAST_CLOCK_WORK 5e8
+
+/* Past the budget's deadline: its fallbacks share at most PP_LCP_PAST_CLOCK_WORK from now
+ * (its fallback_work held to it; lcp.c). NULL, or before the deadline: nothing. */
+void pp_lcp_budget_past_clock(pp_lcp_budget *budget);
+
+/* 1 when work of `work` estimated multiply-adds, started now, ends by `deadline` at
+ * PP_LCP_WORK_RATE (always, without a deadline). */
+static inline int pp_lcp_work_fits(double work, double deadline)
+{
+    return deadline == INFINITY || pp_lcp_clock() + work / PP_LCP_WORK_RATE <= deadline;
+}
 
 /* Bases seen along one Lemke path, by hash (lemke.c, "Cycling"): direct-mapped. */
 #define PP_LCP_SEEN_BASES 4096
@@ -347,7 +384,7 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
     }
     --l->pivots_left;
     if (--l->countdown <= 0) {
-        l->countdown = PP_LCP_CLOCK_EVERY;
+        l->countdown = l->clock_every;
         double now = pp_lcp_clock();
         if (now > l->deadline) {
             l->hit = 1;
@@ -360,6 +397,17 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
             return 0;
         }
     }
+    return 1;
+}
+
+/* 1 (and the running solve's limits marked hit) when the clock has passed its deadline: for
+ * work inside a pivot that the pivots' own clock reads do not see (lcp.c "The hard clock"). */
+static inline int pp_lcp_clock_out(pp_lcp_workspace *ws)
+{
+    pp_lcp_limits *l = &ws->limits;
+    if (!(l->deadline < INFINITY) || pp_lcp_clock() <= l->deadline) return 0;
+    l->hit = 1;
+    l->stopped = 1;
     return 1;
 }
 
@@ -475,8 +523,8 @@ int pp_lcp_sparse_pivot(pp_lcp_sparse *s, int r, const double *y);
 double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count);
 void pp_lcp_sparse_unit_row(pp_lcp_sparse *s, int i, double *row);
 int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
-                              const int *index, int nb, double *zb, double *r, double *hi,
-                              double *lo);
+                              const int *index, int nb, double deadline, double *zb, double *r,
+                              double *hi, double *lo);
 /* One sparse LU (KLU) of an m x m matrix by columns outside a Lemke path (lcp_sparse.c):
  * NULL when singular, out of memory, or refused by the work bound (PP_LCP_FACTOR_WORK:
  * *refused = 1). Solves overwrite b with the solution. */

@@ -127,6 +127,13 @@ int pp_lcp_factor_over_bound(double fill, int m, double entries)
     return lu_work(fill, m) > factor_work || (double)m * entries > factor_work;
 }
 
+/* The predicted work of that LU, as the clock reads it (pp_lcp_work_fits): the larger of the
+ * two estimates the bound is held to. */
+static double factor_charge(const klu_symbolic *symbolic, int m, double entries)
+{
+    return fmax(lu_work(symbolic->lnz + symbolic->unz, m), (double)m * entries);
+}
+
 double pp_lcp_factor_work_bound(double flops)
 {
     double previous = factor_work;
@@ -740,11 +747,27 @@ int pp_lcp_sparse_factor(pp_lcp_sparse *s, const int *row_var)
     }
     s->Ap[m] = (int)p;
     f->c_start[m] = (int)pc;
+    /* the clock (lcp.c, "The hard clock"): a factorisation whose predicted time would cross
+     * the solve's deadline does not start, and the path stops as at its deadline; its
+     * charge m * nnz first, AMD's analysis (a pass over the block) only if that fits. A
+     * charge above the work bound is the bound's (over_bound below: the path ends as at its
+     * cap, and the solve's retries may run), whatever the clock. */
+    pp_lcp_limits *l = &s->ws->limits;
+    const double charge = (double)m * (double)p;
+    if (charge <= factor_work && !pp_lcp_work_fits(charge, l->factor_deadline)) {
+        l->hit = l->stopped = 1;
+        return 0;
+    }
     f->symbolic = klu_analyze(m, s->Ap, s->Ai, &s->common);
     if (!f->symbolic) return 0;
     if (over_bound(f->symbolic, m, (double)p)) { /* PP_LCP_FACTOR_WORK: not run at all */
         state_release(s, f);
         s->work_exceeded = 1;
+        return 0;
+    }
+    if (!pp_lcp_work_fits(factor_charge(f->symbolic, m, (double)p), l->factor_deadline)) {
+        state_release(s, f);
+        l->hit = l->stopped = 1;
         return 0;
     }
     f->numeric = klu_factor(s->Ap, s->Ai, s->Ax, f->symbolic, &s->common);
@@ -1114,18 +1137,24 @@ double *pp_lcp_sparse_rows(pp_lcp_sparse *s, int count)
  * from the dense M or from M by columns, the same entries in the same order either way.
  * Returns 0 when M_BB is exactly singular, memory runs out, or the solve is not finite, and
  * without factorising when the LU's estimated work (lu_work) is above the bound every large
- * basis is held to (PP_LCP_FACTOR_WORK). zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
-static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const double *q, const int *index, double *zb, double *r, double *hi,
+ * basis is held to (PP_LCP_FACTOR_WORK), or when its predicted time would end past
+ * `deadline` (pp_lcp_work_fits; INFINITY: none). zb, r, hi, lo: nb each. Frees Ap, Ai, Ax. */
+static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const double *q,
+                          const int *index, double deadline, double *zb, double *r, double *hi,
                           double *lo)
 {
     klu_common common;
     klu_symbolic *symbolic = NULL;
     klu_numeric *numeric = NULL;
+    if (ok && !pp_lcp_work_fits((double)nb * (double)Ap[nb], deadline)) ok = 0;
     if (ok) {
         klu_defaults(&common);
         common.tol = 1.0;
         symbolic = klu_analyze(nb, Ap, Ai, &common);
-        if (symbolic && over_bound(symbolic, nb, (double)Ap[nb])) ok = 0;
+        if (symbolic && (over_bound(symbolic, nb, (double)Ap[nb]) ||
+                         !pp_lcp_work_fits(factor_charge(symbolic, nb, (double)Ap[nb]),
+                                           deadline)))
+            ok = 0;
         numeric = ok && symbolic ? klu_factor(Ap, Ai, Ax, symbolic, &common) : NULL;
         ok = numeric && common.status == KLU_OK;
     }
@@ -1165,8 +1194,8 @@ static int solve_gathered(int nb, int *Ap, int *Ai, double *Ax, int ok, const do
 }
 
 int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double *q,
-                              const int *index, int nb, double *zb, double *r, double *hi,
-                              double *lo)
+                              const int *index, int nb, double deadline, double *zb, double *r,
+                              double *hi, double *lo)
 {
     int *Ap = malloc(((size_t)nb + 1) * sizeof *Ap);
     int *Ai = NULL;
@@ -1188,13 +1217,14 @@ int pp_lcp_sparse_solve_basis(int n, const double *M, double shift, const double
         }
     }
     if (ok) Ap[nb] = (int)p;
-    return solve_gathered(nb, Ap, Ai, Ax, ok, q, index, zb, r, hi, lo);
+    return solve_gathered(nb, Ap, Ai, Ax, ok, q, index, deadline, zb, r, hi, lo);
 }
 
 /* pp_lcp_solve_basis (lcp_basis.c) for M by columns: z from the complementary basis,
  * (M + shift I)_BB z_B = -q_B, z_N = 0; M_BB is gathered through the basic columns' nonzeros
  * (ws->pivots maps a row to its place in B). No solve (0) when the LU's estimated work is
- * above PP_LCP_FACTOR_WORK's bound (solve_gathered). */
+ * above PP_LCP_FACTOR_WORK's bound, or its predicted time crosses the running solve's
+ * factor_deadline (solve_gathered). */
 int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const double *q,
                            const unsigned char *basis, double *z)
 {
@@ -1228,8 +1258,8 @@ int pp_lcp_csc_solve_basis(pp_lcp_workspace *ws, const pp_lcp_csc *A, const doub
     }
     if (ok) Ap[nb] = (int)p;
     double *zb = ws->rhs;
-    if (!solve_gathered(nb, Ap, Ai, Ax, ok, q, ws->index, zb, ws->residual,
-                        ws->sum_hi, ws->sum_lo))
+    if (!solve_gathered(nb, Ap, Ai, Ax, ok, q, ws->index, ws->limits.factor_deadline, zb,
+                        ws->residual, ws->sum_hi, ws->sum_lo))
         return 0;
     for (int b = 0; b < nb; ++b) z[ws->index[b]] = zb[b];
     return 1;

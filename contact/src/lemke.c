@@ -100,9 +100,16 @@
 
 #include <string.h>
 
+/* ratio_test: the solve's deadline passed while it formed the tied rows (below). */
+#define RATIO_OUT_OF_TIME (-4)
+
 /*
  * Minimum-ratio test on (x, y) (see the file comment). Returns the leaving row, -1 when no
- * entry of y is positive (ray), -2 when y is not finite.
+ * entry of y is positive (ray), -2 when y is not finite, RATIO_OUT_OF_TIME when the clock ran
+ * out while the rows of a large basis's tie were formed (each a BTRAN with the sparse factors
+ * and a pass over M's rows, refined on demand: the part of a pivot that grows with the tie;
+ * one pivot of the convex ball's screening rounds, 18 778 unknowns and 1.3e7 nonzeros, ended
+ * 0.27 s past the deadline; lcp.c "The hard clock").
  */
 static int ratio_test(const lemke_run *run, int z0_row)
 {
@@ -149,6 +156,7 @@ static int ratio_test(const lemke_run *run, int z0_row)
         double row_scale = 0.0;
         for (int t = 0; t < candidates; ++t) {
             double *row = &tie_rows[(size_t)t * n];
+            if (run->sparse && pp_lcp_clock_out(ws)) return RATIO_OUT_OF_TIME;
             if (refine_rows)
                 pp_lcp_refined_inverse_row(run, ws->ties[t], row);
             else
@@ -659,6 +667,10 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         }
         if (r == -2) {
             status = PP_LCP_NUMERICAL;
+            break;
+        }
+        if (r == RATIO_OUT_OF_TIME) {
+            status = PP_LCP_BUDGET_EXHAUSTED;
             break;
         }
         run.y_ready = -1;

@@ -82,6 +82,16 @@
  * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
  * x = 0 with the completion.
  *
+ * Past the clock (the shared budget's deadline, lcp.c "The hard clock") no round with a
+ * non-empty S starts, here or in the primaries' reduction below: its LCP would get no pivot,
+ * only the fallback's answer, which is not an exact answer on S and so gives the island up
+ * anyway, after S's matrix had been formed. The island is then solved whole, as without
+ * screening, where the fallback's answer comes from the whole LCP (or, for an M too large to
+ * sweep, z = 0 without forming it: peg_mlcp.c csc_assemble). Measured on the convex ball's
+ * landing: a round started 0.1 s past the clock, then the primaries' reduced LCP (76 104
+ * unknowns, 1.8e8 nonzeros) formed in 12 s and its sticking solve's setup 16 s more
+ * (docs/performance.md "A hard clock").
+ *
  * Acceptance, as every solve's (pegplus/lcp.h): rel(z) = max_i |min(z_i, w_i)| / s_i with
  * s_i = |q_i| + (sum_j |M_ij|) ||z||_inf, and r(z) <= 1e-4 ||q||_inf. For the rows of S,
  * min(z_i, w_i) is S's own, and the whole island's s_i is at least S's (more columns, larger
@@ -417,15 +427,30 @@ static void rounds_counters(pp_lcp_result *out, const pp_lcp_result *total)
     out->seconds = total->seconds;
 }
 
-/* Given up: the shared budget's pivots as they were before the rounds, so that the whole
- * island's solve after them is charged as without them (their time is spent: a deadline
- * sees it). */
+/* 1 when the solves under `o` would start past their clock: the shared budget's deadline
+ * (pp_lcp_deadline; a solve's own max_seconds starts with it). */
+static int past_clock(const pp_lcp_options *o)
+{
+    const double now = pp_lcp_clock();
+    return now > pp_lcp_deadline(o, now);
+}
+
+/* Given up: the shared budget's pivots and fallback work as they were before the rounds, so
+ * that the whole island's solve after them is charged as without them (their time is spent:
+ * a deadline sees it, and past it the fallback work is held to the clock's allowance,
+ * pp_lcp_budget_past_clock). A round's fallback answer is thrown away with the round: at the
+ * crash demo's impact (PEG, step 15) a round's fallback, started just past the clock, had
+ * taken 1.4e8 of the allowance and left the whole island's 1.1e8 and its re-linearisation
+ * iterate none (its M not formed, z = 0: r(z) 20 against 10.8 on main); given back, the
+ * impact's answers are main's (docs/performance.md "A hard clock"). */
 static void budget_restore(pp_lcp_budget *budget, const pp_lcp_budget *before)
 {
     if (!budget) return;
     budget->pivots = before->pivots;
     budget->pivots_used = before->pivots_used;
     budget->exhausted = before->exhausted;
+    budget->fallback_work = before->fallback_work;
+    pp_lcp_budget_past_clock(budget);
 }
 
 /* Every set of O completed at nu* + dv (its z, and bit 0 of its bytes in wb) and folded into
@@ -560,6 +585,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         }
         const lcp_layout L = {m, K, nf, k, sc->position, sc->slack, sc->friction, nr, sc->roll};
         const int ns_n = layout_size(&L);
+        /* no round's LCP past the clock ("Past the clock" at the top): the whole island */
+        if (ns_n > 0 && past_clock(given)) break;
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         r.status = PP_LCP_SOLVED;
@@ -834,6 +861,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
         const lcp_layout L = {m, 0, nf, k, sc->position, NULL, sc->friction, 0, sc->roll};
         const int ns_n = layout_size(&L);
         if (ns_n < PP_LCP_SPARSE_MIN_N) break;
+        if (past_clock(given)) break; /* no round past the clock: the island as before */
         /* The sticking solve's kept state (its active set and sliding contacts, bits 0, 3, 4
          * of the bytes its last answer wrote) where S's sets had one: the sets that had none
          * (new at this pose, or omitted last time) start inactive and sticking (impulses

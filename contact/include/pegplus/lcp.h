@@ -27,7 +27,9 @@
  * time step). When either runs out, pivoting stops (status PP_LCP_BUDGET_EXHAUSTED) and
  * pp_lcp_solve returns the answer of a bounded iterative fallback instead (status
  * PP_LCP_APPROXIMATE, result->fallback = 1, its residual in the result), see
- * pp_lcp_solve_fallback.
+ * pp_lcp_solve_fallback. The clock is hard: past the deadline no attempt, basis solve or
+ * retry starts, a factorisation starts only if its predicted time ends by the deadline, and
+ * the fallback is held to the clock left plus a small allowance (lcp.c, "The hard clock").
  *
  * Every solve reports a residual computed independently of the pivoting, from the
  * original M, q and the returned z: the natural-map residual
