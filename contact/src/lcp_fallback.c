@@ -122,8 +122,8 @@ static void form_w(int n, const double *M, const pp_lcp_csc *A, const double *q,
 
 /* rel(z) from z, w and the row sums of |M| (lcp.h, the top): max_i |min(z_i, w_i)| / s_i;
  * and in *residual r(z) = max_i |min(z_i, w_i)|. */
-static double relative_residual(int n, const double *q, const double *row_sums,
-                                const double *z, const double *w, double *residual)
+double pp_lcp_fallback_relative(int n, const double *q, const double *row_sums,
+                                 const double *z, const double *w, double *residual)
 {
     double z_norm = pp_lcp_inf_norm(n, z), worst = 0.0, r_max = 0.0;
     for (int i = 0; i < n; ++i) {
@@ -166,6 +166,22 @@ int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_l
 static inline int usable(double residual, double q_norm)
 {
     return residual <= q_norm;
+}
+
+/* A start candidate zt (the warm basis's clamped solution, the caller's): its w in wt, kept
+ * in zi, w and *best_rel when usable, finite and of lower rel(z). */
+static void keep_start(int n, const double *M, const pp_lcp_csc *A, const double *q,
+                       const double *row_sums, double q_norm, const double *zt, double *wt,
+                       double *zi, double *w, double *best_rel)
+{
+    double r_it;
+    form_w(n, M, A, q, zt, wt);
+    double rel = pp_lcp_fallback_relative(n, q, row_sums, zt, wt, &r_it);
+    if (rel < *best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
+        *best_rel = rel;
+        memcpy(zi, zt, (size_t)n * sizeof *zi);
+        memcpy(w, wt, (size_t)n * sizeof *w);
+    }
 }
 
 static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lcp_csc *A,
@@ -327,7 +343,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     /* z = 0 is usable: r(0) = ||min(0, q)||_inf <= ||q||_inf */
     const double q_norm = pp_lcp_inf_norm(n, q);
     double r_it;
-    double best_rel = relative_residual(n, q, row_sums, zi, w, &r_it);
+    double best_rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it);
     if (warm && basis_solves) { /* its LU and w */
         const double charge = basis_charge(n, M, A, warm, dense) + entries;
         if (work + charge <= bound) {
@@ -340,13 +356,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     if (warm && basis_solves && solve_basis(ws, n, M, A, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
-        form_w(n, M, A, q, zt, wt);
-        double rel = relative_residual(n, q, row_sums, zt, wt, &r_it);
-        if (rel < best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
-            best_rel = rel;
-            memcpy(zi, zt, (size_t)n * sizeof *zi);
-            memcpy(w, wt, (size_t)n * sizeof *w);
-        }
+        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_rel);
     }
     /* The caller's candidate (options->fallback_start: another method's approximate answer,
      * e.g. the sticking solve's best refused round, peg_mlcp.c), clamped to z >= 0 (NaN to
@@ -357,13 +367,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         work += entries;
         const double *start = o->fallback_start;
         for (int i = 0; i < n; ++i) zt[i] = start[i] > 0.0 ? start[i] : 0.0;
-        form_w(n, M, A, q, zt, wt);
-        double rel = relative_residual(n, q, row_sums, zt, wt, &r_it);
-        if (rel < best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
-            best_rel = rel;
-            memcpy(zi, zt, (size_t)n * sizeof *zi);
-            memcpy(w, wt, (size_t)n * sizeof *w);
-        }
+        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_rel);
     }
     memcpy(best, zi, (size_t)n * sizeof *best);
 
@@ -375,7 +379,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (!(work + charge <= bound)) {
             cut = 1;
             if (sweep % CHECK_EVERY != 0 && pp_lcp_all_finite((size_t)n, zi)) {
-                double rel = relative_residual(n, q, row_sums, zi, w, &r_it); /* the last sweeps' */
+                double rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it); /* the last sweeps' */
                 if (rel < best_rel && usable(r_it, q_norm)) {
                     best_rel = rel;
                     memcpy(best, zi, (size_t)n * sizeof *best);
@@ -396,7 +400,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (sweep % W_REFRESH == 0) form_w(n, M, A, q, zi, w);
         if (sweep % CHECK_EVERY == 0 || sweep == sweeps) {
             if (!pp_lcp_all_finite((size_t)n, zi)) break; /* diverged: keep the best */
-            double rel = relative_residual(n, q, row_sums, zi, w, &r_it);
+            double rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it);
             if (rel < best_rel && usable(r_it, q_norm)) {
                 best_rel = rel;
                 memcpy(best, zi, (size_t)n * sizeof *best);
@@ -445,7 +449,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (!pp_lcp_all_finite((size_t)n, zt)) break;
         memcpy(zi, zt, (size_t)n * sizeof *zi);
         form_w(n, M, A, q, zi, w);
-        double rel = relative_residual(n, q, row_sums, zi, w, &r_it);
+        double rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it);
         /* As pp_lcp_solve's acceptance of a regularised solve: a z that exists only because
          * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
          * row-wise residual shrinks like 1/||z||) is no answer. */

@@ -251,22 +251,6 @@ void pp_lcp_bodies_sweep(const pp_lcp_bodies *B, const double *diag, const int *
     }
 }
 
-/* rel(z) against the row-sum bounds, and r(z) in *residual (lcp_fallback.c's). */
-static double relative_residual(int n, const double *q, const double *row_sums,
-                                const double *z, const double *w, double *residual)
-{
-    double z_norm = pp_lcp_inf_norm(n, z), worst = 0.0, r_max = 0.0;
-    for (int i = 0; i < n; ++i) {
-        double r = fabs(fmin(z[i], w[i]));
-        double s = fabs(q[i]) + row_sums[i] * z_norm;
-        double rel = s > 0.0 ? r / s : (r > 0.0 ? INFINITY : 0.0);
-        if (!(rel <= worst)) worst = rel; /* NaN propagates */
-        if (!(r <= r_max)) r_max = r;
-    }
-    *residual = r_max;
-    return worst;
-}
-
 /* The iterate z (sigma 0 with cones) considered for the best: with cones its sigma set (5)
  * first and cleared after; kept in best when usable and of lower rel(z). */
 static void consider(const pp_lcp_bodies *B, const double *q, const double *row_sums,
@@ -277,7 +261,7 @@ static void consider(const pp_lcp_bodies *B, const double *q, const double *row_
     if (!pp_lcp_all_finite((size_t)n, z)) return;
     set_sigmas(B, 0, z, u, v);
     pp_lcp_bodies_w(B, u, v, w);
-    double r_it, rel = relative_residual(n, q, row_sums, z, w, &r_it);
+    double r_it, rel = pp_lcp_fallback_relative(n, q, row_sums, z, w, &r_it);
     if (rel < *best_rel && r_it <= q_norm) { /* usable (lcp_fallback.c) */
         *best_rel = rel;
         memcpy(best, z, (size_t)n * sizeof *best);
@@ -311,7 +295,7 @@ pp_lcp_status pp_lcp_fallback_bodies(const pp_lcp_bodies *B, const double *q,
         const double q_norm = pp_lcp_inf_norm(n, q);
         double r_it;
         memcpy(u, q, (size_t)n * sizeof *u);
-        double best_rel = relative_residual(n, q, row_sums, z, q, &r_it); /* z = 0: usable */
+        double best_rel = pp_lcp_fallback_relative(n, q, row_sums, z, q, &r_it); /* z = 0: usable */
         while (sweep < sweeps && !(best_rel <= o->residual_tol)) {
             const int next = sweep + 1;
             const double charge =

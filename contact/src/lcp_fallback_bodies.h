@@ -75,6 +75,12 @@ void pp_lcp_bodies_sweep(const pp_lcp_bodies *B, const double *diag, const int *
 /* cone_last[i] (n): c where i is cone c's last beta, -2 on a cone's sigma, -1 elsewhere. */
 void pp_lcp_bodies_cone_last(const pp_lcp_bodies *B, int *cone_last);
 
+/* rel(z) from z, w and row sums s_i of |M| (exact, or bounds from above: then a lower bound of
+ * rel(z)), max_i |min(z_i, w_i)| / (|q_i| + s_i ||z||_inf); r(z) = max_i |min(z_i, w_i)| in
+ * *residual (lcp_fallback.c). */
+double pp_lcp_fallback_relative(int n, const double *q, const double *row_sums, const double *z,
+                                const double *w, double *residual);
+
 /* The bounded fallback's stage 1 on M described by B (M not formed): the shifted projected
  * Gauss–Seidel sweeps from z = 0 (in B's cones, sigma from the rows), the best usable
  * iterate by rel(z) kept, its work charged and
