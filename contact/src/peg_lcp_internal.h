@@ -33,6 +33,7 @@ struct pp_peg_workspace {
     double *dirs;         /* [set][k][3] */
     double *q, *z;        /* n_max: the whole LCP's q and z */
     const double *z_start; /* the caller's (pp_peg_workspace_start): whole-LCP order, or NULL */
+    const double *z_fallback; /* the caller's (pp_peg_workspace_fallback_start): the same */
     double *z_motion;     /* n_max: the z the velocities are computed from: z, except in an
                              island whose load sharing changed the impulses only
                              (PP_LOAD_SHARED_IMPULSES), where it is Lemke's */

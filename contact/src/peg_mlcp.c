@@ -320,6 +320,11 @@ void pp_peg_workspace_start(pp_peg_workspace *ws, const double *z)
     ws->z_start = z;
 }
 
+void pp_peg_workspace_fallback_start(pp_peg_workspace *ws, const double *z)
+{
+    ws->z_fallback = z;
+}
+
 const double *pp_peg_last_z(const pp_peg_workspace *ws)
 {
     return ws->z;
@@ -1600,6 +1605,21 @@ static void sticking_bodies(const pp_peg_workspace *ws, const pp_peg_problem *pp
     }
 }
 
+/* The caller's fallback candidate (ws->z_fallback) gathered into the island's order, in the
+ * sticking solve's z_given (read by a sticking solve only where sticking_entry wrote it). */
+static pp_status fallback_candidate(pp_peg_workspace *ws, int n, double **z)
+{
+    dense_store *d = ws->dense;
+    if (!d->sticking) {
+        d->sticking = calloc(1, sizeof *d->sticking);
+        if (!d->sticking) return PP_ERR_NO_MEMORY;
+    }
+    if (pp_sticking_reserve(d->sticking, n) != PP_OK) return PP_ERR_NO_MEMORY;
+    for (int a = 0; a < n; ++a) d->sticking->z_given[a] = ws->z_fallback[d->island_map[a]];
+    *z = d->sticking->z_given;
+    return PP_OK;
+}
+
 static pp_status sticking_entry(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                 const lcp_layout *island, const int *list, int count, int n,
                                 const pp_lcp_csc *A,
@@ -2005,6 +2025,16 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         if (stick_refused && d->sticking->best_rel < INFINITY) {
             start_options = options ? *options : pp_lcp_options_default();
             start_options.fallback_start = d->sticking->z_best;
+            solve_options = &start_options;
+        } else if (st == PP_OK && ws->z_fallback && by_columns && !from_kept) {
+            /* else the caller's candidate (pp_peg_workspace_fallback_start), in the island's
+             * order: a re-linearisation iterate's previous answer of the step, its sticking
+             * solve skipped after a refusal */
+            double *z_candidate = NULL;
+            pp_status room = fallback_candidate(ws, n, &z_candidate);
+            if (room != PP_OK) return room;
+            start_options = options ? *options : pp_lcp_options_default();
+            start_options.fallback_start = z_candidate;
             solve_options = &start_options;
         }
         if (st == PP_OK && n > 0 && !from_kept) {

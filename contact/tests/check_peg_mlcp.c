@@ -1643,6 +1643,90 @@ START_TEST(test_csc_equals_dense)
 }
 END_TEST
 
+/* rel(z) of the last pp_peg_solve's whole LCP (pp_peg_last_lcp) at z, and r(z) in *r */
+static double last_lcp_rel(pp_peg_workspace *ws, const double *z, double *r, double *q_norm)
+{
+    int n;
+    const double *M, *q;
+    pp_peg_last_lcp(ws, &n, &M, &q);
+    double *w = calloc((size_t)n, sizeof *w);
+    pp_lcp_result res;
+    pp_lcp_evaluate(n, M, q, z, w, &res);
+    free(w);
+    *r = res.residual;
+    *q_norm = 0.0;
+    for (int i = 0; i < n; ++i) *q_norm = fmax(*q_norm, fabs(q[i]));
+    return res.relative_residual;
+}
+
+/*
+ * The caller's fallback candidate (pp_peg_workspace_fallback_start): a re-linearisation
+ * iterate's LCP (the row of CSC_BOXES resting boxes, by columns, the free velocities changed
+ * as an iterate changes q) whose Lemke is given no pivots (the step's budget spent) and its
+ * fallback a bound of a few passes over A. With the previous answer of the island (the first
+ * solve's, exact) handed over in the whole LCP's order, the fallback's answer must be
+ * approximate, usable (r(z) <= ||q||_inf, z >= 0, finite) and no worse than that answer
+ * carried over, evaluated on the iterate's own LCP; without it (z = 0 and a sweep) it is
+ * worse, so the candidate is what the test measures.
+ */
+START_TEST(test_iterate_fallback_candidate)
+{
+    row_scene rs;
+    row_scene_build(&rs, CSC_BOXES + CSC_BOXES / 4, CSC_BOXES, 0.02);
+    const int saved = pp_peg_csc_min_n(161 /* PP_LCP_SPARSE_MIN_N */);
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(rs.nb, rs.nc, rs.nc, 4, &ws), PP_OK);
+    row_solved first;
+    row_solve(ws, &rs, 0.0, NULL, &first);
+    ck_assert_int_eq(first.status, PP_OK);
+    const int n = first.stats.lcp_size;
+    double *previous = malloc((size_t)n * sizeof *previous);
+    memcpy(previous, pp_peg_last_z(ws), (size_t)n * sizeof *previous);
+    row_solved_free(&first);
+    for (int b = 0; b < rs.nb; ++b) { /* the iterate: another q */
+        rs.bodies[b].v[0] = 1e-4 * (b % 3 - 1);
+        rs.bodies[b].v[2] = -G * H * (1.0 + 1e-4 * (b % 2));
+    }
+    double rel[2], r, q_norm;
+    for (int given = 0; given < 2; ++given) {
+        pp_lcp_budget spent = pp_lcp_budget_start(0.0, 0); /* the step's pivots all spent */
+        pp_lcp_options o = pp_lcp_options_default();
+        o.budget = &spent;
+        o.fallback_work = 5.0 * 40.0 * n; /* a few passes over A (~40 entries a column) */
+        pp_peg_workspace_fallback_start(ws, given ? previous : NULL);
+        row_solved it;
+        it.pn = calloc((size_t)rs.nc, sizeof *it.pn);
+        it.beta = calloc((size_t)rs.nc * 4, sizeof *it.beta);
+        it.sigma = calloc((size_t)rs.nc, sizeof *it.sigma);
+        it.nu = calloc(6 * (size_t)rs.nb, sizeof *it.nu);
+        pp_mlcp_solution sol = {it.pn, it.beta, it.sigma, NULL, it.nu, NULL};
+        pp_peg_problem p = row_problem(&rs, 0.0);
+        it.status = pp_peg_solve(ws, &p, &o, NULL, &sol, NULL, &it.stats);
+        pp_peg_workspace_fallback_start(ws, NULL);
+        ck_assert_int_eq(it.status, PP_ERR_SOLVER);
+        ck_assert_int_eq(it.stats.lcp.status, PP_LCP_APPROXIMATE);
+        ck_assert_int_eq(it.stats.lcp_size, n);
+        const double *z = pp_peg_last_z(ws);
+        for (int i = 0; i < n; ++i) {
+            ck_assert(isfinite(z[i]));
+            ck_assert_double_ge(z[i], 0.0);
+        }
+        rel[given] = last_lcp_rel(ws, z, &r, &q_norm);
+        ck_assert_double_le(r, q_norm);
+        row_solved_free(&it);
+    }
+    const double carried = last_lcp_rel(ws, previous, &r, &q_norm);
+    ck_assert_double_le(rel[1], carried);
+    ck_assert_double_lt(rel[1], rel[0]);
+    printf("check_peg_mlcp: an iterate's fallback (n = %d, no pivots): rel %.3g from the "
+           "previous answer (%.3g carried over), %.3g without it\n", n, rel[1], carried, rel[0]);
+    free(previous);
+    pp_peg_workspace_destroy(ws);
+    pp_peg_csc_min_n(saved);
+    row_scene_free(&rs);
+}
+END_TEST
+
 /*
  * The same with ODE's surface extensions on the ground contacts (pegplus/mlcp.h): soft
  * contact (cfm on the normal diagonal, erp on the gap), anisotropic friction with slip (a
@@ -1814,6 +1898,7 @@ int main(void)
     tcase_add_loop_test(tc, test_rolling_pyramid, 0, 60);
     tcase_add_test(tc, test_large_island_matrix);
     tcase_add_loop_test(tc, test_csc_equals_dense, 0, 3);
+    tcase_add_test(tc, test_iterate_fallback_candidate);
     tcase_add_test(tc, test_csc_surfaces_equal_dense);
     tcase_add_test(tc, test_large_island_memory);
     suite_add_tcase(s, tc);

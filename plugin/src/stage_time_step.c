@@ -79,6 +79,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->velocity);
     free(iw->basis);
     free(iw->z_start);
+    free(iw->z_fallback);
     pp_warm_store_destroy(iw->warm);
     free(iw->nu_hat);
     free(iw->nu_kept);
@@ -123,6 +124,9 @@ static pp_status ensure_solver(pp_island_work *iw, int k)
     if (st == PP_OK) st = pp_grow((void **)&iw->basis, &iw->basis_capacity, n > 0 ? n : 1, 1);
     if (st == PP_OK)
         st = pp_grow((void **)&iw->z_start, &iw->z_start_capacity, n > 0 ? n : 1, sizeof(double));
+    if (st == PP_OK)
+        st = pp_grow((void **)&iw->z_fallback, &iw->z_fallback_capacity, n > 0 ? n : 1,
+                     sizeof(double));
     return st;
 }
 
@@ -322,6 +326,11 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
  * the list's gaps are those of the step's start pose, where a penetration deeper than
  * max_correcting_velocity h is recovered at that speed; a re-linearisation's gaps are shifted
  * (psi' = psi(q^) - h G^T nu^, not a depth) and are never bounded. */
+/* The answer kind (warm_start.c) of each solve's answer, exact or the bounded fallback's, read
+ * as the next re-linearisation iterate's fallback candidate (kinds 1 and 2: the sticking
+ * solve's starts, exact answers only). */
+#define LAST_ANSWER_KIND 3
+
 /* One solve of the list (its contacts, or none: `contacts` = 0 solves the joint rows alone)
  * with `compliance` (pp_mlcp_problem.compliance). PP_ERR_SOLVER with *rejected = 1: an answer
  * beyond the energy bound (energy_bounded), its basis not kept. */
@@ -355,6 +364,18 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     for (int i = 0; i < pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows); ++i)
         iw->z_start[contact_unknowns + i] = 0.0;
     pp_peg_workspace_start(iw->peg, answers > 0 ? iw->z_start : NULL);
+    /* a re-linearisation iterate's fallback candidate: the island's last answer of the step
+     * (the first solve's or the last iterate's, exact or the fallback's; kind
+     * LAST_ANSWER_KIND) by constraint identity, the sticking solve being skipped after its
+     * refusal at the first solve (peg_mlcp.c solve_islands) */
+    int last_answers = keep_answers && !at_start
+                           ? pp_warm_store_get_answer(iw->warm, s->warm_prev, world, l, k,
+                                                      LAST_ANSWER_KIND, iw->z_fallback)
+                           : 0;
+    for (int i = 0; last_answers > 0 &&
+                    i < pp_peg_joint_unknowns(iw->joint_row_count, iw->joint_rows); ++i)
+        iw->z_fallback[contact_unknowns + i] = 0.0;
+    pp_peg_workspace_fallback_start(iw->peg, last_answers > 0 ? iw->z_fallback : NULL);
     pp_peg_problem problem = {{h, iw->body_count, iw->mlcp_body, contacts ? l->contact_count : 0,
                                iw->local_contacts, k, compliance, !world->config.load_sharing,
                                at_start ? world->config.max_correcting_velocity : 0.0},
@@ -390,6 +411,7 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
         memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
     pp_peg_workspace_start(iw->peg, NULL);
+    pp_peg_workspace_fallback_start(iw->peg, NULL);
     if (at_start) iw->recovering |= stats.recovered_sets > 0;
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     /* the unknowns solved: an island's sets left out by constraint screening are verified
@@ -402,6 +424,11 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     if ((st == PP_OK || approximate(&stats.lcp)) && !energy_bounded(world, iw, h, &stats.lcp, at_start)) {
         *rejected = 1;
         return PP_ERR_SOLVER;
+    }
+    if (keep_answers && (st == PP_OK || approximate(&stats.lcp))) {
+        pp_status put = pp_warm_store_put_answer(iw->warm, world, l, k, LAST_ANSWER_KIND,
+                                                 pp_peg_last_z(iw->peg));
+        if (put != PP_OK) return put;
     }
     if (st == PP_ERR_SOLVER && approximate(&stats.lcp)) {
         /* The bounded fallback's answer (finite, z >= 0, its residual recorded): applied. */

@@ -148,7 +148,9 @@ typedef struct pp_island_work {
                                       used (q^l, or a re-linearisation's q^) */
     unsigned char *basis;
     double *z_start;               /* the sticking solve's start, like basis (warm_start.c) */
+    double *z_fallback;            /* an iterate's fallback candidate, like z_start */
     int contact_capacity, body_array_capacity, basis_capacity, z_start_capacity;
+    int z_fallback_capacity;
     struct pp_warm_store *warm;    /* this island's latest bases, by constraint identity */
 
     /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */

@@ -569,6 +569,13 @@ void pp_peg_workspace_forget(pp_peg_workspace *workspace);
  * (pp_peg_answer_records), so that the start is the island's own, whichever worker solves
  * it; NULL: none (cold). Read during those calls: the caller keeps z alive or resets it. */
 void pp_peg_workspace_start(pp_peg_workspace *workspace, const double *z);
+/* A candidate start of the bounded fallback (pegplus/lcp.h fallback_start) in the next
+ * pp_peg_solve calls, indexed like the whole LCP as pp_peg_workspace_start's z: given to an
+ * island's solve where the sticking solve kept no best round, e.g. the island's previous answer
+ * of the step gathered by constraint identity for a re-linearisation iterate, whose sticking
+ * solve is skipped after a refusal. The fallback keeps it only where it is usable and better
+ * than its other starts; NULL: none. Read during those calls, as pp_peg_workspace_start's. */
+void pp_peg_workspace_fallback_start(pp_peg_workspace *workspace, const double *z);
 /* The whole LCP's answer z of the last pp_peg_solve (stats.lcp_size doubles; 0 in a failed
  * island), valid until the next call. */
 const double *pp_peg_last_z(const pp_peg_workspace *workspace);
