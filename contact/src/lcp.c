@@ -255,9 +255,10 @@ static void start_attempt(pp_lcp_workspace *ws, int left)
  *    lcp_fallback.c, "idle"), its residual from q alone.
  * So past the deadline a solve does at most: the q >= 0 test (a pass), and its share of
  * PP_LCP_PAST_CLOCK_WORK (the work of screening's rounds that gave up is given back,
- * peg_screen.c budget_restore, so an island's step may spend it twice). Without a clock (deadline INFINITY) nothing here changes a solve:
- * clock-free runs take the same pivots. With a clock not reached the answers are the same
- * unless a factorisation's predicted end crosses the deadline. */
+ * peg_screen.c budget_restore, so an island's step may spend it twice). Without a clock
+ * (deadline INFINITY) nothing here changes a solve: clock-free runs take the same pivots.
+ * With a clock not reached the answers are the same unless a factorisation's predicted end
+ * crosses the deadline. */
 
 void pp_lcp_budget_past_clock(pp_lcp_budget *budget)
 {

@@ -321,16 +321,16 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
     iw->stats.solves++;
 }
 
-/* The LCP of the island's list (standard: U sets only; PEG: U/I/X sets, Eqs 39-49), with
- * local body indices. PP_ERR_SOLVER: not solved (impulses 0, bodies keep nu*). `at_start`:
- * the list's gaps are those of the step's start pose, where a penetration deeper than
- * max_correcting_velocity h is recovered at that speed; a re-linearisation's gaps are shifted
- * (psi' = psi(q^) - h G^T nu^, not a depth) and are never bounded. */
 /* The answer kind (warm_start.c) of each solve's answer, exact or the bounded fallback's, read
  * as the next re-linearisation iterate's fallback candidate (kinds 1 and 2: the sticking
  * solve's starts, exact answers only). */
 #define LAST_ANSWER_KIND 3
 
+/* The LCP of the island's list (standard: U sets only; PEG: U/I/X sets, Eqs 39-49), with
+ * local body indices. PP_ERR_SOLVER: not solved (impulses 0, bodies keep nu*). `at_start`:
+ * the list's gaps are those of the step's start pose, where a penetration deeper than
+ * max_correcting_velocity h is recovered at that speed; a re-linearisation's gaps are shifted
+ * (psi' = psi(q^) - h G^T nu^, not a depth) and are never bounded. */
 /* One solve of the list (its contacts, or none: `contacts` = 0 solves the joint rows alone)
  * with `compliance` (pp_mlcp_problem.compliance). PP_ERR_SOLVER with *rejected = 1: an answer
  * beyond the energy bound (energy_bounded), its basis not kept. */
