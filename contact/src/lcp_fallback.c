@@ -297,7 +297,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
      * LU of M_BB (lcp_sparse.c), whose cost follows the nonzeros, with the Newton shift
      * added on the fly (ws->shift); in between none */
     const int sparse = n >= PP_LCP_SPARSE_MIN_N;
-    const int dense = !sparse && n <= DENSE_MAX;
+    const int dense = M && !sparse && n <= DENSE_MAX; /* by columns (M NULL): no dense LU */
     const int basis_solves = dense || sparse;
     /* The work bound of this call (file comment): the smaller of its own and what the solves
      * sharing the budget have left; `work` is the charge so far, the three passes over M
