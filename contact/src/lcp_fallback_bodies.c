@@ -148,24 +148,27 @@ int pp_lcp_bodies_bounds(const pp_lcp_bodies *B, double *diag, double *row_sums)
     return 1;
 }
 
+/* u += L_:j a and v += W Gc_:j a: unknown j's column times a, as (3). */
+static inline void add_column(const pp_lcp_bodies *B, int j, double a, double *u, double *v)
+{
+    for (int s = 0; s < 2; ++s) {
+        const int b = B->body[4 * j + 2 + s];
+        if (b < 0) continue;
+        const double *wg = &B->g[24 * (size_t)j + 12 + 6 * s];
+        for (int e = 0; e < 6; ++e) v[6 * (size_t)b + e] += wg[e] * a;
+    }
+    for (int t = B->L.col_start[j]; t < B->L.col_start[j + 1]; ++t)
+        u[B->L.row_index[t]] += B->L.values[t] * a;
+}
+
 void pp_lcp_bodies_state(const pp_lcp_bodies *B, const double *q, const double *z, double *u,
                          double *v)
 {
     const int n = B->n;
     memcpy(u, q, (size_t)n * sizeof *u);
     memset(v, 0, (size_t)B->bodies * 6 * sizeof *v);
-    for (int j = 0; j < n; ++j) {
-        const double zj = z[j];
-        if (zj == 0.0) continue;
-        for (int s = 0; s < 2; ++s) {
-            const int b = B->body[4 * j + 2 + s];
-            if (b < 0) continue;
-            const double *wg = &B->g[24 * (size_t)j + 12 + 6 * s];
-            for (int e = 0; e < 6; ++e) v[6 * (size_t)b + e] += wg[e] * zj;
-        }
-        for (int t = B->L.col_start[j]; t < B->L.col_start[j + 1]; ++t)
-            u[B->L.row_index[t]] += B->L.values[t] * zj;
-    }
+    for (int j = 0; j < n; ++j)
+        if (z[j] != 0.0) add_column(B, j, z[j], u, v);
 }
 
 /* w_i of (1). */
@@ -189,14 +192,7 @@ static inline void change(const pp_lcp_bodies *B, int i, double delta, double *z
                           double *v)
 {
     z[i] += delta;
-    for (int s = 0; s < 2; ++s) {
-        const int b = B->body[4 * i + 2 + s];
-        if (b < 0) continue;
-        const double *wg = &B->g[24 * (size_t)i + 12 + 6 * s];
-        for (int e = 0; e < 6; ++e) v[6 * (size_t)b + e] += wg[e] * delta;
-    }
-    for (int t = B->L.col_start[i]; t < B->L.col_start[i + 1]; ++t)
-        u[B->L.row_index[t]] += B->L.values[t] * delta;
+    add_column(B, i, delta, u, v);
 }
 
 void pp_lcp_bodies_cone_last(const pp_lcp_bodies *B, int *cone_last)
