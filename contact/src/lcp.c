@@ -725,17 +725,7 @@ static double fallback_clock_bound(const pp_lcp_limits *l, const pp_lcp_options 
 static pp_lcp_status clock_out_answer(int n, const double *q, double entries,
                                       const pp_lcp_options *o, double *z, pp_lcp_result *result)
 {
-    memset(z, 0, (size_t)n * sizeof *z);
-    pp_lcp_measures measures;
-    pp_lcp_measures_start(&measures);
-    for (int i = 0; i < n; ++i) pp_lcp_measure_row(&measures, q[i], 0.0, 0.0, 0.0, q[i]);
-    pp_lcp_measures_store(&measures, n, result);
-    result->fallback = 1;
-    result->fallback_cut = 1;
-    result->fallback_iterations = 0;
-    result->fallback_work = 3.0 * entries;
-    if (o->budget && o->budget->fallback_work >= 0.0)
-        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - result->fallback_work);
+    pp_lcp_fallback_zero(n, q, entries, o, z, result);
     return result->relative_residual <= o->residual_tol ? PP_LCP_SOLVED : PP_LCP_APPROXIMATE;
 }
 

@@ -250,29 +250,40 @@ double pp_lcp_fallback_idle_entries(const pp_lcp_options *o)
     return 0.25 * pp_lcp_fallback_work_bound(o);
 }
 
+/* The fallback's start z = 0 as its answer, without reading M (at least `entries` nonzeros):
+ * its measures from q alone (w = q), fallback and fallback_cut set, and the three passes
+ * over M the fallback charges before anything runs (3 entries) taken from the budget's
+ * fallback work. Served to pp_lcp_fallback_unformed and lcp.c's clock_out_answer. */
 /* The fallback's answer on an LCP of n unknowns with at least `entries` nonzeros in M, where
  * pp_lcp_fallback_idle_entries(o) < entries: z = 0, its residual from q alone (w = q), the
  * call's three passes charged to the budget as the fallback charges them, and the budget
  * marked exhausted as Lemke's stopped path would have. PP_LCP_APPROXIMATE: the caller applies
  * it as it applies the fallback's answers (r(0) <= ||q||_inf). */
-pp_lcp_status pp_lcp_fallback_unformed(int n, const double *q, double entries,
-                                       const pp_lcp_options *o, double *z,
-                                       pp_lcp_result *result)
+void pp_lcp_fallback_zero(int n, const double *q, double entries, const pp_lcp_options *o,
+                          double *z, pp_lcp_result *result)
 {
-    memset(result, 0, sizeof *result);
     memset(z, 0, (size_t)n * sizeof *z);
     pp_lcp_measures measures;
     pp_lcp_measures_start(&measures);
     for (int i = 0; i < n; ++i) pp_lcp_measure_row(&measures, q[i], 0.0, 0.0, 0.0, q[i]);
     pp_lcp_measures_store(&measures, n, result);
+    result->fallback = 1;
+    result->fallback_cut = 1;
+    result->fallback_iterations = 0;
+    result->fallback_work = 3.0 * entries;
+    if (o->budget && o->budget->fallback_work >= 0.0)
+        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - result->fallback_work);
+}
+
+pp_lcp_status pp_lcp_fallback_unformed(int n, const double *q, double entries,
+                                       const pp_lcp_options *o, double *z,
+                                       pp_lcp_result *result)
+{
+    memset(result, 0, sizeof *result);
+    pp_lcp_fallback_zero(n, q, entries, o, z, result);
     result->status = PP_LCP_APPROXIMATE;
     result->budget_exhausted = 1;
     result->attempts = 1;
-    result->fallback = 1;
-    result->fallback_cut = 1;
-    result->fallback_work = 3.0 * entries;
-    if (o->budget->fallback_work >= 0.0)
-        o->budget->fallback_work = fmax(0.0, o->budget->fallback_work - result->fallback_work);
     o->budget->exhausted++;
     pp_log(PP_LOG_WARNING, "lcp: n = %d past the clock, its M (at least %.3g nonzeros) not "
                            "formed: the fallback could not sweep it; fallback answer z = 0, "

@@ -418,6 +418,8 @@ int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_l
 /* Past the clock, the nonzeros of M above which the fallback could not move from z = 0
  * (HUGE_VAL: M is needed), and that answer formed from q alone (lcp_fallback.c). */
 double pp_lcp_fallback_idle_entries(const pp_lcp_options *o);
+void pp_lcp_fallback_zero(int n, const double *q, double entries, const pp_lcp_options *o,
+                          double *z, pp_lcp_result *result);
 pp_lcp_status pp_lcp_fallback_unformed(int n, const double *q, double entries,
                                        const pp_lcp_options *o, double *z,
                                        pp_lcp_result *result);
