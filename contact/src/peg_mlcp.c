@@ -1605,16 +1605,21 @@ static void sticking_bodies(const pp_peg_workspace *ws, const pp_peg_problem *pp
     }
 }
 
+/* The workspace's sticking solve state, made on first use, with room for n unknowns; NULL
+ * when out of memory. */
+static pp_sticking *sticking_ready(dense_store *d, int n)
+{
+    if (!d->sticking) d->sticking = calloc(1, sizeof *d->sticking);
+    if (!d->sticking || pp_sticking_reserve(d->sticking, n) != PP_OK) return NULL;
+    return d->sticking;
+}
+
 /* The caller's fallback candidate (ws->z_fallback) gathered into the island's order, in the
  * sticking solve's z_given (read by a sticking solve only where sticking_entry wrote it). */
 static pp_status fallback_candidate(pp_peg_workspace *ws, int n, double **z)
 {
     dense_store *d = ws->dense;
-    if (!d->sticking) {
-        d->sticking = calloc(1, sizeof *d->sticking);
-        if (!d->sticking) return PP_ERR_NO_MEMORY;
-    }
-    if (pp_sticking_reserve(d->sticking, n) != PP_OK) return PP_ERR_NO_MEMORY;
+    if (!sticking_ready(d, n)) return PP_ERR_NO_MEMORY;
     for (int a = 0; a < n; ++a) d->sticking->z_given[a] = ws->z_fallback[d->island_map[a]];
     *z = d->sticking->z_given;
     return PP_OK;
@@ -1635,12 +1640,8 @@ static pp_status sticking_entry(pp_peg_workspace *ws, const pp_peg_problem *pp,
         skip = skip && (basis[d->island_map[a]] & PP_PEG_STICKING_REFUSED);
     }
     if (skip) return PP_OK;
-    if (!d->sticking) {
-        d->sticking = calloc(1, sizeof *d->sticking);
-        if (!d->sticking) return PP_ERR_NO_MEMORY;
-    }
-    pp_sticking *st = d->sticking;
-    if (pp_sticking_reserve(st, n) != PP_OK) return PP_ERR_NO_MEMORY;
+    pp_sticking *st = sticking_ready(d, n);
+    if (!st) return PP_ERR_NO_MEMORY;
     memset(st->sliding, 0, (size_t)n);
     for (int t = 0; t < count; ++t)
         if (ws->friction_slot[list[t]] >= 0) st->sliding[sigma_index(island, list[t])] = 1;
