@@ -205,6 +205,67 @@ static void keep_primary(pp_constraint_list *l, const pp_peg_set *set, const pp_
 }
 
 /*
+ * One order a step. The list at q^ holds the sets built there, in the order stage 5 found
+ * them, then the working set's sets not built again (carried); which of a set's pairs are
+ * built at a pose depends on the pose (a feature pair near its proximity eps), so two
+ * iterates' lists can hold the same sets in different orders. The LCP's unknowns follow the
+ * list, and a solve that starts from the last iterate's answer by position (the sticking
+ * solve's kept answer and interior start, lcp_sticking.c) would start from another
+ * constraint's values. Measured on PEG's settled heap50 (390 sets): iterates 0 and 1 solved
+ * the same LCP up to q's 3e-11 in two orders (238 of 2 292 unknowns moved), so iterate 1 ran
+ * the interior-point solve again (50-80 ms) where the standard model's took the kept answer,
+ * and where the order alternated from iterate to iterate (steps 3-4) the answers did too, the
+ * iteration cycling at a residual of 1e-8 to its 20 iterates (9 s).
+ * So the list is rewritten in the working set's order (which only grows, by appending), the
+ * sets that are not carried (closest-point contacts of smooth shapes, rebuilt at every pose)
+ * first in stage 5's order: the same sets give the same order at every iterate. The sets and
+ * their contacts are unchanged; only their order is. Only where the sticking solve answers
+ * (iw->one_order, pp_island_time_step): the step's first solve answered as a compliance limit
+ * (the sticking solve's or load sharing's, pp_island_stats.load_shared) in an island of
+ * pp_peg_sticking_size() unknowns or more (the plugin's gate for keeping the sticking solve's
+ * answers, stage_time_step.c). Other islands are solved by Lemke from a basis carried by
+ * constraint identity (warm_start.c), which no order misleads, and on their degenerate LCPs
+ * another order picks another of the answers: applied to every island, the order moved soak
+ * seed 350 under both models, and applied to every island of the sticking solve's size, the
+ * PEG wall-hit tests' moving islands (1 054-1 436 unknowns answered by Lemke) ended 8.1e-8 m
+ * deep (check_peg_walls, 25 s) and 4.4e-8 m (check_peg_screen_scenes) against their 1e-9 m
+ * bound. (The island at rest at the start of the step, iw->reduced, is no such gate: heap50
+ * creeps at 1e-4 ... 1e-3 m/s and is at rest only at its first step.)
+ */
+static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fresh)
+{
+    const pp_step_scratch *s = &world->scratch;
+    pp_constraint_list *l = &iw->list, *o = &iw->ordered;
+    if (!iw->one_order) return PP_OK;
+    int in_order = 1, next = 0;
+    for (int j = 0; j < fresh && in_order; ++j)
+        if (!carryable(s, &l->sets[j], &l->contacts[l->sets[j].first])) in_order = j == next++;
+    for (int w = 0; w < iw->work.set_count && in_order; ++w)
+        if (iw->work_place[w] >= 0) in_order = iw->work_place[w] == next++;
+    if (in_order) return PP_OK;
+    o->set_count = o->contact_count = 0;
+    pp_status st = PP_OK;
+    for (int j = 0; j < fresh && st == PP_OK; ++j) {
+        const pp_peg_set *set = &l->sets[j];
+        if (!carryable(s, set, &l->contacts[set->first]))
+            st = pp_constraint_list_append(o, set, &l->contacts[set->first],
+                                           &l->restitution[3 * set->first]);
+    }
+    for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w) {
+        const int j = iw->work_place[w];
+        if (j < 0) continue;
+        const pp_peg_set *set = &l->sets[j];
+        st = pp_constraint_list_append(o, set, &l->contacts[set->first],
+                                       &l->restitution[3 * set->first]);
+    }
+    if (st != PP_OK || o->set_count != l->set_count) return st; /* a set twice: as built */
+    pp_constraint_list t = *l;
+    *l = *o;
+    *o = t;
+    return PP_OK;
+}
+
+/*
  * The constraints at a predicted pose q^: the sets built there (stage 5 at q^) together with
  * every set of the working set that was not built again, re-evaluated at q^ (its features'
  * gaps, normals and lever arms there). Sets built at q^ for the first time join the working
@@ -233,10 +294,18 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
     int fresh = l->set_count, known = iw->work.set_count;
     pp_status st = index_build(fresh_index, l);
     if (st == PP_OK) st = index_build(work_index, &iw->work);
+    /* the working set's place in the list (one order, below): room for every set it can
+     * hold after this merge */
+    if (st == PP_OK)
+        st = pp_grow((void **)&iw->work_place, &iw->work_place_capacity, known + fresh + 1,
+                     sizeof *iw->work_place);
     for (int w = 0; w < known && st == PP_OK; ++w) {
         const pp_peg_set *ws = &iw->work.sets[w];
-        if (index_find(fresh_index, l, &iw->work.contacts[ws->first], ws->count) >= 0) continue;
+        iw->work_place[w] = index_find(fresh_index, l, &iw->work.contacts[ws->first], ws->count);
+        if (iw->work_place[w] >= 0) continue;
+        const int at = l->set_count;
         st = carry_set(world, iw, w);
+        if (l->set_count > at) iw->work_place[w] = at;
     }
     for (int j = 0; j < fresh && st == PP_OK; ++j) {
         const pp_peg_set *set = &l->sets[j];
@@ -248,7 +317,9 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
             continue;
         }
         st = pp_constraint_list_append(&iw->work, set, c, &l->restitution[3 * set->first]);
+        iw->work_place[iw->work.set_count - 1] = j;
     }
+    if (st == PP_OK) st = list_in_work_order(world, iw, fresh);
     if (st == PP_OK) st = pp_constraint_list_index(l);
     return st;
 }
@@ -788,7 +859,14 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
      * re-linearised until it is shallower: the iteration's fixed point is the full constraint
      * psi(q^{l+1}) >= 0, which would undo the bound. */
     iw->recovering = 0;
+    const int shared = iw->stats.load_shared;
     st = pp_island_solve(world, iw, h, &model, NULL);
+    /* one order for the iterates (list_in_work_order) where the first solve's answer is the
+     * compliance limit of the sticking solve or of load sharing, in an island of the sticking
+     * solve's size */
+    iw->one_order = iw->stats.load_shared > shared &&
+                    pp_island_lcp_unknowns(iw, world->config.friction_directions) >=
+                        pp_peg_sticking_size();
     if (st == PP_OK && world->config.relinearize_iterations > 0 && iw->list.contact_count > 0 &&
         !iw->recovering && !at_rest(world, iw, h)) {
         /* The iteration works on the sets of the rules themselves (world.c build_island,

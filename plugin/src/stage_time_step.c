@@ -62,6 +62,8 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->body);
     pp_constraint_list_free(&iw->list);
     pp_constraint_list_free(&iw->work);
+    pp_constraint_list_free(&iw->ordered);
+    free(iw->work_place);
     for (int i = 0; i < 2; ++i) {
         free(iw->set_index[i].slot);
         free(iw->set_index[i].hash);

@@ -122,6 +122,10 @@ typedef struct pp_island_work {
     pp_constraint_list list;       /* the constraints being solved (q^l, then each q^) */
     pp_constraint_list work;       /* the re-linearisation's working set (ST96 §4) */
     pp_set_index set_index[2];     /* of the sets built at q^ and of the working set */
+    pp_constraint_list ordered;    /* list rewritten in the working set's order (relinearize.c) */
+    int one_order;                 /* 1: this step's iterates' lists in that order */
+    int *work_place;               /* per working set: its index in list, or -1 */
+    int work_place_capacity;
     int work_model;                /* the model whose sets `work` holds */
     int unreduced;                 /* PEG sets built without removing implied ones
                                       (pp_peg_params.reduce = 0): moving islands and the
