@@ -4,7 +4,9 @@
  * iterate's LCP is the last iterate's in the same unknowns' order and the sticking solve's
  * starts by position (its kept answer, its interior start) are this island's own.
  *
- * The scene is the benchmark's settled heap of 50 boxes (examples/scenes/states/heap50.state)
+ * The scene is the heap of 50 boxes as stock ODE settles it, its overlaps projected out
+ * (integration_tests/data/heap50-projected.state: the benchmark's heap50.state before the
+ * standard model's finishing steps, pegplus-benchmark --make-states --finish-steps 0),
  * under PEG, clock-free, its first five steps: one island of 2 211-2 442 unknowns (PEG I/X
  * sets reduced to their primaries for the sticking solve, peg_screen.c), creeping at
  * 1e-4 ... 1e-3 m/s. Before the order, the lists of two iterates held the same sets in
@@ -16,7 +18,7 @@
  * Checks, each step: PP_OK with every LCP answered exactly (no regularised, approximate,
  * failed or PEG-fallback solve), the re-linearisation converged (no estimate refused) within
  * RELIN_ITERATES_MAX iterates; over the five steps no body goes deeper into another than the
- * settled start by more than OVERLAP_GROWTH_TOL, and the fastest body creeps as under the
+ * start by more than OVERLAP_GROWTH_TOL, and the fastest body creeps as under the
  * standard model (the same five steps run beside it) to SPEED_TOL relative.
  */
 #include "pegplus/pegplus.h"
@@ -42,13 +44,13 @@ static double fastest(const pp_scene *s)
     return v_max;
 }
 
-/* The settled heap50 stepped STEPS times under `model`, clock-free: each step's fastest body
+/* The projected heap50 stepped STEPS times under `model`, clock-free: each step's fastest body
  * speed, the deepest overlap at the start and at the end; with `check`, each step's checks. */
 static void run_heap50(pp_model model, int check, double speed[STEPS], double *deep_start,
                        double *deep_end)
 {
     char path[4096], why[4400];
-    snprintf(path, sizeof path, "%s/heap50.state", PP_STATES_DIR);
+    snprintf(path, sizeof path, "%s/heap50-projected.state", PP_TEST_DATA_DIR);
     pp_scene_state st;
     ck_assert_msg(pp_scene_state_read(&st, path, why, sizeof why) == 0, "%s", why);
     pp_scene scene;

@@ -31,10 +31,11 @@ typedef struct settled_scene {
     void (*build)(pp_scene *scene, double h);
     int required;               /* 1: the file must be committed (the benchmark's defaults) */
     int restep;                 /* 1: also step it once under the standard model (that step
-                                   starts cold, Lemke from w basic on the whole heap: on
-                                   heap50, ~2 000 unknowns, clock-free it took 4 500-73 000
-                                   pivots, up to 71 s, and heap100 more, so the heaps of 50
-                                   and 100 are checked for overlap and rest only) */
+                                   starts cold; heap100's file, settled by dWorldStep alone,
+                                   is not at rest under the standard model and its cold
+                                   steps run to the clock, so it is checked for overlap and
+                                   rest only; heap50's, finished by 100 standard steps, takes
+                                   ~0.3 s) */
     int ode_start;              /* 1: <scene>.ode.state must be committed, and stock dWorldStep
                                    holds it (test_ode_start_holds) */
 } settled_scene;
@@ -48,7 +49,7 @@ static void build_heap100(pp_scene *s, double h) { pp_scene_heap(s, 100, 1, h); 
 
 static const settled_scene SETTLED[] = {
     {"pile6", build_pile6, 1, 1, 0},   {"pile30", build_pile30, 1, 1, 0},
-    {"heap20", build_heap20, 1, 1, 0}, {"heap50", build_heap50, 0, 0, 1},
+    {"heap20", build_heap20, 1, 1, 0}, {"heap50", build_heap50, 0, 1, 1},
     {"heap100", build_heap100, 0, 0, 1},
 };
 enum { SETTLED_COUNT = sizeof SETTLED / sizeof SETTLED[0] };
