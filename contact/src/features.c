@@ -158,19 +158,73 @@ static int crossing(const pp_polytope_view *a, const pp_polytope_view *b, const 
     return point_depth(a, pb) <= INSIDE_TOLERANCE || point_depth(b, pa) <= INSIDE_TOLERANCE;
 }
 
+/*
+ * Edge pairs whose segments are farther apart than eps are not contacts, and most of a
+ * pair of bodies' 144 (two boxes) are: they are told apart before the closest points (two
+ * divisions, two square roots) by their midpoints m and half lengths h. A pair is emitted
+ * only with closest points pa, pb at interior parameters and |psi| = |n . (pb - pa)| < eps,
+ * and |pb - pa| >= |m_b - m_a| - h_a - h_b, where pb - pa lies along n up to the error of
+ * the computed parameters: with sin(angle) >= FAR_SINE the 2 x 2 system for them has
+ * condition <= 1 / FAR_SINE^2 = 1e8, so they are off by < 1e-7 (relative to each edge's
+ * length) and |psi| >= |m_b - m_a| - (h_a + h_b)(1 + 1e-6) - rounding of the coordinates.
+ * A pair with |m_b - m_a| above (h_a + h_b + eps)(1 + FAR_MARGIN) + FAR_MARGIN 1e-6 x (the
+ * coordinates' size) and at that angle is therefore skipped where the test below would
+ * have skipped it: the same contacts to the bit. Nearer, or nearly parallel (where the
+ * parameters carry larger errors), the pair takes the test as before.
+ */
+#define FAR_SINE 1e-4
+#define FAR_MARGIN 1e-6
+#define FAR_EDGES 64 /* edges of B held by their segments (boxes: 12); more: no skipping */
+
+typedef struct edge_segment {
+    double d[3];   /* head - tail */
+    double mid[3]; /* midpoint */
+    double dd;     /* |d|^2 */
+    double half;   /* |d| / 2 */
+    double size;   /* |d| / 2 + |mid|_1: the size of its coordinates */
+} edge_segment;
+
+static void edge_segment_of(const pp_polytope_view *p, int i, edge_segment *e)
+{
+    const int *ed = p->edges + 4 * i;
+    const double *tail = vertex(p, ed[0]), *head = vertex(p, ed[1]);
+    sub(e->d, head, tail);
+    for (int k = 0; k < 3; ++k) e->mid[k] = 0.5 * (tail[k] + head[k]);
+    e->dd = dot(e->d, e->d);
+    e->half = 0.5 * sqrt(e->dd);
+    e->size = e->half + fabs(e->mid[0]) + fabs(e->mid[1]) + fabs(e->mid[2]);
+}
+
+/* 1 when the pair cannot be within eps (above); n = d_a x d_b */
+static int far_apart(const edge_segment *ea, const edge_segment *eb, const double n[3],
+                     double eps)
+{
+    double dm[3];
+    sub(dm, eb->mid, ea->mid);
+    const double reach = (ea->half + eb->half + eps) * (1.0 + FAR_MARGIN) +
+                         FAR_MARGIN * 1e-6 * (ea->size + eb->size);
+    return dot(dm, dm) > reach * reach && dot(n, n) >= FAR_SINE * FAR_SINE * ea->dd * eb->dd;
+}
+
 static void edges_against_edges(const pp_polytope_view *a, const pp_polytope_view *b, double eps,
                                 sink *s)
 {
+    edge_segment segments_b[FAR_EDGES];
+    const int held = b->edge_count <= FAR_EDGES;
+    for (int j = 0; held && j < b->edge_count; ++j) edge_segment_of(b, j, &segments_b[j]);
     for (int i = 0; i < a->edge_count; ++i) {
         const int *ea = a->edges + 4 * i;
         double da[3], sum_a[3];
-        sub(da, vertex(a, ea[1]), vertex(a, ea[0]));
+        edge_segment segment_a;
+        edge_segment_of(a, i, &segment_a);
+        for (int k = 0; k < 3; ++k) da[k] = segment_a.d[k];
         for (int k = 0; k < 3; ++k) sum_a[k] = normal(a, ea[2])[k] + normal(a, ea[3])[k];
         for (int j = 0; j < b->edge_count; ++j) {
             const int *eb = b->edges + 4 * j;
             double db[3], n[3], sum_b[3];
             sub(db, vertex(b, eb[1]), vertex(b, eb[0]));
             cross(n, da, db);
+            if (held && far_apart(&segment_a, &segments_b[j], n, eps)) continue;
             double len = sqrt(dot(n, n));
             if (len <= PARALLEL_TOLERANCE * sqrt(dot(da, da) * dot(db, db))) continue;
             double sa, tb;

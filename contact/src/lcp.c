@@ -33,7 +33,7 @@ size_t pp_lcp_workspace_size(int n_max)
     size_t n = (size_t)n_max, s = square_order(n_max);
     size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
     bytes += 4 * align_up(s * s * sizeof(double));
-    bytes += 11 * align_up(n * sizeof(double));
+    bytes += 12 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
     bytes += 2 * align_up(n);
     return bytes;
@@ -65,10 +65,11 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
         *squares[i] = (double *)p;
         p += align_up(s * s * sizeof(double));
     }
-    double **vectors[11] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
+    double **vectors[12] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
                             &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
-                            &ws->w_try,  &ws->covering, &ws->start_covering};
-    for (int i = 0; i < 11; ++i) {
+                            &ws->w_try,  &ws->covering, &ws->start_covering,
+                            &ws->row_sums};
+    for (int i = 0; i < 12; ++i) {
         *vectors[i] = (double *)p;
         p += align_up(n * sizeof(double));
     }
@@ -89,6 +90,8 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->m_row_values = NULL;
     ws->shift = 0.0;
     ws->cycled = 0;
+    ws->row_sums_of = NULL;
+    ws->row_sums_n = 0;
     ws->limits.factor_deadline = INFINITY;
     *out = ws;
     return PP_OK;
@@ -303,6 +306,23 @@ double pp_lcp_inf_norm(int n, const double *x)
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
                      pp_lcp_result *result)
 {
+    pp_lcp_residual_sums(n, M, NULL, q, z, w, result);
+}
+
+/* The row sums alone, column by column (contiguous), each row's in j order as above. */
+void pp_lcp_row_sums(int n, const double *M, double *sums)
+{
+    for (int i = 0; i < n; ++i) sums[i] = 0.0;
+    for (int j = 0; j < n; ++j) pp_lcp_vec_abs_add(n, sums, &M[(size_t)j * n]);
+}
+
+/* With the row sums given, w alone: the columns with z_j = 0 add nothing to it (above), so
+ * only the others are read; each w_i is the same sum in the same order. An island's answer
+ * has most of its unknowns at 0 (a resting pile: the nonbasic friction and sliding rows), and
+ * its solve and load sharing measure several answers against one M (pp_lcp_row_sums_kept). */
+void pp_lcp_residual_sums(int n, const double *M, const double *row_sums, const double *q,
+                          const double *z, double *w, pp_lcp_result *result)
+{
     pp_lcp_measures measures;
     pp_lcp_measures_start(&measures);
     double z_norm = pp_lcp_inf_norm(n, z);
@@ -315,15 +335,20 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
         const int m = n - i0 < BLOCK ? n - i0 : BLOCK;
         for (int r = 0; r < m; ++r) {
             wb[r] = q[i0 + r];
-            rowb[r] = 0.0;
+            rowb[r] = row_sums ? row_sums[i0 + r] : 0.0;
         }
         /* A column whose z_j is 0 adds only to the row sums (its products are zeros, which
          * leave w unchanged up to the sign of a zero w_i); the rows four at a time, each
          * row's own sums kept apart (lcp_basis.c's vector kernels). */
         for (int j = 0; j < n; ++j) {
             const double *col = &M[(size_t)j * n + i0], zj = z[j];
-            if (zj != 0.0) pp_lcp_vec_axpy_abs(m, wb, rowb, col, zj);
-            else pp_lcp_vec_abs_add(m, rowb, col);
+            if (row_sums) {
+                if (zj != 0.0) pp_lcp_vec_axpy(m, wb, col, zj);
+            } else if (zj != 0.0) {
+                pp_lcp_vec_axpy_abs(m, wb, rowb, col, zj);
+            } else {
+                pp_lcp_vec_abs_add(m, rowb, col);
+            }
         }
         for (int r = 0; r < m; ++r) {
             const int i = i0 + r;
@@ -332,6 +357,11 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
         }
     }
     pp_lcp_measures_store(&measures, n, result);
+}
+
+const double *pp_lcp_row_sums_kept(const pp_lcp_workspace *ws, int n, const double *M)
+{
+    return ws && M && ws->row_sums_of == M && ws->row_sums_n == n ? ws->row_sums : NULL;
 }
 
 void pp_lcp_measures_store(const pp_lcp_measures *m, int n, pp_lcp_result *result)
@@ -393,17 +423,31 @@ int pp_lcp_accept_measured(int n, const double *q, double eps, const pp_lcp_opti
 int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
                   double *z, double *w, pp_lcp_result *result)
 {
+    return pp_lcp_accept_sums(n, M, NULL, q, eps, o, z, w, result);
+}
+
+int pp_lcp_accept_sums(int n, const double *M, const double *row_sums, const double *q,
+                       double eps, const pp_lcp_options *o, double *z, double *w,
+                       pp_lcp_result *result)
+{
     if (!pp_lcp_clamp_finite(n, z)) return 0;
-    pp_lcp_residual(n, M, q, z, w, result);
+    pp_lcp_residual_sums(n, M, row_sums, q, z, w, result);
     return pp_lcp_accept_measured(n, q, eps, o, z, result);
 }
 
 /* ---- Public solves -------------------------------------------------------------------- */
 
+/* The arguments of a dense public solve. With keep_sums (pp_lcp_solve) the pass over M that
+ * tests it for NaN/Inf forms its row sums (pp_lcp_row_sums) into ws->row_sums instead, kept
+ * for the solve's residuals and pp_lcp_row_sums_kept: |M_ij| <= sum_j |M_ij|, and a NaN or
+ * Inf entry makes its row's sum NaN or Inf (the terms are >= 0), so finite sums say M is
+ * finite; where some sum is not (an Inf entry, or finite entries whose sum overflows) M is
+ * tested entry by entry as before. */
 static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, const double *M,
                                  const double *q, const pp_lcp_options *o, double *z,
-                                 pp_lcp_result *result)
+                                 pp_lcp_result *result, int keep_sums)
 {
+    if (ws) ws->row_sums_of = NULL;
     if (!ws || !M || !q || !z || !result || !o) {
         pp_log(PP_LOG_ERROR, "%s: NULL argument", who);
         return PP_ERR_NULL_ARGUMENT;
@@ -412,11 +456,24 @@ static pp_status check_arguments(const char *who, pp_lcp_workspace *ws, int n, c
         pp_log(PP_LOG_ERROR, "%s: n = %d outside 1..%d (workspace capacity)", who, n, ws->n_max);
         return PP_ERR_INVALID_ARGUMENT;
     }
-    if (!pp_lcp_all_finite((size_t)n * n, M) || !pp_lcp_all_finite((size_t)n, q)) {
+    int finite;
+    if (keep_sums) {
+        pp_lcp_row_sums(n, M, ws->row_sums);
+        finite = pp_lcp_all_finite((size_t)n, ws->row_sums) ||
+                 pp_lcp_all_finite((size_t)n * n, M);
+    } else {
+        finite = pp_lcp_all_finite((size_t)n * n, M);
+    }
+    if (!finite || !pp_lcp_all_finite((size_t)n, q)) {
         pp_log(PP_LOG_ERROR, "%s: M or q holds NaN/Inf", who);
         return PP_ERR_INVALID_ARGUMENT;
     }
-    return pp_lcp_check_options(who, n, o);
+    pp_status st = pp_lcp_check_options(who, n, o);
+    if (st == PP_OK && keep_sums) {
+        ws->row_sums_of = M;
+        ws->row_sums_n = n;
+    }
+    return st;
 }
 
 pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
@@ -451,13 +508,14 @@ typedef struct lcp_matrix {
     int n;
     const double *M, *Me;
     const pp_lcp_csc *A;
+    const double *row_sums; /* of M, formed by pp_lcp_solve's argument check, or NULL */
 } lcp_matrix;
 
 static int matrix_accept(const lcp_matrix *m, const double *q, double eps,
                          const pp_lcp_options *o, double *z, double *w, pp_lcp_result *result)
 {
     return m->A ? pp_lcp_csc_accept(m->A, q, eps, o, z, w, result)
-                : pp_lcp_accept(m->n, m->M, q, eps, o, z, w, result);
+                : pp_lcp_accept_sums(m->n, m->M, m->row_sums, q, eps, o, z, w, result);
 }
 
 /* The basis solve M_BB z_B = -q_B on Me (`shifted`) or M; by columns the workspace's shift
@@ -578,7 +636,8 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
         pp_lcp_status rescue =
             pp_lcp_lemke_extended(ws, n, m->M, q, d, o, rescue_cap, z, ws->basis, &pivots);
         result->pivots += pivots;
-        if (rescue == PP_LCP_SOLVED && pp_lcp_accept(n, m->M, q, 0.0, o, z, ws->w_try, result)) {
+        if (rescue == PP_LCP_SOLVED &&
+            pp_lcp_accept_sums(n, m->M, m->row_sums, q, 0.0, o, z, ws->w_try, result)) {
             result->extended = 1;
             status = PP_LCP_SOLVED;
         }
@@ -634,7 +693,7 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
 {
     pp_lcp_options defaults = pp_lcp_options_default();
     const pp_lcp_options *o = options ? options : &defaults;
-    pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result);
+    pp_status arg = check_arguments("pp_lcp_solve_lemke", workspace, n, M, q, o, z, result, 0);
     if (arg != PP_OK) return arg;
     pp_lcp_dump_instance(n, M, NULL, q, "pp_lcp_solve_lemke");
     double start = pp_lcp_clock();
@@ -644,7 +703,7 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
 
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
-    const lcp_matrix m = {n, M, M, NULL};
+    const lcp_matrix m = {n, M, M, NULL, NULL};
     result->status = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     finish_limits(workspace, o, start, result);
     if (result->status == PP_LCP_SOLVED) return PP_OK;
@@ -746,7 +805,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
     start_attempt(workspace, PP_LCP_RETRIES + 1);
-    lcp_matrix m = {n, M, M, A};
+    lcp_matrix m = {n, M, M, A, pp_lcp_row_sums_kept(workspace, n, M)};
     pp_lcp_status first = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
@@ -847,7 +906,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     }
     fail_clean(n, z, basis);
     if (A) pp_lcp_csc_residual(A, q, z, NULL, result);
-    else pp_lcp_residual(n, M, q, z, NULL, result);
+    else pp_lcp_residual_sums(n, M, m.row_sums, q, z, NULL, result);
     result->status = first;
     finish_limits(workspace, o, start, result);
     pp_log(PP_LOG_WARNING, "lcp: Lemke failed (%s) on n = %d, also with M + eps I up to %g; "
@@ -861,7 +920,7 @@ static pp_status solve(pp_lcp_workspace *workspace, int n, const double *M, cons
 {
     pp_lcp_options defaults = pp_lcp_options_default();
     const pp_lcp_options *o = options ? options : &defaults;
-    pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result);
+    pp_status arg = check_arguments("pp_lcp_solve", workspace, n, M, q, o, z, result, 1);
     if (arg != PP_OK) return arg;
     pp_lcp_dump_instance(n, M, NULL, q, "pp_lcp_solve");
     return pp_lcp_solve_order(workspace, n, M, NULL, q, o, basis, z, result);
@@ -895,7 +954,7 @@ pp_status pp_lcp_solve_fallback(pp_lcp_workspace *workspace, int n, const double
 {
     pp_lcp_options defaults = pp_lcp_options_default();
     const pp_lcp_options *o = options ? options : &defaults;
-    pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result);
+    pp_status arg = check_arguments("pp_lcp_solve_fallback", workspace, n, M, q, o, z, result, 0);
     if (arg != PP_OK) return arg;
     double start = pp_lcp_clock();
     reset_result(result);

@@ -134,6 +134,7 @@ pp_status pp_lcp_solve_csc(pp_lcp_workspace *workspace, const pp_lcp_csc *A, con
 {
     pp_lcp_options defaults = pp_lcp_options_default();
     const pp_lcp_options *o = options ? options : &defaults;
+    if (workspace) workspace->row_sums_of = NULL; /* no dense M's row sums kept */
     pp_status arg = check_csc("pp_lcp_solve_csc", workspace, A, q, o, z, result);
     if (arg != PP_OK) return arg;
     pp_lcp_dump_instance(A->n, NULL, A, q, "pp_lcp_solve_csc");

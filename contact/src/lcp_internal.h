@@ -208,6 +208,11 @@ struct pp_lcp_workspace {
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
     double *pattern_values; /* with pattern_start: M's entries there (read only while
                              pattern_start is set: pp_lcp_workspace_init leaves it alone) */
+    double *row_sums;     /* n: sum_j |M_ij| of the dense M of the last pp_lcp_solve */
+    const double *row_sums_of; /* that M (its address), or NULL: row_sums hold nothing (set
+                             by pp_lcp_solve after its argument check, cleared at the start
+                             of every public solve; pp_lcp_row_sums_kept) */
+    int row_sums_n;       /* its order */
     int *m_row_start;     /* during a public solve, once a path built it: M's pattern by rows */
     int *m_col_index;     /*   (CSR) with its entries, for the rows of B^-1 (lcp_sparse.c */
     double *m_row_values; /*   rows_of_m), shared by the solve's paths; else NULL */
@@ -433,6 +438,20 @@ void pp_lcp_residual(int n, const double *M, const double *q, const double *z, d
 int pp_lcp_all_finite(size_t count, const double *x);
 int pp_lcp_accept(int n, const double *M, const double *q, double eps, const pp_lcp_options *o,
                   double *z, double *w, pp_lcp_result *result);
+/* The row sums of |M| (lcp.c "The independent residual"): sums_i = sum_j |M_ij|, added in
+ * the order pp_lcp_residual adds them (j increasing), so the same bits. */
+void pp_lcp_row_sums(int n, const double *M, double *sums);
+/* pp_lcp_residual and pp_lcp_accept given those row sums (NULL: formed as before): w from
+ * the columns with z_j != 0 alone, the same w, measures and acceptance bit for bit. */
+void pp_lcp_residual_sums(int n, const double *M, const double *row_sums, const double *q,
+                          const double *z, double *w, pp_lcp_result *result);
+int pp_lcp_accept_sums(int n, const double *M, const double *row_sums, const double *q,
+                       double eps, const pp_lcp_options *o, double *z, double *w,
+                       pp_lcp_result *result);
+/* The row sums pp_lcp_solve formed for M (its argument check) when the workspace's last
+ * public solve was pp_lcp_solve on this M of order n, else NULL. Valid while the caller has
+ * not changed M since (load sharing's residuals of the island just solved). */
+const double *pp_lcp_row_sums_kept(const pp_lcp_workspace *ws, int n, const double *M);
 
 /* The measures of pp_lcp_residual (lcp.c, where they are defined), gathered one row at a
  * time in row order by the dense and the column residual alike. */

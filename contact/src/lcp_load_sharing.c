@@ -320,6 +320,8 @@ typedef struct ls_matrix {
     int n;
     const double *M;      /* dense, or NULL: */
     const pp_lcp_csc *A;  /* by columns */
+    const double *row_sums; /* dense: sum_j |M_ij| as the island's solve formed them
+                               (pp_lcp_row_sums_kept), or NULL */
 } ls_matrix;
 
 /* w = M z + q (z NULL: w = q) and tau_i = sum_j |M_ij| */
@@ -329,14 +331,19 @@ static void residual_and_row_sums(const ls_matrix *mat, const double *q, const d
     const int n = mat->n;
     for (int i = 0; i < n; ++i) {
         w[i] = q[i];
-        tau[i] = 0.0;
+        tau[i] = mat->row_sums ? mat->row_sums[i] : 0.0;
     }
     if (mat->M) {
         const double *M = mat->M;
         for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
                                          products would change at most the sign of a zero w_i) */
-            if (z && z[j] != 0.0) pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
-            else pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
+            if (mat->row_sums) {
+                if (z && z[j] != 0.0) pp_lcp_vec_axpy(n, w, M + (size_t)j * n, z[j]);
+            } else if (z && z[j] != 0.0) {
+                pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
+            } else {
+                pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
+            }
         }
         return;
     }
@@ -507,7 +514,7 @@ static int basic_rows_closed(pp_load_sharing *ls, const ls_matrix *mat, int nb, 
 static int accept(const ls_matrix *mat, const double *q, const pp_lcp_options *o, double *z,
                   double *w, pp_lcp_result *result)
 {
-    return mat->M ? pp_lcp_accept(mat->n, mat->M, q, 0.0, o, z, w, result)
+    return mat->M ? pp_lcp_accept_sums(mat->n, mat->M, mat->row_sums, q, 0.0, o, z, w, result)
                   : pp_lcp_csc_accept(mat->A, q, 0.0, o, z, w, result);
 }
 
@@ -750,7 +757,7 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
 {
     PP_ASSERT(ls->capacity >= n && n >= 1 && (M || (A && A->n == n)),
               "pp_load_sharing_apply: workspace reserved, a matrix");
-    const ls_matrix mat = {n, M, A};
+    const ls_matrix mat = {n, M, A, M ? pp_lcp_row_sums_kept(lcp, n, M) : NULL};
     double *w = ls->w, *tau = ls->tau;
     const int start = ls->start;
     ls->start = 0;
@@ -850,7 +857,7 @@ static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_c
 {
     const int n = A->n;
     PP_ASSERT(ls->capacity >= n && n >= 1, "load sharing: workspace reserved");
-    const ls_matrix mat = {n, NULL, A};
+    const ls_matrix mat = {n, NULL, A, NULL};
     const double started = pp_lcp_clock();
     ls->found = 0;
     ls->work = 0.0;

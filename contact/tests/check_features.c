@@ -264,6 +264,52 @@ START_TEST(test_disjoint_no_negative_gap)
 }
 END_TEST
 
+
+/* Edge pairs are told apart by their midpoints before their closest points (features.c,
+ * far_apart): skipped only where |m_b - m_a| exceeds h_a + h_b + eps (with a margin). Two
+ * long boxes (half length 5 m) whose ridges are nearly antiparallel (1e-3 rad) and whose
+ * lines pass 0.9 eps apart (eps 0.2 m, a fast pair's margin) at parameters 1e-8 from both
+ * ends: the midpoints are then sqrt((h_a + h_b)^2 + gap^2) - 1.4e-6 m apart, 1.6e-3 m beyond
+ * h_a + h_b but within h_a + h_b + eps, and the edge-edge contact must be reported (a test
+ * without eps would skip it). _i = 1: the same 100 m from the origin. */
+START_TEST(test_long_edges_crossing_at_their_ends)
+{
+    const double eps = 0.2, half[3] = {5.0, 0.1, 0.1}, r = 0.1 * sqrt(2.0), alpha = 1e-3;
+    const double g = 0.9 * eps;
+    const double off[3] = {_i ? 100.0 : 0.0, _i ? -60.0 : 0.0, _i ? 30.0 : 0.0};
+    const double s_end = half[0] * (1.0 - 1e-8); /* the crossing, from each edge's middle */
+    double Ra[9], Rx[9], Rz[9], Rb[9];
+    rotation(Ra, (const double[3]){1, 0, 0}, M_PI / 4); /* a ridge along x on top */
+    rotation(Rx, (const double[3]){1, 0, 0}, M_PI / 4); /* ... and one at the bottom of B */
+    rotation(Rz, (const double[3]){0, 0, 1}, M_PI - alpha);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            Rb[3 * i + j] = Rz[3 * i] * Rx[j] + Rz[3 * i + 1] * Rx[3 + j] + Rz[3 * i + 2] * Rx[6 + j];
+    const double u[3] = {cos(M_PI - alpha), sin(M_PI - alpha), 0.0}; /* B's ridge */
+    const double X[2] = {s_end, 0.0}; /* where the ridges cross, seen from above */
+    const double ta[3] = {off[0], off[1], off[2]};
+    const double tb[3] = {off[0] + X[0] - s_end * u[0], off[1] + X[1] - s_end * u[1],
+                          off[2] + r + g + r};
+    box_view a, b;
+    box_make(&a, half, Ra, ta);
+    box_make(&b, half, Rb, tb);
+    /* the midpoints of the two ridges: beyond h_a + h_b, within h_a + h_b + eps */
+    const double dx = tb[0] - ta[0], dy = tb[1] - ta[1], dz = g;
+    const double mid = sqrt(dx * dx + dy * dy + dz * dz);
+    ck_assert_double_gt(mid, 2.0 * half[0] + 1e-3);
+    ck_assert_double_lt(mid, 2.0 * half[0] + eps);
+    pp_contact c[256];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &b.view, eps, PP_APPL_VF_DEFAULT, c, 256, &count, NULL), PP_OK);
+    int found = 0;
+    for (int i = 0; i < count; ++i)
+        if (c[i].kind == PP_CONTACT_EDGE_EDGE && fabs(c[i].psi - g) < 1e-9 &&
+            fabs(c[i].n[2] - 1.0) < 1e-9)
+            ++found;
+    ck_assert_int_eq(found, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("features");
@@ -275,6 +321,7 @@ int main(void)
     tcase_add_test(tc, test_crossed_edges);
     tcase_add_test(tc, test_box_on_plane);
     tcase_add_loop_test(tc, test_disjoint_no_negative_gap, 0, 2);
+    tcase_add_loop_test(tc, test_long_edges_crossing_at_their_ends, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);

@@ -250,9 +250,18 @@ START_TEST(residual_same_bits_as_scalar)
             q[i] = uniform(-1.0, 1.0);
             z[i] = uniform(0.0, 1.0) < 0.5 ? 0.0 : uniform(0.0, 2.0);
         }
-        pp_lcp_result result;
+        pp_lcp_result result, with_sums;
         memset(&result, 0, sizeof result);
+        memset(&with_sums, 0, sizeof with_sums);
         pp_lcp_residual(n, M, q, z, w, &result);
+        /* the row sums formed once (pp_lcp_solve's argument check) and the residual given
+         * them (w from the columns with z_j != 0 alone): the same bits */
+        double sums[N_MAX], w_sums[N_MAX];
+        pp_lcp_row_sums(n, M, sums);
+        pp_lcp_residual_sums(n, M, sums, q, z, w_sums, &with_sums);
+        ck_assert_msg(memcmp(w, w_sums, (size_t)n * sizeof *w) == 0, "w with sums, n = %d", n);
+        ck_assert_msg(memcmp(&result, &with_sums, sizeof result) == 0, "measures with sums, "
+                      "n = %d", n);
         double zmax = 0.0, relative = 0.0;
         for (int i = 0; i < n; ++i) zmax = fmax(zmax, fabs(z[i]));
         for (int i = 0; i < n; ++i) {
@@ -261,6 +270,7 @@ START_TEST(residual_same_bits_as_scalar)
                 if (z[j] != 0.0) wi += M[i + (size_t)j * n] * z[j];
                 row += fabs(M[i + (size_t)j * n]);
             }
+            ck_assert_msg(memcmp(&row, &sums[i], sizeof row) == 0, "row sum %d, n = %d", i, n);
             ck_assert_msg(memcmp(&wi, &w[i], sizeof wi) == 0, "w_%d differs, n = %d", i, n);
             double si = fabs(q[i]) + row * zmax, ri = fabs(fmin(z[i], wi));
             double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
@@ -269,6 +279,45 @@ START_TEST(residual_same_bits_as_scalar)
         ck_assert_msg(memcmp(&relative, &result.relative_residual, sizeof relative) == 0,
                       "relative residual differs, n = %d", n);
     }
+}
+END_TEST
+
+
+/* pp_lcp_solve's argument check forms M's row sums (lcp.c check_arguments): M with a NaN or
+ * an Inf is still refused; finite entries whose row sum overflows are not (the entry-wise
+ * test decides); the sums are kept for the M just solved (pp_lcp_row_sums_kept) and dropped
+ * by the next public solve. */
+START_TEST(row_sums_kept_by_the_solve)
+{
+    enum { n = 3 };
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    double M[n * n] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q[n] = {-1, 1, -2}, z[n];
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve(ws, n, M, q, NULL, NULL, z, &r), PP_OK);
+    const double *sums = pp_lcp_row_sums_kept(ws, n, M);
+    ck_assert_ptr_nonnull(sums);
+    for (int i = 0; i < n; ++i) ck_assert_double_eq(sums[i], 2.0);
+    ck_assert_double_eq(z[0], 0.5);
+    ck_assert_double_eq(z[2], 1.0);
+    ck_assert_ptr_null(pp_lcp_row_sums_kept(ws, n - 1, M)); /* another order */
+    double M2[n * n];
+    memcpy(M2, M, sizeof M);
+    ck_assert_ptr_null(pp_lcp_row_sums_kept(ws, n, M2)); /* another matrix */
+    ck_assert_int_eq(pp_lcp_solve_lemke(ws, n, M, q, NULL, NULL, z, &r), PP_OK);
+    ck_assert_ptr_null(pp_lcp_row_sums_kept(ws, n, M)); /* another public solve since */
+    /* an Inf, a NaN: refused */
+    M2[1] = INFINITY;
+    ck_assert_int_eq(pp_lcp_solve(ws, n, M2, q, NULL, NULL, z, &r), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(pp_lcp_row_sums_kept(ws, n, M2));
+    M2[1] = NAN;
+    ck_assert_int_eq(pp_lcp_solve(ws, n, M2, q, NULL, NULL, z, &r), PP_ERR_INVALID_ARGUMENT);
+    /* finite, with a row sum that overflows (1e308 + 1e308): not refused as NaN/Inf */
+    memcpy(M2, M, sizeof M);
+    M2[0 + 1 * n] = 1e308;
+    M2[0 + 2 * n] = 1e308;
+    ck_assert_int_ne(pp_lcp_solve(ws, n, M2, q, NULL, NULL, z, &r), PP_ERR_INVALID_ARGUMENT);
+    pp_lcp_workspace_destroy(ws);
 }
 END_TEST
 
@@ -510,6 +559,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(tc, vector_sweeps_same_bits_as_scalar);
     tcase_add_test(tc, inverse_same_bits_as_scalar);
     tcase_add_test(tc, residual_same_bits_as_scalar);
+    tcase_add_test(tc, row_sums_kept_by_the_solve);
     tcase_add_test(tc, compensated_columns_same_bits_as_scalar);
     tcase_add_test(tc, inf_norm_same_as_scalar);
     tcase_add_test(tc, sparse_kernels_same_bits_as_scalar);
