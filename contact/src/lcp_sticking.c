@@ -76,15 +76,18 @@
  * problem no longer monotone in their columns, and converged there on every heap LCP tried.
  *
  * Rounds with sliding contacts. A round whose problem holds contacts in ST's form is not
- * monotone in their columns, and Mehrotra's corrector stalls there (the crash demo's impact,
- * standard model, n = 4 980: round 2 at rel(z) 4.8e-7 after its 80 iterations, refused). Such
- * a round is solved with the first-order corrector (lcp_interior.c "Not monotone"), to at most
- * STICK_SLIDE_ITERATIONS, with the compliance STICK_SLIDE_EPS on the impulses and lambda and
- * none on the sliding contacts' sigma (their rows are then ST's own, as in sticking_steps'
- * blocks): there the same round's answer is accepted at rel(z) 3.4e-10 (580 iterations in
- * all, 2.7-3.9 s; docs/performance.md "The crash impact's first solve by the sticking solve's
- * rounds"). At STICK_INTERIOR_EPS it ended at 1.6e-9 after 300, refused; at 1e-12 more
- * contacts were marked each round and no round took.
+ * monotone in their columns, and Mehrotra's corrector may stall there (the crash demo's
+ * impact, standard model, n = 4 980: round 2 at rel(z) 4.8e-7 after its 80 iterations). Such
+ * a round that marks nothing and is refused is run once more ("creep"): cold, by the
+ * first-order corrector (lcp_interior.c "Not monotone"), to at most STICK_SLIDE_ITERATIONS,
+ * with the compliance STICK_SLIDE_EPS on the impulses and lambda and none on the sliding
+ * contacts' sigma (their rows are then ST's own, as in sticking_steps' blocks); there its
+ * answer is accepted at rel(z) 2.8e-10 - 3.4e-10 after 206 - 300 iterations (the island's
+ * solve 2.5 - 3.9 s; docs/performance.md "The crash impact's first solve by the sticking
+ * solve's creeping round"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
+ * in 46 iterations where the first-order one stalls at rel 7e-6 after 300 (and three more
+ * rounds). At STICK_INTERIOR_EPS the creeping round ended at 1.6e-9 after 300, refused; at
+ * 1e-12 each round marked more contacts and none was taken.
  *
  * Not warm at the interior's eps. Q + eps D is positive definite on the monotone part, so
  * (2) + eps D has one solution, and its active set solved in one factorisation would give
@@ -659,19 +662,21 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     /* bounded by the solve's clock as Lemke's pivots are: the step's shared budget and the
      * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
     const double deadline = pp_lcp_deadline(o, pp_lcp_clock());
+    int creep = 0; /* this round again by the first-order corrector (the header) */
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
         /* a round with contacts in ST's form: not monotone (the header, "Rounds with
          * sliding contacts") */
         int mixed = 0;
         for (int i = 0; i < n && !mixed; ++i) mixed = st->slides[i] != 0;
-        const double e = mixed ? stick / STICK_EPS * STICK_SLIDE_EPS : eps;
+        creep = creep && mixed;
+        const double e = creep ? stick / STICK_EPS * STICK_SLIDE_EPS : eps;
         pp_lcp_csc Q;
-        if (!assemble_q(st, A, sliding, e, e, mixed ? 0.0 : e, &Q)) return PP_STICKING_FAILED;
+        if (!assemble_q(st, A, sliding, e, e, creep ? 0.0 : e, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
-        st->interior.first_order = mixed;
+        st->interior.first_order = creep;
         pp_interior_status s = pp_interior_solve(
             &st->interior, &Q, q, STICK_INTERIOR_GAP,
-            mixed ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
+            creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
         st->interior_iterations += st->interior.iterations;
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
         if (s == PP_INTERIOR_STALLED && pp_lcp_clock() > deadline) return PP_STICKING_FAILED;
@@ -680,12 +685,16 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         st->sliding_loaded = 0;
         if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) {
             keep_best(st, A, q, z);
+            creep = 0;
             continue;
         }
         memset(result, 0, sizeof *result);
         if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
             keep_best(st, A, q, z);
-            return PP_STICKING_FAILED;
+            if (!mixed || creep) return PP_STICKING_FAILED;
+            creep = 1; /* the same round again (not counted as one of the rounds) */
+            --round;
+            continue;
         }
         result->status = PP_LCP_SOLVED;
         result->attempts = 1;
