@@ -41,6 +41,16 @@
  * Where M is not monotone (a contact in ST's own form) none of this is guaranteed: (3) may
  * be singular or the iterates stall (PP_INTERIOR_STALLED / _FAILED, measured).
  *
+ * Not monotone (ip->first_order). ST's lambda row holds mu p and no diagonal, so on a sliding
+ * contact with lambda basic the symmetric part of (3) stops being definite once
+ * s_lambda mu / 2 > sqrt(A_pp + 1/s_p^2); the affine directions are then huge near the end,
+ * and the second-order term -dX_aff dV_aff e, their product, throws the gap back up by
+ * 10^2 - 10^3 every few iterations (the crash demo's impact island: docs/performance.md
+ * "The interior-point solve on the crash impact's own LCPs"). Without it (t = sigma mu e,
+ * sigma from the predictor as above) the iterates creep along instead and reach an answer
+ * the acceptance takes there; on a monotone problem Mehrotra's term is kept (fewer
+ * iterations).
+ *
  * The augmented (body-space) form. A contact island's M is M = L + G^T W G (the caller's
  * description, pp_interior_bodies): G the contact Jacobian columns, W = blockdiag(W_d) the
  * dynamic bodies' inverse mass and inertia, L the rest (eps D, the cone rows and the lambda
@@ -581,6 +591,8 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     ip->iterations = ip->factorisations = ip->refactorisations = 0;
     ip->gap = ip->infeasibility = INFINITY;
     ip->augmented = 0;
+    const int first_order = ip->first_order;
+    ip->first_order = 0;
     /* the clock (lcp.c, "The hard clock"): past it nothing is set up (the description of M
      * and KLU's analysis are passes over M's entries: 4 s on the convex ball's 76 104
      * unknowns), and an iterate's factorisation starts only if its predicted time ends by
@@ -632,11 +644,18 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     ip->newton_entries = Ap[order];
     ip->newton_fill = lu->symbolic->lnz + lu->symbolic->unz;
     /* the work bound of every large factorisation (lcp_internal.h, PP_LCP_FACTOR_WORK), on
-     * the pattern factorised */
-    if (pp_lcp_factor_over_bound(ip->newton_fill, order, ip->newton_entries))
+     * the pattern factorised: (3) by both of its estimates, AMD's fill^2 / order and the
+     * charge order * entries (partial pivoting can fill far beyond AMD's there). (4) by AMD's,
+     * and after each factorisation by the fill KLU made: its pivots stay on the diagonal
+     * unless below INTERIOR_AUGMENTED_PIVOT of their column, so it fills about as AMD
+     * predicts (the crash demo's impact island: order 5 436, 125 000 entries, AMD's fill
+     * 168 000, 5-7 ms an iterate, where order * entries, 6.8e8, refused it outright) */
+    const double bound = pp_lcp_factor_work_bound(0.0); /* 0: read, not set */
+    double charge = ip->newton_fill * ip->newton_fill / order;
+    if (!ip->augmented) charge = fmax(charge, (double)order * ip->newton_entries);
+    if (ip->augmented ? charge > bound
+                      : pp_lcp_factor_over_bound(ip->newton_fill, order, ip->newton_entries))
         return PP_INTERIOR_FAILED;
-    const double charge = fmax(ip->newton_fill * ip->newton_fill / order,
-                               (double)order * ip->newton_entries);
     pp_interior_status status = PP_INTERIOR_STALLED;
     while (ip->iterations < max_iterations) {
         multiply(M, x, q, ip->r);
@@ -657,6 +676,11 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
         if (!pp_lcp_work_fits(charge, deadline)) break;
         if (!factor_newton(ip, M, x, v)) return PP_INTERIOR_FAILED;
         ++ip->iterations;
+        if (ip->augmented) {
+            const double made = (double)lu->numeric->lnz + (double)lu->numeric->unz;
+            charge = fmax(charge, made * made / order);
+            if (charge > bound) return PP_INTERIOR_FAILED;
+        }
         /* predictor: the affine direction */
         direction(ip, M, x, v, 0.0, 0, ip->dx_aff, ip->dv_aff);
         const double a_aff = step_to_boundary(n, x, v, ip->dx_aff, ip->dv_aff);
@@ -665,8 +689,8 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
             gap_aff += (x[i] + a_aff * ip->dx_aff[i]) * (v[i] + a_aff * ip->dv_aff[i]);
         const double ratio = fmax(gap_aff, 0.0) / gap;
         const double sigma = ratio * ratio * ratio;
-        /* corrector: centred, with the second-order term */
-        direction(ip, M, x, v, sigma * mu, 1, ip->dx, ip->dv);
+        /* corrector: centred, with the second-order term unless first_order */
+        direction(ip, M, x, v, sigma * mu, !first_order, ip->dx, ip->dv);
         const double alpha = INTERIOR_STEP * step_to_boundary(n, x, v, ip->dx, ip->dv);
         if (!(alpha >= INTERIOR_ALPHA_MIN)) break; /* no progress (or NaN) */
         for (int i = 0; i < n; ++i) {

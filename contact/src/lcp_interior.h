@@ -40,6 +40,10 @@ typedef struct pp_interior {
                                          it): n values near the answer's x (an answer of a
                                          nearby LCP), moved into the interior as the start;
                                          NULL: the cold start */
+    int first_order;                  /* the caller's, for the next solve only (it clears
+                                         it): 1, the corrector without Mehrotra's
+                                         second-order term (for a problem that is not
+                                         monotone: lcp_interior.c "Not monotone") */
     struct pp_interior_augmented *aug;
     /* what the last solve did */
     int iterations;                   /* predictor-corrector iterations */

@@ -75,6 +75,21 @@
  * with lambda > 0 go to ST's form for the next round as below; the solve then runs on a
  * problem no longer monotone in their columns, and converged there on every heap LCP tried.
  *
+ * Rounds with sliding contacts. A round whose problem holds contacts in ST's form is not
+ * monotone in their columns, and Mehrotra's corrector may stall there (the crash demo's
+ * impact, standard model, n = 4 980: round 2 at rel(z) 4.8e-7 after its 80 iterations). Such
+ * a round that marks nothing and is refused is run once more ("creep"): cold, by the
+ * first-order corrector (lcp_interior.c "Not monotone"), to at most STICK_SLIDE_ITERATIONS,
+ * with the compliance STICK_SLIDE_EPS on the impulses and lambda and none on the sliding
+ * contacts' sigma (their rows are then ST's own, as in sticking_steps' blocks); there its
+ * answer is accepted at rel(z) 2.8e-10 - 3.4e-10 after 206 - 300 iterations (the island's
+ * solve 2.5 - 3.9 s; docs/performance.md "The crash impact's first solve by the sticking
+ * solve's creeping round"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
+ * in 46 iterations where the first-order one stalls at rel 7e-6 after 300 (and three more
+ * rounds). With STICK_INTERIOR_EPS on the impulses and sigma the crash's creeping round
+ * ended at rel(z) 8.9e-9 (200 iterations), with 1e-11 on both at 1.6e-9 (300), refused; at
+ * 1e-12 each round marked more contacts and none was taken.
+ *
  * Not warm at the interior's eps. Q + eps D is positive definite on the monotone part, so
  * (2) + eps D has one solution, and its active set solved in one factorisation would give
  * it; but not from the interior answer: at its gap ~500 of heap50's ~2 000 unknowns are
@@ -129,6 +144,10 @@
 #define STICK_INTERIOR_EPS 1e-10
 #define STICK_INTERIOR_GAP 1e-18
 #define STICK_INTERIOR_ITERATIONS 80
+/* The same in a round with contacts in ST's form (the header, "Rounds with sliding
+ * contacts"): its compliance and its iterations. */
+#define STICK_SLIDE_EPS 1e-11
+#define STICK_SLIDE_ITERATIONS 300
 /* The kept answer (pp_sticking_island) is tried where q is the last answer's to this, relative
  * to ||q||_inf: heap50's re-linearisation iterates solve the same LCP again with q within
  * 3e-14 ... 2.9e-11 of the last; heap20's resting steps (the sticking path forced) change q
@@ -539,10 +558,10 @@ static pp_sticking_outcome sticking_steps(pp_sticking *st, const pp_lcp_csc *A, 
 }
 
 /* Q + eps D by columns (the pattern of A's impulse columns; the lambda columns -A_SF^T with
- * the diagonal eps_lambda, rows increasing): 1, or 0 out of memory. Needs the rows of
- * transpose_rows. */
+ * the diagonal eps_lambda, rows increasing; a sliding contact's sigma column, ST's own, with
+ * the diagonal eps_sigma): 1, or 0 out of memory. Needs the rows of transpose_rows. */
 static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char *sliding,
-                      double eps, double eps_lambda, pp_lcp_csc *Q)
+                      double eps, double eps_lambda, double eps_sigma, pp_lcp_csc *Q)
 {
     const int n = A->n;
     size_t nnz = 0;
@@ -575,7 +594,9 @@ static int assemble_q(pp_sticking *st, const pp_lcp_csc *A, const unsigned char 
         } else {
             for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t) {
                 st->Qi[p] = A->row_index[t];
-                st->Qx[p++] = A->row_index[t] == j ? A->values[t] + eps : A->values[t];
+                st->Qx[p++] = A->row_index[t] == j
+                                  ? A->values[t] + (sliding[j] ? eps_sigma : eps)
+                                  : A->values[t];
             }
         }
     }
@@ -642,12 +663,21 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
     /* bounded by the solve's clock as Lemke's pivots are: the step's shared budget and the
      * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
     const double deadline = pp_lcp_deadline(o, pp_lcp_clock());
+    int creep = 0; /* this round again by the first-order corrector (the header) */
     for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
+        /* a round with contacts in ST's form: not monotone (the header, "Rounds with
+         * sliding contacts") */
+        int mixed = 0;
+        for (int i = 0; i < n && !mixed; ++i) mixed = st->slides[i] != 0;
+        creep = creep && mixed;
+        const double e = creep ? stick / STICK_EPS * STICK_SLIDE_EPS : eps;
         pp_lcp_csc Q;
-        if (!assemble_q(st, A, sliding, eps, eps, &Q)) return PP_STICKING_FAILED;
+        if (!assemble_q(st, A, sliding, e, e, creep ? 0.0 : e, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
-        pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
-                                                 STICK_INTERIOR_ITERATIONS, deadline, x, v);
+        st->interior.first_order = creep;
+        pp_interior_status s = pp_interior_solve(
+            &st->interior, &Q, q, STICK_INTERIOR_GAP,
+            creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
         st->interior_iterations += st->interior.iterations;
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
         if (s == PP_INTERIOR_STALLED && pp_lcp_clock() > deadline) return PP_STICKING_FAILED;
@@ -656,12 +686,16 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         st->sliding_loaded = 0;
         if (mark_sliding_loaded(st, n, sliding, z, x_norm) > 0) {
             keep_best(st, A, q, z);
+            creep = 0;
             continue;
         }
         memset(result, 0, sizeof *result);
         if (!pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
             keep_best(st, A, q, z);
-            return PP_STICKING_FAILED;
+            if (!mixed || creep) return PP_STICKING_FAILED;
+            creep = 1; /* the same round again (not counted as one of the rounds) */
+            --round;
+            continue;
         }
         result->status = PP_LCP_SOLVED;
         result->attempts = 1;
@@ -747,7 +781,7 @@ static pp_sticking_outcome island_solve(pp_sticking *st, pp_lcp_workspace *lcp,
          * active set, then from the last round's basis */
         pp_lcp_csc Q;
         const int left = STICK_LEMKE_PIVOTS * n - pivots;
-        if (left <= 0 || !assemble_q(st, A, sliding, eps, 0.0, &Q)) break;
+        if (left <= 0 || !assemble_q(st, A, sliding, eps, 0.0, eps, &Q)) break;
         qo.max_pivots = qo.max_total_pivots = left;
         pp_lcp_result qr;
         memset(&qr, 0, sizeof qr);

@@ -28,6 +28,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,6 +414,96 @@ END_TEST
 
 /* the caller's clock: past its deadline no Newton system is factorised (stalled, the start
  * as it was); the same LCP with no deadline converges */
+/* Not monotone (ip->first_order, lcp_interior.c "Not monotone"): the island of
+ * test_augmented_island with every third contact in ST's own form (its sigma column E over
+ * the betas only, no -mu in the p row, no eps on its diagonal: the sticking solve's round
+ * with sliding contacts, lcp_sticking.c), its p pressed hard and the bodies pushed
+ * sideways so that such contacts slide: the corrector without the second-order term converges
+ * in body space to an LCP answer with such contacts loaded and sliding, and the flag is for
+ * one solve only. */
+START_TEST(test_first_order_mixed)
+{
+    static island is;
+    build_island(&is, 20261127u + (unsigned)_i);
+    const int n = ISL_N;
+    int st_form = 0;
+    for (int c = 0; c < ISL_CONTACTS; c += 3) {
+        const int p = c * ISL_UNKNOWNS, lambda = p + ISL_K + 1;
+        is.M[p + (size_t)lambda * n] = 0.0;
+        is.M[lambda + (size_t)lambda * n] = 0.0;
+        is.q[p] = -1.0;
+        is.q[p + 1] = -0.8; /* beta_1 pulled: the contact slides against it */
+        ++st_form;
+    }
+    columns cols;
+    to_columns(n, is.M, &cols);
+    pp_interior ip;
+    memset(&ip, 0, sizeof ip);
+    double xb[ISL_N], vb[ISL_N];
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ip.first_order = 1;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-18, 300, INFINITY, xb, vb),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.first_order, 0); /* one solve only */
+    ck_assert_int_eq(ip.augmented, 1);
+    const double xn = pp_lcp_inf_norm(n, xb), qn = pp_lcp_inf_norm(n, is.q);
+    check_answer(n, is.M, is.q, xb, vb, 1e-8 * xn, 1e-8 * qn);
+    int sliding = 0; /* loaded (p > 0) and sliding (sigma > 0) in ST's form */
+    for (int c = 0; c < ISL_CONTACTS; c += 3) {
+        const int p = c * ISL_UNKNOWNS, sigma = p + ISL_K + 1;
+        sliding += xb[p] > 1e-6 * xn && xb[sigma] > 1e-6 * xn;
+    }
+    ck_assert_int_ge(sliding, st_form / 2);
+    pp_interior_free(&ip);
+    free_columns(&cols);
+}
+END_TEST
+
+/* The work bound (PP_LCP_FACTOR_WORK, lcp_interior.c): the augmented form (4) is held to
+ * AMD's estimate fill^2 / order and to the fill its factorisations made, not to the charge
+ * order * entries of a basis block. Between the two the island is solved in body space and
+ * refused on M's pattern; below the fill's it is refused in body space too. */
+START_TEST(test_augmented_work_bound)
+{
+    static island is;
+    build_island(&is, 20261128u);
+    const int n = ISL_N;
+    columns cols;
+    to_columns(n, is.M, &cols);
+    pp_interior ip;
+    memset(&ip, 0, sizeof ip);
+    double x[ISL_N], v[ISL_N];
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-18, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.augmented, 1);
+    const double amd = ip.newton_fill * ip.newton_fill / ip.newton_order,
+                 charge = (double)ip.newton_order * ip.newton_entries;
+    const double bound = 4.0 * amd; /* room for KLU's own fill beyond AMD's estimate */
+    ck_assert_double_lt(bound, charge);
+    const double kept = pp_lcp_factor_work_bound(bound);
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-18, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(ip.augmented, 1);
+    const double xn = pp_lcp_inf_norm(n, x), qn = pp_lcp_inf_norm(n, is.q);
+    check_answer(n, is.M, is.q, x, v, 1e-8 * xn, 1e-8 * qn);
+    ip.bodies.n = 0; /* no description: (3), n nnz(M) over the bound */
+    ck_assert_double_gt((double)n * cols.A.col_start[n], bound);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-18, 80, INFINITY, x, v),
+                     PP_INTERIOR_FAILED);
+    ck_assert_int_eq(ip.iterations, 0);
+    pp_lcp_factor_work_bound(0.5 * amd);
+    describe_island(&is, &ip, -1, 1.0, 0);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, is.q, 1e-18, 80, INFINITY, x, v),
+                     PP_INTERIOR_FAILED);
+    ck_assert_int_eq(ip.iterations, 0);
+    pp_lcp_factor_work_bound(kept);
+    pp_interior_free(&ip);
+    free_columns(&cols);
+}
+END_TEST
+
 START_TEST(test_deadline)
 {
     const int n = 40;
@@ -446,6 +537,8 @@ int main(void)
     tcase_add_test(tc, test_deadline);
     tcase_add_loop_test(tc, test_augmented_island, 0, 3);
     tcase_add_loop_test(tc, test_warm_start, 0, 3);
+    tcase_add_loop_test(tc, test_first_order_mixed, 0, 3);
+    tcase_add_test(tc, test_augmented_work_bound);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
