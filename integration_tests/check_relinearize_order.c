@@ -34,16 +34,6 @@ enum { STEPS = 5, RELIN_ITERATES_MAX = 6 };
 static const double OVERLAP_GROWTH_TOL = 1e-9; /* m */
 static const double SPEED_TOL = 1e-2;           /* relative */
 
-static double fastest(const pp_scene *s)
-{
-    double v_max = 0.0;
-    for (int i = 0; i < s->body_count; ++i) {
-        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
-        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    }
-    return v_max;
-}
-
 /* The projected heap50 stepped STEPS times under `model`, clock-free: each step's fastest body
  * speed, the deepest overlap at the start and at the end; with `check`, each step's checks. */
 static void run_heap50(pp_model model, int check, double speed[STEPS], double *deep_start,
@@ -71,7 +61,7 @@ static void run_heap50(pp_model model, int check, double speed[STEPS], double *d
         if (scene.before_step) scene.before_step(&scene, script_steps + step);
         ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(pw);
-        speed[step] = fastest(&scene);
+        speed[step] = pp_scene_fastest_body(&scene);
         if (!check) continue;
         printf("check_relinearize_order: step %d: %d iterates, %d pivots, residual %.3g, "
                "fastest %.6g m/s\n",

@@ -58,16 +58,6 @@ static void state_path(char *buf, size_t size, const char *name)
     snprintf(buf, size, "%s/%s.state", PP_STATES_DIR, name);
 }
 
-static double fastest(const pp_scene *s)
-{
-    double v_max = 0.0;
-    for (int i = 0; i < s->body_count; ++i) {
-        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
-        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    }
-    return v_max;
-}
-
 /* Each committed state: loads into its scene, no overlap, at rest, and stays at rest. */
 /* The pegplus world of a loaded scene, as the benchmark steps it: k = 4, auto-disable off,
  * and clock-free (the answer must not depend on the load). */
@@ -128,8 +118,8 @@ START_TEST(test_committed_state_loads_settled)
     if (scene.before_step) scene.before_step(&scene, script_steps);
     ck_assert_int_eq(scene.body_count, st.count); /* the script has nothing left to create */
     ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
-    ck_assert_msg(fastest(&scene) < STAYS_AT_REST_SPEED, "%s: %g m/s after one step", sc->name,
-                  fastest(&scene));
+    const double speed = pp_scene_fastest_body(&scene);
+    ck_assert_msg(speed < STAYS_AT_REST_SPEED, "%s: %g m/s after one step", sc->name, speed);
     pp_world_destroy(world);
     pp_scene_destroy(&scene);
     pp_scene_state_free(&st);
@@ -252,7 +242,7 @@ START_TEST(test_ode_start_holds)
     for (int step = 0; step < ODE_HOLD_STEPS; ++step) {
         if (scene.before_step) scene.before_step(&scene, script_steps + step);
         ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
-        speed = fmax(speed, fastest(&scene));
+        speed = fmax(speed, pp_scene_fastest_body(&scene));
         for (int i = 0; i < scene.body_count; ++i) {
             dReal aabb[6];
             dGeomGetAABB(scene.geoms[i], aabb);
@@ -375,12 +365,12 @@ START_TEST(test_heap20_peg_stays_warm)
     const double mean = (double)total / (HEAP_WARM_STEPS - 1);
     printf("heap20 under PEG, %d steps: the first (cold) %d pivots; after it %.2f pivots a step, "
            "at most %d (step %d); fastest body %.3g m/s, deepest overlap %.3g m\n",
-           HEAP_WARM_STEPS, cold, mean, worst, worst_step, fastest(&scene), overlap);
+           HEAP_WARM_STEPS, cold, mean, worst, worst_step, pp_scene_fastest_body(&scene), overlap);
     ck_assert_msg(cold > 0, "the first step did not pivot: the test no longer starts cold");
     ck_assert_msg(mean <= HEAP_WARM_MEAN, "%.2f pivots a step", mean);
     ck_assert_msg(4 * worst <= cold, "step %d took %d pivots (cold start: %d)", worst_step, worst,
                   cold);
-    ck_assert_msg(fastest(&scene) < STAYS_AT_REST_SPEED, "%g m/s", fastest(&scene));
+    ck_assert_msg(pp_scene_fastest_body(&scene) < STAYS_AT_REST_SPEED, "%g m/s", pp_scene_fastest_body(&scene));
     ck_assert_msg(overlap <= HEAP_WARM_OVERLAP, "overlap %g m", overlap);
     pp_world_destroy(world);
     pp_scene_destroy(&scene);

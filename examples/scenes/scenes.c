@@ -404,6 +404,16 @@ void pp_scene_angular_momentum(const pp_scene *s, double L[3])
     }
 }
 
+double pp_scene_fastest_body(const pp_scene *s)
+{
+    double v_max = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
+        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    }
+    return v_max;
+}
+
 double pp_scene_max_penetration(const pp_scene *s)
 {
     int n = dSpaceGetNumGeoms(s->space);

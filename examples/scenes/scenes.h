@@ -159,4 +159,7 @@ void pp_scene_geom_pose(dGeomID geom, double pos[3], double R[9]);
  * whose category and collide bits exclude each other (jointed.h). */
 double pp_scene_max_penetration(const pp_scene *scene);
 
+/* The largest linear speed (m/s) of the scene's bodies. */
+double pp_scene_fastest_body(const pp_scene *scene);
+
 #endif
