@@ -556,6 +556,17 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     /* little to screen: the whole island, as without; also when the touching sets would take
      * S past half */
     if (2 * n_s > n || 2 * (n_s + n_touching) > n) return PP_OK;
+    /* A PEG island the primaries' reduction takes (pp_peg_primaries_may: the sticking solve's
+     * size, no joint rows, rolling friction or compliance) whose S_0 is itself of the sticking
+     * solve's size: S's LCP would be a settled heap's degenerate PEG LCP, and Lemke on it the
+     * cold path the sticking solve replaces. The island goes to the reduction (then, given
+     * up, whole as without screening). Measured on the settled heap100 (docs/performance.md
+     * "PEG on the settled heap100"): S held 2 175-2 253 of ~4 500 unknowns, under half, and
+     * its Lemke took 62 753 pivots at the first step (26.8 s clock-free; at the 10 s clock the
+     * bounded fallback every step), where the reduction's sticking solve answers the whole
+     * island at once (41 interior iterations, no pivot, rel(z) 1.7e-10, 0.15-0.2 s a step). */
+    if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls))
+        return PP_OK;
     /* load sharing on the answer where solve_islands would run it on the whole island */
     const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);
     /* the shared budget as it was: a screening that gives up is not charged (below) */

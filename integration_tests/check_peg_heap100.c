@@ -1,0 +1,100 @@
+/*
+ * PEG on the settled heap of 100 boxes (examples/scenes/states/heap100.state: poured by ODE,
+ * settled by dWorldStep, finished by 80 standard-model steps), clock-free, its first two
+ * steps: one island of ~4 500 unknowns with 125-129 PEG I/X sets. Constraint screening's S_0
+ * holds just under half of it (2 175-2 253 unknowns), which screening used to solve by Lemke
+ * on its PEG LCP: 62 753 pivots at the first step (26.8 s clock-free; at the benchmark's 10 s
+ * clock the bounded fallback every step, the heap creeping at 1e-3 m/s). Such an island now
+ * goes to the reduction to its sets' primaries (peg_screen.c), whose sticking solve answers it
+ * as the standard model's answers its heap: no pivot after the first step's 15
+ * (docs/performance.md, "PEG on the settled heap100").
+ *
+ * Checks, each step: PP_OK with every LCP answered exactly (no regularised, approximate,
+ * failed or PEG-fallback solve); the island answered by the sticking solve (load_shared, the
+ * compliance limit of a heap's redundant supports) in at most PIVOTS_MAX pivots, none left out
+ * by screening; the heap stays at rest (fastest body below REST_SPEED) and no body goes deeper
+ * into another than the start by more than OVERLAP_GROWTH_TOL.
+ */
+#include "pegplus/pegplus.h"
+#include "it_common.h"
+#include "scenes.h"
+#include "state.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+
+enum { STEPS = 2, PIVOTS_MAX = 100 };
+static const double OVERLAP_GROWTH_TOL = 1e-9; /* m */
+static const double REST_SPEED = 1e-6;          /* m/s */
+
+static double fastest(const pp_scene *s)
+{
+    double v_max = 0.0;
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
+        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    }
+    return v_max;
+}
+
+START_TEST(test_heap100_peg_at_rest)
+{
+    char path[4096], why[4400];
+    snprintf(path, sizeof path, "%s/heap100.state", PP_STATES_DIR);
+    pp_scene_state st;
+    ck_assert_msg(pp_scene_state_read(&st, path, why, sizeof why) == 0, "%s", why);
+    pp_scene scene;
+    pp_scene_heap(&scene, 100, 1, st.h);
+    int script_steps = 0;
+    ck_assert_msg(pp_scene_state_apply(&scene, "heap100", &st, st.h, &script_steps, why,
+                                       sizeof why) == 0, "%s", why);
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_PEG;
+    c.friction_directions = 4;
+    c.lcp_budget_seconds = 0; /* no clock: the answers do not depend on the machine */
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(scene.world, scene.space, &c, &pw), PP_OK);
+    scene.pegplus = pw;
+    const double deep_start = pp_scene_max_penetration(&scene);
+    for (int step = 0; step < STEPS; ++step) {
+        if (scene.before_step) scene.before_step(&scene, script_steps + step);
+        ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
+        const pp_step_stats *t = pp_world_get_stats(pw);
+        const double v = fastest(&scene);
+        printf("check_peg_heap100: step %d: %d unknowns, %d screened, %d pivots, load shared "
+               "%d, residual %.3g, fastest %.3g m/s\n",
+               step, t->lcp_largest, t->lcp_screened, t->lcp_pivots, t->load_shared,
+               t->lcp_residual, v);
+        ck_assert_msg(t->status == PP_OK && t->lcp_fallback == 0 && t->lcp_approximate == 0 &&
+                          t->islands_failed == 0 && t->peg_fallback == 0,
+                      "step %d: status %d, lcp_fallback %d, peg_fallback %d", step, t->status,
+                      t->lcp_fallback, t->peg_fallback);
+        ck_assert_msg(t->load_shared >= 1 && t->lcp_screened == 0 &&
+                          t->lcp_pivots <= PIVOTS_MAX,
+                      "step %d: not the sticking solve's answer (load shared %d, %d unknowns "
+                      "screened, %d pivots)", step, t->load_shared, t->lcp_screened,
+                      t->lcp_pivots);
+        ck_assert_msg(v <= REST_SPEED, "step %d: fastest body %g m/s", step, v);
+    }
+    const double deep_end = pp_scene_max_penetration(&scene);
+    printf("check_peg_heap100: deepest overlap %.3g m at the start, %.3g m after %d steps\n",
+           deep_start, deep_end, STEPS);
+    ck_assert_msg(deep_end <= deep_start + OVERLAP_GROWTH_TOL, "overlap %g m -> %g m",
+                  deep_start, deep_end);
+    pp_world_destroy(pw);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("peg_heap100");
+    TCase *tc = tcase_create("heap100");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_heap100_peg_at_rest);
+    suite_add_tcase(s, tc);
+    return pp_it_run(s);
+}
