@@ -28,16 +28,6 @@ enum { STEPS = 2, PIVOTS_MAX = 100 };
 static const double OVERLAP_GROWTH_TOL = 1e-9; /* m */
 static const double REST_SPEED = 1e-6;          /* m/s */
 
-static double fastest(const pp_scene *s)
-{
-    double v_max = 0.0;
-    for (int i = 0; i < s->body_count; ++i) {
-        const dReal *v = dBodyGetLinearVel(s->bodies[i]);
-        v_max = fmax(v_max, sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    }
-    return v_max;
-}
-
 START_TEST(test_heap100_peg_at_rest)
 {
     char path[4096], why[4400];
@@ -62,7 +52,7 @@ START_TEST(test_heap100_peg_at_rest)
         if (scene.before_step) scene.before_step(&scene, script_steps + step);
         ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(pw);
-        const double v = fastest(&scene);
+        const double v = pp_scene_fastest_body(&scene);
         printf("check_peg_heap100: step %d: %d unknowns, %d screened, %d pivots, load shared "
                "%d, residual %.3g, fastest %.3g m/s\n",
                step, t->lcp_largest, t->lcp_screened, t->lcp_pivots, t->load_shared,
