@@ -21,7 +21,6 @@
 #include "state.h"
 
 #include <check.h>
-#include <math.h>
 #include <stdio.h>
 
 enum { STEPS = 2, PIVOTS_MAX = 100 };
