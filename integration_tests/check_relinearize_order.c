@@ -23,8 +23,7 @@
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
-#include "scenes.h"
-#include "state.h"
+#include "it_heap_state.h"
 
 #include <check.h>
 #include <math.h>
@@ -39,23 +38,12 @@ static const double SPEED_TOL = 1e-2;           /* relative */
 static void run_heap50(pp_model model, int check, double speed[STEPS], double *deep_start,
                        double *deep_end)
 {
-    char path[4096], why[4400];
+    char path[4096];
     snprintf(path, sizeof path, "%s/heap50-projected.state", PP_TEST_DATA_DIR);
     pp_scene_state st;
-    ck_assert_msg(pp_scene_state_read(&st, path, why, sizeof why) == 0, "%s", why);
     pp_scene scene;
-    pp_scene_heap(&scene, 50, 1, st.h);
     int script_steps = 0;
-    ck_assert_msg(pp_scene_state_apply(&scene, "heap50", &st, st.h, &script_steps, why,
-                                       sizeof why) == 0, "%s", why);
-    pp_config c = pp_config_default();
-    c.model = model;
-    c.friction_directions = 4;
-    c.lcp_budget_seconds = 0; /* no clock: the answers do not depend on the machine */
-    dWorldSetAutoDisableFlag(scene.world, 0);
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(scene.world, scene.space, &c, &pw), PP_OK);
-    scene.pegplus = pw;
+    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap50", 50, model);
     *deep_start = pp_scene_max_penetration(&scene);
     for (int step = 0; step < STEPS; ++step) {
         if (scene.before_step) scene.before_step(&scene, script_steps + step);
