@@ -12,8 +12,7 @@
 #define _DEFAULT_SOURCE /* M_PI, mkdtemp */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
-#include "scenes.h"
-#include "state.h"
+#include "it_heap_state.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -59,21 +58,6 @@ static void state_path(char *buf, size_t size, const char *name)
 }
 
 /* Each committed state: loads into its scene, no overlap, at rest, and stays at rest. */
-/* The pegplus world of a loaded scene, as the benchmark steps it: k = 4, auto-disable off,
- * and clock-free (the answer must not depend on the load). */
-static pp_world *settled_world(pp_scene *scene, pp_model model)
-{
-    pp_config config = pp_config_default();
-    config.model = model;
-    config.friction_directions = 4;
-    config.lcp_budget_seconds = 0;
-    dWorldSetAutoDisableFlag(scene->world, 0);
-    pp_world *world = NULL;
-    ck_assert_int_eq(pp_world_create(scene->world, scene->space, &config, &world), PP_OK);
-    scene->pegplus = world;
-    return world;
-}
-
 START_TEST(test_committed_state_loads_settled)
 {
     const settled_scene *sc = &SETTLED[_i];
@@ -114,7 +98,7 @@ START_TEST(test_committed_state_loads_settled)
         pp_scene_state_free(&st);
         return;
     }
-    pp_world *world = settled_world(&scene, PP_MODEL_STANDARD);
+    pp_world *world = pp_it_world_clock_free(&scene, PP_MODEL_STANDARD);
     if (scene.before_step) scene.before_step(&scene, script_steps);
     ck_assert_int_eq(scene.body_count, st.count); /* the script has nothing left to create */
     ck_assert_int_eq(pp_world_step(world, st.h), PP_OK);
@@ -235,7 +219,7 @@ START_TEST(test_ode_start_holds)
     int script_steps = -1;
     ck_assert_msg(pp_scene_state_apply(&scene, sc->name, &st, st.h, &script_steps, why,
                                        sizeof why) == 0, "%s", why);
-    pp_world *world = settled_world(&scene, PP_MODEL_ODE);
+    pp_world *world = pp_it_world_clock_free(&scene, PP_MODEL_ODE);
     dSetMessageHandler(count_ode_lcp);
     ode_lcp_messages = 0;
     double speed = 0.0, lowest = INFINITY;
@@ -346,7 +330,7 @@ START_TEST(test_heap20_peg_stays_warm)
     int script_steps = -1;
     ck_assert_msg(pp_scene_state_apply(&scene, "heap20", &st, st.h, &script_steps, why,
                                        sizeof why) == 0, "%s", why);
-    pp_world *world = settled_world(&scene, PP_MODEL_PEG);
+    pp_world *world = pp_it_world_clock_free(&scene, PP_MODEL_PEG);
     int worst = 0, worst_step = -1, total = 0, cold = 0;
     for (int step = 0; step < HEAP_WARM_STEPS; ++step) {
         if (scene.before_step) scene.before_step(&scene, script_steps + step);

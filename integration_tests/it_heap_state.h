@@ -1,5 +1,6 @@
-/* A heap scene started from a state file (examples/scenes/state.h) under a pegplus model,
- * clock-free, for the integration tests that step the benchmark's heaps. */
+/* A scene stepped as the benchmark steps it (k = 4, auto-disable off, clock-free), and a heap
+ * started that way from a state file (examples/scenes/state.h), for the integration tests that
+ * step the benchmark's settled scenes. */
 #ifndef PP_IT_HEAP_STATE_H
 #define PP_IT_HEAP_STATE_H
 
@@ -10,21 +11,10 @@
 #include <check.h>
 #include <stdio.h>
 
-/* Builds the heap of `boxes` (seed 1, as the benchmark does) named `name` in *scene, poses it
- * from the state file at `path` (read into *st; *script_steps the steps its script has run),
- * and returns a pp_world of `model` with k = 4 and no LCP clock (the answers do not depend on
- * the machine), auto-disable off. Free with pp_world_destroy, pp_scene_destroy and
- * pp_scene_state_free. */
-static pp_world *pp_it_heap_from_state(pp_scene *scene, pp_scene_state *st, int *script_steps,
-                                       const char *path, const char *name, int boxes,
-                                       pp_model model)
+/* The pegplus world of a loaded scene, as the benchmark steps it: `model`, k = 4, auto-disable
+ * off, and clock-free (the answers must not depend on the machine's load). */
+static inline pp_world *pp_it_world_clock_free(pp_scene *scene, pp_model model)
 {
-    char why[4400];
-    ck_assert_msg(pp_scene_state_read(st, path, why, sizeof why) == 0, "%s", why);
-    pp_scene_heap(scene, boxes, 1, st->h);
-    *script_steps = 0;
-    ck_assert_msg(pp_scene_state_apply(scene, name, st, st->h, script_steps, why, sizeof why) == 0,
-                  "%s", why);
     pp_config c = pp_config_default();
     c.model = model;
     c.friction_directions = 4;
@@ -34,6 +24,23 @@ static pp_world *pp_it_heap_from_state(pp_scene *scene, pp_scene_state *st, int 
     ck_assert_int_eq(pp_world_create(scene->world, scene->space, &c, &pw), PP_OK);
     scene->pegplus = pw;
     return pw;
+}
+
+/* Builds the heap of `boxes` (seed 1, as the benchmark does) named `name` in *scene, poses it
+ * from the state file at `path` (read into *st; *script_steps the steps its script has run),
+ * and returns its pp_it_world_clock_free world of `model`. Free with pp_world_destroy,
+ * pp_scene_destroy and pp_scene_state_free. */
+static inline pp_world *pp_it_heap_from_state(pp_scene *scene, pp_scene_state *st,
+                                              int *script_steps, const char *path,
+                                              const char *name, int boxes, pp_model model)
+{
+    char why[4400];
+    ck_assert_msg(pp_scene_state_read(st, path, why, sizeof why) == 0, "%s", why);
+    pp_scene_heap(scene, boxes, 1, st->h);
+    *script_steps = 0;
+    ck_assert_msg(pp_scene_state_apply(scene, name, st, st->h, script_steps, why, sizeof why) == 0,
+                  "%s", why);
+    return pp_it_world_clock_free(scene, model);
 }
 
 #endif
