@@ -335,16 +335,10 @@ static void residual_and_row_sums(const ls_matrix *mat, const double *q, const d
     }
     if (mat->M) {
         const double *M = mat->M;
-        for (int j = 0; j < n; ++j) { /* a column with z_j = 0 adds only to the row sums (its
-                                         products would change at most the sign of a zero w_i) */
-            if (mat->row_sums) {
-                if (z && z[j] != 0.0) pp_lcp_vec_axpy(n, w, M + (size_t)j * n, z[j]);
-            } else if (z && z[j] != 0.0) {
-                pp_lcp_vec_axpy_abs(n, w, tau, M + (size_t)j * n, z[j]);
-            } else {
-                pp_lcp_vec_abs_add(n, tau, M + (size_t)j * n);
-            }
-        }
+        if (!mat->row_sums) pp_lcp_row_sums(n, M, tau); /* the same sums, in the same order */
+        for (int j = 0; j < n; ++j) /* a column with z_j = 0 would change at most the sign of
+                                       a zero w_i */
+            if (z && z[j] != 0.0) pp_lcp_vec_axpy(n, w, M + (size_t)j * n, z[j]);
         return;
     }
     const pp_lcp_csc *A = mat->A;
