@@ -653,9 +653,7 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     const double bound = pp_lcp_factor_work_bound(0.0); /* 0: read, not set */
     double charge = ip->newton_fill * ip->newton_fill / order;
     if (!ip->augmented) charge = fmax(charge, (double)order * ip->newton_entries);
-    if (ip->augmented ? charge > bound
-                      : pp_lcp_factor_over_bound(ip->newton_fill, order, ip->newton_entries))
-        return PP_INTERIOR_FAILED;
+    if (charge > bound) return PP_INTERIOR_FAILED; /* (3): lcp_sparse.c over_bound's test */
     pp_interior_status status = PP_INTERIOR_STALLED;
     while (ip->iterations < max_iterations) {
         multiply(M, x, q, ip->r);

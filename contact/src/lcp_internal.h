@@ -88,10 +88,6 @@
 /* The bound in force (PP_LCP_FACTOR_WORK unless a test set another): sets it to `flops`
  * when flops > 0 and returns the previous one. Not for use while a solve runs. */
 double pp_lcp_factor_work_bound(double flops);
-/* 1 when the LU of an m x m matrix with `entries` nonzeros, whose analysis predicts fill =
- * lnz + unz, is above the bound in force: by AMD's estimate fill^2 / m or by the charge
- * m * entries (lcp_sparse.c; every large factorisation is held to it). */
-int pp_lcp_factor_over_bound(double fill, int m, double entries);
 
 /* A large LCP's matrix by compressed columns (CSC), as the PEG step assembles an island of
  * PP_LCP_SPARSE_MIN_N unknowns or more (peg_mlcp.c): the rows of column j are

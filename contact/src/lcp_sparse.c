@@ -119,12 +119,8 @@ static double factor_work = PP_LCP_FACTOR_WORK;
  * which partial pivoting's fill does not make run low as it does AMD's. */
 static int over_bound(const klu_symbolic *symbolic, int m, double entries)
 {
-    return pp_lcp_factor_over_bound(symbolic->lnz + symbolic->unz, m, entries);
-}
-
-int pp_lcp_factor_over_bound(double fill, int m, double entries)
-{
-    return lu_work(fill, m) > factor_work || (double)m * entries > factor_work;
+    return lu_work(symbolic->lnz + symbolic->unz, m) > factor_work ||
+           (double)m * entries > factor_work;
 }
 
 /* The predicted work of that LU, as the clock reads it (pp_lcp_work_fits): the larger of the
