@@ -82,6 +82,29 @@
  * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
  * x = 0 with the completion.
  *
+ * The gate: an island the primaries' reduction takes (pp_peg_primaries_may: the sticking
+ * solve's size, no joint rows, rolling friction or compliance) whose S_0 is itself of the
+ * sticking solve's size. S's LCP may then be a settled heap's degenerate PEG LCP, on which
+ * Lemke wanders (heap100: S_0 2 094 of 4 452 unknowns, 62 753 pivots cold, 47 590 from the
+ * reduction's basis, 5 916-13 898 a round from screening's own), or a resting wall's, on
+ * which it does not (the crash demo's wall: S_0 1 300-1 870 of 5 272, 205-224 pivots cold or
+ * from the reduction's basis, then 0 from its own; 57-1 242 as the ball nears). Nothing
+ * before the rounds tells the two apart (S_0 is 34 % of the wall, 38-47 % of the heap), so
+ * the rounds tell: their pivots are capped at n / SCREEN_LEMKE_CHEAP in all (no fallback),
+ * and where the cap stops them the island goes to the reduction, its bytes marked
+ * PP_PEG_SCREEN_CAPPED; a warm island most of whose sets carry that mark goes straight to the
+ * reduction, and the reduction's answer carries the mark on (so a heap pays the capped round
+ * once, not every step; an answer of screening's or of the whole island's drops it, and the
+ * next step tries the round again). A cold island (no warm basis: the first step) goes to the
+ * reduction at once, its bytes marked PP_PEG_SCREEN_COLD, and the next step too (the mark is
+ * not carried on): the rounds would run Lemke from w basic or from the reduction's active set,
+ * which is no vertex (cold on the wall, 47 590 pivots on the heap), where the reduction's
+ * kept state answers the next step in one factorisation (20 ms on the wall); the capped
+ * round runs from the step after, on the reduction's basis once. Measured
+ * (docs/performance.md "The crash wall screened again"): the wall's steps 0-1 by the
+ * reduction, then screened (0 pivots at rest); heap100 capped once at step 2 (1 117 pivots,
+ * 0.37 s), the reduction's from then on.
+ *
  * Past the clock (the shared budget's deadline, lcp.c "The hard clock") no round with a
  * non-empty S starts, here or in the primaries' reduction below: its LCP would get no pivot,
  * only the fallback's answer, which is not an exact answer on S and so gives the island up
@@ -131,6 +154,11 @@
  * moves (check_peg_screen); the crash impact and the convex ball's landing were still growing
  * S at their 3rd-4th round, each a long Lemke solve. */
 #define SCREEN_ROUNDS 16
+
+/* The gate's cap ("The gate" at the top): the rounds of an island the reduction takes pivot
+ * at most n / SCREEN_LEMKE_CHEAP times in all, n the island's unknowns, as the sticking solve
+ * is not tried where Lemke's warm solve took at most that (peg_mlcp.c STICK_LEMKE_CHEAP). */
+#define SCREEN_LEMKE_CHEAP 4
 
 static int screening = 1;
 
@@ -331,11 +359,14 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         }                                                                                   \
     } while (0)
 
-/* The bytes of set j copied between whole-indexed bases (from NULL: w basic). */
+/* The bytes of set j copied between whole-indexed bases (from NULL: w basic), but for the
+ * gate's bits (PP_PEG_SCREEN_CAPPED, PP_PEG_SCREEN_COLD): an answer of screening's does not
+ * carry them. */
 static void set_bytes(const pp_peg_workspace *ws, const lcp_layout *whole, int j,
                       const unsigned char *from, unsigned char *to)
 {
-    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? from[at] : 0);
+    const unsigned char gate = PP_PEG_SCREEN_CAPPED | PP_PEG_SCREEN_COLD;
+    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? (unsigned char)(from[at] & ~gate) : 0);
 }
 
 /* z_motion = z on set j (no load sharing here: the bodies move with z). */
@@ -488,10 +519,11 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n, const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
-                               int *solved_n)
+                               int *solved_n, unsigned char *mark)
 {
     *answered = 0;
     *solved_n = 0;
+    *mark = 0;
     memset(result, 0, sizeof *result);
     if (!screening) return PP_OK;
     const int k = whole->k, nb = pp->base.body_count;
@@ -556,17 +588,30 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     /* little to screen: the whole island, as without; also when the touching sets would take
      * S past half */
     if (2 * n_s > n || 2 * (n_s + n_touching) > n) return PP_OK;
-    /* A PEG island the primaries' reduction takes (pp_peg_primaries_may: the sticking solve's
-     * size, no joint rows, rolling friction or compliance) whose S_0 is itself of the sticking
-     * solve's size: S's LCP would be a settled heap's degenerate PEG LCP, and Lemke on it the
-     * cold path the sticking solve replaces. The island goes to the reduction (then, given
-     * up, whole as without screening). Measured on the settled heap100 (docs/performance.md
-     * "PEG on the settled heap100"): S held 2 175-2 253 of ~4 500 unknowns, under half, and
-     * its Lemke took 62 753 pivots at the first step (26.8 s clock-free; at the 10 s clock the
-     * bounded fallback every step), where the reduction's sticking solve answers the whole
-     * island at once (41 interior iterations, no pivot, rel(z) 1.7e-10, 0.15-0.2 s a step). */
-    if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls))
-        return PP_OK;
+    /* The gate ("The gate" at the top): a PEG island the primaries' reduction takes whose S_0
+     * is itself of the sticking solve's size is screened only warm, its rounds' pivots
+     * capped at n / SCREEN_LEMKE_CHEAP; cold (and the step after), or capped before (most
+     * of its sets marked), it goes to the reduction (then, given up, whole as without
+     * screening), *mark the bits its answer carries. */
+    int cap = 0;
+    if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls)) {
+        if (!given->warm_start || !basis) {
+            *mark = PP_PEG_SCREEN_COLD;
+            return PP_OK;
+        }
+        int capped = 0, cold = 0;
+        for (int t = 0; t < count; ++t) {
+            const unsigned char b = basis[row_index(whole, island[t], 0)];
+            capped += (b & PP_PEG_SCREEN_CAPPED) != 0;
+            cold += (b & PP_PEG_SCREEN_COLD) != 0;
+        }
+        if (2 * capped > count) {
+            *mark = PP_PEG_SCREEN_CAPPED;
+            return PP_OK;
+        }
+        if (2 * cold > count) return PP_OK;
+        cap = n / SCREEN_LEMKE_CHEAP;
+    }
     /* load sharing on the answer where solve_islands would run it on the whole island */
     const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);
     /* the shared budget as it was: a screening that gives up is not charged (below) */
@@ -598,6 +643,17 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int ns_n = layout_size(&L);
         /* no round's LCP past the clock ("Past the clock" at the top): the whole island */
         if (ns_n > 0 && past_clock(given)) break;
+        /* the gate's cap, over the rounds: Lemke stops at it (no fallback), the island given
+         * up and remembered */
+        if (cap > 0 && ns_n > 0) {
+            const int left = cap - total.pivots;
+            if (left <= 0) {
+                *mark = PP_PEG_SCREEN_CAPPED;
+                break;
+            }
+            opts.max_pivots = opts.max_total_pivots = left;
+            opts.fallback = 0;
+        }
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         r.status = PP_LCP_SOLVED;
@@ -637,7 +693,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             }
             pp_lcp_result_merge(&total, &r, 0);
             if (st != PP_OK && st != PP_ERR_SOLVER) return st;
-            if (st != PP_OK) break; /* not solved: the whole island, as without screening */
+            if (st != PP_OK) { /* not solved: the whole island, as without screening */
+                if (cap > 0 && total.pivots >= cap) *mark = PP_PEG_SCREEN_CAPPED;
+                break;
+            }
             for (int a = 0; a < ns_n; ++a)
                 wb[d->island_map[a]] =
                     (unsigned char)((wb[d->island_map[a]] & ~1) | (d->island_basis[a] & 1));
@@ -825,7 +884,8 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
                                   const lcp_layout *whole, const lcp_layout *island,
                                   const int *list, int count, int n,
                                   const pp_lcp_options *options, unsigned char *basis,
-                                  pp_peg_stats *stats, pp_lcp_result *result, int *answered)
+                                  unsigned char mark, pp_peg_stats *stats,
+                                  pp_lcp_result *result, int *answered)
 {
     *answered = 0;
     memset(result, 0, sizeof *result);
@@ -960,7 +1020,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
         for (int a = 0; a < n; ++a) {
             const int at = d->island_map[a];
             ws->z[at] = ws->z_motion[at] = d->island_z[a];
-            if (basis) basis[at] = wb[at];
+            if (basis) basis[at] = (unsigned char)(wb[at] | mark);
         }
         rounds_counters(&measured, &total);
         measured.status = PP_LCP_SOLVED;
