@@ -643,15 +643,16 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int ns_n = layout_size(&L);
         /* no round's LCP past the clock ("Past the clock" at the top): the whole island */
         if (ns_n > 0 && past_clock(given)) break;
-        /* the gate's cap, over the rounds: Lemke stops at it (no fallback), the island given
-         * up and remembered */
+        /* the gate's cap, over the rounds: the solve's pivots over all its attempts (so it
+         * stops there without the regularised retries) and no fallback; reached, the island
+         * is given up and remembered */
         if (cap > 0 && ns_n > 0) {
             const int left = cap - total.pivots;
             if (left <= 0) {
                 *mark = PP_PEG_SCREEN_CAPPED;
                 break;
             }
-            opts.max_pivots = opts.max_total_pivots = left;
+            opts.max_total_pivots = left;
             opts.fallback = 0;
         }
         pp_lcp_result r;
