@@ -88,22 +88,29 @@
  * Lemke wanders (heap100: S_0 2 094 of 4 452 unknowns, 62 753 pivots cold, 47 590 from the
  * reduction's basis, 5 916-13 898 a round from screening's own), or a resting wall's, on
  * which it does not (the crash demo's wall: S_0 1 300-1 870 of 5 272, 205-224 pivots cold or
- * from the reduction's basis, then 0 from its own; 57-1 242 as the ball nears). Nothing
- * before the rounds tells the two apart (S_0 is 34 % of the wall, 38-47 % of the heap), so
- * the rounds tell: their pivots are capped at n / SCREEN_LEMKE_CHEAP in all (no fallback),
- * and where the cap stops them the island goes to the reduction, its bytes marked
- * PP_PEG_SCREEN_CAPPED; a warm island most of whose sets carry that mark goes straight to the
- * reduction, and the reduction's answer carries the mark on (so a heap pays the capped round
- * once, not every step; an answer of screening's or of the whole island's drops it, and the
- * next step tries the round again). A cold island (no warm basis: the first step) goes to the
- * reduction at once, its bytes marked PP_PEG_SCREEN_COLD, and the next step too (the mark is
- * not carried on): the rounds would run Lemke from w basic or from the reduction's active set,
- * which is no vertex (cold on the wall, 47 590 pivots on the heap), where the reduction's
- * kept state answers the next step in one factorisation (20 ms on the wall); the capped
- * round runs from the step after, on the reduction's basis once. Measured
- * (docs/performance.md "The crash wall screened again"): the wall's steps 0-1 by the
- * reduction, then screened (0 pivots at rest); heap100 capped once at step 2 (1 117 pivots,
- * 0.37 s), the reduction's from then on.
+ * from the reduction's basis, then 0 from its own; 57-669 as the ball nears). S_0's size does
+ * not tell the two apart (34 % of the wall, 38-47 % of the heap); what does is friction: the
+ * heap's answers hold 391 of its 391 loaded sets by friction (sum beta 0.26 of sum p, some at
+ * the cone's edge), the wall's none (sum beta / sum p 2e-15). A contact held by friction is
+ * the degenerate case of ST's LCP that the sticking solve exists for (lcp_sticking.c: the
+ * friction of two sticking supports of one body shared in a polyhedron of answers, whose
+ * vertex Lemke walks among). So:
+ *  - cold (no warm basis, the first step): the reduction (Lemke on S would run from w basic:
+ *    the heap's 62 753 pivots; the wall's 205 against the reduction's 0.13 s, once);
+ *  - warm, most of the island's sets marked PP_PEG_SCREEN_CAPPED (below): the reduction, its
+ *    answer marked again;
+ *  - warm, the island's last answer (the caller's start, ws->z_start) holding most of its
+ *    loaded sets by friction (held_by_friction): the reduction;
+ *  - else screening, its rounds' pivots capped at n / SCREEN_LEMKE_CHEAP in all (no
+ *    fallback); where the cap stops them the island goes to the reduction, whose answer
+ *    carries PP_PEG_SCREEN_CAPPED on every unknown (so an island the prediction misses pays
+ *    the capped round once, not every step; an answer of screening's or of the whole island's
+ *    drops the mark, and the next step tries again). The cap keeps the prediction safe: a
+ *    wrong "not held by friction" costs n / 4 pivots once, not Lemke's wandering.
+ * Measured (docs/performance.md "The crash wall screened again"): the wall's step 0 by the
+ * reduction, then screened (224 pivots at step 1, 0 at rest); heap100 by the reduction every
+ * step, no round. Where a step's friction does not decide (the heap without its prediction),
+ * the cap gave it up at 1 114-1 117 pivots (0.37 s) once and the mark kept it after.
  *
  * Past the clock (the shared budget's deadline, lcp.c "The hard clock") no round with a
  * non-empty S starts, here or in the primaries' reduction below: its LCP would get no pivot,
@@ -159,6 +166,14 @@
  * at most n / SCREEN_LEMKE_CHEAP times in all, n the island's unknowns, as the sticking solve
  * is not tried where Lemke's warm solve took at most that (peg_mlcp.c STICK_LEMKE_CHEAP). */
 #define SCREEN_LEMKE_CHEAP 4
+static int screen_lemke_cheap = SCREEN_LEMKE_CHEAP;
+
+int pp_peg_screen_lemke_cheap(int divisor)
+{
+    const int previous = screen_lemke_cheap;
+    screen_lemke_cheap = divisor;
+    return previous;
+}
 
 static int screening = 1;
 
@@ -360,13 +375,12 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
     } while (0)
 
 /* The bytes of set j copied between whole-indexed bases (from NULL: w basic), but for the
- * gate's bits (PP_PEG_SCREEN_CAPPED, PP_PEG_SCREEN_COLD): an answer of screening's does not
- * carry them. */
+ * gate's PP_PEG_SCREEN_CAPPED: an answer of screening's does not carry it. */
 static void set_bytes(const pp_peg_workspace *ws, const lcp_layout *whole, int j,
                       const unsigned char *from, unsigned char *to)
 {
-    const unsigned char gate = PP_PEG_SCREEN_CAPPED | PP_PEG_SCREEN_COLD;
-    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? (unsigned char)(from[at] & ~gate) : 0);
+    FOR_SET_UNKNOWNS(ws, whole, j, at,
+                     to[at] = from ? (unsigned char)(from[at] & ~PP_PEG_SCREEN_CAPPED) : 0);
 }
 
 /* z_motion = z on set j (no load sharing here: the bodies move with z). */
@@ -515,6 +529,31 @@ static int complete_omitted(pp_peg_workspace *ws, const lcp_layout *whole, const
     return violated;
 }
 
+/* 1 when the island's last answer (the caller's start, ws->z_start: its sets' answer of the
+ * last solve of this kind) holds most of its loaded sets by friction: p > tol max p, and
+ * sum_l beta_l > tol mu p (both beyond the acceptance's resolution) on more than half of
+ * them. The gate's prediction ("The gate" at the top). */
+static int held_by_friction(const pp_peg_workspace *ws, const lcp_layout *whole,
+                            const int *island, int count, double tol)
+{
+    const double *z = ws->z_start;
+    if (!z) return 0;
+    double pmax = 0.0;
+    for (int t = 0; t < count; ++t) pmax = fmax(pmax, z[row_index(whole, island[t], 0)]);
+    int loaded = 0, held = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = island[t];
+        const double p = z[row_index(whole, j, 0)];
+        if (!(p > tol * pmax)) continue;
+        ++loaded;
+        if (whole->friction[j] < 0) continue;
+        double friction = 0.0;
+        for (int l = 1; l <= whole->k; ++l) friction += z[row_index(whole, j, l)];
+        held += friction > tol * ws->set_mu[j] * p;
+    }
+    return 2 * held > loaded;
+}
+
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n, const pp_lcp_options *options, unsigned char *basis,
@@ -589,28 +628,22 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
      * S past half */
     if (2 * n_s > n || 2 * (n_s + n_touching) > n) return PP_OK;
     /* The gate ("The gate" at the top): a PEG island the primaries' reduction takes whose S_0
-     * is itself of the sticking solve's size is screened only warm, its rounds' pivots
-     * capped at n / SCREEN_LEMKE_CHEAP; cold (and the step after), or capped before (most
-     * of its sets marked), it goes to the reduction (then, given up, whole as without
-     * screening), *mark the bits its answer carries. */
+     * is itself of the sticking solve's size goes to the reduction (then, given up, whole as
+     * without screening) cold, capped before (most of its sets marked: *mark, the bit its
+     * answer carries) or held by friction; else it is screened, its rounds' pivots capped at
+     * n / screen_lemke_cheap. */
     int cap = 0;
     if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls)) {
-        if (!given->warm_start || !basis) {
-            *mark = PP_PEG_SCREEN_COLD;
-            return PP_OK;
-        }
-        int capped = 0, cold = 0;
-        for (int t = 0; t < count; ++t) {
-            const unsigned char b = basis[row_index(whole, island[t], 0)];
-            capped += (b & PP_PEG_SCREEN_CAPPED) != 0;
-            cold += (b & PP_PEG_SCREEN_COLD) != 0;
-        }
+        if (!given->warm_start || !basis) return PP_OK;
+        int capped = 0;
+        for (int t = 0; t < count; ++t)
+            capped += (basis[row_index(whole, island[t], 0)] & PP_PEG_SCREEN_CAPPED) != 0;
         if (2 * capped > count) {
             *mark = PP_PEG_SCREEN_CAPPED;
             return PP_OK;
         }
-        if (2 * cold > count) return PP_OK;
-        cap = n / SCREEN_LEMKE_CHEAP;
+        if (held_by_friction(ws, whole, island, count, tol)) return PP_OK;
+        cap = n / screen_lemke_cheap;
     }
     /* load sharing on the answer where solve_islands would run it on the whole island */
     const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);
