@@ -298,17 +298,21 @@ struct pp_lcp_csc;
  * *answered = 1 the island's z, z_motion and basis bytes are written (an exact answer of the
  * whole island's LCP), `result` holds its solves and the whole island's residual bounds and
  * *solved_n the unknowns of the LCP solved; *answered = 0: solve the whole island as without
- * screening. Errors: out of memory. */
+ * screening, and *mark: the gate's bit (PP_PEG_SCREEN_CAPPED or 0) for the bytes of the
+ * primaries' reduction if it answers. Errors: out of memory. */
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n,
                                const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
-                               int *solved_n);
+                               int *solved_n, unsigned char *mark);
 void pp_peg_screen_free(pp_peg_workspace *ws);
 /* Screening on (1, the default) or off (0, every island solved whole), for tests comparing the
  * two; returns the previous setting. */
 int pp_peg_screening(int on);
+/* The gate's cap divisor (peg_screen.c SCREEN_LEMKE_CHEAP: the capped rounds pivot at most
+ * n / divisor times), for tests that make the cap bind; returns the previous divisor. */
+int pp_peg_screen_lemke_cheap(int divisor);
 /* peg_mlcp.c's island storage and assembly by columns, for the screened LCP: room for an LCP
  * of n unknowns (its q, z, basis, map and Lemke workspace), and the columns of the sets
  * `list` under layout L (sets of the problem not in L have L->position -1). */
@@ -326,6 +330,11 @@ pp_status pp_peg_csc_assemble(const pp_peg_workspace *ws, const pp_peg_problem *
 #define PP_PEG_STICKING 8
 #define PP_PEG_STICKING_SLIDES 16
 #define PP_PEG_STICKING_REFUSED 32
+/* Constraint screening's gate on an island the primaries' reduction takes (peg_screen.c,
+ * pp_peg_screen_island): on every unknown of an island the reduction answered after
+ * screening's capped round hit its cap (kept while the reduction answers it; screening not
+ * tried while most of the island's sets carry it). */
+#define PP_PEG_SCREEN_CAPPED 64
 /* Whether load sharing may change an island's answer: an island of n unknowns with K slacks,
  * joint_count joint rows and `rolls` rolling unknowns (solve_islands has the reasons). */
 int pp_peg_may_share(const pp_peg_workspace *ws, const pp_peg_problem *pp, int n, int K,
@@ -372,13 +381,14 @@ pp_status pp_peg_primaries_solve(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                  const unsigned char *basis, pp_lcp_result *r, int *answered);
 /* A large PEG island (pp_peg_primaries_may) answered through the LCP of its sets' primaries,
  * the I/X sets' slacks completed and the answer accepted on the island's own LCP (layout
- * `island`, n unknowns). On *answered the island's z, z_motion and basis bytes are written,
- * `result` holds the solves' counters and the island's residuals; 0: solve the island as
+ * `island`, n unknowns). On *answered the island's z, z_motion and basis bytes are written
+ * (`mark` or'ed into every byte: screening's gate, pp_peg_screen_island), `result` holds the solves' counters and the island's residuals; 0: solve the island as
  * before (result: the pivots spent). Errors: out of memory. */
 pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                   const lcp_layout *whole, const lcp_layout *island,
                                   const int *list, int count, int n,
                                   const pp_lcp_options *options, unsigned char *basis,
-                                  pp_peg_stats *stats, pp_lcp_result *result, int *answered);
+                                  unsigned char mark, pp_peg_stats *stats,
+                                  pp_lcp_result *result, int *answered);
 
 #endif

@@ -1875,9 +1875,10 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         memset(&abandoned, 0, sizeof abandoned);
         if (joint_count == 0 && n >= csc_min_n) {
             int answered = 0, solved_n = 0;
+            unsigned char mark = 0; /* screening's gate, kept in the reduction's bytes */
             pp_status sst = pp_peg_screen_island(ws, pp, whole, list, count, s, n, options,
                                                  basis, stats, &abandoned, &answered,
-                                                 &solved_n);
+                                                 &solved_n, &mark);
             if (sst != PP_OK) return sst;
             if (answered) {
                 pp_lcp_result_merge(&stats->lcp, &abandoned, s == 0);
@@ -1889,7 +1890,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (pp_peg_primaries_may(ws, pp, n, K, joint_count, nr)) {
                 pp_lcp_result reduced;
                 sst = pp_peg_primaries_island(ws, pp, whole, &island, list, count, n, options,
-                                              basis, stats, &reduced, &answered);
+                                              basis, mark, stats, &reduced, &answered);
                 if (sst != PP_OK) return sst;
                 if (answered) {
                     pp_lcp_result_merge(&stats->lcp, &reduced, s == 0);

@@ -82,6 +82,36 @@
  * (every gap open, bodies at relative rest: the falling convex ball) forms no matrix at all:
  * x = 0 with the completion.
  *
+ * The gate: an island the primaries' reduction takes (pp_peg_primaries_may: the sticking
+ * solve's size, no joint rows, rolling friction or compliance) whose S_0 is itself of the
+ * sticking solve's size. S's LCP may then be a settled heap's degenerate PEG LCP, on which
+ * Lemke wanders (heap100: S_0 2 094 of 4 452 unknowns, 62 753 pivots cold, 47 590 from the
+ * reduction's basis, 5 916-13 898 a round from screening's own), or a resting wall's, on
+ * which it does not (the crash demo's wall: S_0 1 300-1 870 of 5 272, 205-224 pivots cold or
+ * from the reduction's basis, then 0 from its own; 57-669 as the ball nears). S_0's size does
+ * not tell the two apart (34 % of the wall, 38-47 % of the heap); what does is friction: the
+ * heap's answers hold 391 of its 391 loaded sets by friction (sum beta 0.26 of sum p, some at
+ * the cone's edge), the wall's none (sum beta / sum p 2e-15). A contact held by friction is
+ * the degenerate case of ST's LCP that the sticking solve exists for (lcp_sticking.c: the
+ * friction of two sticking supports of one body shared in a polyhedron of answers, whose
+ * vertex Lemke walks among). So:
+ *  - cold (no warm basis, the first step): the reduction (Lemke on S would run from w basic:
+ *    the heap's 62 753 pivots; the wall's 205 against the reduction's 0.13 s, once);
+ *  - warm, most of the island's sets marked PP_PEG_SCREEN_CAPPED (below): the reduction, its
+ *    answer marked again;
+ *  - warm, the island's last answer (the caller's start, ws->z_start) holding most of its
+ *    loaded sets by friction (held_by_friction): the reduction;
+ *  - else screening, its rounds' pivots capped at n / SCREEN_LEMKE_CHEAP in all (no
+ *    fallback); where the cap stops them the island goes to the reduction, whose answer
+ *    carries PP_PEG_SCREEN_CAPPED on every unknown (so an island the prediction misses pays
+ *    the capped round once, not every step; an answer of screening's or of the whole island's
+ *    drops the mark, and the next step tries again). The cap keeps the prediction safe: a
+ *    wrong "not held by friction" costs n / 4 pivots once, not Lemke's wandering.
+ * Measured (docs/performance.md "The crash wall screened again"): the wall's step 0 by the
+ * reduction, then screened (224 pivots at step 1, 0 at rest); heap100 by the reduction every
+ * step, no round. Where a step's friction does not decide (the heap without its prediction),
+ * the cap gave it up at 1 114-1 117 pivots (0.37 s) once and the mark kept it after.
+ *
  * Past the clock (the shared budget's deadline, lcp.c "The hard clock") no round with a
  * non-empty S starts, here or in the primaries' reduction below: its LCP would get no pivot,
  * only the fallback's answer, which is not an exact answer on S and so gives the island up
@@ -131,6 +161,19 @@
  * moves (check_peg_screen); the crash impact and the convex ball's landing were still growing
  * S at their 3rd-4th round, each a long Lemke solve. */
 #define SCREEN_ROUNDS 16
+
+/* The gate's cap ("The gate" at the top): the rounds of an island the reduction takes pivot
+ * at most n / SCREEN_LEMKE_CHEAP times in all, n the island's unknowns, as the sticking solve
+ * is not tried where Lemke's warm solve took at most that (peg_mlcp.c STICK_LEMKE_CHEAP). */
+#define SCREEN_LEMKE_CHEAP 4
+static int screen_lemke_cheap = SCREEN_LEMKE_CHEAP;
+
+int pp_peg_screen_lemke_cheap(int divisor)
+{
+    const int previous = screen_lemke_cheap;
+    screen_lemke_cheap = divisor;
+    return previous;
+}
 
 static int screening = 1;
 
@@ -331,11 +374,13 @@ static int complete_set(pp_peg_workspace *ws, const lcp_layout *whole, const dou
         }                                                                                   \
     } while (0)
 
-/* The bytes of set j copied between whole-indexed bases (from NULL: w basic). */
+/* The bytes of set j copied between whole-indexed bases (from NULL: w basic), but for the
+ * gate's PP_PEG_SCREEN_CAPPED: an answer of screening's does not carry it. */
 static void set_bytes(const pp_peg_workspace *ws, const lcp_layout *whole, int j,
                       const unsigned char *from, unsigned char *to)
 {
-    FOR_SET_UNKNOWNS(ws, whole, j, at, to[at] = from ? from[at] : 0);
+    FOR_SET_UNKNOWNS(ws, whole, j, at,
+                     to[at] = from ? (unsigned char)(from[at] & ~PP_PEG_SCREEN_CAPPED) : 0);
 }
 
 /* z_motion = z on set j (no load sharing here: the bodies move with z). */
@@ -484,14 +529,40 @@ static int complete_omitted(pp_peg_workspace *ws, const lcp_layout *whole, const
     return violated;
 }
 
+/* 1 when the island's last answer (the caller's start, ws->z_start: its sets' answer of the
+ * last solve of this kind) holds most of its loaded sets by friction: p > tol max p, and
+ * sum_l beta_l > tol mu p (both beyond the acceptance's resolution) on more than half of
+ * them. The gate's prediction ("The gate" at the top). */
+static int held_by_friction(const pp_peg_workspace *ws, const lcp_layout *whole,
+                            const int *island, int count, double tol)
+{
+    const double *z = ws->z_start;
+    if (!z) return 0;
+    double pmax = 0.0;
+    for (int t = 0; t < count; ++t) pmax = fmax(pmax, z[row_index(whole, island[t], 0)]);
+    int loaded = 0, held = 0;
+    for (int t = 0; t < count; ++t) {
+        const int j = island[t];
+        const double p = z[row_index(whole, j, 0)];
+        if (!(p > tol * pmax)) continue;
+        ++loaded;
+        if (whole->friction[j] < 0) continue;
+        double friction = 0.0;
+        for (int l = 1; l <= whole->k; ++l) friction += z[row_index(whole, j, l)];
+        held += friction > tol * ws->set_mu[j] * p;
+    }
+    return 2 * held > loaded;
+}
+
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n, const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
-                               int *solved_n)
+                               int *solved_n, unsigned char *mark)
 {
     *answered = 0;
     *solved_n = 0;
+    *mark = 0;
     memset(result, 0, sizeof *result);
     if (!screening) return PP_OK;
     const int k = whole->k, nb = pp->base.body_count;
@@ -556,17 +627,24 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     /* little to screen: the whole island, as without; also when the touching sets would take
      * S past half */
     if (2 * n_s > n || 2 * (n_s + n_touching) > n) return PP_OK;
-    /* A PEG island the primaries' reduction takes (pp_peg_primaries_may: the sticking solve's
-     * size, no joint rows, rolling friction or compliance) whose S_0 is itself of the sticking
-     * solve's size: S's LCP would be a settled heap's degenerate PEG LCP, and Lemke on it the
-     * cold path the sticking solve replaces. The island goes to the reduction (then, given
-     * up, whole as without screening). Measured on the settled heap100 (docs/performance.md
-     * "PEG on the settled heap100"): S held 2 175-2 253 of ~4 500 unknowns, under half, and
-     * its Lemke took 62 753 pivots at the first step (26.8 s clock-free; at the 10 s clock the
-     * bounded fallback every step), where the reduction's sticking solve answers the whole
-     * island at once (41 interior iterations, no pivot, rel(z) 1.7e-10, 0.15-0.2 s a step). */
-    if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls))
-        return PP_OK;
+    /* The gate ("The gate" at the top): a PEG island the primaries' reduction takes whose S_0
+     * is itself of the sticking solve's size goes to the reduction (then, given up, whole as
+     * without screening) cold, capped before (most of its sets marked: *mark, the bit its
+     * answer carries) or held by friction; else it is screened, its rounds' pivots capped at
+     * n / screen_lemke_cheap. */
+    int cap = 0;
+    if (n_s >= pp_peg_sticking_size() && pp_peg_primaries_may(ws, pp, n, slacks, 0, rolls)) {
+        if (!given->warm_start || !basis) return PP_OK;
+        int capped = 0;
+        for (int t = 0; t < count; ++t)
+            capped += (basis[row_index(whole, island[t], 0)] & PP_PEG_SCREEN_CAPPED) != 0;
+        if (2 * capped > count) {
+            *mark = PP_PEG_SCREEN_CAPPED;
+            return PP_OK;
+        }
+        if (held_by_friction(ws, whole, island, count, tol)) return PP_OK;
+        cap = n / screen_lemke_cheap;
+    }
     /* load sharing on the answer where solve_islands would run it on the whole island */
     const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);
     /* the shared budget as it was: a screening that gives up is not charged (below) */
@@ -598,6 +676,18 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         const int ns_n = layout_size(&L);
         /* no round's LCP past the clock ("Past the clock" at the top): the whole island */
         if (ns_n > 0 && past_clock(given)) break;
+        /* the gate's cap, over the rounds: the solve's pivots over all its attempts (so it
+         * stops there without the regularised retries) and no fallback; reached, the island
+         * is given up and remembered */
+        if (cap > 0 && ns_n > 0) {
+            const int left = cap - total.pivots;
+            if (left <= 0) {
+                *mark = PP_PEG_SCREEN_CAPPED;
+                break;
+            }
+            opts.max_total_pivots = left;
+            opts.fallback = 0;
+        }
         pp_lcp_result r;
         memset(&r, 0, sizeof r);
         r.status = PP_LCP_SOLVED;
@@ -637,7 +727,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             }
             pp_lcp_result_merge(&total, &r, 0);
             if (st != PP_OK && st != PP_ERR_SOLVER) return st;
-            if (st != PP_OK) break; /* not solved: the whole island, as without screening */
+            if (st != PP_OK) { /* not solved: the whole island, as without screening */
+                if (cap > 0 && total.pivots >= cap) *mark = PP_PEG_SCREEN_CAPPED;
+                break;
+            }
             for (int a = 0; a < ns_n; ++a)
                 wb[d->island_map[a]] =
                     (unsigned char)((wb[d->island_map[a]] & ~1) | (d->island_basis[a] & 1));
@@ -825,7 +918,8 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
                                   const lcp_layout *whole, const lcp_layout *island,
                                   const int *list, int count, int n,
                                   const pp_lcp_options *options, unsigned char *basis,
-                                  pp_peg_stats *stats, pp_lcp_result *result, int *answered)
+                                  unsigned char mark, pp_peg_stats *stats,
+                                  pp_lcp_result *result, int *answered)
 {
     *answered = 0;
     memset(result, 0, sizeof *result);
@@ -960,7 +1054,7 @@ pp_status pp_peg_primaries_island(pp_peg_workspace *ws, const pp_peg_problem *pp
         for (int a = 0; a < n; ++a) {
             const int at = d->island_map[a];
             ws->z[at] = ws->z_motion[at] = d->island_z[a];
-            if (basis) basis[at] = wb[at];
+            if (basis) basis[at] = (unsigned char)(wb[at] | mark);
         }
         rounds_counters(&measured, &total);
         measured.status = PP_LCP_SOLVED;

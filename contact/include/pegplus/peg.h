@@ -607,8 +607,9 @@ int pp_peg_sticking_size(void);
  *    run again while Lemke accepts that basis as it stands); bits 3-5 (islands of 1 000
  *    unknowns or more) the sticking solve's state (contact/src/lcp_sticking.c: its active set
  *    in bit 0 and bit 3 on every unknown of an island it answered, bit 4 on the sigma of a
- *    contact it let slide, bit 5 where it is not to run next step); keep the bytes whole:
- *    Lemke reads bit 0 only.
+ *    contact it let slide, bit 5 where it is not to run next step), bit 6 constraint
+ *    screening's (contact/src/peg_screen.c: an island its capped round gave to the sticking
+ *    solve); keep the bytes whole: Lemke reads bit 0 only.
  *  - options: LCP options (NULL = pp_lcp_options_default()).
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size + 9 per rolling set
  *    bounds it) indexed
