@@ -1,0 +1,264 @@
+/*
+ * The warm start saved with the bodies' state (pegplus.h pp_world_save_warm_start,
+ * pp_world_restore_warm_start): a program restarted from saved bodies steps on as the running
+ * program would have.
+ *
+ * A small heap of boxes (a row of three on the ground, two bridging them, one on top, slightly
+ * turned: face-to-face contacts, so its LCPs are degenerate and their answers depend on the
+ * basis Lemke starts from) is stepped N steps from rest, clock-free (lcp_budget_seconds 0).
+ * At step K the bodies' state (position, quaternion, linear and angular velocity) is saved
+ * bit for bit with the warm start; a fresh ODE world and pegplus world built the same way get
+ * both and step the rest:
+ *  - every step is the uninterrupted run's, bit for bit (positions, quaternions, velocities)
+ *    with the same LCP statistics, and the first restored step is warm (every solve warm
+ *    started, the uninterrupted run's pivots);
+ *  - the same restart without the warm start is cold: its first step pivots more, and ends
+ *    elsewhere (other bits: the degenerate LCP's answer depends on the start basis), so the
+ *    test fails if the restore did nothing;
+ *  - a warm start of another world (a sphere where a box was; one geom more), of the other
+ *    model, or cut short is refused with PP_ERR_INVALID_ARGUMENT and a message naming what
+ *    differs, and the world steps on unchanged (still the uninterrupted run's bits: the
+ *    refused text changed nothing).
+ * Under both pegplus models.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include "pegplus/pegplus.h"
+#include "it_messages.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H 0.01
+enum { STEPS = 40, SAVE_AT = 20, BOXES = 6 };
+
+typedef struct heap {
+    dWorldID world;
+    dSpaceID space;
+    dBodyID bodies[BOXES];
+    pp_world *pw;
+} heap;
+
+/* variant 0: the heap; 1: a sphere in place of box 3; 2: one more (static) geom. */
+static void heap_build(heap *w, pp_model model, int variant)
+{
+    memset(w, 0, sizeof *w);
+    w->world = dWorldCreate();
+    w->space = dHashSpaceCreate(0);
+    dWorldSetGravity(w->world, 0, 0, -9.81);
+    dCreatePlane(w->space, 0, 0, 1, 0);
+    const double s = 0.4; /* box edge, m */
+    const double place[BOXES][4] = {
+        /* x, y, z, yaw */
+        {-0.45, 0.0, 0.5 * s, 0.0},   {0.0, 0.01, 0.5 * s, 0.02}, {0.45, 0.0, 0.5 * s, -0.01},
+        {-0.22, 0.0, 1.5 * s, 0.03},  {0.23, 0.0, 1.5 * s, 0.0},  {0.0, 0.02, 2.5 * s, 0.05}};
+    for (int i = 0; i < BOXES; ++i) {
+        dBodyID b = dBodyCreate(w->world);
+        dMass m;
+        dMassSetBoxTotal(&m, 1.0 + 0.1 * i, s, s, s);
+        dBodySetMass(b, &m);
+        dBodySetPosition(b, place[i][0], place[i][1], place[i][2]);
+        dMatrix3 R;
+        dRFromAxisAndAngle(R, 0, 0, 1, place[i][3]);
+        dBodySetRotation(b, R);
+        dGeomID g = variant == 1 && i == 3 ? dCreateSphere(w->space, 0.5 * s)
+                                           : dCreateBox(w->space, s, s, s);
+        dGeomSetBody(g, b);
+        w->bodies[i] = b;
+    }
+    if (variant == 2) dGeomSetPosition(dCreateSphere(w->space, 0.1), 5.0, 5.0, 0.1);
+    pp_config c = pp_config_default();
+    c.model = model;
+    c.friction_directions = 4;
+    c.lcp_budget_seconds = 0; /* clock-free: the answers may not depend on the load */
+    dWorldSetAutoDisableFlag(w->world, 0);
+    ck_assert_int_eq(pp_world_create(w->world, w->space, &c, &w->pw), PP_OK);
+}
+
+static void heap_destroy(heap *w)
+{
+    pp_world_destroy(w->pw);
+    dSpaceDestroy(w->space);
+    dWorldDestroy(w->world);
+}
+
+/* A body's state: position, quaternion, linear and angular velocity. */
+typedef struct body_state {
+    dReal x[3], q[4], v[3], w[3];
+} body_state;
+
+static void save_bodies(const heap *w, body_state *s)
+{
+    for (int i = 0; i < BOXES; ++i) {
+        memcpy(s[i].x, dBodyGetPosition(w->bodies[i]), sizeof s[i].x);
+        memcpy(s[i].q, dBodyGetQuaternion(w->bodies[i]), sizeof s[i].q);
+        memcpy(s[i].v, dBodyGetLinearVel(w->bodies[i]), sizeof s[i].v);
+        memcpy(s[i].w, dBodyGetAngularVel(w->bodies[i]), sizeof s[i].w);
+    }
+}
+
+static void restore_bodies(heap *w, const body_state *s)
+{
+    for (int i = 0; i < BOXES; ++i) {
+        dBodySetPosition(w->bodies[i], s[i].x[0], s[i].x[1], s[i].x[2]);
+        dBodySetQuaternion(w->bodies[i], s[i].q);
+        dBodySetLinearVel(w->bodies[i], s[i].v[0], s[i].v[1], s[i].v[2]);
+        dBodySetAngularVel(w->bodies[i], s[i].w[0], s[i].w[1], s[i].w[2]);
+    }
+}
+
+/* The uninterrupted run: each step's bodies and statistics. */
+typedef struct run {
+    body_state after[STEPS][BOXES];
+    pp_step_stats stats[STEPS];
+    char *warm_start; /* saved after step SAVE_AT - 1 */
+} run;
+
+static void step_checked(heap *w, const run *ref, int step, const char *what)
+{
+    ck_assert_int_eq(pp_world_step(w->pw, H), PP_OK);
+    body_state now[BOXES];
+    save_bodies(w, now);
+    ck_assert_msg(!memcmp(now, ref->after[step], sizeof now),
+                  "%s: step %d differs from the uninterrupted run's", what, step);
+    const pp_step_stats *t = pp_world_get_stats(w->pw), *r = &ref->stats[step];
+    ck_assert_int_eq(t->lcp_pivots, r->lcp_pivots);
+    ck_assert_int_eq(t->lcp_solves, r->lcp_solves);
+    ck_assert_int_eq(t->lcp_warm_solves, r->lcp_warm_solves);
+}
+
+static const pp_model k_models[] = {PP_MODEL_STANDARD, PP_MODEL_PEG};
+
+/* The text that pp_world_save_warm_start gives for `variant` of the heap under `model`,
+ * after one step (so that it holds records). */
+static char *other_warm_start(pp_model model, int variant)
+{
+    heap w;
+    heap_build(&w, model, variant);
+    ck_assert_int_eq(pp_world_step(w.pw, H), PP_OK);
+    char *text = NULL;
+    ck_assert_int_eq(pp_world_save_warm_start(w.pw, &text), PP_OK);
+    heap_destroy(&w);
+    return text;
+}
+
+/* A refused restore: PP_ERR_INVALID_ARGUMENT and a message holding `needle`. */
+static void refused(heap *w, const char *text, const char *needle)
+{
+    messages = 0;
+    ck_assert_int_eq(pp_world_restore_warm_start(w->pw, text), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(messages, 1);
+    ck_assert_msg(strstr(last_message, needle), "message \"%s\" does not say \"%s\"", last_message,
+                  needle);
+    messages = 0;
+}
+
+START_TEST(test_restart_continues_bit_for_bit)
+{
+    const pp_model model = k_models[_i];
+    static run ref;
+    memset(&ref, 0, sizeof ref);
+    body_state saved[BOXES];
+    heap a;
+    heap_build(&a, model, 0);
+    int contacts = 0;
+    for (int step = 0; step < STEPS; ++step) {
+        if (step == SAVE_AT) {
+            save_bodies(&a, saved);
+            ck_assert_int_eq(pp_world_save_warm_start(a.pw, &ref.warm_start), PP_OK);
+        }
+        ck_assert_int_eq(pp_world_step(a.pw, H), PP_OK);
+        save_bodies(&a, ref.after[step]);
+        ref.stats[step] = *pp_world_get_stats(a.pw);
+        ck_assert_int_eq(ref.stats[step].lcp_fallback, 0);
+        contacts = ref.stats[step].contacts;
+    }
+    heap_destroy(&a);
+    ck_assert_int_ge(contacts, 4 * 7); /* face contacts: ground and the boxes on each other */
+    /* the save is text that holds records of the heap's sets */
+    ck_assert_msg(strstr(ref.warm_start, "pegplus-warm-start 1\n") == ref.warm_start, "header");
+    ck_assert_ptr_nonnull(strstr(ref.warm_start, model == PP_MODEL_PEG ? "model peg\n"
+                                                                       : "model standard\n"));
+    /* the geoms as pegplus first saw them: the space's order, the creation order reversed */
+    ck_assert_ptr_nonnull(strstr(ref.warm_start, "\ngeoms 7\ndBoxClass\n"));
+    ck_assert_ptr_nonnull(strstr(ref.warm_start, "dBoxClass\ndPlaneClass\njoints 0\n"));
+    ck_assert_ptr_nonnull(strstr(ref.warm_start, "\ne g"));
+
+    /* the restart with the warm start: the uninterrupted run's steps, the first one warm */
+    heap b;
+    heap_build(&b, model, 0);
+    restore_bodies(&b, saved);
+    body_state restored[BOXES];
+    save_bodies(&b, restored);
+    ck_assert_msg(!memcmp(restored, saved, sizeof saved), "the bodies' state did not restore bit for bit");
+    ck_assert_int_eq(pp_world_restore_warm_start(b.pw, ref.warm_start), PP_OK);
+    /* saved again, the restored warm start is the same text */
+    char *again = NULL;
+    ck_assert_int_eq(pp_world_save_warm_start(b.pw, &again), PP_OK);
+    ck_assert_str_eq(again, ref.warm_start);
+    free(again);
+    step_checked(&b, &ref, SAVE_AT, "restored");
+    const pp_step_stats *first = &ref.stats[SAVE_AT];
+    ck_assert_int_gt(first->lcp_solves, 0);
+    ck_assert_int_eq(first->lcp_warm_solves, first->lcp_solves);
+
+    /* refused warm starts change nothing: b steps on as the uninterrupted run */
+    char *sphere = other_warm_start(model, 1), *extra = other_warm_start(model, 2);
+    char *other_model = other_warm_start(model == PP_MODEL_PEG ? PP_MODEL_STANDARD : PP_MODEL_PEG, 0);
+    refused(&b, sphere, "geom 2 (in the order pegplus first saw them) is a dSphereClass in the "
+                        "warm start, a dBoxClass");
+    refused(&b, extra, "a world of 8 geoms, this world has 7");
+    refused(&b, other_model, model == PP_MODEL_PEG ? "saved under the standard model"
+                                                   : "saved under the peg model");
+    char *cut = strdup(ref.warm_start);
+    cut[strlen(cut) / 2] = '\0';
+    refused(&b, cut, "not a pegplus-warm-start 1 text");
+    free(cut);
+    free(sphere);
+    free(extra);
+    free(other_model);
+    for (int step = SAVE_AT + 1; step < STEPS; ++step) step_checked(&b, &ref, step, "restored");
+    heap_destroy(&b);
+
+    /* the restart without it: the first step starts cold */
+    heap c;
+    heap_build(&c, model, 0);
+    restore_bodies(&c, saved);
+    ck_assert_int_eq(pp_world_step(c.pw, H), PP_OK);
+    const pp_step_stats *cold = pp_world_get_stats(c.pw);
+    ck_assert_int_lt(cold->lcp_warm_solves, cold->lcp_solves);
+    ck_assert_int_gt(cold->lcp_pivots, first->lcp_pivots);
+    body_state cold_after[BOXES];
+    save_bodies(&c, cold_after);
+    ck_assert_msg(memcmp(cold_after, ref.after[SAVE_AT], sizeof cold_after) != 0,
+                  "the cold restart ended where the warm one did: the heap's LCP no longer "
+                  "depends on the start basis, and bit identity shows nothing");
+    printf("check_warm_start_state: %s, %d steps, saved at step %d (%d LCP unknowns): restarted "
+           "with the warm start, %d solves, %d warm, %d pivots, then bit for bit; without it %d "
+           "solves, %d warm, %d pivots\n", pp_model_name(model), STEPS, SAVE_AT, first->lcp_size,
+           first->lcp_solves, first->lcp_warm_solves, first->lcp_pivots, cold->lcp_solves,
+           cold->lcp_warm_solves, cold->lcp_pivots);
+    heap_destroy(&c);
+    free(ref.warm_start);
+}
+END_TEST
+
+static Suite *warm_start_state_suite(void)
+{
+    Suite *s = suite_create("warm_start_state");
+    TCase *tc = tcase_create("restart");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_restart_continues_bit_for_bit, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(warm_start_state_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
