@@ -20,14 +20,21 @@
  *    differs, and the world steps on unchanged (still the uninterrupted run's bits: the
  *    refused text changed nothing).
  * Under both pegplus models.
+ *
+ * The settled heap of 20 boxes the benchmark starts from (examples/scenes/states/heap20.state)
+ * carries the standard model's warm start after its last step (state.h): loaded as the
+ * benchmark loads it, its first standard-model step is warm (every solve, no pivot), where the
+ * same poses without it pivot ~1 000 times; PEG, whose sets are another LCP, refuses it.
  */
-#define _POSIX_C_SOURCE 200809L /* strdup */
+#define _POSIX_C_SOURCE 200809L /* strdup, mkstemp */
 #include "pegplus/pegplus.h"
+#include "it_heap_state.h"
 #include "it_messages.h"
 
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define H 0.01
 enum { STEPS = 40, SAVE_AT = 20, BOXES = 6 };
@@ -243,6 +250,71 @@ START_TEST(test_restart_continues_bit_for_bit)
 }
 END_TEST
 
+START_TEST(test_heap20_state_starts_warm)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/heap20.state", PP_STATES_DIR);
+    int pivots[2] = {0, 0};
+    for (int restore = 0; restore < 2; ++restore) {
+        pp_scene scene;
+        pp_scene_state st;
+        int script_steps = 0;
+        pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20,
+                                             PP_MODEL_STANDARD);
+        ck_assert_ptr_nonnull(st.warm_start);
+        ck_assert_str_eq(st.warm_model, "standard");
+        if (restore) ck_assert_int_eq(pp_world_restore_warm_start(pw, st.warm_start), PP_OK);
+        if (scene.before_step) scene.before_step(&scene, script_steps);
+        ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
+        const pp_step_stats *t = pp_world_get_stats(pw);
+        ck_assert_int_eq(t->lcp_fallback, 0);
+        pivots[restore] = t->lcp_pivots;
+        if (restore) {
+            ck_assert_int_eq(t->lcp_warm_solves, t->lcp_solves);
+            ck_assert_int_eq(t->lcp_pivots, 0);
+            ck_assert_double_lt(pp_scene_fastest_body(&scene), 1e-6);
+        } else {
+            ck_assert_int_lt(t->lcp_warm_solves, t->lcp_solves);
+        }
+        pp_world_destroy(pw);
+        pp_scene_destroy(&scene);
+        pp_scene_state_free(&st);
+    }
+    ck_assert_int_gt(pivots[0], 100);
+    /* the section is written back as it was read (state.h) */
+    pp_scene_state read, back;
+    char why[4400], copy[] = "/tmp/pp_warm_state_XXXXXX";
+    ck_assert_int_eq(pp_scene_state_read(&read, path, why, sizeof why), 0);
+    int fd = mkstemp(copy);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(pp_scene_state_write(&read, copy, read.comments, why, sizeof why), 0);
+    ck_assert_msg(pp_scene_state_read(&back, copy, why, sizeof why) == 0, "%s", why);
+    remove(copy);
+    ck_assert_str_eq(back.warm_start, read.warm_start);
+    ck_assert_str_eq(back.warm_model, "standard");
+    ck_assert_str_eq(back.comments, read.comments);
+    ck_assert_int_eq(back.count, read.count);
+    ck_assert(!memcmp(back.pose, read.pose, 7 * sizeof(double) * (size_t)read.count));
+    pp_scene_state_free(&read);
+    pp_scene_state_free(&back);
+    /* PEG's world refuses the standard model's warm start, and starts cold */
+    pp_scene scene;
+    pp_scene_state st;
+    int script_steps = 0;
+    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20, PP_MODEL_PEG);
+    messages = 0;
+    ck_assert_int_eq(pp_world_restore_warm_start(pw, st.warm_start), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(messages, 1);
+    ck_assert_ptr_nonnull(strstr(last_message, "saved under the standard model"));
+    printf("check_warm_start_state: heap20.state's first standard-model step: %d pivots cold, "
+           "%d with its warm start\n", pivots[0], pivots[1]);
+    pp_world_destroy(pw);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+}
+END_TEST
+
 static Suite *warm_start_state_suite(void)
 {
     Suite *s = suite_create("warm_start_state");
@@ -250,6 +322,7 @@ static Suite *warm_start_state_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_restart_continues_bit_for_bit, 0, 2);
+    tcase_add_test(tc, test_heap20_state_starts_warm);
     suite_add_tcase(s, tc);
     return s;
 }
