@@ -44,6 +44,15 @@
  * why), puts every body at its settled pose with zero linear and angular velocity, and only
  * then starts the clock; the run's script continues at the settle's step count.
  *
+ * The solver's warm start. A running program's steps are warm (Lemke starts from the last
+ * step's basis); a run from saved poses alone is not: heap20's first standard step took 942
+ * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-only on
+ * the files already there) by loading the state as a row loads it, taking N clock-free
+ * standard-model steps, and writing the poses after them with the warm start the world then
+ * holds (pp_world_save_warm_start; the section after the body lines, state.h). The standard
+ * rows restore it before the clock starts (the status says "warm start from the state
+ * file"); the other models' rows start cold (PEG's sets are another LCP).
+ *
  * Stock ODE's own start. ODE's colliders make a contact only where two geoms overlap, and at
  * rest its contacts keep overlaps of ~1e-5 m; from a state whose overlaps were projected out,
  * the pairs left a hair apart get none (heap50: 39 of the 97 pairs within 1e-6 m have one), so
@@ -53,7 +62,7 @@
  * DIR/<scene>.ode.state where it exists: the heaps --make-states settles under dWorldStep
  * write their poses before the projection there (state.h pp_scene_state_path). heap20 and the
  * piles, settled by the standard model, have none: stock ODE cannot hold them (heap20: a body
- * at 17.8 m/s within 100 steps), and their ode rows say so (NOT AT REST, below).
+ * at 17.8-39 m/s within 100 steps), and their ode rows say so (NOT AT REST, below).
  * Every run records its fastest body and the steps in which ODE's LCP gave up (d_ERR_LCP
  * messages, counted in the child instead of printed); a run of a resting scene (bench_scene
  * resting: heaps, piles, islands, columns) in which a body passed RUN_REST_SPEED says NOT AT

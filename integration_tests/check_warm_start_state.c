@@ -8,13 +8,17 @@
  * basis Lemke starts from) is stepped N steps from rest, clock-free (lcp_budget_seconds 0).
  * At step K the bodies' state (position, quaternion, linear and angular velocity) is saved
  * bit for bit with the warm start; a fresh ODE world and pegplus world built the same way get
- * both and step the rest:
+ * both and step the rest. (ODE's dBodySetQuaternion normalises the quaternion it is given, and
+ * normalising a unit quaternion again can move its last bit: no program can put back the bits
+ * it saved. So the uninterrupted run sets its own bodies from the saved state too, with the
+ * same calls, and the two runs go on from the same bits; heap50 below differs without it.)
  *  - every step is the uninterrupted run's, bit for bit (positions, quaternions, velocities)
  *    with the same LCP statistics, and the first restored step is warm (every solve warm
  *    started, the uninterrupted run's pivots);
  *  - the same restart without the warm start is cold: its first step pivots more, and ends
  *    elsewhere (other bits: the degenerate LCP's answer depends on the start basis), so the
  *    test fails if the restore did nothing;
+ *  - the sticking solve's answers round-trip too (heap50, below);
  *  - a warm start of another world (a sphere where a box was; one geom more), of the other
  *    model, or cut short is refused with PP_ERR_INVALID_ARGUMENT and a message naming what
  *    differs, and the world steps on unchanged (still the uninterrupted run's bits: the
@@ -165,7 +169,7 @@ START_TEST(test_restart_continues_bit_for_bit)
     const pp_model model = k_models[_i];
     static run ref;
     memset(&ref, 0, sizeof ref);
-    body_state saved[BOXES];
+    body_state saved[BOXES], reset[BOXES];
     heap a;
     heap_build(&a, model, 0);
     int contacts = 0;
@@ -173,6 +177,8 @@ START_TEST(test_restart_continues_bit_for_bit)
         if (step == SAVE_AT) {
             save_bodies(&a, saved);
             ck_assert_int_eq(pp_world_save_warm_start(a.pw, &ref.warm_start), PP_OK);
+            restore_bodies(&a, saved); /* the quaternions' bits as a restart sets them */
+            save_bodies(&a, reset);
         }
         ck_assert_int_eq(pp_world_step(a.pw, H), PP_OK);
         save_bodies(&a, ref.after[step]);
@@ -197,7 +203,7 @@ START_TEST(test_restart_continues_bit_for_bit)
     restore_bodies(&b, saved);
     body_state restored[BOXES];
     save_bodies(&b, restored);
-    ck_assert_msg(!memcmp(restored, saved, sizeof saved), "the bodies' state did not restore bit for bit");
+    ck_assert_msg(!memcmp(restored, reset, sizeof reset), "the bodies' state did not restore bit for bit");
     ck_assert_int_eq(pp_world_restore_warm_start(b.pw, ref.warm_start), PP_OK);
     /* saved again, the restored warm start is the same text */
     char *again = NULL;
@@ -315,6 +321,101 @@ START_TEST(test_heap20_state_starts_warm)
 }
 END_TEST
 
+/* The number of entry lines of a warm-start text that hold answers (answer kind > 0). */
+static int answer_entries(const char *text)
+{
+    int n = 0;
+    for (const char *l = strstr(text, "\ne "); l; l = strstr(l + 1, "\ne ")) {
+        int answer = 0, fields[7];
+        char a[16], b[16];
+        if (sscanf(l + 1, "e %15s %15s %d %d %d %d %d %d %d", a, b, &fields[0], &fields[1],
+                   &fields[2], &fields[3], &fields[4], &fields[5], &answer) == 9 && answer > 0)
+            ++n;
+    }
+    return n;
+}
+
+/* Every body of the scene set from `state` (13 a body: x, q, v, w). */
+static void set_bodies(pp_scene *scene, double (*state)[13])
+{
+    for (int b = 0; b < scene->body_count; ++b) {
+        const double *s = state[b];
+        dBodySetPosition(scene->bodies[b], s[0], s[1], s[2]);
+        dBodySetQuaternion(scene->bodies[b], &s[3]);
+        dBodySetLinearVel(scene->bodies[b], s[7], s[8], s[9]);
+        dBodySetAngularVel(scene->bodies[b], s[10], s[11], s[12]);
+    }
+}
+
+/* The sticking solve's kept answers (doubles, written as hex floats) round-trip too: the
+ * settled heap of 50 boxes (one island of ~2 000 unknowns, which the sticking solve takes) under
+ * the standard model, saved after 2 steps and restarted in a fresh world, steps on bit for
+ * bit (the warm start holds 662 answer records; restored without them, step 2 differs). */
+START_TEST(test_heap50_answers_round_trip)
+{
+    enum { RUN = 4, AT = 2, N = 50 };
+    char path[4096];
+    snprintf(path, sizeof path, "%s/heap50.state", PP_STATES_DIR);
+    double ref[RUN][N][13];
+    pp_step_stats ref_stats[RUN];
+    double saved[N][13];
+    char *text = NULL;
+    for (int restart = 0; restart < 2; ++restart) {
+        pp_scene scene;
+        pp_scene_state st;
+        int script_steps = 0;
+        pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap50", N,
+                                             PP_MODEL_STANDARD);
+        ck_assert_int_eq(scene.body_count, N);
+        if (restart) {
+            set_bodies(&scene, saved);
+            ck_assert_int_eq(pp_world_restore_warm_start(pw, text), PP_OK);
+        }
+        for (int step = restart ? AT : 0; step < RUN; ++step) {
+            if (!restart && step == AT) {
+                for (int b = 0; b < N; ++b) {
+                    memcpy(&saved[b][0], dBodyGetPosition(scene.bodies[b]), 3 * sizeof(double));
+                    memcpy(&saved[b][3], dBodyGetQuaternion(scene.bodies[b]), 4 * sizeof(double));
+                    memcpy(&saved[b][7], dBodyGetLinearVel(scene.bodies[b]), 3 * sizeof(double));
+                    memcpy(&saved[b][10], dBodyGetAngularVel(scene.bodies[b]), 3 * sizeof(double));
+                }
+                ck_assert_int_eq(pp_world_save_warm_start(pw, &text), PP_OK);
+                set_bodies(&scene, saved); /* the quaternions' bits as a restart sets them */
+            }
+            if (scene.before_step) scene.before_step(&scene, script_steps + step);
+            ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
+            const pp_step_stats *t = pp_world_get_stats(pw);
+            double now[N][13];
+            for (int b = 0; b < N; ++b) {
+                memcpy(&now[b][0], dBodyGetPosition(scene.bodies[b]), 3 * sizeof(double));
+                memcpy(&now[b][3], dBodyGetQuaternion(scene.bodies[b]), 4 * sizeof(double));
+                memcpy(&now[b][7], dBodyGetLinearVel(scene.bodies[b]), 3 * sizeof(double));
+                memcpy(&now[b][10], dBodyGetAngularVel(scene.bodies[b]), 3 * sizeof(double));
+            }
+            if (!restart) {
+                memcpy(ref[step], now, sizeof now);
+                ref_stats[step] = *t;
+                continue;
+            }
+            ck_assert_msg(!memcmp(now, ref[step], sizeof now), "heap50: step %d differs", step);
+            ck_assert_int_eq(t->lcp_pivots, ref_stats[step].lcp_pivots);
+            ck_assert_int_eq(t->lcp_warm_solves, ref_stats[step].lcp_warm_solves);
+            ck_assert_int_eq(t->load_shared, ref_stats[step].load_shared);
+        }
+        pp_world_destroy(pw);
+        pp_scene_destroy(&scene);
+        pp_scene_state_free(&st);
+    }
+    const int answers = answer_entries(text);
+    printf("check_warm_start_state: heap50, standard, restarted at step %d: bit for bit; the "
+           "warm start held %d answer records; step %d: %d solves, %d warm, %d pivots, %d "
+           "load-shared\n", AT, answers, AT, ref_stats[AT].lcp_solves,
+           ref_stats[AT].lcp_warm_solves, ref_stats[AT].lcp_pivots, ref_stats[AT].load_shared);
+    ck_assert_int_gt(answers, 0);
+    free(text);
+}
+END_TEST
+
 static Suite *warm_start_state_suite(void)
 {
     Suite *s = suite_create("warm_start_state");
@@ -323,6 +424,7 @@ static Suite *warm_start_state_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_restart_continues_bit_for_bit, 0, 2);
     tcase_add_test(tc, test_heap20_state_starts_warm);
+    tcase_add_test(tc, test_heap50_answers_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }
