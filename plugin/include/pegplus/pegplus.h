@@ -471,9 +471,12 @@ const pp_step_stats *pp_world_get_stats(const pp_world *world);
  * a dSphereClass ... in this world") or a joint of another type, and when it was saved under
  * another model than the world's current one (the standard model's sets and PEG's are
  * different LCPs: a warm start is refused, never half used, under the other model). A
- * restored warm start is what the next step reads: with the bodies' state saved bit for bit,
- * the restarted steps are the uninterrupted run's bit for bit (integration test
- * check_warm_start_state).
+ * restored warm start is what the next step reads: with the bodies' positions, quaternions
+ * and velocities saved and set again, the restarted steps are bit for bit those of the
+ * running world set from the same saved state (integration test check_warm_start_state).
+ * Set, not kept: ODE's dBodySetQuaternion normalises the quaternion it is given, and a unit
+ * quaternion normalised again may change in its last bit, so a restart can match a run that
+ * was never set from its saved state only to rounding (heap50: step 2 differed).
  */
 pp_status pp_world_save_warm_start(pp_world *world, char **text);
 pp_status pp_world_restore_warm_start(pp_world *world, const char *text);
