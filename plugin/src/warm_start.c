@@ -33,10 +33,16 @@
  * clearing them was a memset of a table that outgrows the caches with the number of islands.
  * The small slots keep the probes of a lookup in one cache line; the key is read from the
  * pool only when the hashes agree.
+ *
+ * Saved and restored as text with the bodies' state (pp_world_save_warm_start, at the end).
  */
 #include "world_internal.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -469,11 +475,6 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
  * is the record: answer 0, the basis bytes as 2 size hex digits; answer > 0, size / 8 doubles
  * as hex floats (%a), which read back bit for bit.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-
 enum { WARM_TEXT_VERSION = 1 };
 static const char WARM_MAGIC[] = "pegplus-warm-start";
 
