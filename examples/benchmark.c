@@ -1110,7 +1110,7 @@ static int warm_state(const bench_scene *sc, int steps, const char *dir)
             snprintf(st.model + n, sizeof st.model - n, "+standard");
         char comments[8192];
         snprintf(comments, sizeof comments,
-                 "%swarm start: pegplus-benchmark --make-states DIR --scene %s --warm-only "
+                 "%swarm start: pegplus-benchmark --make-states DIR --scene %s%s "
                  "--warm-steps %d (pegplus %s):\n"
                  "the poses above loaded as the benchmark loads them%s, then %d steps of "
                  "PP_MODEL_STANDARD (friction_directions = 4, lcp_budget_seconds 0: clock-free):\n"
@@ -1118,7 +1118,7 @@ static int warm_state(const bench_scene *sc, int steps, const char *dir)
                  "body %.3g m/s, %.3g rad/s (velocities then zeroed); deepest overlap %.3g m\n"
                  "the body lines: the poses after the last of those steps; the section after "
                  "them: the solver's warm start then (state.h)",
-                 st.comments ? st.comments : "", sc->name, steps,
+                 st.comments ? st.comments : "", sc->name, g_warm_only ? " --warm-only" : "", steps,
                  PP_VERSION_STRING, had_warm ? " (with the warm start it had)" : "", steps,
                  pivots, first_pivots, cpu, fallbacks, speed, spin, overlap);
         n = strlen(comments);
