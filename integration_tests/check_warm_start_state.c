@@ -23,7 +23,8 @@
  *    model, or cut short is refused with PP_ERR_INVALID_ARGUMENT and a message naming what
  *    differs, and the world steps on unchanged (still the uninterrupted run's bits: the
  *    refused text changed nothing).
- * Under both pegplus models.
+ * Under both pegplus models, and again with a motor hinge joining two boxes (its LCP unknowns
+ * kept by the joint's index).
  *
  * The settled heap of 20 boxes the benchmark starts from (examples/scenes/states/heap20.state)
  * carries the standard model's warm start after its last step (state.h): loaded as the
@@ -50,7 +51,9 @@ typedef struct heap {
     pp_world *pw;
 } heap;
 
-/* variant 0: the heap; 1: a sphere in place of box 3; 2: one more (static) geom. */
+/* variant 0: the heap; 1: a sphere in place of box 3; 2: one more (static) geom; 3: the heap
+ * with a hinge between boxes 3 and 4 whose motor (target speed 0, at most 0.5 N m) gives the
+ * LCP joint unknowns, kept in the warm start by the joint's index. */
 static void heap_build(heap *w, pp_model model, int variant)
 {
     memset(w, 0, sizeof *w);
@@ -78,6 +81,14 @@ static void heap_build(heap *w, pp_model model, int variant)
         w->bodies[i] = b;
     }
     if (variant == 2) dGeomSetPosition(dCreateSphere(w->space, 0.1), 5.0, 5.0, 0.1);
+    if (variant == 3) {
+        dJointID j = dJointCreateHinge(w->world, 0);
+        dJointAttach(j, w->bodies[3], w->bodies[4]);
+        dJointSetHingeAnchor(j, 0.0, 0.0, 1.5 * s);
+        dJointSetHingeAxis(j, 0, 1, 0);
+        dJointSetHingeParam(j, dParamVel, 0.0);
+        dJointSetHingeParam(j, dParamFMax, 0.5);
+    }
     pp_config c = pp_config_default();
     c.model = model;
     c.friction_directions = 4;
@@ -166,12 +177,13 @@ static void refused(heap *w, const char *text, const char *needle)
 
 START_TEST(test_restart_continues_bit_for_bit)
 {
-    const pp_model model = k_models[_i];
+    const pp_model model = k_models[_i % 2];
+    const int jointed = _i >= 2, variant = jointed ? 3 : 0;
     static run ref;
     memset(&ref, 0, sizeof ref);
     body_state saved[BOXES], reset[BOXES];
     heap a;
-    heap_build(&a, model, 0);
+    heap_build(&a, model, variant);
     int contacts = 0;
     for (int step = 0; step < STEPS; ++step) {
         if (step == SAVE_AT) {
@@ -194,12 +206,14 @@ START_TEST(test_restart_continues_bit_for_bit)
                                                                        : "model standard\n"));
     /* the geoms as pegplus first saw them: the space's order, the creation order reversed */
     ck_assert_ptr_nonnull(strstr(ref.warm_start, "\ngeoms 7\ndBoxClass\n"));
-    ck_assert_ptr_nonnull(strstr(ref.warm_start, "dBoxClass\ndPlaneClass\njoints 0\n"));
+    ck_assert_ptr_nonnull(strstr(ref.warm_start, jointed ? "dBoxClass\ndPlaneClass\njoints 1\n"
+                                                         : "dBoxClass\ndPlaneClass\njoints 0\n"));
     ck_assert_ptr_nonnull(strstr(ref.warm_start, "\ne g"));
+    if (jointed) ck_assert_ptr_nonnull(strstr(ref.warm_start, "\ne j0 - "));
 
     /* the restart with the warm start: the uninterrupted run's steps, the first one warm */
     heap b;
-    heap_build(&b, model, 0);
+    heap_build(&b, model, variant);
     restore_bodies(&b, saved);
     body_state restored[BOXES];
     save_bodies(&b, restored);
@@ -226,6 +240,11 @@ START_TEST(test_restart_continues_bit_for_bit)
     char *cut = strdup(ref.warm_start);
     cut[strlen(cut) / 2] = '\0';
     refused(&b, cut, "not a pegplus-warm-start 1 text");
+    if (jointed) {
+        char *unjointed = other_warm_start(model, 0);
+        refused(&b, unjointed, "a world of 0 joints, this world has 1");
+        free(unjointed);
+    }
     free(cut);
     free(sphere);
     free(extra);
@@ -235,7 +254,7 @@ START_TEST(test_restart_continues_bit_for_bit)
 
     /* the restart without it: the first step starts cold */
     heap c;
-    heap_build(&c, model, 0);
+    heap_build(&c, model, variant);
     restore_bodies(&c, saved);
     ck_assert_int_eq(pp_world_step(c.pw, H), PP_OK);
     const pp_step_stats *cold = pp_world_get_stats(c.pw);
@@ -246,9 +265,9 @@ START_TEST(test_restart_continues_bit_for_bit)
     ck_assert_msg(memcmp(cold_after, ref.after[SAVE_AT], sizeof cold_after) != 0,
                   "the cold restart ended where the warm one did: the heap's LCP no longer "
                   "depends on the start basis, and bit identity shows nothing");
-    printf("check_warm_start_state: %s, %d steps, saved at step %d (%d LCP unknowns): restarted "
+    printf("check_warm_start_state: %s%s, %d steps, saved at step %d (%d LCP unknowns): restarted "
            "with the warm start, %d solves, %d warm, %d pivots, then bit for bit; without it %d "
-           "solves, %d warm, %d pivots\n", pp_model_name(model), STEPS, SAVE_AT, first->lcp_size,
+           "solves, %d warm, %d pivots\n", pp_model_name(model), jointed ? " with a motor hinge" : "", STEPS, SAVE_AT, first->lcp_size,
            first->lcp_solves, first->lcp_warm_solves, first->lcp_pivots, cold->lcp_solves,
            cold->lcp_warm_solves, cold->lcp_pivots);
     heap_destroy(&c);
@@ -422,7 +441,7 @@ static Suite *warm_start_state_suite(void)
     TCase *tc = tcase_create("restart");
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_restart_continues_bit_for_bit, 0, 2);
+    tcase_add_loop_test(tc, test_restart_continues_bit_for_bit, 0, 4);
     tcase_add_test(tc, test_heap20_state_starts_warm);
     tcase_add_test(tc, test_heap50_answers_round_trip);
     suite_add_tcase(s, tc);
