@@ -44,6 +44,15 @@
  * why), puts every body at its settled pose with zero linear and angular velocity, and only
  * then starts the clock; the run's script continues at the settle's step count.
  *
+ * The solver's warm start. A running program's steps are warm (Lemke starts from the last
+ * step's basis); a run from saved poses alone is not: heap20's first standard step took 942
+ * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-only on
+ * the files already there) by loading the state as a row loads it, taking N clock-free
+ * standard-model steps, and writing the poses after them with the warm start the world then
+ * holds (pp_world_save_warm_start; the section after the body lines, state.h). The standard
+ * rows restore it before the clock starts (the status says "warm start from the state
+ * file"); the other models' rows start cold (PEG's sets are another LCP).
+ *
  * Stock ODE's own start. ODE's colliders make a contact only where two geoms overlap, and at
  * rest its contacts keep overlaps of ~1e-5 m; from a state whose overlaps were projected out,
  * the pairs left a hair apart get none (heap50: 39 of the 97 pairs within 1e-6 m have one), so
@@ -53,7 +62,7 @@
  * DIR/<scene>.ode.state where it exists: the heaps --make-states settles under dWorldStep
  * write their poses before the projection there (state.h pp_scene_state_path). heap20 and the
  * piles, settled by the standard model, have none: stock ODE cannot hold them (heap20: a body
- * at 17.8 m/s within 100 steps), and their ode rows say so (NOT AT REST, below).
+ * at 17.8-39 m/s within 100 steps), and their ode rows say so (NOT AT REST, below).
  * Every run records its fastest body and the steps in which ODE's LCP gave up (d_ERR_LCP
  * messages, counted in the child instead of printed); a run of a resting scene (bench_scene
  * resting: heaps, piles, islands, columns) in which a body passed RUN_REST_SPEED says NOT AT
@@ -118,6 +127,10 @@ static const char HELP[] =
     "  --states DIR     settled state files, DIR/<scene>.state (default: the source tree's\n"
     "                   " PP_STATES_DIR ");\n"
     "                   --states '' settles every scene with dWorldQuickStep\n"
+    ;
+
+/* (several strings: C limits the length of one literal) */
+static const char HELP_STATES[] =
     "  --make-states DIR  make the state files instead of benchmarking: settle each heap and\n"
     "                   pile scene (--scene: those named) under the standard model and write\n"
     "                   DIR/<scene>.state; --h and --settle apply. heap50 and heap100 are\n"
@@ -127,6 +140,14 @@ static const char HELP[] =
     "                   (stock ODE's start)\n"
     "  --finish-steps N  with --make-states: N steps of the standard model after that\n"
     "                   projection (default 0)\n"
+    "  --warm-steps N   with --make-states: last, N clock-free standard-model steps of the\n"
+    "                   state loaded as the benchmark loads it; the poses after them and\n"
+    "                   the solver's warm start then are written (default 1; 0: no warm\n"
+    "                   start). The standard-model runs restore it, the others start cold\n"
+    "  --warm-only      with --make-states: only that, on DIR/<scene>.state as it is\n"
+    ;
+
+static const char HELP_OPTIONS[] =
     "  --budget S       CPU seconds of stepping per run (default 30): a run that passes it\n"
     "                   stops after that step and is reported as \"cut\"; a run still\n"
     "                   going after 2 S + 30 s of wall time (one endless step) is killed\n"
@@ -321,6 +342,7 @@ typedef struct run_shared {
     int stopped;                /* BAD_IN_A_ROW failed steps in a row */
     pp_status build_status;     /* scene builder or pp_world_create */
     char state_error[160];      /* the settled state does not fit the scene (why) */
+    int warm_restored;          /* the state file's warm start was restored (its model's run) */
     double max_speed;           /* fastest body after any step, m/s */
     step_record steps[];
 } run_shared;
@@ -393,6 +415,18 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         if (pp_scene_state_apply(&scene, sc->name, settled, h, &settle, out->state_error,
                                  sizeof out->state_error) != 0)
             _exit(0);
+        /* the solver's warm start after the state's last step, for the model that made it
+         * (state.h); the other models start cold */
+        if (settled->warm_start && !strcmp(settled->warm_model, pp_model_name(m->model))) {
+            pp_status st = pp_world_restore_warm_start(world, settled->warm_start);
+            if (st != PP_OK) {
+                snprintf(out->state_error, sizeof out->state_error,
+                         "its warm start was refused (%s; see the message above)",
+                         pp_status_string(st));
+                _exit(0);
+            }
+            out->warm_restored = 1;
+        }
     }
 
     double total = 0.0;
@@ -622,6 +656,8 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         status_append(res.status, sizeof res.status,
                       "; ODE's LCP gave up (s <= 0) in %d of %d steps",
                       res.ode_lcp_failed_steps, n);
+    if (sh->warm_restored)
+        status_append(res.status, sizeof res.status, "; warm start from the state file");
     munmap(sh, size);
     return res;
 }
@@ -720,6 +756,8 @@ static const double PROJECT_OVERLAP = 1e-7;
  * is created) and reset to the world's (none) after. */
 static const double ODE_DAMPING = 0.05, ODE_DAMPING_SPEED = 0.5, ODE_DAMPING_SPIN = 1.0;
 static int g_finish_steps = 0; /* --finish-steps N: standard-model steps after the projection */
+static int g_warm_steps = 1;   /* --warm-steps N: warm_state's steps (0: no warm start) */
+static int g_warm_only = 0;    /* --warm-only: warm_state on the files there, no settling */
 
 typedef struct settle_result {
     int steps, bad, fallbacks, at_rest;
@@ -996,6 +1034,109 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
     return rc;
 }
 
+/* --make-states, last: the solver's warm start written with the state (state.h). The warm
+ * start names geoms by the order the world first saw them (pegplus.h), and a heap's script
+ * drops its boxes one by one, so the world that settled it saw them in another order than a
+ * world loaded from the file does: the warm start is made by such a world. DIR/<scene>.state
+ * is loaded as the benchmark loads it (built, its script run without stepping, posed, at
+ * rest; the file's own warm start restored when it has one), stepped `steps` steps of the
+ * standard model clock-free (lcp_budget_seconds 0, k = 4), and written back with the poses
+ * after the last step (velocities zeroed, as every state's) and the warm start the world
+ * then holds, which the benchmark restores into its standard-model runs. 0, or -1. */
+static int warm_state(const bench_scene *sc, int steps, const char *dir)
+{
+    char path[4096], why[4400];
+    snprintf(path, sizeof path, "%s/%s.state", dir, sc->name);
+    pp_scene_state st;
+    if (pp_scene_state_read(&st, path, why, sizeof why) != 0) {
+        fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
+        return -1;
+    }
+    pp_scene scene;
+    if (sc->build(&scene, st.h) != PP_OK) {
+        fprintf(stderr, "pegplus-benchmark: %s: build failed\n", sc->name);
+        pp_scene_state_free(&st);
+        return -1;
+    }
+    dWorldSetAutoDisableFlag(scene.world, 0);
+    const bench_model *standard = &MODELS[2];
+    pp_config config = model_config(standard, &scene);
+    config.lcp_budget_seconds = 0.0;
+    pp_world *world = NULL;
+    int settle = 0, rc = pp_world_create(scene.world, scene.space, &config, &world) == PP_OK ? 0 : -1;
+    if (rc == 0) {
+        scene.pegplus = world;
+        rc = pp_scene_state_apply(&scene, sc->name, &st, st.h, &settle, why, sizeof why);
+    } else {
+        snprintf(why, sizeof why, "pp_world_create failed");
+    }
+    const int had_warm = rc == 0 && st.warm_start && !strcmp(st.warm_model, standard->name);
+    if (had_warm && pp_world_restore_warm_start(world, st.warm_start) != PP_OK)
+        snprintf(why, sizeof why, "its warm start was refused"), rc = -1;
+    int pivots = 0, bad = 0, fallbacks = 0, first_pivots = 0;
+    double cpu = 0.0, speed = 0.0, spin = 0.0;
+    for (int i = 0; rc == 0 && i < steps; ++i) {
+        if (scene.before_step) scene.before_step(&scene, settle + i);
+        const double t0 = cpu_now();
+        bad += pp_world_step(world, st.h) != PP_OK;
+        cpu += cpu_now() - t0;
+        const pp_step_stats *t = pp_world_get_stats(world);
+        pivots += t->lcp_pivots;
+        if (i == 0) first_pivots = t->lcp_pivots;
+        fallbacks += t->lcp_fallback != 0;
+        printf("%s: warm-start step %d: %.3f s CPU, LCP %d unknowns, %d solves (%d warm), %d "
+               "pivots, fallback %d, residual %.3g\n", sc->name, i, cpu_now() - t0, t->lcp_size,
+               t->lcp_solves, t->lcp_warm_solves, t->lcp_pivots, t->lcp_fallback, t->lcp_residual);
+    }
+    char *text = NULL;
+    if (rc == 0 && bad == 0 && pp_world_save_warm_start(world, &text) != PP_OK)
+        snprintf(why, sizeof why, "pp_world_save_warm_start failed"), rc = -1;
+    else if (rc == 0 && bad > 0)
+        snprintf(why, sizeof why, "%d of its %d steps failed", bad, steps), rc = -1;
+    if (rc == 0) {
+        fastest_body(&scene, &speed, &spin);
+        pp_scene_zero_velocities(&scene);
+        rc = pp_scene_state_capture(&st, &scene);
+        if (rc != 0) snprintf(why, sizeof why, "out of memory");
+    }
+    if (rc == 0) {
+        const double overlap = pp_scene_max_penetration(&scene);
+        free(st.warm_start);
+        st.warm_start = text;
+        text = NULL;
+        st.settle_steps += steps;
+        size_t n = strlen(st.model);
+        if (n < 8 || strcmp(st.model + n - 8, "standard") != 0)
+            snprintf(st.model + n, sizeof st.model - n, "+standard");
+        char comments[8192];
+        snprintf(comments, sizeof comments,
+                 "%swarm start: pegplus-benchmark --make-states DIR --scene %s%s "
+                 "--warm-steps %d (pegplus %s):\n"
+                 "the poses above loaded as the benchmark loads them%s, then %d steps of "
+                 "PP_MODEL_STANDARD (friction_directions = 4, lcp_budget_seconds 0: clock-free):\n"
+                 "%d pivots (the first step %d), %.3f s CPU, %d with an LCP fallback; fastest "
+                 "body %.3g m/s, %.3g rad/s (velocities then zeroed); deepest overlap %.3g m\n"
+                 "the body lines: the poses after the last of those steps; the section after "
+                 "them: the solver's warm start then (state.h)",
+                 st.comments ? st.comments : "", sc->name, g_warm_only ? " --warm-only" : "", steps,
+                 PP_VERSION_STRING, had_warm ? " (with the warm start it had)" : "", steps,
+                 pivots, first_pivots, cpu, fallbacks, speed, spin, overlap);
+        n = strlen(comments);
+        if (n > 0 && comments[n - 1] == '\n') comments[n - 1] = '\0';
+        rc = pp_scene_state_write(&st, path, comments, why, sizeof why);
+        if (rc == 0)
+            printf("%s: wrote %s (%d bodies, poses after %d more standard steps, and the warm "
+                   "start of the last; deepest overlap %.3g m)\n", sc->name, path, st.count, steps,
+                   overlap);
+    }
+    if (rc != 0) fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
+    free(text);
+    pp_world_destroy(world);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+    return rc;
+}
+
 /* ----------------------------------------------------------------------------- main */
 
 /* 1 if `name` is an item of the comma-separated `list`. */
@@ -1069,6 +1210,8 @@ int main(int argc, char **argv)
         int has_value = i + 1 < argc;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(HELP, stdout);
+            fputs(HELP_STATES, stdout);
+            fputs(HELP_OPTIONS, stdout);
             fputs(HELP_MORE, stdout);
             return 0;
         } else if (!strcmp(a, "--list")) {
@@ -1082,11 +1225,13 @@ int main(int argc, char **argv)
             g_log = 1;
         } else if (!strcmp(a, "--no-load-sharing")) {
             g_load_sharing = 0;
+        } else if (!strcmp(a, "--warm-only")) {
+            g_warm_only = 1;
         } else if (strcmp(a, "--steps") && strcmp(a, "--h") && strcmp(a, "--settle") &&
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
                    strcmp(a, "--threads") && strcmp(a, "--series") && strcmp(a, "--finish-steps") &&
-                   strcmp(a, "--lcp-budget")) {
+                   strcmp(a, "--lcp-budget") && strcmp(a, "--warm-steps")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -1114,6 +1259,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");
+        } else if (!strcmp(a, "--warm-steps")) {
+            g_warm_steps = atoi(argv[++i]);
+            if (g_warm_steps < 0) usage_error("--warm-steps must be >= 0");
         } else if (!strcmp(a, "--finish-steps")) {
             g_finish_steps = atoi(argv[++i]);
             if (g_finish_steps < 0) usage_error("--finish-steps must be >= 0");
@@ -1148,7 +1296,9 @@ int main(int argc, char **argv)
             if (!(sc->settle > 0) || (only_scene && !in_list(only_scene, sc->name))) continue;
             double sh = h > 0.0 ? h : sc->h;
             int ss = settle >= 0 ? settle : (int)lround(sc->settle / sh);
-            failed |= make_state(sc, ss, sh, make_states_dir) != 0;
+            int rc = g_warm_only ? 0 : make_state(sc, ss, sh, make_states_dir);
+            if (rc == 0 && g_warm_steps > 0) rc = warm_state(sc, g_warm_steps, make_states_dir);
+            failed |= rc != 0;
         }
         return failed ? 1 : 0;
     }
@@ -1198,8 +1348,9 @@ int main(int argc, char **argv)
             if (rc == 0) {
                 start = "state";
                 ss = (int)lround(state.settle_steps * state.h / sh);
-                printf("%-10s start: %s (settled by %s, %d steps of %g s, %d bodies)\n",
-                       sc->name, path, state.model, state.settle_steps, state.h, state.count);
+                printf("%-10s start: %s (settled by %s, %d steps of %g s, %d bodies%s%s)\n",
+                       sc->name, path, state.model, state.settle_steps, state.h, state.count,
+                       state.warm_start ? "; the solver's warm start of " : "", state.warm_model);
             } else if (rc < 0) {
                 failed = 1;
             } else {

@@ -1,4 +1,5 @@
 /* Settled states kept in text files (see state.h). */
+#define _POSIX_C_SOURCE 200809L /* getline */
 #include "state.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
         fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", p[0], p[1], p[2], p[3], p[4],
                 p[5], p[6]);
     }
+    if (st->warm_start) fputs(st->warm_start, f);
     int failed = ferror(f);
     failed |= fclose(f) != 0;
     if (failed || rename(tmp, path) != 0) {
@@ -61,15 +63,60 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
     return 0;
 }
 
-/* The next line that is not a comment, without its newline; NULL at the end of the file. */
-static char *next_line(FILE *f, char *buf, int size, int *line_no)
+/* Appends `text` and a newline to the malloc'ed *s. 0, or -1 when out of memory. */
+static int append_line(char **s, const char *text)
+{
+    size_t have = *s ? strlen(*s) : 0, add = strlen(text);
+    char *t = realloc(*s, have + add + 2);
+    if (!t) return -1;
+    memcpy(t + have, text, add);
+    t[have + add] = '\n';
+    t[have + add + 1] = '\0';
+    *s = t;
+    return 0;
+}
+
+/* The next line that is not a comment, without its newline; NULL at the end of the file.
+ * The comments passed over are appended to *comments when it is not NULL (without "# "). */
+static char *next_line(FILE *f, char *buf, int size, int *line_no, char **comments)
 {
     while (fgets(buf, size, f)) {
         ++*line_no;
         buf[strcspn(buf, "\r\n")] = '\0';
         if (buf[0] != '#') return buf;
+        if (comments && strcmp(buf, "# x y z qw qx qy qz") &&
+            append_line(comments, buf + (buf[1] == ' ' ? 2 : 1)) != 0)
+            return NULL;
     }
     return NULL;
+}
+
+static const char WARM_MAGIC[] = "pegplus-warm-start";
+
+/* The optional warm-start section after the body lines (its lines may be long: getline).
+ * 1: read (or none: st->warm_start NULL), 0: malformed or out of memory. */
+static int read_warm_start(FILE *f, pp_scene_state *st, int *line_no)
+{
+    char *line = NULL;
+    size_t capacity = 0;
+    int ok = 1, inside = 0, done = 0;
+    for (ssize_t n; ok && (n = getline(&line, &capacity, f)) >= 0;) {
+        ++*line_no;
+        line[strcspn(line, "\r\n")] = '\0';
+        if ((!inside || done) && line[0] == '#') continue;
+        if (done) {
+            ok = 0; /* anything after the section */
+        } else if (!inside) {
+            ok = !strncmp(line, WARM_MAGIC, sizeof WARM_MAGIC - 1);
+            inside = 1;
+        } else if (!strncmp(line, "model ", 6) && !st->warm_model[0]) {
+            snprintf(st->warm_model, sizeof st->warm_model, "%s", line + 6);
+        }
+        if (ok && inside && !done) ok = append_line(&st->warm_start, line) == 0;
+        if (ok && inside && !strncmp(line, "end ", 4) && !strcmp(line + 4, WARM_MAGIC)) done = 1;
+    }
+    free(line);
+    return ok && (!inside || (done && st->warm_model[0]));
 }
 
 int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t why_size)
@@ -83,15 +130,15 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
     char line[LINE_MAX_CHARS];
     int line_no = 0, version = 0, ok = 1;
     /* header: the keys in their order */
-    char *l = next_line(f, line, sizeof line, &line_no);
+    char *l = next_line(f, line, sizeof line, &line_no, NULL);
     ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version == FORMAT_VERSION;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "scene %63s", st->scene) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "seed %u", &st->seed) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) &&
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "scene %63s", st->scene) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "seed %u", &st->seed) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
          sscanf(l, "settle_steps %d", &st->settle_steps) == 1 && st->settle_steps >= 0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) && sscanf(l, "model %63s", st->model) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no)) &&
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "model %63s", st->model) == 1;
+    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
          sscanf(l, "bodies %d", &st->count) == 1 && st->count >= 0 && st->count <= (1 << 20);
     if (ok) {
         st->pose = malloc((size_t)(st->count ? st->count : 1) * 7 * sizeof *st->pose);
@@ -100,19 +147,19 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
     for (int i = 0; ok && i < st->count; ++i) {
         double *p = &st->pose[7 * i];
         char extra;
-        ok = (l = next_line(f, line, sizeof line, &line_no)) &&
+        ok = (l = next_line(f, line, sizeof line, &line_no, i == 0 ? &st->comments : NULL)) &&
              sscanf(l, "%lf %lf %lf %lf %lf %lf %lf %c", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5],
                     &p[6], &extra) == 7;
         for (int k = 0; ok && k < 7; ++k) ok = isfinite(p[k]);
         ok = ok && fabs(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6] - 1.0) < 1e-9;
     }
-    if (ok && next_line(f, line, sizeof line, &line_no)) {
-        ok = 0; /* more body lines than the header says */
-    }
+    /* then nothing, or the warm-start section (not more body lines than the header says) */
+    ok = ok && read_warm_start(f, st, &line_no);
     fclose(f);
     if (!ok) {
-        snprintf(why, why_size, "%s:%d: not a pegplus-state %d file (header, or %d body lines of "
-                 "7 finite numbers with a unit quaternion)", path, line_no, FORMAT_VERSION, st->count);
+        snprintf(why, why_size, "%s:%d: not a pegplus-state %d file (header, %d body lines of "
+                 "7 finite numbers with a unit quaternion, then at most a %s section)", path,
+                 line_no, FORMAT_VERSION, st->count, WARM_MAGIC);
         pp_scene_state_free(st);
         return -1;
     }
@@ -148,7 +195,11 @@ int pp_scene_state_apply(pp_scene *s, const char *name, const pp_scene_state *st
 void pp_scene_state_free(pp_scene_state *st)
 {
     free(st->pose);
+    free(st->warm_start);
+    free(st->comments);
     st->pose = NULL;
+    st->warm_start = st->comments = NULL;
+    st->warm_model[0] = '\0';
     st->count = 0;
 }
 

@@ -21,6 +21,19 @@
  * Positions in m, quaternions (w, x, y, z) as ODE's dBodyGetQuaternion; velocities are not
  * stored: a settled state is at rest by definition (pp_scene_state_apply zeroes them).
  * %.17g round-trips every double, so a loaded state is the written one bit for bit.
+ *
+ * Optionally, after the body lines, the solver's warm start after the last step whose poses
+ * are written (pegplus.h pp_world_save_warm_start's text, as it is):
+ *
+ *     pegplus-warm-start 1
+ *     model standard          the model that made that step: only its runs restore it
+ *     geoms 25 ...            (the geoms in the order a world loaded from this file sees them)
+ *     end pegplus-warm-start
+ *
+ * The poses and the warm start are of that step; the velocities it left (~1e-10 m/s at
+ * rest) are zeroed all the same. pegplus-benchmark --make-states writes it (--warm-steps);
+ * the benchmark restores it into the runs of that model only (pp_world_restore_warm_start
+ * refuses another model's): the other models start cold.
  */
 #ifndef PP_SCENE_STATE_H
 #define PP_SCENE_STATE_H
@@ -40,6 +53,10 @@ typedef struct pp_scene_state {
     char model[PP_SCENE_STATE_NAME];    /* e.g. "standard", "ode_quickstep" */
     int count;                          /* bodies */
     double *pose;                       /* 7 per body: x y z qw qx qy qz; malloc'ed */
+    char *warm_start;                   /* the warm-start section's text, or NULL; malloc'ed */
+    char warm_model[PP_SCENE_STATE_NAME]; /* its model's pp_model_name ("" without one) */
+    char *comments;                     /* read: the header's comment lines without "# ",
+                                           '\n'-separated, or NULL; malloc'ed */
 } pp_scene_state;
 
 /* Copies every body's pose of `scene` into `state->pose` (allocating it) and sets
@@ -48,7 +65,8 @@ int pp_scene_state_capture(pp_scene_state *state, const pp_scene *scene);
 
 /* Writes the state to `path` (through `path`.tmp and rename, so that an interrupted writer
  * leaves no partial file). `comments`, if not NULL, is written after the header with each
- * line prefixed by "# ". 0, or -1 with the reason in why. */
+ * line prefixed by "# "; state->warm_start, if not NULL, after the body lines. 0, or -1 with
+ * the reason in why. */
 int pp_scene_state_write(const pp_scene_state *state, const char *path, const char *comments,
                          char *why, size_t why_size);
 

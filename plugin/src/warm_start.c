@@ -33,10 +33,16 @@
  * clearing them was a memset of a table that outgrows the caches with the number of islands.
  * The small slots keep the probes of a lookup in one cache line; the key is read from the
  * pool only when the hashes agree.
+ *
+ * Saved and restored as text with the bodies' state (pp_world_save_warm_start, at the end).
  */
 #include "world_internal.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,4 +448,464 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
         }
     }
     return found;
+}
+
+/*
+ * The warm start saved with the bodies' state (pegplus.h pp_world_save_warm_start). What the
+ * next step reads is scratch.warm_prev (an island's own store is emptied before the island
+ * runs, world.c step_island), so that store is the world's warm start. Its keys hold dGeomIDs
+ * and dJointIDs, which another process does not share: they are written as indices in an
+ * enumeration a program that builds the same scene the same way reproduces:
+ *   geoms   world->geoms after a collect: the order pegplus first saw them (ode_bridge.c "A
+ *           stable order"), which for a freshly built scene is its space's order, ODE's
+ *           creation order reversed, whatever poses the program then sets (a geom never
+ *           collided is dirty, and dGeomMoved moves only clean geoms);
+ *   joints  every joint but contact joints, found from world->bodies in their order through
+ *           dBodyGetJoint, each from its first managed body (stage_joints.c's walk, enabled
+ *           or not).
+ * Text, version 1:
+ *     pegplus-warm-start 1
+ *     model standard                 the model of the step that made it (pp_model_name)
+ *     geoms N                        then N lines: each geom's class (ODE's words)
+ *     joints M                       then M lines: each joint's dJointType number
+ *     entries E                      then E lines, sorted:
+ *     e A B contact_kind feature_a feature_b set_kind set_count directions answer size DATA
+ *     end pegplus-warm-start
+ * A and B are gI (a geom's index), jI (a joint's: A of a joint row's entry) or - (none). DATA
+ * is the record: answer 0, the basis bytes as 2 size hex digits; answer > 0, size / 8 doubles
+ * as hex floats (%a), which read back bit for bit.
+ */
+enum { WARM_TEXT_VERSION = 1 };
+static const char WARM_MAGIC[] = "pegplus-warm-start";
+
+/* An object of a key as written: kind 'g', 'j' or 0 (none), and its index. */
+typedef struct warm_ref {
+    int kind, index;
+} warm_ref;
+
+/* The enumeration: geoms and joints in their written order, and sorted copies to find an
+ * object's index by its pointer. */
+typedef struct warm_objects {
+    int geom_count, joint_count;
+    const dGeomID *geoms;          /* world->geoms */
+    dJointID *joints;
+    struct warm_pointer { const void *p; int index; } *sorted;
+    int sorted_count;
+} warm_objects;
+
+static int by_pointer(const void *a, const void *b)
+{
+    const uintptr_t x = (uintptr_t)((const struct warm_pointer *)a)->p;
+    const uintptr_t y = (uintptr_t)((const struct warm_pointer *)b)->p;
+    return (x > y) - (x < y);
+}
+
+static void objects_free(warm_objects *o)
+{
+    free(o->joints);
+    free(o->sorted);
+    memset(o, 0, sizeof *o);
+}
+
+/* The world's geoms and joints, enumerated as the header comment says. */
+static pp_status objects_enumerate(pp_world *world, warm_objects *o)
+{
+    memset(o, 0, sizeof *o);
+    pp_status st = pp_bridge_collect(world);
+    if (st != PP_OK) return st;
+    o->geom_count = world->geom_count;
+    o->geoms = world->geoms;
+    int capacity = 0;
+    for (int i = 0; i < world->body_count && st == PP_OK; ++i) {
+        dBodyID body = world->bodies[i].id;
+        for (int k = 0; k < dBodyGetNumJoints(body) && st == PP_OK; ++k) {
+            dJointID joint = dBodyGetJoint(body, k);
+            if (dJointGetType(joint) == dJointTypeContact) continue;
+            dBodyID d0 = dJointGetBody(joint, 0), d1 = dJointGetBody(joint, 1);
+            int a = d0 ? pp_bridge_find_body(world, d0) : -1;
+            int b = d1 ? pp_bridge_find_body(world, d1) : -1;
+            if ((a >= 0 ? a : b) != i) continue; /* seen from its first managed body */
+            st = pp_grow((void **)&o->joints, &capacity, o->joint_count + 1, sizeof *o->joints);
+            if (st == PP_OK) o->joints[o->joint_count++] = joint;
+        }
+    }
+    int n = o->geom_count + o->joint_count;
+    if (st == PP_OK && !(o->sorted = malloc((size_t)(n ? n : 1) * sizeof *o->sorted))) st = PP_ERR_NO_MEMORY;
+    if (st != PP_OK) {
+        objects_free(o);
+        return st;
+    }
+    for (int i = 0; i < o->geom_count; ++i) o->sorted[i] = (struct warm_pointer){o->geoms[i], i};
+    for (int i = 0; i < o->joint_count; ++i)
+        o->sorted[o->geom_count + i] = (struct warm_pointer){o->joints[i], o->geom_count + i};
+    o->sorted_count = n;
+    qsort(o->sorted, (size_t)n, sizeof *o->sorted, by_pointer);
+    return PP_OK;
+}
+
+/* The written form of a key's object pointer; 0 when it is not in the world any more. */
+static int object_ref(const warm_objects *o, const void *p, warm_ref *out)
+{
+    out->kind = 0;
+    out->index = -1;
+    if (!p) return 1;
+    struct warm_pointer probe = {p, 0};
+    const struct warm_pointer *f = bsearch(&probe, o->sorted, (size_t)o->sorted_count,
+                                           sizeof *o->sorted, by_pointer);
+    if (!f) return 0;
+    out->kind = f->index < o->geom_count ? 'g' : 'j';
+    out->index = f->index < o->geom_count ? f->index : f->index - o->geom_count;
+    return 1;
+}
+
+/* An entry as written: its objects, its key's numbers and its record. */
+typedef struct warm_written {
+    warm_ref a, b;
+    const warm_entry *entry;
+} warm_written;
+
+static int compare_ref(warm_ref x, warm_ref y)
+{
+    if (x.kind != y.kind) return x.kind < y.kind ? -1 : 1;
+    return (x.index > y.index) - (x.index < y.index);
+}
+
+static int by_written_key(const void *pa, const void *pb)
+{
+    const warm_written *x = pa, *y = pb;
+    int c = compare_ref(x->a, y->a);
+    if (!c) c = compare_ref(x->b, y->b);
+    const warm_key *p = &x->entry->key, *q = &y->entry->key;
+    const int u[7] = {p->contact_kind, p->feature_a, p->feature_b, p->set_kind, p->set_count,
+                      p->directions, p->answer};
+    const int v[7] = {q->contact_kind, q->feature_a, q->feature_b, q->set_kind, q->set_count,
+                      q->directions, q->answer};
+    for (int i = 0; i < 7 && !c; ++i) c = (u[i] > v[i]) - (u[i] < v[i]);
+    return c;
+}
+
+/* A growing text buffer. */
+typedef struct warm_text {
+    char *s;
+    size_t size, capacity;
+    int failed;
+} warm_text;
+
+static void text_add(warm_text *t, const char *format, ...)
+{
+    if (t->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, format);
+        int n = vsnprintf(t->s ? t->s + t->size : NULL, t->s ? t->capacity - t->size : 0, format, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->s && t->size + (size_t)n < t->capacity) {
+            t->size += (size_t)n;
+            return;
+        }
+        size_t capacity = t->capacity ? 2 * t->capacity : 4096;
+        while (capacity < t->size + (size_t)n + 1) capacity *= 2;
+        char *s = realloc(t->s, capacity);
+        if (!s) {
+            t->failed = 1;
+            return;
+        }
+        t->s = s;
+        t->capacity = capacity;
+    }
+}
+
+static void text_ref(warm_text *t, warm_ref r)
+{
+    if (r.kind) text_add(t, " %c%d", r.kind, r.index);
+    else text_add(t, " -");
+}
+
+pp_status pp_world_save_warm_start(pp_world *world, char **text)
+{
+    if (!world || !text) {
+        pp_log(PP_LOG_ERROR, "pp_world_save_warm_start: %s is NULL", world ? "text" : "world");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    *text = NULL;
+    warm_objects o;
+    pp_status st = objects_enumerate(world, &o);
+    if (st != PP_OK) return st;
+    const struct pp_warm_store *store = world->scratch.warm_prev;
+    const int count = store ? store->count : 0;
+    warm_written *w = malloc((size_t)(count ? count : 1) * sizeof *w);
+    if (!w) {
+        objects_free(&o);
+        return PP_ERR_NO_MEMORY;
+    }
+    int n = 0; /* entries of objects still in the world (a destroyed geom's are dropped) */
+    for (int i = 0; store && count && i < store->capacity; ++i) {
+        const warm_slot *slot = &store->slots[i];
+        if (!live(store, slot)) continue;
+        const warm_entry *e = entry_at(store, slot->offset);
+        if (object_ref(&o, e->key.g1, &w[n].a) && object_ref(&o, e->key.g2, &w[n].b)) w[n++].entry = e;
+    }
+    qsort(w, (size_t)n, sizeof *w, by_written_key);
+    warm_text t = {NULL, 0, 0, 0};
+    /* the model of the step that made it; a world that never stepped has an empty one */
+    const pp_model model = store ? world->scratch.warm_model : world->config.model;
+    text_add(&t, "%s %d\nmodel %s\ngeoms %d\n", WARM_MAGIC, WARM_TEXT_VERSION,
+             pp_model_name(model), o.geom_count);
+    for (int i = 0; i < o.geom_count; ++i) text_add(&t, "%s\n", pp_geom_class_name(o.geoms[i]));
+    text_add(&t, "joints %d\n", o.joint_count);
+    for (int i = 0; i < o.joint_count; ++i) text_add(&t, "%d\n", (int)dJointGetType(o.joints[i]));
+    text_add(&t, "entries %d\n", n);
+    for (int i = 0; i < n; ++i) {
+        const warm_entry *e = w[i].entry;
+        const warm_key *k = &e->key;
+        text_add(&t, "e");
+        text_ref(&t, w[i].a);
+        text_ref(&t, w[i].b);
+        text_add(&t, " %d %d %d %d %d %d %d %d ", k->contact_kind, k->feature_a, k->feature_b,
+                 k->set_kind, k->set_count, k->directions, k->answer, e->size);
+        const unsigned char *rec = record_of((warm_entry *)e);
+        if (k->answer == 0) {
+            for (int b = 0; b < e->size; ++b) text_add(&t, "%02x", rec[b]);
+        } else {
+            for (int d = 0; d < e->size / (int)sizeof(double); ++d) {
+                double x;
+                memcpy(&x, rec + d * sizeof x, sizeof x);
+                text_add(&t, d ? " %a" : "%a", x);
+            }
+        }
+        text_add(&t, "\n");
+    }
+    text_add(&t, "end %s\n", WARM_MAGIC);
+    free(w);
+    objects_free(&o);
+    if (t.failed) {
+        free(t.s);
+        return PP_ERR_NO_MEMORY;
+    }
+    *text = t.s;
+    return PP_OK;
+}
+
+/* The restore's reader: a cursor over the text, and the line it is on for messages. */
+typedef struct warm_reader {
+    const char *p;
+    int line;
+} warm_reader;
+
+static void skip_blanks(warm_reader *r)
+{
+    while (*r->p == ' ' || *r->p == '\t') ++r->p;
+}
+
+/* The next word of this line (at most size - 1 characters) into buf; 0 when none. */
+static int read_word(warm_reader *r, char *buf, size_t size)
+{
+    skip_blanks(r);
+    size_t n = 0;
+    while (r->p[n] && !isspace((unsigned char)r->p[n])) ++n;
+    if (n == 0 || n >= size) return 0;
+    memcpy(buf, r->p, n);
+    buf[n] = '\0';
+    r->p += n;
+    return 1;
+}
+
+static int read_int(warm_reader *r, int *out)
+{
+    skip_blanks(r);
+    char *end;
+    errno = 0;
+    long v = strtol(r->p, &end, 10);
+    if (end == r->p || errno || v < INT32_MIN || v > INT32_MAX) return 0;
+    r->p = end;
+    *out = (int)v;
+    return 1;
+}
+
+/* The end of the line: nothing but blanks before it. */
+static int end_line(warm_reader *r)
+{
+    skip_blanks(r);
+    if (*r->p == '\r') ++r->p;
+    if (*r->p != '\n' && *r->p != '\0') return 0;
+    if (*r->p == '\n') ++r->p;
+    ++r->line;
+    return 1;
+}
+
+/* "word N" on a line of its own. */
+static int read_count(warm_reader *r, const char *word, int *n)
+{
+    char w[64];
+    return read_word(r, w, sizeof w) && !strcmp(w, word) && read_int(r, n) && *n >= 0 &&
+           end_line(r);
+}
+
+static int read_ref(warm_reader *r, const warm_objects *o, const void **out)
+{
+    char w[32];
+    if (!read_word(r, w, sizeof w)) return 0;
+    if (!strcmp(w, "-")) {
+        *out = NULL;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long i = strtol(w + 1, &end, 10);
+    if (end == w + 1 || *end || errno || i < 0) return 0;
+    if (w[0] == 'g' && i < o->geom_count) *out = o->geoms[i];
+    else if (w[0] == 'j' && i < o->joint_count) *out = o->joints[i];
+    else return 0;
+    return 1;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* One entry line into `store` (its scratch buffer holds the record). 0: malformed. */
+static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_store *store,
+                      pp_status *st)
+{
+    char w[8];
+    warm_key key;
+    memset(&key, 0, sizeof key);
+    const void *a, *b;
+    int size;
+    if (!read_word(r, w, sizeof w) || strcmp(w, "e") || !read_ref(r, o, &a) || !read_ref(r, o, &b) ||
+        !read_int(r, &key.contact_kind) || !read_int(r, &key.feature_a) ||
+        !read_int(r, &key.feature_b) || !read_int(r, &key.set_kind) ||
+        !read_int(r, &key.set_count) || !read_int(r, &key.directions) ||
+        !read_int(r, &key.answer) || !read_int(r, &size) || size < 0 || key.answer < 0 ||
+        (key.answer > 0 && size % (int)sizeof(double)))
+        return 0;
+    key.g1 = (dGeomID)(void *)a;
+    key.g2 = (dGeomID)(void *)b;
+    if ((*st = records_buffer(store, size)) != PP_OK) return 1;
+    unsigned char *rec = store->records;
+    if (key.answer == 0) {
+        skip_blanks(r);
+        for (int i = 0; i < size; ++i) {
+            int hi = hex_digit(r->p[2 * i]), lo = hi < 0 ? -1 : hex_digit(r->p[2 * i + 1]);
+            if (lo < 0) return 0;
+            rec[i] = (unsigned char)(16 * hi + lo);
+        }
+        r->p += 2 * size;
+    } else {
+        for (int d = 0; d < size / (int)sizeof(double); ++d) {
+            skip_blanks(r);
+            char *end;
+            double x = strtod(r->p, &end);
+            if (end == r->p) return 0;
+            r->p = end;
+            memcpy(rec + d * sizeof x, &x, sizeof x);
+        }
+    }
+    if (!end_line(r)) return 0;
+    *st = insert(store, &key, rec, size);
+    return 1;
+}
+
+static pp_status malformed(const warm_reader *r)
+{
+    pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: line %d: not a %s %d text (pegplus.h "
+                         "pp_world_save_warm_start)", r->line, WARM_MAGIC,
+           WARM_TEXT_VERSION);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
+/* The text read into `store` after its header matched the world. */
+static pp_status restore_into(warm_reader *r, pp_world *world, const warm_objects *o,
+                              struct pp_warm_store *store, pp_model *model)
+{
+    char w[64];
+    int version = 0, n = 0;
+    if (!read_word(r, w, sizeof w) || strcmp(w, WARM_MAGIC) || !read_int(r, &version) ||
+        version != WARM_TEXT_VERSION || !end_line(r) || !read_word(r, w, sizeof w) ||
+        strcmp(w, "model") || !read_word(r, w, sizeof w) || !end_line(r))
+        return malformed(r);
+    *model = PP_MODEL_ODE;
+    int known = 0;
+    for (int m = PP_MODEL_ODE; m <= PP_MODEL_PEG && !known; ++m)
+        if (!strcmp(w, pp_model_name((pp_model)m))) *model = (pp_model)m, known = 1;
+    if (!known) return malformed(r);
+    if (*model != world->config.model) {
+        pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: the warm start was saved under the %s "
+                             "model, the world steps with the %s model: refused (a warm start "
+                             "holds one model's constraint sets)",
+               pp_model_name(*model), pp_model_name(world->config.model));
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    if (!read_count(r, "geoms", &n)) return malformed(r);
+    if (n != o->geom_count) {
+        pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: the warm start is of a world of %d "
+                             "geoms, this world has %d: refused", n, o->geom_count);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!read_word(r, w, sizeof w) || !end_line(r)) return malformed(r);
+        const char *mine = pp_geom_class_name(o->geoms[i]);
+        if (strcmp(w, mine)) {
+            pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: geom %d (in the order pegplus "
+                                 "first saw them) is a %s in the warm start, a %s (dGeomID %p) "
+                                 "in this world: refused", i, w, mine, (void *)o->geoms[i]);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (!read_count(r, "joints", &n)) return malformed(r);
+    if (n != o->joint_count) {
+        pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: the warm start is of a world of %d "
+                             "joints, this world has %d: refused", n, o->joint_count);
+        return PP_ERR_INVALID_ARGUMENT;
+    }
+    for (int i = 0; i < n; ++i) {
+        int type;
+        if (!read_int(r, &type) || !end_line(r)) return malformed(r);
+        if (type != (int)dJointGetType(o->joints[i])) {
+            pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: joint %d is of dJointType %d in "
+                                 "the warm start, %d (dJointID %p) in this world: refused", i,
+                   type, (int)dJointGetType(o->joints[i]), (void *)o->joints[i]);
+            return PP_ERR_INVALID_ARGUMENT;
+        }
+    }
+    if (!read_count(r, "entries", &n)) return malformed(r);
+    pp_status st = PP_OK;
+    for (int i = 0; i < n && st == PP_OK; ++i)
+        if (!read_entry(r, o, store, &st)) return malformed(r);
+    if (st != PP_OK) return st;
+    if (!read_word(r, w, sizeof w) || strcmp(w, "end") || !read_word(r, w, sizeof w) ||
+        strcmp(w, WARM_MAGIC) || !end_line(r))
+        return malformed(r);
+    return PP_OK;
+}
+
+pp_status pp_world_restore_warm_start(pp_world *world, const char *text)
+{
+    if (!world || !text) {
+        pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: %s is NULL", world ? "text" : "world");
+        return PP_ERR_NULL_ARGUMENT;
+    }
+    warm_objects o;
+    pp_status st = objects_enumerate(world, &o);
+    if (st != PP_OK) return st;
+    struct pp_warm_store *store = NULL;
+    st = pp_warm_store_create(&store);
+    warm_reader r = {text, 1};
+    pp_model model = PP_MODEL_ODE;
+    if (st == PP_OK) st = restore_into(&r, world, &o, store, &model);
+    objects_free(&o);
+    if (st != PP_OK) { /* all or nothing: the world's warm start is untouched */
+        pp_warm_store_destroy(store);
+        return st;
+    }
+    pp_warm_store_destroy(world->scratch.warm_prev);
+    world->scratch.warm_prev = store;
+    world->scratch.warm_model = model;
+    return PP_OK;
 }

@@ -675,6 +675,7 @@ static pp_status time_step_islands(pp_world *world, double dt)
             s->warm_next = t;
         }
     }
+    s->warm_model = world->config.model;
     world->stats.lcp_warm_started = world->stats.lcp_solves > 0 &&
                                     world->stats.lcp_warm_solves == world->stats.lcp_solves;
     return st;

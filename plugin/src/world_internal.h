@@ -270,6 +270,8 @@ typedef struct pp_step_scratch {
 
     struct pp_warm_store *warm_prev, *warm_next; /* LCP bases by constraint identity: the
                                       previous sub-step's, and this one's being collected */
+    pp_model warm_model;           /* the model of the step that filled warm_prev (or of the
+                                      warm start restored into it) */
     int *body_local;               /* nb: local index of a body in the island being stepped
                                       (islands share no dynamic body; see time_step_islands
                                       for kinematic ones); capacity island_body_capacity */

@@ -445,6 +445,43 @@ int pp_world_get_impacts(const pp_world *world, const pp_impact_info **out);
 const pp_step_stats *pp_world_get_stats(const pp_world *world);
 
 /*
+ * The solver's warm start, saved with the bodies' state so that a program restarted from
+ * saved poses and velocities steps on as the running program would have (MuJoCo keeps its
+ * warm start in its state the same way: mjSTATE_WARMSTART). What the next step starts from:
+ * the Lemke bases and the sticking solve's answers of the last step, kept by constraint
+ * identity (docs/design.md "Warm start by constraint identity"). Without it, a restart from
+ * saved poses solves its first LCPs cold: a settled heap of 20 boxes took 942 pivots and
+ * ~100 times a warm step's time.
+ *
+ * pp_world_save_warm_start: *text gets the warm start as NUL-terminated text (malloc'ed; the
+ * caller frees it with free()). Version 1: "pegplus-warm-start 1", the model of the step that
+ * made it, the world's geoms (their count and ODE classes, in the order pegplus first saw
+ * them: for a freshly built scene, its space's order) and joints (their dJointType), then one
+ * line per kept record (the geoms and joints it belongs to by those indices; doubles as hex
+ * floats, so a restored warm start is the saved one bit for bit), then "end
+ * pegplus-warm-start". Records of geoms no longer in the world are left out.
+ *
+ * pp_world_restore_warm_start: the warm start of `text` becomes the world's, replacing the one
+ * it had, for a world built the same way (the same geoms created in the same order, the same
+ * joints): call it after building the scene and setting the bodies' state, before the first
+ * step, and before any dSpaceCollide of the program's. Refused with PP_ERR_INVALID_ARGUMENT,
+ * one message naming what differs and the world's warm start left as it was (all or nothing),
+ * when the text is malformed, when the count of geoms or joints differs, when the geom at an
+ * index is of another class (ODE's words, e.g. "geom 3 ... is a dBoxClass in the warm start,
+ * a dSphereClass ... in this world") or a joint of another type, and when it was saved under
+ * another model than the world's current one (the standard model's sets and PEG's are
+ * different LCPs: a warm start is refused, never half used, under the other model). A
+ * restored warm start is what the next step reads: with the bodies' positions, quaternions
+ * and velocities saved and set again, the restarted steps are bit for bit those of the
+ * running world set from the same saved state (integration test check_warm_start_state).
+ * Set, not kept: ODE's dBodySetQuaternion normalises the quaternion it is given, and a unit
+ * quaternion normalised again may change in its last bit, so a restart can match a run that
+ * was never set from its saved state only to rounding (heap50: step 2 differed).
+ */
+pp_status pp_world_save_warm_start(pp_world *world, char **text);
+pp_status pp_world_restore_warm_start(pp_world *world, const char *text);
+
+/*
  * Bodies ODE cannot show us (no geom in the space tree, no joint to one that has) are managed
  * once registered. A registered body must belong to the world's ODE world; registering twice
  * is harmless.
