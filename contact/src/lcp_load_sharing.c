@@ -485,18 +485,31 @@ static void basic_residual(pp_load_sharing *ls, const ls_matrix *mat, int nb, co
     }
 }
 
-/* 1 when |w_B(z_B)| <= tau on the basic rows (z_B in ls->zb; ls->z is overwritten) */
-static int basic_rows_closed(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q)
+/* 1 when |w_B(z_B)| <= tau on the basic rows (z_B in ls->zb; ls->z is overwritten).
+ * w_known: w = M z + q of a z that is z_B on B and exactly 0 off it, formed over the columns
+ * with z_j != 0 in increasing j (residual_and_row_sums), or NULL. Its basic rows are the sums
+ * below term for term (the same nonzero products added in the same order; the zero entries
+ * of z_B add +-0, which leaves a sum alone up to the sign of a zero w_i), so the test reads
+ * them there instead of forming them again. Dense, the sums are formed column by column (each
+ * row's terms in increasing e as a row-wise loop, so the same bits) into ls->z. */
+static int basic_rows_closed(pp_load_sharing *ls, const ls_matrix *mat, int nb, const double *q,
+                             const double *w_known)
 {
+    if (w_known) {
+        for (int c = 0; c < nb; ++c)
+            if (fabs(w_known[ls->index[c]]) > ls->tau[ls->index[c]]) return 0;
+        return 1;
+    }
     if (mat->M) {
         const int n = mat->n;
-        for (int c = 0; c < nb; ++c) {
-            int i = ls->index[c];
-            const double *row = mat->M + i;
-            double wi = q[i];
-            for (int e = 0; e < nb; ++e) wi += row[(size_t)ls->index[e] * n] * ls->zb[e];
-            if (fabs(wi) > ls->tau[i]) return 0;
+        double *wb = ls->z;
+        for (int c = 0; c < nb; ++c) wb[c] = q[ls->index[c]];
+        for (int e = 0; e < nb; ++e) {
+            const double *col = mat->M + (size_t)ls->index[e] * n, ze = ls->zb[e];
+            for (int c = 0; c < nb; ++c) wb[c] += col[ls->index[c]] * ze;
         }
+        for (int c = 0; c < nb; ++c)
+            if (fabs(wb[c]) > ls->tau[ls->index[c]]) return 0;
         return 1;
     }
     basic_residual(ls, mat, nb, q, ls->z);
@@ -629,11 +642,13 @@ static double compliance(const pp_load_sharing *ls, const ls_matrix *mat)
 /* z0 of (2) on the compliant basis B = ls->basis (factored, of size nb; ls->zb: z_B(eps)),
  * by (3) on an offset, into ls->z; then checked as an answer of LCP(M, q): the acceptance of
  * every solve, rel(z) <= rel_max and r(z) <= res_max. z_lemke: Lemke's answer (the reference
- * when it lives on B), or NULL. 1 when accepted (*check: its residual fields over `base`),
- * *lemke_reference set to whether Lemke's answer was the reference. */
+ * when it lives on B), or NULL; w_lemke its w = M z_lemke + q (residual_and_row_sums). 1
+ * when accepted (*check: its residual fields over `base`), *lemke_reference set to whether
+ * Lemke's answer was the reference. */
 static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const double *q,
-                           double eps, int nb, const double *z_lemke, const pp_lcp_options *o,
-                           double rel_max, double res_max, int *lemke_reference,
+                           double eps, int nb, const double *z_lemke, const double *w_lemke,
+                           const pp_lcp_options *o, double rel_max, double res_max,
+                           int *lemke_reference,
                            pp_lcp_result *check)
 {
     const int n = mat->n;
@@ -648,9 +663,12 @@ static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const doub
      * on q once its change stops shrinking. q' differs from q by w_B(z_r), which must be
      * within the rows' closed tolerance tau (else Lemke's answer is kept). A gain: M_BB z0 =
      * M_BB z_r to rounding, so where z_r is Lemke's answer the velocities are its own. */
-    int reference_lemke = z_lemke != NULL;
+    int reference_lemke = z_lemke != NULL, zero_off_basis = reference_lemke;
     for (int i = 0; i < n && reference_lemke; ++i)
-        if (z_lemke[i] > 0.0 && !basis[i]) reference_lemke = 0;
+        if (!basis[i] && z_lemke[i] != 0.0) {
+            zero_off_basis = 0;
+            if (z_lemke[i] > 0.0) reference_lemke = 0;
+        }
     *lemke_reference = reference_lemke;
     if (reference_lemke) {
         for (int c = 0; c < nb; ++c) ls->zb[c] = z_lemke[ls->index[c]];
@@ -676,8 +694,10 @@ static int compliant_limit(pp_load_sharing *ls, const ls_matrix *mat, const doub
             previous = change;
         }
     }
-    /* q' - q = w_B(z_r) within the closed tolerance */
-    if (!basic_rows_closed(ls, mat, nb, q)) return 0;
+    /* q' - q = w_B(z_r) within the closed tolerance; where z_r is Lemke's answer and that
+     * is 0 off B, w_lemke (its w) holds it */
+    if (!basic_rows_closed(ls, mat, nb, q, reference_lemke && zero_off_basis ? w_lemke : NULL))
+        return 0;
     double *reference = ls->z;
     memcpy(reference, ls->zb, (size_t)nb * sizeof *reference);
     for (int c = 0; c < nb; ++c) ls->zb[c] = -reference[c];
@@ -819,7 +839,7 @@ pp_load_sharing_outcome pp_load_sharing_apply(pp_load_sharing *ls, pp_lcp_worksp
     /* the limit, as accurate as Lemke's answer or within LS_ACCURACY */
     pp_lcp_result check = *result;
     int lemke_reference = 0;
-    if (!compliant_limit(ls, &mat, q, eps, nb, z, o,
+    if (!compliant_limit(ls, &mat, q, eps, nb, z, w, o,
                          fmax(result->relative_residual, LS_ACCURACY),
                          fmax(result->residual, LS_ACCURACY * pp_lcp_inf_norm(n, q)),
                          &lemke_reference, &check))
@@ -873,7 +893,7 @@ static pp_load_sharing_outcome without_lemke(pp_load_sharing *ls, const pp_lcp_c
     pp_lcp_result check;
     memset(&check, 0, sizeof check);
     int lemke_reference;
-    if (!compliant_limit(ls, &mat, q, eps, nb, NULL, o, LS_ACCURACY,
+    if (!compliant_limit(ls, &mat, q, eps, nb, NULL, NULL, o, LS_ACCURACY,
                          LS_ACCURACY * pp_lcp_inf_norm(n, q), &lemke_reference, &check)) {
         ls->found = 0;
         return PP_LOAD_KEPT;
