@@ -122,14 +122,15 @@ static void vertices_against_faces(const pp_polytope_view *vp, const pp_polytope
     }
 }
 
-/* Closest points of segments p0 + s d0 and q0 + t d1 for non-parallel lines; returns 0 unless
- * both parameters are interior. */
-static int interior_closest_points(const double p0[3], const double d0[3], const double q0[3],
-                                   const double d1[3], double *s, double *t)
+/* Closest points of segments p0 + s d0 and q0 + t d1 for non-parallel lines (a = d0 . d0,
+ * c = d1 . d1 as dot forms them); returns 0 unless both parameters are interior. */
+static int interior_closest_points(const double p0[3], const double d0[3], double a,
+                                   const double q0[3], const double d1[3], double c, double *s,
+                                   double *t)
 {
     double r[3];
     sub(r, p0, q0);
-    double a = dot(d0, d0), b = dot(d0, d1), c = dot(d1, d1), d = dot(d0, r), e = dot(d1, r);
+    double b = dot(d0, d1), d = dot(d0, r), e = dot(d1, r);
     double den = a * c - b * b;
     if (den <= 0.0) return 0;
     *s = (b * e - c * d) / den;
@@ -176,6 +177,8 @@ static int crossing(const pp_polytope_view *a, const pp_polytope_view *b, const 
 #define FAR_MARGIN 1e-6
 #define FAR_EDGES 64 /* edges of B held by their segments (boxes: 12); more: no skipping */
 
+/* An edge's segment; d and dd are what the test below forms from the vertices (the same
+ * expressions: the same bits), kept once per edge instead of once per pair. */
 typedef struct edge_segment {
     double d[3];   /* head - tail */
     double mid[3]; /* midpoint */
@@ -214,21 +217,29 @@ static void edges_against_edges(const pp_polytope_view *a, const pp_polytope_vie
     for (int j = 0; held && j < b->edge_count; ++j) edge_segment_of(b, j, &segments_b[j]);
     for (int i = 0; i < a->edge_count; ++i) {
         const int *ea = a->edges + 4 * i;
-        double da[3], sum_a[3];
+        double sum_a[3];
         edge_segment segment_a;
         edge_segment_of(a, i, &segment_a);
-        for (int k = 0; k < 3; ++k) da[k] = segment_a.d[k];
+        const double *da = segment_a.d;
         for (int k = 0; k < 3; ++k) sum_a[k] = normal(a, ea[2])[k] + normal(a, ea[3])[k];
         for (int j = 0; j < b->edge_count; ++j) {
             const int *eb = b->edges + 4 * j;
-            double db[3], n[3], sum_b[3];
-            sub(db, vertex(b, eb[1]), vertex(b, eb[0]));
+            edge_segment own; /* not held: d and dd alone, formed here */
+            const edge_segment *segment_b = &segments_b[j];
+            if (!held) {
+                sub(own.d, vertex(b, eb[1]), vertex(b, eb[0]));
+                own.dd = dot(own.d, own.d);
+                segment_b = &own;
+            }
+            const double *db = segment_b->d;
+            double n[3], sum_b[3];
             cross(n, da, db);
-            if (held && far_apart(&segment_a, &segments_b[j], n, eps)) continue;
+            if (held && far_apart(&segment_a, segment_b, n, eps)) continue;
             double len = sqrt(dot(n, n));
-            if (len <= PARALLEL_TOLERANCE * sqrt(dot(da, da) * dot(db, db))) continue;
+            if (len <= PARALLEL_TOLERANCE * sqrt(segment_a.dd * segment_b->dd)) continue;
             double sa, tb;
-            if (!interior_closest_points(vertex(a, ea[0]), da, vertex(b, eb[0]), db, &sa, &tb))
+            if (!interior_closest_points(vertex(a, ea[0]), da, segment_a.dd, vertex(b, eb[0]), db,
+                                         segment_b->dd, &sa, &tb))
                 continue;
             for (int k = 0; k < 3; ++k) {
                 n[k] /= len;

@@ -117,9 +117,25 @@ void pp_mlcp_friction_directions(const double n[3], int k, double *d)
         for (int i = 0; i < 3; ++i) t1[i] = planar[i] / planar_len;
     double t2[3];
     cross(n, t1, t2);
+    /* d_j = cos(2 pi j / k) t1 + sin(2 pi j / k) t2. The cosines and sines are the same for
+     * every contact of a solve (one k): each thread keeps those of the last k it was asked
+     * for, from the same libm calls, instead of calling sin and cos for every contact (1.5 %
+     * of pile30's step, docs/performance.md); a k above PP_MLCP_DIRECTIONS_MAX (no
+     * workspace's) calls them each time. */
+    static _Thread_local int angles_k;
+    static _Thread_local double angles[2 * PP_MLCP_DIRECTIONS_MAX];
     const double two_pi = 6.283185307179586476925286766559;
+    const int kept = k <= PP_MLCP_DIRECTIONS_MAX;
+    if (kept && angles_k != k) {
+        for (int j = 0; j < k; ++j) {
+            angles[2 * j] = cos(two_pi * j / k);
+            angles[2 * j + 1] = sin(two_pi * j / k);
+        }
+        angles_k = k;
+    }
     for (int j = 0; j < k; ++j) {
-        double c = cos(two_pi * j / k), s = sin(two_pi * j / k);
+        const double c = kept ? angles[2 * j] : cos(two_pi * j / k);
+        const double s = kept ? angles[2 * j + 1] : sin(two_pi * j / k);
         for (int i = 0; i < 3; ++i) d[3 * j + i] = c * t1[i] + s * t2[i];
     }
 }

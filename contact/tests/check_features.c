@@ -198,6 +198,50 @@ START_TEST(test_crossed_edges)
 }
 END_TEST
 
+/* Crossed edges of unequal lengths at an angle, off their middles: A's top ridge along x
+ * (half length 0.9), B's bottom ridge (half length 0.3) along (-sin th, cos th, 0), crossing
+ * g above it at x = 0.3 (s = 2/3 along A's) and t = 1/3 along B's. The edge vectors and
+ * their squared lengths are kept per edge (features.c edge_segment): taken from the wrong
+ * edge, or one edge's |d|^2 for the other's (d_a . d_b != 0 here), the closest points move
+ * or leave the edges and the contact is wrong or missing. _i = 1: B's 12 edges listed 6
+ * times (72, more than features.c holds as segments: d and |d|^2 formed per pair), 6 times
+ * the same contact. */
+START_TEST(test_crossed_edges_of_unequal_lengths)
+{
+    const double g = 0.003, h = sqrt(0.5), th = 0.5;
+    double Ra[9], Ry[9], Rz[9], Rb[9];
+    rotation(Ra, (const double[3]){1, 0, 0}, M_PI / 4);
+    rotation(Ry, (const double[3]){0, 1, 0}, M_PI / 4);
+    rotation(Rz, (const double[3]){0, 0, 1}, th);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            Rb[3 * i + j] = Rz[3 * i] * Ry[j] + Rz[3 * i + 1] * Ry[3 + j] + Rz[3 * i + 2] * Ry[6 + j];
+    box_view a, b;
+    box_make(&a, (const double[3]){0.9, 0.5, 0.5}, Ra, (const double[3]){0, 0, 0});
+    box_make(&b, (const double[3]){0.5, 0.3, 0.5}, Rb,
+             (const double[3]){0.3 - 0.1 * sin(th), 0.1 * cos(th), 2 * h + g});
+    int repeated[4 * 72];
+    const int copies = _i ? 6 : 1;
+    for (int r = 0; r < copies; ++r) memcpy(repeated + 48 * r, b.edges, sizeof b.edges);
+    pp_polytope_view bv = b.view;
+    bv.edge_count = 12 * copies;
+    bv.edges = repeated;
+    pp_contact c[64];
+    int count = 0;
+    ck_assert_int_eq(pp_features_polytopes(&a.view, &bv, EPS, PP_APPL_VF_DEFAULT, c, 64, &count, NULL), PP_OK);
+    ck_assert_int_eq(count, copies);
+    for (int i = 0; i < count; ++i) {
+        ck_assert_int_eq(c[i].kind, PP_CONTACT_EDGE_EDGE);
+        ck_assert_int_eq(c[i].feature_b % 12, c[0].feature_b);
+        ck_assert_double_eq_tol(c[i].psi, g, 1e-12);
+        ck_assert_double_eq_tol(c[i].n[2], 1.0, 1e-12);
+        ck_assert_double_eq_tol(c[i].p_a[0], 0.3, 1e-12);
+        ck_assert_double_eq_tol(c[i].p_a[1], 0.0, 1e-12);
+        ck_assert_double_eq_tol(c[i].p_a[2], h, 1e-12);
+    }
+}
+END_TEST
+
 START_TEST(test_box_on_plane)
 {
     box_view a;
@@ -319,6 +363,7 @@ int main(void)
     tcase_add_test(tc, test_aligned_stack_has_no_side_contacts);
     tcase_add_test(tc, test_vertex_down);
     tcase_add_test(tc, test_crossed_edges);
+    tcase_add_loop_test(tc, test_crossed_edges_of_unequal_lengths, 0, 2);
     tcase_add_test(tc, test_box_on_plane);
     tcase_add_loop_test(tc, test_disjoint_no_negative_gap, 0, 2);
     tcase_add_loop_test(tc, test_long_edges_crossing_at_their_ends, 0, 2);

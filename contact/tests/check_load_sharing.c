@@ -154,6 +154,103 @@ START_TEST(test_bare_unique_untouched)
 }
 END_TEST
 
+/* Where Lemke's answer is the limit's reference (it lives on the compliant basis B), w_B of
+ * it must be within the rows' closed tolerance tau_i = 1e-9 (|q_i| + sum_j |M_ij| ||z||)
+ * (lcp_load_sharing.c compliant_limit; the test reads w = M z + q as load sharing formed it
+ * on entry). Unknown 0 is a separate row (w_0 = 0.5, not active), unknowns 1 and 2 the
+ * redundant pair of test_bare_redundant_pair, so B = {1, 2} and the rows tested are 1 and 2,
+ * not 0 and 1. The answer handed in is (0, 1.5 + d, 0.5): w = (0.5, d, d). _i = 0: d = 1e-12,
+ * within tau = 5e-9: the limit (0, 1, 1) replaces it (reading row 0's w, 0.5, for B's first
+ * row would keep Lemke's answer). _i = 1: d = 1e-6, beyond tau on both basic rows: the
+ * answer is kept bit for bit (the limit, (0, 1 + d/2, 1 + d/2), would also fail the final
+ * acceptance: its rel(z) exceeds that of the answer handed in). */
+START_TEST(test_bare_reference_rows_closed)
+{
+    const double M[9] = {1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0}, q[3] = {0.5, -2.0, -2.0};
+    const double d = _i ? 1e-6 : 1e-12;
+    pp_lcp_workspace *lcp = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(3, &lcp), PP_OK);
+    double z[3] = {0.0, 1.5 + d, 0.5}, z0[3];
+    memcpy(z0, z, sizeof z);
+    unsigned char basis[3] = {0, 1, 1};
+    pp_lcp_result r;
+    memset(&r, 0, sizeof r);
+    pp_lcp_evaluate(3, M, q, z, NULL, &r);
+    ck_assert_double_eq_tol(r.residual, d, 1e-15);
+    pp_load_sharing ls;
+    memset(&ls, 0, sizeof ls);
+    ck_assert_int_eq(pp_load_sharing_reserve(&ls, 3), PP_OK);
+    for (int t = 0; t < 3; ++t) {
+        ls.normal[t] = t;
+        ls.beta[t] = -1;
+        ls.force[t] = 1;
+    }
+    pp_lcp_options o = pp_lcp_options_default();
+    const pp_load_sharing_outcome out =
+        pp_load_sharing_apply(&ls, lcp, 3, M, NULL, q, 3, 4, 6, &o, basis, z, &r);
+    if (_i == 0) {
+        ck_assert_int_eq(out, PP_LOAD_SHARED_IMPULSES);
+        ck_assert(z[0] == 0.0);
+        ck_assert_double_eq_tol(z[1], 1.0, TOL_SHARE);
+        ck_assert_double_eq_tol(z[2], 1.0, TOL_SHARE);
+    } else {
+        ck_assert_int_eq(out, PP_LOAD_KEPT);
+        ck_assert(memcmp(z, z0, sizeof z) == 0);
+    }
+    pp_load_sharing_free(&ls);
+    pp_lcp_workspace_destroy(lcp);
+}
+END_TEST
+
+/* A kept compliant basis (ls->start) that is not the compliant LCP's basis as it stands is
+ * dropped, and the call goes on from Lemke's derived basis exactly as without it: the same
+ * outcome, the same z and compliant basis to the bit. The LCP of test_bare_reference_rows_closed
+ * (Lemke's answer a vertex, the limit (0, 1, 1)). _i = 0: kept basis {0, 1, 2}, refused by
+ * its basic z_0 = -0.5 / (1 + eps) (tested before w_N is formed); _i = 1: kept basis {1},
+ * refused by its non-basic w_2 = z_1 - 2 < 0. Taken as it stands, either ends in another
+ * answer (a negative load: Lemke's kept; or the limit on the wrong block). */
+START_TEST(test_bare_kept_basis_refused)
+{
+    const double M[9] = {1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0}, q[3] = {0.5, -2.0, -2.0};
+    const unsigned char kept[2][3] = {{1, 1, 1}, {0, 1, 0}};
+    pp_lcp_workspace *lcp = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(3, &lcp), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    double z[2][3];
+    unsigned char found[2][3];
+    pp_load_sharing_outcome out[2];
+    for (int with_start = 0; with_start < 2; ++with_start) {
+        unsigned char basis[3] = {0, 0, 0};
+        pp_lcp_result r;
+        ck_assert_int_eq(pp_lcp_solve(lcp, 3, M, q, NULL, basis, z[with_start], &r), PP_OK);
+        pp_load_sharing ls;
+        memset(&ls, 0, sizeof ls);
+        ck_assert_int_eq(pp_load_sharing_reserve(&ls, 3), PP_OK);
+        for (int t = 0; t < 3; ++t) {
+            ls.normal[t] = t;
+            ls.beta[t] = -1;
+            ls.force[t] = 1;
+        }
+        if (with_start) {
+            memcpy(ls.basis, kept[_i], 3);
+            ls.start = 1;
+        }
+        out[with_start] = pp_load_sharing_apply(&ls, lcp, 3, M, NULL, q, 3, 4, 6, &o, basis,
+                                                z[with_start], &r);
+        ck_assert(ls.found);
+        memcpy(found[with_start], ls.basis, 3);
+        pp_load_sharing_free(&ls);
+    }
+    ck_assert_int_eq(out[0], PP_LOAD_SHARED_IMPULSES);
+    ck_assert_int_eq(out[1], out[0]);
+    ck_assert(memcmp(z[1], z[0], sizeof z[0]) == 0);
+    ck_assert(memcmp(found[1], found[0], 3) == 0);
+    ck_assert_double_eq_tol(z[0][1], 1.0, TOL_SHARE);
+    ck_assert_double_eq_tol(z[0][2], 1.0, TOL_SHARE);
+    pp_lcp_workspace_destroy(lcp);
+}
+END_TEST
+
 /* ---- A block on four symmetric supports (pp_mlcp_solve) ------------------------------- */
 
 /* Block m = 2 kg, half extents (0.4, 0.25, 0.1), resting on supports at its four bottom
@@ -258,6 +355,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_bare_redundant_pair);
     tcase_add_test(tc, test_bare_unique_untouched);
+    tcase_add_loop_test(tc, test_bare_reference_rows_closed, 0, 2);
+    tcase_add_loop_test(tc, test_bare_kept_basis_refused, 0, 2);
     tcase_add_test(tc, test_block_frictionless);
     tcase_add_loop_test(tc, test_block_friction_at_rest, 0, 2);
     tcase_add_loop_test(tc, test_block_friction_pushed, 0, 2);

@@ -699,6 +699,33 @@ START_TEST(test_friction_directions)
 }
 END_TEST
 
+/* The cosines and sines of the directions are kept per thread for the last k (mlcp.c): with
+ * k changing from call to call on one thread (and past PP_MLCP_DIRECTIONS_MAX, not kept),
+ * every d_j must be cos(2 pi j / k) d_0 + sin(2 pi j / k) (n x d_0) from libm's own calls, to
+ * the bit. A kept table of another k (a stale cache, or one indexed wrongly) breaks it at the
+ * first j > 0. */
+START_TEST(test_friction_directions_angles_kept)
+{
+    const double two_pi = 6.283185307179586476925286766559;
+    const int ks[] = {4, 8, 5, 4, 64, 65, 3, 64, 2, 8};
+    double n[3] = {0.3, -0.5, 0.8}, ln = norm(n);
+    for (int i = 0; i < 3; ++i) n[i] /= ln;
+    for (size_t c = 0; c < sizeof ks / sizeof ks[0]; ++c) {
+        const int k = ks[c];
+        double d[3 * 65], t2[3];
+        pp_mlcp_friction_directions(n, k, d);
+        cross(n, d, t2); /* d_0 = t1: cos 0 = 1, sin 0 = 0 */
+        for (int j = 0; j < k; ++j) {
+            const double cj = cos(two_pi * j / k), sj = sin(two_pi * j / k);
+            for (int i = 0; i < 3; ++i)
+                ck_assert_msg(d[3 * j + i] == cj * d[i] + sj * t2[i],
+                              "k = %d (call %zu), d_%d[%d] = %.17g, expected %.17g", k, c, j, i,
+                              d[3 * j + i], cj * d[i] + sj * t2[i]);
+        }
+    }
+}
+END_TEST
+
 /*
  * Islands (pp_mlcp_solve splits the LCP by contacts sharing a dynamic body). Box 0 and box 1
  * rest on the ground 3 m apart; box 3 rests on box 0 (one contact, dynamic-dynamic); box 2
@@ -807,6 +834,7 @@ int main(void)
     tcase_add_loop_test(tc, test_friction_inside_pyramid, 0, 40);
     tcase_add_loop_test(tc, test_jacobian_finite_difference, 0, 10);
     tcase_add_loop_test(tc, test_friction_directions, 0, 14);
+    tcase_add_test(tc, test_friction_directions_angles_kept);
     tcase_add_test(tc, test_islands);
     tcase_add_test(tc, test_bad_input_rejected);
     suite_add_tcase(s, tc);
