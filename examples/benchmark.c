@@ -169,6 +169,7 @@ static const char HELP_OPTIONS[] =
     "  --lcp-budget S   pp_config.lcp_budget_seconds of the pegplus models (default 10 s of\n"
     "                   wall clock per island and step); 0: no clock, only the work-based\n"
     "                   pivot caps, so the run does not depend on the machine's load\n"
+    "  --lcp-pivots N   pp_config.lcp_budget_pivots (Lemke pivots; default 0: no limit)\n"
     "  --log            pegplus's warnings and errors to stderr (default: discarded)\n"
     "  --quick          smoke pass (CTest runs it): the quick scenes, 20 steps, 10 s budget\n"
     "                   (--steps / --budget given too take precedence)\n"
@@ -360,6 +361,7 @@ static int g_load_sharing = 1; /* --no-load-sharing: pp_config.load_sharing = 0 
 static FILE *g_series = NULL;  /* --series FILE: one CSV row per step of every run */
 static int g_log = 0;          /* --log: pegplus's log to stderr (default: discarded) */
 static double g_lcp_budget = -1.0; /* --lcp-budget S: pp_config.lcp_budget_seconds (< 0: default) */
+static long g_lcp_pivots = 0;      /* --lcp-pivots N: pp_config.lcp_budget_pivots */
 
 /* ODE's d_ERR_LCP messages in a run's child (dSetMessageHandler there): dWorldStep's
  * Dantzig solver sends one when it gives up on an island's LCP (s <= 0), which leaves the
@@ -390,6 +392,7 @@ static pp_config model_config(const bench_model *m, const pp_scene *scene)
     c.threads = g_threads;
     c.load_sharing = g_load_sharing;
     if (g_lcp_budget >= 0.0) c.lcp_budget_seconds = g_lcp_budget;
+    c.lcp_budget_pivots = g_lcp_pivots;
     return c;
 }
 
@@ -1231,7 +1234,8 @@ int main(int argc, char **argv)
                    strcmp(a, "--budget") && strcmp(a, "--csv") && strcmp(a, "--scene") &&
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
                    strcmp(a, "--threads") && strcmp(a, "--series") && strcmp(a, "--finish-steps") &&
-                   strcmp(a, "--lcp-budget") && strcmp(a, "--warm-steps")) {
+                   strcmp(a, "--lcp-budget") && strcmp(a, "--lcp-pivots") &&
+                   strcmp(a, "--warm-steps")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -1262,6 +1266,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--warm-steps")) {
             g_warm_steps = atoi(argv[++i]);
             if (g_warm_steps < 0) usage_error("--warm-steps must be >= 0");
+        } else if (!strcmp(a, "--lcp-pivots")) {
+            g_lcp_pivots = atol(argv[++i]);
+            if (g_lcp_pivots < 0) usage_error("--lcp-pivots must be >= 0");
         } else if (!strcmp(a, "--finish-steps")) {
             g_finish_steps = atoi(argv[++i]);
             if (g_finish_steps < 0) usage_error("--finish-steps must be >= 0");

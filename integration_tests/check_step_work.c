@@ -26,8 +26,8 @@
  * physics is asserted: exact answers, bounded pivots, the hulls advance without overlap.
  */
 #include "pegplus/pegplus.h"
-#include "pegplus/overlap.h"
 #include "it_common.h"
+#include "it_hulls_1178.h"
 
 #include "../contact/src/peg_lcp_internal.h" /* pp_peg_screening (exported by libpegplus) */
 
@@ -40,127 +40,15 @@ static const double H = 0.02, G = 9.81;
  * landing of a fast hull (this one lands on the ground at 4.8 m/s in the first step) */
 #define OVERLAP_MAX 1e-6 /* m^3 */
 
-typedef struct hull_init {
-    double mass, I[6];              /* kg; I11 I22 I33 I12 I13 I23, kg m^2 */
-    double x[3], q[4], v[3], w[3];  /* m, (w x y z), m/s, rad/s */
-    int count;
-    double points[36];              /* body frame (centred at the centre of mass), m */
-} hull_init;
-
-/* pegplus-soak --seed 1178, start of step 24: bodies 0 and 4 */
-static const hull_init HULLS[2] = {
-    {76.902379999214062, {1.4940188040732916, 1.3148825064931315, 1.6845085346661723,
-      0.24548217095117761, 0.1013880435569889, -0.066133661248342496},
-     {-1.6523372508314029, -0.11554804206097688, 0.44303581576520457}, {0.16752347558819899,
-      0.10113848032415911, 0.75590828201250548, -0.624747598722454}, {-1.3639981768342861,
-      -2.2691434309727483, -4.7125699297255448}, {2.392147399295721, -2.0388706368342264,
-      -0.37971989572204551},
-     12, {-0.21428488789273925, 0.14948278791275812, 0.21728702505714148, 0.03771688477307332,
-      0.13982702997398358, 0.12030434626575935, -0.21360170316675217, 0.21109825009078723,
-      -0.16853134324211322, 0.26858199004201655, -0.069939244975103121, -0.088116548710793038,
-      0.01686178476808713, -0.19461877678523823, -0.15701446897193105, 0.15427104777979084,
-      0.21373829761818194, 0.039370315429760092, 0.23754736499981377, -0.11632951262914726,
-      -0.15891136888386215, -0.01070887028166213, -0.2301955498981246, -0.15042805325417108,
-      0.041172141880448751, -0.046961705808084619, 0.057309397827120953, -0.057971396843077241,
-      -0.2792647068050309, 0.054552164703736181, 0.1520092800212538, -0.064640260471138772,
-      0.13356448234845308, -0.0053140547746207238, -0.24503143422247661, 0.12172570932478032}},
-      /* body 0 of the soak scene: a 77 kg hull */
-    {2.888002885803544, {0.01285115028959842, 0.013261622119155939, 0.011106648425905929,
-      -0.0015106504330709202, -0.00033930371903036048, -0.00053518177778324463},
-     {-1.5340033065444685, 0.0031243144206793382, 0.15473739022228378}, {-0.44887840945974455,
-      -0.83490205043905552, -0.029723178470685369, -0.31711712718670754}, {-0.98037132754937817,
-      -1.4557795184808058, -4.8015586806395651}, {5.6262220836442092, 0.25375028421979251,
-      -1.5679451945959904},
-     12, {0.028969778298842307, -0.04908708299581066, -0.054887895189816328, 0.060250213860932954,
-      0.053612752326817781, -0.10175913499646894, -0.11499475163894707, 0.078356680483505581,
-      0.037155656326919091, 0.034622284136027547, 0.033218984423369902, 0.010657529226836332,
-      0.047272366247477514, 0.027498833902476816, -0.057073970071505407, -0.063720200937155344,
-      -0.11230509120111574, -0.10079638701629803, 0.10500744454999468, 0.047619453321312177,
-      0.12896254388575684, -0.037423716206253892, 0.012283073680913859, -0.038686106832262861,
-      0.10716017142112651, 0.051754531800846215, 0.00054345652351320793, -0.010152563918491793,
-      -0.11052645338039473, 0.082094034652111875, -0.11405690858317015, 0.056518658921578202,
-      0.013862353580195419, 0.093284433037071915, 0.065699671866267351, -0.12815298813794229}},
-      /* body 4: a 2.9 kg hull below it */
-};
-
-typedef struct pair_world {
-    dWorldID world;
-    dSpaceID space;
-    pp_world *pp;
-    dBodyID body[2];
-    dGeomID geom[2];
-} pair_world;
-
 static void make(pair_world *p)
 {
-    p->world = dWorldCreate();
-    dWorldSetGravity(p->world, 0.0, 0.0, -G);
-    p->space = dHashSpaceCreate(0);
-    dCreatePlane(p->space, 0.0, 0.0, 1.0, 0.0);
     pp_config c = pp_config_default();
     c.model = PP_MODEL_PEG;
     c.surface.mu = 1.0;
     c.surface.bounce = 0.0;
     c.friction_directions = 4;
     c.lcp_budget_seconds = 0.0; /* no clock: only work bounds the step */
-    ck_assert_int_eq(pp_world_create(p->world, p->space, &c, &p->pp), PP_OK);
-    for (int i = 0; i < 2; ++i) {
-        const hull_init *h = &HULLS[i];
-        p->body[i] = dBodyCreate(p->world);
-        ck_assert_int_eq(pp_convex_create(p->pp, p->space, h->points, h->count, &p->geom[i]), PP_OK);
-        dGeomSetBody(p->geom[i], p->body[i]);
-        dMass m;
-        dMassSetParameters(&m, h->mass, 0, 0, 0, h->I[0], h->I[1], h->I[2], h->I[3], h->I[4], h->I[5]);
-        dBodySetMass(p->body[i], &m);
-        dBodySetPosition(p->body[i], h->x[0], h->x[1], h->x[2]);
-        dBodySetQuaternion(p->body[i], h->q);
-        dBodySetLinearVel(p->body[i], h->v[0], h->v[1], h->v[2]);
-        dBodySetAngularVel(p->body[i], h->w[0], h->w[1], h->w[2]);
-    }
-}
-
-static void destroy(pair_world *p)
-{
-    pp_world_destroy(p->pp);
-    dSpaceDestroy(p->space);
-    dWorldDestroy(p->world);
-}
-
-static void pose(const pair_world *p, int i, double x[3], double R[9])
-{
-    const dReal *r = dBodyGetRotation(p->body[i]);
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) R[3 * a + b] = r[4 * a + b];
-    memcpy(x, dBodyGetPosition(p->body[i]), 3 * sizeof(double));
-}
-
-/* The largest of the hulls' overlap with each other and with the ground (z <= 0), m^3. */
-static double overlap(const pair_world *p)
-{
-    double x[2][3], R[2][9], v = 0.0, worst = 0.0;
-    const double up[3] = {0.0, 0.0, 1.0};
-    for (int i = 0; i < 2; ++i) pose(p, i, x[i], R[i]);
-    ck_assert_int_eq(pp_overlap_volume(pp_convex_polytope(p->pp, p->geom[0]), x[0], R[0],
-                                       pp_convex_polytope(p->pp, p->geom[1]), x[1], R[1], &v),
-                     PP_OK);
-    worst = v;
-    for (int i = 0; i < 2; ++i) {
-        ck_assert_int_eq(pp_overlap_halfspace_volume(pp_convex_polytope(p->pp, p->geom[i]), x[i],
-                                                     R[i], up, 0.0, &v),
-                         PP_OK);
-        worst = fmax(worst, v);
-    }
-    return worst;
-}
-
-static int finite_state(const pair_world *p, int i)
-{
-    const dReal *a[4] = {dBodyGetPosition(p->body[i]), dBodyGetQuaternion(p->body[i]),
-                         dBodyGetLinearVel(p->body[i]), dBodyGetAngularVel(p->body[i])};
-    for (int k = 0; k < 4; ++k)
-        for (int j = 0; j < (k == 1 ? 4 : 3); ++j)
-            if (!isfinite(a[k][j])) return 0;
-    return 1;
+    pp_it_hulls_make(p, &c, G);
 }
 
 START_TEST(test_step_work_bounded)
@@ -168,7 +56,7 @@ START_TEST(test_step_work_bounded)
     const int screening = pp_peg_screening(_i);
     pair_world p;
     make(&p);
-    ck_assert_double_eq(overlap(&p), 0.0); /* apart: the deep gaps are PEG sets' */
+    ck_assert_double_eq(pp_it_hulls_overlap(&p), 0.0); /* apart: the deep gaps are PEG sets' */
     double x0[2][3];
     for (int i = 0; i < 2; ++i) memcpy(x0[i], dBodyGetPosition(p.body[i]), sizeof x0[i]);
 
@@ -198,7 +86,7 @@ START_TEST(test_step_work_bounded)
     /* the world advanced: each hull moved by about its velocity times h (gravity and the
      * contacts change it by less than half) and stays finite */
     for (int i = 0; i < 2; ++i) {
-        ck_assert(finite_state(&p, i));
+        ck_assert(pp_it_hulls_finite(&p, i));
         const dReal *x = dBodyGetPosition(p.body[i]);
         const double moved = sqrt((x[0] - x0[i][0]) * (x[0] - x0[i][0]) +
                                   (x[1] - x0[i][1]) * (x[1] - x0[i][1]) +
@@ -208,15 +96,17 @@ START_TEST(test_step_work_bounded)
         ck_assert_msg(moved > 0.5 * expected, "hull %d moved %.3g m, %.3g expected", i, moved,
                       expected);
     }
-    ck_assert_msg(overlap(&p) <= OVERLAP_MAX, "overlap %.3g m^3", overlap(&p));
+    ck_assert_msg(pp_it_hulls_overlap(&p) <= OVERLAP_MAX, "overlap %.3g m^3",
+                  pp_it_hulls_overlap(&p));
 
     /* not stuck: the next steps run, finite, without the hulls sinking into each other */
     for (int step = 1; step < 4; ++step) {
         ck_assert_int_eq(pp_world_step(p.pp, H), PP_OK);
-        for (int i = 0; i < 2; ++i) ck_assert(finite_state(&p, i));
-        ck_assert_msg(overlap(&p) <= OVERLAP_MAX, "step %d: overlap %.3g m^3", step, overlap(&p));
+        for (int i = 0; i < 2; ++i) ck_assert(pp_it_hulls_finite(&p, i));
+        ck_assert_msg(pp_it_hulls_overlap(&p) <= OVERLAP_MAX, "step %d: overlap %.3g m^3", step,
+                      pp_it_hulls_overlap(&p));
     }
-    destroy(&p);
+    pp_it_hulls_destroy(&p);
     pp_peg_screening(screening);
 }
 END_TEST

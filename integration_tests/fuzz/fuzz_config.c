@@ -96,7 +96,8 @@ static int config_ok(const pp_config *c)
            c->relinearize_iterations >= 0 && c->relinearize_iterations <= 100 &&
            c->threads >= 1 && c->threads <= PP_MAX_THREADS &&
            c->lcp_budget_seconds >= 0.0 && c->lcp_budget_seconds <= 3600.0 &&
-           (c->load_sharing == 0 || c->load_sharing == 1) && c->max_correcting_velocity > 0.0;
+           c->lcp_budget_pivots >= 0 && (c->load_sharing == 0 || c->load_sharing == 1) &&
+           c->max_correcting_velocity > 0.0;
 }
 
 static const char *const FIELDS[] = {"model", "ode_stepper", "ode_max_contacts", "mu", "bounce",
@@ -104,7 +105,7 @@ static const char *const FIELDS[] = {"model", "ode_stepper", "ode_max_contacts",
                                      "ode_soft_cfm", "proximity_margin", "friction_directions",
                                      "compliance", "relinearize_iterations", "threads",
                                      "lcp_budget_seconds", "load_sharing",
-                                     "max_correcting_velocity"};
+                                     "max_correcting_velocity", "lcp_budget_pivots"};
 
 static int names_a_field(const char *message)
 {

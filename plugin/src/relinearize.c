@@ -448,8 +448,10 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
  * Each iterate's solves may pivot only as much as the work left allows at its size
  * (pp_lcp_budget.pivots); an iterate cut by it is not an estimate (its LCP was not solved),
  * and the iteration stops with the best estimate kept (relinearize_refused), counted in
- * relinearize_cut. The step's first solve is bounded by the LCP's own caps (pegplus/lcp.h:
- * 2 (50 n + 100) pivots a solve; at most three solves a model, two models).
+ * relinearize_cut, as an iterate answered only approximately after exact answers is
+ * (relinearize_step, "An iterate answered approximately"). The step's first solve is bounded
+ * by the LCP's own caps (pegplus/lcp.h: 2 (50 n + 100) pivots a solve; at most three solves a
+ * model, two models).
  * Measured over the integration tests (29 048 re-linearisations): the largest share of this
  * budget any converging iteration needs is 0.84 (20 iterates of ~n0 pivots each, counting
  * every pivot at the largest iterate's size); the six that exceed it (7.9-66 times) all grew
@@ -462,12 +464,31 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
 typedef struct relin_work {
     double left;                   /* work the iterates may still spend */
     int cut;                       /* 1: the budget cut an iterate, or left it no pivot */
+    int approximate;               /* 1: an iterate's LCP was answered only approximately
+                                      after exact answers (relinearize_step, "An iterate
+                                      answered approximately"): not applied */
 } relin_work;
 
 static double pivot_cost(int n)
 {
     const double m = (double)n + RELIN_WORK_FLOOR;
     return m * m;
+}
+
+/* Were the island's LCP answers of the step so far (its statistics `s`: the worst status and
+ * fallback over its solves) all LCP solutions to the acceptance of pegplus/lcp.h (Lemke's,
+ * also on M + eps I or with the energy retry's compliance: lcp_fallback <= 1)? */
+static int answers_exact(const pp_island_stats *s)
+{
+    return s->lcp_status == PP_LCP_SOLVED && s->lcp_fallback <= 1;
+}
+
+/* After exact answers (answers_exact), did the island's solves since then apply the bounded
+ * fallback's answer short of the acceptance (lcp_fallback 2, status PP_LCP_APPROXIMATE; a
+ * fallback answer that reaches the acceptance is PP_LCP_SOLVED and is a solution)? */
+static int answered_approximately(const pp_island_stats *s)
+{
+    return s->lcp_fallback == 2 && s->lcp_status == PP_LCP_APPROXIMATE;
 }
 
 /*
@@ -510,12 +531,20 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
         } else {
             const pp_island_stats before = iw->stats;
             const int exhausted = iw->budget.exhausted;
-            iw->budget.pivots = allowed < 1e9 ? (long)allowed : 1000000000L;
+            /* the smaller of the work's allowance and the island's pivots left
+             * (pp_config.lcp_budget_pivots; < 0: no limit), which the solves charge */
+            const long island = iw->budget.pivots;
+            const long allow = allowed < 1e9 ? (long)allowed : 1000000000L;
+            const int work_binds = island < 0 || allow < island;
+            iw->budget.pivots = work_binds ? allow : island;
             st = pp_island_solve(world, iw, h, model, iw->nu_hat);
             work->left -= (double)(iw->stats.lcp_pivots - before.lcp_pivots) * cost;
-            work->cut = iw->budget.pivots == 0 && iw->budget.exhausted > exhausted;
-            iw->budget.pivots = -1;
-            if (work->cut) {
+            work->cut = work_binds && iw->budget.pivots == 0 && iw->budget.exhausted > exhausted;
+            if (work_binds) /* the island's own pivots left, less those charged here */
+                iw->budget.pivots = island < 0 ? -1 : island - (allow - iw->budget.pivots);
+            work->approximate = !work->cut && st == PP_OK && answers_exact(&before) &&
+                                answered_approximately(&iw->stats);
+            if (work->cut || work->approximate) {
                 /* not applied: the step's LCP status, residual and fallback stay those of the
                  * answers applied; the work done (pivots, solves, sizes) is counted */
                 pp_island_stats done = iw->stats;
@@ -525,7 +554,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
                 iw->stats.lcp_largest = done.lcp_largest;
                 st = st == PP_ERR_SOLVER ? PP_OK : st;
             }
-            *solved = st == PP_OK && !work->cut;
+            *solved = st == PP_OK && !work->cut && !work->approximate;
         }
     }
     pose_bodies_predicted(world, iw, h, 1);
@@ -604,6 +633,33 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  *
  * Damping: pp_relinearize_damping. Work: relin_work (the iterates' LCPs share a budget of
  * pivots weighted by their size, proportional to the cube of the first LCP's).
+ *
+ * An iterate answered approximately. The first solve is ST96's step itself (the LCP
+ * linearised at q^l); the iterates refine it toward psi(q^{l+1}) >= 0 by the map F, nu^ ->
+ * the LCP's answer at the pose nu^ predicts. Where every answer of the step so far is an LCP
+ * solution to the acceptance of pegplus/lcp.h (answers_exact: Lemke's, also on M + eps I or
+ * with the energy retry's compliance) and an iterate's LCP is answered only by the bounded
+ * fallback short of that acceptance (answered_approximately: status PP_LCP_APPROXIMATE, the
+ * budget ran out in its solve or every exact attempt failed), that answer is not F(nu^) but
+ * an approximation of it of unknown quality; its lower violation at its own pose (the
+ * judgement below) is not that of a step of the model. It is treated as an iterate the work
+ * bound cut: not applied, its status, residual and fallback not reported (the work done is),
+ * the iteration stopped with the best estimate kept (every estimate is an exact answer or a
+ * damped step between exact answers), counted in relinearize_cut (and relinearize_refused).
+ * So the budget's cut of an iterate ends as the work bound's does, whichever comes first: by
+ * the clock (lcp_budget_seconds) or the island's pivots (lcp_budget_pivots) the iterate's
+ * Lemke stops and the fallback answers; without them the work bound stops it and its answer
+ * was never applied. Measured (ODE's crash demo, standard model, the default 10 s clock):
+ * the impact steps' first solves exact (4 980 unknowns at step 15, residual 1.2e-7) and their
+ * iterates (7 188-10 044 unknowns) cut by the clock, answered at rel ~1e-5 and applied: steps
+ * 15-18 ended in the fallback (residuals 2.5-8.7); with the first answers kept they are exact
+ * (1.2e-7 ... 1.9e-10) and the bodies shallower after them (2.8e-3, 3.8e-3, 1.9e-3 m deep by
+ * dCollide after steps 15-17 against 7.3e-3, 4.7e-3, 3.1e-4 m ... 8.1e-2 m in runs without
+ * the rule; docs/performance.md "An approximate iterate does not replace an exact answer").
+ * A first solve that itself runs out of the clock is not helped. A fallback answer that
+ * reaches the acceptance is a solution (PP_LCP_SOLVED) and is an iterate like any other;
+ * where the step's first answer is itself approximate, the iterates' answers are judged by
+ * violation as below.
  *
  * Converged: the new velocity differs from nu^ by at most 1e-11 (1 + |nu^|) in every component.
  *
@@ -764,7 +820,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     double best = HUGE_VAL, alpha = 1.0, last_residual = HUGE_VAL;
     const double n0 = (double)pp_island_lcp_unknowns(iw, world->config.friction_directions) +
                       RELIN_WORK_FLOOR;
-    relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0, 0};
+    relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0, 0, 0};
     memcpy(iw->nu_hat, iw->velocity, bytes);
     memcpy(iw->nu_kept, iw->velocity, bytes);
     relin_orbit orbit;
@@ -781,7 +837,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             best = violation;
             memcpy(iw->nu_kept, iw->nu_hat, bytes);
         }
-        if (work.cut) { /* out of work: keep the best */
+        if (work.cut || work.approximate) { /* out of work, or no estimate: keep the best */
             iw->stats.relinearize_cut++;
             break;
         }
@@ -852,7 +908,8 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     if (st == PP_OK) st = pp_island_joint_rows(world, iw);
     if (st != PP_OK || (iw->list.contact_count == 0 && iw->joint_row_count == 0)) return st;
     double seconds = world->config.lcp_budget_seconds;
-    iw->budget = pp_lcp_budget_start(seconds, -1);
+    const long pivots = world->config.lcp_budget_pivots;
+    iw->budget = pp_lcp_budget_start(seconds, pivots > 0 ? pivots : -1);
     iw->budget_half = seconds > 0.0 ? pp_lcp_clock() + 0.5 * seconds : HUGE_VAL;
     /* An island whose first solve bounded the recovery of a set deeper than
      * max_correcting_velocity h (a body left deep by another model or by the program) is not

@@ -49,6 +49,7 @@ pp_config pp_config_default(void)
     c.relinearize_iterations = 20;
     c.threads = 1;
     c.lcp_budget_seconds = 10.0;
+    c.lcp_budget_pivots = 0;
     c.load_sharing = 1;
     c.max_correcting_velocity = 0.1;
     return c;
@@ -97,6 +98,8 @@ pp_status pp_config_validate(const pp_config *c)
     if (!(c->lcp_budget_seconds >= 0.0) || !(c->lcp_budget_seconds <= 3600.0))
         return reject("lcp_budget_seconds must be in [0, 3600] s (0: no limit)",
                       c->lcp_budget_seconds);
+    if (c->lcp_budget_pivots < 0)
+        return reject("lcp_budget_pivots must be >= 0 (0: no limit)", (double)c->lcp_budget_pivots);
     return PP_OK;
 }
 

@@ -225,6 +225,7 @@ START_TEST(test_bad_config_rejected)
     case 34: c.lcp_budget_seconds = INFINITY; field = "lcp_budget_seconds"; break;
     case 35: c.load_sharing = 2; field = "load_sharing"; break;
     case 36: c.load_sharing = -1; field = "load_sharing"; break;
+    case 37: c.lcp_budget_pivots = -1; field = "lcp_budget_pivots"; break;
     }
     ck_assert_int_eq(pp_config_validate(&c), PP_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(g_message, field) != NULL, "message '%s' lacks '%s'", g_message, field);
@@ -586,7 +587,7 @@ int main(void)
     tcase_add_loop_test(tc, test_bad_step_size_changes_nothing, 0, 5);
     tcase_add_loop_test(tc, test_non_finite_state_rejected_for_every_model, 0, 5);
     tcase_add_test(tc, test_bad_mass_and_inertia_named);
-    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 37);
+    tcase_add_loop_test(tc, test_bad_config_rejected, 0, 38);
     tcase_add_test(tc, test_model_switch_between_steps);
     tcase_add_test(tc, test_body_discovery);
     tcase_add_test(tc, test_peg_box_on_plane_matches_standard);

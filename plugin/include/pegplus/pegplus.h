@@ -188,6 +188,17 @@ typedef struct pp_config {
                                      this speed times h are recovered at this speed, over
                                      several steps. The ODE world's own setting is not read:
                                      its default, dInfinity, would give no bound. */
+    long lcp_budget_pivots;       /* pegplus models: Lemke pivots the LCP solves of one island
+                                     may take, counted over the solves lcp_budget_seconds'
+                                     clock covers (one budget: whichever runs out first ends
+                                     it), >= 0; default 0 = no limit. The machine-independent
+                                     counterpart of the clock: when it runs out the island's
+                                     LCP is answered by the bounded fallback (lcp_fallback =
+                                     2), and a re-linearisation iterate cut by it after exact
+                                     answers is not applied (relinearize_cut), as at the
+                                     clock; but what it cuts is the same on every machine. It
+                                     counts Lemke's pivots only: the interior-point rounds and
+                                     the fallback are held to their own work bounds. */
 } pp_config;
 
 #define PP_MAX_THREADS 64
@@ -283,9 +294,13 @@ typedef struct pp_step_stats {
                                 was not found as an LCP solution: Lemke's answer applied */
     int relinearizations;    /* ST96 §3.6 re-linearisations done (all sub-steps) */
     int relinearize_cut;     /* island sub-steps whose re-linearisation stopped at half of
-                                pp_config.lcp_budget_seconds, or on its work bound (pivots
+                                pp_config.lcp_budget_seconds, on its work bound (pivots
                                 weighted by LCP size, proportional to the cube of the first
-                                LCP's; relinearize.c): the best estimate is kept */
+                                LCP's; relinearize.c), or at an iterate whose LCP only the
+                                bounded fallback answered (short of its acceptance: the budget
+                                ran out, or Lemke failed) after exact answers: that answer is
+                                not applied and not reported, the best estimate is kept (the
+                                step's first answer, or an iterate's before) */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
                                 constraints least within the energy bound; README), or
