@@ -225,11 +225,10 @@ static void edges_against_edges(const pp_polytope_view *a, const pp_polytope_vie
         for (int j = 0; j < b->edge_count; ++j) {
             const int *eb = b->edges + 4 * j;
             edge_segment own; /* not held: d and dd alone, formed here */
-            const edge_segment *segment_b = &segments_b[j];
+            const edge_segment *segment_b = held ? &segments_b[j] : &own;
             if (!held) {
                 sub(own.d, vertex(b, eb[1]), vertex(b, eb[0]));
                 own.dd = dot(own.d, own.d);
-                segment_b = &own;
             }
             const double *db = segment_b->d;
             double n[3], sum_b[3];
