@@ -164,6 +164,37 @@ static char *other_warm_start(pp_model model, int variant)
     return text;
 }
 
+/* `text` with its first record's size (the 11th word of its "e" line) made `size`. */
+static char *forged_size(const char *text, const char *size)
+{
+    const char *p = strstr(text, "\ne ");
+    ck_assert_ptr_nonnull(p);
+    ++p;
+    for (int word = 0; word < 10; ++word) {
+        p = strchr(p, ' ');
+        ck_assert_ptr_nonnull(p);
+        ++p;
+    }
+    const char *after = p + strcspn(p, " \n");
+    const size_t head = (size_t)(p - text);
+    char *out = malloc(head + strlen(size) + strlen(after) + 1);
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, text, head);
+    strcpy(out + head, size);
+    strcat(out, after);
+    return out;
+}
+
+/* `text` with "geoms N" written over two lines (a count that strtol would find anyway). */
+static char *count_on_next_line(const char *text)
+{
+    char *out = strdup(text);
+    char *g = strstr(out, "\ngeoms ");
+    ck_assert_ptr_nonnull(g);
+    g[6] = '\n';
+    return out;
+}
+
 /* A refused restore: PP_ERR_INVALID_ARGUMENT and a message holding `needle`. */
 static void refused(heap *w, const char *text, const char *needle)
 {
@@ -240,6 +271,16 @@ START_TEST(test_restart_continues_bit_for_bit)
     char *cut = strdup(ref.warm_start);
     cut[strlen(cut) / 2] = '\0';
     refused(&b, cut, "not a pegplus-warm-start 1 text");
+    /* a record larger than its line is refused before memory is asked for it (a size of
+     * 1.5e9 bytes once hung the restore in pp_grow), and counts stay on their lines */
+    char *huge = forged_size(ref.warm_start, "1500000000"), *longer = forged_size(ref.warm_start, "1024");
+    char *split = count_on_next_line(ref.warm_start);
+    refused(&b, huge, "not a pegplus-warm-start 1 text");
+    refused(&b, longer, "not a pegplus-warm-start 1 text");
+    refused(&b, split, "not a pegplus-warm-start 1 text");
+    free(huge);
+    free(longer);
+    free(split);
     if (jointed) {
         char *unjointed = other_warm_start(model, 0);
         refused(&b, unjointed, "a world of 0 joints, this world has 1");

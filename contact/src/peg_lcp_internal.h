@@ -311,7 +311,8 @@ void pp_peg_screen_free(pp_peg_workspace *ws);
  * two; returns the previous setting. */
 int pp_peg_screening(int on);
 /* The gate's cap divisor (peg_screen.c SCREEN_LEMKE_CHEAP: the capped rounds pivot at most
- * n / divisor times), for tests that make the cap bind; returns the previous divisor. */
+ * n / divisor times, at least once), for tests that make the cap bind; a divisor < 1 is
+ * ignored; returns the previous divisor. */
 int pp_peg_screen_lemke_cheap(int divisor);
 /* peg_mlcp.c's island storage and assembly by columns, for the screened LCP: room for an LCP
  * of n unknowns (its q, z, basis, map and Lemke workspace), and the columns of the sets

@@ -171,7 +171,7 @@ static int screen_lemke_cheap = SCREEN_LEMKE_CHEAP;
 int pp_peg_screen_lemke_cheap(int divisor)
 {
     const int previous = screen_lemke_cheap;
-    screen_lemke_cheap = divisor;
+    if (divisor >= 1) screen_lemke_cheap = divisor; /* else unchanged: n / 0 is no cap */
     return previous;
 }
 
@@ -643,7 +643,7 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             return PP_OK;
         }
         if (held_by_friction(ws, whole, island, count, tol)) return PP_OK;
-        cap = n / screen_lemke_cheap;
+        cap = n / screen_lemke_cheap > 0 ? n / screen_lemke_cheap : 1; /* 0 would be no cap */
     }
     /* load sharing on the answer where solve_islands would run it on the whole island */
     const int may_share = pp_peg_may_share(ws, pp, n, slacks, 0, rolls);

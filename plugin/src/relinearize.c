@@ -532,7 +532,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
             const pp_island_stats before = iw->stats;
             const int exhausted = iw->budget.exhausted;
             /* the smaller of the work's allowance and the island's pivots left
-             * (pp_config.lcp_budget_pivots; < 0: no limit), which the solves charge */
+             * (pp_config.lcp_budget_pivots; iw->budget.pivots < 0: no limit), which the solves charge */
             const long island = iw->budget.pivots;
             const long allow = allowed < 1e9 ? (long)allowed : 1000000000L;
             const int work_binds = island < 0 || allow < island;

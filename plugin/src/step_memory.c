@@ -8,6 +8,7 @@
 
 #include "pegplus/impact.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@ pp_status pp_grow(void **array, int *capacity, int need, size_t size)
 {
     if (need <= *capacity) return PP_OK;
     int cap = *capacity > 0 ? *capacity : 16;
-    while (cap < need) cap *= 2;
+    while (cap < need) cap = cap > INT_MAX / 2 ? need : 2 * cap; /* no int overflow */
     void *grown = realloc(*array, (size_t)cap * size);
     if (!grown) {
         pp_log(PP_LOG_ERROR, "out of memory growing an array to %d elements", cap);

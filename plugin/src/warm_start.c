@@ -40,6 +40,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -508,6 +509,16 @@ static void objects_free(warm_objects *o)
 }
 
 /* The world's geoms and joints, enumerated as the header comment says. */
+/* A geom's class as one word of the text: ODE's name of it, or dUserClass<N> for a class the
+ * program registered with dCreateGeomClass (pp_geom_class_name's "a user geom class"). */
+static const char *class_word(dGeomID geom, char buf[32])
+{
+    const char *name = pp_geom_class_name(geom);
+    if (!strchr(name, ' ')) return name;
+    snprintf(buf, 32, "dUserClass%d", dGeomGetClass(geom));
+    return buf;
+}
+
 static pp_status objects_enumerate(pp_world *world, warm_objects *o)
 {
     memset(o, 0, sizeof *o);
@@ -655,7 +666,10 @@ pp_status pp_world_save_warm_start(pp_world *world, char **text)
     const pp_model model = store ? world->scratch.warm_model : world->config.model;
     text_add(&t, "%s %d\nmodel %s\ngeoms %d\n", WARM_MAGIC, WARM_TEXT_VERSION,
              pp_model_name(model), o.geom_count);
-    for (int i = 0; i < o.geom_count; ++i) text_add(&t, "%s\n", pp_geom_class_name(o.geoms[i]));
+    for (int i = 0; i < o.geom_count; ++i) {
+        char buf[32];
+        text_add(&t, "%s\n", class_word(o.geoms[i], buf));
+    }
     text_add(&t, "joints %d\n", o.joint_count);
     for (int i = 0; i < o.joint_count; ++i) text_add(&t, "%d\n", (int)dJointGetType(o.joints[i]));
     text_add(&t, "entries %d\n", n);
@@ -714,9 +728,16 @@ static int read_word(warm_reader *r, char *buf, size_t size)
     return 1;
 }
 
-static int read_int(warm_reader *r, int *out)
+/* 1 when this line has more to read after the blanks (strtol and strtod would skip a newline) */
+static int on_line(warm_reader *r)
 {
     skip_blanks(r);
+    return *r->p && *r->p != '\n' && *r->p != '\r';
+}
+
+static int read_int(warm_reader *r, int *out)
+{
+    if (!on_line(r)) return 0;
     char *end;
     errno = 0;
     long v = strtol(r->p, &end, 10);
@@ -787,6 +808,13 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
         return 0;
     key.g1 = (dGeomID)(void *)a;
     key.g2 = (dGeomID)(void *)b;
+    /* the record must fit in what is left of the line (2 hex digits a byte; a double's number
+     * and its blank at least 2 characters) before any memory is asked for it */
+    skip_blanks(r);
+    const size_t left = strcspn(r->p, "\r\n");
+    if (size > 0 &&
+        (key.answer == 0 ? 2 * (size_t)size : 2 * ((size_t)size / sizeof(double)) - 1) > left)
+        return 0;
     if ((*st = records_buffer(store, size)) != PP_OK) return 1;
     unsigned char *rec = store->records;
     if (key.answer == 0) {
@@ -799,10 +827,10 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
         r->p += 2 * size;
     } else {
         for (int d = 0; d < size / (int)sizeof(double); ++d) {
-            skip_blanks(r);
+            if (!on_line(r)) return 0;
             char *end;
             double x = strtod(r->p, &end);
-            if (end == r->p) return 0;
+            if (end == r->p || !isfinite(x)) return 0;
             r->p = end;
             memcpy(rec + d * sizeof x, &x, sizeof x);
         }
@@ -850,7 +878,8 @@ static pp_status restore_into(warm_reader *r, pp_world *world, const warm_object
     }
     for (int i = 0; i < n; ++i) {
         if (!read_word(r, w, sizeof w) || !end_line(r)) return malformed(r);
-        const char *mine = pp_geom_class_name(o->geoms[i]);
+        char buf[32];
+        const char *mine = class_word(o->geoms[i], buf);
         if (strcmp(w, mine)) {
             pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: geom %d (in the order pegplus "
                                  "first saw them) is a %s in the warm start, a %s (dGeomID %p) "

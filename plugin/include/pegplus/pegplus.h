@@ -492,6 +492,16 @@ const pp_step_stats *pp_world_get_stats(const pp_world *world);
  * Set, not kept: ODE's dBodySetQuaternion normalises the quaternion it is given, and a unit
  * quaternion normalised again may change in its last bit, so a restart can match a run that
  * was never set from its saved state only to rounding (heap50: step 2 differed).
+ * Limits: joints are numbered from the bodies pegplus steps, and a body disabled by ODE's
+ * auto-disable is not stepped, so save and restore with the same bodies enabled (a joint of
+ * disabled bodies only is not numbered: the counts differ and the text is refused, or, where
+ * they happen to agree, its records meet other joints and are only a worse start). A geom
+ * of a class the program registered (dCreateGeomClass) is written dUserClass<N>. The doubles
+ * are C's %a, read by strtod: save and restore under the same LC_NUMERIC (the "C" locale
+ * unless the program calls setlocale).
+ * Errors: save PP_ERR_NULL_ARGUMENT (world or text NULL) or PP_ERR_NO_MEMORY (*text NULL);
+ * restore PP_ERR_NULL_ARGUMENT, PP_ERR_INVALID_ARGUMENT as above (a record longer than its
+ * line is malformed, refused before any memory is asked for it), PP_ERR_NO_MEMORY.
  */
 pp_status pp_world_save_warm_start(pp_world *world, char **text);
 pp_status pp_world_restore_warm_start(pp_world *world, const char *text);
