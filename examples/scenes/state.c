@@ -63,16 +63,29 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
     return 0;
 }
 
-/* Appends `text` and a newline to the malloc'ed *s. 0, or -1 when out of memory. */
-static int append_line(char **s, const char *text)
+/* A malloc'ed text that lines are appended to: its length and capacity kept (a warm-start
+ * section has thousands of lines). */
+typedef struct grown_text {
+    char **s;
+    size_t length, capacity;
+} grown_text;
+
+/* Appends `text` and a newline to *g->s. 0, or -1 when out of memory. */
+static int append_line(grown_text *g, const char *text)
 {
-    size_t have = *s ? strlen(*s) : 0, add = strlen(text);
-    char *t = realloc(*s, have + add + 2);
-    if (!t) return -1;
-    memcpy(t + have, text, add);
-    t[have + add] = '\n';
-    t[have + add + 1] = '\0';
-    *s = t;
+    const size_t add = strlen(text);
+    if (g->length + add + 2 > g->capacity) {
+        size_t capacity = g->capacity ? g->capacity : 256;
+        while (capacity < g->length + add + 2) capacity *= 2;
+        char *t = realloc(*g->s, capacity);
+        if (!t) return -1;
+        *g->s = t;
+        g->capacity = capacity;
+    }
+    memcpy(*g->s + g->length, text, add);
+    g->length += add;
+    (*g->s)[g->length++] = '\n';
+    (*g->s)[g->length] = '\0';
     return 0;
 }
 
@@ -80,12 +93,14 @@ static int append_line(char **s, const char *text)
  * The comments passed over are appended to *comments when it is not NULL (without "# "). */
 static char *next_line(FILE *f, char *buf, int size, int *line_no, char **comments)
 {
+    grown_text g = {comments, comments && *comments ? strlen(*comments) : 0,
+                    comments && *comments ? strlen(*comments) + 1 : 0};
     while (fgets(buf, size, f)) {
         ++*line_no;
         buf[strcspn(buf, "\r\n")] = '\0';
         if (buf[0] != '#') return buf;
         if (comments && strcmp(buf, "# x y z qw qx qy qz") &&
-            append_line(comments, buf + (buf[1] == ' ' ? 2 : 1)) != 0)
+            append_line(&g, buf + (buf[1] == ' ' ? 2 : 1)) != 0)
             return NULL;
     }
     return NULL;
@@ -100,10 +115,12 @@ static int read_warm_start(FILE *f, pp_scene_state *st, int *line_no)
     char *line = NULL;
     size_t capacity = 0;
     int ok = 1, inside = 0, done = 0;
+    grown_text g = {&st->warm_start, 0, 0};
     for (ssize_t n; ok && (n = getline(&line, &capacity, f)) >= 0;) {
         ++*line_no;
         line[strcspn(line, "\r\n")] = '\0';
-        if ((!inside || done) && line[0] == '#') continue;
+        /* comments and blank lines around the section */
+        if ((!inside || done) && (line[0] == '#' || line[0] == '\0')) continue;
         if (done) {
             ok = 0; /* anything after the section */
         } else if (!inside) {
@@ -112,7 +129,7 @@ static int read_warm_start(FILE *f, pp_scene_state *st, int *line_no)
         } else if (!strncmp(line, "model ", 6) && !st->warm_model[0]) {
             snprintf(st->warm_model, sizeof st->warm_model, "%s", line + 6);
         }
-        if (ok && inside && !done) ok = append_line(&st->warm_start, line) == 0;
+        if (ok && inside && !done) ok = append_line(&g, line) == 0;
         if (ok && inside && !strncmp(line, "end ", 4) && !strcmp(line + 4, WARM_MAGIC)) done = 1;
     }
     free(line);
