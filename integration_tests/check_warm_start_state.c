@@ -109,23 +109,23 @@ typedef struct body_state {
     dReal x[3], q[4], v[3], w[3];
 } body_state;
 
-static void save_bodies(const heap *w, body_state *s)
+static void save_bodies(const dBodyID *bodies, int count, body_state *s)
 {
-    for (int i = 0; i < BOXES; ++i) {
-        memcpy(s[i].x, dBodyGetPosition(w->bodies[i]), sizeof s[i].x);
-        memcpy(s[i].q, dBodyGetQuaternion(w->bodies[i]), sizeof s[i].q);
-        memcpy(s[i].v, dBodyGetLinearVel(w->bodies[i]), sizeof s[i].v);
-        memcpy(s[i].w, dBodyGetAngularVel(w->bodies[i]), sizeof s[i].w);
+    for (int i = 0; i < count; ++i) {
+        memcpy(s[i].x, dBodyGetPosition(bodies[i]), sizeof s[i].x);
+        memcpy(s[i].q, dBodyGetQuaternion(bodies[i]), sizeof s[i].q);
+        memcpy(s[i].v, dBodyGetLinearVel(bodies[i]), sizeof s[i].v);
+        memcpy(s[i].w, dBodyGetAngularVel(bodies[i]), sizeof s[i].w);
     }
 }
 
-static void restore_bodies(heap *w, const body_state *s)
+static void restore_bodies(dBodyID *bodies, int count, const body_state *s)
 {
-    for (int i = 0; i < BOXES; ++i) {
-        dBodySetPosition(w->bodies[i], s[i].x[0], s[i].x[1], s[i].x[2]);
-        dBodySetQuaternion(w->bodies[i], s[i].q);
-        dBodySetLinearVel(w->bodies[i], s[i].v[0], s[i].v[1], s[i].v[2]);
-        dBodySetAngularVel(w->bodies[i], s[i].w[0], s[i].w[1], s[i].w[2]);
+    for (int i = 0; i < count; ++i) {
+        dBodySetPosition(bodies[i], s[i].x[0], s[i].x[1], s[i].x[2]);
+        dBodySetQuaternion(bodies[i], s[i].q);
+        dBodySetLinearVel(bodies[i], s[i].v[0], s[i].v[1], s[i].v[2]);
+        dBodySetAngularVel(bodies[i], s[i].w[0], s[i].w[1], s[i].w[2]);
     }
 }
 
@@ -140,7 +140,7 @@ static void step_checked(heap *w, const run *ref, int step, const char *what)
 {
     ck_assert_int_eq(pp_world_step(w->pw, H), PP_OK);
     body_state now[BOXES];
-    save_bodies(w, now);
+    save_bodies(w->bodies, BOXES, now);
     ck_assert_msg(!memcmp(now, ref->after[step], sizeof now),
                   "%s: step %d differs from the uninterrupted run's", what, step);
     const pp_step_stats *t = pp_world_get_stats(w->pw), *r = &ref->stats[step];
@@ -218,13 +218,14 @@ START_TEST(test_restart_continues_bit_for_bit)
     int contacts = 0;
     for (int step = 0; step < STEPS; ++step) {
         if (step == SAVE_AT) {
-            save_bodies(&a, saved);
+            save_bodies(a.bodies, BOXES, saved);
             ck_assert_int_eq(pp_world_save_warm_start(a.pw, &ref.warm_start), PP_OK);
-            restore_bodies(&a, saved); /* the quaternions' bits as a restart sets them */
-            save_bodies(&a, reset);
+            /* set again: the quaternions' bits as a restart sets them */
+            restore_bodies(a.bodies, BOXES, saved);
+            save_bodies(a.bodies, BOXES, reset);
         }
         ck_assert_int_eq(pp_world_step(a.pw, H), PP_OK);
-        save_bodies(&a, ref.after[step]);
+        save_bodies(a.bodies, BOXES, ref.after[step]);
         ref.stats[step] = *pp_world_get_stats(a.pw);
         ck_assert_int_eq(ref.stats[step].lcp_fallback, 0);
         contacts = ref.stats[step].contacts;
@@ -245,10 +246,11 @@ START_TEST(test_restart_continues_bit_for_bit)
     /* the restart with the warm start: the uninterrupted run's steps, the first one warm */
     heap b;
     heap_build(&b, model, variant);
-    restore_bodies(&b, saved);
+    restore_bodies(b.bodies, BOXES, saved);
     body_state restored[BOXES];
-    save_bodies(&b, restored);
-    ck_assert_msg(!memcmp(restored, reset, sizeof reset), "the bodies' state did not restore bit for bit");
+    save_bodies(b.bodies, BOXES, restored);
+    ck_assert_msg(!memcmp(restored, reset, sizeof reset),
+                  "the bodies' state did not restore bit for bit");
     ck_assert_int_eq(pp_world_restore_warm_start(b.pw, ref.warm_start), PP_OK);
     /* saved again, the restored warm start is the same text */
     char *again = NULL;
@@ -262,7 +264,8 @@ START_TEST(test_restart_continues_bit_for_bit)
 
     /* refused warm starts change nothing: b steps on as the uninterrupted run */
     char *sphere = other_warm_start(model, 1), *extra = other_warm_start(model, 2);
-    char *other_model = other_warm_start(model == PP_MODEL_PEG ? PP_MODEL_STANDARD : PP_MODEL_PEG, 0);
+    char *other_model =
+        other_warm_start(model == PP_MODEL_PEG ? PP_MODEL_STANDARD : PP_MODEL_PEG, 0);
     refused(&b, sphere, "geom 2 (in the order pegplus first saw them) is a dSphereClass in the "
                         "warm start, a dBoxClass");
     refused(&b, extra, "a world of 8 geoms, this world has 7");
@@ -273,7 +276,8 @@ START_TEST(test_restart_continues_bit_for_bit)
     refused(&b, cut, "not a pegplus-warm-start 1 text");
     /* a record larger than its line is refused before memory is asked for it (a size of
      * 1.5e9 bytes once hung the restore in pp_grow), and counts stay on their lines */
-    char *huge = forged_size(ref.warm_start, "1500000000"), *longer = forged_size(ref.warm_start, "1024");
+    char *huge = forged_size(ref.warm_start, "1500000000");
+    char *longer = forged_size(ref.warm_start, "1024");
     char *split = count_on_next_line(ref.warm_start);
     refused(&b, huge, "not a pegplus-warm-start 1 text");
     refused(&b, longer, "not a pegplus-warm-start 1 text");
@@ -296,19 +300,21 @@ START_TEST(test_restart_continues_bit_for_bit)
     /* the restart without it: the first step starts cold */
     heap c;
     heap_build(&c, model, variant);
-    restore_bodies(&c, saved);
+    restore_bodies(c.bodies, BOXES, saved);
     ck_assert_int_eq(pp_world_step(c.pw, H), PP_OK);
     const pp_step_stats *cold = pp_world_get_stats(c.pw);
     ck_assert_int_lt(cold->lcp_warm_solves, cold->lcp_solves);
     ck_assert_int_gt(cold->lcp_pivots, first->lcp_pivots);
     body_state cold_after[BOXES];
-    save_bodies(&c, cold_after);
+    save_bodies(c.bodies, BOXES, cold_after);
     ck_assert_msg(memcmp(cold_after, ref.after[SAVE_AT], sizeof cold_after) != 0,
                   "the cold restart ended where the warm one did: the heap's LCP no longer "
                   "depends on the start basis, and bit identity shows nothing");
     printf("check_warm_start_state: %s%s, %d steps, saved at step %d (%d LCP unknowns): restarted "
            "with the warm start, %d solves, %d warm, %d pivots, then bit for bit; without it %d "
-           "solves, %d warm, %d pivots\n", pp_model_name(model), jointed ? " with a motor hinge" : "", STEPS, SAVE_AT, first->lcp_size,
+           "solves, %d warm, %d pivots\n",
+           pp_model_name(model), jointed ? " with a motor hinge" : "", STEPS, SAVE_AT,
+           first->lcp_size,
            first->lcp_solves, first->lcp_warm_solves, first->lcp_pivots, cold->lcp_solves,
            cold->lcp_warm_solves, cold->lcp_pivots);
     heap_destroy(&c);
@@ -368,7 +374,8 @@ START_TEST(test_heap20_state_starts_warm)
     pp_scene scene;
     pp_scene_state st;
     int script_steps = 0;
-    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20, PP_MODEL_PEG);
+    pp_world *pw =
+        pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20, PP_MODEL_PEG);
     messages = 0;
     ck_assert_int_eq(pp_world_restore_warm_start(pw, st.warm_start), PP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(messages, 1);
@@ -395,18 +402,6 @@ static int answer_entries(const char *text)
     return n;
 }
 
-/* Every body of the scene set from `state` (13 a body: x, q, v, w). */
-static void set_bodies(pp_scene *scene, double (*state)[13])
-{
-    for (int b = 0; b < scene->body_count; ++b) {
-        const double *s = state[b];
-        dBodySetPosition(scene->bodies[b], s[0], s[1], s[2]);
-        dBodySetQuaternion(scene->bodies[b], &s[3]);
-        dBodySetLinearVel(scene->bodies[b], s[7], s[8], s[9]);
-        dBodySetAngularVel(scene->bodies[b], s[10], s[11], s[12]);
-    }
-}
-
 /* The sticking solve's kept answers (doubles, written as hex floats) round-trip too: the
  * settled heap of 50 boxes (one island of ~2 000 unknowns, which the sticking solve takes) under
  * the standard model, saved after 2 steps and restarted in a fresh world, steps on bit for
@@ -416,9 +411,9 @@ START_TEST(test_heap50_answers_round_trip)
     enum { RUN = 4, AT = 2, N = 50 };
     char path[4096];
     snprintf(path, sizeof path, "%s/heap50.state", PP_STATES_DIR);
-    double ref[RUN][N][13];
+    body_state ref[RUN][N];
     pp_step_stats ref_stats[RUN];
-    double saved[N][13];
+    body_state saved[N];
     char *text = NULL;
     for (int restart = 0; restart < 2; ++restart) {
         pp_scene scene;
@@ -428,30 +423,21 @@ START_TEST(test_heap50_answers_round_trip)
                                              PP_MODEL_STANDARD);
         ck_assert_int_eq(scene.body_count, N);
         if (restart) {
-            set_bodies(&scene, saved);
+            restore_bodies(scene.bodies, N, saved);
             ck_assert_int_eq(pp_world_restore_warm_start(pw, text), PP_OK);
         }
         for (int step = restart ? AT : 0; step < RUN; ++step) {
             if (!restart && step == AT) {
-                for (int b = 0; b < N; ++b) {
-                    memcpy(&saved[b][0], dBodyGetPosition(scene.bodies[b]), 3 * sizeof(double));
-                    memcpy(&saved[b][3], dBodyGetQuaternion(scene.bodies[b]), 4 * sizeof(double));
-                    memcpy(&saved[b][7], dBodyGetLinearVel(scene.bodies[b]), 3 * sizeof(double));
-                    memcpy(&saved[b][10], dBodyGetAngularVel(scene.bodies[b]), 3 * sizeof(double));
-                }
+                save_bodies(scene.bodies, N, saved);
                 ck_assert_int_eq(pp_world_save_warm_start(pw, &text), PP_OK);
-                set_bodies(&scene, saved); /* the quaternions' bits as a restart sets them */
+                /* set again: the quaternions' bits as a restart sets them */
+                restore_bodies(scene.bodies, N, saved);
             }
             if (scene.before_step) scene.before_step(&scene, script_steps + step);
             ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
             const pp_step_stats *t = pp_world_get_stats(pw);
-            double now[N][13];
-            for (int b = 0; b < N; ++b) {
-                memcpy(&now[b][0], dBodyGetPosition(scene.bodies[b]), 3 * sizeof(double));
-                memcpy(&now[b][3], dBodyGetQuaternion(scene.bodies[b]), 4 * sizeof(double));
-                memcpy(&now[b][7], dBodyGetLinearVel(scene.bodies[b]), 3 * sizeof(double));
-                memcpy(&now[b][10], dBodyGetAngularVel(scene.bodies[b]), 3 * sizeof(double));
-            }
+            body_state now[N];
+            save_bodies(scene.bodies, N, now);
             if (!restart) {
                 memcpy(ref[step], now, sizeof now);
                 ref_stats[step] = *t;
