@@ -92,6 +92,19 @@ static void check_lcp(int nc, int k, const double *pn, const double *beta, const
 
 /* ---- The bare LCP --------------------------------------------------------------------- */
 
+/* The bare tests' load sharing: `count` normal unknowns 0, 1, ..., frictionless, each its
+ * own force. Free with pp_load_sharing_free. */
+static void bare_normals(pp_load_sharing *ls, int count)
+{
+    memset(ls, 0, sizeof *ls);
+    ck_assert_int_eq(pp_load_sharing_reserve(ls, count), PP_OK);
+    for (int t = 0; t < count; ++t) {
+        ls->normal[t] = t;
+        ls->beta[t] = -1;
+        ls->force[t] = 1;
+    }
+}
+
 /* Two supports at the same point under a unit mass: M = [1 1; 1 1], q = -(2, 2). Every
  * p >= 0 with p_1 + p_2 = 2 solves it; Lemke returns a vertex (2, 0) or (0, 2); the
  * compliance limit, (M + eps I) p = -q for eps -> 0, is (1, 1): the minimum-norm solution. */
@@ -107,12 +120,7 @@ START_TEST(test_bare_redundant_pair)
     ck_assert_msg(fabs(z[0] - z[1]) > 1.0, "Lemke's answer is a vertex: (%g, %g)", z[0], z[1]);
 
     pp_load_sharing ls;
-    memset(&ls, 0, sizeof ls);
-    ck_assert_int_eq(pp_load_sharing_reserve(&ls, 2), PP_OK);
-    ls.normal[0] = 0;
-    ls.normal[1] = 1;
-    ls.beta[0] = ls.beta[1] = -1;
-    ls.force[0] = ls.force[1] = 1;
+    bare_normals(&ls, 2);
     pp_lcp_options o = pp_lcp_options_default();
     /* only impulses moved: the velocity M z + q is the same for both */
     ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, NULL, q, 2, 4, 6, &o, basis, z, &r),
@@ -138,12 +146,7 @@ START_TEST(test_bare_unique_untouched)
     memcpy(z0, z, sizeof z);
     r0 = r;
     pp_load_sharing ls;
-    memset(&ls, 0, sizeof ls);
-    ck_assert_int_eq(pp_load_sharing_reserve(&ls, 2), PP_OK);
-    ls.normal[0] = 0;
-    ls.normal[1] = 1;
-    ls.beta[0] = ls.beta[1] = -1;
-    ls.force[0] = ls.force[1] = 1;
+    bare_normals(&ls, 2);
     pp_lcp_options o = pp_lcp_options_default();
     ck_assert_int_eq(pp_load_sharing_apply(&ls, lcp, 2, M, NULL, q, 2, 4, 6, &o, basis, z, &r),
                      PP_LOAD_UNIQUE);
@@ -178,13 +181,7 @@ START_TEST(test_bare_reference_rows_closed)
     pp_lcp_evaluate(3, M, q, z, NULL, &r);
     ck_assert_double_eq_tol(r.residual, d, 1e-15);
     pp_load_sharing ls;
-    memset(&ls, 0, sizeof ls);
-    ck_assert_int_eq(pp_load_sharing_reserve(&ls, 3), PP_OK);
-    for (int t = 0; t < 3; ++t) {
-        ls.normal[t] = t;
-        ls.beta[t] = -1;
-        ls.force[t] = 1;
-    }
+    bare_normals(&ls, 3);
     pp_lcp_options o = pp_lcp_options_default();
     const pp_load_sharing_outcome out =
         pp_load_sharing_apply(&ls, lcp, 3, M, NULL, q, 3, 4, 6, &o, basis, z, &r);
@@ -224,13 +221,7 @@ START_TEST(test_bare_kept_basis_refused)
         pp_lcp_result r;
         ck_assert_int_eq(pp_lcp_solve(lcp, 3, M, q, NULL, basis, z[with_start], &r), PP_OK);
         pp_load_sharing ls;
-        memset(&ls, 0, sizeof ls);
-        ck_assert_int_eq(pp_load_sharing_reserve(&ls, 3), PP_OK);
-        for (int t = 0; t < 3; ++t) {
-            ls.normal[t] = t;
-            ls.beta[t] = -1;
-            ls.force[t] = 1;
-        }
+        bare_normals(&ls, 3);
         if (with_start) {
             memcpy(ls.basis, kept[_i], 3);
             ls.start = 1;
