@@ -46,12 +46,16 @@
  *
  * The solver's warm start. A running program's steps are warm (Lemke starts from the last
  * step's basis); a run from saved poses alone is not: heap20's first standard step took 942
- * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-only on
- * the files already there) by loading the state as a row loads it, taking N clock-free
- * standard-model steps, and writing the poses after them with the warm start the world then
- * holds (pp_world_save_warm_start; the section after the body lines, state.h). The standard
- * rows restore it before the clock starts (the status says "warm start from the state
- * file"); the other models' rows start cold (PEG's sets are another LCP).
+ * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-rest K;
+ * --warm-only on the files already there) by loading the state as a row loads it, taking
+ * clock-free standard-model steps (N, or with K until the last K took no pivot and left
+ * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses after them with
+ * the warm start the world then holds (pp_world_save_warm_start; a section after the body
+ * lines, state.h); then that file is loaded again and stepped the same way under PEG, and
+ * PEG's warm start is added as a second section (its poses are not written). Each model's
+ * rows restore their model's section before the clock starts (the status says "warm start
+ * from the state file"); a model without one starts cold (the sections are different LCPs'
+ * bases, and pp_world_restore_warm_start refuses another model's).
  *
  * Stock ODE's own start. ODE's colliders make a contact only where two geoms overlap, and at
  * rest its contacts keep overlaps of ~1e-5 m; from a state whose overlaps were projected out,
@@ -143,7 +147,14 @@ static const char HELP_STATES[] =
     "  --warm-steps N   with --make-states: last, N clock-free standard-model steps of the\n"
     "                   state loaded as the benchmark loads it; the poses after them and\n"
     "                   the solver's warm start then are written (default 1; 0: no warm\n"
-    "                   start). The standard-model runs restore it, the others start cold\n"
+    "                   start); then N PEG steps of the file written, whose warm start is\n"
+    "                   added as PEG's section (its poses are not written). Each model's\n"
+    "                   runs restore their own section; a model without one starts cold\n"
+    "  --warm-rest K    with --warm-steps N: step each model until the last K steps took\n"
+    "                   no Lemke pivot and no fallback and left every body slower than\n"
+    "                   1e-9 m/s, the fastest no faster after the last than after the\n"
+    "                   first, at most N steps (default 0: exactly N); a model not at\n"
+    "                   rest by then writes nothing and the command fails\n"
     "  --warm-only      with --make-states: only that, on DIR/<scene>.state as it is\n"
     ;
 
@@ -418,10 +429,11 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         if (pp_scene_state_apply(&scene, sc->name, settled, h, &settle, out->state_error,
                                  sizeof out->state_error) != 0)
             _exit(0);
-        /* the solver's warm start after the state's last step, for the model that made it
-         * (state.h); the other models start cold */
-        if (settled->warm_start && !strcmp(settled->warm_model, pp_model_name(m->model))) {
-            pp_status st = pp_world_restore_warm_start(world, settled->warm_start);
+        /* the solver's warm start from the state's poses, the section of this run's model
+         * (state.h); a model without one starts cold */
+        const char *warm = pp_scene_state_warm_start(settled, pp_model_name(m->model));
+        if (warm) {
+            pp_status st = pp_world_restore_warm_start(world, warm);
             if (st != PP_OK) {
                 snprintf(out->state_error, sizeof out->state_error,
                          "its warm start was refused (%s; see the message above)",
@@ -1037,106 +1049,217 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
     return rc;
 }
 
-/* --make-states, last: the solver's warm start written with the state (state.h). The warm
- * start names geoms by the order the world first saw them (pegplus.h), and a heap's script
- * drops its boxes one by one, so the world that settled it saw them in another order than a
- * world loaded from the file does: the warm start is made by such a world. DIR/<scene>.state
- * is loaded as the benchmark loads it (built, its script run without stepping, posed, at
- * rest; the file's own warm start restored when it has one), stepped `steps` steps of the
- * standard model clock-free (lcp_budget_seconds 0, k = 4), and written back with the poses
- * after the last step (velocities zeroed, as every state's) and the warm start the world
- * then holds, which the benchmark restores into its standard-model runs. 0, or -1. */
-static int warm_state(const bench_scene *sc, int steps, const char *dir)
+/* --warm-rest K: the finishing steps (warm_finish_run) end at rest: the last K steps each
+ * without a Lemke pivot or an LCP fallback and leaving every body slower than
+ * WARM_REST_SPEED (m/s), and the fastest body after the last of them no faster than after the
+ * first: the creep not growing. (Without that last condition heap20, from the file of
+ * 2026-11-27, met it in its first 20 steps: its creep starts at ~1e-12 m/s and grows x1.09 a
+ * step, a bottom box tipping, until at ~3e-8 m/s a Lemke path of 100-1 000 pivots stops it,
+ * ~80-250 steps on: docs/performance.md, "heap20 finished past its come-to-rest event".) */
+static const double WARM_REST_SPEED = 1e-9;
+static int g_warm_rest = 0;
+
+/* What warm_finish did. */
+typedef struct warm_finish {
+    int steps, pivots, fallbacks, restored, rested; /* rested: at rest by --warm-rest (or none
+                                                       asked) after the last step */
+    double cpu, speed, spin;    /* the fastest body after the last step, m/s and rad/s */
+    double moved, turned;       /* the farthest any body moved from the loaded poses: m, and
+                                   |q - q0| of its quaternion (the nearer of +-q) */
+    double overlap;             /* deepest overlap after the last step, m */
+    char pivoted[256];          /* the steps that pivoted, "step (pivots), ..." */
+    char *text;                 /* the warm start after the last step; malloc'ed */
+} warm_finish;
+
+/* --make-states, last: one model's warm start for the state file (state.h). The warm start
+ * names geoms by the order the world first saw them (pegplus.h), and a heap's script drops
+ * its boxes one by one, so the world that settled it saw them in another order than a world
+ * loaded from the file does: the warm start is made by such a world. `st` is loaded as the
+ * benchmark loads it (built, its script run without stepping, posed, at rest; its own warm
+ * start of model `m` restored when it has one) and stepped under `m` clock-free
+ * (lcp_budget_seconds 0, k = 4): `max` steps, or with `rest` > 0 until the last `rest` steps
+ * were at rest (g_warm_rest), at most `max`. Every step is printed. *out gets the warm start
+ * after the last step and how far the bodies moved; with `write_poses` the poses then
+ * replace st's. 0, or -1 with why. */
+static int warm_finish_run(const bench_scene *sc, pp_scene_state *st, const bench_model *m,
+                           int max, int rest, int write_poses, warm_finish *out, char *why,
+                           size_t why_size)
 {
-    char path[4096], why[4400];
-    snprintf(path, sizeof path, "%s/%s.state", dir, sc->name);
-    pp_scene_state st;
-    if (pp_scene_state_read(&st, path, why, sizeof why) != 0) {
-        fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
-        return -1;
-    }
+    memset(out, 0, sizeof *out);
     pp_scene scene;
-    if (sc->build(&scene, st.h) != PP_OK) {
-        fprintf(stderr, "pegplus-benchmark: %s: build failed\n", sc->name);
-        pp_scene_state_free(&st);
+    if (sc->build(&scene, st->h) != PP_OK) {
+        snprintf(why, why_size, "build failed");
         return -1;
     }
     dWorldSetAutoDisableFlag(scene.world, 0);
-    const bench_model *standard = &MODELS[2];
-    pp_config config = model_config(standard, &scene);
+    pp_config config = model_config(m, &scene);
     config.lcp_budget_seconds = 0.0;
     pp_world *world = NULL;
-    int settle = 0, rc = pp_world_create(scene.world, scene.space, &config, &world) == PP_OK ? 0 : -1;
-    if (rc == 0) {
-        scene.pegplus = world;
-        rc = pp_scene_state_apply(&scene, sc->name, &st, st.h, &settle, why, sizeof why);
+    int settle = 0, rc = 0;
+    if (pp_world_create(scene.world, scene.space, &config, &world) != PP_OK) {
+        snprintf(why, why_size, "pp_world_create failed");
+        rc = -1;
     } else {
-        snprintf(why, sizeof why, "pp_world_create failed");
+        scene.pegplus = world;
+        rc = pp_scene_state_apply(&scene, sc->name, st, st->h, &settle, why, why_size);
     }
-    const int had_warm = rc == 0 && st.warm_start && !strcmp(st.warm_model, standard->name);
-    if (had_warm && pp_world_restore_warm_start(world, st.warm_start) != PP_OK)
-        snprintf(why, sizeof why, "its warm start was refused"), rc = -1;
-    int pivots = 0, bad = 0, fallbacks = 0, first_pivots = 0;
-    double cpu = 0.0, speed = 0.0, spin = 0.0;
-    for (int i = 0; rc == 0 && i < steps; ++i) {
-        if (scene.before_step) scene.before_step(&scene, settle + i);
+    const char *had = pp_scene_state_warm_start(st, m->name);
+    out->restored = rc == 0 && had;
+    if (out->restored && pp_world_restore_warm_start(world, had) != PP_OK) {
+        snprintf(why, why_size, "its %s warm start was refused", m->name);
+        rc = -1;
+    }
+    int bad = 0, in_a_row = 0, at_rest = rest == 0;
+    size_t listed = 0;
+    double *speeds = malloc((size_t)(max > 0 ? max : 1) * sizeof *speeds); /* after each step */
+    if (rc == 0 && !speeds) {
+        snprintf(why, why_size, "out of memory");
+        rc = -1;
+    }
+    while (rc == 0 && out->steps < max && !(rest > 0 && at_rest)) {
+        if (scene.before_step) scene.before_step(&scene, settle + out->steps);
         const double t0 = cpu_now();
-        bad += pp_world_step(world, st.h) != PP_OK;
-        cpu += cpu_now() - t0;
+        bad += pp_world_step(world, st->h) != PP_OK;
+        const double cpu = cpu_now() - t0;
         const pp_step_stats *t = pp_world_get_stats(world);
-        pivots += t->lcp_pivots;
-        if (i == 0) first_pivots = t->lcp_pivots;
-        fallbacks += t->lcp_fallback != 0;
-        printf("%s: warm-start step %d: %.3f s CPU, LCP %d unknowns, %d solves (%d warm), %d "
-               "pivots, fallback %d, residual %.3g\n", sc->name, i, cpu_now() - t0, t->lcp_size,
-               t->lcp_solves, t->lcp_warm_solves, t->lcp_pivots, t->lcp_fallback, t->lcp_residual);
+        fastest_body(&scene, &out->speed, &out->spin);
+        speeds[out->steps] = out->speed;
+        in_a_row = t->lcp_pivots == 0 && t->lcp_fallback == 0 && out->speed <= WARM_REST_SPEED
+                       ? in_a_row + 1 : 0;
+        if (rest > 0)
+            at_rest = in_a_row >= rest && out->speed <= speeds[out->steps - (rest - 1)];
+        out->cpu += cpu;
+        out->pivots += t->lcp_pivots;
+        out->fallbacks += t->lcp_fallback != 0;
+        if (t->lcp_pivots > 0 && listed + 1 < sizeof out->pivoted) {
+            const int n = snprintf(out->pivoted + listed, sizeof out->pivoted - listed, "%s%d (%d)",
+                                   listed ? ", " : "", out->steps, t->lcp_pivots);
+            listed = n > 0 && listed + (size_t)n < sizeof out->pivoted ? listed + (size_t)n
+                                                                       : sizeof out->pivoted;
+        }
+        printf("%s: %s warm-start step %d: %.3f s CPU, LCP %d unknowns, %d solves (%d warm), %d "
+               "pivots, fallback %d, residual %.3g; fastest body %.3g m/s, %.3g rad/s\n",
+               sc->name, m->name, out->steps, cpu, t->lcp_size, t->lcp_solves,
+               t->lcp_warm_solves, t->lcp_pivots, t->lcp_fallback, t->lcp_residual, out->speed,
+               out->spin);
+        ++out->steps;
     }
-    char *text = NULL;
-    if (rc == 0 && bad == 0 && pp_world_save_warm_start(world, &text) != PP_OK)
-        snprintf(why, sizeof why, "pp_world_save_warm_start failed"), rc = -1;
-    else if (rc == 0 && bad > 0)
-        snprintf(why, sizeof why, "%d of its %d steps failed", bad, steps), rc = -1;
+    free(speeds);
+    out->rested = at_rest;
+    if (rc == 0 && bad > 0) {
+        snprintf(why, why_size, "%d of its %d %s steps failed", bad, out->steps, m->name);
+        rc = -1;
+    }
+    if (rc == 0 && pp_world_save_warm_start(world, &out->text) != PP_OK) {
+        snprintf(why, why_size, "pp_world_save_warm_start failed");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < scene.body_count; ++i) {
+        const double *p = &st->pose[7 * i];
+        const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
+        double dx = 0.0, dq = 0.0, sq = 0.0;
+        for (int k = 0; k < 3; ++k) dx += (x[k] - p[k]) * (x[k] - p[k]);
+        for (int k = 0; k < 4; ++k) {
+            dq += (q[k] - p[3 + k]) * (q[k] - p[3 + k]);
+            sq += (q[k] + p[3 + k]) * (q[k] + p[3 + k]);
+        }
+        out->moved = fmax(out->moved, sqrt(dx));
+        out->turned = fmax(out->turned, sqrt(fmin(dq, sq)));
+    }
     if (rc == 0) {
-        fastest_body(&scene, &speed, &spin);
+        out->overlap = pp_scene_max_penetration(&scene);
         pp_scene_zero_velocities(&scene);
-        rc = pp_scene_state_capture(&st, &scene);
-        if (rc != 0) snprintf(why, sizeof why, "out of memory");
+        if (write_poses && pp_scene_state_capture(st, &scene) != 0) {
+            snprintf(why, why_size, "out of memory");
+            rc = -1;
+        }
     }
-    if (rc == 0) {
-        const double overlap = pp_scene_max_penetration(&scene);
-        free(st.warm_start);
-        st.warm_start = text;
-        text = NULL;
-        st.settle_steps += steps;
-        size_t n = strlen(st.model);
-        if (n < 8 || strcmp(st.model + n - 8, "standard") != 0)
-            snprintf(st.model + n, sizeof st.model - n, "+standard");
-        char comments[8192];
-        snprintf(comments, sizeof comments,
-                 "%swarm start: pegplus-benchmark --make-states DIR --scene %s%s "
-                 "--warm-steps %d (pegplus %s):\n"
-                 "the poses above loaded as the benchmark loads them%s, then %d steps of "
-                 "PP_MODEL_STANDARD (friction_directions = 4, lcp_budget_seconds 0: clock-free):\n"
-                 "%d pivots (the first step %d), %.3f s CPU, %d with an LCP fallback; fastest "
-                 "body %.3g m/s, %.3g rad/s (velocities then zeroed); deepest overlap %.3g m\n"
-                 "the body lines: the poses after the last of those steps; the section after "
-                 "them: the solver's warm start then (state.h)",
-                 st.comments ? st.comments : "", sc->name, g_warm_only ? " --warm-only" : "", steps,
-                 PP_VERSION_STRING, had_warm ? " (with the warm start it had)" : "", steps,
-                 pivots, first_pivots, cpu, fallbacks, speed, spin, overlap);
-        n = strlen(comments);
-        if (n > 0 && comments[n - 1] == '\n') comments[n - 1] = '\0';
-        rc = pp_scene_state_write(&st, path, comments, why, sizeof why);
-        if (rc == 0)
-            printf("%s: wrote %s (%d bodies, poses after %d more standard steps, and the warm "
-                   "start of the last; deepest overlap %.3g m)\n", sc->name, path, st.count, steps,
-                   overlap);
-    }
-    if (rc != 0) fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
-    free(text);
     pp_world_destroy(world);
     pp_scene_destroy(&scene);
-    pp_scene_state_free(&st);
+    return rc;
+}
+
+/* --make-states, last: the solvers' warm starts written with the state (state.h).
+ * DIR/<scene>.state is finished under the standard model (warm_finish_run: --warm-steps,
+ * --warm-rest) and written back with the poses after the last step (velocities zeroed, as
+ * every state's) and the standard model's warm start then; that file is loaded again into a
+ * fresh world as a benchmark row loads it and stepped the same way under PEG, and PEG's warm
+ * start after those steps is added as its own section, the poses left as the standard model
+ * wrote them (a warm start is a starting basis: every solve from it is still checked). The
+ * benchmark restores each section into the runs of its model. 0, or -1. */
+static int warm_state(const bench_scene *sc, const char *dir)
+{
+    char path[4096], why[4400] = "";
+    snprintf(path, sizeof path, "%s/%s.state", dir, sc->name);
+    int rc = 0;
+    for (int phase = 0; rc == 0 && phase < 2; ++phase) {
+        const bench_model *m = &MODELS[2 + phase]; /* standard, then peg */
+        pp_scene_state st;
+        if (pp_scene_state_read(&st, path, why, sizeof why) != 0) {
+            rc = -1;
+            break;
+        }
+        warm_finish f;
+        rc = warm_finish_run(sc, &st, m, g_warm_steps, g_warm_rest, phase == 0, &f, why,
+                             sizeof why);
+        if (rc == 0 && !f.rested) {
+            snprintf(why, sizeof why, "%s: not at rest after %d steps (--warm-rest %d: steps "
+                     "without a pivot, every body <= %g m/s, not faster); nothing written",
+                     m->name, f.steps, g_warm_rest, WARM_REST_SPEED);
+            rc = -1;
+        }
+        char *text = f.text;
+        if (rc == 0 && pp_scene_state_set_warm_start(&st, text) != 0) {
+            snprintf(why, sizeof why, "the %s warm start names no model, or no room", m->name);
+            rc = -1;
+        }
+        if (rc == 0) {
+            f.text = NULL; /* the state's now */
+            if (phase == 0) {
+                st.settle_steps += f.steps;
+                const size_t n = strlen(st.model);
+                if (n < 8 || strcmp(st.model + n - 8, "standard") != 0)
+                    snprintf(st.model + n, sizeof st.model - n, "+standard");
+            }
+            char until[256] = "";
+            if (g_warm_rest > 0)
+                snprintf(until, sizeof until, " (until the last %d each without a Lemke pivot "
+                         "or a fallback, every body <= %g m/s after it, the fastest not faster "
+                         "after the last than after the first; at most %d)", g_warm_rest,
+                         WARM_REST_SPEED, g_warm_steps);
+            char comments[8192];
+            snprintf(comments, sizeof comments,
+                     "%s%s warm start: pegplus-benchmark --make-states DIR --scene %s%s "
+                     "--warm-steps %d --warm-rest %d (pegplus %s):\n"
+                     "the poses above loaded as the benchmark loads them%s%s, then %d steps of "
+                     "%s (friction_directions = 4, lcp_budget_seconds 0: clock-free)%s:\n"
+                     "%d pivots (steps that pivoted: %s), %.3f s CPU, %d with an LCP fallback; "
+                     "after the last, fastest body %.3g m/s, %.3g rad/s, deepest overlap %.3g m; "
+                     "bodies moved by <= %.3g m, quaternions by <= %.3g\n%s",
+                     st.comments ? st.comments : "", m->name, sc->name,
+                     g_warm_only ? " --warm-only" : "", g_warm_steps, g_warm_rest,
+                     PP_VERSION_STRING, f.restored ? " with the warm start of " : "",
+                     f.restored ? m->name : "", f.steps,
+                     phase == 0 ? "PP_MODEL_STANDARD" : "PP_MODEL_PEG", until, f.pivots,
+                     f.pivoted[0] ? f.pivoted : "none", f.cpu, f.fallbacks, f.speed, f.spin,
+                     f.overlap, f.moved, f.turned,
+                     phase == 0 ? "the body lines: the poses after the last of those steps "
+                                  "(velocities zeroed); the standard section: the solver's warm "
+                                  "start then (state.h)"
+                                : "the poses those steps reached are not written; the peg "
+                                  "section: PEG's warm start after them, a starting basis for "
+                                  "its first step from the body lines (state.h)");
+            rc = pp_scene_state_write(&st, path, comments, why, sizeof why);
+            if (rc == 0)
+                printf("%s: wrote %s (%d bodies; %s: %d steps, %d pivots, fastest body %.3g m/s, "
+                       "moved <= %.3g m; %s%s)\n", sc->name, path, st.count, m->name, f.steps,
+                       f.pivots, f.speed, f.moved, phase == 0 ? "its poses and " : "",
+                       "the warm start of the last step");
+        }
+        free(f.text);
+        pp_scene_state_free(&st);
+    }
+    if (rc != 0) fprintf(stderr, "pegplus-benchmark: %s: %s\n", sc->name, why);
     return rc;
 }
 
@@ -1235,7 +1358,7 @@ int main(int argc, char **argv)
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
                    strcmp(a, "--threads") && strcmp(a, "--series") && strcmp(a, "--finish-steps") &&
                    strcmp(a, "--lcp-budget") && strcmp(a, "--lcp-pivots") &&
-                   strcmp(a, "--warm-steps")) {
+                   strcmp(a, "--warm-steps") && strcmp(a, "--warm-rest")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -1266,6 +1389,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--warm-steps")) {
             g_warm_steps = atoi(argv[++i]);
             if (g_warm_steps < 0) usage_error("--warm-steps must be >= 0");
+        } else if (!strcmp(a, "--warm-rest")) {
+            g_warm_rest = atoi(argv[++i]);
+            if (g_warm_rest < 0) usage_error("--warm-rest must be >= 0");
         } else if (!strcmp(a, "--lcp-pivots")) {
             g_lcp_pivots = atol(argv[++i]);
             if (g_lcp_pivots < 0) usage_error("--lcp-pivots must be >= 0");
@@ -1304,7 +1430,7 @@ int main(int argc, char **argv)
             double sh = h > 0.0 ? h : sc->h;
             int ss = settle >= 0 ? settle : (int)lround(sc->settle / sh);
             int rc = g_warm_only ? 0 : make_state(sc, ss, sh, make_states_dir);
-            if (rc == 0 && g_warm_steps > 0) rc = warm_state(sc, g_warm_steps, make_states_dir);
+            if (rc == 0 && g_warm_steps > 0) rc = warm_state(sc, make_states_dir);
             failed |= rc != 0;
         }
         return failed ? 1 : 0;
@@ -1355,9 +1481,12 @@ int main(int argc, char **argv)
             if (rc == 0) {
                 start = "state";
                 ss = (int)lround(state.settle_steps * state.h / sh);
-                printf("%-10s start: %s (settled by %s, %d steps of %g s, %d bodies%s%s)\n",
-                       sc->name, path, state.model, state.settle_steps, state.h, state.count,
-                       state.warm_start ? "; the solver's warm start of " : "", state.warm_model);
+                char warm[160] = "";
+                for (int w = 0, n = 0; w < state.warm_count && n >= 0 && n < (int)sizeof warm; ++w)
+                    n += snprintf(warm + n, sizeof warm - n, "%s%s",
+                                  w ? ", " : "; the solvers' warm starts of ", state.warm[w].model);
+                printf("%-10s start: %s (settled by %s, %d steps of %g s, %d bodies%s)\n",
+                       sc->name, path, state.model, state.settle_steps, state.h, state.count, warm);
             } else if (rc < 0) {
                 failed = 1;
             } else {

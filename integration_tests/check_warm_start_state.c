@@ -27,9 +27,12 @@
  * kept by the joint's index).
  *
  * The settled heap of 20 boxes the benchmark starts from (examples/scenes/states/heap20.state)
- * carries the standard model's warm start after its last step (state.h): loaded as the
- * benchmark loads it, its first standard-model step is warm (every solve, no pivot), where the
- * same poses without it pivot ~1 000 times; PEG, whose sets are another LCP, refuses it.
+ * carries a warm start for each pegplus model (state.h: the standard model's after its last
+ * step, PEG's after PEG's own steps from the poses written): loaded as the benchmark loads it,
+ * each model's first step from its own section is warm (every solve, no pivot), where the same
+ * poses without it pivot ~1 000 (standard) and ~2 900 (PEG) times; each model's world still
+ * refuses the other's section (its sets are another LCP); the two sections round-trip through
+ * the state file's writer and reader (version 2).
  */
 #define _POSIX_C_SOURCE 200809L /* strdup, mkstemp */
 #include "pegplus/pegplus.h"
@@ -322,69 +325,89 @@ START_TEST(test_restart_continues_bit_for_bit)
 }
 END_TEST
 
+/* heap20.state's sections: its first step under `model`, from the file's poses, with the
+ * model's own section restored (restore 1) or cold (0). The other model's section is refused
+ * by this world and changes nothing. Returns the step's pivots. */
+static int heap20_first_step(const char *path, pp_model model, int restore)
+{
+    pp_scene scene;
+    pp_scene_state st;
+    int script_steps = 0;
+    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20, model);
+    const pp_model other = model == PP_MODEL_PEG ? PP_MODEL_STANDARD : PP_MODEL_PEG;
+    const char *mine = pp_scene_state_warm_start(&st, pp_model_name(model));
+    const char *theirs = pp_scene_state_warm_start(&st, pp_model_name(other));
+    ck_assert_ptr_nonnull(mine);
+    ck_assert_ptr_nonnull(theirs);
+    messages = 0;
+    ck_assert_int_eq(pp_world_restore_warm_start(pw, theirs), PP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(messages, 1);
+    ck_assert_msg(strstr(last_message, other == PP_MODEL_PEG ? "saved under the peg model"
+                                                             : "saved under the standard model"),
+                  "%s", last_message);
+    messages = 0;
+    if (restore) ck_assert_int_eq(pp_world_restore_warm_start(pw, mine), PP_OK);
+    if (scene.before_step) scene.before_step(&scene, script_steps);
+    ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
+    const pp_step_stats *t = pp_world_get_stats(pw);
+    const int pivots = t->lcp_pivots;
+    if (restore) {
+        ck_assert_int_eq(t->lcp_fallback, 0);
+        ck_assert_int_eq(t->lcp_warm_solves, t->lcp_solves);
+        ck_assert_int_eq(pivots, 0);
+        ck_assert_double_lt(pp_scene_fastest_body(&scene), 1e-6);
+    } else {
+        ck_assert_int_lt(t->lcp_warm_solves, t->lcp_solves);
+    }
+    pp_world_destroy(pw);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+    return pivots;
+}
+
 START_TEST(test_heap20_state_starts_warm)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/heap20.state", PP_STATES_DIR);
-    int pivots[2] = {0, 0};
-    for (int restore = 0; restore < 2; ++restore) {
-        pp_scene scene;
-        pp_scene_state st;
-        int script_steps = 0;
-        pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20,
-                                             PP_MODEL_STANDARD);
-        ck_assert_ptr_nonnull(st.warm_start);
-        ck_assert_str_eq(st.warm_model, "standard");
-        if (restore) ck_assert_int_eq(pp_world_restore_warm_start(pw, st.warm_start), PP_OK);
-        if (scene.before_step) scene.before_step(&scene, script_steps);
-        ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
-        const pp_step_stats *t = pp_world_get_stats(pw);
-        ck_assert_int_eq(t->lcp_fallback, 0);
-        pivots[restore] = t->lcp_pivots;
-        if (restore) {
-            ck_assert_int_eq(t->lcp_warm_solves, t->lcp_solves);
-            ck_assert_int_eq(t->lcp_pivots, 0);
-            ck_assert_double_lt(pp_scene_fastest_body(&scene), 1e-6);
-        } else {
-            ck_assert_int_lt(t->lcp_warm_solves, t->lcp_solves);
-        }
-        pp_world_destroy(pw);
-        pp_scene_destroy(&scene);
-        pp_scene_state_free(&st);
-    }
-    ck_assert_int_gt(pivots[0], 100);
-    /* the section is written back as it was read (state.h) */
+    int pivots[2][2];
+    for (int m = 0; m < 2; ++m)
+        for (int restore = 0; restore < 2; ++restore)
+            pivots[m][restore] = heap20_first_step(path, k_models[m], restore);
+    ck_assert_int_gt(pivots[0][0], 100);
+    ck_assert_int_gt(pivots[1][0], 100);
+    /* the sections are written back as they were read (state.h): two, so version 2 */
     pp_scene_state read, back;
-    char why[4400], copy[] = "/tmp/pp_warm_state_XXXXXX";
+    char why[4400], copy[] = "/tmp/pp_warm_state_XXXXXX", first[64] = "";
     ck_assert_int_eq(pp_scene_state_read(&read, path, why, sizeof why), 0);
+    ck_assert_int_eq(read.warm_count, 2);
     int fd = mkstemp(copy);
     ck_assert_int_ge(fd, 0);
     close(fd);
     ck_assert_int_eq(pp_scene_state_write(&read, copy, read.comments, why, sizeof why), 0);
     ck_assert_msg(pp_scene_state_read(&back, copy, why, sizeof why) == 0, "%s", why);
+    FILE *f = fopen(copy, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(first, sizeof first, f));
+    fclose(f);
     remove(copy);
-    ck_assert_str_eq(back.warm_start, read.warm_start);
-    ck_assert_str_eq(back.warm_model, "standard");
+    ck_assert_str_eq(first, "pegplus-state 2\n");
+    ck_assert_int_eq(back.warm_count, 2);
+    for (int w = 0; w < 2; ++w) {
+        ck_assert_str_eq(back.warm[w].model, read.warm[w].model);
+        ck_assert_str_eq(back.warm[w].text, read.warm[w].text);
+    }
+    ck_assert_str_eq(pp_scene_state_warm_start(&back, "standard"),
+                     pp_scene_state_warm_start(&read, "standard"));
+    ck_assert_str_eq(pp_scene_state_warm_start(&back, "peg"),
+                     pp_scene_state_warm_start(&read, "peg"));
     ck_assert_str_eq(back.comments, read.comments);
     ck_assert_int_eq(back.count, read.count);
     ck_assert(!memcmp(back.pose, read.pose, 7 * sizeof(double) * (size_t)read.count));
     pp_scene_state_free(&read);
     pp_scene_state_free(&back);
-    /* PEG's world refuses the standard model's warm start, and starts cold */
-    pp_scene scene;
-    pp_scene_state st;
-    int script_steps = 0;
-    pp_world *pw =
-        pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", 20, PP_MODEL_PEG);
-    messages = 0;
-    ck_assert_int_eq(pp_world_restore_warm_start(pw, st.warm_start), PP_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(messages, 1);
-    ck_assert_ptr_nonnull(strstr(last_message, "saved under the standard model"));
-    printf("check_warm_start_state: heap20.state's first standard-model step: %d pivots cold, "
-           "%d with its warm start\n", pivots[0], pivots[1]);
-    pp_world_destroy(pw);
-    pp_scene_destroy(&scene);
-    pp_scene_state_free(&st);
+    printf("check_warm_start_state: heap20.state's first step: standard %d pivots cold, %d with "
+           "its section; PEG %d cold, %d with its section\n", pivots[0][0], pivots[0][1],
+           pivots[1][0], pivots[1][1]);
 }
 END_TEST
 

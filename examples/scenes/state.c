@@ -8,7 +8,8 @@
 #include <string.h>
 
 static const char MAGIC[] = "pegplus-state";
-enum { FORMAT_VERSION = 1, LINE_MAX_CHARS = 512 };
+/* 2: more than one warm-start section (state.h); a file with at most one is written as 1 */
+enum { FORMAT_VERSION = 2, LINE_MAX_CHARS = 512 };
 
 int pp_scene_state_capture(pp_scene_state *st, const pp_scene *s)
 {
@@ -39,7 +40,7 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
         return -1;
     }
     fprintf(f, "%s %d\nscene %s\nseed %u\nh %.17g\nsettle_steps %d\nmodel %s\nbodies %d\n", MAGIC,
-            FORMAT_VERSION, st->scene, st->seed, st->h, st->settle_steps, st->model, st->count);
+            st->warm_count > 1 ? 2 : 1, st->scene, st->seed, st->h, st->settle_steps, st->model, st->count);
     for (const char *c = comments; c && *c;) {
         const char *end = strchr(c, '\n');
         int len = end ? (int)(end - c) : (int)strlen(c);
@@ -52,7 +53,7 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
         fprintf(f, "%.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", p[0], p[1], p[2], p[3], p[4],
                 p[5], p[6]);
     }
-    if (st->warm_start) fputs(st->warm_start, f);
+    for (int w = 0; w < st->warm_count; ++w) fputs(st->warm[w].text, f);
     int failed = ferror(f);
     failed |= fclose(f) != 0;
     if (failed || rename(tmp, path) != 0) {
@@ -108,32 +109,51 @@ static char *next_line(FILE *f, char *buf, int size, int *line_no, char **commen
 
 static const char WARM_MAGIC[] = "pegplus-warm-start";
 
-/* The optional warm-start section after the body lines (its lines may be long: getline).
- * 1: read (or none: st->warm_start NULL), 0: malformed or out of memory. */
-static int read_warm_start(FILE *f, pp_scene_state *st, int *line_no)
+/* The model a warm-start text names (its first "model " line) into model[size]; 0 without. */
+static int warm_model_of(const char *text, char *model, size_t size)
+{
+    for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (strncmp(l, "model ", 6) != 0) continue;
+        const size_t n = strcspn(l + 6, "\r\n");
+        if (n == 0 || n >= size) return 0;
+        memcpy(model, l + 6, n);
+        model[n] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* The warm-start sections after the body lines (their lines may be long: getline), at most
+ * `max`, each of another model. 1: read (none: warm_count 0), 0: malformed or out of
+ * memory. */
+static int read_warm_starts(FILE *f, pp_scene_state *st, int max, int *line_no)
 {
     char *line = NULL;
     size_t capacity = 0;
-    int ok = 1, inside = 0, done = 0;
-    grown_text g = {&st->warm_start, 0, 0};
+    int ok = 1;
+    pp_scene_state_warm *w = NULL; /* the section being read; NULL between sections */
+    grown_text g = {NULL, 0, 0};
     for (ssize_t n; ok && (n = getline(&line, &capacity, f)) >= 0;) {
         ++*line_no;
         line[strcspn(line, "\r\n")] = '\0';
-        /* comments and blank lines around the section */
-        if ((!inside || done) && (line[0] == '#' || line[0] == '\0')) continue;
-        if (done) {
-            ok = 0; /* anything after the section */
-        } else if (!inside) {
-            ok = !strncmp(line, WARM_MAGIC, sizeof WARM_MAGIC - 1);
-            inside = 1;
-        } else if (!strncmp(line, "model ", 6) && !st->warm_model[0]) {
-            snprintf(st->warm_model, sizeof st->warm_model, "%s", line + 6);
+        if (!w) {
+            /* comments and blank lines around the sections */
+            if (line[0] == '#' || line[0] == '\0') continue;
+            ok = !strncmp(line, WARM_MAGIC, sizeof WARM_MAGIC - 1) && st->warm_count < max;
+            if (!ok) break; /* anything else after the body lines, or one section too many */
+            w = &st->warm[st->warm_count++];
+            g = (grown_text){&w->text, 0, 0};
         }
-        if (ok && inside && !done) ok = append_line(&g, line) == 0;
-        if (ok && inside && !strncmp(line, "end ", 4) && !strcmp(line + 4, WARM_MAGIC)) done = 1;
+        ok = append_line(&g, line) == 0;
+        if (ok && !strncmp(line, "end ", 4) && !strcmp(line + 4, WARM_MAGIC)) {
+            ok = warm_model_of(w->text, w->model, sizeof w->model);
+            for (int k = 0; ok && k < st->warm_count - 1; ++k)
+                ok = strcmp(st->warm[k].model, w->model) != 0; /* one section per model */
+            w = NULL;
+        }
     }
     free(line);
-    return ok && (!inside || (done && st->warm_model[0]));
+    return ok && !w;
 }
 
 int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t why_size)
@@ -148,7 +168,8 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
     int line_no = 0, version = 0, ok = 1;
     /* header: the keys in their order */
     char *l = next_line(f, line, sizeof line, &line_no, NULL);
-    ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version == FORMAT_VERSION;
+    ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version >= 1 &&
+         version <= FORMAT_VERSION;
     ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "scene %63s", st->scene) == 1;
     ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "seed %u", &st->seed) == 1;
     ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
@@ -170,13 +191,13 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
         for (int k = 0; ok && k < 7; ++k) ok = isfinite(p[k]);
         ok = ok && fabs(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6] - 1.0) < 1e-9;
     }
-    /* then nothing, or the warm-start section (not more body lines than the header says) */
-    ok = ok && read_warm_start(f, st, &line_no);
+    /* then nothing, or the warm-start sections (not more body lines than the header says) */
+    ok = ok && read_warm_starts(f, st, version >= 2 ? PP_SCENE_STATE_WARM_MAX : 1, &line_no);
     fclose(f);
     if (!ok) {
-        snprintf(why, why_size, "%s:%d: not a pegplus-state %d file (header, %d body lines of "
-                 "7 finite numbers with a unit quaternion, then at most a %s section)", path,
-                 line_no, FORMAT_VERSION, st->count, WARM_MAGIC);
+        snprintf(why, why_size, "%s:%d: not a pegplus-state 1 or 2 file (header, %d body lines "
+                 "of 7 finite numbers with a unit quaternion, then %s sections: version 1 at "
+                 "most one, 2 at most one per model)", path, line_no, st->count, WARM_MAGIC);
         pp_scene_state_free(st);
         return -1;
     }
@@ -209,14 +230,35 @@ int pp_scene_state_apply(pp_scene *s, const char *name, const pp_scene_state *st
     return 0;
 }
 
+const char *pp_scene_state_warm_start(const pp_scene_state *st, const char *model)
+{
+    for (int w = 0; w < st->warm_count; ++w)
+        if (!strcmp(st->warm[w].model, model)) return st->warm[w].text;
+    return NULL;
+}
+
+int pp_scene_state_set_warm_start(pp_scene_state *st, char *text)
+{
+    char model[PP_SCENE_STATE_NAME];
+    if (!warm_model_of(text, model, sizeof model)) return -1;
+    int w = 0;
+    while (w < st->warm_count && strcmp(st->warm[w].model, model) != 0) ++w;
+    if (w == PP_SCENE_STATE_WARM_MAX) return -1;
+    if (w == st->warm_count) ++st->warm_count;
+    else free(st->warm[w].text);
+    snprintf(st->warm[w].model, sizeof st->warm[w].model, "%s", model);
+    st->warm[w].text = text;
+    return 0;
+}
+
 void pp_scene_state_free(pp_scene_state *st)
 {
     free(st->pose);
-    free(st->warm_start);
+    for (int w = 0; w < st->warm_count; ++w) free(st->warm[w].text);
     free(st->comments);
     st->pose = NULL;
-    st->warm_start = st->comments = NULL;
-    st->warm_model[0] = '\0';
+    st->comments = NULL;
+    st->warm_count = 0;
     st->count = 0;
 }
 

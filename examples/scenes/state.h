@@ -3,9 +3,10 @@
  * text file so that every model of the benchmark starts from the same state, and that state
  * is one the pegplus models accept (no overlap) rather than stock ODE's soft-contact one.
  *
- * File format (version 1), text, one item per line, '#' lines are comments:
+ * File format (version 1 or 2), text, one item per line, '#' lines are comments:
  *
- *     pegplus-state 1
+ *     pegplus-state 2         2 when the file has more than one warm-start section (below),
+ *                             else 1 (a version-1 reader reads it)
  *     scene heap20            the benchmark's scene name (pegplus-benchmark --list)
  *     seed 1                  the builder's seed
  *     h 0.01                  step size of the settle, s (%.17g)
@@ -22,18 +23,25 @@
  * stored: a settled state is at rest by definition (pp_scene_state_apply zeroes them).
  * %.17g round-trips every double, so a loaded state is the written one bit for bit.
  *
- * Optionally, after the body lines, the solver's warm start after the last step whose poses
- * are written (pegplus.h pp_world_save_warm_start's text, as it is):
+ * Optionally, after the body lines, the solver's warm start, at most one section per model
+ * (version 1: at most one section), each pegplus.h pp_world_save_warm_start's text as it is:
  *
  *     pegplus-warm-start 1
- *     model standard          the model that made that step: only its runs restore it
+ *     model standard          the model that made it: only that model's runs restore it
  *     geoms 25 ...            (the geoms in the order a world loaded from this file sees them)
  *     end pegplus-warm-start
+ *     pegplus-warm-start 1
+ *     model peg
+ *     ...
+ *     end pegplus-warm-start
  *
- * The poses and the warm start are of that step; the velocities it left (~1e-10 m/s at
- * rest) are zeroed all the same. pegplus-benchmark --make-states writes it (--warm-steps);
- * the benchmark restores it into the runs of that model only (pp_world_restore_warm_start
- * refuses another model's): the other models start cold.
+ * Each section is a starting basis for its model's first step from these poses (every solve
+ * is still checked as an LCP answer). pegplus-benchmark --make-states writes them
+ * (--warm-steps, --warm-rest): the standard model's after the steps whose poses are written
+ * (the velocities they left, ~1e-10 m/s at rest, zeroed all the same), then each other
+ * model's after its own steps from the poses written, which it does not write. The benchmark
+ * restores a section into the runs of its model only (pp_world_restore_warm_start refuses
+ * another model's); a model without a section starts cold.
  */
 #ifndef PP_SCENE_STATE_H
 #define PP_SCENE_STATE_H
@@ -43,7 +51,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { PP_SCENE_STATE_NAME = 64 };
+enum { PP_SCENE_STATE_NAME = 64, PP_SCENE_STATE_WARM_MAX = 4 };
+
+/* One warm-start section: a model's pp_world_save_warm_start text. */
+typedef struct pp_scene_state_warm {
+    char model[PP_SCENE_STATE_NAME];    /* its pp_model_name, from the text's model line */
+    char *text;                         /* malloc'ed */
+} pp_scene_state_warm;
 
 typedef struct pp_scene_state {
     char scene[PP_SCENE_STATE_NAME];    /* benchmark scene name, e.g. "heap20" */
@@ -53,8 +67,8 @@ typedef struct pp_scene_state {
     char model[PP_SCENE_STATE_NAME];    /* e.g. "standard", "ode_quickstep" */
     int count;                          /* bodies */
     double *pose;                       /* 7 per body: x y z qw qx qy qz; malloc'ed */
-    char *warm_start;                   /* the warm-start section's text, or NULL; malloc'ed */
-    char warm_model[PP_SCENE_STATE_NAME]; /* its model's pp_model_name ("" without one) */
+    int warm_count;                     /* warm-start sections, each of another model */
+    pp_scene_state_warm warm[PP_SCENE_STATE_WARM_MAX]; /* in the file's order */
     char *comments;                     /* read: the header's comment lines without "# ",
                                            '\n'-separated, or NULL; malloc'ed */
 } pp_scene_state;
@@ -65,8 +79,8 @@ int pp_scene_state_capture(pp_scene_state *state, const pp_scene *scene);
 
 /* Writes the state to `path` (through `path`.tmp and rename, so that an interrupted writer
  * leaves no partial file). `comments`, if not NULL, is written after the header with each
- * line prefixed by "# "; state->warm_start, if not NULL, after the body lines. 0, or -1 with
- * the reason in why. */
+ * line prefixed by "# "; the warm-start sections after the body lines (version 2 when there
+ * are several). 0, or -1 with the reason in why. */
 int pp_scene_state_write(const pp_scene_state *state, const char *path, const char *comments,
                          char *why, size_t why_size);
 
@@ -84,6 +98,15 @@ int pp_scene_state_read(pp_scene_state *state, const char *path, char *why, size
  * at (the settle's length in steps of `h`). */
 int pp_scene_state_apply(pp_scene *scene, const char *name, const pp_scene_state *state,
                          double h, int *script_steps, char *why, size_t why_size);
+
+/* The text of `model`'s warm-start section (a pp_model_name), or NULL when there is none. */
+const char *pp_scene_state_warm_start(const pp_scene_state *state, const char *model);
+
+/* Makes `text` (a pp_world_save_warm_start text, malloc'ed; the state takes it) the warm-start
+ * section of the model its model line names, in place of that model's section if there is one
+ * (else after the others). 0; -1 when the text names no model or there is no room (`text`
+ * then stays the caller's). */
+int pp_scene_state_set_warm_start(pp_scene_state *state, char *text);
 
 void pp_scene_state_free(pp_scene_state *state);
 
