@@ -155,6 +155,9 @@ static const char HELP_STATES[] =
     "                   1e-9 m/s, the fastest no faster after the last than after the\n"
     "                   first, at most N steps (default 0: exactly N); a model not at\n"
     "                   rest by then writes nothing and the command fails\n"
+    "  --warm-models M  with --warm-steps: the models stepped, standard, peg or both\n"
+    "                   (default standard,peg); without standard the poses stay as they are\n"
+    "                   and only PEG's section is made again\n"
     "  --warm-only      with --make-states: only that, on DIR/<scene>.state as it is\n"
     ;
 
@@ -1058,6 +1061,7 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
  * ~80-250 steps on: docs/performance.md, "heap20 finished past its come-to-rest event".) */
 static const double WARM_REST_SPEED = 1e-9;
 static int g_warm_rest = 0;
+static const char *g_warm_models = "standard,peg"; /* --warm-models: warm_state's phases */
 
 /* What warm_finish did. */
 typedef struct warm_finish {
@@ -1179,6 +1183,8 @@ static int warm_finish_run(const bench_scene *sc, pp_scene_state *st, const benc
     return rc;
 }
 
+static int in_list(const char *list, const char *name);
+
 /* --make-states, last: the solvers' warm starts written with the state (state.h).
  * DIR/<scene>.state is finished under the standard model (warm_finish_run: --warm-steps,
  * --warm-rest) and written back with the poses after the last step (velocities zeroed, as
@@ -1194,6 +1200,7 @@ static int warm_state(const bench_scene *sc, const char *dir)
     int rc = 0;
     for (int phase = 0; rc == 0 && phase < 2; ++phase) {
         const bench_model *m = &MODELS[2 + phase]; /* standard, then peg */
+        if (!in_list(g_warm_models, m->name)) continue;
         pp_scene_state st;
         if (pp_scene_state_read(&st, path, why, sizeof why) != 0) {
             rc = -1;
@@ -1230,16 +1237,16 @@ static int warm_state(const bench_scene *sc, const char *dir)
             char comments[8192];
             snprintf(comments, sizeof comments,
                      "%s%s warm start: pegplus-benchmark --make-states DIR --scene %s%s "
-                     "--warm-steps %d --warm-rest %d (pegplus %s):\n"
-                     "the poses above loaded as the benchmark loads them%s%s, then %d steps of "
+                     "--warm-steps %d --warm-rest %d --warm-models %s (pegplus %s):\n"
+                     "the poses above loaded as the benchmark loads them%s%s%s, then %d steps of "
                      "%s (friction_directions = 4, lcp_budget_seconds 0: clock-free)%s:\n"
                      "%d pivots (steps that pivoted: %s), %.3f s CPU, %d with an LCP fallback; "
                      "after the last, fastest body %.3g m/s, %.3g rad/s, deepest overlap %.3g m; "
                      "bodies moved by <= %.3g m, quaternions by <= %.3g\n%s",
                      st.comments ? st.comments : "", m->name, sc->name,
                      g_warm_only ? " --warm-only" : "", g_warm_steps, g_warm_rest,
-                     PP_VERSION_STRING, f.restored ? " with the warm start of " : "",
-                     f.restored ? m->name : "", f.steps,
+                     g_warm_models, PP_VERSION_STRING, f.restored ? " with their " : "",
+                     f.restored ? m->name : "", f.restored ? " section restored" : "", f.steps,
                      phase == 0 ? "PP_MODEL_STANDARD" : "PP_MODEL_PEG", until, f.pivots,
                      f.pivoted[0] ? f.pivoted : "none", f.cpu, f.fallbacks, f.speed, f.spin,
                      f.overlap, f.moved, f.turned,
@@ -1358,7 +1365,8 @@ int main(int argc, char **argv)
                    strcmp(a, "--model") && strcmp(a, "--states") && strcmp(a, "--make-states") &&
                    strcmp(a, "--threads") && strcmp(a, "--series") && strcmp(a, "--finish-steps") &&
                    strcmp(a, "--lcp-budget") && strcmp(a, "--lcp-pivots") &&
-                   strcmp(a, "--warm-steps") && strcmp(a, "--warm-rest")) {
+                   strcmp(a, "--warm-steps") && strcmp(a, "--warm-rest") &&
+                   strcmp(a, "--warm-models")) {
             usage_error("unknown option");
         } else if (!has_value) {
             usage_error("an option needs a value");
@@ -1389,6 +1397,11 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--warm-steps")) {
             g_warm_steps = atoi(argv[++i]);
             if (g_warm_steps < 0) usage_error("--warm-steps must be >= 0");
+        } else if (!strcmp(a, "--warm-models")) {
+            g_warm_models = argv[++i];
+            if (strcmp(g_warm_models, "standard") && strcmp(g_warm_models, "peg") &&
+                strcmp(g_warm_models, "standard,peg") && strcmp(g_warm_models, "peg,standard"))
+                usage_error("--warm-models takes standard, peg or both");
         } else if (!strcmp(a, "--warm-rest")) {
             g_warm_rest = atoi(argv[++i]);
             if (g_warm_rest < 0) usage_error("--warm-rest must be >= 0");
