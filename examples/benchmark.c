@@ -49,9 +49,9 @@
  * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-rest K;
  * --warm-only on the files already there) by loading the state as a row loads it, taking
  * clock-free standard-model steps (N, or with K until the last K took no pivot and left
- * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses after them with
- * the warm start the world then holds (pp_world_save_warm_start; a section after the body
- * lines, state.h); then that file is loaded again and stepped the same way under PEG, and
+ * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses
+ * after them with the warm start the world then holds (pp_world_save_warm_start; a section
+ * after the body lines, state.h); then that file is loaded again and stepped the same way under PEG, and
  * PEG's warm start is added as a second section (its poses are not written). Each model's
  * rows restore their model's section before the clock starts (the status says "warm start
  * from the state file"); a model without one starts cold (the sections are different LCPs'
@@ -725,7 +725,8 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_st
         }
         if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         for (int i = 0; i < scene.body_count; ++i) {
-            const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
+            const dReal *x = dBodyGetPosition(scene.bodies[i]);
+        const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
             double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
             memcpy(&sh->pose[7 * i], p, sizeof p);
         }
@@ -1160,7 +1161,8 @@ static int warm_finish_run(const bench_scene *sc, pp_scene_state *st, const benc
     }
     for (int i = 0; rc == 0 && i < scene.body_count; ++i) {
         const double *p = &st->pose[7 * i];
-        const dReal *x = dBodyGetPosition(scene.bodies[i]), *q = dBodyGetQuaternion(scene.bodies[i]);
+        const dReal *x = dBodyGetPosition(scene.bodies[i]);
+        const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
         double dx = 0.0, dq = 0.0, sq = 0.0;
         for (int k = 0; k < 3; ++k) dx += (x[k] - p[k]) * (x[k] - p[k]);
         for (int k = 0; k < 4; ++k) {

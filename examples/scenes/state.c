@@ -40,7 +40,8 @@ int pp_scene_state_write(const pp_scene_state *st, const char *path, const char 
         return -1;
     }
     fprintf(f, "%s %d\nscene %s\nseed %u\nh %.17g\nsettle_steps %d\nmodel %s\nbodies %d\n", MAGIC,
-            st->warm_count > 1 ? 2 : 1, st->scene, st->seed, st->h, st->settle_steps, st->model, st->count);
+            st->warm_count > 1 ? 2 : 1, st->scene, st->seed, st->h, st->settle_steps, st->model,
+            st->count);
     for (const char *c = comments; c && *c;) {
         const char *end = strchr(c, '\n');
         int len = end ? (int)(end - c) : (int)strlen(c);
