@@ -9,7 +9,7 @@
 
 static const char MAGIC[] = "pegplus-state";
 /* 2: more than one warm-start section (state.h); a file with at most one is written as 1 */
-enum { FORMAT_VERSION = 2, LINE_MAX_CHARS = 512 };
+enum { FORMAT_VERSION = 2 };
 
 int pp_scene_state_capture(pp_scene_state *st, const pp_scene *s)
 {
@@ -91,18 +91,20 @@ static int append_line(grown_text *g, const char *text)
     return 0;
 }
 
-/* The next line that is not a comment, without its newline; NULL at the end of the file.
- * The comments passed over are appended to *comments when it is not NULL (without "# "). */
-static char *next_line(FILE *f, char *buf, int size, int *line_no, char **comments)
+/* The next line that is not a comment, without its newline, in *line (getline's buffer: a
+ * line of any length, as the writer writes comments); NULL at the end of the file. The
+ * comments passed over are appended to *comments when it is not NULL (without "# "). */
+static char *next_line(FILE *f, char **line, size_t *capacity, int *line_no, char **comments)
 {
     grown_text g = {comments, comments && *comments ? strlen(*comments) : 0,
                     comments && *comments ? strlen(*comments) + 1 : 0};
-    while (fgets(buf, size, f)) {
+    while (getline(line, capacity, f) >= 0) {
+        char *l = *line;
         ++*line_no;
-        buf[strcspn(buf, "\r\n")] = '\0';
-        if (buf[0] != '#') return buf;
-        if (comments && strcmp(buf, "# x y z qw qx qy qz") &&
-            append_line(&g, buf + (buf[1] == ' ' ? 2 : 1)) != 0)
+        l[strcspn(l, "\r\n")] = '\0';
+        if (l[0] != '#') return l;
+        if (comments && strcmp(l, "# x y z qw qx qy qz") &&
+            append_line(&g, l + (l[1] == ' ' ? 2 : 1)) != 0)
             return NULL;
     }
     return NULL;
@@ -127,14 +129,14 @@ static int warm_model_of(const char *text, char *model, size_t size)
 /* The warm-start sections after the body lines (their lines may be long: getline), at most
  * `max`, each of another model. 1: read (none: warm_count 0), 0: malformed or out of
  * memory. */
-static int read_warm_starts(FILE *f, pp_scene_state *st, int max, int *line_no)
+static int read_warm_starts(FILE *f, pp_scene_state *st, int max, char **buf, size_t *capacity,
+                            int *line_no)
 {
-    char *line = NULL;
-    size_t capacity = 0;
     int ok = 1;
     pp_scene_state_warm *w = NULL; /* the section being read; NULL between sections */
     grown_text g = {NULL, 0, 0};
-    for (ssize_t n; ok && (n = getline(&line, &capacity, f)) >= 0;) {
+    while (ok && getline(buf, capacity, f) >= 0) {
+        char *line = *buf;
         ++*line_no;
         line[strcspn(line, "\r\n")] = '\0';
         if (!w) {
@@ -153,7 +155,6 @@ static int read_warm_starts(FILE *f, pp_scene_state *st, int max, int *line_no)
             w = NULL;
         }
     }
-    free(line);
     return ok && !w;
 }
 
@@ -165,19 +166,24 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
         snprintf(why, why_size, "%s: %s", path, strerror(errno));
         return errno == ENOENT ? 1 : -1;
     }
-    char line[LINE_MAX_CHARS];
+    char *line = NULL; /* getline's */
+    size_t capacity = 0;
     int line_no = 0, version = 0, ok = 1;
     /* header: the keys in their order */
-    char *l = next_line(f, line, sizeof line, &line_no, NULL);
+    char *l = next_line(f, &line, &capacity, &line_no, NULL);
     ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version >= 1 &&
          version <= FORMAT_VERSION;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "scene %63s", st->scene) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "seed %u", &st->seed) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "scene %63s", st->scene) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "seed %u", &st->seed) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
          sscanf(l, "settle_steps %d", &st->settle_steps) == 1 && st->settle_steps >= 0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "model %63s", st->model) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "model %63s", st->model) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
          sscanf(l, "bodies %d", &st->count) == 1 && st->count >= 0 && st->count <= (1 << 20);
     if (ok) {
         st->pose = malloc((size_t)(st->count ? st->count : 1) * 7 * sizeof *st->pose);
@@ -186,14 +192,16 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
     for (int i = 0; ok && i < st->count; ++i) {
         double *p = &st->pose[7 * i];
         char extra;
-        ok = (l = next_line(f, line, sizeof line, &line_no, i == 0 ? &st->comments : NULL)) &&
+        ok = (l = next_line(f, &line, &capacity, &line_no, i == 0 ? &st->comments : NULL)) &&
              sscanf(l, "%lf %lf %lf %lf %lf %lf %lf %c", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5],
                     &p[6], &extra) == 7;
         for (int k = 0; ok && k < 7; ++k) ok = isfinite(p[k]);
         ok = ok && fabs(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6] - 1.0) < 1e-9;
     }
     /* then nothing, or the warm-start sections (not more body lines than the header says) */
-    ok = ok && read_warm_starts(f, st, version >= 2 ? PP_SCENE_STATE_WARM_MAX : 1, &line_no);
+    ok = ok && read_warm_starts(f, st, version >= 2 ? PP_SCENE_STATE_WARM_MAX : 1, &line,
+                                 &capacity, &line_no);
+    free(line);
     fclose(f);
     if (!ok) {
         snprintf(why, why_size, "%s:%d: not a pegplus-state 1 or 2 file (header, %d body lines "
