@@ -1187,6 +1187,23 @@ static int warm_finish_run(const bench_scene *sc, pp_scene_state *st, const benc
 
 static int in_list(const char *list, const char *name);
 
+/* printf-style text in memory of the length it takes (malloc'ed); NULL when out of memory. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static char *text_printf(const char *format, ...)
+{
+    va_list ap, again;
+    va_start(ap, format);
+    va_copy(again, ap);
+    const int n = vsnprintf(NULL, 0, format, ap);
+    va_end(ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) vsnprintf(text, (size_t)n + 1, format, again);
+    va_end(again);
+    return text;
+}
+
 /* --make-states, last: the solvers' warm starts written with the state (state.h).
  * DIR/<scene>.state is finished under the standard model (warm_finish_run: --warm-steps,
  * --warm-rest) and written back with the poses after the last step (velocities zeroed, as
@@ -1236,8 +1253,9 @@ static int warm_state(const bench_scene *sc, const char *dir)
                          "or a fallback, every body <= %g m/s after it, the fastest not faster "
                          "after the last than after the first; at most %d)", g_warm_rest,
                          WARM_REST_SPEED, g_warm_steps);
-            char comments[8192];
-            snprintf(comments, sizeof comments,
+            /* the file's comments and this phase's record, whole (every re-make adds one
+             * record a phase) */
+            char *comments = text_printf(
                      "%s%s warm start: pegplus-benchmark --make-states DIR --scene %s%s "
                      "--warm-steps %d --warm-rest %d --warm-models %s (pegplus %s):\n"
                      "the poses above loaded as the benchmark loads them%s%s%s, then %d steps of "
@@ -1258,7 +1276,9 @@ static int warm_state(const bench_scene *sc, const char *dir)
                                 : "the poses those steps reached are not written; the peg "
                                   "section: PEG's warm start after them, a starting basis for "
                                   "its first step from the body lines (state.h)");
-            rc = pp_scene_state_write(&st, path, comments, why, sizeof why);
+            if (!comments) snprintf(why, sizeof why, "out of memory");
+            rc = comments ? pp_scene_state_write(&st, path, comments, why, sizeof why) : -1;
+            free(comments);
             if (rc == 0)
                 printf("%s: wrote %s (%d bodies; %s: %d steps, %d pivots, fastest body %.3g m/s, "
                        "moved <= %.3g m; %s%s)\n", sc->name, path, st.count, m->name, f.steps,
