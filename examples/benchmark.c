@@ -51,11 +51,12 @@
  * clock-free standard-model steps (N, or with K until the last K took no pivot and left
  * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses
  * after them with the warm start the world then holds (pp_world_save_warm_start; a section
- * after the body lines, state.h); then that file is loaded again and stepped the same way under PEG, and
- * PEG's warm start is added as a second section (its poses are not written). Each model's
- * rows restore their model's section before the clock starts (the status says "warm start
- * from the state file"); a model without one starts cold (the sections are different LCPs'
- * bases, and pp_world_restore_warm_start refuses another model's).
+ * after the body lines, state.h); then that file is loaded again and stepped the same way
+ * under PEG, and PEG's warm start is added as a second section (its poses are not written;
+ * --warm-models runs one of the two). Each model's rows restore their model's section before
+ * the clock starts (the status says "warm start from the state file"); a model without one
+ * starts cold (the sections are different LCPs' bases, and pp_world_restore_warm_start
+ * refuses another model's).
  *
  * Stock ODE's own start. ODE's colliders make a contact only where two geoms overlap, and at
  * rest its contacts keep overlaps of ~1e-5 m; from a state whose overlaps were projected out,
@@ -726,7 +727,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_st
         if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         for (int i = 0; i < scene.body_count; ++i) {
             const dReal *x = dBodyGetPosition(scene.bodies[i]);
-        const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
+            const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
             double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
             memcpy(&sh->pose[7 * i], p, sizeof p);
         }
