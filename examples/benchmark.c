@@ -51,11 +51,12 @@
  * clock-free standard-model steps (N, or with K until the last K took no pivot and left
  * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses
  * after them with the warm start the world then holds (pp_world_save_warm_start; a section
- * after the body lines, state.h); then that file is loaded again and stepped the same way under PEG, and
- * PEG's warm start is added as a second section (its poses are not written). Each model's
- * rows restore their model's section before the clock starts (the status says "warm start
- * from the state file"); a model without one starts cold (the sections are different LCPs'
- * bases, and pp_world_restore_warm_start refuses another model's).
+ * after the body lines, state.h); then that file is loaded again and stepped the same way
+ * under PEG, and PEG's warm start is added as a second section (its poses are not written;
+ * --warm-models runs one of the two). Each model's rows restore their model's section before
+ * the clock starts (the status says "warm start from the state file"); a model without one
+ * starts cold (the sections are different LCPs' bases, and pp_world_restore_warm_start
+ * refuses another model's).
  *
  * Stock ODE's own start. ODE's colliders make a contact only where two geoms overlap, and at
  * rest its contacts keep overlaps of ~1e-5 m; from a state whose overlaps were projected out,
@@ -726,7 +727,7 @@ static int settle_scene(const bench_scene *sc, int settle, double h, pp_scene_st
         if (scene.body_count > SETTLE_MAX_BODIES) _exit(4);
         for (int i = 0; i < scene.body_count; ++i) {
             const dReal *x = dBodyGetPosition(scene.bodies[i]);
-        const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
+            const dReal *q = dBodyGetQuaternion(scene.bodies[i]);
             double p[7] = {x[0], x[1], x[2], q[0], q[1], q[2], q[3]};
             memcpy(&sh->pose[7 * i], p, sizeof p);
         }
@@ -1187,6 +1188,23 @@ static int warm_finish_run(const bench_scene *sc, pp_scene_state *st, const benc
 
 static int in_list(const char *list, const char *name);
 
+/* printf-style text in memory of the length it takes (malloc'ed); NULL when out of memory. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static char *text_printf(const char *format, ...)
+{
+    va_list ap, again;
+    va_start(ap, format);
+    va_copy(again, ap);
+    const int n = vsnprintf(NULL, 0, format, ap);
+    va_end(ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) vsnprintf(text, (size_t)n + 1, format, again);
+    va_end(again);
+    return text;
+}
+
 /* --make-states, last: the solvers' warm starts written with the state (state.h).
  * DIR/<scene>.state is finished under the standard model (warm_finish_run: --warm-steps,
  * --warm-rest) and written back with the poses after the last step (velocities zeroed, as
@@ -1236,8 +1254,9 @@ static int warm_state(const bench_scene *sc, const char *dir)
                          "or a fallback, every body <= %g m/s after it, the fastest not faster "
                          "after the last than after the first; at most %d)", g_warm_rest,
                          WARM_REST_SPEED, g_warm_steps);
-            char comments[8192];
-            snprintf(comments, sizeof comments,
+            /* the file's comments and this phase's record, whole (every re-make adds one
+             * record a phase) */
+            char *comments = text_printf(
                      "%s%s warm start: pegplus-benchmark --make-states DIR --scene %s%s "
                      "--warm-steps %d --warm-rest %d --warm-models %s (pegplus %s):\n"
                      "the poses above loaded as the benchmark loads them%s%s%s, then %d steps of "
@@ -1258,7 +1277,9 @@ static int warm_state(const bench_scene *sc, const char *dir)
                                 : "the poses those steps reached are not written; the peg "
                                   "section: PEG's warm start after them, a starting basis for "
                                   "its first step from the body lines (state.h)");
-            rc = pp_scene_state_write(&st, path, comments, why, sizeof why);
+            if (!comments) snprintf(why, sizeof why, "out of memory");
+            rc = comments ? pp_scene_state_write(&st, path, comments, why, sizeof why) : -1;
+            free(comments);
             if (rc == 0)
                 printf("%s: wrote %s (%d bodies; %s: %d steps, %d pivots, fastest body %.3g m/s, "
                        "moved <= %.3g m; %s%s)\n", sc->name, path, st.count, m->name, f.steps,

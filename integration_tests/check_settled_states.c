@@ -296,7 +296,20 @@ START_TEST(test_format_round_trip_and_errors)
     fclose(f);
     ck_assert_int_eq(pp_scene_state_read(&back, path, why, sizeof why), -1);
     remove(path);
+
+    /* a comment line of any length reads back whole: the writer writes it whole (a reader
+     * that read lines into a fixed buffer took its tail for the next header line) */
     snprintf(path, sizeof path, "%s/pile6.state", dir);
+    char long_comment[1500];
+    for (size_t i = 0; i + 1 < sizeof long_comment; ++i) long_comment[i] = (char)('a' + i % 26);
+    long_comment[sizeof long_comment - 1] = '\0';
+    ck_assert_int_eq(pp_scene_state_write(&st, path, long_comment, why, sizeof why), 0);
+    ck_assert_msg(pp_scene_state_read(&back, path, why, sizeof why) == 0, "%s", why);
+    ck_assert_uint_eq(strlen(back.comments), sizeof long_comment);
+    ck_assert(!strncmp(back.comments, long_comment, sizeof long_comment - 1));
+    ck_assert_int_eq(back.count, 6);
+    ck_assert(!memcmp(back.pose, st.pose, 7 * 6 * sizeof(double)));
+    pp_scene_state_free(&back);
     remove(path);
     remove(dir);
     pp_scene_state_free(&st);
@@ -401,6 +414,89 @@ START_TEST(test_warm_start_sections)
 }
 END_TEST
 
+/* Reads `sections` under `version` (write_sections) and expects it refused with a reason
+ * naming line `line` (the body line is line 8) and containing `words`. */
+static void expect_refused(const char *path, int version, const char *sections, int line,
+                           const char *words)
+{
+    char why[1024], where[64];
+    pp_scene_state back;
+    write_sections(path, version, sections);
+    ck_assert_msg(pp_scene_state_read(&back, path, why, sizeof why) == -1,
+                  "accepted, expected: line %d, %s", line, words);
+    snprintf(where, sizeof where, "pile6.state:%d: ", line);
+    ck_assert_msg(strstr(why, where) && strstr(why, words), "'%s', expected '%s' and '%s'", why,
+                  where, words);
+}
+
+/* Damaged or forged warm-start sections (state.h): each is refused with the line and what is
+ * wrong, rather than read as something else. A section whose end line is missing is not
+ * merged with the next section (it was: the standard model's section then held the peg
+ * section's lines, and the peg model had none); a section's model is the word of its second
+ * line as pp_world_restore_warm_start reads it (blanks around it), so "model standard " is
+ * the standard model's (a second standard section was accepted beside it) and a model line
+ * further down names none; a model that is no pp_model_name is refused (such a section was
+ * kept and restored by no run). CRLF lines, no newline at the end, and sections in either
+ * order are read. */
+START_TEST(test_damaged_warm_start_sections)
+{
+    static const char STANDARD_OPEN[] = "pegplus-warm-start 1\nmodel standard\ngeoms 0\njoints 0\n";
+    static const char STANDARD_BLANKS[] = "pegplus-warm-start 1\nmodel  standard\t\ngeoms 0\n"
+                                          "joints 0\nend pegplus-warm-start\n";
+    static const char PEG_TEXT[] =
+        "pegplus-warm-start 1\nmodel peg\ngeoms 1\ndBoxClass\njoints 0\nend pegplus-warm-start\n";
+    char dir[] = "/tmp/pp_damaged_XXXXXX", path[256], text[1024], why[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/pile6.state", dir);
+
+    /* the standard section's end line missing, the peg section after it: line 13 */
+    snprintf(text, sizeof text, "%s%s", STANDARD_OPEN, PEG_TEXT);
+    expect_refused(path, 2, text, 13, "inside the section begun at line 9");
+    /* the standard section's end line missing at the end of the file: line 12 */
+    expect_refused(path, 2, STANDARD_OPEN, 12, "begun at line 9 has no 'end pegplus-warm-start'");
+    /* "model standard " is the standard model's: a second standard section */
+    snprintf(text, sizeof text, "%send pegplus-warm-start\n%s", STANDARD_OPEN, STANDARD_BLANKS);
+    expect_refused(path, 2, text, 15, "a second pegplus-warm-start section of model 'standard'");
+    expect_refused(path, 2,
+                   "pegplus-warm-start 1\ngeoms 0\nmodel standard\nend pegplus-warm-start\n", 10,
+                   "its second line is not 'model NAME'");
+    expect_refused(path, 2, "pegplus-warm-start 1\nmodel pegg\nend pegplus-warm-start\n", 10,
+                   "model 'pegg', which is no pegplus model");
+    snprintf(text, sizeof text, "%send pegplus-warm-start\n%s", STANDARD_OPEN, PEG_TEXT);
+    expect_refused(path, 1, text, 14, "a version-1 file holds at most one");
+    snprintf(text, sizeof text, "%s# after\n\nend pegplus-warm-start\n", PEG_TEXT);
+    expect_refused(path, 2, text, 17, "neither a comment nor a pegplus-warm-start section");
+    expect_refused(path, 2, "pegplus-warm-starts 1\nmodel peg\nend pegplus-warm-start\n", 9,
+                   "neither a comment nor a pegplus-warm-start section");
+
+    /* read: a section's model with blanks around it, found by its word */
+    write_sections(path, 1, STANDARD_BLANKS);
+    pp_scene_state back;
+    ck_assert_msg(pp_scene_state_read(&back, path, why, sizeof why) == 0, "%s", why);
+    ck_assert_ptr_nonnull(pp_scene_state_warm_start(&back, "standard"));
+    pp_scene_state_free(&back);
+    /* read: CRLF lines, the peg section first, no newline at the end; each section's text as
+     * the writer's (LF) */
+    char crlf[2048];
+    size_t n = 0;
+    snprintf(text, sizeof text, "%s%send pegplus-warm-start", PEG_TEXT, STANDARD_OPEN);
+    for (const char *c = text; *c && n + 2 < sizeof crlf; ++c) {
+        if (*c == '\n') crlf[n++] = '\r';
+        crlf[n++] = *c;
+    }
+    crlf[n] = '\0';
+    write_sections(path, 2, crlf);
+    ck_assert_msg(pp_scene_state_read(&back, path, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(back.warm_count, 2);
+    ck_assert_str_eq(pp_scene_state_warm_start(&back, "peg"), PEG_TEXT);
+    snprintf(text, sizeof text, "%send pegplus-warm-start\n", STANDARD_OPEN);
+    ck_assert_str_eq(pp_scene_state_warm_start(&back, "standard"), text);
+    pp_scene_state_free(&back);
+    remove(path);
+    remove(dir);
+}
+END_TEST
+
 /* PEG on the settled heap of 20 boxes keeps its LCP's warm start: its island rests, so the
  * previous step's basis is tried with the sets it knows (warm_start.c, stage_time_step.c).
  * The first step starts from PEG's own section of the file (state.h) and is warm (no pivot);
@@ -489,6 +585,7 @@ static Suite *settled_states_suite(void)
     tcase_add_test(tc, test_heap20_peg_stays_warm);
     tcase_add_test(tc, test_format_round_trip_and_errors);
     tcase_add_test(tc, test_warm_start_sections);
+    tcase_add_test(tc, test_damaged_warm_start_sections);
     suite_add_tcase(s, tc);
     return s;
 }

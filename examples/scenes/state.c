@@ -2,14 +2,17 @@
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "state.h"
 
+#include "pegplus/pegplus.h" /* pp_model_name: a warm-start section's model */
+
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char MAGIC[] = "pegplus-state";
 /* 2: more than one warm-start section (state.h); a file with at most one is written as 1 */
-enum { FORMAT_VERSION = 2, LINE_MAX_CHARS = 512 };
+enum { FORMAT_VERSION = 2 };
 
 int pp_scene_state_capture(pp_scene_state *st, const pp_scene *s)
 {
@@ -91,70 +94,144 @@ static int append_line(grown_text *g, const char *text)
     return 0;
 }
 
-/* The next line that is not a comment, without its newline; NULL at the end of the file.
- * The comments passed over are appended to *comments when it is not NULL (without "# "). */
-static char *next_line(FILE *f, char *buf, int size, int *line_no, char **comments)
+/* The next line that is not a comment, without its newline, in *line (getline's buffer: a
+ * line of any length, as the writer writes comments); NULL at the end of the file. The
+ * comments passed over are appended to *comments when it is not NULL (without "# "). */
+static char *next_line(FILE *f, char **line, size_t *capacity, int *line_no, char **comments)
 {
     grown_text g = {comments, comments && *comments ? strlen(*comments) : 0,
                     comments && *comments ? strlen(*comments) + 1 : 0};
-    while (fgets(buf, size, f)) {
+    while (getline(line, capacity, f) >= 0) {
+        char *l = *line;
         ++*line_no;
-        buf[strcspn(buf, "\r\n")] = '\0';
-        if (buf[0] != '#') return buf;
-        if (comments && strcmp(buf, "# x y z qw qx qy qz") &&
-            append_line(&g, buf + (buf[1] == ' ' ? 2 : 1)) != 0)
+        l[strcspn(l, "\r\n")] = '\0';
+        if (l[0] != '#') return l;
+        if (comments && strcmp(l, "# x y z qw qx qy qz") &&
+            append_line(&g, l + (l[1] == ' ' ? 2 : 1)) != 0)
             return NULL;
     }
     return NULL;
 }
 
-static const char WARM_MAGIC[] = "pegplus-warm-start";
+static const char WARM_MAGIC[] = "pegplus-warm-start", WARM_END[] = "end pegplus-warm-start";
 
-/* The model a warm-start text names (its first "model " line) into model[size]; 0 without. */
+/* 1 when `line` opens a warm-start section: the word pegplus-warm-start (its version is
+ * pp_world_restore_warm_start's to check). */
+static int opens_section(const char *line)
+{
+    const size_t n = sizeof WARM_MAGIC - 1;
+    return !strncmp(line, WARM_MAGIC, n) && (line[n] == '\0' || line[n] == ' ' || line[n] == '\t');
+}
+
+/* The NAME of a "model NAME" line `l` (up to its newline), read as pp_world_restore_warm_start
+ * reads it (blanks around NAME), into model[size]; 0 when `l` is not such a line or NAME does
+ * not fit. */
+static int model_line(const char *l, char *model, size_t size)
+{
+    if (strncmp(l, "model", 5) != 0 || (l[5] != ' ' && l[5] != '\t')) return 0;
+    l += 5 + strspn(l + 5, " \t");
+    const size_t n = strcspn(l, " \t\r\n");
+    const char *rest = l + n + strspn(l + n, " \t");
+    if (n == 0 || n >= size || (*rest != '\0' && *rest != '\r' && *rest != '\n')) return 0;
+    memcpy(model, l, n);
+    model[n] = '\0';
+    return 1;
+}
+
+/* The model a warm-start text names (its second line, "model NAME") into model[size]; 0
+ * without. */
 static int warm_model_of(const char *text, char *model, size_t size)
 {
-    for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-        if (strncmp(l, "model ", 6) != 0) continue;
-        const size_t n = strcspn(l + 6, "\r\n");
-        if (n == 0 || n >= size) return 0;
-        memcpy(model, l + 6, n);
-        model[n] = '\0';
-        return 1;
+    const char *second = strchr(text, '\n');
+    return second && model_line(second + 1, model, size);
+}
+
+/* 1 when `model` is a pp_model_name. */
+static int known_model(const char *model)
+{
+    for (int m = PP_MODEL_ODE; m <= PP_MODEL_PEG; ++m)
+        if (!strcmp(model, pp_model_name((pp_model)m))) return 1;
+    return 0;
+}
+
+/* why = "path:line: " and the reason; returns 0. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int refused(char *why, size_t why_size, const char *path, int line, const char *format,
+                   ...)
+{
+    const int n = snprintf(why, why_size, "%s:%d: ", path, line);
+    if (n >= 0 && (size_t)n < why_size) {
+        va_list ap;
+        va_start(ap, format);
+        vsnprintf(why + n, why_size - (size_t)n, format, ap);
+        va_end(ap);
     }
     return 0;
 }
 
-/* The warm-start sections after the body lines (their lines may be long: getline), at most
- * `max`, each of another model. 1: read (none: warm_count 0), 0: malformed or out of
- * memory. */
-static int read_warm_starts(FILE *f, pp_scene_state *st, int max, int *line_no)
+/* The warm-start sections after the body lines (their lines may be long: getline), each of
+ * another pegplus model (its second line, "model NAME"), at most one under `version` 1 and
+ * PP_SCENE_STATE_WARM_MAX under 2. 1: read (none: warm_count 0); 0: malformed or out of
+ * memory, why naming the line and what is wrong. */
+static int read_warm_starts(FILE *f, pp_scene_state *st, int version, char **buf,
+                            size_t *capacity, int *line_no, const char *path, char *why,
+                            size_t why_size)
 {
-    char *line = NULL;
-    size_t capacity = 0;
-    int ok = 1;
-    pp_scene_state_warm *w = NULL; /* the section being read; NULL between sections */
+    const int max = version >= 2 ? PP_SCENE_STATE_WARM_MAX : 1;
+    int begun[PP_SCENE_STATE_WARM_MAX]; /* the line each section begins at */
+    int lines = 0;                      /* of the section being read */
+    pp_scene_state_warm *w = NULL;      /* the section being read; NULL between sections */
     grown_text g = {NULL, 0, 0};
-    for (ssize_t n; ok && (n = getline(&line, &capacity, f)) >= 0;) {
-        ++*line_no;
+    while (getline(buf, capacity, f) >= 0) {
+        char *line = *buf;
+        const int at = ++*line_no;
         line[strcspn(line, "\r\n")] = '\0';
         if (!w) {
             /* comments and blank lines around the sections */
             if (line[0] == '#' || line[0] == '\0') continue;
-            ok = !strncmp(line, WARM_MAGIC, sizeof WARM_MAGIC - 1) && st->warm_count < max;
-            if (!ok) break; /* anything else after the body lines, or one section too many */
+            if (!opens_section(line))
+                return refused(why, why_size, path, at, "after the %d body lines, neither a "
+                               "comment nor a %s section", st->count, WARM_MAGIC);
+            if (st->warm_count == max && version < 2)
+                return refused(why, why_size, path, at, "a second %s section: a version-1 file "
+                               "holds at most one (version 2: one a model)", WARM_MAGIC);
+            if (st->warm_count == max)
+                return refused(why, why_size, path, at, "a %s section more than the %d a file "
+                               "holds", WARM_MAGIC, max);
+            begun[st->warm_count] = at;
             w = &st->warm[st->warm_count++];
             g = (grown_text){&w->text, 0, 0};
+            lines = 0;
+        } else if (opens_section(line)) {
+            return refused(why, why_size, path, at, "a %s line inside the section begun at line "
+                           "%d, which has no '%s' line before it", WARM_MAGIC,
+                           begun[st->warm_count - 1], WARM_END);
         }
-        ok = append_line(&g, line) == 0;
-        if (ok && !strncmp(line, "end ", 4) && !strcmp(line + 4, WARM_MAGIC)) {
-            ok = warm_model_of(w->text, w->model, sizeof w->model);
-            for (int k = 0; ok && k < st->warm_count - 1; ++k)
-                ok = strcmp(st->warm[k].model, w->model) != 0; /* one section per model */
-            w = NULL;
+        if (append_line(&g, line) != 0) return refused(why, why_size, path, at, "out of memory");
+        if (++lines == 2) {
+            const int k = st->warm_count - 1;
+            if (!model_line(line, w->model, sizeof w->model))
+                return refused(why, why_size, path, at, "the %s section begun at line %d: its "
+                               "second line is not 'model NAME'", WARM_MAGIC, begun[k]);
+            if (!known_model(w->model))
+                return refused(why, why_size, path, at, "the %s section begun at line %d is of "
+                               "model '%s', which is no pegplus model (pp_model_name)",
+                               WARM_MAGIC, begun[k], w->model);
+            for (int other = 0; other < k; ++other)
+                if (!strcmp(st->warm[other].model, w->model))
+                    return refused(why, why_size, path, at, "a second %s section of model '%s' "
+                                   "(the first begun at line %d): at most one a model",
+                                   WARM_MAGIC, w->model, begun[other]);
         }
+        if (!strcmp(line, WARM_END)) w = NULL;
     }
-    free(line);
-    return ok && !w;
+    if (w)
+        return refused(why, why_size, path, *line_no, "the %s section begun at line %d has no "
+                       "'%s' line (the file ends)", WARM_MAGIC, begun[st->warm_count - 1],
+                       WARM_END);
+    return 1;
 }
 
 int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t why_size)
@@ -165,19 +242,24 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
         snprintf(why, why_size, "%s: %s", path, strerror(errno));
         return errno == ENOENT ? 1 : -1;
     }
-    char line[LINE_MAX_CHARS];
+    char *line = NULL; /* getline's */
+    size_t capacity = 0;
     int line_no = 0, version = 0, ok = 1;
     /* header: the keys in their order */
-    char *l = next_line(f, line, sizeof line, &line_no, NULL);
+    char *l = next_line(f, &line, &capacity, &line_no, NULL);
     ok = l && sscanf(l, "pegplus-state %d", &version) == 1 && version >= 1 &&
          version <= FORMAT_VERSION;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "scene %63s", st->scene) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "seed %u", &st->seed) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "scene %63s", st->scene) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "seed %u", &st->seed) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "h %lf", &st->h) == 1 && st->h > 0.0;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
          sscanf(l, "settle_steps %d", &st->settle_steps) == 1 && st->settle_steps >= 0;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) && sscanf(l, "model %63s", st->model) == 1;
-    ok = ok && (l = next_line(f, line, sizeof line, &line_no, NULL)) &&
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
+         sscanf(l, "model %63s", st->model) == 1;
+    ok = ok && (l = next_line(f, &line, &capacity, &line_no, NULL)) &&
          sscanf(l, "bodies %d", &st->count) == 1 && st->count >= 0 && st->count <= (1 << 20);
     if (ok) {
         st->pose = malloc((size_t)(st->count ? st->count : 1) * 7 * sizeof *st->pose);
@@ -186,19 +268,21 @@ int pp_scene_state_read(pp_scene_state *st, const char *path, char *why, size_t 
     for (int i = 0; ok && i < st->count; ++i) {
         double *p = &st->pose[7 * i];
         char extra;
-        ok = (l = next_line(f, line, sizeof line, &line_no, i == 0 ? &st->comments : NULL)) &&
+        ok = (l = next_line(f, &line, &capacity, &line_no, i == 0 ? &st->comments : NULL)) &&
              sscanf(l, "%lf %lf %lf %lf %lf %lf %lf %c", &p[0], &p[1], &p[2], &p[3], &p[4], &p[5],
                     &p[6], &extra) == 7;
         for (int k = 0; ok && k < 7; ++k) ok = isfinite(p[k]);
         ok = ok && fabs(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6] - 1.0) < 1e-9;
     }
     /* then nothing, or the warm-start sections (not more body lines than the header says) */
-    ok = ok && read_warm_starts(f, st, version >= 2 ? PP_SCENE_STATE_WARM_MAX : 1, &line_no);
+    if (!ok)
+        snprintf(why, why_size, "%s:%d: not a pegplus-state 1 or 2 file (a header, then %d body "
+                 "lines of 7 finite numbers with a unit quaternion)", path, line_no, st->count);
+    else
+        ok = read_warm_starts(f, st, version, &line, &capacity, &line_no, path, why, why_size);
+    free(line);
     fclose(f);
     if (!ok) {
-        snprintf(why, why_size, "%s:%d: not a pegplus-state 1 or 2 file (header, %d body lines "
-                 "of 7 finite numbers with a unit quaternion, then %s sections: version 1 at "
-                 "most one, 2 at most one per model)", path, line_no, st->count, WARM_MAGIC);
         pp_scene_state_free(st);
         return -1;
     }

@@ -27,7 +27,8 @@
  * (version 1: at most one section), each pegplus.h pp_world_save_warm_start's text as it is:
  *
  *     pegplus-warm-start 1
- *     model standard          the model that made it: only that model's runs restore it
+ *     model standard          the model that made it (a pp_model_name: ode, standard, peg):
+ *                             only that model's runs restore it
  *     geoms 25 ...            (the geoms in the order a world loaded from this file sees them)
  *     end pegplus-warm-start
  *     pegplus-warm-start 1
@@ -85,8 +86,11 @@ int pp_scene_state_write(const pp_scene_state *state, const char *path, const ch
                          char *why, size_t why_size);
 
 /* Reads a state file. 0; 1 when the file does not exist (why says so); -1 when it exists but
- * cannot be read or is malformed (why says where). On success the caller frees with
- * pp_scene_state_free. */
+ * cannot be read or is malformed (why names the line and, for the warm-start sections, what is
+ * wrong: a line that is neither a comment nor a section, a section without its end line, one
+ * whose second line is not "model NAME" or whose NAME is no pp_model_name, a second section of
+ * a model, a second section under version 1). Lines may be of any length. On success the
+ * caller frees with pp_scene_state_free. */
 int pp_scene_state_read(pp_scene_state *state, const char *path, char *why, size_t why_size);
 
 /* Puts a freshly built scene into the state: runs the scene's script (before_step) without
