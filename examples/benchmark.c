@@ -49,7 +49,7 @@
  * pivots, ~100 x a warm step. --make-states ends (--warm-steps N, default 1; --warm-rest K;
  * --warm-only on the files already there) by loading the state as a row loads it, taking
  * clock-free standard-model steps (N, or with K until the last K took no pivot and left
- * every body slower than 1e-9 m/s, not faster at the end, at most N), and writing the poses
+ * every body at 1e-9 m/s or slower, not faster at the end, at most N), and writing the poses
  * after them with the warm start the world then holds (pp_world_save_warm_start; a section
  * after the body lines, state.h); then that file is loaded again and stepped the same way
  * under PEG, and PEG's warm start is added as a second section (its poses are not written;
@@ -152,8 +152,8 @@ static const char HELP_STATES[] =
     "                   added as PEG's section (its poses are not written). Each model's\n"
     "                   runs restore their own section; a model without one starts cold\n"
     "  --warm-rest K    with --warm-steps N: step each model until the last K steps took\n"
-    "                   no Lemke pivot and no fallback and left every body slower than\n"
-    "                   1e-9 m/s, the fastest no faster after the last than after the\n"
+    "                   no Lemke pivot and no fallback and left every body at 1e-9 m/s\n"
+    "                   or slower, the fastest no faster after the last than after the\n"
     "                   first, at most N steps (default 0: exactly N); a model not at\n"
     "                   rest by then writes nothing and the command fails\n"
     "  --warm-models M  with --warm-steps: the models stepped, standard, peg or both\n"
