@@ -1553,7 +1553,8 @@ int pp_peg_sticking_size(void) { return sticking_min_n; }
  *  - was not answered by screening,
  *  - has at least decline_min_n unknowns (PP_PEG_DECLINE_MIN_N, 8 000: above every PEG
  *    island with I/X sets answered in the measured scenes, the crash wall's 5 272-5 316 and
- *    heap100's 4 452 at rest, heap50's 1 962-2 100 moving; below the impact's 10 114),
+ *    heap100's 4 500-4 508 at rest, heap50's 2 202-2 210 and boxstack's <= 439 moving; below
+ *    the impact's 10 114 and the convex ball's landing, 46 601-201 554),
  * is declined when the caller allows it: not assembled, z = 0, stats->declined, and the
  * call returns PP_ERR_SOLVER so that the caller answers the island by a model whose LCP it
  * can solve, with the clock still whole. The rule reads sizes and the warm start, not the
