@@ -14,13 +14,14 @@
  * bounded iterative fallback's answer, applied with its residual reported (lcp_fallback 2).
  * Under PP_MODEL_PEG a PEG LCP that Lemke cannot solve (not copositive, spec §6) is replaced
  * by the standard model's constraints on the island's pairs (pp_step_stats.peg_fallback); a
- * PEG LCP answered approximately is kept. So is a moving island's PEG LCP that PEG's solve
- * declines before solving it (contact/src/peg_mlcp.c "Declined islands": I/X sets, no warm
- * start, not answered by screening, 8 000 unknowns or more: an impact's, which no path of
- * PEG's answers within the clock), with the clock still whole for the standard model's. If no answer is usable, the island runs without
- * contact impulses (lcp_fallback 3): the next step sees the gap psi < 0 and its psi/h term
- * pushes the bodies apart. Either way the status is in the step statistics, no other island
- * is touched, and nothing non-finite reaches ODE.
+ * PEG LCP answered approximately is kept. A moving island's PEG LCP that PEG's solve declines
+ * before solving it (contact/src/peg_mlcp.c "Declined islands": I/X sets, no warm start, not
+ * answered by screening, 8 000 unknowns or more: an impact's, which no path of PEG's answers
+ * within the clock) is replaced the same way, with the clock still whole for the standard
+ * model's. If no answer is usable, the island runs without contact impulses (lcp_fallback 3):
+ * the next step sees the gap psi < 0 and its psi/h term pushes the bodies apart. Either way
+ * the status is in the step statistics, no other island is touched, and nothing non-finite
+ * reaches ODE.
  */
 #include "world_internal.h"
 
@@ -539,12 +540,12 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     int k = world->config.friction_directions;
     const int at_start = nu_hat == NULL;
     if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0, at_start);
-    const int peg_unknowns = pp_island_lcp_unknowns(iw, k);
     iw->declined = 0;
     pp_status st = solve_list(world, iw, h, k, 1, at_start);
     if (st != PP_ERR_SOLVER) return st;
     int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
     const int declined = iw->declined;
+    const int peg_unknowns = declined ? pp_island_lcp_unknowns(iw, k) : 0;
     iw->declined = 0;
     iw->stats.peg_fallback++;
     *model = PP_MODEL_STANDARD;
