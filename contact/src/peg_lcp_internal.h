@@ -74,6 +74,8 @@ struct pp_peg_workspace {
     /* one island's joint part: entities (LCP indices and equality rows), their bodies */
     struct joint_island *ji;
     struct pp_peg_screen *screen; /* constraint screening's scratch (peg_screen.c), or NULL */
+    int decline;          /* the caller's (pp_peg_workspace_decline): islands peg_mlcp.c's
+                             rule ("Declined islands") hands back unsolved */
 };
 
 /*
@@ -207,6 +209,10 @@ int pp_peg_csc_min_n(int n);
  * (peg_mlcp.c, PP_PEG_STICKING_MIN_N = 1000); a test may lower it to run it on a moderate
  * island, and restores it. Returns the previous value. */
 int pp_peg_sticking_min_n(int n);
+/* The fewest unknowns of an island that is declined (peg_mlcp.c, "Declined islands",
+ * PP_PEG_DECLINE_MIN_N = 8 000); a test may lower it to decline a moderate island, and
+ * restores it. Returns the previous value. */
+int pp_peg_decline_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])
 #define RJAC(ws, set, axis, side) (&(ws)->rjac[((((size_t)(set)) * 3 + (axis)) * 2 + (side)) * 6])

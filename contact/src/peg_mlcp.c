@@ -1531,6 +1531,59 @@ int pp_peg_sticking_min_n(int n)
 
 int pp_peg_sticking_size(void) { return sticking_min_n; }
 
+/*
+ * Declined islands (pp_peg_workspace_decline; the stepper's moving islands under
+ * PP_MODEL_PEG). An island with I/X sets (K > 0) goes to Lemke on its whole PEG LCP unless
+ * screening answers it or the primaries' reduction does (peg_screen.c): the sticking solve
+ * and load sharing take K = 0 islands only. At an impact none of the three answers: measured
+ * on ODE's crash demo (docs/performance.md, "PEG's impact steps handed to the standard
+ * model"), the cannon ball's island at steps 15-19 holds 10 114-25 473 unknowns (1 398-2 471
+ * sets, K 1 726-5 949), screening's gate sends it cold to the reduction (S_0 1 211-3 109 of
+ * its unknowns, more than the sticking solve's size), whose sticking solve on the primaries'
+ * Stewart-Trinkle LCP (8 388-10 338 unknowns) runs 3 400-4 600 pivots to the 10 s clock and
+ * fails; the whole island's Lemke then gets no pivot and the bounded fallback answers (r
+ * 0.3-1.2) in every run since the clock was made hard. The reduction seeded with screening's
+ * S_0 instead (1 200 unknowns, its violated sets joining as in screening: 2 898 by the third
+ * round) does not answer either (the sticking solve on it: 15 816 pivots to the clock). The
+ * standard model's LCP of the same pairs at the same pose is 4 980 unknowns (830 contacts),
+ * which the sticking solve's creeping round answers in ~3 s. So an island that
+ *  - has I/X sets (K > 0) and no joint rows,
+ *  - is cold (no warm start: the stepper starts a moving island cold unless it knows every
+ *    set's basis, stage_time_step.c),
+ *  - was not answered by screening,
+ *  - has at least decline_min_n unknowns (PP_PEG_DECLINE_MIN_N, 8 000: above every PEG
+ *    island with I/X sets answered in the measured scenes, the crash wall's 5 272-5 316 and
+ *    heap100's 4 500-4 508 at rest, heap50's 2 202-2 210 and boxstack's <= 439 moving; below
+ *    the impact's 10 114 and the convex ball's landing, 46 601-201 554),
+ * is declined when the caller allows it: not assembled, z = 0, stats->declined, and the
+ * call returns PP_ERR_SOLVER so that the caller answers the island by a model whose LCP it
+ * can solve, with the clock still whole. The rule reads sizes and the warm start, not the
+ * clock: the same islands are declined clock-free.
+ */
+#ifndef PP_PEG_DECLINE_MIN_N
+#define PP_PEG_DECLINE_MIN_N 8000
+#endif
+static int decline_min_n = PP_PEG_DECLINE_MIN_N;
+
+int pp_peg_decline_min_n(int n)
+{
+    int previous = decline_min_n;
+    decline_min_n = n;
+    return previous;
+}
+
+void pp_peg_workspace_decline(pp_peg_workspace *ws, int on)
+{
+    if (ws) ws->decline = on;
+}
+
+static int declined(const pp_peg_workspace *ws, int n, int K, const pp_lcp_options *options,
+                    const unsigned char *basis)
+{
+    return ws->decline && K > 0 && n >= decline_min_n &&
+           !(basis && options && options->warm_start);
+}
+
 /* The island's bodies for the interior-point stage (lcp_interior.h, pp_interior_bodies):
  * A = L + G^T W G, G the impulse columns' Jacobian blocks (JAC) on the island's coupled bodies
  * (6 rows each, numbered in order of first appearance; a body with W_b = 0 is no column), W_b =
@@ -1883,6 +1936,20 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             if (answered) {
                 pp_lcp_result_merge(&stats->lcp, &abandoned, s == 0);
                 if (solved_n > stats->largest_island) stats->largest_island = solved_n;
+                continue;
+            }
+            /* handed back unsolved ("Declined islands"): z = 0, screening's pivots counted */
+            if (declined(ws, n, K, options, basis)) {
+                dense_store *d = ws->dense;
+                pp_status room = dense_reserve(d, n, 1, 1);
+                if (room != PP_OK) return room;
+                pp_peg_island_map(ws, &island, whole, list, count, d->island_map);
+                for (int a = 0; a < n; ++a)
+                    ws->z[d->island_map[a]] = ws->z_motion[d->island_map[a]] = 0.0;
+                stats->lcp.pivots += abandoned.pivots;
+                ++stats->declined;
+                if (n > stats->largest_island) stats->largest_island = n;
+                result = PP_ERR_SOLVER;
                 continue;
             }
             /* PEG's I/X sets reduced to their primaries for the sticking solve (peg_screen.c

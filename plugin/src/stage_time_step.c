@@ -14,10 +14,14 @@
  * bounded iterative fallback's answer, applied with its residual reported (lcp_fallback 2).
  * Under PP_MODEL_PEG a PEG LCP that Lemke cannot solve (not copositive, spec §6) is replaced
  * by the standard model's constraints on the island's pairs (pp_step_stats.peg_fallback); a
- * PEG LCP answered approximately is kept. If no answer is usable, the island runs without
- * contact impulses (lcp_fallback 3): the next step sees the gap psi < 0 and its psi/h term
- * pushes the bodies apart. Either way the status is in the step statistics, no other island
- * is touched, and nothing non-finite reaches ODE.
+ * PEG LCP answered approximately is kept. A moving island's PEG LCP that PEG's solve declines
+ * before solving it (contact/src/peg_mlcp.c "Declined islands": I/X sets, no warm start, not
+ * answered by screening, 8 000 unknowns or more: an impact's, which no path of PEG's answers
+ * within the clock) is replaced the same way, with the clock still whole for the standard
+ * model's. If no answer is usable, the island runs without contact impulses (lcp_fallback 3):
+ * the next step sees the gap psi < 0 and its psi/h term pushes the bodies apart. Either way
+ * the status is in the step statistics, no other island is touched, and nothing non-finite
+ * reaches ODE.
  */
 #include "world_internal.h"
 
@@ -411,9 +415,19 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     pp_peg_stats stats;
     for (int b = 0; b < iw->body_count; ++b) /* for dJointFeedback's torques (near_probe.c) */
         memcpy(&iw->solve_x[3 * b], iw->mlcp_body[b].x, 3 * sizeof(double));
+    /* PEG's solve may decline a moving island (the file comment); the standard model's
+     * constraints are never declined, nor an island at rest at the step's start */
+    pp_peg_workspace_decline(iw->peg, peg && !resting_first_solve);
     st = pp_peg_solve(iw->peg, &problem, &options, iw->basis, &solution, iw->slack, &stats);
+    pp_peg_workspace_decline(iw->peg, 0);
     pp_peg_workspace_start(iw->peg, NULL);
     pp_peg_workspace_fallback_start(iw->peg, NULL);
+    if (st == PP_ERR_SOLVER && stats.declined > 0) {
+        /* not solved, nothing applied or reported but the pivots spent (screening's rounds) */
+        iw->stats.lcp_pivots += stats.lcp.pivots;
+        iw->declined = 1;
+        return PP_ERR_SOLVER;
+    }
     if (at_start) iw->recovering |= stats.recovered_sets > 0;
     if (st != PP_OK && st != PP_ERR_SOLVER) return st;
     /* the unknowns solved: an island's sets left out by constraint screening are verified
@@ -526,9 +540,13 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
     int k = world->config.friction_directions;
     const int at_start = nu_hat == NULL;
     if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0, at_start);
+    iw->declined = 0;
     pp_status st = solve_list(world, iw, h, k, 1, at_start);
     if (st != PP_ERR_SOLVER) return st;
     int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
+    const int declined = iw->declined;
+    const int peg_unknowns = declined ? pp_island_lcp_unknowns(iw, k) : 0;
+    iw->declined = 0;
     iw->stats.peg_fallback++;
     *model = PP_MODEL_STANDARD;
     iw->list.contact_count = iw->list.set_count = 0;
@@ -536,9 +554,15 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
                               NULL);
     if (st != PP_OK) return st;
     if (nu_hat) pp_island_shift_gaps(world, iw, h, nu_hat);
-    pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this island "
-                           "used the standard model's %d contacts instead",
-           peg_size, peg_status, iw->list.contact_count);
+    if (declined)
+        pp_log(PP_LOG_WARNING, "the PEG LCP of a moving island (%d unknowns, I/X sets, no warm "
+                               "start) was declined as an impact's; this island used the "
+                               "standard model's %d contacts instead",
+               peg_unknowns, iw->list.contact_count);
+    else
+        pp_log(PP_LOG_WARNING, "the PEG LCP (%d unknowns) was not solved (status %d); this "
+                               "island used the standard model's %d contacts instead",
+               peg_size, peg_status, iw->list.contact_count);
     return iw->list.contact_count ? solve_list(world, iw, h, k, 0, at_start) : PP_OK;
 }
 

@@ -132,6 +132,8 @@ typedef struct pp_island_work {
                                       re-linearisation */
     int reduced;                   /* list's sets at q^l had implied ones removed (an island
                                       at rest at the start of the step, world.c) */
+    int declined;                  /* the last PEG solve declined the island (peg_mlcp.c
+                                      "Declined islands"; stage_time_step.c) */
     double dt;                     /* the sub-step being built and solved */
     int recovering;                /* a solve at the step's start pose raised a set deeper than
                                       max_correcting_velocity h to that bound

@@ -540,6 +540,8 @@ typedef struct pp_peg_stats {
     int screened_unknowns;      /* their unknowns (lcp_size counts them) */
     int screen_rounds;          /* screening's LCP rounds (each adds the violated sets) */
     int screen_whole;           /* islands where screening did not settle: solved whole */
+    int declined;               /* islands handed back unsolved (pp_peg_workspace_decline):
+                                   their z is 0 and the call returns PP_ERR_SOLVER */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;
@@ -576,6 +578,14 @@ void pp_peg_workspace_start(pp_peg_workspace *workspace, const double *z);
  * solve is skipped after a refusal. The fallback keeps it only where it is usable and better
  * than its other starts; NULL: none. Read during those calls, as pp_peg_workspace_start's. */
 void pp_peg_workspace_fallback_start(pp_peg_workspace *workspace, const double *z);
+/* Lets the next pp_peg_solve calls decline an island (on = 1; 0, the default: never): one
+ * with PEG I/X sets (K > 0), no joint rows, no warm start (options' warm_start off, or no
+ * basis), not answered by constraint screening, of at least 8 000 unknowns: an impact's
+ * island, whose PEG LCP no path of this library has answered within the clock
+ * (peg_mlcp.c, "Declined islands"). Such an island is not solved: its z is 0, the call
+ * returns PP_ERR_SOLVER with stats.declined counting it, and the caller answers it another
+ * way (the stepper: the standard model's constraints, pp_step_stats.peg_fallback). */
+void pp_peg_workspace_decline(pp_peg_workspace *workspace, int on);
 /* The whole LCP's answer z of the last pp_peg_solve (stats.lcp_size doubles; 0 in a failed
  * island), valid until the next call. */
 const double *pp_peg_last_z(const pp_peg_workspace *workspace);

@@ -283,9 +283,12 @@ typedef struct pp_step_stats {
     int peg_u_sets;          /* PP_MODEL_PEG: constraint sets of the last sub-step by kind (U:   */
     int peg_i_sets;          /*   unilateral, I: intercontact, X: cross-contact; PEG Eqs 17-24), */
     int peg_x_sets;          /*   0 under the other models                                      */
-    int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, so
-                                the standard model's constraints ran for that island instead
-                                (README "Failures"); other islands are not affected */
+    int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, or
+                                was declined as an impact's (a moving island with I/X sets,
+                                no warm start, 8 000 unknowns or more: pegplus/peg.h
+                                pp_peg_workspace_decline), so the standard model's
+                                constraints ran for that island instead (README "Failures");
+                                other islands are not affected */
     int load_shared;         /* island solves whose LCP had many solutions (redundant supports:
                                 a face on a face, a plate on balls) and whose answer load
                                 sharing replaced by the limit of a vanishing compliance

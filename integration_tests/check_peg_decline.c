@@ -1,0 +1,117 @@
+/*
+ * Declined islands (contact/src/peg_mlcp.c "Declined islands"; plugin/src/stage_time_step.c;
+ * docs/performance.md "PEG's impact steps handed to the standard model"): under PP_MODEL_PEG
+ * a moving island with I/X sets, no warm start, not answered by screening and of at least
+ * pp_peg_decline_min_n unknowns (8 000; an impact's, which no PEG path answers within the
+ * clock) is not solved by PEG: the standard model's constraints on its pairs answer it, with
+ * the island's whole budget, counted in peg_fallback. A crash made small: the crash demo's
+ * bricks in a wall of 3 rows of 5, a 10 kg ball of radius 0.5 m fired at 20 m/s from 2.6 m
+ * (it reaches the wall in the third step, h = 0.05 s), clock-free, the rule's size lowered to
+ * DECLINE_N and the sticking solve's to STICK_N, so that the resting wall's cold first step
+ * goes to the primaries' reduction as the crash wall's does (peg_screen.c "The gate").
+ *  - The wall at rest (steps 0-1: its island is cold at step 0, with X sets, above both sizes,
+ *    and answered by the reduction): not declined, every answer exact. Declining it too (the
+ *    rule without "moving") makes peg_fallback 1 there.
+ *  - The impact (step 2, the ball's and the wall's island moving, 1 512 PEG unknowns, 64 I
+ *    and 32 X sets): declined, peg_fallback 1, and the step's answers exact (no regularised,
+ *    approximate or failed solve: lcp_status 0, lcp_fallback 0), the bodies' velocities bit
+ *    for bit those of a twin world stepped the same way but switched to the standard model for
+ *    that step (so the answer applied is the standard model's LCP answer, 1 248 unknowns, at
+ *    PEG's pose and warm start, not PEG's nor the bounded fallback's; measured 13 157 pivots,
+ *    ~4 s). Without the rule PEG's Lemke answers this small island itself on M + eps I
+ *    (lcp_fallback 1) after 27 498 pivots, 26 s of CPU (measured; the crash demo's islands
+ *    are 7-17 times its size), so the test fails there on peg_fallback and lcp_fallback.
+ */
+#include "pegplus/pegplus.h"
+#include "it_common.h"
+#include "it_heap_state.h"
+
+#include <check.h>
+#include <math.h>
+#include <ode/ode.h>
+#include <stdio.h>
+#include <string.h>
+
+/* peg_mlcp.c: the sizes of the rule and of the sticking solve, for tests */
+int pp_peg_decline_min_n(int n);
+int pp_peg_sticking_min_n(int n);
+
+enum { ROWS = 3, WIDE = 5, IMPACT_STEP = 2, DECLINE_N = 257, STICK_N = 257 };
+static const double H = 0.05;                            /* s, the crash scene's step */
+static const double BALL[3] = {-2.6, 0.0, 0.55};         /* m: 0.05 m above the ground */
+static const double BALL_SPEED = 20.0;                   /* m/s along x, at the wall */
+
+static pp_world *crash(pp_scene *s)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene_brick_wall(s, ROWS, WIDE);
+    dBodyID ball = pp_scene_add_sphere(s, 0.5, 10.0, BALL);
+    dBodySetLinearVel(ball, BALL_SPEED, 0.0, 0.0);
+    return pp_it_world_clock_free(s, PP_MODEL_PEG);
+}
+
+static const pp_step_stats *stepped(pp_world *pw, int step, const char *what)
+{
+    ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+    const pp_step_stats *t = pp_world_get_stats(pw);
+    printf("check_peg_decline: %s step %d: %d unknowns solved (largest %d), %d pivots, "
+           "peg_fallback %d, residual %.3g, I/X sets %d/%d\n",
+           what, step, t->lcp_size, t->lcp_largest, t->lcp_pivots, t->peg_fallback,
+           t->lcp_residual, t->peg_i_sets, t->peg_x_sets);
+    ck_assert_msg(t->status == PP_OK && t->lcp_status == 0 && t->lcp_fallback == 0 &&
+                      t->lcp_approximate == 0 && t->islands_failed == 0,
+                  "%s step %d: status %d, lcp status %d, lcp_fallback %d, approximate %d",
+                  what, step, t->status, t->lcp_status, t->lcp_fallback, t->lcp_approximate);
+    return t;
+}
+
+START_TEST(test_impact_declined)
+{
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    pp_scene a, b;
+    pp_world *pa = crash(&a), *pb = crash(&b);
+    for (int step = 0; step < IMPACT_STEP; ++step) {
+        const pp_step_stats *t = stepped(pa, step, "wall");
+        ck_assert_msg(t->peg_fallback == 0 && t->peg_x_sets > 0 && t->lcp_size >= DECLINE_N,
+                      "wall step %d: peg_fallback %d (at rest: not declined), %d X sets, %d "
+                      "unknowns", step, t->peg_fallback, t->peg_x_sets, t->lcp_size);
+        stepped(pb, step, "twin");
+    }
+    /* the impact: declined under PEG; the twin takes the standard model for this step */
+    const pp_step_stats *t = stepped(pa, IMPACT_STEP, "impact");
+    ck_assert_msg(t->peg_fallback == 1, "impact: peg_fallback %d", t->peg_fallback);
+    ck_assert_int_eq(pp_world_set_model(pb, PP_MODEL_STANDARD), PP_OK);
+    const pp_step_stats *u = stepped(pb, IMPACT_STEP, "twin, standard model");
+    ck_assert_msg(u->peg_fallback == 0, "twin: peg_fallback %d", u->peg_fallback);
+    ck_assert_int_eq(a.body_count, b.body_count);
+    int moving = 0;
+    for (int i = 0; i < a.body_count; ++i) {
+        const dReal *va = dBodyGetLinearVel(a.bodies[i]), *vb = dBodyGetLinearVel(b.bodies[i]);
+        const dReal *wa = dBodyGetAngularVel(a.bodies[i]), *wb = dBodyGetAngularVel(b.bodies[i]);
+        for (int k = 0; k < 3; ++k) {
+            ck_assert_msg(va[k] == vb[k] && wa[k] == wb[k],
+                          "body %d: velocity not the standard model's (%.17g vs %.17g, %.17g "
+                          "vs %.17g)", i, va[k], vb[k], wa[k], wb[k]);
+            moving += fabs(va[k]) > 1e-3;
+        }
+    }
+    ck_assert_msg(moving > 1, "the impact moved no brick");
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
+    pp_world_destroy(pb);
+    pp_scene_destroy(&b);
+    pp_peg_sticking_min_n(stick_before);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("peg_decline");
+    TCase *tc = tcase_create("decline");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_impact_declined);
+    suite_add_tcase(s, tc);
+    return pp_it_run(s);
+}
