@@ -172,7 +172,8 @@ static const char HELP_OPTIONS[] =
     "                   (summed, largest), pivots, solves, lcp_fallback, approximate and\n"
     "                   unsolved island solves, contacts, islands, residual, status,\n"
     "                   load-shared and load-kept island solves, fastest body (m/s),\n"
-    "                   PEG I and X sets, unknowns left out by constraint screening\n"
+    "                   PEG I and X sets, unknowns left out by constraint screening,\n"
+    "                   whether ODE's LCP gave up, PEG islands the standard model answered\n"
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
@@ -241,7 +242,9 @@ static const char HELP_MORE[] =
     "  status    ok | cut (budget) | stopped: ... | killed: ... | settle failed | settled\n"
     "            state: ... (the file does not fit the scene); \"(QuickStep settle)\" after\n"
     "            it when the start was the fallback (CSV: the start column, state |\n"
-    "            quickstep | built)\n";
+    "            quickstep | built); \"the standard model answered a PEG island in N\n"
+    "            steps\" (pp_step_stats.peg_fallback: PEG's LCP not solved, or an impact's\n"
+    "            island PEG declined; CSV: peg_fallback_steps)\n";
 
 /* ------------------------------------------------------------------------- scenes */
 
@@ -345,6 +348,9 @@ typedef struct step_record {
     int load_shared, load_kept; /* pp_step_stats: island solves load sharing answered / kept */
     int ix_sets;                /* pp_step_stats: PEG I and X sets (their slacks, K > 0) */
     double speed;               /* fastest body after the step, m/s */
+    int peg_fallback;           /* PP_MODEL_PEG: islands the standard model answered
+                                   (pp_step_stats.peg_fallback: PEG's LCP not solved, or an
+                                   impact's island PEG declined) */
     int ode_lcp_failed;         /* PP_MODEL_ODE: ODE's LCP gave up in this step (d_ERR_LCP
                                    messages, "LCP internal error, s <= 0": dSolveLCP then
                                    leaves the unknowns it had not reached at 0) */
@@ -470,6 +476,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
          * models' count) */
         r->contacts = m->model == PP_MODEL_ODE ? stats->ode_contacts : stats->contacts;
         r->ode_lcp_failed = g_ode_lcp_messages > ode_messages;
+        r->peg_fallback = m->model == PP_MODEL_PEG ? stats->peg_fallback : 0;
         r->islands = stats->islands;
         r->solves = stats->lcp_solves;
         r->screened = stats->lcp_screened;
@@ -523,6 +530,7 @@ typedef struct run_result {
     double end_speed;           /* fastest body after the last step, m/s */
     int lcp_max, fallback_steps, bad_steps, unsolved_steps, largest_max;
     int ode_lcp_failed_steps;   /* steps in which ODE's LCP gave up (step_record) */
+    int peg_fallback_steps;     /* PEG steps with an island the standard model answered */
     int at_rest;                /* every body slower than RUN_REST_SPEED after every step */
     long rss_kb;
     char status[192];
@@ -627,6 +635,7 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         res.unsolved_steps += r->unsolved > 0;
         if (r->lcp_largest > res.largest_max) res.largest_max = r->lcp_largest;
         res.ode_lcp_failed_steps += r->ode_lcp_failed;
+        res.peg_fallback_steps += r->peg_fallback > 0;
         res.end_speed = r->speed;
     }
     res.at_rest = n > 0 && res.max_speed < RUN_REST_SPEED;
@@ -634,11 +643,11 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         for (int i = 0; i < n; ++i) {
             const step_record *r = &sh->steps[i];
             fprintf(g_series,
-                    "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d\n",
+                    "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d,%d\n",
                     sc->name, m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots,
                     r->solves, r->fallback, r->approximate, r->unsolved, r->contacts,
                     r->islands, r->residual, (int)r->status, r->load_shared, r->load_kept,
-                    r->speed, r->ix_sets, r->screened, r->ode_lcp_failed);
+                    r->speed, r->ix_sets, r->screened, r->ode_lcp_failed, r->peg_fallback);
         }
         fflush(g_series);
     }
@@ -675,6 +684,10 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         status_append(res.status, sizeof res.status,
                       "; ODE's LCP gave up (s <= 0) in %d of %d steps",
                       res.ode_lcp_failed_steps, n);
+    if (res.peg_fallback_steps > 0)
+        status_append(res.status, sizeof res.status,
+                      "; the standard model answered a PEG island in %d of %d steps",
+                      res.peg_fallback_steps, n);
     if (sh->warm_restored)
         status_append(res.status, sizeof res.status, "; warm start from the state file");
     munmap(sh, size);
@@ -1413,7 +1426,7 @@ int main(int argc, char **argv)
             fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
                               "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
                               "status,load_shared,load_kept,max_speed,peg_ix_sets,screened,"
-                              "ode_lcp_failed\n");
+                              "ode_lcp_failed,peg_fallback\n");
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");
@@ -1481,7 +1494,7 @@ int main(int argc, char **argv)
                  "cpu_us_worst,cpu_us_mean,wall_us_median,ratio_median_to_ode_step,lcp_size_mean,"
                  "lcp_size_max,pivots_per_step,fallback_steps,bad_steps,peak_rss_kb,"
                  "realtime_factor,max_speed,lcp_largest_max,unsolved_steps,end_speed,"
-                 "ode_lcp_failed_steps,at_rest,baseline_at_rest,start,status\n");
+                 "ode_lcp_failed_steps,at_rest,baseline_at_rest,start,status,peg_fallback_steps\n");
     fflush(csv);
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
@@ -1587,13 +1600,13 @@ int main(int argc, char **argv)
                    ratio_col, lcp_col, r.pivots_mean, r.fallback_steps, r.unsolved_steps,
                    r.bad_steps, r.rss_kb / 1024.0, rt, r.status);
             fprintf(csv, "%s,%s,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.2f,%d,%.2f,%d,%d,%ld,"
-                         "%.5g,%.4f,%d,%d,%.4g,%d,%d,%d,%s,%s\n",
+                         "%.5g,%.4f,%d,%d,%.4g,%d,%d,%d,%s,%s,%d\n",
                     sc->name, MODELS[m].name, sh, r.planned, r.steps, ss, r.bodies,
                     1e6 * r.cpu_median, 1e6 * r.cpu_worst, 1e6 * r.cpu_mean, 1e6 * r.wall_median,
                     ratio, r.lcp_mean, r.lcp_max, r.pivots_mean, r.fallback_steps, r.bad_steps,
                     r.rss_kb, rt, r.max_speed, r.largest_max, r.unsolved_steps, r.end_speed,
                     r.ode_lcp_failed_steps, r.at_rest, baseline_sound, own ? "ode_state" : start,
-                    csv_field(r.status));
+                    csv_field(r.status), r.peg_fallback_steps);
             fflush(csv);
         }
         pp_scene_state_free(&ode_state);
