@@ -21,12 +21,22 @@
  *    ~4 s). Without the rule PEG's Lemke answers this small island itself on M + eps I
  *    (lcp_fallback 1) after 27 498 pivots, 26 s of CPU (measured; the crash demo's islands
  *    are 7-17 times its size), so the test fails there on peg_fallback and lcp_fallback.
+ * The rule's other conditions, each on an island that meets all the others (moving, not
+ * answered by screening: screening off, pp_peg_screening, at least DECLINE_N unknowns):
+ *  - warm: the wall without gravity sliding along y at 1 m/s, solved by PEG in one step with
+ *    the rule off (so its sets' bases are kept), then a step with the rule on and
+ *    re-linearisation off (an iterate's sets at the predicted pose are new, so cold, and
+ *    would be declined): 1 416 unknowns, 64 I and 32 X sets, every set known, not declined,
+ *    0 pivots. The rule without "no warm start" declines it (peg_fallback 1).
+ *  - no I/X sets: 60 spheres touching in a row on the plane, rolling at 1 m/s, cold: U sets
+ *    only (K = 0), 714 unknowns, not declined. The rule without "K > 0" declines it.
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
 #include "it_heap_state.h"
 
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <ode/ode.h>
 #include <stdio.h>
@@ -35,6 +45,8 @@
 /* peg_mlcp.c: the sizes of the rule and of the sticking solve, for tests */
 int pp_peg_decline_min_n(int n);
 int pp_peg_sticking_min_n(int n);
+/* peg_screen.c: constraint screening on or off, for tests */
+int pp_peg_screening(int on);
 
 enum { ROWS = 3, WIDE = 5, IMPACT_STEP = 2, DECLINE_N = 257, STICK_N = 257 };
 static const double H = 0.05;                            /* s, the crash scene's step */
@@ -106,12 +118,82 @@ START_TEST(test_impact_declined)
 }
 END_TEST
 
+/* The rule's size (pp_peg_decline_min_n) is reached and the island moves, but it is warm: PEG
+ * answers it, not the standard model. */
+START_TEST(test_warm_kept)
+{
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    pp_scene a;
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene_brick_wall(&a, ROWS, WIDE);
+    dWorldSetGravity(a.world, 0.0, 0.0, 0.0);
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_PEG;
+    c.friction_directions = 4;
+    c.lcp_budget_seconds = 0;
+    c.relinearize_iterations = 0; /* an iterate's sets are new at q^: cold */
+    dWorldSetAutoDisableFlag(a.world, 0);
+    pp_world *pa = NULL;
+    ck_assert_int_eq(pp_world_create(a.world, a.space, &c, &pa), PP_OK);
+    a.pegplus = pa;
+    stepped(pa, 0, "wall at rest");
+    for (int i = 0; i < a.body_count; ++i) dBodySetLinearVel(a.bodies[i], 0.0, 1.0, 0.0);
+    pp_peg_decline_min_n(INT_MAX); /* the rule off: PEG answers the moving wall, cold */
+    const pp_step_stats *t = stepped(pa, 1, "sliding wall, the rule off");
+    ck_assert_msg(t->peg_fallback == 0, "sliding wall: peg_fallback %d", t->peg_fallback);
+    pp_peg_decline_min_n(DECLINE_N);
+    const int screening_before = pp_peg_screening(0);
+    t = stepped(pa, 2, "sliding wall, warm");
+    pp_peg_screening(screening_before);
+    ck_assert_msg(t->peg_i_sets > 0 && t->lcp_largest >= DECLINE_N,
+                  "sliding wall: %d I sets, %d unknowns: not the island meant", t->peg_i_sets,
+                  t->lcp_largest);
+    ck_assert_msg(t->peg_fallback == 0, "sliding wall, warm: peg_fallback %d (declined)",
+                  t->peg_fallback);
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
+    pp_peg_sticking_min_n(stick_before);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
+/* A moving cold island above the rule's size with U sets only (K = 0): not declined. */
+START_TEST(test_u_sets_kept)
+{
+    enum { SPHERES = 60 };
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    pp_scene a;
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene_brick_wall(&a, 0, 0); /* the plane and gravity, no brick */
+    for (int i = 0; i < SPHERES; ++i) {
+        const double x[3] = {0.2 * i, 0.0, 0.1};
+        dBodySetLinearVel(pp_scene_add_sphere(&a, 0.1, 1.0, x), 1.0, 0.0, 0.0);
+    }
+    pp_world *pa = pp_it_world_clock_free(&a, PP_MODEL_PEG);
+    const int screening_before = pp_peg_screening(0);
+    const pp_step_stats *t = stepped(pa, 0, "rolling spheres");
+    pp_peg_screening(screening_before);
+    ck_assert_msg(t->peg_u_sets > 0 && t->peg_i_sets == 0 && t->peg_x_sets == 0 &&
+                      t->lcp_largest >= DECLINE_N,
+                  "spheres: %d U, %d I, %d X sets, %d unknowns: not the island meant",
+                  t->peg_u_sets, t->peg_i_sets, t->peg_x_sets, t->lcp_largest);
+    ck_assert_msg(t->peg_fallback == 0, "spheres (K = 0): peg_fallback %d (declined)",
+                  t->peg_fallback);
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_decline");
     TCase *tc = tcase_create("decline");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_impact_declined);
+    tcase_add_test(tc, test_warm_kept);
+    tcase_add_test(tc, test_u_sets_kept);
     suite_add_tcase(s, tc);
     return pp_it_run(s);
 }

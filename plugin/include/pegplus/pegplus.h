@@ -285,7 +285,8 @@ typedef struct pp_step_stats {
     int peg_x_sets;          /*   0 under the other models                                      */
     int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, or
                                 was declined as an impact's (a moving island with I/X sets,
-                                no warm start, 8 000 unknowns or more: pegplus/peg.h
+                                no joint rows, no warm start, 8 000 unknowns or more, not
+                                answered by constraint screening: pegplus/peg.h
                                 pp_peg_workspace_decline), so the standard model's
                                 constraints ran for that island instead (README "Failures");
                                 other islands are not affected */
