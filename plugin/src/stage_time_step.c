@@ -226,12 +226,33 @@ static double body_energy(const pp_mlcp_body *m, const double *nu)
  */
 #define PUSH_OUT_QUERY 1e-9 /* m: gaps and distances within it are touching, kept as read */
 
+/* The signed distance of contact k's pair of shapes (world indices), asked once per pair in
+ * a run of contacts of the same pair (*q caches the last); -HUGE_VAL where not known. */
+typedef struct pair_query {
+    int shape_a, shape_b;
+    double distance;
+} pair_query;
+
+static double pair_distance(const pp_world *world, const pp_contact *k, pair_query *q)
+{
+    if (k->shape_a != q->shape_a || k->shape_b != q->shape_b) {
+        pp_proximity near;
+        q->shape_a = k->shape_a;
+        q->shape_b = k->shape_b;
+        q->distance = pp_shape_distance(&world->scratch.shapes[k->shape_a],
+                                        &world->scratch.shapes[k->shape_b], &near) == PP_OK
+                          ? near.distance
+                          : -HUGE_VAL;
+    }
+    return q->distance;
+}
+
 static int energy_bounded(const pp_world *world, const pp_island_work *iw, double h,
                           const pp_lcp_result *lcp, int at_start)
 {
     if (iw->dynamic_count != iw->body_count) return 1; /* a body outside the island's set */
-    double before = 0.0, after = 0.0, allowance = 0.0, impulse = 0.0, pair_distance = 0.0;
-    int pair_a = -1, pair_b = -1;
+    double before = 0.0, after = 0.0, allowance = 0.0, impulse = 0.0;
+    pair_query pair = {-1, -1, 0.0};
     for (int l = 0; l < iw->body_count; ++l) {
         const pp_mlcp_body *m = &iw->mlcp_body[l];
         if (world->bodies[iw->body[l]].kinematic || !(m->inv_mass > 0.0))
@@ -247,16 +268,8 @@ static int energy_bounded(const pp_world *world, const pp_island_work *iw, doubl
         const double *f = &iw->friction_vector[3 * c];
         double psi = k->psi;
         if (at_start && p > 0.0 && psi < -PUSH_OUT_QUERY) {
-            if (k->shape_a != pair_a || k->shape_b != pair_b) { /* world shape indices */
-                pp_proximity near;
-                pair_a = k->shape_a;
-                pair_b = k->shape_b;
-                pair_distance = pp_shape_distance(&world->scratch.shapes[pair_a],
-                                                  &world->scratch.shapes[pair_b], &near) == PP_OK
-                                    ? near.distance
-                                    : -HUGE_VAL; /* not known: psi as read */
-            }
-            if (pair_distance > PUSH_OUT_QUERY) psi = fmax(psi, pair_distance);
+            const double d = pair_distance(world, k, &pair);
+            if (d > PUSH_OUT_QUERY) psi = fmax(psi, d);
         }
         allowance += p * fmax(0.0, -psi / h);
         impulse += fabs(p) + sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
@@ -469,6 +482,62 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     return st;
 }
 
+/*
+ * A PEG set's impulse acts along its primary's normal only (Eqs 40-41), and its work at the
+ * end velocity is p G_p^T nu+ = -p (psi_p/h + sum c) <= p max(0, -psi_p/h) (energy_bounded):
+ * a primary whose gap reads an overlap may push out at -psi_p/h while the set's combined gap
+ * max_s g_s closes through another member. Between shapes that are apart the overlap is
+ * not there (energy_bounded allows no push-out work), yet such sets exist: an X set whose
+ * alternatives all read psi < 0 gets the pair's separating facet as one more secondary
+ * (peg_constraints.c "Sets that read the pair deeper than it is"), and keeps the primary
+ * chosen before it, with psi < 0. When the facet's gap closes in the step, Lemke may carry
+ * the impulse on that primary, along a normal the bodies leave at speed, and the exact
+ * answer gains energy. Measured (soak seed 1246, PEG, step 79, the sub-step of h = 1.64e-4 s
+ * after the impacts, a 46.7 kg box and a 0.037 kg hull 0.67 mm apart closing at 4.10 m/s
+ * along the facet): p = 1.6e-5 N s on an edge-edge primary with psi = -0.0425 m, whose
+ * normal the bodies leave at 10.9 m/s, +1.4e-4 J; the regularised retry spread the impulse
+ * over the four sets holding the facet, +4.2e-5 J: the island got no contact impulse.
+ *
+ * The retry after such an answer, at the step's start pose: every set of a pair that is apart
+ * (signed distance d > PUSH_OUT_QUERY) whose primary reads psi < -PUSH_OUT_QUERY takes its
+ * member of largest psi as primary (swapped with it; the set's constraint, max_s psi_s >= 0
+ * over the same members, is unchanged, only the impulse's direction moves). That member
+ * reads the set's value, which is at least the pair's separating-axis gap, > 0 when apart
+ * (peg_constraints.c): its allowance p max(0, -psi/h) is 0, so an exact answer of the
+ * re-primed LCP does no push-out work there and keeps the energy bound by the derivation in
+ * energy_bounded (seed 1246: -2.0e-4 J, p = 4.0e-5 N s along the facet, 36 pivots, r(z) =
+ * 5e-20). Only a set with a member reading psi > PUSH_OUT_QUERY is re-primed. The list keeps
+ * the new primaries for the rest of the step (reported contacts, warm start, the
+ * re-linearisation's working set).
+ * Returns the number of sets re-primed.
+ */
+static int reprime_apart_sets(const pp_world *world, pp_island_work *iw)
+{
+    pp_constraint_list *l = &iw->list;
+    pair_query pair = {-1, -1, 0.0};
+    int reprimed = 0;
+    for (int j = 0; j < l->set_count; ++j) {
+        const int first = l->sets[j].first;
+        if (l->sets[j].count < 2 || !(l->contacts[first].psi < -PUSH_OUT_QUERY)) continue;
+        int best = first;
+        for (int i = first + 1; i < first + l->sets[j].count; ++i)
+            if (l->contacts[i].psi > l->contacts[best].psi) best = i;
+        if (!(l->contacts[best].psi > PUSH_OUT_QUERY) ||
+            !(pair_distance(world, &l->contacts[first], &pair) > PUSH_OUT_QUERY))
+            continue;
+        const pp_contact t = l->contacts[first];
+        l->contacts[first] = l->contacts[best];
+        l->contacts[best] = t;
+        for (int r = 0; r < 3; ++r) {
+            const double x = l->restitution[3 * first + r];
+            l->restitution[3 * first + r] = l->restitution[3 * best + r];
+            l->restitution[3 * best + r] = x;
+        }
+        ++reprimed;
+    }
+    return reprimed;
+}
+
 /* The relative compliance of the retry after an answer beyond the energy bound: the largest
  * shift of the LCP's own regularised retries (pegplus/lcp.h PP_LCP_EPS_MAX). */
 #define ENERGY_RETRY_COMPLIANCE PP_LCP_EPS_MAX
@@ -476,7 +545,9 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
 /*
  * The island's LCP, with the energy acceptance (energy_bounded) on every answer: an answer
  * beyond the bound is a failed solve and goes down the failure path of README "Failures":
- * the problem regularised (a compliance of ENERGY_RETRY_COMPLIANCE max_i M_ii on the
+ * under PEG at the step's start pose, first the sets between shapes that are apart pushing
+ * along a primary that reads an overlap re-primed (reprime_apart_sets) and solved again;
+ * then the problem regularised (a compliance of ENERGY_RETRY_COMPLIANCE max_i M_ii on the
  * contacts' rows, lcp_fallback 1), and if that answer is beyond the bound too, no contact
  * impulse this step (lcp_fallback 3): the joint rows are solved alone (their impulses keep
  * the mechanism together) and the contacts' psi/h terms act at the next step.
@@ -487,6 +558,15 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
     int rejected = 0;
     pp_status st = solve_once(world, iw, h, k, peg, at_start, world->config.compliance, 1, &rejected);
     if (!rejected) return st;
+    const int reprimed = peg && at_start ? reprime_apart_sets(world, iw) : 0;
+    if (reprimed > 0) {
+        pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered beyond the energy "
+                               "bound; solved again with %d sets between shapes that are apart "
+                               "re-primed on their member of largest gap (their primary read "
+                               "an overlap)", iw->stats.lcp_size, reprimed);
+        st = solve_once(world, iw, h, k, peg, at_start, world->config.compliance, 1, &rejected);
+        if (!rejected) return st;
+    }
     pp_log(PP_LOG_WARNING, "an island's LCP (%d unknowns) was answered beyond the energy bound "
                            "(kinetic energy above nu*'s plus the gap and joint terms' work); "
                            "solved again with compliance %g", iw->stats.lcp_size,
