@@ -209,6 +209,55 @@ START_TEST(test_heap20_gaps_follow_the_update)
 }
 END_TEST
 
+/*
+ * The creep cured (standard model): heap20 from its state file, HEAP20_REST_STEPS clock-free
+ * steps; from step SETTLED_FROM on (the state file's warm basis, made by the old acceptance,
+ * is repaired in the first steps) no body moves faster than HEAP20_REST_SPEED (m/s, and
+ * rad/s times 1 m). With the clamped warm basis accepted (main before the contact-block
+ * repair, lcp_warm_repair.c) the bottom box grows x1.08 a step to 7.8e-7 m/s; the repaired
+ * warm answers keep it at 1.8e-10 m/s.
+ */
+#define HEAP20_REST_SPEED 1e-9
+enum { HEAP20_REST_STEPS = 300, SETTLED_FROM = 20 };
+
+START_TEST(test_heap20_standard_rests)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/heap20.state", PP_STATES_DIR);
+    pp_scene scene;
+    pp_scene_state st;
+    int script_steps = 0;
+    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", BODIES,
+                                         PP_MODEL_STANDARD);
+    const char *warm = pp_scene_state_warm_start(&st, pp_model_name(PP_MODEL_STANDARD));
+    ck_assert_ptr_nonnull(warm);
+    ck_assert_int_eq(pp_world_restore_warm_start(pw, warm), PP_OK);
+    double fastest = 0.0;
+    int at = -1;
+    for (int s = 0; s < HEAP20_REST_STEPS; ++s) {
+        if (scene.before_step) scene.before_step(&scene, script_steps + s);
+        ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
+        if (s < SETTLED_FROM) continue;
+        for (int i = 0; i < BODIES; ++i) {
+            const dReal *v = dBodyGetLinearVel(scene.bodies[i]);
+            const dReal *w = dBodyGetAngularVel(scene.bodies[i]);
+            const double speed = fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                                      sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+            if (speed > fastest) {
+                fastest = speed;
+                at = s;
+            }
+        }
+    }
+    printf("check_heap_creep: heap20, standard, steps %d-%d: fastest body %.3g (step %d)\n",
+           SETTLED_FROM, HEAP20_REST_STEPS - 1, fastest, at);
+    ck_assert_msg(fastest <= HEAP20_REST_SPEED, "heap20 creeps: %.3g at step %d", fastest, at);
+    pp_world_destroy(pw);
+    pp_scene_destroy(&scene);
+    pp_scene_state_free(&st);
+}
+END_TEST
+
 static Suite *heap_creep_suite(void)
 {
     Suite *s = suite_create("heap_creep");
@@ -217,6 +266,7 @@ static Suite *heap_creep_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_lone_box_rests, 0, 2);
     tcase_add_loop_test(tc, test_heap20_gaps_follow_the_update, 0, 2);
+    tcase_add_test(tc, test_heap20_standard_rests);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -33,9 +33,9 @@ size_t pp_lcp_workspace_size(int n_max)
     size_t n = (size_t)n_max, s = square_order(n_max);
     size_t bytes = align_up(sizeof(struct pp_lcp_workspace));
     bytes += 4 * align_up(s * s * sizeof(double));
-    bytes += 12 * align_up(n * sizeof(double));
+    bytes += 13 * align_up(n * sizeof(double));
     bytes += 4 * align_up(n * sizeof(int));
-    bytes += 2 * align_up(n);
+    bytes += 3 * align_up(n);
     return bytes;
 }
 
@@ -65,11 +65,11 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
         *squares[i] = (double *)p;
         p += align_up(s * s * sizeof(double));
     }
-    double **vectors[12] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
+    double **vectors[13] = {&ws->x,      &ws->y,        &ws->residual, &ws->sum_hi,
                             &ws->sum_lo, &ws->column,   &ws->rhs,      &ws->z_try,
                             &ws->w_try,  &ws->covering, &ws->start_covering,
-                            &ws->row_sums};
-    for (int i = 0; i < 12; ++i) {
+                            &ws->row_sums, &ws->repair_z};
+    for (int i = 0; i < 13; ++i) {
         *vectors[i] = (double *)p;
         p += align_up(n * sizeof(double));
     }
@@ -84,6 +84,8 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->basis = p;
     p += align_up(n);
     ws->start_basis = p;
+    p += align_up(n);
+    ws->repair_basis = p;
     ws->pattern_start = ws->pattern_rows = NULL;
     ws->pattern_shared = 0;
     ws->m_row_start = ws->m_col_index = NULL;
@@ -162,6 +164,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.fallback_iterations = 0;
     o.fallback_work = 0.0;
     o.fallback_start = NULL;
+    o.contact_block = NULL;
     return o;
 }
 
@@ -573,6 +576,40 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
     return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
 }
 
+/* The warm basis repaired by contact blocks (lcp_warm_repair.c), zt its basis solution: each
+ * round takes the violated contacts' blocks out of or into the basis (pp_lcp_warm_moves) and
+ * solves again, at most WARM_REPAIR_ROUNDS times; a basis without violation beyond
+ * WARM_REPAIR_FLOOR (relative to ||z||_inf on the z side, ||q||_inf on the w side) is accepted
+ * as usual (rel(z) <= the tolerance), and left in ws->repair_basis. 0: not repaired (Lemke
+ * from the given basis follows, as for a warm basis refused). Only a warm basis whose own
+ * answer is near one (rel(z) <= WARM_REPAIR_NEAR) is repaired: a basis far off (a contact
+ * opened, another closed) is Lemke's, as before (the symmetric cylinder across a cylinder,
+ * check_cylinder, fell to another vertex and overlapped 3.1e-9 m when every basis was). */
+#define WARM_REPAIR_ROUNDS 6
+#define WARM_REPAIR_FLOOR 1e-12
+#define WARM_REPAIR_NEAR 1e-1
+static int warm_repaired(pp_lcp_workspace *ws, const lcp_matrix *m, double eps, const double *q,
+                         const pp_lcp_options *o, const unsigned char *warm, double *zt,
+                         double *w, pp_lcp_result *result)
+{
+    const int n = m->n;
+    unsigned char *b = ws->repair_basis;
+    double *raw = ws->repair_z;
+    const double w_floor = WARM_REPAIR_FLOOR * pp_lcp_inf_norm(n, q);
+    memcpy(b, warm, (size_t)n);
+    for (int round = 0;; ++round) {
+        memcpy(raw, zt, (size_t)n * sizeof *raw);
+        const int ok = matrix_accept(m, q, eps, o, zt, w, result);
+        const int moved = pp_lcp_warm_moves(n, o->contact_block, raw, w, b,
+                                            WARM_REPAIR_FLOOR * pp_lcp_inf_norm(n, raw), w_floor);
+        if (!moved || (round == 0 && !(result->relative_residual <= WARM_REPAIR_NEAR)))
+            return ok && !moved;
+        if (round == WARM_REPAIR_ROUNDS || pp_lcp_clock_out(ws) ||
+            !matrix_solve_basis(ws, m, 1, q, b, zt))
+            return 0;
+    }
+}
+
 /* One attempt on LCP(Me, q), Me = M + eps I; acceptance is measured against (M, q). */
 static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, double eps,
                                 const double *q, const pp_lcp_options *o,
@@ -584,10 +621,13 @@ static pp_lcp_status solve_once(pp_lcp_workspace *ws, const lcp_matrix *m, doubl
     const int out_of_time = pp_lcp_clock_out(ws); /* "The hard clock": no basis solve, no path */
 
     if (warm && !out_of_time) {
+        const int repair = o->contact_block != NULL;
         if (matrix_solve_basis(ws, m, 1, q, warm, zt) &&
-            matrix_accept(m, q, eps, o, zt, w, result)) {
+            (repair ? warm_repaired(ws, m, eps, q, o, warm, zt, w, result)
+                    : matrix_accept(m, q, eps, o, zt, w, result))) {
             memcpy(z, zt, (size_t)n * sizeof *z);
-            if (basis_out != warm) memcpy(basis_out, warm, (size_t)n);
+            const unsigned char *b = repair ? ws->repair_basis : warm;
+            if (basis_out != b) memcpy(basis_out, b, (size_t)n);
             result->warm_started = 1;
             return PP_LCP_SOLVED;
         }

@@ -195,6 +195,9 @@ struct pp_lcp_workspace {
                              refactorisation: equations R */
     unsigned char *basis; /* n: internal basis flags */
     unsigned char *start_basis; /* n: a given start basis as repaired (lemke.c, "Repair") */
+    unsigned char *repair_basis; /* n: the warm basis repaired block by block
+                                   (lcp_warm_repair.c) */
+    double *repair_z;     /* n: its basis solution before the clamp */
     double shift;         /* n >= PP_LCP_SPARSE_MIN_N: the regularised retries pivot on
                              M + shift I, added on the fly (no copy of M); else 0 */
     int cycled;           /* 1 when the last Lemke path ended on its cycling detector
@@ -429,6 +432,14 @@ pp_lcp_status pp_lcp_fallback(pp_lcp_workspace *ws, int n, const double *M, cons
                               pp_lcp_result *result);
 
 double pp_lcp_inf_norm(int n, const double *x);
+/* The warm basis repaired by contact blocks (lcp_warm_repair.c): one round of moves on basis
+ * for the basis solution z (before its clamp) and w = M max(z, 0) + q, with the blocks of
+ * pp_lcp_options.contact_block; basic z_i < -z_floor leave, else nonbasic w_i < -w_floor
+ * enter, each with its contact's block. Returns the number of violated unknowns (0: none,
+ * basis unchanged). */
+#define PP_LCP_BLOCK_BETA_MAX 64
+int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w,
+                      unsigned char *basis, double z_floor, double w_floor);
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
                      pp_lcp_result *result);
 int pp_lcp_all_finite(size_t count, const double *x);

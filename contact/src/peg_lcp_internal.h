@@ -191,6 +191,7 @@ typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
     int *island_map;
+    int *island_blocks;    /* the island's contact blocks (pp_peg_contact_blocks) */
     int capacity;          /* n the vectors hold */
     int matrix_capacity;   /* order of the matrix M holds (below PP_LCP_SPARSE_MIN_N while
                               solving: larger islands have their own, peg_mlcp.c) */
@@ -292,6 +293,22 @@ static inline int col_index(const lcp_layout *L, int j, int l)
 static inline int sigma_index(const lcp_layout *L, int j)
 {
     return L->ns + L->K + L->nf * L->k + L->friction[j];
+}
+
+/* The contact blocks of the LCP of layout L over the sets list[0..count) for
+ * pp_lcp_options.contact_block (pegplus/lcp.h): each set's p, betas and sigma carry the index
+ * of its p; slacks, rolling and the n - layout_size(L) joint unknowns after them carry -1. */
+static inline void pp_peg_contact_blocks(const lcp_layout *L, const int *list, int count, int n,
+                                         int *blocks)
+{
+    for (int a = 0; a < n; ++a) blocks[a] = -1;
+    for (int t = 0; t < count; ++t) {
+        const int j = list[t], P = row_index(L, j, 0);
+        blocks[P] = P;
+        if (L->friction[j] < 0) continue;
+        for (int r = 1; r <= L->k; ++r) blocks[row_index(L, j, r)] = P;
+        blocks[sigma_index(L, j)] = P;
+    }
 }
 
 /* Joint rows: the LCP unknowns of a row (pegplus/peg.h pp_joint_row). */

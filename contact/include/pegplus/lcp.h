@@ -159,6 +159,15 @@ typedef struct pp_lcp_options {
                                    (another method's approximate answer), kept as the warm
                                    basis solution is (pp_lcp_solve_fallback, 1.); NULL
                                    (default): none */
+    const int *contact_block;   /* n entries, or NULL (default): the contact blocks of ST96's
+                                   LCP (pegplus/mlcp.h, peg.h): for a contact's normal p, its
+                                   friction unknowns beta_1..k and sigma, the index of that
+                                   contact's p (p's own entry: itself); -1 for every other
+                                   unknown (PEG's slacks, rolling, joint rows). A frictional
+                                   block's sigma is its highest index, its betas the others in
+                                   increasing direction order. Given, a warm basis whose answer
+                                   is infeasible beyond rounding is repaired contact by contact
+                                   before it is accepted (lcp_warm_repair.c) */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */

@@ -1,0 +1,188 @@
+/*
+ * The warm basis repaired contact by contact (issue 11; docs/performance.md "The warm basis
+ * repaired by contact blocks").
+ *
+ * A warm basis B (the last step's) is solved for the new q: M_BB z_B = -q_B, w_N = M_NB z_B +
+ * q_N. Where some basic z_i < 0 (a pull, or friction that pulls) or some nonbasic w_i < 0 (an
+ * approach, or a slip nothing opposes) beyond rounding, B is not a solution basis, and the
+ * clamped answer (z_B < 0 set to 0) is not an LCP answer: accepted step after step on a
+ * degenerate resting vertex it gains energy (docs/performance.md "heap20's recurring creep").
+ * Single unknowns moved in and out of B (block principal pivoting) leave M_BB singular where a
+ * contact's sigma loses all its betas (sigma's column of M has entries only in its betas' rows,
+ * ST96 Eq 26: rho_f = G_f^T nu + E sigma). Here the moves keep each contact's block
+ * [p; beta_1..k; sigma] in one of the patterns of a vertex of ST96's LCP, each with a
+ * nonsingular diagonal block (k = 4: d_j and d_{j+2} = -d_j, so at most two adjacent betas of
+ * a sticking contact are independent):
+ *   open      p out; sigma in with the beta of the most negative tangential velocity
+ *             v_j = w_beta_j - sigma (its block [[a, 1], [-1, 0]], determinant 1);
+ *   sticking  p in; sigma out; the two adjacent betas of the most negative v_j (one when
+ *             k <= 2);
+ *   sliding   p in; sigma in; the betas it had.
+ * One round changes the blocks of the violated unknowns. Basic z_i < -z_floor: a pull of p
+ * opens its contact; a beta's pull takes it out (sigma with it when no beta would be left; a
+ * sticking contact keeps at most two adjacent betas); an open contact's sigma below zero takes
+ * its friction out; a loaded contact's sigma below zero is left to the clamp unless far beyond
+ * (SIGMA_PULL), where the contact sticks. Only when no basic z is negative, nonbasic w_i <
+ * -w_floor: an approach closes an open contact as sticking, a slip of an open contact brings
+ * sigma in with that beta, w_sigma < 0 (friction beyond the cone) brings sigma in; a loaded
+ * contact's slip is left as it is. Unknowns outside the blocks move one by one. Each of the
+ * moves left out was measured to make M_BB singular up to the compliance on heap20: it adds or
+ * drops a velocity row of a body whose rows already determine it, where Lemke would exchange
+ * it with another (a ratio test the repair does not have).
+ */
+#include "lcp_internal.h"
+
+#include <math.h>
+
+/* The block of contact normal P: its betas (increasing index) and sigma (-1: frictionless). */
+typedef struct contact_block {
+    int p, nb, sigma;
+    int beta[PP_LCP_BLOCK_BETA_MAX];
+} contact_block;
+
+static void block_of(int n, const int *blocks, int P, contact_block *b)
+{
+    b->p = P;
+    b->nb = 0;
+    b->sigma = -1;
+    int last = -1;
+    for (int i = P + 1; i < n; ++i)
+        if (blocks[i] == P) {
+            if (last >= 0 && b->nb < PP_LCP_BLOCK_BETA_MAX) b->beta[b->nb++] = last;
+            last = i;
+        }
+    b->sigma = last;
+}
+
+static int betas_in(const contact_block *b, const unsigned char *basis)
+{
+    int c = 0;
+    for (int j = 0; j < b->nb; ++j) c += basis[b->beta[j]] != 0;
+    return c;
+}
+
+/* v_j = w_beta_j - sigma: the tangential velocity along d_j (ST96 Eq 26). */
+static int slip_direction(const contact_block *b, const double *z, const double *w)
+{
+    const double s = b->sigma >= 0 && z[b->sigma] > 0.0 ? z[b->sigma] : 0.0;
+    int best = 0;
+    for (int j = 1; j < b->nb; ++j)
+        if (w[b->beta[j]] - s < w[b->beta[best]] - s) best = j;
+    return best;
+}
+
+static void betas_out(const contact_block *b, unsigned char *basis)
+{
+    for (int j = 0; j < b->nb; ++j) basis[b->beta[j]] = 0;
+}
+
+/* Sticking: p in, sigma out, the two adjacent betas around the slip direction. */
+static void make_sticking(const contact_block *b, const double *z, const double *w,
+                          unsigned char *basis)
+{
+    basis[b->p] = 1;
+    if (b->sigma < 0) return;
+    basis[b->sigma] = 0;
+    const int j = slip_direction(b, z, w);
+    betas_out(b, basis);
+    basis[b->beta[j]] = 1;
+    if (b->nb > 2) {
+        const int up = b->beta[(j + 1) % b->nb], down = b->beta[(j + b->nb - 1) % b->nb];
+        basis[w[up] <= w[down] ? up : down] = 1;
+    }
+}
+
+static void make_open(const contact_block *b, const double *z, const double *w,
+                      unsigned char *basis)
+{
+    basis[b->p] = 0;
+    if (b->sigma < 0) return;
+    const int j = slip_direction(b, z, w);
+    betas_out(b, basis);
+    basis[b->beta[j]] = 1;
+    basis[b->sigma] = 1;
+}
+
+
+/* A sticking block (p in, sigma out) keeps at most two adjacent betas, the largest z and its
+ * larger basic neighbour: without sigma's row two opposite betas (d_{j+2} = -d_j at k = 4)
+ * have opposite columns up to the compliance on the diagonal, and M_BB is singular to it. */
+static void stick_betas(const contact_block *b, const double *z, unsigned char *basis)
+{
+    if (!basis[b->p] || b->sigma < 0 || basis[b->sigma] || betas_in(b, basis) <= 2) return;
+    int j = -1;
+    for (int t = 0; t < b->nb; ++t)
+        if (basis[b->beta[t]] && (j < 0 || z[b->beta[t]] > z[b->beta[j]])) j = t;
+    const int up = b->beta[(j + 1) % b->nb], down = b->beta[(j + b->nb - 1) % b->nb];
+    const int keep = basis[up] && (!basis[down] || z[up] >= z[down]) ? up
+                     : basis[down]                                    ? down
+                                                                      : -1;
+    betas_out(b, basis);
+    basis[b->beta[j]] = 1;
+    if (keep >= 0) basis[keep] = 1;
+}
+
+/* A loaded contact's sigma (its sliding speed) below -z_floor is left to the clamp unless it
+ * is SIGMA_PULL times beyond: at the floor it is a contact sliding at zero speed, degenerate
+ * between sliding and sticking, and either move adds or drops a velocity row of a body already
+ * determined (heap20: near-singular M_BB, |z| to 1e12); far beyond, the contact sticks. */
+#define SIGMA_PULL 1e3
+int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w,
+                      unsigned char *basis, double z_floor, double w_floor)
+{
+    int changed = 0;
+    contact_block b;
+    /* basic z_i < -z_floor: out, by blocks */
+    for (int i = 0; i < n; ++i) {
+        if (!basis[i] || !(z[i] < -z_floor)) continue;
+        const int P = blocks[i];
+        if (P < 0) {
+            basis[i] = 0;
+            ++changed;
+            continue;
+        }
+        block_of(n, blocks, P, &b);
+        if (i == b.sigma && basis[P] && !(z[i] < -SIGMA_PULL * z_floor)) continue;
+        ++changed;
+        if (i == b.sigma && basis[P]) {
+            make_sticking(&b, z, w, basis);
+        } else if (i == P) {
+            make_open(&b, z, w, basis);
+        } else if (i == b.sigma) { /* an open contact without slip: no friction */
+            betas_out(&b, basis);
+            basis[i] = 0;
+        } else {
+            basis[i] = 0;
+            if (i != b.sigma && b.sigma >= 0 && basis[b.sigma] && betas_in(&b, basis) == 0)
+                basis[b.sigma] = 0;
+            stick_betas(&b, z, basis);
+        }
+    }
+    if (changed) return changed;
+    /* nonbasic w_i < -w_floor: in, by blocks */
+    for (int i = 0; i < n; ++i) {
+        if (basis[i] || !(w[i] < -w_floor)) continue;
+        const int P = blocks[i];
+        if (P < 0) {
+            basis[i] = 1;
+            ++changed;
+            continue;
+        }
+        block_of(n, blocks, P, &b);
+        /* a loaded contact's slip: left (a beta entering adds a velocity row; measured, taken
+         * in alone or in exchange for the block's least beta, it did not converge on heap20) */
+        if (i != P && i != b.sigma && basis[P]) continue;
+        ++changed;
+        if (i == P) {
+            make_sticking(&b, z, w, basis);
+        } else if (i == b.sigma) {
+            basis[i] = 1;
+            if (betas_in(&b, basis) == 0) basis[b.beta[slip_direction(&b, z, w)]] = 1;
+        } else { /* an open contact slipping against d_i */
+            betas_out(&b, basis);
+            basis[i] = 1;
+            if (b.sigma >= 0) basis[b.sigma] = 1;
+        }
+    }
+    return changed;
+}
