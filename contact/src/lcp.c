@@ -495,6 +495,19 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
                 return PP_ERR_INVALID_ARGUMENT;
             }
     }
+    /* the contact blocks index the warm basis in its repair (lcp_warm_repair.c): each entry
+     * -1 or the index P <= i of a p whose own entry is P */
+    if (o->contact_block) {
+        const int *blocks = o->contact_block;
+        for (int i = 0; i < n; ++i) {
+            const int P = blocks[i];
+            if (P < -1 || P > i || (P >= 0 && blocks[P] != P)) {
+                pp_log(PP_LOG_ERROR, "%s: contact_block[%d] = %d is not -1 or the index of a "
+                       "p at or before it whose own entry is itself", who, i, P);
+                return PP_ERR_INVALID_ARGUMENT;
+            }
+        }
+    }
     return PP_OK;
 }
 

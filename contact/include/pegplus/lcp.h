@@ -165,7 +165,10 @@ typedef struct pp_lcp_options {
                                    contact's p (p's own entry: itself); -1 for every other
                                    unknown (PEG's slacks, rolling, joint rows). A frictional
                                    block's sigma is its highest index, its betas the others in
-                                   increasing direction order. Given, a warm basis whose answer
+                                   increasing direction order; each p before its block's
+                                   other unknowns (an entry outside -1..n-1, after its own
+                                   index, or naming an unknown that is not its own p:
+                                   PP_ERR_INVALID_ARGUMENT). Given, a warm basis whose answer
                                    is infeasible beyond rounding is repaired contact by contact
                                    before it is accepted (lcp_warm_repair.c) */
 } pp_lcp_options;
