@@ -34,7 +34,9 @@
 
 #include <math.h>
 
-/* The block of contact normal P: its betas (increasing index) and sigma (-1: frictionless). */
+/* The block of contact normal P: its betas (increasing index) and sigma (-1: frictionless).
+ * A block of one unknown after p has no beta for its sigma's moves to pick (slip_direction):
+ * that unknown is read as a beta without sigma. */
 typedef struct contact_block {
     int p, nb, sigma;
     int beta[PP_LCP_BLOCK_BETA_MAX];
@@ -51,6 +53,10 @@ static void block_of(int n, const int *blocks, int P, contact_block *b)
             if (last >= 0 && b->nb < PP_LCP_BLOCK_BETA_MAX) b->beta[b->nb++] = last;
             last = i;
         }
+    if (b->nb == 0 && last >= 0) {
+        b->beta[b->nb++] = last;
+        last = -1;
+    }
     b->sigma = last;
 }
 

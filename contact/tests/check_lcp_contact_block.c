@@ -7,7 +7,10 @@
  *
  * The LCP: M = [[2, 1], [1, 2]] (a P-matrix), q = (-1, -0.5 + d), d = 1e-6, from the warm
  * basis {0, 1}: its basis solution has z_1 = -2d/3 < 0, near an answer, so the repair moves
- * unknown 1 by its block. With valid blocks the answer is checked as an LCP answer.
+ * unknown 1 by its block. With valid blocks the answer is checked as an LCP answer; the
+ * block {0, 0} (one unknown after p, no beta for its sigma) had the repair write the basis at
+ * an uninitialised index (make_sticking, beta[0] of a block without betas: valgrind's "use of
+ * uninitialised value" before lcp_warm_repair.c's block_of read it as a beta).
  */
 #include "pegplus/lcp.h"
 
@@ -39,7 +42,8 @@ static pp_status solve_with(const int *blocks, double *z, pp_lcp_result *r)
 
 START_TEST(test_valid_blocks_solve)
 {
-    const int blocks[2][N] = {{-1, -1}, {0, 1}};
+    /* none; two frictionless contacts; one contact whose block has a single unknown after p */
+    const int blocks[3][N] = {{-1, -1}, {0, 1}, {0, 0}};
     double z[N];
     pp_lcp_result r;
     ck_assert_int_eq(solve_with(blocks[_i], z, &r), PP_OK);
@@ -60,7 +64,7 @@ int main(void)
 {
     Suite *s = suite_create("lcp_contact_block");
     TCase *tc = tcase_create("options");
-    tcase_add_loop_test(tc, test_valid_blocks_solve, 0, 2);
+    tcase_add_loop_test(tc, test_valid_blocks_solve, 0, 3);
     tcase_add_loop_test(tc, test_invalid_blocks_refused, 0, 5);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
