@@ -55,6 +55,15 @@ static double kinetic_energy(dBodyID b)
     return ke;
 }
 
+/* A body's speed for the rest checks: the larger of |v| (m/s) and |omega| (rad/s, as m/s at
+ * 1 m). */
+static double body_speed(dBodyID b)
+{
+    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+    return fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+}
+
 START_TEST(test_lone_box_rests)
 {
     const pp_model model = _i ? PP_MODEL_PEG : PP_MODEL_STANDARD;
@@ -83,12 +92,10 @@ START_TEST(test_lone_box_rests)
     for (int s = 0; s < BOX_STEPS; ++s) {
         ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
         ck_assert_int_eq(pp_world_get_stats(pw)->lcp_fallback, 0);
-        const dReal *v = dBodyGetLinearVel(box), *w = dBodyGetAngularVel(box);
         const double ke = kinetic_energy(box);
         if (s == STILL_FROM) ke_still = ke;
         if (s < STILL_FROM) continue;
-        const double speed = fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
-                                  sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+        const double speed = body_speed(box);
         fastest = fmax(fastest, speed);
         ke_most = fmax(ke_most, ke);
         ck_assert_msg(speed <= REST_SPEED, "%s, step %d: the box moves at %.3g",
@@ -239,10 +246,7 @@ START_TEST(test_heap20_standard_rests)
         ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
         if (s < SETTLED_FROM) continue;
         for (int i = 0; i < BODIES; ++i) {
-            const dReal *v = dBodyGetLinearVel(scene.bodies[i]);
-            const dReal *w = dBodyGetAngularVel(scene.bodies[i]);
-            const double speed = fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
-                                      sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+            const double speed = body_speed(scene.bodies[i]);
             if (speed > fastest) {
                 fastest = speed;
                 at = s;
