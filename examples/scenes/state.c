@@ -315,19 +315,25 @@ int pp_scene_state_apply(pp_scene *s, const char *name, const pp_scene_state *st
     return 0;
 }
 
+/* The index of `model`'s section, or warm_count when the state has none. */
+static int section_of(const pp_scene_state *st, const char *model)
+{
+    int w = 0;
+    while (w < st->warm_count && strcmp(st->warm[w].model, model) != 0) ++w;
+    return w;
+}
+
 const char *pp_scene_state_warm_start(const pp_scene_state *st, const char *model)
 {
-    for (int w = 0; w < st->warm_count; ++w)
-        if (!strcmp(st->warm[w].model, model)) return st->warm[w].text;
-    return NULL;
+    const int w = section_of(st, model);
+    return w < st->warm_count ? st->warm[w].text : NULL;
 }
 
 int pp_scene_state_set_warm_start(pp_scene_state *st, char *text)
 {
     char model[PP_SCENE_STATE_NAME];
     if (!warm_model_of(text, model, sizeof model)) return -1;
-    int w = 0;
-    while (w < st->warm_count && strcmp(st->warm[w].model, model) != 0) ++w;
+    const int w = section_of(st, model);
     if (w == PP_SCENE_STATE_WARM_MAX) return -1;
     if (w == st->warm_count) ++st->warm_count;
     else free(st->warm[w].text);
