@@ -1068,12 +1068,14 @@ static int make_state(const bench_scene *sc, int settle, double h, const char *d
 }
 
 /* --warm-rest K: the finishing steps (warm_finish_run) end at rest: the last K steps each
- * without a Lemke pivot or an LCP fallback and leaving every body slower than
- * WARM_REST_SPEED (m/s), and the fastest body after the last of them no faster than after the
- * first: the creep not growing. (Without that last condition heap20, from the file of
+ * without a Lemke pivot or an LCP fallback and leaving every body at WARM_REST_SPEED (m/s)
+ * or slower, and the fastest body after the last of them no faster than after the first: the
+ * creep not growing. (Without that last condition heap20, from the file of
  * 2026-11-27, met it in its first 20 steps: its creep starts at ~1e-12 m/s and grows x1.09 a
- * step, a bottom box tipping, until at ~3e-8 m/s a Lemke path of 100-1 000 pivots stops it,
- * ~80-250 steps on: docs/performance.md, "heap20 finished past its come-to-rest event".) */
+ * step until at ~3e-8 m/s a Lemke path of 100-1 000 pivots stops it, ~80-250 steps on:
+ * docs/performance.md, "heap20 finished past its come-to-rest event"; the creep was numerical,
+ * a clamped warm basis accepted, and is cured for the standard model by its repair,
+ * "heap20's recurring creep is numerical".) */
 static const double WARM_REST_SPEED = 1e-9;
 static int g_warm_rest = 0;
 static const char *g_warm_models = "standard,peg"; /* --warm-models: warm_state's phases */
