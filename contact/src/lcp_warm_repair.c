@@ -109,7 +109,6 @@ static void make_open(const contact_block *b, const double *z, const double *w,
     basis[b->sigma] = 1;
 }
 
-
 /* A sticking block (p in, sigma out) keeps at most two adjacent betas, the largest z and its
  * larger basic neighbour: without sigma's row two opposite betas (d_{j+2} = -d_j at k = 4)
  * have opposite columns up to the compliance on the diagonal, and M_BB is singular to it. */
