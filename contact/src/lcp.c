@@ -509,16 +509,19 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
             }
         }
     }
-    /* a slack's set: -1 or the index P < i of a p of contact_block, each set's slacks
-     * consecutive (the sets' runs in increasing P) */
+    /* a slack's set: -1 or the index P < i of a p of contact_block, the slack itself in no
+     * contact block, each set's slacks consecutive (the sets' runs in increasing P); given
+     * only with contact_block */
     if (o->set_slack) {
         for (int i = 0, last = -1; i < n; ++i) {
             const int P = o->set_slack[i];
             const int starts = P >= 0 && (i == 0 || o->set_slack[i - 1] != P);
-            if (P < -1 || P >= i || (P >= 0 && !(o->contact_block && o->contact_block[P] == P)) ||
+            if (!o->contact_block || P < -1 || P >= i ||
+                (P >= 0 && (o->contact_block[P] != P || o->contact_block[i] != -1)) ||
                 (starts && P <= last)) {
                 pp_log(PP_LOG_ERROR, "%s: set_slack[%d] = %d is not -1 or the index of a p of "
-                       "contact_block before it, its set's slacks consecutive", who, i, P);
+                       "contact_block before it (the slack in no block, its set's slacks "
+                       "consecutive), or contact_block is not given", who, i, P);
                 return PP_ERR_INVALID_ARGUMENT;
             }
             if (starts) last = P;
