@@ -25,10 +25,11 @@
  * (SIGMA_PULL), where the contact sticks. Only when no basic z is negative, nonbasic w_i <
  * -w_floor: an approach closes an open contact as sticking, a slip of an open contact brings
  * sigma in with that beta, w_sigma < 0 (friction beyond the cone) brings sigma in; a loaded
- * contact's slip is left as it is. Unknowns outside the blocks move one by one. Each of the
- * moves left out was measured to make M_BB singular up to the compliance on heap20: it adds or
- * drops a velocity row of a body whose rows already determine it, where Lemke would exchange
- * it with another (a ratio test the repair does not have).
+ * contact's slip is left as it is, and the approach and w_sigma < 0 are left below
+ * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one. Each of the moves
+ * left out was measured to make M_BB singular up to the compliance on heap20: it adds or drops
+ * a velocity row of a body whose rows already determine it, where Lemke would exchange it with
+ * another (a ratio test the repair does not have).
  */
 #include "lcp_internal.h"
 
@@ -132,6 +133,17 @@ static void stick_betas(const contact_block *b, const double *z, unsigned char *
  * between sliding and sticking, and either move adds or drops a velocity row of a body already
  * determined (heap20: near-singular M_BB, |z| to 1e12); far beyond, the contact sticks. */
 #define SIGMA_PULL 1e3
+/* The two w-side moves that close or load a contact (an open contact's approach closed as
+ * sticking: p and its betas in; w_sigma < 0 bringing sigma in) are made only beyond
+ * W_LOAD_FLOOR times w_floor. On a box flat on four coplanar corners (a redundant support: 4
+ * normal rows for 3 out-of-plane freedoms) the open corner's approach sits at 1-2.6 times
+ * w_floor by rounding alone; closing it adds velocity rows to a body the other corners
+ * already determine, M_BB is singular up to the compliance, and the rounds blow up or cycle
+ * (heap20's events, docs/performance.md "heap20's events after the contact-block repair"):
+ * only Lemke's ratio test chooses which row leaves. Left to the clamp, such an approach is
+ * < W_LOAD_FLOOR w_floor (heap20: <= 1.2e-11 m/s), and the gap it opens, h times that, comes
+ * back into the next step's q through psi / h (PEG Eq 7). */
+#define W_LOAD_FLOOR 10.0
 int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w,
                       unsigned char *basis, double z_floor, double w_floor)
 {
@@ -177,6 +189,7 @@ int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w
         /* a loaded contact's slip: left (a beta entering adds a velocity row; measured, taken
          * in alone or in exchange for the block's least beta, it did not converge on heap20) */
         if (i != P && i != b.sigma && basis[P]) continue;
+        if ((i == P || i == b.sigma) && !(w[i] < -W_LOAD_FLOOR * w_floor)) continue;
         ++changed;
         if (i == P) {
             make_sticking(&b, z, w, basis);
