@@ -223,6 +223,15 @@ END_TEST
  * rad/s times 1 m). With the clamped warm basis accepted (main before the contact-block
  * repair, lcp_warm_repair.c) the bottom box grows x1.08 a step to 7.8e-7 m/s; the repaired
  * warm answers keep it at 1.8e-10 m/s.
+ *
+ * And the heap at rest is answered from its warm basis: from step SETTLED_FROM on every step's
+ * LCPs are solved without a Lemke pivot (lcp_pivots 0), each answer accepted as an LCP answer
+ * (lcp_status 0, no fallback). Nothing in the heap changes contact after the start-up, so a
+ * pivot is the warm repair failing: with an open corner's approach at 1-2.6 times the repair's
+ * floor closed (box 17 flat on four coplanar corners, a redundant support; before
+ * lcp_warm_repair.c's W_LOAD_FLOOR) M_BB went singular up to the compliance and Lemke took
+ * over at steps 135, 148, 149, 163, 208, 213 and 237 (318 pivots), each choosing another
+ * vertex of the degenerate rest.
  */
 #define HEAP20_REST_SPEED 1e-9
 enum { HEAP20_REST_STEPS = 300, SETTLED_FROM = 20 };
@@ -245,6 +254,11 @@ START_TEST(test_heap20_standard_rests)
         if (scene.before_step) scene.before_step(&scene, script_steps + s);
         ck_assert_int_eq(pp_world_step(pw, st.h), PP_OK);
         if (s < SETTLED_FROM) continue;
+        const pp_step_stats *stats = pp_world_get_stats(pw);
+        ck_assert_int_eq(stats->lcp_status, 0);
+        ck_assert_int_eq(stats->lcp_fallback, 0);
+        ck_assert_msg(stats->lcp_pivots == 0, "heap20 at rest, step %d: %d Lemke pivots", s,
+                      stats->lcp_pivots);
         for (int i = 0; i < BODIES; ++i) {
             const double speed = body_speed(scene.bodies[i]);
             if (speed > fastest) {
