@@ -615,9 +615,6 @@ static int warm_repaired(pp_lcp_workspace *ws, const lcp_matrix *m, double eps, 
         const int ok = matrix_accept(m, q, eps, o, zt, w, result);
         const int moved = pp_lcp_warm_moves(n, o->contact_block, raw, w, b,
                                             WARM_REPAIR_FLOOR * pp_lcp_inf_norm(n, raw), w_floor);
-        if (!moved && ok) /* what the moves leave to the clamp, by exchanges */
-            pp_lcp_warm_exchanged(ws, n, m->M, m->Me, m->row_sums, m->A, eps, q, o, raw, b, zt,
-                                  w, result, WARM_REPAIR_FLOOR);
         if (!moved || (round == 0 && !(result->relative_residual <= WARM_REPAIR_NEAR)))
             return ok && !moved;
         if (round == WARM_REPAIR_ROUNDS || pp_lcp_clock_out(ws) ||

@@ -440,17 +440,6 @@ double pp_lcp_inf_norm(int n, const double *x);
 #define PP_LCP_BLOCK_BETA_MAX 64
 int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w,
                       unsigned char *basis, double z_floor, double w_floor);
-/* The violations pp_lcp_warm_moves leaves to the clamp, exchanged by a ratio test
- * (lcp_warm_exchange.c): for the accepted clamped answer z, w of basis (raw: z before its
- * clamp), at most a few complementary exchanges, each on the basis solve of (M or Me, by
- * columns A), kept only when the result is accepted (rel(z) <= the tolerance, eps as the
- * warm branch's) with no basic z_i < -floor ||z||_inf and no nonbasic w_i < -floor ||q||_inf;
- * then basis, z, w and result are replaced and 1 is returned, else they are left as given. */
-int pp_lcp_warm_exchanged(pp_lcp_workspace *ws, int n, const double *M, const double *Me,
-                          const double *row_sums, const pp_lcp_csc *A, double eps,
-                          const double *q, const pp_lcp_options *o, const double *raw,
-                          unsigned char *basis, double *z, double *w, pp_lcp_result *result,
-                          double floor);
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
                      pp_lcp_result *result);
 int pp_lcp_all_finite(size_t count, const double *x);
