@@ -8,13 +8,13 @@
  *  - heap20 from its state file under PEG (its warm start restored, clock-free, the standard
  *    model's twin is check_heap_creep's test_heap20_standard_rests): from step SETTLED_FROM on
  *    no body moves faster than REST_SPEED (m/s, and rad/s times 1 m). Without the repair on
- *    I/X islands the box flat on the floor creeps to 3.4e-8 m/s (a Lemke event at steps
- *    49-50 levels it, and it creeps again); with it 6.9e-11 m/s.
+ *    I/X islands the box flat on the floor creeps to 1.48e-7 m/s at step 49 (a Lemke event
+ *    at steps 49-50 levels it, and it creeps again); with it 1.24e-10 m/s (step 72).
  *  - islands10 (10 separate stacks of 3 boxes, built exactly touching and at rest,
  *    pp_scene_islands seed 1; PEG's sets there include I and X sets), clock-free: from step
  *    SETTLED_FROM on no body faster than REST_SPEED, and no step's LCP answered by the
- *    bounded fallback. Without the repair 2.8e-8 m/s, and 3 steps in the fallback; with it
- *    9.7e-12 m/s, none.
+ *    bounded fallback. Without the repair 2.82e-8 m/s (step 140), and 3 steps in the
+ *    fallback; with it 2.95e-11 m/s, none.
  * Both also require the scenes to hold I/X sets (else the test would not test them).
  */
 #include "pegplus/pegplus.h"

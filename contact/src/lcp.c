@@ -521,7 +521,8 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
                 (starts && P <= last)) {
                 pp_log(PP_LOG_ERROR, "%s: set_slack[%d] = %d is not -1 or the index of a p of "
                        "contact_block before it (the slack in no block, its set's slacks "
-                       "consecutive), or contact_block is not given", who, i, P);
+                       "consecutive, the sets' runs in the order of their p's), or "
+                       "contact_block is not given", who, i, P);
                 return PP_ERR_INVALID_ARGUMENT;
             }
             if (starts) last = P;
