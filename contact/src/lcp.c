@@ -165,6 +165,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.fallback_work = 0.0;
     o.fallback_start = NULL;
     o.contact_block = NULL;
+    o.set_slack = NULL;
     return o;
 }
 
@@ -508,6 +509,25 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o)
             }
         }
     }
+    /* a slack's set: -1 or the index P < i of a p of contact_block, the slack itself in no
+     * contact block, each set's slacks consecutive (the sets' runs in increasing P); given
+     * only with contact_block */
+    if (o->set_slack) {
+        for (int i = 0, last = -1; i < n; ++i) {
+            const int P = o->set_slack[i];
+            const int starts = P >= 0 && (i == 0 || o->set_slack[i - 1] != P);
+            if (!o->contact_block || P < -1 || P >= i ||
+                (P >= 0 && (o->contact_block[P] != P || o->contact_block[i] != -1)) ||
+                (starts && P <= last)) {
+                pp_log(PP_LOG_ERROR, "%s: set_slack[%d] = %d is not -1 or the index of a p of "
+                       "contact_block before it (the slack in no block, its set's slacks "
+                       "consecutive, the sets' runs in the order of their p's), or "
+                       "contact_block is not given", who, i, P);
+                return PP_ERR_INVALID_ARGUMENT;
+            }
+            if (starts) last = P;
+        }
+    }
     return PP_OK;
 }
 
@@ -597,8 +617,11 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
  * from the given basis follows, as for a warm basis refused). Only a warm basis whose own
  * answer is near one (rel(z) <= WARM_REPAIR_NEAR) is repaired: a basis far off (a contact
  * opened, another closed) is Lemke's, as before (the symmetric cylinder across a cylinder,
- * check_cylinder, fell to another vertex and overlapped 3.1e-9 m when every basis was). */
+ * check_cylinder, fell to another vertex and overlapped 3.1e-9 m when every basis was). With
+ * PEG's I/X sets (o->set_slack) at most WARM_REPAIR_SET_ROUNDS rounds (lcp_warm_repair_sets.c:
+ * one approach closed a round). */
 #define WARM_REPAIR_ROUNDS 6
+#define WARM_REPAIR_SET_ROUNDS 12
 #define WARM_REPAIR_FLOOR 1e-12
 #define WARM_REPAIR_NEAR 1e-1
 static int warm_repaired(pp_lcp_workspace *ws, const lcp_matrix *m, double eps, const double *q,
@@ -613,11 +636,13 @@ static int warm_repaired(pp_lcp_workspace *ws, const lcp_matrix *m, double eps, 
     for (int round = 0;; ++round) {
         memcpy(raw, zt, (size_t)n * sizeof *raw);
         const int ok = matrix_accept(m, q, eps, o, zt, w, result);
-        const int moved = pp_lcp_warm_moves(n, o->contact_block, raw, w, b,
-                                            WARM_REPAIR_FLOOR * pp_lcp_inf_norm(n, raw), w_floor);
+        const double z_floor = WARM_REPAIR_FLOOR * pp_lcp_inf_norm(n, raw);
+        const int moved = pp_lcp_warm_moves(n, o->contact_block, o->set_slack, raw, w, b,
+                                            z_floor, w_floor);
         if (!moved || (round == 0 && !(result->relative_residual <= WARM_REPAIR_NEAR)))
             return ok && !moved;
-        if (round == WARM_REPAIR_ROUNDS || pp_lcp_clock_out(ws) ||
+        if (round == (o->set_slack ? WARM_REPAIR_SET_ROUNDS : WARM_REPAIR_ROUNDS) ||
+            pp_lcp_clock_out(ws) ||
             !matrix_solve_basis(ws, m, 1, q, b, zt))
             return 0;
     }

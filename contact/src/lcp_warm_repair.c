@@ -26,10 +26,11 @@
  * -w_floor: an approach closes an open contact as sticking, a slip of an open contact brings
  * sigma in with that beta, w_sigma < 0 (friction beyond the cone) brings sigma in; a loaded
  * contact's slip is left as it is, and the approach and w_sigma < 0 are left below
- * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one. Each of the moves
- * left out was measured to make M_BB singular up to the compliance on heap20: it adds or drops
- * a velocity row of a body whose rows already determine it, where Lemke would exchange it with
- * another (a ratio test the repair does not have).
+ * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one, but PEG's slacks,
+ * which stay (lcp_warm_repair_sets.c, with the other rules of islands with I/X sets). Each of
+ * the moves left out was measured to make M_BB singular up to the compliance on heap20: it
+ * adds or drops a velocity row of a body whose rows already determine it, where Lemke would
+ * exchange it with another (a ratio test the repair does not have).
  */
 #include "lcp_internal.h"
 
@@ -144,8 +145,17 @@ static void stick_betas(const contact_block *b, const double *z, unsigned char *
  * < W_LOAD_FLOOR w_floor (heap20: <= 1.2e-11 m/s), and the gap it opens, h times that, comes
  * back into the next step's q through psi / h (PEG Eq 7). */
 #define W_LOAD_FLOOR 10.0
-int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w,
-                      unsigned char *basis, double z_floor, double w_floor)
+/* With I/X sets (slack given; lcp_warm_repair_sets.c): an open contact's friction (its sigma
+ * below zero, a beta's slip) is moved only beyond OPEN_FRICTION_FLOOR times the floors. Such
+ * a contact carries no impulse (p = 0 forces beta = 0 through sigma's row, ST96 Eq 27), so the
+ * clamp leaves no work done; on PEG's islands its sigma and slips sit at 2-4 times the floors
+ * by rounding alone, and moving them cycled (islands10: sigma out, a slip in, sigma out, ...
+ * over the 6 rounds, then Lemke); at rest they recur at 10-100 times the floors step after
+ * step (islands10, heap20, islands100 PEG, 300 clock-free steps: 35 506 repair rounds at 10
+ * times, 23 270 at 100, 22 705 never moved; the same pivots but heap20's 7 -> 11). */
+#define OPEN_FRICTION_FLOOR 100.0
+int pp_lcp_warm_moves(int n, const int *blocks, const int *slack, const double *z,
+                      const double *w, unsigned char *basis, double z_floor, double w_floor)
 {
     int changed = 0;
     contact_block b;
@@ -153,6 +163,7 @@ int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w
     for (int i = 0; i < n; ++i) {
         if (!basis[i] || !(z[i] < -z_floor)) continue;
         const int P = blocks[i];
+        if (slack && slack[i] >= 0) continue; /* a set's slack: left (lcp_warm_repair_sets.c) */
         if (P < 0) {
             basis[i] = 0;
             ++changed;
@@ -160,6 +171,8 @@ int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w
         }
         block_of(n, blocks, P, &b);
         if (i == b.sigma && basis[P] && !(z[i] < -SIGMA_PULL * z_floor)) continue;
+        if (slack && i == b.sigma && !basis[P] && !(z[i] < -OPEN_FRICTION_FLOOR * z_floor))
+            continue;
         ++changed;
         if (i == b.sigma && basis[P]) {
             make_sticking(&b, z, w, basis);
@@ -176,10 +189,14 @@ int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w
         }
     }
     if (changed) return changed;
+    /* with I/X sets, one approach closed a round (lcp_warm_repair_sets.c) */
+    const int close =
+        slack ? pp_lcp_approach_to_close(n, blocks, w, basis, W_LOAD_FLOOR * w_floor) : -1;
     /* nonbasic w_i < -w_floor: in, by blocks */
     for (int i = 0; i < n; ++i) {
         if (basis[i] || !(w[i] < -w_floor)) continue;
         const int P = blocks[i];
+        if (slack && slack[i] >= 0) continue;
         if (P < 0) {
             basis[i] = 1;
             ++changed;
@@ -190,6 +207,9 @@ int pp_lcp_warm_moves(int n, const int *blocks, const double *z, const double *w
          * in alone or in exchange for the block's least beta, it did not converge on heap20) */
         if (i != P && i != b.sigma && basis[P]) continue;
         if ((i == P || i == b.sigma) && !(w[i] < -W_LOAD_FLOOR * w_floor)) continue;
+        if (slack && i == P && i != close) continue;
+        if (slack && i != P && i != b.sigma && !(w[i] < -OPEN_FRICTION_FLOOR * w_floor))
+            continue;
         ++changed;
         if (i == P) {
             make_sticking(&b, z, w, basis);

@@ -191,7 +191,8 @@ typedef struct dense_store {
     double *M, *island_q, *island_z;
     unsigned char *island_basis;
     int *island_map;
-    int *island_blocks;    /* the island's contact blocks (pp_peg_contact_blocks) */
+    int *island_blocks;    /* the island's contact blocks and set slacks, 2 n
+                              (pp_peg_contact_blocks) */
     int capacity;          /* n the vectors hold */
     int matrix_capacity;   /* order of the matrix M holds (below PP_LCP_SPARSE_MIN_N while
                               solving: larger islands have their own, peg_mlcp.c) */
@@ -295,9 +296,11 @@ static inline int sigma_index(const lcp_layout *L, int j)
     return L->ns + L->K + L->nf * L->k + L->friction[j];
 }
 
-/* The contact blocks of the LCP of layout L over the sets list[0..count) for
+/* The contact blocks of the LCP of layout L over the sets list[0..count) in blocks[0..n) for
  * pp_lcp_options.contact_block (pegplus/lcp.h): each set's p, betas and sigma carry the index
- * of its p; slacks, rolling and the n - layout_size(L) joint unknowns after them carry -1. */
+ * of its p; slacks, rolling and the n - layout_size(L) joint unknowns after them carry -1.
+ * In blocks[n..2n) pp_lcp_options.set_slack: each slack of an I/X set the index of its p (a
+ * set's slacks are consecutive, L's slack part), -1 elsewhere. */
 static inline void pp_peg_contact_blocks(const lcp_layout *L, const int *list, int count, int n,
                                          int *blocks)
 {
@@ -308,6 +311,12 @@ static inline void pp_peg_contact_blocks(const lcp_layout *L, const int *list, i
         if (L->friction[j] < 0) continue;
         for (int r = 1; r <= L->k; ++r) blocks[row_index(L, j, r)] = P;
         blocks[sigma_index(L, j)] = P;
+    }
+    for (int a = 0; a < n; ++a) blocks[n + a] = -1;
+    for (int t = 0; L->K > 0 && t < count; ++t) {
+        const int j = list[t], P = row_index(L, j, 0);
+        const int end = t + 1 < count ? L->slack[list[t + 1]] : L->K;
+        for (int r = L->slack[j]; r < end; ++r) blocks[n + L->ns + r] = P;
     }
 }
 

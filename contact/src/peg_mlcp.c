@@ -136,7 +136,7 @@ static pp_status dense_reserve(dense_store *d, int n, int solve, int by_columns)
         if (b) d->island_basis = b;
         int *m = realloc(d->island_map, (size_t)cap * sizeof(int));
         if (m) d->island_map = m;
-        int *blocks = realloc(d->island_blocks, (size_t)cap * sizeof(int));
+        int *blocks = realloc(d->island_blocks, 2 * (size_t)cap * sizeof(int));
         if (blocks) d->island_blocks = blocks;
         if (!q || !z || !b || !m || !blocks) {
             pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for an LCP of %d unknowns", n);
@@ -2115,17 +2115,15 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
             solve_options = &start_options;
         }
         if (st == PP_OK && n > 0 && !from_kept) {
-            /* the contact blocks, for the warm basis's repair (pegplus/lcp.h contact_block):
-             * islands of U sets only (the standard model's, PEG's without I/X sets) and
-             * without joint rows; with PEG's slacks moved one by one the pouring scene
-             * overlapped 1.07e-12 m^3 (check_peg_pouring seed 2), and the repair did not
-             * cure heap20 under PEG (docs/performance.md "The warm basis repaired by contact
-             * blocks") */
+            /* the contact blocks, for the warm basis's repair (pegplus/lcp.h contact_block),
+             * on islands without joint rows; with PEG's I/X sets their slacks (set_slack,
+             * lcp_warm_repair_sets.c) */
             pp_lcp_options block_options = solve_options ? *solve_options
                                                          : pp_lcp_options_default();
-            if (K == 0 && n == n_c) {
+            if (n == n_c) {
                 pp_peg_contact_blocks(&island, list, count, n, d->island_blocks);
                 block_options.contact_block = d->island_blocks;
+                block_options.set_slack = K > 0 ? d->island_blocks + n : NULL;
             }
             st = by_columns ? pp_lcp_solve_csc(d->lcp, &A, d->island_q, &block_options,
                                                basis ? d->island_basis : NULL, d->island_z, &r)

@@ -700,11 +700,10 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 d->island_q[a] = ws->q[d->island_map[a]];
                 d->island_basis[a] = wb[d->island_map[a]] & 1;
             }
-            opts.contact_block = NULL; /* the contact blocks: as solve_islands' */
-            if (K == 0) {
-                pp_peg_contact_blocks(&L, sc->list, m, ns_n, d->island_blocks);
-                opts.contact_block = d->island_blocks;
-            }
+            /* the contact blocks and set slacks: as solve_islands' */
+            pp_peg_contact_blocks(&L, sc->list, m, ns_n, d->island_blocks);
+            opts.contact_block = d->island_blocks;
+            opts.set_slack = K > 0 ? d->island_blocks + ns_n : NULL;
             st = pp_peg_csc_assemble(ws, pp, &L, sc->list, m, ns_n, &d->csc, &A);
             if (st != PP_OK) {
                 pp_log(PP_LOG_ERROR, "pp_peg_solve: out of memory for the columns of a screened "

@@ -171,6 +171,17 @@ typedef struct pp_lcp_options {
                                    PP_ERR_INVALID_ARGUMENT). Given, a warm basis whose answer
                                    is infeasible beyond rounding is repaired contact by contact
                                    before it is accepted (lcp_warm_repair.c) */
+    const int *set_slack;       /* n entries, or NULL (default): PEG's I/X sets (peg.h, Eqs
+                                   39-40) for the same repair, with contact_block: for each
+                                   slack c of a set, the index of the set's p (a p of
+                                   contact_block, before the slack); -1 for every other
+                                   unknown. A set's slacks in the order of its secondaries
+                                   (E_I1 = tril(ones)), consecutive, the sets' runs in the
+                                   order of their p's; a slack is in no contact block (else,
+                                   or without contact_block: PP_ERR_INVALID_ARGUMENT). Given,
+                                   the repair leaves the slacks as the warm basis has them,
+                                   and its rules for islands with I/X sets apply
+                                   (lcp_warm_repair_sets.c) */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
