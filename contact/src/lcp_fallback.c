@@ -6,9 +6,9 @@
  * entries (the sigma rows of the Stewart–Trinkle friction LCP, w_sigma = mu p_n - sum_j
  * beta_j, have M_ss = 0), so neither plain projected Gauss–Seidel (which divides by M_ii) nor
  * a method that needs M + M^T PSD applies as is. Two stages, each keeping the best iterate by
- * the independent relative residual rel(z) (lcp.h) among the usable ones, r(z) <= ||q||_inf
- * (the answer pp_lcp_solve keeps when the budget ran out; `usable` below), so the answer never
- * gets worse than the start, is always one pp_lcp_solve can apply, and never holds NaN:
+ * the residual r(z) (lcp.h; on a tie by rel(z)) among the usable ones, r(z) <= ||q||_inf (the
+ * answer pp_lcp_solve keeps when the budget ran out; "Which iterate" below), so the answer
+ * never gets worse than the start, is always one pp_lcp_solve can apply, and never holds NaN:
  *
  * 1. Projected Gauss–Seidel with a diagonal shift (a proximal point step): sweep i = 1..n,
  *        z_i <- max(0, z_i - w_i / D_i),   D_i = max(M_ii, DIAG_SHIFT max_j |M_ij|),
@@ -24,7 +24,7 @@
  *    primal-dual active-set method): with A = {i : z_i > w_i} from the best iterate, the
  *    Newton step lands on the solution of the complementary basis A (M_AA z_A = -q_A,
  *    z_else = 0), computed as a warm start is (refined LU). When PGS has found the active
- *    set, one step gives the exact solution; a step that does not lower rel(z) is dropped,
+ *    set, one step gives the exact solution; a step that does not lower r(z) is dropped,
  *    which is the globalisation (a monotone line search would need a merit function whose
  *    descent the nonmonotone problems here do not promise). At most NEWTON_STEPS.
  *
@@ -42,7 +42,7 @@
  * result->fallback_work holds the charge (<= the bound, or the three passes charged always,
  * below, if more) and result->fallback_cut says that the bound stopped a stage.
  *
- * The start is the best usable of z = 0, the warm basis's clamped solution and the caller's
+ * The start is the best of z = 0, the warm basis's clamped solution and the caller's
  * candidate (options->fallback_start, clamped): a better answer another method found (the
  * sticking solve's interior rounds at a sliding onset reach rel(z) 1e-7 ... 5e-6 where the
  * sweeps end at 1e-4, docs/performance.md "The sticking solve's best round as the fallback's
@@ -153,35 +153,57 @@ int pp_lcp_fallback_bounded(int n, const double *q, double tolerance, const pp_l
     return result->residual <= tolerance * pp_lcp_inf_norm(n, q);
 }
 
-/* An iterate the fallback may keep: r(z) <= ||q||_inf, pp_lcp_solve's rule for an answer
- * when the budget ran out (pp_lcp_fallback_bounded at tolerance 1). The best iterate is the
- * one of least rel(z) AMONG these, not overall: rel(z) alone does not bound r(z) (above). On
- * the crash demo's impact (PEG, step 16) a cut call on 4 822 unknowns kept by rel(z) alone an
+/* Which iterate. An iterate the fallback may keep is usable: r(z) <= ||q||_inf, pp_lcp_solve's
+ * rule for an answer when the budget ran out (pp_lcp_fallback_bounded at tolerance 1). On the
+ * crash demo's impact (PEG, step 16) a cut call on 4 822 unknowns kept by rel(z) alone an
  * iterate with r(z) = 23.8 against ||q|| = 13 (rel 6.9e-3), which pp_lcp_solve refused (z = 0;
- * in another run an island of 25 112 unknowns got no impulse that way); among usable iterates
- * the same call keeps r(z) = 5.98 (rel 7.3e-3), applied. The tighter acceptances of a solved
- * or regularised answer (r(z) <= regularised_tol ||q||_inf) imply this one, so restricting the
- * choice to usable iterates drops only answers that no rule of pp_lcp_solve keeps. z = 0 is
- * always usable (r(0) = ||min(0, q)||_inf), so the call always has one. */
-static inline int usable(double residual, double q_norm)
+ * in another run an island of 25 112 unknowns got no impulse that way). The tighter
+ * acceptances of a solved or regularised answer (r(z) <= regularised_tol ||q||_inf) imply
+ * this one, so restricting the choice to usable iterates drops only answers that no rule of
+ * pp_lcp_solve keeps. z = 0 is always usable (r(0) = ||min(0, q)||_inf), so the call always
+ * has one.
+ * Among them the best is the one of least r(z), on a tie the one of least rel(z). Not the
+ * least rel(z): it is divided by ||z||_inf, so it is won by blowing ||z|| up along a direction
+ * where M z is small (above), while r(z) stays: on the convex landing's iterate island (the
+ * standard model, 34 758 unknowns, docs/performance.md "The convex landing's steps 208-209")
+ * a diverged interior round of the sticking solve, ||z|| 7.1e8, r(z) 11.7 against ||q|| 21.4,
+ * had rel(z) 1.05e-10 against the sweeps' 4e-5 at r(z) 2.4-2.7; handed as the caller's
+ * candidate it was this call's answer, reported at rel 1e-10 and applied with r(z) 11.7.
+ * Every candidate of one call is measured on the same M and q, so the least r(z) is the
+ * least normwise residual against the data, r(z) / ||q||_inf, the measure of every
+ * acceptance's bound on r(z) (lcp.h); and since z = 0 is the first best, an iterate kept
+ * has r(z) <= r(0) (no worse than no impulse). */
+int pp_lcp_fallback_better(double residual, double rel, double q_norm, double best_residual,
+                           double best_rel)
 {
-    return residual <= q_norm;
+    if (!(residual <= q_norm)) return 0; /* not usable, or NaN */
+    return residual < best_residual || (residual == best_residual && rel < best_rel);
 }
 
 /* A start candidate zt (the warm basis's clamped solution, the caller's): its w in wt, kept
- * in zi, w and *best_rel when usable, finite and of lower rel(z). */
+ * in zi, w, *best_r and *best_rel when finite and better (pp_lcp_fallback_better). */
 static void keep_start(int n, const double *M, const pp_lcp_csc *A, const double *q,
                        const double *row_sums, double q_norm, const double *zt, double *wt,
-                       double *zi, double *w, double *best_rel)
+                       double *zi, double *w, double *best_r, double *best_rel)
 {
     double r_it;
     form_w(n, M, A, q, zt, wt);
     double rel = pp_lcp_fallback_relative(n, q, row_sums, zt, wt, &r_it);
-    if (rel < *best_rel && usable(r_it, q_norm) && pp_lcp_all_finite((size_t)n, zt)) {
+    if (pp_lcp_fallback_better(r_it, rel, q_norm, *best_r, *best_rel) &&
+        pp_lcp_all_finite((size_t)n, zt)) {
+        *best_r = r_it;
         *best_rel = rel;
         memcpy(zi, zt, (size_t)n * sizeof *zi);
         memcpy(w, wt, (size_t)n * sizeof *w);
     }
+}
+
+/* The best iterate is an answer (the call ends): rel(z) <= residual_tol and, as this call's
+ * status PP_LCP_SOLVED needs (pp_lcp_fallback_bounded), r(z) <= regularised_tol ||q||_inf; a
+ * large z of tiny rel(z) does not end the stages ("Which iterate"). */
+static int solved(double best_r, double best_rel, double q_norm, const pp_lcp_options *o)
+{
+    return best_rel <= o->residual_tol && best_r <= o->regularised_tol * q_norm;
 }
 
 static int solve_basis(pp_lcp_workspace *ws, int n, const double *M, const pp_lcp_csc *A,
@@ -353,8 +375,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     memcpy(w, q, (size_t)n * sizeof *w);
     /* z = 0 is usable: r(0) = ||min(0, q)||_inf <= ||q||_inf */
     const double q_norm = pp_lcp_inf_norm(n, q);
-    double r_it;
-    double best_rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it);
+    double best_r;
+    double best_rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &best_r), r_it;
     if (warm && basis_solves) { /* its LU and w */
         const double charge = basis_charge(n, M, A, warm, dense) + entries;
         if (work + charge <= bound) {
@@ -367,7 +389,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     if (warm && basis_solves && solve_basis(ws, n, M, A, q, warm, zt)) {
         for (int i = 0; i < n; ++i)
             if (zt[i] < 0.0) zt[i] = 0.0;
-        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_rel);
+        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_r, &best_rel);
     }
     /* The caller's candidate (options->fallback_start: another method's approximate answer,
      * e.g. the sticking solve's best refused round, peg_mlcp.c), clamped to z >= 0 (NaN to
@@ -378,20 +400,21 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         work += entries;
         const double *start = o->fallback_start;
         for (int i = 0; i < n; ++i) zt[i] = start[i] > 0.0 ? start[i] : 0.0;
-        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_rel);
+        keep_start(n, M, A, q, row_sums, q_norm, zt, wt, zi, w, &best_r, &best_rel);
     }
     memcpy(best, zi, (size_t)n * sizeof *best);
 
     /* 1. Shifted projected Gauss–Seidel. */
     int sweep = 0;
-    while (sweep < sweeps && !(best_rel <= o->residual_tol)) {
+    while (sweep < sweeps && !solved(best_r, best_rel, q_norm, o)) {
         /* a sweep, and every W_REFRESH sweeps a new w: M's entries each */
         const double charge = sweep_entries * ((sweep + 1) % W_REFRESH == 0 ? 2.0 : 1.0);
         if (!(work + charge <= bound)) {
             cut = 1;
             if (sweep % CHECK_EVERY != 0 && pp_lcp_all_finite((size_t)n, zi)) {
                 double rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it); /* the last sweeps' */
-                if (rel < best_rel && usable(r_it, q_norm)) {
+                if (pp_lcp_fallback_better(r_it, rel, q_norm, best_r, best_rel)) {
+                    best_r = r_it;
                     best_rel = rel;
                     memcpy(best, zi, (size_t)n * sizeof *best);
                 }
@@ -412,7 +435,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
         if (sweep % CHECK_EVERY == 0 || sweep == sweeps) {
             if (!pp_lcp_all_finite((size_t)n, zi)) break; /* diverged: keep the best */
             double rel = pp_lcp_fallback_relative(n, q, row_sums, zi, w, &r_it);
-            if (rel < best_rel && usable(r_it, q_norm)) {
+            if (pp_lcp_fallback_better(r_it, rel, q_norm, best_r, best_rel)) {
+                best_r = r_it;
                 best_rel = rel;
                 memcpy(best, zi, (size_t)n * sizeof *best);
             }
@@ -439,7 +463,7 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
     const double saved_shift = ws->shift;
     ws->shift = sparse ? shift : 0.0;
     for (int step = 0; !cut && basis_solves && step < NEWTON_STEPS &&
-                       !(best_rel <= o->residual_tol);
+                       !solved(best_r, best_rel, q_norm, o);
          ++step) {
         int changed = 0;
         for (int i = 0; i < n; ++i) {
@@ -465,7 +489,8 @@ static pp_lcp_status fallback(pp_lcp_workspace *ws, int n, const double *M,
          * of the shift (growing like 1/shift along a ray of an infeasible LCP, where the
          * row-wise residual shrinks like 1/||z||) is no answer. */
         int shift_small = shift * pp_lcp_inf_norm(n, zi) <= o->regularised_tol * q_norm;
-        if (shift_small && usable(r_it, q_norm) && rel < best_rel) {
+        if (shift_small && pp_lcp_fallback_better(r_it, rel, q_norm, best_r, best_rel)) {
+            best_r = r_it;
             best_rel = rel;
             memcpy(best, zi, (size_t)n * sizeof *best);
         }

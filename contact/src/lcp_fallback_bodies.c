@@ -248,17 +248,19 @@ void pp_lcp_bodies_sweep(const pp_lcp_bodies *B, const double *diag, const int *
 }
 
 /* The iterate z (sigma 0 with cones) considered for the best: with cones its sigma set (5)
- * first and cleared after; kept in best when usable and of lower rel(z). */
+ * first and cleared after; kept in best, *best_r and *best_rel when better
+ * (pp_lcp_fallback_better: usable, of lesser r(z)). */
 static void consider(const pp_lcp_bodies *B, const double *q, const double *row_sums,
                      double q_norm, double *z, double *u, double *v, double *w, double *best,
-                     double *best_rel)
+                     double *best_r, double *best_rel)
 {
     const int n = B->n;
     if (!pp_lcp_all_finite((size_t)n, z)) return;
     set_sigmas(B, 0, z, u, v);
     pp_lcp_bodies_w(B, u, v, w);
     double r_it, rel = pp_lcp_fallback_relative(n, q, row_sums, z, w, &r_it);
-    if (rel < *best_rel && r_it <= q_norm) { /* usable (lcp_fallback.c) */
+    if (pp_lcp_fallback_better(r_it, rel, q_norm, *best_r, *best_rel)) {
+        *best_r = r_it;
         *best_rel = rel;
         memcpy(best, z, (size_t)n * sizeof *best);
     }
@@ -289,10 +291,11 @@ pp_lcp_status pp_lcp_fallback_bodies(const pp_lcp_bodies *B, const double *q,
     if (room) {
         if (cone_last) pp_lcp_bodies_cone_last(B, cone_last);
         const double q_norm = pp_lcp_inf_norm(n, q);
-        double r_it;
+        double best_r;
         memcpy(u, q, (size_t)n * sizeof *u);
-        double best_rel = pp_lcp_fallback_relative(n, q, row_sums, z, q, &r_it); /* z = 0: usable */
-        while (sweep < sweeps && !(best_rel <= o->residual_tol)) {
+        double best_rel = pp_lcp_fallback_relative(n, q, row_sums, z, q, &best_r); /* z = 0: usable */
+        while (sweep < sweeps &&
+               !(best_rel <= o->residual_tol && best_r <= o->regularised_tol * q_norm)) {
             const int next = sweep + 1;
             const double charge =
                 pass * (1.0 + (next % PP_FALLBACK_W_REFRESH == 0) +
@@ -300,7 +303,7 @@ pp_lcp_status pp_lcp_fallback_bodies(const pp_lcp_bodies *B, const double *q,
             if (!(work + charge <= bound)) {
                 cut = 1;
                 if (sweep % PP_FALLBACK_CHECK_EVERY != 0) /* the last sweeps' */
-                    consider(B, q, row_sums, q_norm, z, u, v, w, best, &best_rel);
+                    consider(B, q, row_sums, q_norm, z, u, v, w, best, &best_r, &best_rel);
                 break;
             }
             work += charge;
@@ -309,7 +312,7 @@ pp_lcp_status pp_lcp_fallback_bodies(const pp_lcp_bodies *B, const double *q,
             if (sweep % PP_FALLBACK_W_REFRESH == 0) pp_lcp_bodies_state(B, q, z, u, v);
             if (sweep % PP_FALLBACK_CHECK_EVERY == 0 || sweep == sweeps) {
                 if (!pp_lcp_all_finite((size_t)n, z)) break; /* diverged: keep the best */
-                consider(B, q, row_sums, q_norm, z, u, v, w, best, &best_rel);
+                consider(B, q, row_sums, q_norm, z, u, v, w, best, &best_r, &best_rel);
             }
         }
         memcpy(z, best, (size_t)n * sizeof *z);

@@ -81,9 +81,17 @@ void pp_lcp_bodies_cone_last(const pp_lcp_bodies *B, int *cone_last);
 double pp_lcp_fallback_relative(int n, const double *q, const double *row_sums, const double *z,
                                 const double *w, double *residual);
 
+/* The bounded fallback's order of its iterates (lcp_fallback.c, "Which iterate"), also the
+ * sticking solve's for its best round (lcp_sticking.c keep_best): 1 when an iterate of
+ * residual r(z) and rel(z) rel is usable, r(z) <= q_norm = ||q||_inf, and better than the best
+ * so far (best_residual, best_rel): of lesser r(z), or of equal r(z) and lesser rel(z). NaN
+ * is never better. */
+int pp_lcp_fallback_better(double residual, double rel, double q_norm, double best_residual,
+                           double best_rel);
+
 /* The bounded fallback's stage 1 on M described by B (M not formed): the shifted projected
- * Gauss–Seidel sweeps from z = 0 (in B's cones, sigma from the rows), the best usable
- * iterate by rel(z) kept, its work charged and
+ * Gauss–Seidel sweeps from z = 0 (in B's cones, sigma from the rows), the best iterate by
+ * pp_lcp_fallback_better kept, its work charged and
  * bounded as lcp_fallback.c charges and bounds it, the budget marked exhausted (the caller
  * comes past its clock). z and result's measures (against the row-sum bounds: rel(z) is
  * divided by s_i >= the exact s_i), fallback, fallback_iterations, fallback_work,

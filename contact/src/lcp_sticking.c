@@ -112,12 +112,15 @@
  * solve's options: rel(z) <= residual_tol, 1e-9 by default, r(z) <= PP_LCP_DATA_RESIDUAL
  * ||q||): the same standard as Lemke's answers, not load sharing's tighter 1e-11. Otherwise
  * the caller's Lemke runs, and the best of the answers the rounds formed and did not take
- * (least rel(z) on ST's A, q among the usable, r(z) <= ||q||_inf: keep_best) is the caller's
- * for the bounded fallback's start, should Lemke not finish either: at heap50's sliding onset
+ * (least r(z) on ST's A, q among the usable, r(z) <= ||q||_inf, as the fallback orders its
+ * iterates: keep_best) is the caller's for the bounded fallback's start, should Lemke not
+ * finish either: at heap50's sliding onset
  * the interior rounds reach rel(z) 1e-7 ... 5e-6 where the fallback's own sweeps end at 1e-4
  * (docs/performance.md "The sticking solve's best round as the fallback's start").
  */
 #include "lcp_sticking.h"
+
+#include "lcp_fallback_bodies.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -451,19 +454,24 @@ static int mark_sliding_loaded(pp_sticking *st, int n, const unsigned char *slid
 }
 
 /* A round's answer z not taken (marked sliding, or refused by the acceptance): kept as the
- * solve's best round (st->z_best) where its rel(z) on ST's A, q is the least so far and it is
- * usable, r(z) <= ||q||_inf: the bounded fallback's rule for an iterate (lcp_fallback.c
- * `usable`), so the fallback may start from it. One pass over A, only where no answer is
- * taken. */
+ * solve's best round (st->z_best) where it is usable, r(z) <= ||q||_inf, and better than the
+ * best so far by the bounded fallback's order of its iterates (pp_lcp_fallback_better: the
+ * least r(z) on ST's A, q, on a tie the least rel(z)), so that the fallback may start from it
+ * and judges it as it judges its own. Not by rel(z): it divides by ||z||_inf, and on the convex
+ * landing's iterate island (docs/performance.md "The convex landing's steps 208-209") a
+ * round diverged to ||z|| 7.1e8 with r(z) 11.7 against ||q|| 21.4 had rel(z) 1.05e-10 and was
+ * kept as the best. One pass over A, only where no answer is taken. */
 static void keep_best(pp_sticking *st, const pp_lcp_csc *A, const double *q, const double *z)
 {
     const int n = A->n;
     pp_lcp_result check;
     memset(&check, 0, sizeof check);
     pp_lcp_csc_residual(A, q, z, NULL, &check);
-    if (!(check.relative_residual < st->best_rel) ||
-        !(check.residual <= pp_lcp_inf_norm(n, q)) || !pp_lcp_all_finite((size_t)n, z))
+    if (!pp_lcp_fallback_better(check.residual, check.relative_residual, pp_lcp_inf_norm(n, q),
+                                st->best_residual, st->best_rel) ||
+        !pp_lcp_all_finite((size_t)n, z))
         return;
+    st->best_residual = check.residual;
     st->best_rel = check.relative_residual;
     memcpy(st->z_best, z, (size_t)n * sizeof *z);
 }
@@ -849,7 +857,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->rounds = 0;
     const int given = st->given; /* for this solve only */
     st->given = 0;
-    st->best_rel = INFINITY;
+    st->best_rel = st->best_residual = INFINITY;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
     if (kept && same_lcp(st, A, q)) {
         ++st->answer_tried;

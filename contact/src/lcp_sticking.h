@@ -59,11 +59,12 @@ typedef struct pp_sticking {
     double *q_answer;             /* n: its q */
     /* A refused solve's best round (pp_sticking_island not SOLVED): of the answers its rounds
      * formed and did not take (the interior rounds' iterates, the steps' limits), the least
-     * rel(z) on ST's A, q among those with r(z) <= ||q||_inf, for the bounded fallback's
-     * start (pp_lcp_options.fallback_start; peg_mlcp.c). best_rel: its rel(z), INFINITY
-     * where none (z_best then unset) */
+     * r(z) on ST's A, q among those with r(z) <= ||q||_inf (on a tie the least rel(z): the
+     * bounded fallback's order, pp_lcp_fallback_better), for the bounded fallback's start
+     * (pp_lcp_options.fallback_start; peg_mlcp.c). best_residual, best_rel: its r(z) and
+     * rel(z), INFINITY where none (z_best then unset) */
     double *z_best;
-    double best_rel;
+    double best_residual, best_rel;
     int from_answer;              /* pp_sticking_island answered with it: no factorisation */
     long answer_tried, answer_taken; /* over every solve since the workspace was made: its
                                         acceptance ran, and took it */

@@ -645,6 +645,11 @@ START_TEST(test_best_round_starts_fallback)
                      PP_STICKING_SOLVED);
     ck_assert_double_le(st.best_rel, 1e-9); /* the round ST's form answered, refused */
     ck_assert_double_gt(st.best_rel, 0.0);
+    pp_lcp_result kept; /* the best round's measures are its own */
+    memset(&kept, 0, sizeof kept);
+    pp_lcp_csc_residual(&b.cols.A, b.q, st.z_best, NULL, &kept);
+    ck_assert_double_eq(st.best_residual, kept.residual);
+    ck_assert_double_eq(st.best_rel, kept.relative_residual);
     const double nnz = (double)b.cols.A.col_start[b.n];
     pp_lcp_budget spent = pp_lcp_budget_start(0.0, 0); /* the step's pivots all spent */
     o.budget = &spent;
@@ -678,6 +683,75 @@ START_TEST(test_best_round_starts_fallback)
 }
 END_TEST
 
+/* A diverged round is not the fallback's answer (docs/performance.md "The convex landing's
+ * steps 208-209", "Noticed": on the landing's iterate island a sticking round ended at
+ * ||z|| 7.1e8 with r(z) 11.7 against ||q|| 21.4, rel(z) 1.05e-10 only because rel(z) divides by
+ * ||z||; kept as the best round by rel(z), the bounded fallback kept it too and applied it).
+ * Here `copies` blocks of mass m, each squeezed between two walls (normals +x and -x, no
+ * friction): touching the right wall (contact 2, approaching at v) and a gap g from the left
+ * one (contact 1), so q = (v + g / h, -v) and M = (1/m) [1 -1; -1 1] per block. Its stress
+ * mode d = (1, 1) has M d = 0, so z = t d (the round diverged along it) has w = q: r(z) =
+ * v + g / h = ||q||_inf (usable), rel(z) ~ m (v + g / h) / (2 t) -> 0 (the data dyadic, so
+ * that w = q + M t d is q exactly in double). That round is the
+ * caller's candidate (pp_lcp_options.fallback_start, as peg_mlcp.c hands the sticking solve's
+ * best round), Lemke has no pivot left, and the fallback must answer with its least residual,
+ * not the candidate's least rel(z): each block stopped by the right wall (p_2 = m v, p_1 = 0;
+ * velocity after 0), and the reported residuals those of the returned z. Dense (_i = 0) and by
+ * columns (_i = 1). */
+START_TEST(test_diverged_round_not_kept)
+{
+    enum { copies = 81, n = 2 * copies };
+    const double m = 2.0, v = 0.125, gap_h = 0.0625, t = 1073741824.0; /* gap_h: g / h; 2^30 */
+    double *M = calloc((size_t)n * n, sizeof *M), q[n], z[n], w[n], candidate[n];
+    ck_assert(M != NULL);
+    for (int k = 0; k < copies; ++k) {
+        const int a = 2 * k, b = a + 1;
+        M[a + (size_t)a * n] = M[b + (size_t)b * n] = 1.0 / m;
+        M[a + (size_t)b * n] = M[b + (size_t)a * n] = -1.0 / m;
+        q[a] = v + gap_h;
+        q[b] = -v;
+        candidate[a] = candidate[b] = t;
+    }
+    columns cols;
+    to_columns(n, M, &cols);
+    const double q_norm = pp_lcp_inf_norm(n, q);
+    pp_lcp_result check;
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(&cols.A, q, candidate, NULL, &check);
+    ck_assert_double_le(check.relative_residual, 1e-9); /* the trap: rel(z) passes */
+    ck_assert_double_eq(check.residual, q_norm); /* usable: r(z) <= ||q||_inf */
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    pp_lcp_budget spent = pp_lcp_budget_start(0.0, 0); /* the step's pivots all spent */
+    o.budget = &spent;
+    o.fallback_start = candidate;
+    unsigned char basis[n];
+    memset(basis, 0, sizeof basis);
+    pp_lcp_result r;
+    memset(&r, 0, sizeof r);
+    if (_i) pp_lcp_solve_csc(ws, &cols.A, q, &o, basis, z, &r);
+    else pp_lcp_solve(ws, n, M, q, &o, basis, z, &r);
+    ck_assert_int_eq(r.fallback, 1);
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(&cols.A, q, z, w, &check);
+    ck_assert_double_eq(r.residual, check.residual); /* the reported are the returned z's */
+    ck_assert_double_eq(r.relative_residual, check.relative_residual);
+    ck_assert_double_le(check.residual, 1e-9 * q_norm);
+    for (int k = 0; k < copies; ++k) {
+        const double after = v + (z[2 * k] - z[2 * k + 1]) / m; /* toward the right wall */
+        ck_assert_double_le(fabs(after), 1e-9 * v);
+        ck_assert_double_le(z[2 * k] + z[2 * k + 1], 1.0 + m * v); /* not along d */
+    }
+    printf("check_sticking: diverged round (%s): candidate r %.3g rel %.3g, answer r %.3g "
+           "rel %.3g\n", _i ? "columns" : "dense", q_norm, q_norm / (q_norm + 2.0 * t / m),
+           check.residual, check.relative_residual);
+    pp_lcp_workspace_destroy(ws);
+    free_columns(&cols);
+    free(M);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sticking");
@@ -691,6 +765,7 @@ int main(void)
     tcase_add_test(tc, test_given_start);
     tcase_add_test(tc, test_deadline_passed);
     tcase_add_loop_test(tc, test_best_round_starts_fallback, 0, 2); /* _i: lemke_only */
+    tcase_add_loop_test(tc, test_diverged_round_not_kept, 0, 2); /* _i: by columns */
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

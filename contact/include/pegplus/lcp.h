@@ -295,22 +295,24 @@ pp_status pp_lcp_solve(pp_lcp_workspace *workspace, int n, const double *M, cons
 /*
  * The bounded fallback: an iterative method for a general LCP (M not symmetric, diagonal
  * entries may be 0, as in the sigma rows of the Stewart–Trinkle friction LCP).
- *  Every stage keeps the best iterate by rel(z) among the usable ones, r(z) <= ||q||_inf
- *  (the answer pp_lcp_solve keeps when the budget ran out, no worse than z = 0; z = 0 itself
- *  is usable): rel(z) alone does not bound r(z), and an iterate best by rel(z) alone (a large
- *  z along a direction where M z is small) could be refused and leave the island with no
- *  impulse, where a usable iterate had been reached.
- *  1. Start from the best (by rel(z)) of z = 0, when `basis` is given and
+ *  Every stage keeps the best iterate by r(z) (on a tie by rel(z)) among the usable ones,
+ *  r(z) <= ||q||_inf (the answer pp_lcp_solve keeps when the budget ran out, no worse than
+ *  z = 0; z = 0 itself is usable): rel(z) alone does not bound r(z), and an iterate best by
+ *  rel(z) (a large z along a direction where M z is small: rel(z) divides by ||z||_inf) could
+ *  be refused and leave the island with no impulse, or be applied with r(z) near ||q||_inf,
+ *  where an iterate of lesser residual had been reached.
+ *  1. Start from the best of z = 0, when `basis` is given and
  *     options->warm_start is set the clamped solution of its complementary basis, and
  *     options->fallback_start clamped to z >= 0, each only if usable (the last two charged a
  *     pass over M each for their w).
  *  2. Projected Gauss–Seidel with a diagonal shift: z_i <- max(0, z_i - w_i / D_i),
  *     D_i = max(M_ii, 0.1 max_j |M_ij|) (a proximal step where M_ii is small or 0), at most
- *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best usable
- *     iterate by rel(z), stopping early at rel(z) <= residual_tol.
+ *     options->fallback_iterations sweeps (<= 0: 200) of O(n^2), keeping the best iterate,
+ *     stopping early at an answer: rel(z) <= residual_tol and r(z) <= regularised_tol
+ *     ||q||_inf.
  *  3. At most 8 Newton steps on the minimum map min(z, w) = 0 (primal-dual active set: the
  *     basis {i : z_i > w_i} of the best iterate, solved like a warm start), each kept only
- *     if it is usable and lowers rel(z).
+ *     if it is usable and lowers r(z).
  * Cost: bounded by work, not by the clock (so the answer does not depend on the machine):
  * at most min(fallback_iterations, 2e8 / n^2) sweeps of O(n^2), and the warm-basis solve and
  * Newton steps by dense LU below the sparse threshold (161 unknowns), by sparse LU (KLU, which
