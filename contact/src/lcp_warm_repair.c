@@ -26,7 +26,7 @@
  * -w_floor: an approach closes an open contact as sticking, a slip of an open contact brings
  * sigma in with that beta, w_sigma < 0 (friction beyond the cone) brings sigma in; a loaded
  * contact's slip is left as it is, and the approach and w_sigma < 0 are left below
- * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one, but PEG's slacks,
+ * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one, except PEG's slacks,
  * which stay (lcp_warm_repair_sets.c, with the other rules of islands with I/X sets). Each of
  * the moves left out was measured to make M_BB singular up to the compliance on heap20: it
  * adds or drops a velocity row of a body whose rows already determine it, where Lemke would
