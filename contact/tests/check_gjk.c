@@ -165,8 +165,9 @@ static double box_h(const pp_shape *b, const double u[3])
 }
 
 /* Overlap along the 15 separating axes: depth = min over axes u (both signs) of
- * h_A(u) + h_B(-u); negative when u separates. Returns the depth (> 0: overlapping). */
-static double sat_depth(const pp_shape *a, const pp_shape *b)
+ * h_A(u) + h_B(-u); negative when u separates. Returns the depth (> 0: overlapping); normal
+ * (if not NULL) gets the minimising u (from A to B). */
+static double sat_axis(const pp_shape *a, const pp_shape *b, double normal[3])
 {
     double axes[15][3];
     int n = 0;
@@ -189,10 +190,16 @@ static double sat_depth(const pp_shape *a, const pp_shape *b)
     for (int i = 0; i < n; ++i)
         for (int sign = -1; sign <= 1; sign += 2) {
             double u[3] = {sign * axes[i][0], sign * axes[i][1], sign * axes[i][2]}, m[3] = {-u[0], -u[1], -u[2]};
-            depth = fmin(depth, box_h(a, u) + box_h(b, m));
+            double h = box_h(a, u) + box_h(b, m);
+            if (h < depth) {
+                depth = h;
+                if (normal) memcpy(normal, u, sizeof u);
+            }
         }
     return depth;
 }
+
+static double sat_depth(const pp_shape *a, const pp_shape *b) { return sat_axis(a, b, NULL); }
 
 /* ------------------------------------------------------------------ result checks */
 
@@ -602,6 +609,40 @@ START_TEST(deep_and_coincident)
 }
 END_TEST
 
+/*
+ * Two bricks of the crash wall (rows 3 and 4, diagonal neighbours, after a fallback step) as
+ * pp_polytope_box shapes, poses as printed to 17 digits: libccd 2.1's EPA never ended on this
+ * pair (libccd issue #7), so pp_shape_distance did not return. It must return (the test case's
+ * timeout), PP_OK, with the depth and normal of the separating-axis minimum, which is exact for
+ * two boxes (the faces of D = A - B have those 15 normals).
+ */
+START_TEST(epa_hang_pair)
+{
+    const double lengths[3] = {0.5, 0.6, 0.3};
+    const double xa[3] = {0.2195933013834315, -4.2823149467210246, 1.3501612806053946};
+    const double Ra[9] = {0.99981667923629958, 0.019130821653570107, -0.00078713642889051969,
+                          -0.01913076949832767, 0.99981698736387803, 7.3736156682262542e-05,
+                          0.0007884030062405889, -5.866411372886591e-05, 0.99999968748956192};
+    const double xb[3] = {0.23128739720522368, -3.6824981013383806, 1.0501276328478624};
+    const double Rb[9] = {0.999817580198199, 0.019085293366846352, -0.00074692952772536798,
+                          -0.019085203864663714, 0.99981785287233493, 0.00012677222955236294,
+                          0.00074921296184910066, -0.00011249380147819849, 0.99999971301250001};
+    pp_polytope *box = NULL;
+    ck_assert_int_eq(pp_polytope_box(lengths, &box), PP_OK);
+    pp_shape a = pp_shape_make_polytope(box, xa, Ra), b = pp_shape_make_polytope(box, xb, Rb);
+    pp_shape box_a = pp_shape_make_box(lengths, xa, Ra), box_b = pp_shape_make_box(lengths, xb, Rb);
+    double n[3], depth = sat_axis(&box_a, &box_b, n);
+    ck_assert(depth > 0.0); /* overlapping by 2.74e-5 m */
+    pp_proximity r;
+    ck_assert_int_eq(pp_shape_distance(&a, &b, &r), PP_OK);
+    printf("crash wall bricks: depth %.6e, error %.2e, normal error %.2e, method %d\n", depth,
+           -r.distance - depth, sqrt((r.n[0] - n[0]) * (r.n[0] - n[0]) + (r.n[1] - n[1]) * (r.n[1] - n[1]) +
+                                     (r.n[2] - n[2]) * (r.n[2] - n[2])), r.method);
+    check_result(&a, &b, &r, -depth, n, "crash wall bricks");
+    pp_polytope_destroy(box);
+}
+END_TEST
+
 static Suite *gjk_suite(void)
 {
     Suite *s = suite_create("gjk");
@@ -616,6 +657,10 @@ static Suite *gjk_suite(void)
     tcase_add_loop_test(rnd, random_box_poses, 0, (int)(sizeof RANDOM / sizeof RANDOM[0]));
     tcase_add_test(rnd, random_round_shapes);
     suite_add_tcase(s, rnd);
+    TCase *hang = tcase_create("epa_hang");
+    tcase_set_timeout(hang, 10);
+    tcase_add_test(hang, epa_hang_pair);
+    suite_add_tcase(s, hang);
     return s;
 }
 
