@@ -342,6 +342,25 @@ static int finite_n(const double *x, int count)
     return 1;
 }
 
+/* The options' arrays indexed by an LCP (pegplus/lcp.h: covering, fallback_start,
+ * contact_block, set_slack) must be NULL: pp_peg_solve solves each island as an LCP of its
+ * own, whose unknowns are not the whole LCP's (a whole-LCP array would be read with island
+ * indices), and forms an island's contact blocks and candidate itself (solve_islands;
+ * pp_peg_workspace_fallback_start takes a candidate in the whole LCP's order). */
+static pp_status validate_options(const pp_lcp_options *o)
+{
+    if (!o) return PP_OK;
+    const char *field = o->covering         ? "covering"
+                        : o->fallback_start ? "fallback_start"
+                        : o->contact_block  ? "contact_block"
+                        : o->set_slack      ? "set_slack"
+                                            : NULL;
+    if (!field) return PP_OK;
+    pp_log(PP_LOG_ERROR, "pp_peg_solve: options->%s must be NULL (it would index the whole LCP, "
+           "and the islands are solved as LCPs of their own)", field);
+    return PP_ERR_INVALID_ARGUMENT;
+}
+
 /* Same checks as pp_mlcp_solve on the shared part, then the sets: kinds, disjoint ranges in
  * bounds, and every secondary on the primary's body pair (either frame). */
 static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
@@ -2285,7 +2304,8 @@ pp_status pp_peg_solve(pp_peg_workspace *ws, const pp_peg_problem *problem,
     }
     const pp_mlcp_problem *p = &problem->base;
     int k = p->friction_directions ? p->friction_directions : PP_MLCP_DIRECTIONS_DEFAULT, K = 0;
-    pp_status status = validate(ws, problem, k, solution, &K);
+    pp_status status = validate_options(options);
+    if (status == PP_OK) status = validate(ws, problem, k, solution, &K);
     if (status != PP_OK) return status;
 
     status = pp_peg_joints_validate(problem);

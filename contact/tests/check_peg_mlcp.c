@@ -1268,6 +1268,31 @@ START_TEST(test_bad_input)
     p.base.friction_directions = K_DIRS;
     p.base.body_count = 3;
     ck_assert_int_eq(pp_peg_solve(g_ws, &p, NULL, NULL, &sol, NULL, &st), PP_ERR_INVALID_ARGUMENT);
+    p.base.body_count = 1;
+    /* options' arrays indexed by an LCP: each island is an LCP of its own, so any of them,
+     * even one valid for the whole LCP (all ones, the default covering), is refused */
+    int slacks = 0;
+    for (int j = 0; j < pc.out.set_count; ++j)
+        slacks += pc.sets[j].kind != PP_PEG_SET_U ? pc.sets[j].count - 1 : 0;
+    const int n_whole = pp_peg_lcp_size(pc.out.set_count, slacks, K_DIRS);
+    double ones[64];
+    int minus_one[64];
+    ck_assert_int_le(n_whole, 64);
+    for (int i = 0; i < n_whole; ++i) {
+        ones[i] = 1.0;
+        minus_one[i] = -1;
+    }
+    for (int field = 0; field < 4; ++field) {
+        pp_lcp_options o = pp_lcp_options_default();
+        if (field == 0) o.covering = ones;
+        if (field == 1) o.fallback_start = ones;
+        if (field == 2) o.contact_block = minus_one;
+        if (field == 3) o.set_slack = minus_one;
+        memset(&st, 0, sizeof st);
+        ck_assert_int_eq(pp_peg_solve(g_ws, &p, &o, NULL, &sol, NULL, &st),
+                         PP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(st.lcp_size, 0);
+    }
     ck_assert(pn[0] == 7.0); /* nothing written */
     /* an empty problem: free velocities back */
     p.base.body_count = 1;

@@ -171,7 +171,9 @@ void pp_mlcp_workspace_destroy(pp_mlcp_workspace *workspace);
  *    solution is the same as that of the whole LCP; the work is O(sum of block sizes^2)
  *    per pivot instead of O(n^2), and a solver failure stays in its island.
  *  - options: LCP options (NULL = pp_lcp_options_default()); the regularisation fallback of
- *    pp_lcp_solve applies, island by island.
+ *    pp_lcp_solve applies, island by island. Its arrays indexed by an LCP (covering,
+ *    fallback_start, contact_block, set_slack) must be NULL (pp_peg_solve; else
+ *    PP_ERR_INVALID_ARGUMENT).
  *  - basis: optional, pp_mlcp_lcp_size(nc, k) bytes indexed like the whole LCP, the
  *    warm-start basis of the previous step on entry (when options->warm_start) and the
  *    final basis on exit (pp_lcp_solve; all zeros in a failed island; bit 1 of a byte is load

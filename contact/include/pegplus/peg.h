@@ -620,7 +620,11 @@ int pp_peg_sticking_size(void);
  *    contact it let slide, bit 5 where it is not to run next step), bit 6 constraint
  *    screening's (contact/src/peg_screen.c: an island its capped round gave to the sticking
  *    solve); keep the bytes whole: Lemke reads bit 0 only.
- *  - options: LCP options (NULL = pp_lcp_options_default()).
+ *  - options: LCP options (NULL = pp_lcp_options_default()). Its arrays indexed by an LCP
+ *    (covering, fallback_start, contact_block, set_slack) must be NULL (else
+ *    PP_ERR_INVALID_ARGUMENT): each island is solved as an LCP of its own, whose contact
+ *    blocks pp_peg_solve forms itself; a fallback candidate in the whole LCP's order is
+ *    pp_peg_workspace_fallback_start's.
  *  - basis: optional, at least stats->lcp_size bytes (pp_peg_lcp_size + 9 per rolling set
  *    bounds it) indexed
  *    like the whole LCP, the warm-start basis of the previous step on entry (when
