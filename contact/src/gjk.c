@@ -808,8 +808,18 @@ int pp_shapes_within(const pp_shape *shape_a, const pp_shape *shape_b, double ep
         pp_proximity p;
         return pp_shape_distance(a, b, &p) == PP_OK && p.distance < eps;
     }
+    /* MPR's portal refinement in libccd 2.1 (refinePortal) has no iteration bound either:
+     * under the support budget an origin support ends it (it becomes the portal's v1, which
+     * then encapsulates the origin), and a call that ran out is answered by the distance */
     ccd_t ccd;
     ccd_setup(&ccd);
-    ccd_object oa = {a, pp_shape_core_radius(a), NULL}, ob = {b, pp_shape_core_radius(b) + eps, NULL};
-    return ccdMPRIntersect(&oa, &ob, &ccd) ? 1 : 0;
+    ccd_budget budget = {0, CCD_MAX_POINTS, 0};
+    ccd_object oa = {a, pp_shape_core_radius(a), &budget};
+    ccd_object ob = {b, pp_shape_core_radius(b) + eps, &budget};
+    const int hit = ccdMPRIntersect(&oa, &ob, &ccd);
+    if (budget.exhausted) {
+        pp_proximity p;
+        return pp_shape_distance(a, b, &p) == PP_OK && p.distance < eps;
+    }
+    return hit ? 1 : 0;
 }

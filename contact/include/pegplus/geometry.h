@@ -250,7 +250,9 @@ pp_status pp_shape_distance(const pp_shape *a, const pp_shape *b, pp_proximity *
 
 /*
  * Cheap filter: 1 if the shapes are closer than eps (distance < eps), else 0. libccd
- * ccdMPRIntersect on A against B grown by eps (analytic for planes and sphere pairs).
+ * ccdMPRIntersect on A against B grown by eps (analytic for planes and sphere pairs), with
+ * a support budget as pp_shape_distance's libccd calls (contact/src/gjk.c ccd_budget): a call
+ * that runs out is answered by pp_shape_distance.
  * Within ~1e-9 m of the threshold the answer may go either way; invalid shapes give 0
  * (and a message).
  */
