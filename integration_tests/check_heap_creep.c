@@ -55,15 +55,6 @@ static double kinetic_energy(dBodyID b)
     return ke;
 }
 
-/* A body's speed for the rest checks: the larger of |v| (m/s) and |omega| (rad/s, as m/s at
- * 1 m). */
-static double body_speed(dBodyID b)
-{
-    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
-    return fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
-                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
-}
-
 START_TEST(test_lone_box_rests)
 {
     const pp_model model = _i ? PP_MODEL_PEG : PP_MODEL_STANDARD;
@@ -95,7 +86,7 @@ START_TEST(test_lone_box_rests)
         const double ke = kinetic_energy(box);
         if (s == STILL_FROM) ke_still = ke;
         if (s < STILL_FROM) continue;
-        const double speed = body_speed(box);
+        const double speed = pp_it_body_speed(box);
         fastest = fmax(fastest, speed);
         ke_most = fmax(ke_most, ke);
         ck_assert_msg(speed <= REST_SPEED, "%s, step %d: the box moves at %.3g",
@@ -260,7 +251,7 @@ START_TEST(test_heap20_standard_rests)
         ck_assert_msg(stats->lcp_pivots == 0, "heap20 at rest, step %d: %d Lemke pivots", s,
                       stats->lcp_pivots);
         for (int i = 0; i < BODIES; ++i) {
-            const double speed = body_speed(scene.bodies[i]);
+            const double speed = pp_it_body_speed(scene.bodies[i]);
             if (speed > fastest) {
                 fastest = speed;
                 at = s;

@@ -33,14 +33,6 @@ static void setup(void)
     pp_scenes_init_ode();
 }
 
-/* A body's speed: the larger of |v| (m/s) and |omega| (rad/s, as m/s at 1 m). */
-static double body_speed(dBodyID b)
-{
-    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
-    return fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
-                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
-}
-
 /* Steps pw STEPS times at h (scene's before_step from script_steps); returns the fastest body
  * from SETTLED_FROM on, its step in *at, the steps with I/X sets in *ix_steps and the steps
  * answered by the bounded fallback (lcp_fallback >= 2) in *fallbacks. */
@@ -58,7 +50,7 @@ static double run(pp_scene *scene, pp_world *pw, double h, int script_steps, int
         *fallbacks += t->lcp_fallback >= 2;
         if (s < SETTLED_FROM) continue;
         for (int i = 0; i < scene->body_count; ++i) {
-            const double speed = body_speed(scene->bodies[i]);
+            const double speed = pp_it_body_speed(scene->bodies[i]);
             if (speed > fastest) {
                 fastest = speed;
                 *at = s;

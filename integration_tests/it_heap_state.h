@@ -9,10 +9,20 @@
 #include "state.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 
 /* The pegplus world of a loaded scene, as the benchmark steps it: `model`, k = 4, auto-disable
  * off, and clock-free (the answers must not depend on the machine's load). */
+/* A body's speed for the rest checks: the larger of |v| (m/s) and |omega| (rad/s, as m/s at
+ * 1 m). */
+static inline double pp_it_body_speed(dBodyID b)
+{
+    const dReal *v = dBodyGetLinearVel(b), *w = dBodyGetAngularVel(b);
+    return fmax(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
+}
+
 static inline pp_world *pp_it_world_clock_free(pp_scene *scene, pp_model model)
 {
     pp_config c = pp_config_default();
