@@ -145,10 +145,8 @@ START_TEST(test_heap20_gaps_follow_the_update)
     pp_scene scene;
     pp_scene_state st;
     int script_steps = 0;
-    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", BODIES, model);
-    const char *warm = pp_scene_state_warm_start(&st, pp_model_name(model));
-    ck_assert_ptr_nonnull(warm);
-    ck_assert_int_eq(pp_world_restore_warm_start(pw, warm), PP_OK);
+    pp_world *pw = pp_it_heap_warm_from_state(&scene, &st, &script_steps, path, "heap20", BODIES,
+                                              model);
     ck_assert_int_eq(scene.body_count, BODIES);
     static contact_then then[MAX_CONTACTS];
     int then_count = 0, compared = 0;
@@ -234,11 +232,8 @@ START_TEST(test_heap20_standard_rests)
     pp_scene scene;
     pp_scene_state st;
     int script_steps = 0;
-    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", BODIES,
-                                         PP_MODEL_STANDARD);
-    const char *warm = pp_scene_state_warm_start(&st, pp_model_name(PP_MODEL_STANDARD));
-    ck_assert_ptr_nonnull(warm);
-    ck_assert_int_eq(pp_world_restore_warm_start(pw, warm), PP_OK);
+    pp_world *pw = pp_it_heap_warm_from_state(&scene, &st, &script_steps, path, "heap20", BODIES,
+                                              PP_MODEL_STANDARD);
     double fastest = 0.0;
     int at = -1;
     for (int s = 0; s < HEAP20_REST_STEPS; ++s) {

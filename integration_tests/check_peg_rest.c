@@ -67,11 +67,8 @@ START_TEST(test_heap20_peg_rests)
     pp_scene scene;
     pp_scene_state st;
     int script_steps = 0, at, ix_steps, fallbacks;
-    pp_world *pw = pp_it_heap_from_state(&scene, &st, &script_steps, path, "heap20", HEAP_BODIES,
-                                         PP_MODEL_PEG);
-    const char *warm = pp_scene_state_warm_start(&st, pp_model_name(PP_MODEL_PEG));
-    ck_assert_ptr_nonnull(warm);
-    ck_assert_int_eq(pp_world_restore_warm_start(pw, warm), PP_OK);
+    pp_world *pw = pp_it_heap_warm_from_state(&scene, &st, &script_steps, path, "heap20",
+                                              HEAP_BODIES, PP_MODEL_PEG);
     const double fastest = run(&scene, pw, st.h, script_steps, &at, &ix_steps, &fallbacks);
     printf("check_peg_rest: heap20, PEG, steps %d-%d: fastest body %.3g (step %d), I/X sets in "
            "%d steps, %d fallback steps\n", SETTLED_FROM, STEPS - 1, fastest, at, ix_steps,

@@ -53,4 +53,17 @@ static inline pp_world *pp_it_heap_from_state(pp_scene *scene, pp_scene_state *s
     return pp_it_world_clock_free(scene, model);
 }
 
+/* pp_it_heap_from_state, then the state file's warm start of `model` restored in the world
+ * (the file must carry one: examples/scenes/state.h). */
+static inline pp_world *pp_it_heap_warm_from_state(pp_scene *scene, pp_scene_state *st,
+                                                   int *script_steps, const char *path,
+                                                   const char *name, int boxes, pp_model model)
+{
+    pp_world *pw = pp_it_heap_from_state(scene, st, script_steps, path, name, boxes, model);
+    const char *warm = pp_scene_state_warm_start(st, pp_model_name(model));
+    ck_assert_msg(warm != NULL, "%s carries no warm start of %s", path, pp_model_name(model));
+    ck_assert_int_eq(pp_world_restore_warm_start(pw, warm), PP_OK);
+    return pw;
+}
+
 #endif
