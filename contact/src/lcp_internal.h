@@ -437,14 +437,11 @@ double pp_lcp_inf_norm(int n, const double *x);
  * pp_lcp_options.contact_block; basic z_i < -z_floor leave, else nonbasic w_i < -w_floor
  * enter, each with its contact's block. Returns the number of violated unknowns (0: none,
  * basis unchanged). With slack (pp_lcp_options.set_slack; NULL: none) the slacks are left to
- * the clamp and the rules of islands with I/X sets apply (lcp_warm_repair_sets.c). */
+ * the clamp and the rules of islands with I/X sets apply (lcp_warm_repair.c, "Islands with
+ * PEG's I/X sets"). */
 #define PP_LCP_BLOCK_BETA_MAX 64
 int pp_lcp_warm_moves(int n, const int *blocks, const int *slack, const double *z,
                       const double *w, unsigned char *basis, double z_floor, double w_floor);
-/* The one approach a round closes on an island with I/X sets: the most negative w_P < -floor
- * of a nonbasic p of blocks, or -1. */
-int pp_lcp_approach_to_close(int n, const int *blocks, const double *w,
-                             const unsigned char *basis, double floor);
 void pp_lcp_residual(int n, const double *M, const double *q, const double *z, double *w,
                      pp_lcp_result *result);
 int pp_lcp_all_finite(size_t count, const double *x);

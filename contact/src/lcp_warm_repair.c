@@ -27,7 +27,7 @@
  * sigma in with that beta, w_sigma < 0 (friction beyond the cone) brings sigma in; a loaded
  * contact's slip is left as it is, and the approach and w_sigma < 0 are left below
  * W_LOAD_FLOOR times w_floor. Unknowns outside the blocks move one by one, except PEG's slacks,
- * which stay (lcp_warm_repair_sets.c, with the other rules of islands with I/X sets). Each of
+ * which stay ("Islands with PEG's I/X sets" below, with the other rules there). Each of
  * the moves left out was measured to make M_BB singular up to the compliance on heap20: it
  * adds or drops a velocity row of a body whose rows already determine it, where Lemke would
  * exchange it with another (a ratio test the repair does not have).
@@ -145,15 +145,73 @@ static void stick_betas(const contact_block *b, const double *z, unsigned char *
  * < W_LOAD_FLOOR w_floor (heap20: <= 1.2e-11 m/s), and the gap it opens, h times that, comes
  * back into the next step's q through psi / h (PEG Eq 7). */
 #define W_LOAD_FLOOR 10.0
-/* With I/X sets (slack given; lcp_warm_repair_sets.c): an open contact's friction (its sigma
- * below zero, a beta's slip) is moved only beyond OPEN_FRICTION_FLOOR times the floors. Such
- * a contact carries no impulse (p = 0 forces beta = 0 through sigma's row, ST96 Eq 27), so the
- * clamp leaves no work done; on PEG's islands its sigma and slips sit at 2-4 times the floors
- * by rounding alone, and moving them cycled (islands10: sigma out, a slip in, sigma out, ...
- * over the 6 rounds, then Lemke); at rest they recur at 10-100 times the floors step after
- * step (islands10, heap20, islands100 PEG, 300 clock-free steps: 35 506 repair rounds at 10
- * times, 23 270 at 100, 22 705 never moved; the same pivots but heap20's 7 -> 11). */
+/* With I/X sets (slack given; "Islands with PEG's I/X sets" below): an open contact's
+ * friction (its sigma below zero, a beta's slip) is moved only beyond OPEN_FRICTION_FLOOR
+ * times the floors. Such a contact carries no impulse (p = 0 forces beta = 0 through sigma's
+ * row, ST96 Eq 27), so the clamp leaves no work done; on PEG's islands its sigma and slips
+ * sit at 2-4 times the floors by rounding alone, and moving them cycled (islands10: sigma
+ * out, a slip in, sigma out, ... over the 6 rounds, then Lemke); at rest they recur at 10-100
+ * times the floors step after step (islands10, heap20, islands100 PEG, 300 clock-free steps:
+ * 35 506 repair rounds at 10 times, 23 270 at 100, 22 705 never moved; the same pivots but
+ * heap20's 7 -> 11). */
 #define OPEN_FRICTION_FLOOR 100.0
+
+/*
+ * Islands with PEG's I/X sets (slack given; docs/performance.md "The warm basis repaired on
+ * islands with I/X sets").
+ *
+ * A set j with primary iota and secondaries s = 1..k_j has the unknowns p, c_1..c_k (its
+ * slacks), and the primary's betas and sigma. Its rows (PEG Eqs 39-40, peg_mlcp.c), with
+ * g_m the linearised end gap of member m over h:
+ *     w_p   = g_iota + sum_s c_s                         ⊥ p    (Eq 40, E_I2 = ones(1, k))
+ *     w_c_s = g_iota - g_s + sum_{r<=s} c_r              ⊥ c_s  (Eq 39, E_I1 = tril(ones))
+ * The set's p, betas and sigma are a contact block as a U set's (the primary's ST96 rows), and
+ * are moved as those. A slack column has entries only in its own set's c rows (E_I1) and its
+ * p row (E_I2): slack columns carry no impulse (Eq 41). With p nonbasic M_BB is block
+ * triangular with the basic slacks' unit lower-triangular block on the diagonal, so every
+ * pattern of the slacks is nonsingular; with p basic, eliminating the basic slacks turns the
+ * p row into the row of the last basic slack's member, so the pattern chooses which member's
+ * row holds the set closed.
+ *
+ * The slacks are left as the warm basis has them (a violated slack to the clamp). Moved, they
+ * broke check_peg_pouring (seed 9, frictionless: total overlap 9.33e-11 m^3 after step 225,
+ * the bound 1e-12), whether one by one (a basic c_s < 0 out, a nonbasic w_c_s < 0 in) or as one
+ * pattern per set (c_s basic iff member s's gap d_s = g_s - g_iota = sum_{r<=s} c_r - w_c_s is
+ * above the running maximum, Lemmas 1.1/1.2, ties within the floor kept); and they pivoted
+ * more: islands10 / islands100 PEG 2.74 / 55.9 Lemke pivots a step against 1.11 / 24.3 with
+ * the slacks left (300 clock-free steps), heap20 PEG the same (7 pivots). On these islands a
+ * violated slack is a member's gap above the set's at rounding (w_c < 0 to 4e-10 m/s in the
+ * clamped answers); the creep came from the sets' p, betas and sigma, which are repaired.
+ *
+ * With I/X sets two more rules (pp_lcp_warm_moves):
+ *  - one approach is closed a round (p in as sticking, a set's slacks as they are), the most
+ *    negative (approach_to_close). Two X sets with one primary (the shared warm-start key
+ *    of docs/performance.md "Why resting 3-box stacks pivot") have the same p column and,
+ *    with no slack basic, the same p row: closed together, M_BB is singular (islands10 PEG:
+ *    every repair that closed two I/X sets at once failed its next basis solve); and a 3-box
+ *    stack's corners approaching at 10-20 times the floor, closed together (a U set's and an
+ *    X set's), made M_BB singular up to the compliance (|z| 50-1e3 after one round). Closed
+ *    one at a time, the next round sees the others' approaches with the first one's row in
+ *    M_BB (islands10 / islands100 PEG: 31.3 / 180.3 -> 1.11 / 24.3 pivots a step);
+ *  - an open contact's friction (its sigma below zero, a beta's slip) is moved only beyond
+ *    OPEN_FRICTION_FLOOR times the floors.
+ * Closing one approach a round takes more rounds: the repair runs up to
+ * WARM_REPAIR_SET_ROUNDS (lcp.c) rounds there (islands10 / islands100 PEG: 10.6 / 105.2 -> 1.11
+ * / 24.3 pivots a step from 6 to 12 rounds).
+ */
+
+/* The one approach a round closes on an island with I/X sets: the most negative w_P < -floor
+ * of a nonbasic p of blocks, or -1. */
+static int approach_to_close(int n, const int *blocks, const double *w,
+                             const unsigned char *basis, double floor)
+{
+    int best = -1;
+    for (int i = 0; i < n; ++i)
+        if (blocks[i] == i && !basis[i] && w[i] < -floor && (best < 0 || w[i] < w[best]))
+            best = i;
+    return best;
+}
+
 int pp_lcp_warm_moves(int n, const int *blocks, const int *slack, const double *z,
                       const double *w, unsigned char *basis, double z_floor, double w_floor)
 {
@@ -163,7 +221,7 @@ int pp_lcp_warm_moves(int n, const int *blocks, const int *slack, const double *
     for (int i = 0; i < n; ++i) {
         if (!basis[i] || !(z[i] < -z_floor)) continue;
         const int P = blocks[i];
-        if (slack && slack[i] >= 0) continue; /* a set's slack: left (lcp_warm_repair_sets.c) */
+        if (slack && slack[i] >= 0) continue; /* a set's slack: left (below) */
         if (P < 0) {
             basis[i] = 0;
             ++changed;
@@ -189,9 +247,9 @@ int pp_lcp_warm_moves(int n, const int *blocks, const int *slack, const double *
         }
     }
     if (changed) return changed;
-    /* with I/X sets, one approach closed a round (lcp_warm_repair_sets.c) */
+    /* with I/X sets, one approach closed a round ("Islands with PEG's I/X sets") */
     const int close =
-        slack ? pp_lcp_approach_to_close(n, blocks, w, basis, W_LOAD_FLOOR * w_floor) : -1;
+        slack ? approach_to_close(n, blocks, w, basis, W_LOAD_FLOOR * w_floor) : -1;
     /* nonbasic w_i < -w_floor: in, by blocks */
     for (int i = 0; i < n; ++i) {
         if (basis[i] || !(w[i] < -w_floor)) continue;

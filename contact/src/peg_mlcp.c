@@ -2136,7 +2136,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         if (st == PP_OK && n > 0 && !from_kept) {
             /* the contact blocks, for the warm basis's repair (pegplus/lcp.h contact_block),
              * on islands without joint rows; with PEG's I/X sets their slacks (set_slack,
-             * lcp_warm_repair_sets.c) */
+             * lcp_warm_repair.c) */
             pp_lcp_options block_options = solve_options ? *solve_options
                                                          : pp_lcp_options_default();
             if (n == n_c) {

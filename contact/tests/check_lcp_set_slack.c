@@ -1,6 +1,6 @@
 /*
  * pp_lcp_options.set_slack (pegplus/lcp.h): PEG's I/X sets' slacks for the warm basis's
- * repair (lcp_warm_repair_sets.c), checked as the other options are (pp_lcp_check_options):
+ * repair (lcp_warm_repair.c), checked as the other options are (pp_lcp_check_options):
  * an entry outside -1..i-1, one naming an unknown that is not a p of contact_block, a slack
  * that is itself in a contact block, a set's slacks not consecutive, the sets' runs not in the
  * order of their p's, or set_slack without contact_block is refused with
@@ -13,7 +13,7 @@
  * answer): the repair opens contact 2 and answers from the warm start, no Lemke pivot. The
  * answer is checked as an LCP answer.
  *
- * The slacks are left as the warm basis has them (lcp_warm_repair_sets.c). The same M, q =
+ * The slacks are left as the warm basis has them (lcp_warm_repair.c). The same M, q =
  * (-1 + d, -0.5 + 2d, 1), d = 1e-10, from the warm basis {0, 1}: its basis solution is z_B =
  * (0.5, -d), the slack c1 below zero beyond the repair's floor (1e-12 ||z||_inf) and the
  * clamped z = (0.5, 0, 0) within the acceptance (w = (d, 2d, 1.25)). With set_slack the

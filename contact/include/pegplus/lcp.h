@@ -181,7 +181,7 @@ typedef struct pp_lcp_options {
                                    or without contact_block: PP_ERR_INVALID_ARGUMENT). Given,
                                    the repair leaves the slacks as the warm basis has them,
                                    and its rules for islands with I/X sets apply
-                                   (lcp_warm_repair_sets.c) */
+                                   (lcp_warm_repair.c) */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
