@@ -51,6 +51,7 @@ typedef struct warm_key {
     dGeomID g1, g2;
     int contact_kind, feature_a, feature_b;
     int set_kind, set_count, directions;
+    uint64_t members;      /* the secondaries' contacts (set_members): 0 for a set of one */
     int answer;            /* 0: the basis bytes, > 0: the answer's doubles of that kind */
 } warm_key;
 
@@ -121,6 +122,7 @@ static uint64_t key_hash(const warm_key *k)
     h = mix(h, (uint64_t)(unsigned)k->set_kind);
     h = mix(h, (uint64_t)(unsigned)k->set_count);
     h = mix(h, (uint64_t)(unsigned)k->directions);
+    h = mix(h, k->members);
     h = mix(h, (uint64_t)(unsigned)k->answer);
     return h ^ (h >> 29);
 }
@@ -130,7 +132,26 @@ static int key_equal(const warm_key *a, const warm_key *b)
     return a->g1 == b->g1 && a->g2 == b->g2 && a->contact_kind == b->contact_kind &&
            a->feature_a == b->feature_a && a->feature_b == b->feature_b &&
            a->set_kind == b->set_kind && a->set_count == b->set_count &&
-           a->directions == b->directions && a->answer == b->answer;
+           a->directions == b->directions && a->members == b->members &&
+           a->answer == b->answer;
+}
+
+/* The secondaries of set j, as one number: each one's contact kind and features, in the
+ * set's order, mixed. Two sets of one face pair can share their primary contact (two X sets
+ * whose primaries are the same vertex-face contact, with other edge-edge secondaries); keyed
+ * by the primary alone they would share one record, the next step's warm basis would make
+ * both primaries basic, and M_BB would hold two equal p columns (singular). */
+static uint64_t set_members(const pp_constraint_list *list, int j)
+{
+    const pp_peg_set *set = &list->sets[j];
+    uint64_t h = 0;
+    for (int s = 1; s < set->count; ++s) {
+        const pp_contact *c = &list->contacts[set->first + s];
+        h = mix(h, (uint64_t)(unsigned)c->kind);
+        h = mix(h, (uint64_t)(unsigned)c->feature_a);
+        h = mix(h, (uint64_t)(unsigned)c->feature_b);
+    }
+    return h;
 }
 
 static warm_key set_key(const pp_world *world, const pp_constraint_list *list, int j, int k)
@@ -147,6 +168,7 @@ static warm_key set_key(const pp_world *world, const pp_constraint_list *list, i
     key.set_kind = (int)set->kind;
     key.set_count = set->count;
     key.directions = k;
+    key.members = set_members(list, j);
     return key;
 }
 
