@@ -40,6 +40,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -486,19 +487,21 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
  *   joints  every joint but contact joints, found from world->bodies in their order through
  *           dBodyGetJoint, each from its first managed body (stage_joints.c's walk, enabled
  *           or not).
- * Text, version 1:
- *     pegplus-warm-start 1
+ * Text, version 2:
+ *     pegplus-warm-start 2
  *     model standard                 the model of the step that made it (pp_model_name)
  *     geoms N                        then N lines: each geom's class (ODE's words)
  *     joints M                       then M lines: each joint's dJointType number
  *     entries E                      then E lines, sorted:
- *     e A B contact_kind feature_a feature_b set_kind set_count directions answer size DATA
+ *     e A B contact_kind feature_a feature_b set_kind set_count directions MEMBERS answer size DATA
  *     end pegplus-warm-start
  * A and B are gI (a geom's index), jI (a joint's: A of a joint row's entry) or - (none). DATA
  * is the record: answer 0, the basis bytes as 2 size hex digits; answer > 0, size / 8 doubles
- * as hex floats (%a), which read back bit for bit.
+ * as hex floats (%a), which read back bit for bit. MEMBERS is the key's set_members, 16 hex
+ * digits. Version 1 (without MEMBERS, the sets keyed by their primary alone) is still read:
+ * its entries get members 0, so they warm the sets of one contact and no other.
  */
-enum { WARM_TEXT_VERSION = 1 };
+enum { WARM_TEXT_VERSION = 2 };
 static const char WARM_MAGIC[] = "pegplus-warm-start";
 
 /* An object of a key as written: kind 'g', 'j' or 0 (none), and its index. */
@@ -614,6 +617,7 @@ static int by_written_key(const void *pa, const void *pb)
     const int v[7] = {q->contact_kind, q->feature_a, q->feature_b, q->set_kind, q->set_count,
                       q->directions, q->answer};
     for (int i = 0; i < 7 && !c; ++i) c = (u[i] > v[i]) - (u[i] < v[i]);
+    if (!c) c = (p->members > q->members) - (p->members < q->members);
     return c;
 }
 
@@ -701,8 +705,9 @@ pp_status pp_world_save_warm_start(pp_world *world, char **text)
         text_add(&t, "e");
         text_ref(&t, w[i].a);
         text_ref(&t, w[i].b);
-        text_add(&t, " %d %d %d %d %d %d %d %d ", k->contact_kind, k->feature_a, k->feature_b,
-                 k->set_kind, k->set_count, k->directions, k->answer, e->size);
+        text_add(&t, " %d %d %d %d %d %d %016" PRIx64 " %d %d ", k->contact_kind, k->feature_a,
+                 k->feature_b, k->set_kind, k->set_count, k->directions, k->members, k->answer,
+                 e->size);
         const unsigned char *rec = record_of((warm_entry *)e);
         if (k->answer == 0) {
             for (int b = 0; b < e->size; ++b) text_add(&t, "%02x", rec[b]);
@@ -812,9 +817,26 @@ static int hex_digit(char c)
                                           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* One entry line into `store` (its scratch buffer holds the record). 0: malformed. */
+/* MEMBERS: 16 hex digits. */
+static int read_members(warm_reader *r, uint64_t *out)
+{
+    skip_blanks(r);
+    uint64_t v = 0;
+    for (int i = 0; i < 16; ++i) {
+        const int d = hex_digit(r->p[i]);
+        if (d < 0) return 0;
+        v = 16 * v + (uint64_t)d;
+    }
+    if (r->p[16] != ' ' && r->p[16] != '\t') return 0;
+    r->p += 16;
+    *out = v;
+    return 1;
+}
+
+/* One entry line of a text of `version` into `store` (its scratch buffer holds the record).
+ * 0: malformed. */
 static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_store *store,
-                      pp_status *st)
+                      int version, pp_status *st)
 {
     char w[8];
     warm_key key;
@@ -825,7 +847,7 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
         !read_int(r, &key.contact_kind) || !read_int(r, &key.feature_a) ||
         !read_int(r, &key.feature_b) || !read_int(r, &key.set_kind) ||
         !read_int(r, &key.set_count) || !read_int(r, &key.directions) ||
-        !read_int(r, &key.answer) || !read_int(r, &size) || size < 0 || key.answer < 0 ||
+        (version >= 2 && !read_members(r, &key.members)) || !read_int(r, &key.answer) || !read_int(r, &size) || size < 0 || key.answer < 0 ||
         (key.answer > 0 && size % (int)sizeof(double)))
         return 0;
     key.g1 = (dGeomID)(void *)a;
@@ -864,8 +886,8 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
 
 static pp_status malformed(const warm_reader *r)
 {
-    pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: line %d: not a %s %d text (pegplus.h "
-                         "pp_world_save_warm_start)", r->line, WARM_MAGIC,
+    pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: line %d: not a %s %d (or 1) text "
+                         "(pegplus.h pp_world_save_warm_start)", r->line, WARM_MAGIC,
            WARM_TEXT_VERSION);
     return PP_ERR_INVALID_ARGUMENT;
 }
@@ -877,7 +899,7 @@ static pp_status restore_into(warm_reader *r, pp_world *world, const warm_object
     char w[64];
     int version = 0, n = 0;
     if (!read_word(r, w, sizeof w) || strcmp(w, WARM_MAGIC) || !read_int(r, &version) ||
-        version != WARM_TEXT_VERSION || !end_line(r) || !read_word(r, w, sizeof w) ||
+        version < 1 || version > WARM_TEXT_VERSION || !end_line(r) || !read_word(r, w, sizeof w) ||
         strcmp(w, "model") || !read_word(r, w, sizeof w) || !end_line(r))
         return malformed(r);
     *model = PP_MODEL_ODE;
@@ -928,7 +950,7 @@ static pp_status restore_into(warm_reader *r, pp_world *world, const warm_object
     if (!read_count(r, "entries", &n)) return malformed(r);
     pp_status st = PP_OK;
     for (int i = 0; i < n && st == PP_OK; ++i)
-        if (!read_entry(r, o, store, &st)) return malformed(r);
+        if (!read_entry(r, o, store, version, &st)) return malformed(r);
     if (st != PP_OK) return st;
     if (!read_word(r, w, sizeof w) || strcmp(w, "end") || !read_word(r, w, sizeof w) ||
         strcmp(w, WARM_MAGIC) || !end_line(r))
