@@ -411,14 +411,15 @@ START_TEST(test_heap20_state_starts_warm)
 }
 END_TEST
 
-/* The number of entry lines of a warm-start text that hold answers (answer kind > 0). */
+/* The number of entry lines of a warm-start text that hold answers (answer kind > 0; version 2:
+ * MEMBERS before it). */
 static int answer_entries(const char *text)
 {
     int n = 0;
     for (const char *l = strstr(text, "\ne "); l; l = strstr(l + 1, "\ne ")) {
         int answer = 0, fields[7];
         char a[16], b[16];
-        if (sscanf(l + 1, "e %15s %15s %d %d %d %d %d %d %d", a, b, &fields[0], &fields[1],
+        if (sscanf(l + 1, "e %15s %15s %d %d %d %d %d %d %*s %d", a, b, &fields[0], &fields[1],
                    &fields[2], &fields[3], &fields[4], &fields[5], &answer) == 9 && answer > 0)
             ++n;
     }
