@@ -236,7 +236,7 @@ START_TEST(test_restart_continues_bit_for_bit)
     heap_destroy(&a);
     ck_assert_int_ge(contacts, 4 * 7); /* face contacts: ground and the boxes on each other */
     /* the save is text that holds records of the heap's sets */
-    ck_assert_msg(strstr(ref.warm_start, "pegplus-warm-start 2\n") == ref.warm_start, "header");
+    ck_assert_msg(strstr(ref.warm_start, "pegplus-warm-start 1\n") == ref.warm_start, "header");
     ck_assert_ptr_nonnull(strstr(ref.warm_start, model == PP_MODEL_PEG ? "model peg\n"
                                                                        : "model standard\n"));
     /* the geoms as pegplus first saw them: the space's order, the creation order reversed */
@@ -276,15 +276,15 @@ START_TEST(test_restart_continues_bit_for_bit)
                                                    : "saved under the peg model");
     char *cut = strdup(ref.warm_start);
     cut[strlen(cut) / 2] = '\0';
-    refused(&b, cut, "not a pegplus-warm-start 2 (or 1) text");
+    refused(&b, cut, "not a pegplus-warm-start 1 text");
     /* a record larger than its line is refused before memory is asked for it (a size of
      * 1.5e9 bytes once hung the restore in pp_grow), and counts stay on their lines */
     char *huge = forged_size(ref.warm_start, "1500000000");
     char *longer = forged_size(ref.warm_start, "1024");
     char *split = count_on_next_line(ref.warm_start);
-    refused(&b, huge, "not a pegplus-warm-start 2 (or 1) text");
-    refused(&b, longer, "not a pegplus-warm-start 2 (or 1) text");
-    refused(&b, split, "not a pegplus-warm-start 2 (or 1) text");
+    refused(&b, huge, "not a pegplus-warm-start 1 text");
+    refused(&b, longer, "not a pegplus-warm-start 1 text");
+    refused(&b, split, "not a pegplus-warm-start 1 text");
     free(huge);
     free(longer);
     free(split);
@@ -411,15 +411,14 @@ START_TEST(test_heap20_state_starts_warm)
 }
 END_TEST
 
-/* The number of entry lines of a warm-start text that hold answers (answer kind > 0; version 2:
- * MEMBERS before it). */
+/* The number of entry lines of a warm-start text that hold answers (answer kind > 0). */
 static int answer_entries(const char *text)
 {
     int n = 0;
     for (const char *l = strstr(text, "\ne "); l; l = strstr(l + 1, "\ne ")) {
         int answer = 0, fields[7];
         char a[16], b[16];
-        if (sscanf(l + 1, "e %15s %15s %d %d %d %d %d %d %*s %d", a, b, &fields[0], &fields[1],
+        if (sscanf(l + 1, "e %15s %15s %d %d %d %d %d %d %d", a, b, &fields[0], &fields[1],
                    &fields[2], &fields[3], &fields[4], &fields[5], &answer) == 9 && answer > 0)
             ++n;
     }

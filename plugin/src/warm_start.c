@@ -7,24 +7,10 @@
  * pegplus/peg.h; kept whole), and the unknowns belong to constraint sets: a set's
  * record is [p, the slacks of its secondaries, beta_1..k, sigma] (pp_peg_basis_records). A
  * set is identified across steps, sub-steps and re-linearisation iterates by its primary
- * contact's geoms and features, its kind, its size and its secondaries (set_members); a set
- * no store knows starts with its w variables basic (z = 0) but for the slacks its gaps say
- * are positive (unknown_set_record), so a basis that matches in part is kept in part (Lemke
- * then repairs it) instead of being thrown away whenever the contact set changes anywhere.
- *
- * Sets that share a primary. Two X sets of one face pair can hold the same primary contact
- * with other secondaries (islands10: 12 such pairs at every step of 300). Keyed by the primary
- * alone they shared one record, so the next step's warm basis made both primaries basic: M_BB
- * with two equal p columns, singular, and Lemke ran (islands100 PEG: 24.8 pivots a step, every
- * step pivoting). Each set is therefore found by its members first. A set whose members
- * changed (a secondary gained or lost at the same size: heap50's step-1 sets) is found by its
- * primary's record (PRIMARY_RECORD, the last set with that primary that was put) when no
- * other set of its list holds that primary: that is what the primary alone found before, and
- * where another set holds it the record could be that set's own (the singular basis again).
- * The members are a set, not a sequence: secondaries of equal gaps are listed in either order
- * from one pose to the next (pouring seed 2, step 439: an X set's two tied secondaries swapped
- * between iterates 6 and 7), and a key that read their order sent that moving island cold into
- * its 7th iterate, which then went to another vertex and the iteration did not settle.
+ * contact's geoms and features, its kind and its size; a set no store knows starts with its
+ * w variables basic (z = 0) but for the slacks its gaps say are positive
+ * (unknown_set_record), so a basis that matches in part is kept in part (Lemke then repairs
+ * it) instead of being thrown away whenever the contact set changes anywhere.
  *
  * The answer. The sticking solve of a large resting island (contact/src/lcp_sticking.c)
  * starts its interior-point stage from a point near the answer; the island's answer z of its
@@ -54,7 +40,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -66,8 +51,6 @@ typedef struct warm_key {
     dGeomID g1, g2;
     int contact_kind, feature_a, feature_b;
     int set_kind, set_count, directions;
-    uint64_t members;      /* the secondaries' contacts (set_members): 0 for a set of one,
-                              PRIMARY_RECORD for the record found by the primary alone */
     int answer;            /* 0: the basis bytes, > 0: the answer's doubles of that kind */
 } warm_key;
 
@@ -138,7 +121,6 @@ static uint64_t key_hash(const warm_key *k)
     h = mix(h, (uint64_t)(unsigned)k->set_kind);
     h = mix(h, (uint64_t)(unsigned)k->set_count);
     h = mix(h, (uint64_t)(unsigned)k->directions);
-    h = mix(h, k->members);
     h = mix(h, (uint64_t)(unsigned)k->answer);
     return h ^ (h >> 29);
 }
@@ -148,31 +130,7 @@ static int key_equal(const warm_key *a, const warm_key *b)
     return a->g1 == b->g1 && a->g2 == b->g2 && a->contact_kind == b->contact_kind &&
            a->feature_a == b->feature_a && a->feature_b == b->feature_b &&
            a->set_kind == b->set_kind && a->set_count == b->set_count &&
-           a->directions == b->directions && a->members == b->members &&
-           a->answer == b->answer;
-}
-
-/* The members of the record a set's primary alone finds (the file comment, "Sets that share
- * a primary"): no value of set_members. */
-#define PRIMARY_RECORD UINT64_MAX
-
-/* The secondaries of set j as one number, whatever their order: the sum of each one's contact
- * kind and features, mixed and finalised (splitmix64). A set's contacts are all written from
- * A to B, its primary's side (peg_constraints.c), so kind and features name a secondary. 0
- * for a set of one. */
-static uint64_t set_members(const pp_constraint_list *list, int j)
-{
-    const pp_peg_set *set = &list->sets[j];
-    uint64_t h = 0;
-    for (int s = 1; s < set->count; ++s) {
-        const pp_contact *c = &list->contacts[set->first + s];
-        uint64_t x = mix(mix(mix(0, (uint64_t)(unsigned)c->kind), (uint64_t)(unsigned)c->feature_a),
-                         (uint64_t)(unsigned)c->feature_b);
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-        h += x ^ (x >> 31);
-    }
-    return h == PRIMARY_RECORD ? h - 1 : h;
+           a->directions == b->directions && a->answer == b->answer;
 }
 
 static warm_key set_key(const pp_world *world, const pp_constraint_list *list, int j, int k)
@@ -189,7 +147,6 @@ static warm_key set_key(const pp_world *world, const pp_constraint_list *list, i
     key.set_kind = (int)set->kind;
     key.set_count = set->count;
     key.directions = k;
-    key.members = set_members(list, j);
     return key;
 }
 
@@ -301,8 +258,7 @@ static pp_status records_buffer(struct pp_warm_store *store, int bytes)
 }
 
 /* Each set's record in the store's records buffer (`unit` bytes an unknown, one set after
- * the other) inserted under its key, `answer` its kind (0: the basis bytes); a set of more
- * than one contact's also as its primary's record (PRIMARY_RECORD: the last set put wins). */
+ * the other) inserted under its key, `answer` its kind (0: the basis bytes). */
 static pp_status insert_records(struct pp_warm_store *store, const pp_world *world,
                                 const pp_constraint_list *list, int k, int answer, size_t unit)
 {
@@ -313,10 +269,6 @@ static pp_status insert_records(struct pp_warm_store *store, const pp_world *wor
         warm_key key = set_key(world, list, j, k);
         key.answer = answer;
         st = insert(store, &key, rec, size);
-        if (st == PP_OK && list->sets[j].count > 1) {
-            key.members = PRIMARY_RECORD;
-            st = insert(store, &key, rec, size);
-        }
         rec += size;
     }
     return st;
@@ -368,39 +320,9 @@ static void unknown_set_record(const pp_constraint_list *list, int j, unsigned c
     }
 }
 
-/* Does another set of the list than j hold j's primary contact? */
-static int primary_shared(const pp_constraint_list *list, int j)
-{
-    const pp_contact *p = &list->contacts[list->sets[j].first];
-    for (int i = 0; i < list->set_count; ++i) {
-        const pp_contact *c = &list->contacts[list->sets[i].first];
-        if (i != j && c->shape_a == p->shape_a && c->shape_b == p->shape_b &&
-            c->kind == p->kind && c->feature_a == p->feature_a && c->feature_b == p->feature_b)
-            return 1;
-    }
-    return 0;
-}
-
-/* Set j's entry of kind `answer` in either store: by its members, else (a set whose members
- * changed) its primary's record where no other set of the list holds that primary (the file
- * comment, "Sets that share a primary"). */
-static warm_entry *find_set(const struct pp_warm_store *first, const struct pp_warm_store *second,
-                            const pp_world *world, const pp_constraint_list *list, int j, int k,
-                            int answer)
-{
-    warm_key key = set_key(world, list, j, k);
-    key.answer = answer;
-    warm_entry *e = find_either(first, second, &key);
-    if (e || list->sets[j].count == 1) return e;
-    key.members = PRIMARY_RECORD;
-    e = find_either(first, second, &key);
-    return e && !primary_shared(list, j) ? e : NULL;
-}
-
-/* Each set's record found in either store (find_set), into first's records buffer (`unit`
- * bytes an unknown, kind `answer` as insert_records); a set no store knows gets
- * unknown_set_record's guess (the basis bytes) or zeros (an answer). Returns the sets
- * found. */
+/* Each set's record found in either store, into first's records buffer (`unit` bytes an
+ * unknown, kind `answer` as insert_records); a set no store knows gets unknown_set_record's
+ * guess (the basis bytes) or zeros (an answer). Returns the sets found. */
 static int gather_records(struct pp_warm_store *first, const struct pp_warm_store *second,
                           const pp_world *world, const pp_constraint_list *list, int k,
                           int answer, size_t unit)
@@ -409,7 +331,9 @@ static int gather_records(struct pp_warm_store *first, const struct pp_warm_stor
     int found = 0;
     for (int j = 0; j < list->set_count; ++j) {
         const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
-        warm_entry *e = find_set(first, second, world, list, j, k, answer);
+        warm_key key = set_key(world, list, j, k);
+        key.answer = answer;
+        warm_entry *e = find_either(first, second, &key);
         if (e && e->size == size) {
             memcpy(rec, record_of(e), (size_t)size);
             ++found;
@@ -540,23 +464,19 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
  *   joints  every joint but contact joints, found from world->bodies in their order through
  *           dBodyGetJoint, each from its first managed body (stage_joints.c's walk, enabled
  *           or not).
- * Text, version 2:
- *     pegplus-warm-start 2
+ * Text, version 1:
+ *     pegplus-warm-start 1
  *     model standard                 the model of the step that made it (pp_model_name)
  *     geoms N                        then N lines: each geom's class (ODE's words)
  *     joints M                       then M lines: each joint's dJointType number
  *     entries E                      then E lines, sorted:
- *     e A B contact_kind feature_a feature_b set_kind set_count directions MEMBERS answer size DATA
+ *     e A B contact_kind feature_a feature_b set_kind set_count directions answer size DATA
  *     end pegplus-warm-start
  * A and B are gI (a geom's index), jI (a joint's: A of a joint row's entry) or - (none). DATA
  * is the record: answer 0, the basis bytes as 2 size hex digits; answer > 0, size / 8 doubles
- * as hex floats (%a), which read back bit for bit. MEMBERS is the key's set_members, 16 hex
- * digits (ffffffffffffffff: a primary's record, PRIMARY_RECORD). Version 1 (without MEMBERS,
- * the sets keyed by their primary alone) is still read: its entries of sets of one contact get
- * members 0, the others are their primaries' records, so a version-1 text warms every set it
- * warmed before but for sets that share a primary.
+ * as hex floats (%a), which read back bit for bit.
  */
-enum { WARM_TEXT_VERSION = 2 };
+enum { WARM_TEXT_VERSION = 1 };
 static const char WARM_MAGIC[] = "pegplus-warm-start";
 
 /* An object of a key as written: kind 'g', 'j' or 0 (none), and its index. */
@@ -672,7 +592,6 @@ static int by_written_key(const void *pa, const void *pb)
     const int v[7] = {q->contact_kind, q->feature_a, q->feature_b, q->set_kind, q->set_count,
                       q->directions, q->answer};
     for (int i = 0; i < 7 && !c; ++i) c = (u[i] > v[i]) - (u[i] < v[i]);
-    if (!c) c = (p->members > q->members) - (p->members < q->members);
     return c;
 }
 
@@ -760,9 +679,8 @@ pp_status pp_world_save_warm_start(pp_world *world, char **text)
         text_add(&t, "e");
         text_ref(&t, w[i].a);
         text_ref(&t, w[i].b);
-        text_add(&t, " %d %d %d %d %d %d %016" PRIx64 " %d %d ", k->contact_kind, k->feature_a,
-                 k->feature_b, k->set_kind, k->set_count, k->directions, k->members, k->answer,
-                 e->size);
+        text_add(&t, " %d %d %d %d %d %d %d %d ", k->contact_kind, k->feature_a, k->feature_b,
+                 k->set_kind, k->set_count, k->directions, k->answer, e->size);
         const unsigned char *rec = record_of((warm_entry *)e);
         if (k->answer == 0) {
             for (int b = 0; b < e->size; ++b) text_add(&t, "%02x", rec[b]);
@@ -872,26 +790,9 @@ static int hex_digit(char c)
                                           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* MEMBERS: 16 hex digits. */
-static int read_members(warm_reader *r, uint64_t *out)
-{
-    skip_blanks(r);
-    uint64_t v = 0;
-    for (int i = 0; i < 16; ++i) {
-        const int d = hex_digit(r->p[i]);
-        if (d < 0) return 0;
-        v = 16 * v + (uint64_t)d;
-    }
-    if (r->p[16] != ' ' && r->p[16] != '\t') return 0;
-    r->p += 16;
-    *out = v;
-    return 1;
-}
-
-/* One entry line of a text of `version` into `store` (its scratch buffer holds the record).
- * 0: malformed. */
+/* One entry line into `store` (its scratch buffer holds the record). 0: malformed. */
 static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_store *store,
-                      int version, pp_status *st)
+                      pp_status *st)
 {
     char w[8];
     warm_key key;
@@ -902,12 +803,9 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
         !read_int(r, &key.contact_kind) || !read_int(r, &key.feature_a) ||
         !read_int(r, &key.feature_b) || !read_int(r, &key.set_kind) ||
         !read_int(r, &key.set_count) || !read_int(r, &key.directions) ||
-        (version >= 2 && !read_members(r, &key.members)) || !read_int(r, &key.answer) ||
-        !read_int(r, &size) || size < 0 || key.answer < 0 ||
+        !read_int(r, &key.answer) || !read_int(r, &size) || size < 0 || key.answer < 0 ||
         (key.answer > 0 && size % (int)sizeof(double)))
         return 0;
-    if (version == 1 && key.set_kind >= 0 && key.set_count > 1) /* a set's, not a joint row's */
-        key.members = PRIMARY_RECORD;
     key.g1 = (dGeomID)(void *)a;
     key.g2 = (dGeomID)(void *)b;
     /* the record must fit in what is left of the line (2 hex digits a byte; a double's number
@@ -944,8 +842,8 @@ static int read_entry(warm_reader *r, const warm_objects *o, struct pp_warm_stor
 
 static pp_status malformed(const warm_reader *r)
 {
-    pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: line %d: not a %s %d (or 1) text "
-                         "(pegplus.h pp_world_save_warm_start)", r->line, WARM_MAGIC,
+    pp_log(PP_LOG_ERROR, "pp_world_restore_warm_start: line %d: not a %s %d text (pegplus.h "
+                         "pp_world_save_warm_start)", r->line, WARM_MAGIC,
            WARM_TEXT_VERSION);
     return PP_ERR_INVALID_ARGUMENT;
 }
@@ -957,8 +855,7 @@ static pp_status restore_into(warm_reader *r, pp_world *world, const warm_object
     char w[64];
     int version = 0, n = 0;
     if (!read_word(r, w, sizeof w) || strcmp(w, WARM_MAGIC) || !read_int(r, &version) ||
-        version < 1 || version > WARM_TEXT_VERSION || !end_line(r) ||
-        !read_word(r, w, sizeof w) ||
+        version != WARM_TEXT_VERSION || !end_line(r) || !read_word(r, w, sizeof w) ||
         strcmp(w, "model") || !read_word(r, w, sizeof w) || !end_line(r))
         return malformed(r);
     *model = PP_MODEL_ODE;
@@ -1009,7 +906,7 @@ static pp_status restore_into(warm_reader *r, pp_world *world, const warm_object
     if (!read_count(r, "entries", &n)) return malformed(r);
     pp_status st = PP_OK;
     for (int i = 0; i < n && st == PP_OK; ++i)
-        if (!read_entry(r, o, store, version, &st)) return malformed(r);
+        if (!read_entry(r, o, store, &st)) return malformed(r);
     if (st != PP_OK) return st;
     if (!read_word(r, w, sizeof w) || strcmp(w, "end") || !read_word(r, w, sizeof w) ||
         strcmp(w, WARM_MAGIC) || !end_line(r))
