@@ -247,7 +247,8 @@ typedef struct pp_step_stats {
                                 usable answer was applied (lcp_fallback 3) */
     int lcp_approximate;     /* islands (of each sub-step) whose answer applied is the bounded
                                 fallback's (lcp_fallback 2) */
-    int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
+    int lcp_size;            /* unknowns of each island's last LCP solved, summed over the
+                                islands of every sub-step */
     int lcp_largest;         /* unknowns of the largest LCP solved in the step */
     int lcp_screened;        /* unknowns of those islands' LCPs left out of the solve by
                                 constraint screening (README "Constraint screening"), whose
