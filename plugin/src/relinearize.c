@@ -637,8 +637,8 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * budget ran out in its solve or every exact attempt failed), that answer is not F(nu^) but
  * an approximation of it of unknown quality; its lower violation at its own pose (the
  * judgement below) is not that of a step of the model. It is treated as an iterate the work
- * bound cut: not applied, its status, residual and fallback not reported (the work done is),
- * the iteration stopped with the best estimate kept (every estimate is an exact answer or a
+ * bound cut: not applied (so its status, residual and fallback are not the step's: the failed
+ * solve is counted in lcp_dropped, its work in the pivots), the iteration stopped with the best estimate kept (every estimate is an exact answer or a
  * damped step between exact answers), counted in relinearize_cut (and relinearize_refused).
  * So the budget's cut of an iterate ends as the work bound's does, whichever comes first: by
  * the clock (lcp_budget_seconds) or the island's pivots (lcp_budget_pivots) the iterate's
