@@ -652,6 +652,7 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
 {
     int k = world->config.friction_directions;
     const int at_start = nu_hat == NULL;
+    iw->answer = (pp_answer){0, 0, 0, 0.0}; /* no LCP solved (a declined PEG LCP is not) */
     if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0, at_start);
     iw->declined = 0;
     pp_status st = solve_list(world, iw, h, k, 1, at_start);
