@@ -170,10 +170,12 @@ static const char HELP_OPTIONS[] =
     "  --csv FILE       CSV output (default pegplus-benchmark.csv), one row per run\n"
     "  --series FILE    also one CSV row per step of every run: CPU us, LCP unknowns\n"
     "                   (summed, largest), pivots, solves, lcp_fallback, approximate and\n"
-    "                   unsolved island solves, contacts, islands, residual, status,\n"
+    "                   unsolved islands, contacts, islands, residual, status (lcp_fallback,\n"
+    "                   approximate, unsolved and residual: of the answers applied),\n"
     "                   load-shared and load-kept island solves, fastest body (m/s),\n"
     "                   PEG I and X sets, unknowns left out by constraint screening,\n"
-    "                   whether ODE's LCP gave up, PEG islands the standard model answered\n"
+    "                   whether ODE's LCP gave up, PEG islands the standard model answered,\n"
+    "                   failed solves whose answer was not applied (pp_step_stats.lcp_dropped)\n"
     "  --threads N      pp_config.threads of the pegplus models (default 1); the CPU\n"
     "                   columns then add up every thread: compare the CSV's\n"
     "                   wall_us_median between thread counts\n"
@@ -232,10 +234,11 @@ static const char HELP_MORE[] =
     "            was not at rest in a resting scene or its LCP gave up, see its status)\n"
     "  lcp       mean / max LCP size (pp_step_stats.lcp_size, unknowns per step)\n"
     "  pivots    Lemke pivots per step (mean)\n"
-    "  fb        steps whose LCP needed a fallback (pp_step_stats.lcp_fallback != 0)\n"
-    "  un        steps with an unsolved island LCP (pp_step_stats.islands_failed > 0: no\n"
-    "            usable answer; at the step's own solve its contacts got no impulse, at a\n"
-    "            re-linearisation iterate the earlier estimate is kept: --log says which)\n"
+    "  fb        steps whose LCP answers applied needed a fallback (pp_step_stats.\n"
+    "            lcp_fallback != 0; a failed solve whose answer was not applied, such as a\n"
+    "            re-linearisation iterate, is not counted: --series' dropped column)\n"
+    "  un        steps in which an island's contacts got no impulse (pp_step_stats.\n"
+    "            islands_failed > 0: no usable answer was applied)\n"
     "  bad       steps pp_world_step did not return PP_OK (a run stops after 5 in a row)\n"
     "  rss MB    peak resident memory of the run's process (wait4 ru_maxrss)\n"
     "  rt        real-time factor: simulated seconds / CPU seconds of stepping\n"
@@ -339,8 +342,9 @@ typedef struct step_record {
     double wall;                /* s, pp_step_stats.time_total */
     int lcp_size, pivots, fallback;
     int lcp_largest;            /* pp_step_stats.lcp_largest */
-    int unsolved;               /* islands_failed: island solves with no usable answer */
-    int approximate;            /* lcp_approximate: answered by the bounded fallback */
+    int unsolved;               /* islands_failed: islands whose contacts got no impulse */
+    int approximate;            /* lcp_approximate: islands given the bounded fallback's answer */
+    int dropped;                /* lcp_dropped: failed solves whose answer was not applied */
     int contacts, islands, solves;
     int screened;               /* pp_step_stats.lcp_screened */
     double residual;            /* pp_step_stats.lcp_residual */
@@ -472,6 +476,7 @@ static void run_child(const bench_scene *sc, const bench_model *m, int steps, do
         r->lcp_largest = stats->lcp_largest;
         r->unsolved = stats->islands_failed;
         r->approximate = stats->lcp_approximate;
+        r->dropped = stats->lcp_dropped;
         /* PP_MODEL_ODE: the contact joints it made (pp_step_stats.contacts is the pegplus
          * models' count) */
         r->contacts = m->model == PP_MODEL_ODE ? stats->ode_contacts : stats->contacts;
@@ -643,11 +648,12 @@ static run_result run(const bench_scene *sc, const bench_model *m, int steps, do
         for (int i = 0; i < n; ++i) {
             const step_record *r = &sh->steps[i];
             fprintf(g_series,
-                    "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d,%d\n",
+                    "%s,%s,%d,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.3g,%d,%d,%d,%.3g,%d,%d,%d,%d,%d\n",
                     sc->name, m->name, i, 1e6 * r->cpu, r->lcp_size, r->lcp_largest, r->pivots,
                     r->solves, r->fallback, r->approximate, r->unsolved, r->contacts,
                     r->islands, r->residual, (int)r->status, r->load_shared, r->load_kept,
-                    r->speed, r->ix_sets, r->screened, r->ode_lcp_failed, r->peg_fallback);
+                    r->speed, r->ix_sets, r->screened, r->ode_lcp_failed, r->peg_fallback,
+                    r->dropped);
         }
         fflush(g_series);
     }
@@ -1428,7 +1434,7 @@ int main(int argc, char **argv)
             fprintf(g_series, "scene,model,step,cpu_us,lcp_size,lcp_largest,pivots,solves,"
                               "lcp_fallback,approximate,unsolved,contacts,islands,residual,"
                               "status,load_shared,load_kept,max_speed,peg_ix_sets,screened,"
-                              "ode_lcp_failed,peg_fallback\n");
+                              "ode_lcp_failed,peg_fallback,dropped\n");
         } else if (!strcmp(a, "--lcp-budget")) {
             g_lcp_budget = atof(argv[++i]);
             if (!(g_lcp_budget >= 0.0)) usage_error("--lcp-budget must be >= 0");

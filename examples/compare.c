@@ -56,9 +56,10 @@
  *                                            constraint sets (pp_step_stats.peg_i_sets,
  *                                            peg_x_sets); NA for the other models
  *   lcp_fallback_steps, lcp_fallback_max     pegplus models: steps whose time-stepping LCP
- *                                            needed a fallback, and the worst fallback level
- *                                            (pp_step_stats.lcp_fallback: 1 regularised, 2 no
- *                                            impulses); 0 under PP_MODEL_ODE
+ *                                            answers applied needed a fallback, and the worst
+ *                                            fallback level (pp_step_stats.lcp_fallback: 1
+ *                                            regularised, 2 the bounded fallback's answer, 3 no
+ *                                            contact impulse); 0 under PP_MODEL_ODE
  *   peg_fallback_steps                       PP_MODEL_PEG: steps where the PEG LCP failed and
  *                                            the standard constraints ran (NA otherwise)
  *   max_speed                                fastest body centre over the run, m/s

@@ -119,8 +119,8 @@ static const char HELP[] =
     "                   pegplus-run (docs/drop-in.md; found as $PEGPLUS_RUN, the build tree's,\n"
     "                   or on PATH). Its rows hold what pegplus-run's summary reports: steps,\n"
     "                   worst penetration (the pegplus models' contacts; under ode the\n"
-    "                   deepest contact ODE reported), LCP solves and pivots, fallbacks\n"
-    "                   (approximate + failed islands), wall time; the rest is nan\n"
+    "                   deepest contact ODE reported), LCP solves and pivots, steps with an\n"
+    "                   LCP fallback (its fallback_steps), wall time; the rest is nan\n"
     "  --budget S       wall seconds of stepping per run; a run past it stops (status\n"
     "                   time_budget; its metrics cover the steps run). Default: none\n"
     "\n"
@@ -1302,9 +1302,9 @@ static void run_program(const options *o, const model_spec *m, summary *s)
     double solves = summary_field(last, "lcp_solves"), pivots = summary_field(last, "lcp_pivots");
     s->lcp_solves = isnan(solves) ? 0 : (long long)solves;
     s->lcp_pivots = isnan(pivots) ? 0 : (long long)pivots;
-    double approximate = summary_field(last, "approximate"), failed = summary_field(last, "islands_failed");
-    s->lcp_fallback_steps = (int)((isnan(approximate) ? 0 : approximate) + (isnan(failed) ? 0 : failed));
-    double peg = summary_field(last, "peg_fallback");
+    double fallback_steps = summary_field(last, "fallback_steps");
+    s->lcp_fallback_steps = isnan(fallback_steps) ? 0 : (int)fallback_steps;
+    double peg = summary_field(last, "peg_fallback_steps");
     s->peg_fallback_steps = isnan(peg) ? 0 : (int)peg;
     s->us_mean = s->steps_run > 0 ? 1e6 * s->wall_seconds / s->steps_run : NAN;
     double refused = summary_field(last, "refused");

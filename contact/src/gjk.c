@@ -367,21 +367,25 @@ typedef struct core_result {
     int iterations;
 } core_result;
 
-/* The best normal found so far: the smallest directional depth h(n), its deepest point on A. */
+/* The best normal found so far: the smallest directional depth h(n), its deepest point on A,
+ * and the seed it came from (pegplus/geometry.h pp_proximity_method). */
 typedef struct candidate {
     double n[3], depth, p_a[3];
     int found;
+    pp_proximity_method method;
 } candidate;
 
-/* Offer normal n (unit) with a point p_a on A's supporting plane along n (NULL: A's support
- * point). An offer within tol of the best replaces it only when it brings a point: the
- * refinements do, and their points lie in the contact region. */
+/* Offer normal n (unit), from seed `method`, with a point p_a on A's supporting plane along n
+ * (NULL: A's support point). An offer within tol of the best replaces it only when it brings a
+ * point: the refinements do, and their points lie in the contact region. Such a tie keeps the
+ * best's method: the depth was found by the seed that first reached it (to within tol). */
 static void offer(const pp_shape *a, const pp_shape *b, const double n[3], const double *p_a,
-                  double tol, candidate *best)
+                  pp_proximity_method method, double tol, candidate *best)
 {
     double h = directional_depth(a, b, n);
     if (!isfinite(h)) return;
     if (best->found && (h > best->depth + tol || (h > best->depth - tol && !p_a))) return;
+    if (!best->found || h <= best->depth - tol) best->method = method;
     best->found = 1;
     best->depth = h;
     pp_v3_copy(best->n, n);
@@ -396,8 +400,8 @@ static void offer(const pp_shape *a, const pp_shape *b, const double n[3], const
  * GJK there gives the exact normal of the closest feature of D - t n, which is the face of D
  * nearest the origin (the true normal) when the origin's projection on it stays inside the
  * face. Repeat from the new normal while it changes. */
-static int refine(const pp_shape *a, const pp_shape *b, const double seed[3], double gap,
-                  double tol, candidate *best)
+static int refine(const pp_shape *a, const pp_shape *b, const double seed[3],
+                  pp_proximity_method method, double gap, double tol, candidate *best)
 {
     double n[3];
     int iterations = 0;
@@ -411,17 +415,18 @@ static int refine(const pp_shape *a, const pp_shape *b, const double seed[3], do
         if (sep.overlap || !(sep.distance > 0.0)) break;
         double next[3];
         pp_v3_scale(next, -1.0 / sep.distance, sep.v);
-        offer(a, b, next, sep.p_a, tol, best);
+        offer(a, b, next, sep.p_a, method, tol, best);
         if (pp_v3_dot(next, n) >= 1.0 - 1e-15) break;
         pp_v3_copy(n, next);
     }
     return iterations;
 }
 
-/* libccd's answer as a seed: its point `pos` (between the shapes) moved onto A's supporting
- * plane along n. */
+/* libccd's answer (`method`: EPA or MPR) as a seed: its point `pos` (between the shapes) moved
+ * onto A's supporting plane along n. */
 static void offer_ccd(const pp_shape *a, const pp_shape *b, int hit, const ccd_vec3_t *dir,
-                      const ccd_vec3_t *pos, double tol, candidate *best, double n[3])
+                      const ccd_vec3_t *pos, pp_proximity_method method, double tol,
+                      candidate *best, double n[3])
 {
     double d[3] = {dir->v[0], dir->v[1], dir->v[2]}, p[3] = {pos->v[0], pos->v[1], pos->v[2]};
     double len = pp_v3_norm(d), s[3];
@@ -430,7 +435,7 @@ static void offer_ccd(const pp_shape *a, const pp_shape *b, int hit, const ccd_v
     pp_v3_scale(n, 1.0 / len, d);
     pp_shape_core_support(a, n, s);
     pp_v3_axpy(p, p, pp_v3_dot(s, n) - pp_v3_dot(p, n), n);
-    offer(a, b, n, p, tol, best);
+    offer(a, b, n, p, method, tol, best);
 }
 
 /* Number of world face normals (faces = 1) or edge directions (faces = 0) of a core; boxes'
@@ -484,9 +489,9 @@ static void offer_axes(const pp_shape *a, const pp_shape *b, double tol, candida
         double len = pp_v3_norm(u);
         if (!(len > 1e-9 * scale)) continue; /* parallel edges: no face of D */
         pp_v3_scale(u, 1.0 / len, u);
-        offer(a, b, u, NULL, tol, best);
+        offer(a, b, u, NULL, PP_PROXIMITY_AXES, tol, best);
         pp_v3_scale(u, -1.0, u);
-        offer(a, b, u, NULL, tol, best);
+        offer(a, b, u, NULL, PP_PROXIMITY_AXES, tol, best);
     }
 }
 
@@ -498,6 +503,9 @@ static void offer_axes(const pp_shape *a, const pp_shape *b, double tol, candida
  * cases and a bad normal when touching, spec/ODE.md §4), and the direction between the
  * centres (a separating direction when the shapes just touch); each is refined by refine().
  * Each libccd call gets a support budget (ccd_budget): one that runs out offers no seed.
+ * out->method is the seed whose normal (or its refinement) first reached the depth kept, to
+ * within tol (offer), or PP_PROXIMITY_GJK where no candidate exists and GJK's own closest
+ * points (cores touching within TOUCH_RELATIVE) are the answer.
  */
 static pp_status core_penetration(const pp_shape *a, const pp_shape *b, const gjk_result *g,
                                   core_result *out)
@@ -508,33 +516,37 @@ static pp_status core_penetration(const pp_shape *a, const pp_shape *b, const gj
     ccd_object oa = {a, 0.0, &budget}, ob = {b, 0.0, &budget};
     double size = core_size(a) + core_size(b) + DBL_MIN;
     double tol = TOUCH_RELATIVE * size, gap = REFINE_GAP_RELATIVE * size;
-    candidate best = {{0.0, 0.0, 0.0}, HUGE_VAL, {0.0, 0.0, 0.0}, 0};
+    candidate best = {{0.0, 0.0, 0.0}, HUGE_VAL, {0.0, 0.0, 0.0}, 0, PP_PROXIMITY_GJK};
+    static const pp_proximity_method seed_method[3] = {PP_PROXIMITY_EPA, PP_PROXIMITY_MPR,
+                                                        PP_PROXIMITY_CENTRES};
     double seeds[3][3], ca[3], cb[3];
     ccd_real_t depth;
     ccd_vec3_t dir, pos;
 
     int epa = ccdGJKPenetration(&oa, &ob, &ccd, &depth, &dir, &pos);
     if (budget.exhausted) epa = -1;
-    offer_ccd(a, b, epa, &dir, &pos, tol, &best, seeds[0]);
+    offer_ccd(a, b, epa, &dir, &pos, PP_PROXIMITY_EPA, tol, &best, seeds[0]);
     budget = (ccd_budget){0, CCD_MAX_POINTS, 0};
     int mpr = ccdMPRPenetration(&oa, &ob, &ccd, &depth, &dir, &pos);
     if (budget.exhausted) mpr = -1;
-    offer_ccd(a, b, mpr, &dir, &pos, tol, &best, seeds[1]);
+    offer_ccd(a, b, mpr, &dir, &pos, PP_PROXIMITY_MPR, tol, &best, seeds[1]);
     pp_shape_center(a, ca);
     pp_shape_center(b, cb);
     pp_v3_sub(seeds[2], cb, ca);
     double len = pp_v3_norm(seeds[2]);
     if (len > 0.0) {
         pp_v3_scale(seeds[2], 1.0 / len, seeds[2]);
-        offer(a, b, seeds[2], NULL, tol, &best);
+        offer(a, b, seeds[2], NULL, PP_PROXIMITY_CENTRES, tol, &best);
     }
     offer_axes(a, b, tol, &best);
     double axis_best[3];
     pp_v3_copy(axis_best, best.n);
+    const pp_proximity_method axis_best_method = best.method;
     out->iterations = 0;
     for (int i = 0; i < 3; ++i)
-        if (pp_v3_dot(seeds[i], seeds[i]) > 0.0) out->iterations += refine(a, b, seeds[i], gap, tol, &best);
-    if (best.found) out->iterations += refine(a, b, axis_best, gap, tol, &best);
+        if (pp_v3_dot(seeds[i], seeds[i]) > 0.0)
+            out->iterations += refine(a, b, seeds[i], seed_method[i], gap, tol, &best);
+    if (best.found) out->iterations += refine(a, b, axis_best, axis_best_method, gap, tol, &best);
 
     if (!best.found) {
         if (!(g->distance > 0.0)) {
@@ -545,7 +557,7 @@ static pp_status core_penetration(const pp_shape *a, const pp_shape *b, const gj
         pp_v3_scale(best.n, -1.0 / g->distance, g->v);
         pp_v3_copy(best.p_a, g->p_a);
     }
-    out->method = epa == 0 ? PP_PROXIMITY_EPA : PP_PROXIMITY_MPR;
+    out->method = best.method;
     out->distance = -best.depth;
     pp_v3_copy(out->n, best.n);
     pp_v3_copy(out->p_a, best.p_a);

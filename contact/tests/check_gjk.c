@@ -639,7 +639,44 @@ START_TEST(epa_hang_pair)
            -r.distance - depth, sqrt((r.n[0] - n[0]) * (r.n[0] - n[0]) + (r.n[1] - n[1]) * (r.n[1] - n[1]) +
                                      (r.n[2] - n[2]) * (r.n[2] - n[2])), r.method);
     check_result(&a, &b, &r, -depth, n, "crash wall bricks");
+    /* what produced the answer (pegplus/geometry.h pp_proximity_method): EPA ran out of its
+     * support budget (no seed), MPR's normal reads 2.0e-12 m deeper than the separating-axis
+     * minimum, beyond the tie of 1e-12 of the cores' size (gjk.c offer), so the depth is the
+     * axes' (measured; was reported as MPR's whenever EPA gave no answer) */
+    ck_assert_int_eq(r.method, PP_PROXIMITY_AXES);
     pp_polytope_destroy(box);
+}
+END_TEST
+
+/*
+ * pp_proximity.method names the candidate that produced an overlap's answer, also when both
+ * libccd calls give none. Two boxes turned 45 degrees about x and about y, their edges crossed
+ * and touching exactly (the structured case "crossed edges" at gap 0): GJK sees the cores
+ * touch within round-off, libccd's EPA and MPR both return no answer (measured), and the
+ * depth, 0 to round-off, is read along the direction between the centres, the exact normal z
+ * here: PP_PROXIMITY_CENTRES (was reported as PP_PROXIMITY_MPR). The same pair 1 mm apart is
+ * GJK's, 1 mm deep an overlap whose normal some candidate gives, never GJK's or a closed form.
+ */
+START_TEST(method_names_the_candidate)
+{
+    const double unit[3] = {1, 1, 1};
+    double Ra[9], Rb[9];
+    rotation(Ra, X_AXIS, M_PI / 4);
+    rotation(Rb, Y_AXIS, M_PI / 4);
+    pp_shape a = pp_shape_make_box(unit, NULL, Ra);
+    pp_shape b = pp_shape_make_box(unit, (double[3]){0, 0, M_SQRT2}, Rb);
+    pp_proximity r;
+    ck_assert_int_eq(pp_shape_distance(&a, &b, &r), PP_OK);
+    check_result(&a, &b, &r, 0.0, Z_AXIS, "crossed edges touching");
+    ck_assert_int_eq(r.method, PP_PROXIMITY_CENTRES);
+    b.position[2] = M_SQRT2 + 1e-3;
+    ck_assert_int_eq(pp_shape_distance(&a, &b, &r), PP_OK);
+    check_result(&a, &b, &r, 1e-3, Z_AXIS, "crossed edges apart");
+    ck_assert_int_eq(r.method, PP_PROXIMITY_GJK);
+    b.position[2] = M_SQRT2 - 1e-3;
+    ck_assert_int_eq(pp_shape_distance(&a, &b, &r), PP_OK);
+    check_result(&a, &b, &r, -1e-3, Z_AXIS, "crossed edges overlapping");
+    ck_assert(r.method >= PP_PROXIMITY_EPA && r.method <= PP_PROXIMITY_CENTRES);
 }
 END_TEST
 
@@ -660,6 +697,7 @@ static Suite *gjk_suite(void)
     TCase *hang = tcase_create("epa_hang");
     tcase_set_timeout(hang, 10);
     tcase_add_test(hang, epa_hang_pair);
+    tcase_add_test(hang, method_names_the_candidate);
     suite_add_tcase(s, hang);
     return s;
 }

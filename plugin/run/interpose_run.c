@@ -24,7 +24,9 @@
  *                                          programs); dWorldDestroy destroys the pp_world
  *
  * At exit the summary goes to stderr (unless PEGPLUS_QUIET): model, steps, steps refused,
- * worst penetration, LCP solves, pivots and fallbacks. Worst penetration: under the pegplus
+ * worst penetration, LCP solves, pivots and fallbacks (pp_step_stats: regularised and
+ * fallback_steps and peg_fallback_steps count steps, approximate and islands_failed islands,
+ * peg_fallback island solves, dropped failed solves whose answer was not applied). Worst penetration: under the pegplus
  * models after each step the deepest dCollide contact among the pairs of the step's contact
  * list (every overlapping pair the callback accepted is near, hence listed); under the ODE
  * model the deepest contact the program gave dJointCreateContact (before its step).
@@ -66,6 +68,7 @@ static struct {
     void *data;
     dNearCallback *callback;
     long steps, refused, regularised, approximate, islands_failed, peg_fallback, impacts;
+    long fallback_steps, peg_fallback_steps, dropped;
     long lcp_solves, lcp_pivots;
     double worst_penetration;
     int warned_outside;
@@ -131,10 +134,12 @@ __attribute__((destructor)) static void run_summary(void)
     else
         fprintf(stderr, "pegplus-run: model=%s steps=%ld refused=%ld worst_penetration=%.3g "
                         "lcp_solves=%ld lcp_pivots=%ld regularised=%ld approximate=%ld "
-                        "islands_failed=%ld peg_fallback=%ld impacts=%ld\n",
+                        "islands_failed=%ld peg_fallback=%ld impacts=%ld fallback_steps=%ld "
+                        "peg_fallback_steps=%ld dropped=%ld\n",
                 pp_model_name(run.model), run.steps, run.refused, run.worst_penetration,
                 run.lcp_solves, run.lcp_pivots, run.regularised, run.approximate,
-                run.islands_failed, run.peg_fallback, run.impacts);
+                run.islands_failed, run.peg_fallback, run.impacts, run.fallback_steps,
+                run.peg_fallback_steps, run.dropped);
 }
 
 static void contact_hook(dWorldID w, const dContact *c)
@@ -242,6 +247,9 @@ static int pegplus_step(dWorldID w, dReal h)
         run.regularised += s->lcp_fallback == 1;
         run.approximate += s->lcp_approximate;
         run.islands_failed += s->islands_failed;
+        run.fallback_steps += s->lcp_fallback != 0;
+        run.peg_fallback_steps += s->peg_fallback != 0;
+        run.dropped += s->lcp_dropped;
         run.peg_fallback += s->peg_fallback;
         run.impacts += s->impacts;
         double d = step_penetration(rw->pw);

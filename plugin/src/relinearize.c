@@ -480,7 +480,7 @@ static double pivot_cost(int n)
  * also on M + eps I or with the energy retry's compliance: lcp_fallback <= 1)? */
 static int answers_exact(const pp_island_stats *s)
 {
-    return s->lcp_status == PP_LCP_SOLVED && s->lcp_fallback <= 1;
+    return s->worst_status == PP_LCP_SOLVED && s->worst_fallback <= 1;
 }
 
 /* After exact answers (answers_exact), did the island's solves since then apply the bounded
@@ -488,7 +488,7 @@ static int answers_exact(const pp_island_stats *s)
  * fallback answer that reaches the acceptance is PP_LCP_SOLVED and is a solution)? */
 static int answered_approximately(const pp_island_stats *s)
 {
-    return s->lcp_fallback == 2 && s->lcp_status == PP_LCP_APPROXIMATE;
+    return s->worst_fallback == 2 && s->worst_status == PP_LCP_APPROXIMATE;
 }
 
 /*
@@ -521,6 +521,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
             memcpy(&iw->velocity[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
             memcpy(&iw->velocity[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
         }
+        iw->answer = (pp_answer){0, 0, 0, 0.0}; /* no LCP */
         *solved = 1;
     } else if (st == PP_OK) {
         /* the pivots the work left allows at this LCP's size (relin_work) */
@@ -544,16 +545,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
                 iw->budget.pivots = island < 0 ? -1 : island - (allow - iw->budget.pivots);
             work->approximate = !work->cut && st == PP_OK && answers_exact(&before) &&
                                 answered_approximately(&iw->stats);
-            if (work->cut || work->approximate) {
-                /* not applied: the step's LCP status, residual and fallback stay those of the
-                 * answers applied; the work done (pivots, solves, sizes) is counted */
-                pp_island_stats done = iw->stats;
-                iw->stats = before;
-                iw->stats.lcp_pivots = done.lcp_pivots;
-                iw->stats.solves = done.solves;
-                iw->stats.lcp_largest = done.lcp_largest;
-                st = st == PP_ERR_SOLVER ? PP_OK : st;
-            }
+            /* not applied (relinearize_step keeps an earlier estimate): its answer is counted
+             * in pp_step_stats.lcp_dropped, not in the status, residual and fallback */
+            if (work->cut || work->approximate) st = st == PP_ERR_SOLVER ? PP_OK : st;
             *solved = st == PP_OK && !work->cut && !work->approximate;
         }
     }
@@ -643,8 +637,8 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * budget ran out in its solve or every exact attempt failed), that answer is not F(nu^) but
  * an approximation of it of unknown quality; its lower violation at its own pose (the
  * judgement below) is not that of a step of the model. It is treated as an iterate the work
- * bound cut: not applied, its status, residual and fallback not reported (the work done is),
- * the iteration stopped with the best estimate kept (every estimate is an exact answer or a
+ * bound cut: not applied (so its status, residual and fallback are not the step's: the failed
+ * solve is counted in lcp_dropped, its work in the pivots), the iteration stopped with the best estimate kept (every estimate is an exact answer or a
  * damped step between exact answers), counted in relinearize_cut (and relinearize_refused).
  * So the budget's cut of an iterate ends as the work bound's does, whichever comes first: by
  * the clock (lcp_budget_seconds) or the island's pivots (lcp_budget_pivots) the iterate's
@@ -732,14 +726,17 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * not the closest-point contacts of smooth shapes.
  */
 /* The converged fixed point iw->velocity (violating the constraints by `fixed_violation` at
- * its pose) checked against the energy bound (relinearize_step, "A fixed point above the
- * energy bound"); nu_kept: the least violating estimate within the bound (`best`). */
+ * its pose; its answer iw->answer) checked against the energy bound (relinearize_step, "A
+ * fixed point above the energy bound"); nu_kept: the least violating estimate within the
+ * bound (`best`; its answers `kept`). *applied: the answers of the velocity kept. */
 static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw, double h,
-                                            double bound, double best, double fixed_violation)
+                                            double bound, double best, double fixed_violation,
+                                            pp_answer kept, pp_answer *applied)
 {
     const int n = 6 * iw->body_count;
     const size_t bytes = (size_t)n * sizeof(double);
     const double e1 = kinetic_energy(world, iw, iw->velocity);
+    *applied = iw->answer;
     if (e1 <= bound || best == HUGE_VAL) return PP_OK;
     /* KE(nu_kept + s d), d = nu - nu_kept, is e0 + s (e1 - e0 - ed) + s^2 ed, ed = KE(d) */
     const double e0 = kinetic_energy(world, iw, iw->nu_kept);
@@ -752,12 +749,15 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     double violation = 0.0;
     pp_status st = working_set_violation(world, iw, h, &violation);
     if (st != PP_OK) return st;
-    if (violation <= fixed_violation && kinetic_energy(world, iw, iw->nu_hat) <= bound)
+    if (violation <= fixed_violation && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
         memcpy(iw->velocity, iw->nu_hat, bytes);
-    else if (best <= fixed_violation)
+        *applied = pp_answer_combine(kept, iw->answer);
+    } else if (best <= fixed_violation) {
         memcpy(iw->velocity, iw->nu_kept, bytes);
-    else
+        *applied = kept;
+    } else {
         return PP_OK; /* no estimate within the bound is as feasible: the fixed point */
+    }
     iw->stats.relinearize_refused++;
     return PP_OK;
 }
@@ -807,7 +807,11 @@ static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, 
     return 0;
 }
 
-static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h, int *model)
+/* The iteration after the first solve, whose answer is in iw->velocity and *applied; on
+ * return *applied holds the answers of the velocity kept: an iterate's, or those an estimate
+ * combines (pp_answer_combine over its damped steps since the last full one). */
+static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h, int *model,
+                                  pp_answer *applied)
 {
     int nb = iw->body_count;
     size_t bytes = 6 * (size_t)nb * sizeof(double);
@@ -823,6 +827,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0, 0, 0};
     memcpy(iw->nu_hat, iw->velocity, bytes);
     memcpy(iw->nu_kept, iw->velocity, bytes);
+    pp_answer hat = *applied, kept = *applied; /* the answers behind nu_hat and nu_kept */
     relin_orbit orbit;
     int solved = 1, near_fixed_point = 0, converged = 0, cycled = 0, grew = 0;
     double last_violation = HUGE_VAL; /* of the last estimate evaluated, at its own pose */
@@ -836,6 +841,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         if (violation < best && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
             best = violation;
             memcpy(iw->nu_kept, iw->nu_hat, bytes);
+            kept = hat;
         }
         if (work.cut || work.approximate) { /* out of work, or no estimate: keep the best */
             iw->stats.relinearize_cut++;
@@ -859,19 +865,24 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         }
         orbit_record(iw, &orbit, it, alpha, grew, *model);
         for (int j = 0; j < 6 * nb; ++j) iw->nu_hat[j] += alpha * (iw->velocity[j] - iw->nu_hat[j]);
+        hat = alpha == 1.0 ? iw->answer : pp_answer_combine(hat, iw->answer);
     }
     if (st != PP_OK) return st;
-    if (converged) return energy_bounded_fixed_point(world, iw, h, bound, best, last_violation);
+    if (converged)
+        return energy_bounded_fixed_point(world, iw, h, bound, best, last_violation, kept, applied);
     if (solved && !cycled) { /* the last estimate, at its own predicted pose */
         memcpy(iw->nu_hat, iw->velocity, bytes);
         double violation = 0.0;
         st = working_set_violation(world, iw, h, &violation);
         if (st != PP_OK) return st;
         if (kinetic_energy(world, iw, iw->velocity) <= bound ? violation <= best
-                                                             : near_fixed_point && violation < best)
+                                                             : near_fixed_point && violation < best) {
+            *applied = iw->answer;
             return PP_OK;
+        }
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
+    *applied = kept;
     iw->stats.relinearize_refused++;
     return PP_OK;
 }
@@ -918,6 +929,7 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
     iw->recovering = 0;
     const int shared = iw->stats.load_shared;
     st = pp_island_solve(world, iw, h, &model, NULL);
+    pp_answer applied = iw->answer; /* the first solve's (pp_island_stats.applied) */
     /* one order for the iterates (list_in_work_order) where the first solve's answer is the
      * compliance limit of the sticking solve or of load sharing, in an island of the sticking
      * solve's size */
@@ -936,13 +948,14 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
             st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_PEG,
                                       &iw->list, NULL);
         }
-        if (st == PP_OK) st = relinearize_step(world, iw, h, &model);
+        if (st == PP_OK) st = relinearize_step(world, iw, h, &model, &applied);
         iw->unreduced = 0;
     }
+    iw->stats.applied = applied;
     if (st == PP_ERR_SOLVER) {
         pp_log(PP_LOG_WARNING, "the time-stepping LCP of an island (%d unknowns) was not solved "
                                "(status %d); its contacts got no impulse", iw->stats.lcp_size,
-               iw->stats.lcp_status);
+               applied.status);
         return PP_OK;
     }
     return st;

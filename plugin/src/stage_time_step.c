@@ -316,9 +316,22 @@ static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
         pp_log(PP_LOG_WARNING, "the failed LCP was saved to %s", path);
 }
 
-/* An island may solve several LCPs (re-linearisations, the PEG fallback): keep the last size,
- * the largest size, the counts of solves and of warm-started solves, the sum of the pivots,
- * and the worst status, residual and fallback, so a failure in any of them shows. */
+/*
+ * What an island's solves report (pegplus.h pp_step_stats). An island may solve several LCPs
+ * in a step (re-linearisation iterates, the PEG fallback, the energy retries), and not every
+ * answer reaches its bodies: an answer beyond the energy bound is solved again, a failed PEG
+ * LCP is replaced by the standard model's, and the re-linearisation keeps an earlier estimate
+ * where an iterate is cut, answered only approximately after exact answers, or violates the
+ * constraints more (relinearize.c). The work is counted over every solve (the last size, the
+ * largest size, the solves, the warm-started solves, the pivots); the status, residual and
+ * fallback level reported are those of the answer applied (pp_island_stats.applied: this
+ * record of the solve whose answer is in iw->velocity, iw->answer, which the caller keeps or
+ * drops), and the solves short of a solution whose answer was not applied are counted apart
+ * (pp_step_stats.lcp_dropped). Measured, ODE's convex demo under PEG at the default clock,
+ * step 208: the step reported r 8.45, the residual of an iterate answered z = 0 past the clock
+ * and not applied, while the answer applied had r 2.28. The worst status and fallback over
+ * every solve are kept too: relinearize.c's rule reads them.
+ */
 static int approximate(const pp_lcp_result *r)
 {
     return r->status == PP_LCP_APPROXIMATE;
@@ -332,13 +345,30 @@ static void record_lcp(pp_island_work *iw, int size, const pp_lcp_result *r, pp_
                                               : 0;
     iw->stats.lcp_size = size;
     if (size > iw->stats.lcp_largest) iw->stats.lcp_largest = size;
-    if (iw->stats.lcp_status == 0) iw->stats.lcp_status = (int)r->status;
+    if (iw->stats.worst_status == 0) iw->stats.worst_status = (int)r->status;
     iw->stats.lcp_pivots += r->pivots;
     iw->stats.lcp_factor_refused += r->factor_work_exceeded;
-    if (r->residual > iw->stats.lcp_residual) iw->stats.lcp_residual = r->residual;
     iw->stats.lcp_warm += r->warm_started;
-    if (fallback > iw->stats.lcp_fallback) iw->stats.lcp_fallback = fallback;
+    if (fallback > iw->stats.worst_fallback) iw->stats.worst_fallback = fallback;
+    iw->stats.failed += st == PP_ERR_SOLVER;
     iw->stats.solves++;
+    iw->answer = (pp_answer){(int)r->status, fallback, st == PP_ERR_SOLVER, r->residual};
+}
+
+pp_answer pp_answer_combine(pp_answer earlier, pp_answer later)
+{
+    return (pp_answer){earlier.status ? earlier.status : later.status,
+                       earlier.fallback > later.fallback ? earlier.fallback : later.fallback,
+                       earlier.failed + later.failed,
+                       earlier.residual > later.residual ? earlier.residual : later.residual};
+}
+
+/* The energy retries' fallback level (solve_list) raised to `level`: in the answer kept and
+ * over the island's solves. */
+static void fallback_level(pp_island_work *iw, int level)
+{
+    if (iw->answer.fallback < level) iw->answer.fallback = level;
+    if (iw->stats.worst_fallback < level) iw->stats.worst_fallback = level;
 }
 
 /* The answer kind (warm_start.c) of each solve's answer, exact or the bounded fallback's, read
@@ -571,16 +601,18 @@ static pp_status solve_list(pp_world *world, pp_island_work *iw, double h, int k
                            "(kinetic energy above nu*'s plus the gap and joint terms' work); "
                            "solved again with compliance %g", iw->stats.lcp_size,
            ENERGY_RETRY_COMPLIANCE);
-    iw->stats.lcp_fallback = iw->stats.lcp_fallback > 1 ? iw->stats.lcp_fallback : 1;
+    fallback_level(iw, 1);
     if (world->config.compliance < ENERGY_RETRY_COMPLIANCE) {
         st = solve_once(world, iw, h, k, peg, at_start, ENERGY_RETRY_COMPLIANCE, 1, &rejected);
+        fallback_level(iw, 1); /* the regularised problem's answer */
         if (!rejected) return st;
     }
     pp_log(PP_LOG_WARNING, "an island's LCP was answered beyond the energy bound also when "
                            "regularised: its %d contacts get no impulse this step",
            iw->list.contact_count);
-    iw->stats.lcp_fallback = 3;
+    fallback_level(iw, 3);
     st = solve_once(world, iw, h, k, peg, at_start, world->config.compliance, 0, &rejected);
+    fallback_level(iw, 3); /* the joints' answer: the contacts get none */
     for (int c = 0; c < iw->list.contact_count; ++c) {
         iw->normal_impulse[c] = 0.0;
         for (int j = 0; j < 3; ++j) iw->friction_vector[3 * c + j] = 0.0;
@@ -620,11 +652,12 @@ pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *mo
 {
     int k = world->config.friction_directions;
     const int at_start = nu_hat == NULL;
+    iw->answer = (pp_answer){0, 0, 0, 0.0}; /* no LCP solved (a declined PEG LCP is not) */
     if (*model != PP_MODEL_PEG) return solve_list(world, iw, h, k, 0, at_start);
     iw->declined = 0;
     pp_status st = solve_list(world, iw, h, k, 1, at_start);
     if (st != PP_ERR_SOLVER) return st;
-    int peg_size = iw->stats.lcp_size, peg_status = iw->stats.lcp_status;
+    int peg_size = iw->stats.lcp_size, peg_status = iw->answer.status;
     const int declined = iw->declined;
     const int peg_unknowns = declined ? pp_island_lcp_unknowns(iw, k) : 0;
     iw->declined = 0;

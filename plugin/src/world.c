@@ -504,25 +504,29 @@ static void step_island_job(island_job *job, int worker, int island)
 }
 
 /* What one island's solves did, into the step's statistics: sizes summed over the islands
- * (the largest kept too), pivots and counters summed, the worst status, residual and
- * fallback. */
+ * (the largest kept too), pivots and counters summed; of the answers applied to the bodies,
+ * the first failure's status and the worst residual and fallback; the solves short of a
+ * solution whose answer was not applied (stage_time_step.c, "What an island's solves
+ * report"). */
 static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
 {
+    const pp_answer *a = &is->applied;
     t->lcp_size += is->lcp_size;
     if (is->lcp_largest > t->lcp_largest) t->lcp_largest = is->lcp_largest;
-    if (t->lcp_status == 0) t->lcp_status = is->lcp_status;
+    if (t->lcp_status == 0) t->lcp_status = a->status;
     t->lcp_pivots += is->lcp_pivots;
     t->lcp_factor_refused += is->lcp_factor_refused;
-    if (is->lcp_residual > t->lcp_residual) t->lcp_residual = is->lcp_residual;
-    if (is->lcp_fallback > t->lcp_fallback) t->lcp_fallback = is->lcp_fallback;
+    if (a->residual > t->lcp_residual) t->lcp_residual = a->residual;
+    if (a->fallback > t->lcp_fallback) t->lcp_fallback = a->fallback;
+    t->lcp_dropped += is->failed - a->failed;
     t->lcp_solves += is->solves;
     t->lcp_warm_solves += is->lcp_warm;
     t->peg_fallback += is->peg_fallback;
     t->relinearizations += is->relinearizations;
     t->relinearize_refused += is->relinearize_refused;
     t->relinearize_cut += is->relinearize_cut;
-    t->islands_failed += is->lcp_fallback == 3;
-    t->lcp_approximate += is->lcp_fallback == 2;
+    t->islands_failed += a->fallback == 3;
+    t->lcp_approximate += a->fallback == 2;
     t->joint_regularised += is->joint_regularised;
     t->load_shared += is->load_shared;
     t->load_kept += is->load_kept;

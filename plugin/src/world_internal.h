@@ -86,11 +86,27 @@ typedef struct pp_set_index {
     int capacity;
 } pp_set_index;
 
-/* What an island's LCP solves did, merged into pp_step_stats in island order. */
+/* The LCP answer behind velocities of an island (stage_time_step.c record_lcp): its pp_lcp
+ * status (0 a solution to the acceptance of pegplus/lcp.h), its fallback level
+ * (pp_step_stats.lcp_fallback), its natural-map residual, and how many solves short of a
+ * solution (no answer, or the bounded fallback's approximate one) it comes from. A
+ * re-linearisation's damped estimate combines the answers of several solves
+ * (pp_answer_combine). */
+typedef struct pp_answer {
+    int status, fallback, failed;
+    double residual;
+} pp_answer;
+
+/* What an island's LCP solves did, merged into pp_step_stats in island order. `applied`: the
+ * answer its bodies' velocities were taken from; worst_status and worst_fallback: over all
+ * its solves so far, the first failure's status and the highest fallback level (read by
+ * relinearize.c's rule for iterates answered approximately); failed: the solves short of a
+ * solution, applied or not. */
 typedef struct pp_island_stats {
-    int lcp_size, lcp_largest, lcp_status, lcp_pivots, lcp_fallback, lcp_warm;
+    int lcp_size, lcp_largest, lcp_pivots, lcp_warm;
     int lcp_factor_refused;
-    double lcp_residual;
+    pp_answer applied;
+    int worst_status, worst_fallback, failed;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
     int joint_regularised;
     int load_shared, load_kept;
@@ -168,6 +184,8 @@ typedef struct pp_island_work {
     double *orbit;
 
     pp_island_stats stats;         /* what the island's solves did */
+    pp_answer answer;              /* the last solve's answer (pp_island_solve: the answer in
+                                      velocity) */
     pp_lcp_budget budget;          /* shared by the island's solves in a step */
     double budget_half;            /* pp_lcp_clock() time after which the re-linearisation
                                       starts no new iteration */
@@ -485,6 +503,10 @@ pp_status pp_island_load(pp_world *world, pp_island_work *iw);  /* bodies, nu*, 
 pp_status pp_island_joint_rows(pp_world *world, pp_island_work *iw);
 pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
                           const double *nu_hat);
+/* The record of velocities combining the answers `earlier` and `later` (a re-linearisation's
+ * damped step): the first failure's status, the highest fallback and residual, both counts of
+ * failed solves. */
+pp_answer pp_answer_combine(pp_answer earlier, pp_answer later);
 void pp_island_work_free(pp_island_work *iw);
 /* Unknowns of the LCP of the island's current list and joint rows (k friction directions). */
 int pp_island_lcp_unknowns(const pp_island_work *iw, int k);

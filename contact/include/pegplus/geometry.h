@@ -212,11 +212,20 @@ void pp_shape_aabb(const pp_shape *shape, double margin, pp_aabb *out);
 /* ------------------------------------------------------------------------------------------
  * Proximity
  * ---------------------------------------------------------------------------------------- */
+/* What produced the answer of pp_shape_distance. For overlapping cores: the candidate normal
+ * whose directional depth was kept (the smallest; a refinement of a candidate counts as that
+ * candidate's), whichever libccd calls succeeded. */
 typedef enum pp_proximity_method {
     PP_PROXIMITY_ANALYTIC = 0,  /* plane, sphere/capsule cores: closed form */
-    PP_PROXIMITY_GJK = 1,       /* separated: our GJK closest points (exact up to round-off) */
-    PP_PROXIMITY_EPA = 2,       /* overlapping, libccd EPA found the overlap (then refined) */
-    PP_PROXIMITY_MPR = 3        /* overlapping, only libccd MPR found it (then refined) */
+    PP_PROXIMITY_GJK = 1,       /* separated: our GJK closest points (exact up to round-off);
+                                   also cores touching within round-off where no candidate
+                                   normal of an overlap exists */
+    PP_PROXIMITY_EPA = 2,       /* overlapping: libccd EPA's normal (then refined) */
+    PP_PROXIMITY_MPR = 3,       /* overlapping: libccd MPR's normal (then refined) */
+    PP_PROXIMITY_AXES = 4,      /* overlapping: a separating axis of the cores, a face normal
+                                   or an edge x edge (then refined) */
+    PP_PROXIMITY_CENTRES = 5    /* overlapping: the direction between the shapes' centres
+                                   (then refined) */
 } pp_proximity_method;
 
 typedef struct pp_proximity {

@@ -243,31 +243,57 @@ typedef struct pp_step_stats {
     int joint_regularised;   /* solves whose joint equalities were redundant without CFM (a
                                 closed loop with CFM = 0): solved with up to 1e-6 of their
                                 largest diagonal added (docs/joints.md) */
-    int islands_failed;      /* island solves with no usable answer (lcp_fallback 3) */
-    int lcp_approximate;     /* island solves answered by the bounded fallback (lcp_fallback 2) */
-    int lcp_size;            /* unknowns of the islands' last LCPs of the last sub-step, summed */
+    int islands_failed;      /* islands (of each sub-step) whose contacts got no impulse: no
+                                usable answer was applied (lcp_fallback 3) */
+    int lcp_approximate;     /* islands (of each sub-step) whose answer applied is the bounded
+                                fallback's (lcp_fallback 2) */
+    int lcp_size;            /* unknowns of each island's last LCP solved, summed over the
+                                islands of every sub-step */
     int lcp_largest;         /* unknowns of the largest LCP solved in the step */
     int lcp_screened;        /* unknowns of those islands' LCPs left out of the solve by
                                 constraint screening (README "Constraint screening"), whose
                                 rows were verified at the answer instead; not in lcp_size */
-    int lcp_solves;          /* LCP solves (islands x re-linearisations, all sub-steps) */
-    int lcp_warm_solves;     /* of those, solved from the warm-start basis without pivoting */
-    int lcp_status;          /* pp_lcp status: 0 when every LCP of the step was solved, else
-                                the first failure's */
+    int lcp_solves;          /* LCP solves (islands x re-linearisations, all sub-steps, with
+                                the energy retries and the PEG fallback's solves) */
+    int lcp_warm_solves;     /* of those, answered from their warm start (the basis kept by
+                                constraint identity, or the kept answer of the sticking solve
+                                or of load sharing) without pivoting */
     int lcp_pivots;          /* pivots of Lemke's method, all attempts */
     int lcp_factor_refused;  /* Lemke paths of the step's LCPs that ended, as at their pivot
                                 cap, because a sparse factorisation of their basis (LCPs of
                                 >= 161 unknowns) would have exceeded the work bound, ~5e8
                                 estimated flops (pegplus/lcp.h factor_work_exceeded) */
-    double lcp_residual;     /* natural-map residual, the worst over the step's LCPs */
-    int lcp_fallback;        /* worst over the step's LCPs: 0 none; 1 solved only as M + eps I
-                                (regularised); 2 answered by the bounded iterative fallback
-                                (the budget ran out, or Lemke failed and the fallback reached
-                                a relative residual <= 1e-6): its answer was applied, its
-                                residual is in lcp_residual; 3 no usable answer: that
-                                island's contacts got no impulse (README "Failures") */
-    int lcp_warm_started;    /* 1: every LCP of the step was solved from its warm-start basis
-                                (kept by constraint identity) without pivoting */
+    /* The answers applied. An island may solve several LCPs in a step (re-linearisation
+     * iterates, the PEG fallback, the energy retries); its bodies get one answer: the last
+     * solve's where it is kept, else an earlier one (a re-linearisation keeps an earlier
+     * estimate where an iterate is cut, answered only approximately after exact answers, or
+     * violates the constraints more; relinearize_cut, relinearize_refused). A damped
+     * re-linearisation estimate combines the answers of several iterates: the worst of
+     * them. lcp_status, lcp_residual and lcp_fallback are those answers', the worst over
+     * the islands and sub-steps; a solve whose answer was not applied shows only in the
+     * work (lcp_solves, lcp_pivots) and, when it failed, in lcp_dropped. */
+    int lcp_status;          /* pp_lcp status of the answers applied: 0 when each is an LCP
+                                solution to the acceptance of pegplus/lcp.h, else the first
+                                island's that is not */
+    double lcp_residual;     /* natural-map residual of the answers applied, the worst */
+    int lcp_fallback;        /* of the answers applied, the worst: 0 none; 1 solved only as
+                                M + eps I (regularised), or with the energy retry's compliance;
+                                2 answered by the bounded iterative fallback (the budget ran
+                                out, or Lemke failed and the fallback reached a relative
+                                residual <= 1e-6), its residual in lcp_residual; 3 no usable
+                                answer: that island's contacts got no impulse (README
+                                "Failures") */
+    int lcp_dropped;         /* island LCP solves not answered to the acceptance (no answer,
+                                or the bounded fallback's approximate one) whose answer was
+                                not applied: a re-linearisation iterate not kept (cut by the
+                                budget or the work bound, or an earlier estimate kept), the
+                                step's first answer replaced by an iterate's, a PEG LCP
+                                replaced by the standard model's constraints
+                                (peg_fallback), an approximate answer beyond the energy bound
+                                solved again; 0 when every failed solve's answer (if any)
+                                was applied */
+    int lcp_warm_started;    /* 1: every LCP of the step was answered from its warm start
+                                without pivoting (lcp_warm_solves == lcp_solves > 0) */
     int impacts;             /* PLUS impacts resolved (islands), all sub-steps */
     double impact_energy_change; /* kinetic energy after minus before of the bodies of the
                                     step's impacts, summed over them, J, measured on the bodies'
@@ -303,7 +329,8 @@ typedef struct pp_step_stats {
                                 LCP's; relinearize.c), or at an iterate whose LCP only the
                                 bounded fallback answered (short of its acceptance: the budget
                                 ran out, or Lemke failed) after exact answers: that answer is
-                                not applied and not reported, the best estimate is kept (the
+                                not applied (counted in lcp_dropped, not in lcp_status,
+                                lcp_residual, lcp_fallback), the best estimate is kept (the
                                 step's first answer, or an iterate's before) */
     int relinearize_refused; /* island sub-steps whose re-linearisation did not converge and kept an
                                 earlier estimate than the last (the one violating the
