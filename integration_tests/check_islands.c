@@ -176,7 +176,8 @@ START_TEST(test_island_order_irrelevant)
 }
 END_TEST
 
-/* A falling 30-box pile with 1, 2 and 3 threads: identical bits at every step. */
+/* A falling 30-box pile with 1, 2 and 3 threads: identical bits at every step, and the same
+ * LCP report (the answers applied, each island's record merged in island order). */
 START_TEST(test_threads_bit_identical)
 {
     enum { RUNS = 3, STEPS = 120 };
@@ -197,6 +198,21 @@ START_TEST(test_threads_bit_identical)
         if (t->islands > max_islands) max_islands = t->islands;
         relinearized += t->relinearizations > 0;
         for (int r = 1; r < RUNS; ++r) {
+            /* the step's LCP report (pegplus.h "The answers applied"), merged in island order
+             * from each island's own record: the same for any number of threads */
+            const pp_step_stats *u = pp_world_get_stats(pw[r]);
+            ck_assert_int_eq(t->lcp_status, u->lcp_status);
+            ck_assert_int_eq(t->lcp_fallback, u->lcp_fallback);
+            ck_assert_int_eq(t->lcp_dropped, u->lcp_dropped);
+            ck_assert_int_eq(t->lcp_approximate, u->lcp_approximate);
+            ck_assert_int_eq(t->islands_failed, u->islands_failed);
+            ck_assert_int_eq(t->lcp_solves, u->lcp_solves);
+            ck_assert_int_eq(t->lcp_pivots, u->lcp_pivots);
+            ck_assert_int_eq(t->lcp_size, u->lcp_size);
+            ck_assert_int_eq(t->relinearize_refused, u->relinearize_refused);
+            ck_assert_msg(!memcmp(&t->lcp_residual, &u->lcp_residual, sizeof t->lcp_residual),
+                          "lcp_residual %.17g with 1 thread, %.17g with %d at step %d",
+                          t->lcp_residual, u->lcp_residual, r + 1, step);
             for (int b = 0; b < scene[0].body_count; ++b)
                 ck_assert_msg(same_state(scene[0].bodies[b], scene[r].bodies[b]),
                               "%s: body %d differs at step %d between 1 and %d threads",
