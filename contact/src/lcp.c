@@ -398,7 +398,8 @@ int pp_lcp_all_finite(size_t count, const double *x)
  * the data, eps ||z||_inf <= regularised_tol ||q||_inf: otherwise the "solution" exists
  * only because of eps (for an infeasible LCP, z grows like 1/eps along a ray and the
  * row-wise residual can look small by cancellation).
- * In every case also r(z) <= DATA_RESIDUAL ||q||_inf: rel(z) divides by ||z||, so a basis
+ * In every case also r(z) <= DATA_RESIDUAL max(||q||_inf, DBL_MIN) (DBL_MIN: the subnormal
+ * grid, pp_lcp_measure_row): rel(z) divides by ||z||, so a basis
  * whose solution is enormous passes it however large its residual is. The soak
  * (pegplus-soak --seed 490 --model peg) met plain Lemke "solutions" with ||z|| = 3e16 .. 3.7e33,
  * r(z) = 0.4 .. 9.8e15 and rel(z) <= 4e-17 at ||q|| = 0.6 .. 2; applied, they wrote velocities
@@ -418,7 +419,8 @@ int pp_lcp_clamp_finite(int n, double *z)
 int pp_lcp_accept_measured(int n, const double *q, double eps, const pp_lcp_options *o,
                            const double *z, const pp_lcp_result *result)
 {
-    if (!(result->residual <= PP_LCP_DATA_RESIDUAL * pp_lcp_inf_norm(n, q))) return 0;
+    if (!(result->residual <= PP_LCP_DATA_RESIDUAL * fmax(pp_lcp_inf_norm(n, q), DBL_MIN)))
+        return 0;
     if (eps == 0.0) return result->relative_residual <= o->residual_tol;
     return result->relative_residual <= fmax(o->residual_tol, o->regularised_tol) &&
            eps * pp_lcp_inf_norm(n, z) <= o->regularised_tol * pp_lcp_inf_norm(n, q);

@@ -475,14 +475,19 @@ static inline void pp_lcp_measures_start(pp_lcp_measures *m)
     m->comp = 0.0;
 }
 
-/* Row i: w_i = (M z + q)_i, row_sum = sum_j |M_ij|. */
+/* Row i: w_i = (M z + q)_i, row_sum = sum_j |M_ij|. rel(z)'s scale s_i is read as at least
+ * DBL_MIN: below it w_i is computed on the subnormal grid (2^-1074), whose steps are no longer
+ * a relative rounding of s_i, and one step against DBL_MIN is u = 2^-53 relative, the
+ * rounding of a normal w_i (check_lemke test_subnormal_data_solved: a joint stop's row at
+ * q = -9.9e-322, where Lemke's exact z left one grid step, read rel 2.5e-3 against s_i).
+ * Every s_i >= DBL_MIN keeps its bits. */
 static inline void pp_lcp_measure_row(pp_lcp_measures *m, double q_i, double row_sum,
                                       double z_norm, double z_i, double w_i)
 {
     double si = fabs(q_i) + row_sum * z_norm;
     double ri = fabs(fmin(z_i, w_i));
     if (isnan(w_i) || isnan(z_i)) ri = NAN;
-    double rel = si > 0.0 ? ri / si : (ri > 0.0 ? INFINITY : ri);
+    double rel = si >= DBL_MIN ? ri / si : ri / DBL_MIN; /* 0/0 counts as 0 */
     if (!(ri <= m->residual)) m->residual = ri; /* NaN propagates */
     if (!(rel <= m->relative)) m->relative = rel;
     if (si > m->scale) m->scale = si;
@@ -580,8 +585,8 @@ pp_lcp_status pp_lcp_fallback_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, con
                                   pp_lcp_result *result);
 void pp_lcp_csc_residual(const pp_lcp_csc *A, const double *q, const double *z, double *w,
                          pp_lcp_result *result);
-/* Every accepted answer also has r(z) <= PP_LCP_DATA_RESIDUAL ||q||_inf (lcp.c,
- * pp_lcp_accept_measured, which says why). */
+/* Every accepted answer also has r(z) <= PP_LCP_DATA_RESIDUAL max(||q||_inf, DBL_MIN) (lcp.c,
+ * pp_lcp_accept_measured, which says why; DBL_MIN as in pp_lcp_measure_row). */
 #define PP_LCP_DATA_RESIDUAL 1e-4
 /* lcp_csc.c: A's entries written into the column-major n x n M (its other entries left as
  * they are: the caller zeroes M first). */

@@ -401,6 +401,36 @@ START_TEST(test_trivial_q_nonnegative)
 }
 END_TEST
 
+/*
+ * An LCP whose data reach the subnormal range: w = M z + q there is computed on a grid of
+ * 4.9e-324 (2^-1074), so its relative precision is lost, and rel(z) against |q| + |M| |z|
+ * reads the grid, not the answer. Measured (pegplus-soak seed 50 under PEG, step 46 on; 1 042
+ * island steps of seeds 1-200): a body resting on a joint stop with velocities of ~1e-322,
+ * the stop's row M = 16.76, q = -9.88e-322: Lemke's z = 5.9e-323 (12 grid steps) leaves
+ * w = 4.9e-324, rel(z) = 2.5e-3, and every attempt, the regularised ones and the fallback, was
+ * refused; z = 0 was applied as a failure (lcp_fallback 3, the PEG LCP replaced by the
+ * standard model's). The backward error is measured against at least DBL_MIN (lcp_internal.h
+ * pp_lcp_measure_row): a residual on the subnormal grid is round-off. Lemke's answer is then
+ * accepted, and it is the solution: w >= 0, z >= 0, z w = 0 to the grid.
+ */
+START_TEST(test_subnormal_data_solved)
+{
+    const double M[1] = {16.757213247999584}, q[1] = {-9.8813129168249309e-322};
+    double z[1] = {7.0};
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve(g_ws, 1, M, q, NULL, NULL, z, &r), PP_OK);
+    ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+    ck_assert_int_eq(r.fallback, 0);
+    ck_assert(r.epsilon == 0.0);
+    ck_assert(z[0] > 0.0 && z[0] < 1e-321);               /* -q/M = 5.9e-323 */
+    ck_assert(fabs(M[0] * z[0] + q[0]) <= 4 * 4.9406564584124654e-324); /* w to the grid */
+    /* the same problem scaled into the normal range: the same answer, exact as before */
+    const double q_normal[1] = {-9.8813129168249309e-322 * 0x1p1000};
+    ck_assert_int_eq(pp_lcp_solve(g_ws, 1, M, q_normal, NULL, NULL, z, &r), PP_OK);
+    ck_assert(r.relative_residual <= 1e-15);
+}
+END_TEST
+
 /* M = -I, q = -1: w = -z - 1 < 0 for every z >= 0, infeasible; M = [[1,-1],[-1,1]] (PSD,
  * copositive-plus), q = -1: w_1 + w_2 = -2 < 0, infeasible. Lemke must end on a ray. */
 START_TEST(test_infeasible_ray_termination)
@@ -1173,6 +1203,7 @@ int main(void)
     tcase_add_test(tc, test_degenerate_cycles_without_lexicographic_rule);
     tcase_add_test(tc, test_degenerate_resting_box);
     tcase_add_test(tc, test_trivial_q_nonnegative);
+    tcase_add_test(tc, test_subnormal_data_solved);
     tcase_add_test(tc, test_infeasible_ray_termination);
     tcase_add_test(tc, test_warm_start_repeated_and_wrong_basis);
     tcase_add_test(tc, test_regularisation_fallback);

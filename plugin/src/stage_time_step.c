@@ -651,11 +651,11 @@ void pp_island_shift_gaps(const pp_world *world, pp_island_work *iw, double h,
  * the joint equalities' impulses recovered (peg_mlcp.c, pp_peg_joints_recover), which is the
  * joint rows' own LCP with its inequality rows (limits, motors) at z = 0, and keeps its record
  * (lcp_fallback 3); a declined LCP leaves the other LCP islands of the island PEG's answers
- * and no record. Measured (soak seeds 1-200 under PEG, 300 steps): 1 042 island steps take
+ * and no record. Measured (soak seeds 1-200 under PEG, 300 steps): 1 056 island steps took
  * this path, all one body with 6 or 9 joint rows and no contact in PEG's list either, whose
- * LCP of 1 unknown (a joint stop) Lemke fails as numerical at velocities of ~1e-322: the
- * standard model's joint rows are that same LCP (docs/performance.md, "Review of
- * s15-report"). */
+ * LCP of 1 unknown (a joint stop at velocities of ~1e-322) was refused on the subnormal grid
+ * (lcp_internal.h pp_lcp_measure_row; since then none): the standard model's joint rows are
+ * that same LCP (docs/performance.md, "Review of s15-report"). */
 pp_status pp_island_solve(pp_world *world, pp_island_work *iw, double h, int *model,
                           const double *nu_hat)
 {
