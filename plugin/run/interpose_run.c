@@ -26,10 +26,11 @@
  * At exit the summary goes to stderr (unless PEGPLUS_QUIET): model, steps, steps refused,
  * worst penetration, LCP solves, pivots and fallbacks (pp_step_stats: regularised and
  * fallback_steps and peg_fallback_steps count steps, approximate and islands_failed islands,
- * peg_fallback island solves, dropped failed solves whose answer was not applied). Worst penetration: under the pegplus
- * models after each step the deepest dCollide contact among the pairs of the step's contact
- * list (every overlapping pair the callback accepted is near, hence listed); under the ODE
- * model the deepest contact the program gave dJointCreateContact (before its step).
+ * peg_fallback island solves, dropped failed solves whose answer was not applied). Worst
+ * penetration: under the pegplus models after each step the deepest dCollide contact among
+ * the pairs of the step's contact list (every overlapping pair the callback accepted is near,
+ * hence listed); under the ODE model the deepest contact the program gave
+ * dJointCreateContact (before its step).
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include "world_internal.h"
