@@ -38,6 +38,7 @@ typedef struct pp_sticking {
     double lambda_max;            /* largest lambda of a loaded contact, over ||z||_inf */
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
+    int cold_again;               /* rounds whose warm start stalled, solved again cold */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
     /* The last accepted answers of the two last island sizes (a step's first solve and its
