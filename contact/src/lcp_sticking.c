@@ -699,7 +699,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
          * its marks (below) are not those of the problem's answer. Heap50's iterates started
          * from the records stalled at round 0 after 58-80 iterations at a gap of 1.7e-9 -
          * 1.2e-8 and an infeasibility up to 3.5e-6, where 76-237 contacts carried lambda and
-         * p above 1e-6 ||x|| (none on the converged answer of the same LCP): 258-315 were
+         * p above 1e-6 ||x|| (none after the same round cold, 0-10 above 1e-7): 258-315 were
          * marked to slide, the rounds on that problem were refused, and Lemke on Q answered
          * a vertex (~630 unknowns positive) instead of the interior answer (all positive);
          * the iterates alternated between the two (docs/performance.md, "PEG's sets keyed by
