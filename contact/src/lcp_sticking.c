@@ -158,6 +158,13 @@
  * by 4e-8 ... 1.3e-6 a step, and there the last step's answer, still accepted (rel(z) up to
  * 9.2e-10), let the fastest body gain 1.7e-8 m/s a step against 4e-9 with a solve a step. */
 #define STICK_ANSWER_SAME 1e-10
+/* Where the kept answer is matched across an iterate whose list gained or lost a set
+ * (pp_sticking_island, kept_answer), an unknown's diagonal of A agrees with its match's to
+ * this, relative to the largest: A moves with the predicted pose by ~6e-10 of it between
+ * heap50's iterates (3.5e-9 on 5.5), so STICK_ANSWER_SAME would part the same unknown from
+ * itself; q alone matched a run of friction rows with |q| < 1e-10 to the wrong neighbours
+ * (one trajectory's step 5: the kept answer then refused at r 1.9e-3). */
+#define STICK_ANSWER_MATCH 1e-6
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
@@ -181,7 +188,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->q_answer, &st->z_start[0], &st->z_start[1], &st->z_given,
+                    &st->q_answer, &st->d_answer, &st->z_start[0], &st->z_start[1], &st->z_given,
                     &st->z_best};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
@@ -241,6 +248,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->z_start[0]);
     free(st->z_start[1]);
     free(st->z_given);
+    free(st->d_answer);
     free(st->z_best);
     free(st->slides_interior);
     free(st->Ai);
@@ -875,6 +883,16 @@ void pp_sticking_forget(pp_sticking *st)
  * it answers (the last answer's on the matched unknowns, this one's on the new), kept as
  * q_answer: the next iterate is compared with the q the answer was solved for, not with a
  * q that crept. */
+/* A's diagonal into d */
+static void diagonal(const pp_lcp_csc *A, double *d)
+{
+    for (int j = 0; j < A->n; ++j) {
+        d[j] = 0.0;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (A->row_index[t] == j) d[j] = A->values[t];
+    }
+}
+
 static int kept_answer(const pp_sticking *st, const pp_lcp_csc *A, const double *q, double *z,
                        double *q_kept)
 {
@@ -884,9 +902,13 @@ static int kept_answer(const pp_sticking *st, const pp_lcp_csc *A, const double 
     const double *z_last = st->z_start[slot], *q_last = st->q_answer;
     const double tol = STICK_ANSWER_SAME * pp_lcp_inf_norm(n, q);
     if (last == n && st->start_nnz[slot] != A->col_start[n]) return 0;
+    double *d = st->rhs; /* A's diagonal, read where the sizes differ */
+    if (n != last) diagonal(A, d);
+    const double d_norm = n != last ? pp_lcp_inf_norm(n, d) : 0.0;
     int i = 0, j = 0, moved = 0;
     while (i < n || j < last) {
-        if (i < n && j < last && fabs(q[i] - q_last[j]) <= tol) {
+        if (i < n && j < last && fabs(q[i] - q_last[j]) <= tol &&
+            (n == last || fabs(d[i] - st->d_answer[j]) <= STICK_ANSWER_MATCH * d_norm)) {
             z[i] = z_last[j];
             q_kept[i++] = q_last[j++];
         } else if (n > last && i < n) { /* an unknown of the set that came */
@@ -946,6 +968,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
                 st->answer_slot = slot;
             }
             memcpy(st->q_answer, st->x, (size_t)n * sizeof *q);
+            diagonal(A, st->d_answer);
             ++st->answer_taken;
             return PP_STICKING_SOLVED;
         }
@@ -965,6 +988,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->answer_slot = -1;
     if (out == PP_STICKING_SOLVED) {
         memcpy(st->q_answer, q, (size_t)n * sizeof *q);
+        diagonal(A, st->d_answer);
         if (slot < 0) {
             slot = st->start_next;
             st->start_next = 1 - slot;

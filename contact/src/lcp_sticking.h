@@ -58,6 +58,7 @@ typedef struct pp_sticking {
     double *z_given;
     int given;
     double *q_answer;             /* n: its q */
+    double *d_answer;             /* n: its A's diagonal */
     /* A refused solve's best round (pp_sticking_island not SOLVED): of the answers its rounds
      * formed and did not take (the interior rounds' iterates, the steps' limits), the least
      * r(z) on ST's A, q among those with r(z) <= ||q||_inf (on a tie the least rel(z): the
