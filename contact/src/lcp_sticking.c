@@ -874,12 +874,12 @@ void pp_sticking_forget(pp_sticking *st)
  * a residual that grew, halves its step and converges at iterate 8 instead of 5. The rest
  * of the LCP is the last one in the same order (relinearize.c list_in_work_order) with q
  * within STICK_ANSWER_SAME: so the unknowns are matched in order, each new one to the next
- * old one whose q agrees, and the |n - n_last| left over on the longer side are the set
- * that came or left. The last answer with the new set's unknowns 0 (a contact that has just
+ * old one whose q agrees and whose diagonal of A agrees to STICK_ANSWER_MATCH, and the
+ * |n - n_last| left over on the longer side are the set that came or left. The last answer with the new set's unknowns 0 (a contact that has just
  * come within range carries no impulse) and the old set's dropped is tried as above: the
  * acceptance forms w = A z + q on this LCP, so a set that needs a load, a set that left
- * carrying one, or unknowns matched to the wrong neighbours (q_S = 0 on every sigma row)
- * refuse it, and the island is solved. Returns 1 with that answer in z and in q_kept the q
+ * carrying one, or unknowns matched to the wrong neighbours (q_S = 0 on every sigma row,
+ * |q| < 1e-10 on many friction rows) refuse it, and the island is solved. Returns 1 with that answer in z and in q_kept the q
  * it answers (the last answer's on the matched unknowns, this one's on the new), kept as
  * q_answer: the next iterate is compared with the q the answer was solved for, not with a
  * q that crept. */
