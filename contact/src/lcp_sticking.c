@@ -30,7 +30,8 @@
  * (A_FS, with D = 0 there), the problem is (2) for the others and ST's LCP for them, and its
  * answer is ST's exactly where no contact still in the form of (2) is loaded with lambda > 0.
  * On heap50's first steps 1-17 of ~330 contacts must slide (measured: lambda up to 2.7e-4 of
- * ||x||, the heap moving at 1e-4-1e-3 m/s); at most STICK_SLIDE_ROUNDS such rounds.
+ * ||x||, the heap moving at 1e-4-1e-3 m/s); at most STICK_SLIDE_ROUNDS such rounds of Lemke,
+ * STICK_INTERIOR_SLIDE_ROUNDS of the interior-point solve.
  *
  * Which solution. (1) has a set of solutions (A_FF singular); like load sharing
  * (lcp_load_sharing.c, README "Redundant supports") the answer is the limit of a uniform
@@ -157,10 +158,23 @@
  * by 4e-8 ... 1.3e-6 a step, and there the last step's answer, still accepted (rel(z) up to
  * 9.2e-10), let the fastest body gain 1.7e-8 m/s a step against 4e-9 with a solve a step. */
 #define STICK_ANSWER_SAME 1e-10
+/* Where the kept answer is matched across an iterate whose list gained or lost a set
+ * (pp_sticking_island, kept_answer), an unknown's diagonal of A agrees with its match's to
+ * this, relative to the largest: A moves with the predicted pose by ~6e-10 of it between
+ * heap50's iterates (3.5e-9 on 5.5), so STICK_ANSWER_SAME would part the same unknown from
+ * itself; q alone matched a run of friction rows with |q| < 1e-10 to the wrong neighbours
+ * (one trajectory's step 5: the kept answer then refused at r 1.9e-3). */
+#define STICK_ANSWER_MATCH 1e-6
 /* Lemke's pivots on Q, times n. */
 #define STICK_LEMKE_PIVOTS 6
 /* Rounds of Lemke on Q with more contacts in ST's form (sliding). */
 #define STICK_SLIDE_ROUNDS 3
+/* Rounds of the interior-point solve with more contacts in ST's form. Each round that marks
+ * a contact adds at least one to ST's form, so the rounds end; at heap50's sliding onset
+ * (check_relinearize_order, step 18 of 20) the rounds marked 1, 2, 2, 6 contacts and the
+ * fifth round was an answer, where after 3 Lemke on Q (778 + 7 121 pivots) and on ST's LCP
+ * (75 581 pivots in all) did not answer and the step was regularised. */
+#define STICK_INTERIOR_SLIDE_ROUNDS 8
 /* Infeasible unknowns above which the steps stop (flipping many at once did not converge on
  * the heaps: hundreds of flips a step, measured). */
 #define STICK_FLIP_MAX 16
@@ -174,7 +188,7 @@ pp_status pp_sticking_reserve(pp_sticking *st, int n)
     unsigned char *b = realloc(st->basis, (size_t)cap);
     if (b) st->basis = b;
     double **d[] = {&st->x, &st->x_eps, &st->w, &st->rhs, &st->size, &st->z_interior,
-                    &st->q_answer, &st->z_start[0], &st->z_start[1], &st->z_given,
+                    &st->q_answer, &st->d_answer, &st->z_start[0], &st->z_start[1], &st->z_given,
                     &st->z_best};
     int ok = b != NULL;
     for (size_t t = 0; t < sizeof d / sizeof *d; ++t) {
@@ -234,6 +248,7 @@ void pp_sticking_free(pp_sticking *st)
     free(st->z_start[0]);
     free(st->z_start[1]);
     free(st->z_given);
+    free(st->d_answer);
     free(st->z_best);
     free(st->slides_interior);
     free(st->Ai);
@@ -654,8 +669,9 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
  * z = (z_F, sigma = lambda) taken as it is (no basis, no limit): at the gap it reaches
  * (STICK_INTERIOR_GAP) the compliance, not the gap, bounds its residual on ST's LCP
  * (docs/performance.md "An interior-point solve of the sticking LCP"). Loaded contacts with
- * lambda > 0 go to ST's form for the next round (at most STICK_SLIDE_ROUNDS: the problem is
- * then no longer monotone in their columns, and the solve may stall or fail there). The
+ * lambda > 0 go to ST's form for the next round (at most STICK_INTERIOR_SLIDE_ROUNDS: the
+ * problem is then no longer monotone in their columns, and the solve may stall or fail
+ * there; a round whose warm start stalled is solved again cold, below). The
  * answer is accepted as every solve's is (pp_lcp_csc_accept on A, q with o); then st->basis
  * holds its active set (the polish's where that answered, else interior_basis). stick: the
  * steps' compliance, stick_eps(A, sliding). Needs the rows of transpose_rows; st->slides as
@@ -672,7 +688,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
      * solve's own max_seconds (each round stops there, its answer then refused or sliding) */
     const double deadline = pp_lcp_deadline(o, pp_lcp_clock());
     int creep = 0; /* this round again by the first-order corrector (the header) */
-    for (int round = 0; round <= STICK_SLIDE_ROUNDS; ++round) {
+    for (int round = 0; round <= STICK_INTERIOR_SLIDE_ROUNDS; ++round) {
         /* a round with contacts in ST's form: not monotone (the header, "Rounds with
          * sliding contacts") */
         int mixed = 0;
@@ -687,6 +703,25 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
             &st->interior, &Q, q, STICK_INTERIOR_GAP,
             creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
         st->interior_iterations += st->interior.iterations;
+        /* A warm start that stalled: its iterate is no answer of this round's problem, and
+         * its marks (below) are not those of the problem's answer. Heap50's iterates started
+         * from the records stalled at round 0 after 58-80 iterations at a gap of 1.7e-9 -
+         * 1.2e-8 and an infeasibility up to 3.5e-6, where 76-237 contacts carried lambda and
+         * p above 1e-6 ||x|| (none after the same round cold, 0-10 above 1e-7): 258-315 were
+         * marked to slide, the rounds on that problem were refused, and Lemke on Q answered
+         * a vertex (~630 unknowns positive) instead of the interior answer (all positive);
+         * the iterates alternated between the two (docs/performance.md, "PEG's sets keyed by
+         * their members, traced"). (2) + eps D is strictly monotone on the contacts not in
+         * ST's form (Q + eps D has symmetric part >= eps I there), so its answer is one,
+         * whatever the start: the same round again cold (the start is a speed-up only). */
+        if (s == PP_INTERIOR_STALLED && st->interior.warm && pp_lcp_clock() <= deadline) {
+            st->interior.first_order = creep;
+            s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
+                                  creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS,
+                                  deadline, x, v);
+            st->interior_iterations += st->interior.iterations;
+            ++st->cold_again;
+        }
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
         if (s == PP_INTERIOR_STALLED && pp_lcp_clock() > deadline) return PP_STICKING_FAILED;
         const double x_norm = pp_lcp_inf_norm(n, x);
@@ -829,14 +864,66 @@ void pp_sticking_forget(pp_sticking *st)
  * active set: every unknown kept by the caller, peg_mlcp.c; as many unknowns and entries of
  * A as the last; q within STICK_ANSWER_SAME of the last answer's), and taken only as every
  * answer is (pp_lcp_csc_accept on this A and q: rel(z) <= residual_tol), so a changed A (or
- * an unknown that moved place) refuses it. Its active set and slides are the kept ones. */
-static int same_lcp(const pp_sticking *st, const pp_lcp_csc *A, const double *q)
+ * an unknown that moved place) refuses it. Its active set and slides are the kept ones.
+ *
+ * An iterate whose list gained or lost a set. A contact that comes within range at the pose
+ * the last iterate predicts adds its set's unknowns (heap50 step 5, iterate 3: 2 256 -> 2 262,
+ * one contact's p, its k = 4 beta and sigma, each in its kind's place). A fresh solve there
+ * answers within the interior point's own spread of the last answer (its degenerate pairs at
+ * ~sqrt(gap), the bodies' velocities 6.8e-9 m/s apart), which the re-linearisation reads as
+ * a residual that grew, halves its step and converges at iterate 8 instead of 5. The rest
+ * of the LCP is the last one in the same order (relinearize.c list_in_work_order) with q
+ * within STICK_ANSWER_SAME: so the unknowns are matched in order, each new one to the next
+ * old one whose q agrees and whose diagonal of A agrees to STICK_ANSWER_MATCH, and the
+ * |n - n_last| left over on the longer side are the set that came or left. The last answer with the new set's unknowns 0 (a contact that has just
+ * come within range carries no impulse) and the old set's dropped is tried as above: the
+ * acceptance forms w = A z + q on this LCP, so a set that needs a load, a set that left
+ * carrying one, or unknowns matched to the wrong neighbours (q_S = 0 on every sigma row,
+ * |q| < 1e-10 on many friction rows) refuse it, and the island is solved. Returns 1 with that answer in z and in q_kept the q
+ * it answers (the last answer's on the matched unknowns, this one's on the new), kept as
+ * q_answer: the next iterate is compared with the q the answer was solved for, not with a
+ * q that crept. */
+/* A's diagonal into d */
+static void diagonal(const pp_lcp_csc *A, double *d)
+{
+    for (int j = 0; j < A->n; ++j) {
+        d[j] = 0.0;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (A->row_index[t] == j) d[j] = A->values[t];
+    }
+}
+
+static int kept_answer(const pp_sticking *st, const pp_lcp_csc *A, const double *q, double *z,
+                       double *q_kept)
 {
     const int n = A->n, slot = st->answer_slot;
-    if (slot < 0 || st->start_n[slot] != n || st->start_nnz[slot] != A->col_start[n]) return 0;
-    double change = 0.0;
-    for (int i = 0; i < n; ++i) change = fmax(change, fabs(q[i] - st->q_answer[i]));
-    return change <= STICK_ANSWER_SAME * pp_lcp_inf_norm(n, q);
+    if (slot < 0 || st->start_n[slot] <= 0) return 0;
+    const int last = st->start_n[slot];
+    const double *z_last = st->z_start[slot], *q_last = st->q_answer;
+    const double tol = STICK_ANSWER_SAME * pp_lcp_inf_norm(n, q);
+    if (last == n && st->start_nnz[slot] != A->col_start[n]) return 0;
+    double *d = st->rhs; /* A's diagonal, read where the sizes differ */
+    if (n != last) diagonal(A, d);
+    const double d_norm = n != last ? pp_lcp_inf_norm(n, d) : 0.0;
+    int i = 0, j = 0, moved = 0;
+    while (i < n || j < last) {
+        if (i < n && j < last && fabs(q[i] - q_last[j]) <= tol &&
+            (n == last || fabs(d[i] - st->d_answer[j]) <= STICK_ANSWER_MATCH * d_norm)) {
+            z[i] = z_last[j];
+            q_kept[i++] = q_last[j++];
+        } else if (n > last && i < n) { /* an unknown of the set that came */
+            z[i] = 0.0;
+            q_kept[i] = q[i];
+            ++i;
+            ++moved;
+        } else if (n < last && j < last) { /* an unknown of the set that left */
+            ++j;
+            ++moved;
+        } else
+            return 0;
+        if (moved > abs(n - last)) return 0;
+    }
+    return 1;
 }
 
 pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
@@ -851,6 +938,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     pp_lcp_dump_instance(n, NULL, A, q, "pp_sticking_island"); /* PP_LCP_DUMP_ALL */
     st->lemke_pivots = 0;
     st->interior_iterations = 0;
+    st->cold_again = 0;
     st->polished = 0;
     st->from_kept = 0;
     st->from_answer = 0;
@@ -859,9 +947,8 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->given = 0;
     st->best_rel = st->best_residual = INFINITY;
     if (pp_sticking_reserve(st, n) != PP_OK) return PP_STICKING_FAILED;
-    if (kept && same_lcp(st, A, q)) {
+    if (kept && kept_answer(st, A, q, z, st->x)) {
         ++st->answer_tried;
-        memcpy(z, st->z_start[st->answer_slot], (size_t)n * sizeof *z);
         memset(result, 0, sizeof *result);
         if (pp_lcp_csc_accept(A, q, 0.0, o, z, st->w, result)) {
             result->status = PP_LCP_SOLVED;
@@ -871,6 +958,17 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
             for (int i = 0; i < n; ++i) st->slides[i] = kept_slides ? kept_slides[i] : 0;
             st->steps = st->flips = st->first_flips = st->sliding_loaded = 0;
             st->from_answer = 1;
+            if (st->start_n[st->answer_slot] != n) { /* this size's answer from now on */
+                int slot = st->answer_slot == 0 ? 1 : 0;
+                for (int k = 0; k < 2; ++k)
+                    if (st->start_n[k] == n && st->start_nnz[k] == A->col_start[n]) slot = k;
+                memcpy(st->z_start[slot], z, (size_t)n * sizeof *z);
+                st->start_n[slot] = n;
+                st->start_nnz[slot] = A->col_start[n];
+                st->answer_slot = slot;
+            }
+            memcpy(st->q_answer, st->x, (size_t)n * sizeof *q);
+            diagonal(A, st->d_answer);
             ++st->answer_taken;
             return PP_STICKING_SOLVED;
         }
@@ -890,6 +988,7 @@ pp_sticking_outcome pp_sticking_island(pp_sticking *st, pp_lcp_workspace *lcp,
     st->answer_slot = -1;
     if (out == PP_STICKING_SOLVED) {
         memcpy(st->q_answer, q, (size_t)n * sizeof *q);
+        diagonal(A, st->d_answer);
         if (slot < 0) {
             slot = st->start_next;
             st->start_next = 1 - slot;

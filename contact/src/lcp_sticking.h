@@ -38,6 +38,7 @@ typedef struct pp_sticking {
     double lambda_max;            /* largest lambda of a loaded contact, over ||z||_inf */
     int lemke_pivots;             /* Lemke's on Q in pp_sticking_island */
     int interior_iterations;      /* the interior-point solve's on Q, over its rounds */
+    int cold_again;               /* rounds whose warm start stalled, solved again cold */
     int polished;                 /* 1: its answer replaced by its active set's limit */
     int from_kept;                /* pp_sticking_island answered from the kept active set */
     /* The last accepted answers of the two last island sizes (a step's first solve and its
@@ -57,6 +58,7 @@ typedef struct pp_sticking {
     double *z_given;
     int given;
     double *q_answer;             /* n: its q */
+    double *d_answer;             /* n: its A's diagonal */
     /* A refused solve's best round (pp_sticking_island not SOLVED): of the answers its rounds
      * formed and did not take (the interior rounds' iterates, the steps' limits), the least
      * r(z) on ST's A, q among those with r(z) <= ||q||_inf (on a tie the least rel(z): the

@@ -589,6 +589,103 @@ START_TEST(test_kept_answer_refused)
 }
 END_TEST
 
+/* a plate on N x N supports and, with `extra`, one support more under its corner that is
+ * open (its gap closing at `gap_speed` over the step: q_p raised by it) */
+static void plate_with_extra(body_lcp *b, int extra, double gap_speed)
+{
+    memset(b, 0, sizeof *b);
+    const int N = 6;
+    const double a = 0.5, c = 0.05;
+    b->nc = N * N + extra;
+    b->copies = 1;
+    b->m = 3.0;
+    b->mu = 0.5;
+    b->inv[0] = b->inv[1] = b->inv[2] = 1.0 / b->m;
+    b->inv[3] = b->inv[4] = 3.0 / (b->m * (a * a + c * c));
+    b->inv[5] = 3.0 / (b->m * 2.0 * a * a);
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            b->r[i * N + j][0] = -a + a / N + 2.0 * a * i / N;
+            b->r[i * N + j][1] = -a + a / N + 2.0 * a * j / N;
+            b->r[i * N + j][2] = -c;
+        }
+    if (extra) {
+        b->r[N * N][0] = a;
+        b->r[N * N][1] = a;
+        b->r[N * N][2] = -c;
+    }
+    b->v_free[2] = -G * H;
+    build(b);
+    if (extra) b->q[N * N] += gap_speed; /* its p row: the contact's own, index nc - 1 */
+}
+
+/* A re-linearisation iterate whose list gained a set (lcp_sticking.c kept_answer): the plate's
+ * answer, kept, answers the plate with one more support that is open (its p, beta and sigma
+ * each inserted in their kind's place) as it stands, the new support's impulses 0; where the
+ * new support must carry a load (its gap closing faster than the plate rests) the kept answer
+ * is refused by the acceptance and the island is solved. */
+START_TEST(test_kept_answer_set_joins)
+{
+    static body_lcp b, c, d;
+    plate_with_extra(&b, 0, 0.0);
+    pp_sticking st;
+    memset(&st, 0, sizeof st);
+    double z[512], z0[512];
+    pp_lcp_result r;
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    memcpy(z0, z, (size_t)b.n * sizeof *z);
+    const double share = b.m * G * H / 36.0;
+    pp_lcp_options o = pp_lcp_options_default();
+    unsigned char kept[512];
+    /* the open support: 1 m/s of gap closing over the step left */
+    plate_with_extra(&c, 1, 1.0);
+    ck_assert_int_eq(c.n, b.n + 6);
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(c.n, &ws), PP_OK);
+    memset(kept, 0, sizeof kept);
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &c.cols.A, c.q, c.sliding, kept, NULL, NULL,
+                                        &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.from_answer, 1);
+    ck_assert_int_eq(st.interior_iterations + st.lemke_pivots + st.steps, 0);
+    for (int i = 0; i < 36; ++i) ck_assert_double_eq(z[i], z0[i]);
+    ck_assert_double_eq(z[36], 0.0);
+    for (int i = 0; i < 36; ++i) ck_assert_double_eq_tol(z[i], share, 1e-9 * b.m * G * H);
+    double w[512];
+    pp_lcp_result check;
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(&c.cols.A, c.q, z, w, &check);
+    ck_assert_double_le(check.relative_residual, o.residual_tol);
+    ck_assert_double_ge(w[36], 0.99); /* the new support stays open */
+    /* the same again: the grown list's answer, kept at its own size */
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &c.cols.A, c.q, c.sliding, kept, NULL, NULL,
+                                        &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.from_answer, 1);
+    /* a new support that must carry a load (its gap closing at 1 mm/s over the step, the
+     * plate at rest otherwise): the kept plate's answer tried, refused, the island solved */
+    plate_with_extra(&d, 1, -1e-3);
+    pp_sticking_forget(&st);
+    ck_assert_int_eq(solve(&b, &st, z, &r), PP_STICKING_SOLVED);
+    const long tried = st.answer_tried, taken = st.answer_taken;
+    ck_assert_int_eq(pp_sticking_island(&st, ws, &d.cols.A, d.q, d.sliding, kept, NULL, NULL,
+                                        &o, z, &r),
+                     PP_STICKING_SOLVED);
+    ck_assert_int_eq(st.answer_tried, tried + 1);
+    ck_assert_int_eq(st.answer_taken, taken);
+    ck_assert_int_eq(st.from_answer, 0);
+    ck_assert_double_gt(z[36], 0.0);
+    memset(&check, 0, sizeof check);
+    pp_lcp_csc_residual(&d.cols.A, d.q, z, w, &check);
+    ck_assert_double_le(check.relative_residual, o.residual_tol);
+    pp_lcp_workspace_destroy(ws);
+    pp_sticking_free(&st);
+    release(&b);
+    release(&c);
+    release(&d);
+}
+END_TEST
+
 /* the step's clock: with the shared budget's deadline passed, the interior stage factorises
  * nothing and the solve gives up (Lemke then answers, in the caller) */
 START_TEST(test_deadline_passed)
@@ -761,6 +858,7 @@ int main(void)
     tcase_add_loop_test(tc, test_box_slides_on_steep_incline, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_box_slides_among_resting, 0, 2); /* _i: lemke_only */
     tcase_add_test(tc, test_kept_answer_refused);
+    tcase_add_test(tc, test_kept_answer_set_joins);
     tcase_add_test(tc, test_forget_answers);
     tcase_add_test(tc, test_given_start);
     tcase_add_test(tc, test_deadline_passed);
