@@ -213,6 +213,7 @@ static int ratio_test(const lemke_run *run, int z0_row)
  * e_x above X_ERROR_MAX ||x||) goes through the refined path as before: x and y refined,
  * the inverse recomputed when they drift, ties broken on refined rows. Before z is read
  * off, x is refined once more; the answer is judged by the independent residual anyway.
+ * On the sparse path a decision refused here is first taken plain ("Plain pivots" below).
  */
 #define RATIO_AMBIGUOUS (-3)
 #define REFINE_PERIOD 4
@@ -240,8 +241,9 @@ static int ratio_test(const lemke_run *run, int z0_row)
  * rounding), not Lemke's exact path. Most problems do not mind: the path still ends where
  * z0 leaves, and the answer is judged by the residual test. Some do, and no estimate read
  * from the basis tells them apart: on heap50's cold LCP (n 2 016) plain pivots taken only where
- * cond u growth <= 1e-9 (62 of 35 000) already send every rung of the ladder to another path,
- * M + 1e-14 I at twice the time, where the refined path solves M + 1e-16 I. So a plain path is
+ * cond u growth <= 1e-9 (42 and 26 on the first two attempts' paths, on bases of cond <= 1e5)
+ * already send both to other ends, refused, and M + 1e-14 I solves at twice the time, where
+ * the refined paths end on M + 1e-16 I's answer. So a plain path is
  * speculative, and what tells is its own outcome: it is given up, and the same path is run
  * again from its start with every decision refined (which is the path without plain pivots,
  * pivot for pivot), when
@@ -254,11 +256,14 @@ static int ratio_test(const lemke_run *run, int z0_row)
  * The answer is then the plain path's, which passed the residual test, or the refined one's,
  * as before, bit for bit. A path from a given basis (the warm start, at most n pivots) is not
  * run again: when it fails the attempt goes on to Lemke from w basic as it always did
- * (lcp.c, solve_once), and that path, plain first too, is the one run again. Measured
+ * (lcp.c, solve_once), and that path, plain first too, is the one run again. The regularised
+ * retries (M + eps I, ws->shift > 0) pivot refined: they run only after the attempt on M
+ * failed, on an LCP whose paths have shown themselves delicate, and their answers are the
+ * ones of today's ladder. Measured
  * (docs/performance.md, "Plain pivots, refined on failure"): cold solves of the convex
  * landing's rounds (n 2 934-5 208) 2.1-2.4x faster, of the crash's impact islands 1.2-2.2x,
  * every answer exact; heap50's cold LCP gives up its plain paths after 208 pivots and ends
- * on the refined path's answer bit for bit (M + 1e-16 I) for 416 more pivots, 2 %. */
+ * on the refined path's answer bit for bit (M + 1e-16 I) for 208 more pivots (0.6 %). */
 #define PLAIN_PERIOD 8
 #define PLAIN_INFEASIBLE 1e-9
 
@@ -781,8 +786,8 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
     return pp_lcp_read_solution(ws->row_var, n, status, ws->x, NULL, z, basis);
 }
 
-/* A large LCP's path with plain pivots, run again refined when it is given up ("Plain
- * pivots"); a small one's refined. */
+/* A large LCP's path on M itself with plain pivots, run again refined when it is given up
+ * ("Plain pivots"); a small one's, and a regularised retry's (shift > 0), refined. */
 static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double *Me,
                                        const pp_lcp_csc *csc, const double *q, const double *d,
                                        const unsigned char *start, const pp_lcp_options *o,
@@ -790,8 +795,9 @@ static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double
                                        int *pivots, int *refactorisations, int large)
 {
     int plain = 0, work_hits = ws->limits.factor_work_hits;
+    const int speculate = large && ws->shift == 0.0; /* not on the ladder's rungs */
     pp_lcp_status status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis,
-                                      pivots, refactorisations, large, large ? &plain : NULL);
+                                      pivots, refactorisations, large, speculate ? &plain : NULL);
     if (status == PP_LCP_SOLVED || plain == 0 || start || ws->limits.hit ||
         ws->limits.attempt_hit || ws->limits.factor_work_hits > work_hits)
         return status; /* solved; refined; from a given basis; stopped, not given up */
