@@ -259,11 +259,11 @@ static int ratio_test(const lemke_run *run, int z0_row)
  * (lcp.c, solve_once), and that path, plain first too, is the one run again. The regularised
  * retries (M + eps I, ws->shift > 0) pivot refined: they run only after the attempt on M
  * failed, on an LCP whose paths have shown themselves delicate, and their answers are the
- * ones of today's ladder. Measured
- * (docs/performance.md, "Plain pivots, refined on failure"): cold solves of the convex
- * landing's rounds (n 2 934-5 208) 2.1-2.4x faster, of the crash's impact islands 1.2-2.2x,
- * every answer exact; heap50's cold LCP gives up its plain paths after 208 pivots and ends
- * on the refined path's answer bit for bit (M + 1e-16 I) for 208 more pivots (0.6 %). */
+ * ones of today's ladder. Measured (docs/performance.md, "Plain pivots on the sparse path,
+ * refined on failure"): cold solves of the convex landing's rounds (n 2 934-5 208) 2.1-2.4x
+ * faster, of the crash's impact islands 1.3-2.4x, every answer exact; heap50's cold LCP
+ * gives up its plain path on M after 208 pivots and ends on the refined paths' answer bit for
+ * bit (M + 1e-16 I) for 208 more pivots (0.6 %). */
 #define PLAIN_PERIOD 8
 #define PLAIN_INFEASIBLE 1e-9
 
