@@ -213,11 +213,59 @@ static int ratio_test(const lemke_run *run, int z0_row)
  * e_x above X_ERROR_MAX ||x||) goes through the refined path as before: x and y refined,
  * the inverse recomputed when they drift, ties broken on refined rows. Before z is read
  * off, x is refined once more; the answer is judged by the independent residual anyway.
+ * On the sparse path a decision refused here is first taken plain ("Plain pivots" below).
  */
 #define RATIO_AMBIGUOUS (-3)
 #define REFINE_PERIOD 4
 #define Y_ERROR_SAFETY 100.0
 #define X_ERROR_MAX 1e-8
+
+/* ---- Plain pivots, refined on failure ---------------------------------------------------
+ *
+ * On the sparse path (n >= PP_LCP_SPARSE_MIN_N) the certified test above decides few pivots:
+ * on the impact islands of ODE's crash and convex demos (2 000-5 000 unknowns) 0.3-5 %, the
+ * rest refused by degenerate rows (x_i = 0 ties, every pivot of a degenerate path), so nearly
+ * every pivot pays two compensated residuals and three FTRANs, two thirds of its time
+ * (docs/performance.md, "The Lemke pivot on the impact islands"). There a path first runs
+ * with plain pivots: when the certified test refuses and fewer than PLAIN_PERIOD pivots have
+ * passed since x and y were last refined, the ordinary ratio_test decides on the unrefined x
+ * and y (its lexicographic ties on the inverse's rows, re-checked on refined rows when close,
+ * as for any inverse updated with unrefined columns); a ray or a y not finite is left to the
+ * refined path to confirm. Every PLAIN_PERIOD-th pivot is refined as before.
+ *
+ * A plain decision is exact arithmetic's only when the errors of x and y are below the ratio
+ * test's margins: with KLU's estimate of cond_1 of the factorised block, e_y ~ cond u times
+ * the growth of the eta file, which on those islands (cond 1e3-6e8 at the refactorisations,
+ * the growth since of 1e2-1e10) is far above the tie band (tie_tol = 1e-12); so plain pivots
+ * follow a path of a perturbed problem (basic variables off by up to e_x, ties broken by the
+ * rounding), not Lemke's exact path. Most problems do not mind: the path still ends where
+ * z0 leaves, and the answer is judged by the residual test. Some do, and no estimate read
+ * from the basis tells them apart: on heap50's cold LCP (n 2 016) plain pivots taken only where
+ * cond u growth <= 1e-9 (42 and 26 on the first two attempts' paths, on bases of cond <= 1e5)
+ * already send both to other ends, refused, and M + 1e-14 I solves at twice the time, where
+ * the refined paths end on M + 1e-16 I's answer. So a plain path is
+ * speculative, and what tells is its own outcome: it is given up, and the same path is run
+ * again from its start with every decision refined (which is the path without plain pivots,
+ * pivot for pivot), when
+ *   - a refined x after plain pivots is infeasible beyond round-off: min_i x_i <
+ *     -PLAIN_INFEASIBLE ||x||_inf (the path has left the feasible region it must stay in, by
+ *     at least what the answer's residual test allows, residual_tol);
+ *   - it ends other than SOLVED (a ray confirmed by the refined test, y or x not finite, the
+ *     pivot cap, cycling), unless the clock or the pivot budget stopped it;
+ *   - z0 left but the basic point misses the residual test (basic_point_solves).
+ * The answer is then the plain path's, which passed the residual test, or the refined one's,
+ * as before, bit for bit. A path from a given basis (the warm start, at most n pivots) is not
+ * run again: when it fails the attempt goes on to Lemke from w basic as it always did
+ * (lcp.c, solve_once), and that path, plain first too, is the one run again. The regularised
+ * retries (M + eps I, ws->shift > 0) pivot refined: they run only after the attempt on M
+ * failed, on an LCP whose paths have shown themselves delicate, and their answers are the
+ * ones of today's ladder. Measured (docs/performance.md, "Plain pivots on the sparse path,
+ * refined on failure"): cold solves of the convex landing's rounds (n 2 934-5 208) 2.1-2.4x
+ * faster, of the crash's impact islands 1.3-2.4x, every answer exact; heap50's cold LCP
+ * gives up its plain path on M after 208 pivots and ends on the refined paths' answer bit for
+ * bit (M + 1e-16 I) for 208 more pivots (0.6 %). */
+#define PLAIN_PERIOD 8
+#define PLAIN_INFEASIBLE 1e-9
 
 /* Refine x = B^-1 q; recompute the inverse when x does not settle (refactorise keeps the
  * better one). Sets x_error. Returns 0 when x is not finite. */
@@ -296,6 +344,16 @@ static void carry_x_error(lemke_run *run, int r, double y_error)
     double e = run->x_error + ynorm * e_theta + theta * y_error;
     run->x_error = max_d(e_theta, e) + 2.0 * DBL_EPSILON * (xnorm + theta * ynorm);
     run->growth *= max_d(1.0, ynorm / fabs(y[r]));
+}
+
+/* Whether the refined x is feasible up to PLAIN_INFEASIBLE (see "Plain pivots"). */
+static int plain_feasible(const lemke_run *run)
+{
+    const double *x = run->ws->x;
+    const double floor = -PLAIN_INFEASIBLE * pp_lcp_inf_norm(run->n, x);
+    for (int i = 0; i < run->n; ++i)
+        if (x[i] < floor) return 0;
+    return 1;
 }
 
 /* Whether the basic point with z0 taken as 0 passes the residual test on LCP(Me, q). A z0
@@ -497,13 +555,14 @@ static const unsigned char *repair_start(pp_lcp_workspace *ws, int n, const doub
  * Lemke from w basic on LCP(Me, q). Fills z (unclamped) and basis; returns the status of
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
  * refactorisations. `large`: the sparse basis of a large LCP (else the explicit inverse);
- * csc: Me by columns (then Me is NULL and large is 1).
+ * csc: Me by columns (then Me is NULL and large is 1). `plain` (large only; NULL: none):
+ * plain pivots allowed, and their count on return (see "Plain pivots").
  */
 static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
                                 const pp_lcp_csc *csc, const double *q, const double *d,
                                 const unsigned char *start, const pp_lcp_options *o,
                                 int max_pivots, double *z, unsigned char *basis, int *pivots,
-                                int *refactorisations, int large)
+                                int *refactorisations, int large, int *plain)
 {
     lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1, NULL, csc};
     const int z0_var = 2 * n;
@@ -600,6 +659,7 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
     run.x_error = 4.0 * DBL_EPSILON * pp_lcp_inf_norm(n, ws->x);
     run.growth = 1.0;
     int x_fresh = 1; /* x refined since the last pivot (or exact from w basic) */
+    int plain_taken = 0, plain_unchecked = 0; /* plain pivots: all, since x was refined */
 
     for (;;) {
         if (ws->x[z0_row] <= z0_zero + run.x_error) {
@@ -640,11 +700,18 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         }
         r = RATIO_AMBIGUOUS;
         double y_error = 0.0;
+        int plain_pivot = 0;
         if (run.since_refine < REFINE_PERIOD &&
             run.x_error <= X_ERROR_MAX * pp_lcp_inf_norm(n, ws->x)) {
             double ynorm = entering_column_plain(&run, entering);
             y_error = Y_ERROR_SAFETY * max_d(run.drift, n * DBL_EPSILON) * run.growth * ynorm;
             if (isfinite(y_error)) r = ratio_test_certain(&run, y_error);
+        }
+        if (r == RATIO_AMBIGUOUS && plain && run.since_refine < PLAIN_PERIOD) {
+            if (run.y_ready != entering) entering_column_plain(&run, entering);
+            r = ratio_test(&run, z0_row);
+            if (r == -1 || r == -2) r = RATIO_AMBIGUOUS; /* the refined path confirms it */
+            else if (r >= 0) plain_pivot = 1;
         }
         if (r == RATIO_AMBIGUOUS) {
             if (!x_fresh && !refresh_x(&run)) {
@@ -652,6 +719,11 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
                 break;
             }
             x_fresh = 1;
+            if (plain_unchecked && !plain_feasible(&run)) {
+                status = PP_LCP_NUMERICAL; /* given up ("Plain pivots") */
+                break;
+            }
+            plain_unchecked = 0;
             if (!pp_lcp_entering_column(&run, entering)) {
                 status = PP_LCP_NUMERICAL;
                 break;
@@ -675,7 +747,9 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         }
         run.y_ready = -1;
         carry_x_error(&run, r, y_error);
-        if (run.since_refine > 0) ++run.plain_updates;
+        if (run.since_refine > 0 || plain_pivot) ++run.plain_updates;
+        plain_taken += plain_pivot;
+        plain_unchecked += plain_pivot;
         if (!pp_lcp_pivot(&run, r)) {
             status = PP_LCP_NUMERICAL;
             break;
@@ -700,13 +774,39 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
         }
         if (leaving == z0_var) {
             status = refresh_x(&run) ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
+            if (status == PP_LCP_SOLVED && plain_taken && !basic_point_solves(&run))
+                status = PP_LCP_NUMERICAL; /* given up ("Plain pivots") */
             break;
         }
     }
+    if (plain) *plain = plain_taken;
     *refactorisations = run.refactorisations;
     pp_lcp_sparse_destroy(run.sparse);
 
     return pp_lcp_read_solution(ws->row_var, n, status, ws->x, NULL, z, basis);
+}
+
+/* A large LCP's path on M itself with plain pivots, run again refined when it is given up
+ * ("Plain pivots"); a small one's, and a regularised retry's (shift > 0), refined. */
+static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double *Me,
+                                       const pp_lcp_csc *csc, const double *q, const double *d,
+                                       const unsigned char *start, const pp_lcp_options *o,
+                                       int max_pivots, double *z, unsigned char *basis,
+                                       int *pivots, int *refactorisations, int large)
+{
+    int plain = 0, work_hits = ws->limits.factor_work_hits;
+    const int speculate = large && ws->shift == 0.0; /* not on the ladder's rungs */
+    pp_lcp_status status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis,
+                                      pivots, refactorisations, large, speculate ? &plain : NULL);
+    if (status == PP_LCP_SOLVED || plain == 0 || start || ws->limits.hit ||
+        ws->limits.attempt_hit || ws->limits.factor_work_hits > work_hits)
+        return status; /* solved; refined; from a given basis; stopped, not given up */
+    const int given_up = *pivots, given_up_refactorisations = *refactorisations;
+    status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis, pivots,
+                        refactorisations, large, NULL);
+    *pivots += given_up;
+    *refactorisations += given_up_refactorisations;
+    return status;
 }
 
 pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, const double *q,
@@ -714,8 +814,8 @@ pp_lcp_status pp_lcp_lemke_pivot(pp_lcp_workspace *ws, int n, const double *Me, 
                                  const pp_lcp_options *o, int max_pivots, double *z,
                                  unsigned char *basis, int *pivots, int *refactorisations)
 {
-    return lemke_path(ws, n, Me, NULL, q, d, start, o, max_pivots, z, basis, pivots,
-                      refactorisations, n >= PP_LCP_SPARSE_MIN_N);
+    return lemke_plain_first(ws, n, Me, NULL, q, d, start, o, max_pivots, z, basis, pivots,
+                             refactorisations, n >= PP_LCP_SPARSE_MIN_N);
 }
 
 /* Lemke on LCP(A + shift I, q), A by columns (n >= PP_LCP_SPARSE_MIN_N: the sparse basis). */
@@ -724,7 +824,7 @@ pp_lcp_status pp_lcp_lemke_pivot_csc(pp_lcp_workspace *ws, const pp_lcp_csc *A, 
                                      const pp_lcp_options *o, int max_pivots, double *z,
                                      unsigned char *basis, int *pivots, int *refactorisations)
 {
-    return lemke_path(ws, A->n, NULL, A, q, d, start, o, max_pivots, z, basis, pivots,
-                      refactorisations, 1);
+    return lemke_plain_first(ws, A->n, NULL, A, q, d, start, o, max_pivots, z, basis, pivots,
+                             refactorisations, 1);
 }
 

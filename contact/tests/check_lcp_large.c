@@ -494,6 +494,72 @@ START_TEST(ladder_skips_rungs_below_the_tie_band)
 }
 END_TEST
 
+/* Plain pivots, refined on failure (lemke.c): an island's LCP of check_joint_scenes' arm (PEG,
+ * n = 208, data/arm_peg_n208.lcp), on the sparse basis. Its plain path leaves the feasible
+ * region (a refined x below -1e-9 ||x||_inf after 89 pivots) and is run again with every
+ * decision refined, which solves LCP(M, q) itself: one attempt, no shift, z checked here as an
+ * LCP answer, dense M and by columns. Without the rule the plain pivots end on a ray and the
+ * ladder's answer is M + 1e-6 I's (rel 2.5e-7: epsilon > 0 and the residual above 1e-9). */
+START_TEST(plain_path_given_up_is_refined)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "arm_peg_n208.lcp");
+    pp_lcp_instance inst;
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    const int n = inst.n;
+    ck_assert_int_ge(n, PP_LCP_SPARSE_MIN_N);
+    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
+    int *rows = malloc((size_t)n * n * sizeof *rows);
+    double *values = malloc((size_t)n * n * sizeof *values), *x = malloc((size_t)n * sizeof *x);
+    ck_assert(col_start && rows && values && x);
+    int p = 0;
+    for (int j = 0; j < n; ++j) { /* by columns: the nonzeros, and every diagonal entry */
+        col_start[j] = p;
+        for (int i = 0; i < n; ++i)
+            if (inst.M[i + (size_t)j * n] != 0.0 || i == j) {
+                rows[p] = i;
+                values[p++] = inst.M[i + (size_t)j * n];
+            }
+    }
+    col_start[n] = p;
+    const pp_lcp_csc A = {n, col_start, rows, values};
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0; /* no clock: the same path on a loaded machine */
+    for (int by_columns = 0; by_columns < 2; ++by_columns) {
+        pp_lcp_result r;
+        const pp_status st = by_columns ? pp_lcp_solve_csc(ws, &A, inst.q, &o, NULL, x, &r)
+                                        : pp_lcp_solve(ws, n, inst.M, inst.q, &o, NULL, x, &r);
+        ck_assert_int_eq(st, PP_OK);
+        ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+        ck_assert_int_eq(r.attempts, 1);
+        ck_assert(r.epsilon == 0.0);
+        ck_assert_int_eq(r.fallback, 0);
+        /* max_i |min(x_i, (M x + q)_i)| / (|q_i| + sum_j |M_ij| ||x||_inf), from the data */
+        double xnorm = 0.0, worst = 0.0;
+        for (int i = 0; i < n; ++i) xnorm = fmax(xnorm, fabs(x[i]));
+        ck_assert_double_gt(xnorm, 0.0);
+        for (int i = 0; i < n; ++i) {
+            double w = inst.q[i], row = 0.0;
+            for (int j = 0; j < n; ++j) {
+                w += inst.M[i + (size_t)j * n] * x[j];
+                row += fabs(inst.M[i + (size_t)j * n]);
+            }
+            double rel = fabs(fmin(x[i], w)) / (fabs(inst.q[i]) + row * xnorm);
+            if (!(rel <= worst)) worst = rel;
+        }
+        ck_assert_double_le(worst, TOL_RESIDUAL);
+    }
+    pp_lcp_workspace_destroy(ws);
+    free(col_start);
+    free(rows);
+    free(values);
+    free(x);
+    pp_lcp_instance_free(&inst);
+}
+END_TEST
+
 /* PP_LCP_DUMP_ALL covers the solve by columns: pp_lcp_solve_csc writes its LCP, M dense, and
  * the file loads back to the same M and q bit for bit (%.17g). The variable is read once per
  * process, at the first solve: Check runs each test in a child process, and this test is the
@@ -548,6 +614,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, fallback_keeps_a_usable_answer);
     tcase_add_test(tc, fallback_unformed_is_the_fallbacks_answer);
     tcase_add_test(tc, ladder_skips_rungs_below_the_tie_band);
+    tcase_add_test(tc, plain_path_given_up_is_refined);
     suite_add_tcase(s, tc);
     return s;
 }
