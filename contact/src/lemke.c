@@ -787,7 +787,18 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
 }
 
 /* A large LCP's path on M itself with plain pivots, run again refined when it is given up
- * ("Plain pivots"); a small one's, and a regularised retry's (shift > 0), refined. */
+ * ("Plain pivots"); a small one's, and a regularised retry's (shift > 0), refined. A path
+ * given up is charged to the clock, not to the solve's pivot budget (limits.pivots_left,
+ * max_total_pivots: "two full Lemke paths, where a solvable problem takes one", lcp.h): the
+ * refined path and the regularised retries get the pivots they had without plain pivots.
+ * Charged, a plain path that ran to its cap left the retries none (2 cap - 2 of the default
+ * 2 cap), and where the budget is one path's (lcp_sticking.c's Lemke on Q, max_total_pivots
+ * = max_pivots) the refined path lost the plain path's pivots: the arm's LCP
+ * (check_lcp_large, data/arm_peg_n208.lcp), whose refined path takes 111 pivots, failed to
+ * the fallback (rel 1.1e-5) with max_pivots 120 = max_total_pivots after its plain path
+ * gave up at 89. The work stays bounded: a solve pivots at most one path's cap more than its
+ * budget (result.pivots counts both paths, and a shared budget is charged them after the
+ * solve, lcp.c finish_limits). */
 static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double *Me,
                                        const pp_lcp_csc *csc, const double *q, const double *d,
                                        const unsigned char *start, const pp_lcp_options *o,
@@ -795,6 +806,7 @@ static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double
                                        int *pivots, int *refactorisations, int large)
 {
     int plain = 0, work_hits = ws->limits.factor_work_hits;
+    const long pivots_left = ws->limits.pivots_left;
     const int speculate = large && ws->shift == 0.0; /* not on the ladder's rungs */
     pp_lcp_status status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis,
                                       pivots, refactorisations, large, speculate ? &plain : NULL);
@@ -802,6 +814,7 @@ static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double
         ws->limits.attempt_hit || ws->limits.factor_work_hits > work_hits)
         return status; /* solved; refined; from a given basis; stopped, not given up */
     const int given_up = *pivots, given_up_refactorisations = *refactorisations;
+    ws->limits.pivots_left = pivots_left; /* not charged to the budget (above) */
     status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis, pivots,
                         refactorisations, large, NULL);
     *pivots += given_up;

@@ -499,7 +499,11 @@ END_TEST
  * region (a refined x below -1e-9 ||x||_inf after 89 pivots) and is run again with every
  * decision refined, which solves LCP(M, q) itself: one attempt, no shift, z checked here as an
  * LCP answer, dense M and by columns. Without the rule the plain pivots end on a ray and the
- * ladder's answer is M + 1e-6 I's (rel 2.5e-7: epsilon > 0 and the residual above 1e-9). */
+ * ladder's answer is M + 1e-6 I's (rel 2.5e-7: epsilon > 0 and the residual above 1e-9).
+ * The same with a budget of one path, max_pivots = max_total_pivots = 120 (lcp_sticking.c's
+ * Lemke on Q): the refined path's 111 pivots fit in it, the given-up plain path's 89 are not
+ * charged to it (lemke_plain_first); charged, the solve ran out and answered the fallback's
+ * z (rel 1.1e-5). */
 START_TEST(plain_path_given_up_is_refined)
 {
     char path[1024];
@@ -527,7 +531,9 @@ START_TEST(plain_path_given_up_is_refined)
     ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
     pp_lcp_options o = pp_lcp_options_default();
     o.max_seconds = 0.0; /* no clock: the same path on a loaded machine */
-    for (int by_columns = 0; by_columns < 2; ++by_columns) {
+    for (int run = 0; run < 4; ++run) {
+        const int by_columns = run % 2;
+        if (run >= 2) o.max_pivots = o.max_total_pivots = 120; /* one path's budget */
         pp_lcp_result r;
         const pp_status st = by_columns ? pp_lcp_solve_csc(ws, &A, inst.q, &o, NULL, x, &r)
                                         : pp_lcp_solve(ws, n, inst.M, inst.q, &o, NULL, x, &r);

@@ -509,6 +509,39 @@ START_TEST(test_given_start)
 }
 END_TEST
 
+/* A round whose warm start stalled is solved again cold (lcp_sticking.c interior_rounds): the
+ * box on a 20.5-degree incline started from z_given = 1e30 on every unknown (each x_i and v_i
+ * then ~1e27, far from the answer's ~1e-1) stalls at STICK_INTERIOR_ITERATIONS (80); the same
+ * round from the interior solve's own start is a cold solve, so the answer is a cold solve's
+ * bit for bit, in the iterations of both, and the box's statics hold (friction holds it:
+ * sliding nothing). Without the cold re-solve the stalled iterate is the round's answer. */
+START_TEST(test_stalled_warm_round_solved_cold)
+{
+    static body_lcp now;
+    const double mu = 0.5, theta = 20.5 * PI / 180.0;
+    box_on_incline(&now, theta, mu);
+    double z_cold[512], z_far[512];
+    pp_lcp_result r;
+    pp_sticking cold, far;
+    memset(&cold, 0, sizeof cold);
+    memset(&far, 0, sizeof far);
+    ck_assert_int_eq(solve(&now, &cold, z_cold, &r), PP_STICKING_SOLVED);
+    ck_assert_int_eq(cold.cold_again, 0);
+    ck_assert_int_eq(pp_sticking_reserve(&far, now.n), PP_OK);
+    for (int i = 0; i < now.n; ++i) far.z_given[i] = 1e30;
+    far.given = 1;
+    ck_assert_int_eq(solve(&now, &far, z_far, &r), PP_STICKING_SOLVED);
+    check_box_statics(&now, theta, z_far);
+    ck_assert(memcmp(z_far, z_cold, (size_t)now.n * sizeof *z_cold) == 0);
+    ck_assert_int_eq(far.cold_again, 1);
+    ck_assert_int_eq(far.rounds, cold.rounds);
+    ck_assert_int_gt(far.interior_iterations, cold.interior_iterations);
+    pp_sticking_free(&cold);
+    pp_sticking_free(&far);
+    release(&now);
+}
+END_TEST
+
 START_TEST(test_kept_answer_refused)
 {
     static body_lcp b, c, d, e;
@@ -861,6 +894,7 @@ int main(void)
     tcase_add_test(tc, test_kept_answer_set_joins);
     tcase_add_test(tc, test_forget_answers);
     tcase_add_test(tc, test_given_start);
+    tcase_add_test(tc, test_stalled_warm_round_solved_cold);
     tcase_add_test(tc, test_deadline_passed);
     tcase_add_loop_test(tc, test_best_round_starts_fallback, 0, 2); /* _i: lemke_only */
     tcase_add_loop_test(tc, test_diverged_round_not_kept, 0, 2); /* _i: by columns */
