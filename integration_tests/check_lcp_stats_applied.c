@@ -37,55 +37,22 @@ static const double H = 0.02, G = 9.81;
 
 #define STEPS 8
 
-static void make(pair_world *p, pp_model model)
-{
-    pp_config c = pp_config_default();
-    c.model = model;
-    c.surface.mu = 1.0;
-    c.surface.bounce = 0.0;
-    c.friction_directions = 4;
-    c.lcp_budget_seconds = 0.0; /* no clock: the cuts are the pivot budget's */
-    pp_it_hulls_make(p, &c, G);
-}
-
-static void set_step(pair_world *p, int relinearize_iterations, long pivots)
-{
-    pp_config c = pp_world_get_config(p->pp);
-    c.relinearize_iterations = relinearize_iterations;
-    c.lcp_budget_pivots = pivots;
-    ck_assert_int_eq(pp_world_set_config(p->pp, &c), PP_OK);
-}
-
-/* Are the hulls of a and b in the same state, bit for bit? */
-static int same_state(const pair_world *a, const pair_world *b)
-{
-    for (int i = 0; i < 2; ++i) {
-        const dReal *x[4] = {dBodyGetPosition(a->body[i]), dBodyGetQuaternion(a->body[i]),
-                             dBodyGetLinearVel(a->body[i]), dBodyGetAngularVel(a->body[i])};
-        const dReal *y[4] = {dBodyGetPosition(b->body[i]), dBodyGetQuaternion(b->body[i]),
-                             dBodyGetLinearVel(b->body[i]), dBodyGetAngularVel(b->body[i])};
-        for (int k = 0; k < 4; ++k)
-            if (memcmp(x[k], y[k], (k == 1 ? 4 : 3) * sizeof(dReal)) != 0) return 0;
-    }
-    return 1;
-}
-
 START_TEST(test_stats_of_the_answer_applied)
 {
     const pp_model model = _i ? PP_MODEL_PEG : PP_MODEL_STANDARD;
     int kept_first = 0, dropped_iterates = 0, replaced_first = 0;
     for (int step = 0; step < STEPS; ++step) {
         pair_world first, relin; /* the first solve alone; with the re-linearisation */
-        make(&first, model);
-        make(&relin, model);
+        pp_it_hulls_make_unclocked(&first, model, G);
+        pp_it_hulls_make_unclocked(&relin, model, G);
         for (int s = 0; s < step; ++s) { /* the same trajectory, no budget */
             ck_assert_int_eq(pp_world_step(first.pp, H), PP_OK);
             ck_assert_int_eq(pp_world_step(relin.pp, H), PP_OK);
         }
-        set_step(&first, 0, 1);
+        pp_it_hulls_set_step(&first, 0, 1);
         ck_assert_int_eq(pp_world_step(first.pp, H), PP_OK);
         const pp_step_stats a = *pp_world_get_stats(first.pp);
-        set_step(&relin, 20, 1);
+        pp_it_hulls_set_step(&relin, 20, 1);
         ck_assert_int_eq(pp_world_step(relin.pp, H), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(relin.pp);
         printf("%s step %d: first alone status %d fallback %d residual %.3g; re-linearised: "
@@ -95,7 +62,8 @@ START_TEST(test_stats_of_the_answer_applied)
                t->lcp_fallback, t->lcp_residual, t->lcp_solves, t->lcp_dropped);
         ck_assert_int_eq(a.lcp_dropped, 0); /* one solve, its answer applied */
         ck_assert_int_lt(t->lcp_dropped, t->lcp_solves);
-        if (t->relinearize_refused && same_state(&first, &relin)) { /* the first answer */
+        /* the first answer kept */
+        if (t->relinearize_refused && pp_it_hulls_same_state(&first, &relin)) {
             ck_assert_int_eq(t->lcp_status, a.lcp_status);
             ck_assert_double_eq(t->lcp_residual, a.lcp_residual);
             ck_assert_int_eq(t->lcp_fallback, a.lcp_fallback);
@@ -106,7 +74,7 @@ START_TEST(test_stats_of_the_answer_applied)
         } else if (!t->relinearize_refused && t->relinearizations == 1 &&
                    a.lcp_status == PP_LCP_APPROXIMATE) {
             /* the iterate's answer applied: the first solve's, short of a solution, dropped */
-            ck_assert(!same_state(&first, &relin));
+            ck_assert(!pp_it_hulls_same_state(&first, &relin));
             ck_assert_int_ge(t->lcp_dropped, 1);
             ++replaced_first;
         }

@@ -34,39 +34,6 @@
 
 static const double H = 0.02, G = 9.81;
 
-static void make(pair_world *p, pp_model model)
-{
-    pp_config c = pp_config_default();
-    c.model = model;
-    c.surface.mu = 1.0;
-    c.surface.bounce = 0.0;
-    c.friction_directions = 4;
-    c.lcp_budget_seconds = 0.0; /* no clock: the cuts are the pivot budget's */
-    pp_it_hulls_make(p, &c, G);
-}
-
-static void set_step(pair_world *p, int relinearize_iterations, long pivots)
-{
-    pp_config c = pp_world_get_config(p->pp);
-    c.relinearize_iterations = relinearize_iterations;
-    c.lcp_budget_pivots = pivots;
-    ck_assert_int_eq(pp_world_set_config(p->pp, &c), PP_OK);
-}
-
-/* Are the hulls of a and b in the same state, bit for bit? */
-static int same_state(const pair_world *a, const pair_world *b)
-{
-    for (int i = 0; i < 2; ++i) {
-        const dReal *x[4] = {dBodyGetPosition(a->body[i]), dBodyGetQuaternion(a->body[i]),
-                             dBodyGetLinearVel(a->body[i]), dBodyGetAngularVel(a->body[i])};
-        const dReal *y[4] = {dBodyGetPosition(b->body[i]), dBodyGetQuaternion(b->body[i]),
-                             dBodyGetLinearVel(b->body[i]), dBodyGetAngularVel(b->body[i])};
-        for (int k = 0; k < 4; ++k)
-            if (memcmp(x[k], y[k], (k == 1 ? 4 : 3) * sizeof(dReal)) != 0) return 0;
-    }
-    return 1;
-}
-
 /* The largest difference of the hulls' velocities in a and b, m/s or rad/s. */
 static double velocity_difference(const pair_world *a, const pair_world *b)
 {
@@ -89,18 +56,18 @@ static int cut_steps(pp_model model)
     int decided = 0;
     for (int step = 0; step < STEPS; ++step) {
         pair_world first, cut; /* the first solve alone; the re-linearisation under P + 1 */
-        make(&first, model);
-        make(&cut, model);
+        pp_it_hulls_make_unclocked(&first, model, G);
+        pp_it_hulls_make_unclocked(&cut, model, G);
         for (int s = 0; s < step; ++s) { /* the same trajectory, no budget */
             ck_assert_int_eq(pp_world_step(first.pp, H), PP_OK);
             ck_assert_int_eq(pp_world_step(cut.pp, H), PP_OK);
         }
-        ck_assert(same_state(&first, &cut));
-        set_step(&first, 0, 0);
+        ck_assert(pp_it_hulls_same_state(&first, &cut));
+        pp_it_hulls_set_step(&first, 0, 0);
         ck_assert_int_eq(pp_world_step(first.pp, H), PP_OK);
         const pp_step_stats a = *pp_world_get_stats(first.pp);
         if (a.lcp_status == 0 && a.lcp_fallback == 0 && a.lcp_pivots > 0) { /* exact first */
-            set_step(&cut, 20, (long)a.lcp_pivots + 1);
+            pp_it_hulls_set_step(&cut, 20, (long)a.lcp_pivots + 1);
             ck_assert_int_eq(pp_world_step(cut.pp, H), PP_OK);
             const pp_step_stats *t = pp_world_get_stats(cut.pp);
             /* no answer short of the acceptance reported (nor applied) after an exact one:
@@ -108,7 +75,7 @@ static int cut_steps(pp_model model)
             ck_assert_msg(t->lcp_status == 0, "step %d: status %d, lcp_fallback %d, residual %.3g",
                           step, t->lcp_status, t->lcp_fallback, t->lcp_residual);
             if (t->relinearize_cut) { /* the rule: only the first answer applied, reported */
-                ck_assert_msg(same_state(&first, &cut),
+                ck_assert_msg(pp_it_hulls_same_state(&first, &cut),
                               "step %d is not the first solve's: velocities %.3g apart", step,
                               velocity_difference(&first, &cut));
                 ck_assert_double_eq(pp_it_hulls_overlap(&cut), pp_it_hulls_overlap(&first));
@@ -141,8 +108,8 @@ START_TEST(test_pivot_budget_cuts_first_solve)
 {
     pair_world p[2];
     for (int r = 0; r < 2; ++r) {
-        make(&p[r], PP_MODEL_PEG);
-        set_step(&p[r], 20, 1);
+        pp_it_hulls_make_unclocked(&p[r], PP_MODEL_PEG, G);
+        pp_it_hulls_set_step(&p[r], 20, 1);
         ck_assert_int_eq(pp_world_step(p[r].pp, H), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(p[r].pp);
         ck_assert_int_eq(t->lcp_fallback, 2); /* the bounded fallback's answer, applied */
@@ -151,7 +118,7 @@ START_TEST(test_pivot_budget_cuts_first_solve)
         ck_assert_double_gt(t->lcp_residual, 0.0);
         for (int i = 0; i < 2; ++i) ck_assert(pp_it_hulls_finite(&p[r], i));
     }
-    ck_assert(same_state(&p[0], &p[1])); /* the same cut on every run */
+    ck_assert(pp_it_hulls_same_state(&p[0], &p[1])); /* the same cut on every run */
     pp_it_hulls_destroy(&p[0]);
     pp_it_hulls_destroy(&p[1]);
 }

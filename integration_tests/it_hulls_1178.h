@@ -2,7 +2,8 @@
  * Soak seed 1178's island at the start of its step 24 (pegplus-soak --seed 1178): two hulls
  * falling together at 4.8 m/s, apart, with PEG sets whose gaps reach psi = -0.27 m at h = 0.02
  * (their points, masses, poses and velocities as the soak had them) over the ground plane, for
- * the tests of a step's work bounds (check_step_work, check_relinearize_approximate).
+ * the tests of a step's work bounds (check_step_work, check_relinearize_approximate) and of
+ * the statistics of the answers applied (check_lcp_stats_applied).
  */
 #ifndef PP_IT_HULLS_1178_H
 #define PP_IT_HULLS_1178_H
@@ -86,6 +87,42 @@ static inline void pp_it_hulls_make(pair_world *p, const pp_config *c, double g)
         dBodySetLinearVel(p->body[i], h->v[0], h->v[1], h->v[2]);
         dBodySetAngularVel(p->body[i], h->w[0], h->w[1], h->w[2]);
     }
+}
+
+/* The pair as the tests of a step's cuts run it: mu 1, no bounce, k = 4, no clock (the cuts
+ * are the pivot budget's), gravity g, under `model`. */
+static inline void pp_it_hulls_make_unclocked(pair_world *p, pp_model model, double g)
+{
+    pp_config c = pp_config_default();
+    c.model = model;
+    c.surface.mu = 1.0;
+    c.surface.bounce = 0.0;
+    c.friction_directions = 4;
+    c.lcp_budget_seconds = 0.0;
+    pp_it_hulls_make(p, &c, g);
+}
+
+/* The next steps' re-linearisation iterations and pivot budget. */
+static inline void pp_it_hulls_set_step(pair_world *p, int relinearize_iterations, long pivots)
+{
+    pp_config c = pp_world_get_config(p->pp);
+    c.relinearize_iterations = relinearize_iterations;
+    c.lcp_budget_pivots = pivots;
+    ck_assert_int_eq(pp_world_set_config(p->pp, &c), PP_OK);
+}
+
+/* Are the hulls of a and b in the same state, bit for bit? */
+static inline int pp_it_hulls_same_state(const pair_world *a, const pair_world *b)
+{
+    for (int i = 0; i < 2; ++i) {
+        const dReal *x[4] = {dBodyGetPosition(a->body[i]), dBodyGetQuaternion(a->body[i]),
+                             dBodyGetLinearVel(a->body[i]), dBodyGetAngularVel(a->body[i])};
+        const dReal *y[4] = {dBodyGetPosition(b->body[i]), dBodyGetQuaternion(b->body[i]),
+                             dBodyGetLinearVel(b->body[i]), dBodyGetAngularVel(b->body[i])};
+        for (int k = 0; k < 4; ++k)
+            if (memcmp(x[k], y[k], (k == 1 ? 4 : 3) * sizeof(dReal)) != 0) return 0;
+    }
+    return 1;
 }
 
 static inline void pp_it_hulls_destroy(pair_world *p)
