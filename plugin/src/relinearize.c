@@ -177,19 +177,6 @@ static pp_status carry_set(pp_world *world, pp_island_work *iw, int w)
     return pp_constraint_list_append(&iw->list, set, c, &iw->work.restitution[3 * set->first]);
 }
 
-/* Contacts a and b of list l (and their restitution) trade places. */
-static void swap_contacts(pp_constraint_list *l, int a, int b)
-{
-    const pp_contact t = l->contacts[a];
-    l->contacts[a] = l->contacts[b];
-    l->contacts[b] = t;
-    for (int r = 0; r < 3; ++r) {
-        const double x = l->restitution[3 * a + r];
-        l->restitution[3 * a + r] = l->restitution[3 * b + r];
-        l->restitution[3 * b + r] = x;
-    }
-}
-
 /* The set built again at q^ keeps the primary it had when it joined the working set
  * (primary: that contact as it was then). The heuristic of pegplus/peg.h picks the primary by
  * the largest gap among near-tied candidates, so rebuilt at a slightly different q^ it can
@@ -204,7 +191,7 @@ static void keep_primary(pp_constraint_list *l, const pp_peg_set *set, const pp_
         if (k.kind != want.kind || k.shape1 != want.shape1 || k.feature1 != want.feature1 ||
             k.shape2 != want.shape2 || k.feature2 != want.feature2)
             continue;
-        swap_contacts(l, set->first, set->first + i);
+        pp_constraint_list_swap(l, set->first, set->first + i);
         return;
     }
 }
@@ -242,14 +229,11 @@ static void keep_primary(pp_constraint_list *l, const pp_peg_set *set, const pp_
 
 static void prime_at_largest_gap(pp_constraint_list *l, int j)
 {
-    const int first = l->sets[j].first;
-    int best = first;
-    for (int i = first + 1; i < first + l->sets[j].count; ++i)
-        if (l->contacts[i].psi > l->contacts[best].psi) best = i;
+    const int first = l->sets[j].first, best = pp_constraint_set_largest_gap(l, j);
     if (!(l->contacts[best].psi > l->contacts[first].psi + PRIMARY_TIE) ||
         pp_contact_frictional(&l->contacts[first]))
         return;
-    swap_contacts(l, first, best);
+    pp_constraint_list_swap(l, first, best);
 }
 
 /*

@@ -467,6 +467,30 @@ pp_status pp_constraint_list_append(pp_constraint_list *l, const pp_peg_set *set
     return PP_OK;
 }
 
+/* Contacts a and b of a list (and their restitution) trade places: a set's primary is its first
+ * contact, so this is how a set is primed on another member. */
+void pp_constraint_list_swap(pp_constraint_list *l, int a, int b)
+{
+    const pp_contact t = l->contacts[a];
+    l->contacts[a] = l->contacts[b];
+    l->contacts[b] = t;
+    for (int r = 0; r < 3; ++r) {
+        const double x = l->restitution[3 * a + r];
+        l->restitution[3 * a + r] = l->restitution[3 * b + r];
+        l->restitution[3 * b + r] = x;
+    }
+}
+
+/* The member of set j with the largest gap psi (the first of equals), as a contact index. */
+int pp_constraint_set_largest_gap(const pp_constraint_list *l, int j)
+{
+    const int first = l->sets[j].first;
+    int best = first;
+    for (int i = first + 1; i < first + l->sets[j].count; ++i)
+        if (l->contacts[i].psi > l->contacts[best].psi) best = i;
+    return best;
+}
+
 void pp_constraint_list_free(pp_constraint_list *l)
 {
     free(l->contacts);

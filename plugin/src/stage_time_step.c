@@ -549,20 +549,11 @@ static int reprime_apart_sets(const pp_world *world, pp_island_work *iw)
     for (int j = 0; j < l->set_count; ++j) {
         const int first = l->sets[j].first;
         if (l->sets[j].count < 2 || !(l->contacts[first].psi < -PUSH_OUT_QUERY)) continue;
-        int best = first;
-        for (int i = first + 1; i < first + l->sets[j].count; ++i)
-            if (l->contacts[i].psi > l->contacts[best].psi) best = i;
+        const int best = pp_constraint_set_largest_gap(l, j);
         if (!(l->contacts[best].psi > PUSH_OUT_QUERY) ||
             !(pair_distance(world, &l->contacts[first], &pair) > PUSH_OUT_QUERY))
             continue;
-        const pp_contact t = l->contacts[first];
-        l->contacts[first] = l->contacts[best];
-        l->contacts[best] = t;
-        for (int r = 0; r < 3; ++r) {
-            const double x = l->restitution[3 * first + r];
-            l->restitution[3 * first + r] = l->restitution[3 * best + r];
-            l->restitution[3 * best + r] = x;
-        }
+        pp_constraint_list_swap(l, first, best);
         ++reprimed;
     }
     return reprimed;

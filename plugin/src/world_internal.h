@@ -485,6 +485,8 @@ void pp_constraint_stats(pp_world *world, int near_pairs); /* from scratch.all *
 pp_status pp_constraint_list_append(pp_constraint_list *list, const pp_peg_set *set,
                                     const pp_contact *contacts, const double *restitution);
 pp_status pp_constraint_list_index(pp_constraint_list *list);
+void pp_constraint_list_swap(pp_constraint_list *list, int a, int b);
+int pp_constraint_set_largest_gap(const pp_constraint_list *list, int set);
 void pp_constraint_list_free(pp_constraint_list *list);
 pp_status pp_pose_pair(pp_island_work *iw, const pp_shape *sa, const pp_shape *sb,
                        pp_polytope_view *va, pp_polytope_view *vb);
