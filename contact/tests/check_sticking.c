@@ -423,11 +423,6 @@ static void check_box_statics(const body_lcp *b, double theta, const double *z)
     }
 }
 
-/* The kept answer (the last solve's z, tried as it stands with a kept active set where the
- * LCP is the same) is an answer only of the LCP it solved: the box at 20 degrees, then the
- * same box twice as heavy (the same q, A halved: the kept answer is tried and refused by
- * the acceptance), then at 10 degrees (q moved: not tried); every answer the closed form of
- * its own LCP. An island of another size does not try it. */
 /* pp_sticking_forget: a workspace that has solved one island answers the next as a fresh one
  * does, bit for bit (the stepper calls it before each island's step, so an island's answer
  * does not depend on which island a thread's workspace solved before); without it the last
@@ -542,6 +537,11 @@ START_TEST(test_stalled_warm_round_solved_cold)
 }
 END_TEST
 
+/* The kept answer (the last solve's z, tried as it stands with a kept active set where the
+ * LCP is the same) is an answer only of the LCP it solved: the box at 20 degrees, then the
+ * same box twice as heavy (the same q, A halved: the kept answer is tried and refused by
+ * the acceptance), then at 10 degrees (q moved: not tried); every answer the closed form of
+ * its own LCP. An island of another size does not try it. */
 START_TEST(test_kept_answer_refused)
 {
     static body_lcp b, c, d, e;
