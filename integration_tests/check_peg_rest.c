@@ -1,7 +1,7 @@
 /*
  * Resting scenes under PEG stay at rest: the warm basis's repair on islands with I/X sets
- * (lcp_warm_repair.c "Islands with PEG's I/X sets"; docs/performance.md "The warm basis repaired on islands with I/X
- * sets"). A clamped warm basis accepted step after step on a degenerate resting vertex gains
+ * (lcp_warm_repair.c "Islands with PEG's I/X sets"; docs/performance.md "The warm basis
+ * repaired on islands with I/X sets"). A clamped warm basis accepted step after step on a degenerate resting vertex gains
  * energy (docs/performance.md "heap20's recurring creep is numerical"); the repair by contact
  * blocks cured it on islands of U sets, and PEG's islands, which hold I/X sets, crept on.
  *

@@ -620,8 +620,8 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
  * answer is near one (rel(z) <= WARM_REPAIR_NEAR) is repaired: a basis far off (a contact
  * opened, another closed) is Lemke's, as before (the symmetric cylinder across a cylinder,
  * check_cylinder, fell to another vertex and overlapped 3.1e-9 m when every basis was). With
- * PEG's I/X sets (o->set_slack) at most WARM_REPAIR_SET_ROUNDS rounds (lcp_warm_repair.c, "Islands with PEG's I/X sets":
- * one approach closed a round). */
+ * PEG's I/X sets (o->set_slack) at most WARM_REPAIR_SET_ROUNDS rounds (lcp_warm_repair.c,
+ * "Islands with PEG's I/X sets": one approach closed a round). */
 #define WARM_REPAIR_ROUNDS 6
 #define WARM_REPAIR_SET_ROUNDS 12
 #define WARM_REPAIR_FLOOR 1e-12

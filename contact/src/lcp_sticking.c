@@ -857,6 +857,16 @@ void pp_sticking_forget(pp_sticking *st)
     st->start_next = 0;
 }
 
+/* A's diagonal into d */
+static void diagonal(const pp_lcp_csc *A, double *d)
+{
+    for (int j = 0; j < A->n; ++j) {
+        d[j] = 0.0;
+        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
+            if (A->row_index[t] == j) d[j] = A->values[t];
+    }
+}
+
 /* The kept answer. A step's re-linearisation iterates solve the same island again and again
  * (heap50: 4-6 solves a step, of which the last 2-4 have the same unknowns and q within
  * 2.9e-11 of the one before, measured); the answer of the last solve is then an answer of
@@ -875,24 +885,15 @@ void pp_sticking_forget(pp_sticking *st)
  * of the LCP is the last one in the same order (relinearize.c list_in_work_order) with q
  * within STICK_ANSWER_SAME: so the unknowns are matched in order, each new one to the next
  * old one whose q agrees and whose diagonal of A agrees to STICK_ANSWER_MATCH, and the
- * |n - n_last| left over on the longer side are the set that came or left. The last answer with the new set's unknowns 0 (a contact that has just
- * come within range carries no impulse) and the old set's dropped is tried as above: the
- * acceptance forms w = A z + q on this LCP, so a set that needs a load, a set that left
- * carrying one, or unknowns matched to the wrong neighbours (q_S = 0 on every sigma row,
- * |q| < 1e-10 on many friction rows) refuse it, and the island is solved. Returns 1 with that answer in z and in q_kept the q
+ * |n - n_last| left over on the longer side are the set that came or left. The last answer
+ * with the new set's unknowns 0 (a contact that has just come within range carries no
+ * impulse) and the old set's dropped is tried as above: the acceptance forms w = A z + q on
+ * this LCP, so a set that needs a load, a set that left carrying one, or unknowns matched to
+ * the wrong neighbours (q_S = 0 on every sigma row, |q| < 1e-10 on many friction rows)
+ * refuse it, and the island is solved. Returns 1 with that answer in z and in q_kept the q
  * it answers (the last answer's on the matched unknowns, this one's on the new), kept as
  * q_answer: the next iterate is compared with the q the answer was solved for, not with a
  * q that crept. */
-/* A's diagonal into d */
-static void diagonal(const pp_lcp_csc *A, double *d)
-{
-    for (int j = 0; j < A->n; ++j) {
-        d[j] = 0.0;
-        for (int t = A->col_start[j]; t < A->col_start[j + 1]; ++t)
-            if (A->row_index[t] == j) d[j] = A->values[t];
-    }
-}
-
 static int kept_answer(const pp_sticking *st, const pp_lcp_csc *A, const double *q, double *z,
                        double *q_kept)
 {

@@ -636,8 +636,10 @@ START_TEST(epa_hang_pair)
     pp_proximity r;
     ck_assert_int_eq(pp_shape_distance(&a, &b, &r), PP_OK);
     printf("crash wall bricks: depth %.6e, error %.2e, normal error %.2e, method %d\n", depth,
-           -r.distance - depth, sqrt((r.n[0] - n[0]) * (r.n[0] - n[0]) + (r.n[1] - n[1]) * (r.n[1] - n[1]) +
-                                     (r.n[2] - n[2]) * (r.n[2] - n[2])), r.method);
+           -r.distance - depth,
+           sqrt((r.n[0] - n[0]) * (r.n[0] - n[0]) + (r.n[1] - n[1]) * (r.n[1] - n[1]) +
+                (r.n[2] - n[2]) * (r.n[2] - n[2])),
+           r.method);
     check_result(&a, &b, &r, -depth, n, "crash wall bricks");
     /* what produced the answer (pegplus/geometry.h pp_proximity_method): EPA ran out of its
      * support budget (no seed), MPR's normal reads 2.0e-12 m deeper than the separating-axis

@@ -672,8 +672,9 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * an approximation of it of unknown quality; its lower violation at its own pose (the
  * judgement below) is not that of a step of the model. It is treated as an iterate the work
  * bound cut: not applied (so its status, residual and fallback are not the step's: the failed
- * solve is counted in lcp_dropped, its work in the pivots), the iteration stopped with the best estimate kept (every estimate is an exact answer or a
- * damped step between exact answers), counted in relinearize_cut (and relinearize_refused).
+ * solve is counted in lcp_dropped, its work in the pivots), the iteration stopped with the
+ * best estimate kept (every estimate is an exact answer or a damped step between exact
+ * answers), counted in relinearize_cut (and relinearize_refused).
  * So the budget's cut of an iterate ends as the work bound's does, whichever comes first: by
  * the clock (lcp_budget_seconds) or the island's pivots (lcp_budget_pivots) the iterate's
  * Lemke stops and the fallback answers; without them the work bound stops it and its answer
@@ -909,8 +910,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         double violation = 0.0;
         st = working_set_violation(world, iw, h, &violation);
         if (st != PP_OK) return st;
-        if (kinetic_energy(world, iw, iw->velocity) <= bound ? violation <= best
-                                                             : near_fixed_point && violation < best) {
+        const int within = kinetic_energy(world, iw, iw->velocity) <= bound;
+        if (within ? violation <= best : near_fixed_point && violation < best) {
             *applied = iw->answer;
             return PP_OK;
         }
