@@ -102,10 +102,11 @@ static void add_body(scene *s, fuzz_reader *r)
 }
 
 /* Write a palette value into something ODE takes without complaint. With `ode_runs` (a step of
- * the input runs PP_MODEL_ODE) finite values are kept within 1e6: stock dWorldStep aborts
- * (dxNormalize4 in dxStepBody) when an astronomical angular velocity, torque or force makes
- * its quaternion update overflow, which pegplus does not predict (README "Known problems").
- * The pegplus models get the whole palette. */
+ * the input runs PP_MODEL_ODE) finite values are kept within 1e6, and a mass, an inertia entry
+ * or a step size at least 1e-6 in magnitude: stock dWorldStep aborts (dxNormalize4 in
+ * dxStepBody) when an astronomical angular velocity, torque or force, or a mass of 3.5e-274 kg
+ * under gravity on the ground, makes its quaternion update overflow, which pegplus does not
+ * predict (README "Known problems"). The pegplus models get the whole palette. */
 static void poison(scene *s, fuzz_reader *r, double *h, int ode_runs)
 {
     const int what = fuzz_int(r, 0, 11);
@@ -113,6 +114,8 @@ static void poison(scene *s, fuzz_reader *r, double *h, int ode_runs)
     const int k = fuzz_int(r, 0, 2);
     double x = fuzz_any_double(r);
     if (ode_runs && isfinite(x) && fabs(x) > 1e6) x = copysign(1e6, x);
+    if (ode_runs && (what == 6 || what == 7 || what == 11) && x != 0 && fabs(x) < 1e-6)
+        x = copysign(1e-6, x);
     dVector3 v; /* 4 dReals: dWorldGetGravity writes a dVector3 */
     if (g_trace) fprintf(stderr, "poison %d (body %p, component %d) = %g\n", what, (void *)b, k, x);
     switch (what) {
