@@ -95,6 +95,7 @@ void pp_step_scratch_free(pp_step_scratch *s)
         pp_constraint_list_free(&s->workers[i].built);
         free(s->workers[i].info);
         pp_warm_store_destroy(s->workers[i].warm);
+        pp_warm_store_destroy(s->workers[i].warm_prev);
     }
     free(s->workers);
     pp_thread_pool_destroy(s->pool);
@@ -103,7 +104,6 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->island_order);
     free(s->body_mark);
     pp_warm_store_destroy(s->warm_prev);
-    pp_warm_store_destroy(s->warm_next);
     free(s->body_local);
     memset(s, 0, sizeof *s);
 }

@@ -74,6 +74,7 @@ struct pp_warm_store {
     size_t pool_size, pool_capacity;
     unsigned char *records;  /* scratch: the records of one list */
     int records_capacity;
+    const struct pp_warm_store *more; /* looked in after this one (pp_warm_store_chain) */
 };
 
 pp_status pp_warm_store_create(struct pp_warm_store **out)
@@ -102,6 +103,12 @@ void pp_warm_store_clear(struct pp_warm_store *store)
     }
     store->count = 0;
     store->pool_size = 0;
+    store->more = NULL;
+}
+
+void pp_warm_store_chain(struct pp_warm_store *store, const struct pp_warm_store *more)
+{
+    store->more = more;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -176,11 +183,17 @@ static warm_slot *probe(const struct pp_warm_store *store, const warm_key *key, 
     }
 }
 
+/* key's entry in store or in the stores chained after it, the first that knows it. */
 static warm_entry *find(const struct pp_warm_store *store, const warm_key *key)
 {
-    if (!store || store->count == 0) return NULL;
-    const warm_slot *slot = probe(store, key, key_hash(key));
-    return live(store, slot) ? entry_at(store, slot->offset) : NULL;
+    uint64_t h = 0;
+    for (int hashed = 0; store; store = store->more) {
+        if (store->count == 0) continue;
+        if (!hashed) h = key_hash(key), hashed = 1;
+        const warm_slot *slot = probe(store, key, h);
+        if (live(store, slot)) return entry_at(store, slot->offset);
+    }
+    return NULL;
 }
 
 /* key's entry in `first`, else in `second`. */
@@ -646,20 +659,25 @@ pp_status pp_world_save_warm_start(pp_world *world, char **text)
     warm_objects o;
     pp_status st = objects_enumerate(world, &o);
     if (st != PP_OK) return st;
+    /* scratch.warm_prev and the stores chained after it (several workers' islands), whose
+     * keys are disjoint (time_step_islands) */
     const struct pp_warm_store *store = world->scratch.warm_prev;
-    const int count = store ? store->count : 0;
+    int count = 0;
+    for (const struct pp_warm_store *c = store; c; c = c->more) count += c->count;
     warm_written *w = malloc((size_t)(count ? count : 1) * sizeof *w);
     if (!w) {
         objects_free(&o);
         return PP_ERR_NO_MEMORY;
     }
     int n = 0; /* entries of objects still in the world (a destroyed geom's are dropped) */
-    for (int i = 0; store && count && i < store->capacity; ++i) {
-        const warm_slot *slot = &store->slots[i];
-        if (!live(store, slot)) continue;
-        const warm_entry *e = entry_at(store, slot->offset);
-        if (object_ref(&o, e->key.g1, &w[n].a) && object_ref(&o, e->key.g2, &w[n].b)) w[n++].entry = e;
-    }
+    for (const struct pp_warm_store *c = store; c; c = c->more)
+        for (int i = 0; c->count && i < c->capacity; ++i) {
+            const warm_slot *slot = &c->slots[i];
+            if (!live(c, slot)) continue;
+            const warm_entry *e = entry_at(c, slot->offset);
+            if (object_ref(&o, e->key.g1, &w[n].a) && object_ref(&o, e->key.g2, &w[n].b))
+                w[n++].entry = e;
+        }
     qsort(w, (size_t)n, sizeof *w, by_written_key);
     warm_text t = {NULL, 0, 0, 0};
     /* the model of the step that made it; a world that never stepped has an empty one */

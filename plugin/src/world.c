@@ -556,6 +556,7 @@ static pp_status prepare_workers(pp_world *world)
     for (int i = 0; i < threads && st == PP_OK; ++i) {
         pp_worker *w = &s->workers[i];
         if (!w->warm) st = pp_warm_store_create(&w->warm);
+        if (st == PP_OK && i > 0 && !w->warm_prev) st = pp_warm_store_create(&w->warm_prev);
         if (st == PP_OK && !w->iw.warm) st = pp_warm_store_create(&w->iw.warm);
     }
     void **const per_island[] = {(void **)&s->outcomes, (void **)&s->island_set_first,
@@ -627,7 +628,6 @@ static pp_status time_step_islands(pp_world *world, double dt)
     pp_step_scratch *s = &world->scratch;
     pp_status st = PP_OK;
     if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
-    if (st == PP_OK && !s->warm_next) st = pp_warm_store_create(&s->warm_next);
     if (st != PP_OK) return st;
     for (int w = 0; w < s->worker_count; ++w) {
         s->workers[w].info_count = 0;
@@ -666,22 +666,23 @@ static pp_status time_step_islands(pp_world *world, double dt)
                (size_t)out->info_count * sizeof(pp_contact_info));
         s->info_count += out->info_count;
     }
-    /* this sub-step's bases become the previous ones: one worker's store as it is (exchanged),
-     * several workers' merged (a set's identity belongs to one island, so no key is in two) */
-    if (s->worker_count == 1) {
-        struct pp_warm_store *t = s->warm_prev;
-        s->warm_prev = s->workers[0].warm;
-        s->workers[0].warm = t;
-    } else {
-        pp_warm_store_clear(s->warm_next);
-        for (int i = 0; i < s->worker_count && st == PP_OK; ++i)
-            st = pp_warm_store_merge(s->warm_next, s->workers[i].warm);
-        if (st == PP_OK) {
-            struct pp_warm_store *t = s->warm_prev;
-            s->warm_prev = s->warm_next;
-            s->warm_next = t;
-        }
+    /* this sub-step's bases become the previous ones: each worker's store as it is
+     * (exchanged), worker 0's first and the others' chained after it. A set's identity belongs
+     * to one island, so no key is in two stores, and a lookup finds what a merge of them would
+     * hold (the merge of every worker's store into one cost the calling thread ~4 % of a
+     * 2-thread step on islands100, docs/performance.md "Threads") */
+    const struct pp_warm_store *more = NULL;
+    for (int w = s->worker_count - 1; w >= 1; --w) {
+        struct pp_warm_store *t = s->workers[w].warm_prev;
+        s->workers[w].warm_prev = s->workers[w].warm;
+        s->workers[w].warm = t;
+        pp_warm_store_chain(s->workers[w].warm_prev, more);
+        more = s->workers[w].warm_prev;
     }
+    struct pp_warm_store *t = s->warm_prev;
+    s->warm_prev = s->workers[0].warm;
+    s->workers[0].warm = t;
+    pp_warm_store_chain(s->warm_prev, more);
     s->warm_model = world->config.model;
     world->stats.lcp_warm_started = world->stats.lcp_solves > 0 &&
                                     world->stats.lcp_warm_solves == world->stats.lcp_solves;

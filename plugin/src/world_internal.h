@@ -199,6 +199,8 @@ typedef struct pp_worker {
     pp_contact_info *info;         /* the contacts of its islands, one after the other */
     int info_count, info_capacity;
     struct pp_warm_store *warm;    /* the LCP bases of its islands */
+    struct pp_warm_store *warm_prev; /* workers 1..: theirs of the previous sub-step, chained
+                                      after scratch.warm_prev (worker 0's is that store) */
 } pp_worker;
 
 /* What one island's step produced (filled by the worker that ran it). */
@@ -288,8 +290,9 @@ typedef struct pp_step_scratch {
     pp_contact_info *info;         /* pp_world_get_contacts */
     int info_count, info_capacity;
 
-    struct pp_warm_store *warm_prev, *warm_next; /* LCP bases by constraint identity: the
-                                      previous sub-step's, and this one's being collected */
+    struct pp_warm_store *warm_prev; /* LCP bases by constraint identity: the previous
+                                      sub-step's (worker 0's islands; the other workers'
+                                      stores chained after it, pp_warm_store_chain) */
     pp_model warm_model;           /* the model of the step that filled warm_prev (or of the
                                       warm start restored into it) */
     int *body_local;               /* nb: local index of a body in the island being stepped
@@ -545,6 +548,10 @@ pp_status pp_warm_store_put(struct pp_warm_store *store, const pp_world *world,
                             const pp_constraint_list *list, int k, const unsigned char *basis);
 /* Copy every entry of `from` into `to`. */
 pp_status pp_warm_store_merge(struct pp_warm_store *to, const struct pp_warm_store *from);
+/* Lookups in `store` (pp_warm_store_get and the others, pp_world_save_warm_start) go on in
+ * `more` (and the stores chained after it) for keys it does not hold; NULL: none. Kept until
+ * the store is cleared. */
+void pp_warm_store_chain(struct pp_warm_store *store, const struct pp_warm_store *more);
 /* A warm basis for (list, k) into basis (pp_peg_lcp_size bytes): each set's entries from the
  * first store that knows its identity (`first` is required and lends its scratch; `second`
  * may be NULL), all-w for sets no store knows. Returns the number of sets found. */
