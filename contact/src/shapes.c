@@ -226,6 +226,37 @@ void pp_shape_center(const pp_shape *s, double out[3])
     }
 }
 
+/* A polytope's box in one pass over its vertices. Coordinate k of R v + position is row k of
+ * R dotted with v in pp_m3_mul's order, which is the value pp_polytope_support_index's
+ * exhaustive search (<= 32 vertices) maximises along e_k (pp_m3_tmul of a unit axis is that
+ * row, up to the sign of a zero) and, negated exactly, along -e_k; so the first vertex
+ * strictly beyond the others is the support's, and each bound is the same double as
+ * pp_shape_support's: that vertex's coordinate plus the position, plus or minus the margin.
+ * Six support calls each posed the axis and searched every vertex again: on islands100 they
+ * were a third of the step's serial broadphase (docs/performance.md "Threads"). */
+static void polytope_aabb(const pp_shape *s, double margin, pp_aabb *out)
+{
+    const double *R = s->R, *v = s->polytope->vertices;
+    for (int k = 0; k < 3; ++k) {
+        const double *r = R + 3 * k;
+        double hi = r[0] * v[0] + r[1] * v[1] + r[2] * v[2], lo = hi;
+        for (int i = 1; i < s->polytope->vertex_count; ++i) {
+            const double *x = v + 3 * i;
+            const double c = r[0] * x[0] + r[1] * x[1] + r[2] * x[2];
+            if (c > hi) hi = c;
+            if (c < lo) lo = c;
+        }
+        hi += s->position[k];
+        lo += s->position[k];
+        if (margin != 0.0) {
+            hi += margin * 1.0;
+            lo += margin * -1.0;
+        }
+        out->max[k] = hi;
+        out->min[k] = lo;
+    }
+}
+
 void pp_shape_aabb(const pp_shape *s, double margin, pp_aabb *out)
 {
     if (s->kind == PP_SHAPE_PLANE) {
@@ -237,6 +268,10 @@ void pp_shape_aabb(const pp_shape *s, double margin, pp_aabb *out)
             if (aligned && s->normal[k] > 0.0) out->max[k] = s->offset + margin;
             if (aligned && s->normal[k] < 0.0) out->min[k] = -s->offset - margin;
         }
+        return;
+    }
+    if (s->kind == PP_SHAPE_POLYTOPE && s->polytope->vertex_count <= 32) {
+        polytope_aabb(s, margin, out);
         return;
     }
     for (int k = 0; k < 3; ++k) {
