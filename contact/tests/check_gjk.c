@@ -551,6 +551,41 @@ START_TEST(support_aabb_center)
 }
 END_TEST
 
+/* A polytope's box (pp_shape_aabb's one pass over the vertices) is bit for bit the box of six
+ * support points along +-e_k grown by the margin, as the broadphase formed it before: random
+ * poses, and the identity (rows with zeros: ties between vertices and signed zeros). */
+START_TEST(polytope_aabb_is_support_box)
+{
+    make_polytopes();
+    const pp_polytope *polys[3] = {octahedron, cube_hull, blob};
+    ck_assert_int_le(blob->vertex_count, 32); /* the one-pass branch */
+    rng_state = 77;
+    for (int trial = 0; trial < 300; ++trial) {
+        double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, p[3] = {0, 0, 0};
+        if (trial % 10) {
+            random_rotation(R);
+            for (int k = 0; k < 3; ++k) p[k] = uniform(-5, 5);
+        }
+        const double margin = trial % 3 ? uniform(0.0, 0.2) : 0.0;
+        pp_shape s = pp_shape_make_polytope(polys[trial % 3], p, R);
+        pp_aabb box;
+        pp_shape_aabb(&s, margin, &box);
+        for (int k = 0; k < 3; ++k) {
+            double e[3] = {0, 0, 0}, hi[3], lo[3];
+            e[k] = 1.0;
+            pp_shape_support(&s, e, margin, hi);
+            e[k] = -1.0;
+            pp_shape_support(&s, e, margin, lo);
+            ck_assert_msg(memcmp(&box.max[k], &hi[k], sizeof hi[k]) == 0 &&
+                              memcmp(&box.min[k], &lo[k], sizeof lo[k]) == 0,
+                          "trial %d axis %d: [%a, %a], support [%a, %a]", trial, k, box.min[k],
+                          box.max[k], lo[k], hi[k]);
+        }
+    }
+    free_polytopes();
+}
+END_TEST
+
 static char last_message[512];
 
 static void capture(pp_log_level level, const char *message, void *user)
@@ -688,6 +723,7 @@ static Suite *gjk_suite(void)
     TCase *tc = tcase_create("structured");
     tcase_add_loop_test(tc, structured_distances, 0, CASE_COUNT * GAP_COUNT * MOTION_COUNT);
     tcase_add_test(tc, support_aabb_center);
+    tcase_add_test(tc, polytope_aabb_is_support_box);
     tcase_add_test(tc, invalid_shapes_rejected);
     tcase_add_test(tc, deep_and_coincident);
     suite_add_tcase(s, tc);
