@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define H 0.01
@@ -176,8 +177,9 @@ START_TEST(test_island_order_irrelevant)
 }
 END_TEST
 
-/* A falling 30-box pile with 1, 2 and 3 threads: identical bits at every step, and the same
- * LCP report (the answers applied, each island's record merged in island order). */
+/* A falling 30-box pile with 1, 2 and 3 threads: identical bits at every step, the same
+ * LCP report (the answers applied, each island's record merged in island order) and the same
+ * saved warm start. */
 START_TEST(test_threads_bit_identical)
 {
     enum { RUNS = 3, STEPS = 120 };
@@ -191,7 +193,7 @@ START_TEST(test_threads_bit_identical)
         c.threads = r + 1;
         ck_assert_int_eq(pp_world_create(scene[r].world, scene[r].space, &c, &pw[r]), PP_OK);
     }
-    int max_islands = 0, relinearized = 0;
+    int max_islands = 0, relinearized = 0, saved_entries = 0;
     for (int step = 0; step < STEPS; ++step) {
         for (int r = 0; r < RUNS; ++r) ck_assert_int_eq(pp_world_step(pw[r], H), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(pw[0]);
@@ -224,10 +226,23 @@ START_TEST(test_threads_bit_identical)
                 ck_assert_msg(!memcmp(ci0[c].position, cir[c].position,
                                       sizeof *ci0 - offsetof(pp_contact_info, position)),
                               "contact %d differs at step %d", c, step);
+            if (step % 20 == 19) {
+                /* the warm start a program saves: one store with one thread, each worker's
+                 * store chained after the first with several (world.c time_step_islands) */
+                char *a = NULL, *b = NULL;
+                ck_assert_int_eq(pp_world_save_warm_start(pw[0], &a), PP_OK);
+                ck_assert_int_eq(pp_world_save_warm_start(pw[r], &b), PP_OK);
+                saved_entries += strstr(a, "\nentries 0\n") == NULL;
+                ck_assert_msg(strcmp(a, b) == 0, "the saved warm start differs at step %d "
+                              "between 1 and %d threads", step, r + 1);
+                free(a);
+                free(b);
+            }
         }
     }
     ck_assert_int_ge(max_islands, 2);
     ck_assert_int_gt(relinearized, 0);
+    ck_assert_int_gt(saved_entries, 0); /* the saves compared held bases */
     printf("check_islands: %s pile of 30, up to %d islands, %d steps re-linearised: 1, 2 and 3 "
            "threads identical\n", pp_model_name(k_models[_i]), max_islands, relinearized);
     for (int r = 0; r < RUNS; ++r) {
