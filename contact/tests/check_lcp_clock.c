@@ -215,6 +215,52 @@ START_TEST(prediction_refuses_a_factorisation)
 }
 END_TEST
 
+/* The first attempt's share (lcp.c start_attempt): a first attempt whose share of the clock
+ * has passed is not stopped while it is within its path's pivots (attempt_path, 3 n), only
+ * past them, and the solve's deadline stops it at once whatever its pivots. Read on the
+ * limits themselves (pp_lcp_take_pivot, which every Lemke pivot calls): a share already
+ * passed and a deadline 100 s away, or passed too, give the same counts on any machine. */
+START_TEST(first_attempt_keeps_the_clock_within_its_path)
+{
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_limits *l = &ws->limits;
+    for (int deadline_passed = 0; deadline_passed < 2; ++deadline_passed) {
+        const double now = pp_lcp_clock();
+        memset(l, 0, sizeof *l);
+        l->pivots_left = 1000;
+        l->deadline = deadline_passed ? now - 1.0 : now + 100.0;
+        l->attempt_deadline = now - 1.0; /* the share: passed */
+        l->factor_deadline = l->deadline;
+        l->clock_every = 1;
+        l->countdown = 1;
+        l->attempt_path = 3L * N;
+        int taken = 0;
+        while (taken < 10 * N && pp_lcp_take_pivot(ws)) ++taken;
+        if (deadline_passed) {
+            ck_assert_int_eq(taken, 0);
+            ck_assert_int_eq(l->hit, 1);
+            ck_assert_int_eq(l->attempt_hit, 0);
+        } else {
+            ck_assert_int_eq(taken, 3 * N); /* its path's pivots, then the share holds */
+            ck_assert_int_eq(l->hit, 0);
+            ck_assert_int_eq(l->attempt_hit, 1);
+        }
+        ck_assert_int_eq(l->stopped, 1);
+    }
+    /* a retry (attempt_path 0) is held to its share from its first pivot */
+    memset(l, 0, sizeof *l);
+    l->pivots_left = 1000;
+    l->deadline = pp_lcp_clock() + 100.0;
+    l->attempt_deadline = l->deadline - 200.0;
+    l->clock_every = 1;
+    l->countdown = 1;
+    ck_assert_int_eq(pp_lcp_take_pivot(ws), 0);
+    ck_assert_int_eq(l->attempt_hit, 1);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 static Suite *lcp_clock_suite(void)
 {
     Suite *s = suite_create("lcp_clock");
@@ -223,6 +269,7 @@ static Suite *lcp_clock_suite(void)
     tcase_add_test(tc, past_deadline_no_attempt_starts);
     tcase_add_test(tc, past_deadline_without_a_sweep_is_z0);
     tcase_add_test(tc, prediction_refuses_a_factorisation);
+    tcase_add_test(tc, first_attempt_keeps_the_clock_within_its_path);
     suite_add_tcase(s, tc);
     return s;
 }
