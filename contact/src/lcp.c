@@ -299,8 +299,20 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
     ws->limits.factor_deadline = INFINITY; /* no deadline left for the workspace's next user */
     result->budget_exhausted = ws->limits.stopped;
     result->factor_work_exceeded = ws->limits.factor_work_hits;
-    result->seconds = pp_lcp_clock() - start;
+    const double now = pp_lcp_clock();
+    result->seconds = now - start;
     if (!o->budget) return;
+    /* A solve whose Lemke the budget's clock stopped (its deadline, or a factorisation whose
+     * predicted end crossed it; not the pivot budget: pivots are left) has had the clock, and
+     * its fallback may answer a little before the deadline. What is left then is no clock for
+     * the budget's next solve, whose setup alone may cross it: on the convex landing (docs/
+     * performance.md, "The landing's clock") a screening round cut at the deadline answered
+     * 0.08 s before it, and the whole island's M (1.5e7 nonzeros), formed because the clock
+     * still ran, ended 1.6 s past it with z = 0. So the budget's deadline becomes now: its
+     * next solves start past the clock, as they would a moment later. */
+    if (ws->limits.hit && ws->limits.pivots_left > 0 && o->budget->deadline > now &&
+        o->budget->deadline <= ws->limits.deadline)
+        o->budget->deadline = now;
     pp_lcp_budget_past_clock(o->budget);
     o->budget->pivots_used += result->pivots;
     if (o->budget->pivots >= 0)
