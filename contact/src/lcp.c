@@ -212,6 +212,8 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
     if (o->budget && o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
         l->pivots_left = o->budget->pivots;
     l->attempt_deadline = l->deadline;
+    l->attempt_pivots = 0;
+    l->attempt_path = 0;
     l->factor_deadline = l->deadline;
     l->clock_every = n >= PP_LCP_SPARSE_MIN_N ? 1 : PP_LCP_CLOCK_EVERY;
     l->countdown = 1; /* read the clock at the first pivot */
@@ -225,12 +227,28 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
  * the plain attempt half, each regularised retry an equal part of the rest. A plain path
  * that runs long (a degenerate problem wandering for tens of thousands of pivots) then leaves
  * time for the retries, which finish such problems in about n pivots (a PEG column of 523
- * unknowns from the pouring test: 0.6 s with M + 1e-12 I). */
-static void start_attempt(pp_lcp_workspace *ws, int left)
+ * unknowns from the pouring test: 0.6 s with M + 1e-12 I).
+ *
+ * A first attempt still within FIRST_ATTEMPT_PATH n pivots at its share keeps the clock: it
+ * is stopped only once it is past both its share and that many pivots (or at the solve's
+ * deadline, which no attempt passes). The retries are for a plain attempt that fails; one that
+ * ends (a numerical failure, a ray, the cycling detector) leaves them the clock anyway, and one
+ * cut by its share while on a path of ordinary length leaves them cold paths on M + eps I,
+ * pivoted refined (lemke.c, "Plain pivots"), which take at least as many pivots at 2-3x the
+ * cost and cannot finish where it could not. Measured on the convex landing (docs/
+ * performance.md, "The landing's clock", 2026-11-27): its screening rounds' first attempts are
+ * a given-basis path of at most n pivots and a cold plain path of 1.0-1.2 n (4 988 pivots on
+ * 4 788 unknowns, 5 811 on 5 028; the crash's impact islands 0.8-1.6 n), and the half share
+ * cut them where the whole clock would not have. A path that wanders (the pouring column's)
+ * passes 3 n pivots long before it leaves the retries too little. */
+#define FIRST_ATTEMPT_PATH 3
+static void start_attempt(pp_lcp_workspace *ws, int left, int n)
 {
     pp_lcp_limits *l = &ws->limits;
     l->attempt_hit = 0;
     l->countdown = 1;
+    l->attempt_pivots = 0;
+    l->attempt_path = left > PP_LCP_RETRIES ? (long)FIRST_ATTEMPT_PATH * n : 0;
     if (left == 0 || l->deadline == INFINITY) {
         l->attempt_deadline = l->deadline;
         return;
@@ -281,8 +299,20 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
     ws->limits.factor_deadline = INFINITY; /* no deadline left for the workspace's next user */
     result->budget_exhausted = ws->limits.stopped;
     result->factor_work_exceeded = ws->limits.factor_work_hits;
-    result->seconds = pp_lcp_clock() - start;
+    const double now = pp_lcp_clock();
+    result->seconds = now - start;
     if (!o->budget) return;
+    /* A solve whose Lemke the budget's clock stopped (its deadline, or a factorisation whose
+     * predicted end crossed it; not the pivot budget: pivots are left) has had the clock, and
+     * its fallback may answer a little before the deadline. What is left then is no clock for
+     * the budget's next solve, whose setup alone may cross it: on the convex landing (docs/
+     * performance.md, "The landing's clock") a screening round cut at the deadline answered
+     * 0.08 s before it, and the whole island's M (1.5e7 nonzeros), formed because the clock
+     * still ran, ended 1.6 s past it with z = 0. So the budget's deadline becomes now: its
+     * next solves start past the clock, as they would a moment later. */
+    if (ws->limits.hit && ws->limits.pivots_left > 0 && o->budget->deadline > now &&
+        o->budget->deadline <= ws->limits.deadline)
+        o->budget->deadline = now;
     pp_lcp_budget_past_clock(o->budget);
     o->budget->pivots_used += result->pivots;
     if (o->budget->pivots >= 0)
@@ -884,7 +914,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     const unsigned char *warm = (basis && o->warm_start) ? basis : NULL;
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
-    start_attempt(workspace, PP_LCP_RETRIES + 1);
+    start_attempt(workspace, PP_LCP_RETRIES + 1, n);
     lcp_matrix m = {n, M, M, A, pp_lcp_row_sums_kept(workspace, n, M)};
     pp_lcp_status first = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     result->status = first;
@@ -925,7 +955,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
         result->pivots = pivots;
         result->refactorisations = refactorisations;
         result->attempts = attempts;
-        start_attempt(workspace, --retries_left);
+        start_attempt(workspace, --retries_left, n);
         pp_lcp_status s = solve_once(workspace, &m, eps, q, o, NULL, out, z, result);
         workspace->shift = 0.0;
         if (s == PP_LCP_SOLVED) {

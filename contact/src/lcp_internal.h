@@ -108,6 +108,9 @@ typedef struct pp_lcp_limits {
     long pivots_left;     /* this solve's pivots left (the smaller of its own and the budget's) */
     double deadline;      /* pp_lcp_clock() seconds; INFINITY: none */
     double attempt_deadline; /* the running attempt's share of the time (<= deadline) */
+    long attempt_pivots;  /* pivots the running attempt has taken */
+    long attempt_path;    /* pivots the running attempt may take past its share while the
+                             solve's deadline holds (lcp.c start_attempt); 0: none */
     double factor_deadline; /* the factorisations of the running stage must end by it
                              (pp_lcp_work_fits): the deadline during Lemke's attempts and
                              their basis solves; INFINITY in the fallback (held to its work
@@ -387,6 +390,7 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
         return 0;
     }
     --l->pivots_left;
+    ++l->attempt_pivots;
     if (--l->countdown <= 0) {
         l->countdown = l->clock_every;
         double now = pp_lcp_clock();
@@ -395,7 +399,7 @@ static inline int pp_lcp_take_pivot(pp_lcp_workspace *ws)
             l->stopped = 1;
             return 0;
         }
-        if (now > l->attempt_deadline) {
+        if (now > l->attempt_deadline && l->attempt_pivots > l->attempt_path) {
             l->attempt_hit = 1;
             l->stopped = 1;
             return 0;

@@ -256,9 +256,16 @@ static int ratio_test(const lemke_run *run, int z0_row)
  *     pivot cap, cycling), unless the clock or the pivot budget stopped it;
  *   - z0 left but the basic point misses the residual test (basic_point_solves).
  * The answer is then the plain path's, which passed the residual test, or the refined one's,
- * as before, bit for bit. A path from a given basis (the warm start, at most n pivots) is not
- * run again: when it fails the attempt goes on to Lemke from w basic as it always did
- * (lcp.c, solve_once), and that path, plain first too, is the one run again. The regularised
+ * as before, bit for bit. A path from a given basis (the warm start, at most n pivots) given
+ * up so (PP_LCP_NUMERICAL: infeasible, or a basic point that misses) is run again from the
+ * same basis once, refined only as far as the plain path went and PLAIN_PERIOD pivots on
+ * (the wrong decision lies there), plain after; when that fails too, or the given basis's path
+ * ends on its cap or a ray, the attempt goes on to Lemke from w basic as it always did
+ * (lcp.c, solve_once), and that path, plain first too, is the one run again refined
+ * throughout. Measured on the convex landing's round 3 (4 788 unknowns, from round 2's
+ * basis; docs/performance.md, "The landing's clock"): the plain path given up after 65
+ * pivots on a basic point that missed, then the cold path's 4 923 pivots; run again refined to
+ * pivot 73 it solves in 1 881, 2x less CPU, exact. The regularised
  * retries (M + eps I, ws->shift > 0) pivot refined: they run only after the attempt on M
  * failed, on an LCP whose paths have shown themselves delicate, and their answers are the
  * ones of today's ladder. Measured (docs/performance.md, "Plain pivots on the sparse path,
@@ -558,13 +565,14 @@ static const unsigned char *repair_start(pp_lcp_workspace *ws, int n, const doub
  * the pivoting alone (SOLVED = z0 left the basis or reached 0) and counts pivots and
  * refactorisations. `large`: the sparse basis of a large LCP (else the explicit inverse);
  * csc: Me by columns (then Me is NULL and large is 1). `plain` (large only; NULL: none):
- * plain pivots allowed, and their count on return (see "Plain pivots").
+ * plain pivots allowed from pivot `plain_from` on, and their count on return (see "Plain
+ * pivots").
  */
 static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
                                 const pp_lcp_csc *csc, const double *q, const double *d,
                                 const unsigned char *start, const pp_lcp_options *o,
                                 int max_pivots, double *z, unsigned char *basis, int *pivots,
-                                int *refactorisations, int large, int *plain)
+                                int *refactorisations, int large, int *plain, int plain_from)
 {
     lemke_run run = {ws, n, Me, q, d, o, 0, 0, 0, 0.0, 0.0, 0.0, 0, 1.0, 0, 0, -1, NULL, csc};
     const int z0_var = 2 * n;
@@ -709,7 +717,8 @@ static pp_lcp_status lemke_path(pp_lcp_workspace *ws, int n, const double *Me,
             y_error = Y_ERROR_SAFETY * max_d(run.drift, n * DBL_EPSILON) * run.growth * ynorm;
             if (isfinite(y_error)) r = ratio_test_certain(&run, y_error);
         }
-        if (r == RATIO_AMBIGUOUS && plain && run.since_refine < PLAIN_PERIOD) {
+        if (r == RATIO_AMBIGUOUS && plain && run.since_refine < PLAIN_PERIOD &&
+            *pivots >= plain_from) {
             if (run.y_ready != entering) entering_column_plain(&run, entering);
             r = ratio_test(&run, z0_row);
             if (r == -1 || r == -2) r = RATIO_AMBIGUOUS; /* the refined path confirms it */
@@ -811,14 +820,19 @@ static pp_lcp_status lemke_plain_first(pp_lcp_workspace *ws, int n, const double
     const long pivots_left = ws->limits.pivots_left;
     const int speculate = large && ws->shift == 0.0; /* not on the ladder's rungs */
     pp_lcp_status status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis,
-                                      pivots, refactorisations, large, speculate ? &plain : NULL);
-    if (status == PP_LCP_SOLVED || plain == 0 || start || ws->limits.hit ||
-        ws->limits.attempt_hit || ws->limits.factor_work_hits > work_hits)
-        return status; /* solved; refined; from a given basis; stopped, not given up */
+                                      pivots, refactorisations, large, speculate ? &plain : NULL,
+                                      0);
+    if (status == PP_LCP_SOLVED || plain == 0 || ws->limits.hit || ws->limits.attempt_hit ||
+        ws->limits.factor_work_hits > work_hits || (start && status != PP_LCP_NUMERICAL))
+        return status; /* solved; refined; stopped, not given up; a given basis's cap or ray */
     const int given_up = *pivots, given_up_refactorisations = *refactorisations;
     ws->limits.pivots_left = pivots_left; /* not charged to the budget (above) */
+    /* from a given basis: refined as far as the plain path went (and PLAIN_PERIOD on), plain
+     * after ("Plain pivots"); from w basic: refined throughout */
+    plain = 0;
     status = lemke_path(ws, n, Me, csc, q, d, start, o, max_pivots, z, basis, pivots,
-                        refactorisations, large, NULL);
+                        refactorisations, large, start ? &plain : NULL,
+                        given_up + PLAIN_PERIOD);
     *pivots += given_up;
     *refactorisations += given_up_refactorisations;
     return status;

@@ -215,6 +215,103 @@ START_TEST(prediction_refuses_a_factorisation)
 }
 END_TEST
 
+/* A solve whose Lemke the clock stopped before the deadline (here a factorisation whose
+ * predicted time crosses it: prediction_refuses_a_factorisation's LCP and warm basis, 0.05 s
+ * on a budget's clock) ends its budget's clock (lcp.c finish_limits): the budget's deadline
+ * is the solve's end, so that the budget's next solve starts past the clock (no attempt, the
+ * fallback's answer) instead of forming and pivoting on what is left of 0.05 s. The first
+ * solve's fallback answers this LCP well before the 0.05 s are out (printed); without the rule
+ * the budget's deadline is then still ahead of the solve's end, which the test reads. */
+START_TEST(clock_stopped_solve_ends_its_budget)
+{
+    enum { NL = 4083 };
+    static int cs[NL + 1], ri[3 * NL];
+    static double vals[3 * NL], ql[NL], zl[NL];
+    static unsigned char basis[NL];
+    int p = 0;
+    for (int j = 0; j < NL; ++j) {
+        cs[j] = p;
+        for (int i = j > 0 ? j - 1 : 0; i <= j + 1 && i < NL; ++i) {
+            ri[p] = i;
+            vals[p++] = i == j ? 2.0 : -0.5;
+        }
+        ql[j] = -1.0;
+    }
+    cs[NL] = p;
+    const pp_lcp_csc A = {NL, cs, ri, vals};
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(NL, &ws), PP_OK);
+    pp_lcp_budget b = pp_lcp_budget_start(0.05, -1);
+    const double deadline = b.deadline;
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0;
+    o.budget = &b;
+    memset(basis, 1, sizeof basis);
+    pp_lcp_result r;
+    pp_lcp_solve_csc(ws, &A, ql, &o, basis, zl, &r);
+    const double end = pp_lcp_clock();
+    printf("check_lcp_clock: stopped by the clock: budget_exhausted %d, %d pivots, fallback %d, "
+           "ended %.3g s before the deadline\n", r.budget_exhausted, r.pivots, r.fallback,
+           deadline - end);
+    /* (on a machine so loaded that the solve ends past the old deadline these hold anyway) */
+    ck_assert_int_eq(r.budget_exhausted, 1);
+    ck_assert_double_le(b.deadline, end);
+    ck_assert_double_le(b.fallback_work, PP_LCP_PAST_CLOCK_WORK);
+    memset(basis, 1, sizeof basis);
+    pp_lcp_solve_csc(ws, &A, ql, &o, basis, zl, &r);
+    ck_assert_int_eq(r.pivots, 0);
+    ck_assert_int_eq(r.warm_started, 0);
+    ck_assert_int_eq(r.fallback, 1);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
+/* The first attempt's share (lcp.c start_attempt): a first attempt whose share of the clock
+ * has passed is not stopped while it is within its path's pivots (attempt_path, 3 n), only
+ * past them, and the solve's deadline stops it at once whatever its pivots. Read on the
+ * limits themselves (pp_lcp_take_pivot, which every Lemke pivot calls): a share already
+ * passed and a deadline 100 s away, or passed too, give the same counts on any machine. */
+START_TEST(first_attempt_keeps_the_clock_within_its_path)
+{
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(N, &ws), PP_OK);
+    pp_lcp_limits *l = &ws->limits;
+    for (int deadline_passed = 0; deadline_passed < 2; ++deadline_passed) {
+        const double now = pp_lcp_clock();
+        memset(l, 0, sizeof *l);
+        l->pivots_left = 1000;
+        l->deadline = deadline_passed ? now - 1.0 : now + 100.0;
+        l->attempt_deadline = now - 1.0; /* the share: passed */
+        l->factor_deadline = l->deadline;
+        l->clock_every = 1;
+        l->countdown = 1;
+        l->attempt_path = 3L * N;
+        int taken = 0;
+        while (taken < 10 * N && pp_lcp_take_pivot(ws)) ++taken;
+        if (deadline_passed) {
+            ck_assert_int_eq(taken, 0);
+            ck_assert_int_eq(l->hit, 1);
+            ck_assert_int_eq(l->attempt_hit, 0);
+        } else {
+            ck_assert_int_eq(taken, 3 * N); /* its path's pivots, then the share holds */
+            ck_assert_int_eq(l->hit, 0);
+            ck_assert_int_eq(l->attempt_hit, 1);
+        }
+        ck_assert_int_eq(l->stopped, 1);
+    }
+    /* a retry (attempt_path 0) is held to its share from its first pivot */
+    memset(l, 0, sizeof *l);
+    l->pivots_left = 1000;
+    l->deadline = pp_lcp_clock() + 100.0;
+    l->attempt_deadline = l->deadline - 200.0;
+    l->clock_every = 1;
+    l->countdown = 1;
+    ck_assert_int_eq(pp_lcp_take_pivot(ws), 0);
+    ck_assert_int_eq(l->attempt_hit, 1);
+    pp_lcp_workspace_destroy(ws);
+}
+END_TEST
+
 static Suite *lcp_clock_suite(void)
 {
     Suite *s = suite_create("lcp_clock");
@@ -223,6 +320,8 @@ static Suite *lcp_clock_suite(void)
     tcase_add_test(tc, past_deadline_no_attempt_starts);
     tcase_add_test(tc, past_deadline_without_a_sweep_is_z0);
     tcase_add_test(tc, prediction_refuses_a_factorisation);
+    tcase_add_test(tc, first_attempt_keeps_the_clock_within_its_path);
+    tcase_add_test(tc, clock_stopped_solve_ends_its_budget);
     suite_add_tcase(s, tc);
     return s;
 }
