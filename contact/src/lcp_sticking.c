@@ -85,7 +85,11 @@
  * contacts' sigma (their rows are then ST's own, as in sticking_steps' blocks); there its
  * answer is accepted at rel(z) 2.8e-10 - 3.4e-10 after 206 - 300 iterations (the island's
  * solve 2.5 - 3.9 s; docs/performance.md "The crash impact's first solve by the sticking
- * solve's creeping round"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
+ * solve's creeping round"). It ends at its first iterate the round's end would take, tested
+ * every STICK_SLIDE_TEST_EVERY iterations (creep_answered): on the crash's impact that is
+ * iteration 50-60 (rel(z) 9.6e-10, 6.6e-10) where the 300 gave 1.4e-10, and the demo's steps
+ * 15-19 are then exact clock-free (docs/performance.md "The crash impact's steps 15-19 solve
+ * by solve"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
  * in 46 iterations where the first-order one stalls at rel 7e-6 after 300 (and three more
  * rounds). With STICK_INTERIOR_EPS on the impulses and sigma the crash's creeping round
  * ended at rel(z) 8.9e-9 (200 iterations), with 1e-11 on both at 1.6e-9 (300), refused; at
