@@ -593,6 +593,12 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     ip->augmented = 0;
     const int first_order = ip->first_order;
     ip->first_order = 0;
+    int (*const stop)(void *, const double *) = ip->stop;
+    void *const stop_context = ip->stop_context;
+    const int stop_every = ip->stop_every > 0 ? ip->stop_every : 1;
+    ip->stop = NULL;
+    ip->stop_context = NULL;
+    ip->stopped = 0;
     /* the clock (lcp.c, "The hard clock"): past it nothing is set up (the description of M
      * and KLU's analysis are passes over M's entries: 4 s on the convex ball's 76 104
      * unknowns), and an iterate's factorisation starts only if its predicted time ends by
@@ -656,6 +662,11 @@ pp_interior_status pp_interior_solve(pp_interior *ip, const pp_lcp_csc *M, const
     if (charge > bound) return PP_INTERIOR_FAILED; /* (3): lcp_sparse.c over_bound's test */
     pp_interior_status status = PP_INTERIOR_STALLED;
     while (ip->iterations < max_iterations) {
+        if (stop && ip->iterations > 0 && ip->iterations % stop_every == 0 &&
+            stop(stop_context, x)) {
+            ip->stopped = 1;
+            break;
+        }
         multiply(M, x, q, ip->r);
         double gap = 0.0;
         for (int i = 0; i < n; ++i) {

@@ -44,10 +44,19 @@ typedef struct pp_interior {
                                          it): 1, the corrector without Mehrotra's
                                          second-order term (for a problem that is not
                                          monotone: lcp_interior.c "Not monotone") */
+    /* the caller's, for the next solve only (it clears them): every stop_every iterations
+     * the iterate x is handed to stop(stop_context, x); nonzero ends the solve there
+     * (PP_INTERIOR_STALLED, stopped = 1), x and v holding that iterate. For a problem whose
+     * answer the caller accepts by its own test before the gap closes (lcp_sticking.c, the
+     * creeping round) */
+    int (*stop)(void *stop_context, const double *x);
+    void *stop_context;
+    int stop_every;
     struct pp_interior_augmented *aug;
     /* what the last solve did */
     int iterations;                   /* predictor-corrector iterations */
     int warm;                         /* 1: it started from ip->start */
+    int stopped;                      /* 1: ended by the caller's stop test */
     int factorisations;               /* klu_factor calls (pivoting chosen anew) */
     int refactorisations;             /* klu_refactor calls (the pivots kept) */
     double gap;                       /* x^T v / n at the end, over ||x||_inf ||q||_inf */

@@ -85,7 +85,11 @@
  * contacts' sigma (their rows are then ST's own, as in sticking_steps' blocks); there its
  * answer is accepted at rel(z) 2.8e-10 - 3.4e-10 after 206 - 300 iterations (the island's
  * solve 2.5 - 3.9 s; docs/performance.md "The crash impact's first solve by the sticking
- * solve's creeping round"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
+ * solve's creeping round"). It ends at its first iterate the round's end would take, tested
+ * every STICK_SLIDE_TEST_EVERY iterations (creep_answered): on the crash's impact that is
+ * iteration 50-60 (rel(z) 9.6e-10, 6.6e-10) where the 300 gave 1.4e-10, and the demo's steps
+ * 15-19 are then exact clock-free (docs/performance.md "The crash impact's steps 15-19 solve
+ * by solve"). Not first: on heap50's first LCP Mehrotra's round 1 is accepted
  * in 46 iterations where the first-order one stalls at rel 7e-6 after 300 (and three more
  * rounds). With STICK_INTERIOR_EPS on the impulses and sigma the crash's creeping round
  * ended at rel(z) 8.9e-9 (200 iterations), with 1e-11 on both at 1.6e-9 (300), refused; at
@@ -152,6 +156,9 @@
  * contacts"): its compliance and its iterations. */
 #define STICK_SLIDE_EPS 1e-11
 #define STICK_SLIDE_ITERATIONS 300
+/* Every this many iterations the creeping round's iterate is tested as the round's end would
+ * test it (creep_answered): marks nothing and accepted, the round ends there. */
+#define STICK_SLIDE_TEST_EVERY 10
 /* The kept answer (pp_sticking_island) is tried where q is the last answer's to this, relative
  * to ||q||_inf: heap50's re-linearisation iterates solve the same LCP again with q within
  * 3e-14 ... 2.9e-11 of the last; heap20's resting steps (the sticking path forced) change q
@@ -660,6 +667,41 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
     }
 }
 
+/* The creeping round's early end (pp_interior stop, every STICK_SLIDE_TEST_EVERY iterations):
+ * is its iterate x what the round's end would take, i.e. it marks no loaded sliding contact
+ * (mark_sliding_loaded's test, counted without marking) and z = x passes the acceptance of
+ * every solve (pp_lcp_csc_accept on ST's A, q with the solve's options)? The round used to run
+ * its STICK_SLIDE_ITERATIONS whatever its iterates were; measured on the crash demo's impact
+ * (docs/performance.md "The crash impact's steps 15-19 solve by solve"), its iterate was
+ * accepted from iteration 50-60 on (rel(z) 9.6e-10, 6.6e-10; 1.44e-10 after 300), 7-8 ms an
+ * iteration on 4 980 unknowns. The test costs one product with A. z: the caller's output,
+ * scratch here (the round writes its answer there after the solve). */
+typedef struct creep_test {
+    pp_sticking *st;
+    const pp_lcp_csc *A;
+    const double *q;
+    const unsigned char *sliding;
+    const pp_lcp_options *o;
+    double *z;
+} creep_test;
+
+static int creep_answered(void *context, const double *x)
+{
+    const creep_test *c = context;
+    const pp_sticking *st = c->st;
+    const int n = c->A->n;
+    const double limit = STICK_ROUNDING * pp_lcp_inf_norm(n, x);
+    for (int i = 0; i < n; ++i) {
+        if (!c->sliding[i] || st->slides[i] || x[i] <= limit) continue;
+        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
+            if (st->row_val[t] > 0.0 && x[st->row_col[t]] > limit) return 0;
+    }
+    memcpy(c->z, x, (size_t)n * sizeof *x);
+    pp_lcp_result r;
+    memset(&r, 0, sizeof r);
+    return pp_lcp_csc_accept(c->A, c->q, 0.0, c->o, c->z, c->st->w, &r);
+}
+
 /* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii and D = I
  * on every unknown (lambda too: an open contact's lambda, p = beta = 0, is otherwise free in
  * [max_k -(E^T u)_k, inf) and the interior point takes it far inside, up to 2.3 where its
@@ -699,6 +741,12 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
         if (!assemble_q(st, A, sliding, e, e, creep ? 0.0 : e, &Q)) return PP_STICKING_FAILED;
         ++st->rounds;
         st->interior.first_order = creep;
+        creep_test test = {st, A, q, sliding, o, z};
+        if (creep) { /* ended at its first iterate the end would take (creep_answered) */
+            st->interior.stop = creep_answered;
+            st->interior.stop_context = &test;
+            st->interior.stop_every = STICK_SLIDE_TEST_EVERY;
+        }
         pp_interior_status s = pp_interior_solve(
             &st->interior, &Q, q, STICK_INTERIOR_GAP,
             creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
@@ -714,7 +762,8 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
          * their members, traced"). (2) + eps D is strictly monotone on the contacts not in
          * ST's form (Q + eps D has symmetric part >= eps I there), so its answer is one,
          * whatever the start: the same round again cold (the start is a speed-up only). */
-        if (s == PP_INTERIOR_STALLED && st->interior.warm && pp_lcp_clock() <= deadline) {
+        if (s == PP_INTERIOR_STALLED && st->interior.warm && !st->interior.stopped &&
+            pp_lcp_clock() <= deadline) {
             st->interior.first_order = creep;
             s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
                                   creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS,
@@ -723,7 +772,8 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
             ++st->cold_again;
         }
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
-        if (s == PP_INTERIOR_STALLED && pp_lcp_clock() > deadline) return PP_STICKING_FAILED;
+        if (s == PP_INTERIOR_STALLED && !st->interior.stopped && pp_lcp_clock() > deadline)
+            return PP_STICKING_FAILED;
         const double x_norm = pp_lcp_inf_norm(n, x);
         for (int i = 0; i < n; ++i) z[i] = x[i];
         st->sliding_loaded = 0;

@@ -528,6 +528,61 @@ START_TEST(test_deadline)
 }
 END_TEST
 
+/* The caller's stop test (pp_interior stop, stop_every; lcp_sticking.c's creeping round): it
+ * sees the iterate every stop_every iterations, its nonzero ends the solve there with x that
+ * iterate (PP_INTERIOR_STALLED, stopped), and it is the next solve's only: the solve after it
+ * runs to convergence. The deadline test's tridiagonal LCP (converges in more than 6). */
+typedef struct stop_record {
+    int calls, at_call, n;
+    double x[40];
+} stop_record;
+
+static int stop_at(void *context, const double *x)
+{
+    stop_record *r = context;
+    memcpy(r->x, x, (size_t)r->n * sizeof *x);
+    return ++r->calls == r->at_call;
+}
+
+START_TEST(test_stop)
+{
+    const int n = 40;
+    double M[40 * 40], q[40], x[40], v[40];
+    for (int i = 0; i < n; ++i) {
+        q[i] = (i % 3) ? -1.0 : 0.5;
+        for (int j = 0; j < n; ++j) M[i + j * n] = i == j ? 2.0 : (abs(i - j) == 1 ? -0.5 : 0.0);
+    }
+    columns cols;
+    to_columns(n, M, &cols);
+    pp_interior ip;
+    memset(&ip, 0, sizeof ip);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    const int full = ip.iterations;
+    ck_assert_int_gt(full, 6);
+    ck_assert_int_eq(ip.stopped, 0);
+    stop_record r = {0, 2, n, {0}};
+    ip.stop = stop_at;
+    ip.stop_context = &r;
+    ip.stop_every = 3;
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
+                     PP_INTERIOR_STALLED);
+    ck_assert_int_eq(r.calls, 2); /* at iterations 3 and 6 */
+    ck_assert_int_eq(ip.iterations, 6);
+    ck_assert_int_eq(ip.stopped, 1);
+    for (int i = 0; i < n; ++i) ck_assert(x[i] == r.x[i]); /* the iterate it was shown */
+    ck_assert(ip.stop == NULL && ip.stop_context == NULL);
+    ck_assert_int_eq(pp_interior_solve(&ip, &cols.A, q, 1e-16, 80, INFINITY, x, v),
+                     PP_INTERIOR_CONVERGED);
+    ck_assert_int_eq(r.calls, 2); /* not called again */
+    ck_assert_int_eq(ip.iterations, full);
+    ck_assert_int_eq(ip.stopped, 0);
+    check_answer(n, M, q, x, v, 1e-9, 1e-9);
+    pp_interior_free(&ip);
+    free_columns(&cols);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("interior");
@@ -535,6 +590,7 @@ int main(void)
     tcase_add_test(tc, test_plate_frictionless);
     tcase_add_test(tc, test_random_monotone_against_lemke);
     tcase_add_test(tc, test_deadline);
+    tcase_add_test(tc, test_stop);
     tcase_add_loop_test(tc, test_augmented_island, 0, 3);
     tcase_add_loop_test(tc, test_warm_start, 0, 3);
     tcase_add_loop_test(tc, test_first_order_mixed, 0, 3);
