@@ -28,9 +28,9 @@
  * 1.2e-4 m deep (relinearize.c, prime_at_largest_gap); seeds 67, 83, 85 were over the bound
  * too (4.5e-10, 2.1e-6, 2.7e-11 m^3; not traced) and are within it with the same change.
  * (5) h = 0.01, mu = 0.5, seed 13: 3.4e-10 m^3 at step 395, an edge pair clamped at its edge's
- * end sat in two X sets, one carried with its lever arm at one closest point and the other,
- * built again at some iterates from the other body's side, 1.4 cm away: the iteration cycled
- * and kept an estimate 1.6e-8 m deep (peg_geometry.c, edge_edge_point). Seeds 4 and 33 with
+ * end in an X set, carried with its lever arm at A's closest point and, built again at some
+ * iterates from the other body's side and flipped, 1.6 cm away: the iteration cycled and
+ * kept an estimate 1.6e-8 m deep (peg_geometry.c, pp_peg_edge_edge_flip). Seeds 4 and 33 with
  * mu = 0.5 were over the bound too (1.1e-12, 2.5e-12 m^3; not traced: their trajectories
  * moved) and are within it with the same change.
   */

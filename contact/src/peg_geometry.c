@@ -381,60 +381,6 @@ int pp_peg_feasibility_ee(const pp_polytope_view *a, int ea, const pp_polytope_v
 
 /* ---- Contacts ----------------------------------------------------------------------------- */
 
-/* How far (m) the foot of the lines' common perpendicular lies beyond a segment of length
- * len at parameter u along it (0 within it). */
-static double beyond_segment(double u, double len)
-{
-    return (u < 0.0 ? -u : u > 1.0 ? u - 1.0 : 0.0) * len;
-}
-
-/*
- * The point p_a of an edge-edge contact of A's edge p0 p1 and B's edge q0 q1 (spec §4 table:
- * p_b = p_a + psi n lies on B), from the segments' closest points c_p (parameter s on A's
- * edge) and c_q (t on B's), the unit normal n and the gap psi (the lines' signed distance).
- * Where both closest points are interior they are the feet of the lines' common
- * perpendicular, c_q = c_p + psi n, and p_a = c_p. Where the foot on a line lies beyond its
- * segment (by sigma on A's, tau on B's) the closest points are clamped and
- *     c_q - c_p = psi n + w,  w perpendicular to n,
- * so c_p and c_q cannot both be the contact's points. They are taken as
- *     p_a = c_p + lambda w,  p_b = p_a + psi n = c_q - (1 - lambda) w,  lambda = tau / (sigma + tau):
- * the clamped side's point is its edge's end (A's alone clamped: p_a = c_p, the vertex that
- * touches; B's alone: p_b = c_q), both clamped in proportion, lambda = 1/2 for parallel lines.
- * Written from B's side the same two points result (sigma and tau swap, w changes sign), so
- * a contact flipped into the other frame (pp_peg_contact_flip, p_a + psi n) is the contact
- * built from that side, and the points are continuous in the poses (w = 0 where both feet
- * are within the segments). The rule before, p_a = c_p whichever side is clamped, is not:
- * from B's side it puts B's point at c_q - w. Measured (PEG pouring seed 13, mu = 0.5,
- * h = 0.01, step 395): an edge pair clamped on A's side (s = 1) sat in two X sets of the
- * working set, carried (pp_peg_contact_update) with B's point at c_p + psi n and, at the
- * iterates where one of the sets was built again at the pose from B's side, at c_q, 1.4 cm
- * away; its impulse (0.37 N s) turned the hull about one lever arm or the other from iterate
- * to iterate, the iteration cycled (residual 0.13 m/s) and the step kept an estimate 1.6e-8 m
- * deep, 3.4e-10 m^3 of overlap.
- */
-static void edge_edge_point(const double p0[3], const double p1[3], const double q0[3],
-                            const double q1[3], const double c_p[3], const double c_q[3],
-                            double s, double t, const double n[3], double psi, double p_a[3])
-{
-    if (s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0) {
-        pp_v3_copy(p_a, c_p);
-        return;
-    }
-    double d1[3], d2[3], r[3];
-    pp_v3_sub(d1, p1, p0);
-    pp_v3_sub(d2, q1, q0);
-    pp_v3_sub(r, p0, q0);
-    const double a = pp_v3_dot(d1, d1), b = pp_v3_dot(d1, d2), c = pp_v3_dot(d1, r),
-                 e = pp_v3_dot(d2, d2), f = pp_v3_dot(d2, r), denom = a * e - b * b;
-    double lambda = 0.5;
-    if (denom > 1e-12 * a * e) { /* the feet: the minimiser of |r + s d1 - t d2|^2 */
-        const double sigma = beyond_segment((b * f - c * e) / denom, sqrt(a)),
-                     tau = beyond_segment((a * f - b * c) / denom, sqrt(e));
-        if (sigma + tau > 0.0) lambda = tau / (sigma + tau);
-    }
-    for (int i = 0; i < 3; ++i) p_a[i] = c_p[i] + lambda * (c_q[i] - c_p[i] - psi * n[i]);
-}
-
 void pp_peg_contact_flip(pp_contact *c)
 {
     int t = c->body_a;
@@ -453,6 +399,31 @@ void pp_peg_contact_flip(pp_contact *c)
     pp_v3_axpy(c->p_a, c->p_a, c->psi, c->n);
     pp_v3_scale(c->n, -1.0, c->n);
     pp_v3_scale(c->motion, -1.0, c->motion); /* B relative to A: the other way round */
+}
+
+/*
+ * An edge-edge contact of p's edge against q's, built p -> q, written q -> p. Where both
+ * segments' closest points are interior they are the feet of the lines' common perpendicular,
+ * c_q = c_p + psi n, and the same-frame flip (p_a + psi n) is q's closest point. Where one is
+ * clamped to an edge's end, c_q - c_p = psi n + w with w perpendicular to n, and the flip would
+ * put the contact's point on q (the new A) at c_q - w, off q's closest point by |w|, while the
+ * contact built q -> p, and every re-evaluation of it in that frame (pp_peg_contact_update),
+ * has it at c_q. So there p_a is c_q: the same contact whichever side built it. Measured (PEG
+ * pouring seed 13, mu = 0.5, h = 0.01, step 395): an edge pair clamped at one edge's end (s = 1)
+ * sat in an X set of the working set, carried (p_a = c_q) and, at the iterates where the set
+ * was built again at the pose from the other body's side, flipped (p_a = c_q - w), 1.6 cm
+ * apart; its impulse (0.37 N s) turned a hull about one lever arm or the other from iterate to
+ * iterate, the iteration cycled (residual 0.13 m/s) and the step kept an estimate 1.6e-8 m
+ * deep, 3.4e-10 m^3 of overlap.
+ */
+void pp_peg_edge_edge_flip(const pp_polytope_view *p, const pp_polytope_view *q, pp_contact *c)
+{
+    pp_peg_contact_flip(c);
+    const int *gq = q->edges + 4 * c->feature_a, *gp = p->edges + 4 * c->feature_b;
+    double c_q[3], s, t;
+    pp_peg_segments_closest(vertex_of(q, gq[0]), vertex_of(q, gq[1]), vertex_of(p, gp[0]),
+                            vertex_of(p, gp[1]), c_q, NULL, &s, &t);
+    if (!(s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0)) pp_v3_copy(c->p_a, c_q);
 }
 
 int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,
@@ -500,11 +471,8 @@ int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,
         pp_v3_scale(n, (pp_v3_dot(n, c->n) < 0.0 ? -1.0 : 1.0) / len, n);
         pp_v3_sub(r, vertex_of(b, gb[0]), vertex_of(a, ga[0]));
         psi = pp_v3_dot(n, r);
-        double c_p[3], c_q[3], s, t;
         pp_peg_segments_closest(vertex_of(a, ga[0]), vertex_of(a, ga[1]), vertex_of(b, gb[0]),
-                                vertex_of(b, gb[1]), c_p, c_q, &s, &t);
-        edge_edge_point(vertex_of(a, ga[0]), vertex_of(a, ga[1]), vertex_of(b, gb[0]),
-                        vertex_of(b, gb[1]), c_p, c_q, s, t, n, psi, c->p_a);
+                                vertex_of(b, gb[1]), c->p_a, NULL, NULL, NULL);
         break;
     }
     default: return 0;
@@ -571,21 +539,15 @@ static int edge_gap_feasible(const pp_polytope_view *p, const pp_polytope_view *
 }
 
 /* psi = n . (p_q - p_p) is the signed distance of the two lines (n is perpendicular to both),
- * whichever points are used; p_a: edge_edge_point, for the lever arm. */
+ * whichever points are used; p_a is the segment's closest point, for the lever arm. */
 int pp_peg_edge_edge_contact_along(const pp_polytope_view *p, int ep, const pp_polytope_view *q,
                                    int eq, double eps, const double n[3], pp_contact *out)
 {
-    const int *e1 = p->edges + 4 * ep, *e2 = q->edges + 4 * eq;
-    double cp[3], cq[3], gap[3], pa[3], s, t;
-    const double dist = pp_peg_segments_closest(vertex_of(p, e1[0]), vertex_of(p, e1[1]),
-                                                vertex_of(q, e2[0]), vertex_of(q, e2[1]), cp, cq,
-                                                &s, &t);
+    double cp[3], cq[3], dist, gap[3];
+    int ok = pp_peg_feasibility_ee(p, ep, q, eq, eps, cp, cq, &dist);
     pp_v3_sub(gap, cq, cp);
-    const double psi = pp_v3_dot(n, gap);
-    edge_edge_point(vertex_of(p, e1[0]), vertex_of(p, e1[1]), vertex_of(q, e2[0]),
-                    vertex_of(q, e2[1]), cp, cq, s, t, n, psi, pa);
-    contact_init(out, PP_CONTACT_EDGE_EDGE, ep, eq, pa, n, psi);
-    return dist <= eps; /* pp_peg_feasibility_ee */
+    contact_init(out, PP_CONTACT_EDGE_EDGE, ep, eq, cp, n, pp_v3_dot(n, gap));
+    return ok;
 }
 
 int pp_peg_edge_edge_contact(const pp_polytope_view *p, int ep, const pp_polytope_view *q, int eq,

@@ -410,22 +410,20 @@ START_TEST(test_contact_flip)
 END_TEST
 
 /*
- * An edge-edge contact whose closest points are clamped is the same contact from either side
- * (peg_geometry.c, edge_edge_point). A = unit cube at the origin, its edge e_a from
+ * An edge-edge contact whose closest points are clamped is the same contact built from either
+ * side (peg_geometry.c, pp_peg_edge_edge_flip). A = unit cube at the origin, its edge e_a from
  * (-0.5, 0.5, 0.5) to (0.5, 0.5, 0.5) along x; B = a 0.2 x 0.2 bar turned 30 degrees about z,
  * its bottom edge e_b at z = 0.51 along u = (cos 30, sin 30, 0), its line through
  * X = (0.8, 0.5, 0.51) at the bar's parameter x_l = 0 (edge from x_l = -L/2 to L/2). The
  * lines' common perpendicular is vertical, n = +z from A to B, psi = 0.01, its feet
- * (0.8, 0.5, 0.5) and X: beyond A's end (sigma = 0.3) and within B's edge when L = 2.
- *  - L = 2, A's side alone clamped: c_p = A's end V = (0.5, 0.5, 0.5) (the vertex that
- *    touches), c_q = X - 0.3 cos 30 u = (0.575, 0.5 - 0.075 sqrt 3, 0.51); the contact's
- *    points are p_a = V and p_b = V + psi n = (0.5, 0.5, 0.51), written from A's side or
- *    built from B's side and flipped (pp_peg_contact_flip). The rule before (p_a = the
- *    closest point of the side that builds) gave p_a = c_q - psi n = (0.575, 0.370, 0.5)
- *    from B's side: 0.15 m from V.
- *  - L = 0.4 with X at x_l = -0.5: B's foot beyond its end by 0.3 too, both clamped; the two
- *    sides still agree.
- * pp_peg_contact_update of either frame gives the same points as the builds.
+ * (0.8, 0.5, 0.5) and X: beyond A's end and within B's edge when L = 2.
+ *  - L = 2: c_p = A's end V = (0.5, 0.5, 0.5) (the vertex that touches), and
+ *    c_q = X - 0.3 cos 30 u = (0.575, 0.5 - 0.075 sqrt 3, 0.51). Built A -> B, p_a = V. Built
+ *    B -> A (p_a = c_q) and written A -> B: p_a = V too. The plain same-frame flip
+ *    (pp_peg_contact_flip, p_a + psi n) gives c_q - psi n = (0.575, 0.370, 0.5), 0.15 m from
+ *    V: what the builder wrote before.
+ *  - L = 0.4 with X at x_l = -0.5: both closest points clamped; the two sides still agree.
+ * pp_peg_contact_update in either frame gives the build's point in that frame.
  */
 static posed bar_over_cube(double length, double x_cross)
 {
@@ -435,16 +433,17 @@ static posed bar_over_cube(double length, double x_cross)
     const double local[3] = {x_cross, -0.1, -0.1}; /* the bottom edge's point at X */
     double centre[3];
     for (int r = 0; r < 3; ++r)
-        centre[r] = X[r] - (R[3 * r] * local[0] + R[3 * r + 1] * local[1] + R[3 * r + 2] * local[2]);
+        centre[r] = X[r] - (R[3 * r] * local[0] + R[3 * r + 1] * local[1] +
+                            R[3 * r + 2] * local[2]);
     return box(length, 0.2, 0.2, centre, R);
 }
 
-/* The edge of p whose two ends both have world y, z within 1e-9 of (y, z) (A's edge), or, with
- * R, local y = z = -0.1 about centre c (B's bottom edge). */
+/* The edge of p whose two ends both have world y, z within 1e-9 of (y, z) (A's edge). */
 static int edge_at(const pp_polytope_view *p, double y, double z)
 {
     for (int e = 0; e < p->edge_count; ++e) {
-        const double *u = p->vertices + 3 * p->edges[4 * e], *v = p->vertices + 3 * p->edges[4 * e + 1];
+        const double *u = p->vertices + 3 * p->edges[4 * e],
+                     *v = p->vertices + 3 * p->edges[4 * e + 1];
         if (fabs(u[1] - y) < 1e-9 && fabs(v[1] - y) < 1e-9 && fabs(u[2] - z) < 1e-9 &&
             fabs(v[2] - z) < 1e-9)
             return e;
@@ -484,20 +483,23 @@ START_TEST(test_edge_edge_clamped_either_side)
         const int fa = pp_peg_edge_edge_contact_along(&a.view, ea, &b.view, eb, EPS, n, &from_a);
         const int fb = pp_peg_edge_edge_contact_along(&b.view, eb, &a.view, ea, EPS, down, &from_b);
         ck_assert_int_eq(fa, fb);
-        pp_peg_contact_flip(&from_b);
+        pp_contact plain = from_b, b_frame = from_b;
+        pp_peg_contact_flip(&plain);
+        pp_peg_edge_edge_flip(&b.view, &a.view, &from_b);
         ck_assert_double_eq_tol(from_a.psi, 0.01, 1e-12);
         ck_assert_double_eq_tol(from_b.psi, 0.01, 1e-12);
         assert_vec(from_b.n, 0, 0, 1, 0.0);
         assert_vec(from_b.p_a, from_a.p_a[0], from_a.p_a[1], from_a.p_a[2], 1e-12);
-        if (k == 0) assert_vec(from_a.p_a, 0.5, 0.5, 0.5, 1e-12); /* A's vertex that touches */
+        if (k == 0) { /* A's vertex that touches; the plain flip's point 0.15 m from it */
+            assert_vec(from_a.p_a, 0.5, 0.5, 0.5, 1e-12);
+            assert_vec(plain.p_a, 0.575, 0.5 - 0.075 * sqrt(3.0), 0.5, 1e-12);
+        }
         /* re-evaluated at the same poses in either frame: the same points */
-        pp_contact u = from_a, f = from_a;
+        pp_contact u = from_a, f = b_frame;
         ck_assert_int_eq(pp_peg_contact_update(&a.view, &b.view, NULL, 0.0, &u), 1);
         assert_vec(u.p_a, from_a.p_a[0], from_a.p_a[1], from_a.p_a[2], 1e-12);
-        pp_peg_contact_flip(&f);
         ck_assert_int_eq(pp_peg_contact_update(&b.view, &a.view, NULL, 0.0, &f), 1);
-        pp_peg_contact_flip(&f);
-        assert_vec(f.p_a, from_a.p_a[0], from_a.p_a[1], from_a.p_a[2], 1e-12);
+        assert_vec(f.p_a, b_frame.p_a[0], b_frame.p_a[1], b_frame.p_a[2], 1e-12);
         ck_assert_double_eq_tol(f.psi, 0.01, 1e-12);
         release(&a);
         release(&b);
