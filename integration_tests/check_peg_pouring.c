@@ -27,6 +27,12 @@
  * iterate), every later estimate beyond the energy bound, so the first solve was kept,
  * 1.2e-4 m deep (relinearize.c, prime_at_largest_gap); seeds 67, 83, 85 were over the bound
  * too (4.5e-10, 2.1e-6, 2.7e-11 m^3; not traced) and are within it with the same change.
+ * (5) h = 0.01, mu = 0.5, seed 13: 3.4e-10 m^3 at step 395, an edge pair clamped at its edge's
+ * end in an X set, carried with its lever arm at A's closest point and, built again at some
+ * iterates from the other body's side and flipped, 1.6 cm away: the iteration cycled and
+ * kept an estimate 1.6e-8 m deep (peg_geometry.c, pp_peg_edge_edge_flip). Seeds 4 and 33 with
+ * mu = 0.5 were over the bound too (1.1e-12, 2.5e-12 m^3; not traced: their trajectories
+ * moved) and are within it with the same change.
   */
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
@@ -57,6 +63,8 @@ static const pour_case CASES[] = {
     {0.01, 0.0, 8, 1e-12}, {0.01, 0.0, 9, 1e-12}, {0.01, 0.0, 10, 1e-12},
     /* regression (4): seeds over the bound on main before prime_at_largest_gap */
     {0.01, 0.0, 13, 1e-12}, {0.01, 0.0, 67, 1e-12}, {0.01, 0.0, 83, 1e-12}, {0.01, 0.0, 85, 1e-12},
+    /* regression (5): with friction, over the bound before edge_edge_point */
+    {0.01, 0.5, 13, 1e-12}, {0.01, 0.5, 4, 1e-12}, {0.01, 0.5, 33, 1e-12},
     {0.016, 0.0, 1, 1e-10}, {0.016, 0.0, 2, 1e-10},
 };
 

@@ -166,7 +166,7 @@ static int add_edge_edge(ctx *c, const pp_polytope_view *p, int ep, const pp_pol
     double appl;
     int feasible;
     if (!pp_peg_edge_edge_contact(p, ep, q, eq, c->eps, k, &appl, &feasible)) return 0;
-    if (flip) pp_peg_contact_flip(k);
+    if (flip) pp_peg_edge_edge_flip(p, q, k);
     c->b->candidate_appl[c->n] = appl;
     c->b->candidate_eligible[c->n] = (unsigned char)feasible;
     c->n++;
@@ -182,7 +182,7 @@ static void add_edge_edge_along(ctx *c, const pp_polytope_view *p, int ep,
     if (!reserve_one(c)) return;
     pp_contact *k = &c->b->candidates[c->n];
     int feasible = pp_peg_edge_edge_contact_along(p, ep, q, eq, c->eps, n, k);
-    if (flip) pp_peg_contact_flip(k);
+    if (flip) pp_peg_edge_edge_flip(p, q, k);
     c->b->candidate_appl[c->n] = appl;
     c->b->candidate_eligible[c->n] = (unsigned char)feasible;
     c->n++;

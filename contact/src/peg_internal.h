@@ -114,6 +114,11 @@ void pp_peg_vertex_face_contact(const pp_polytope_view *p, int v, const pp_polyt
 int pp_peg_edge_edge_contact(const pp_polytope_view *p, int e_p, const pp_polytope_view *q,
                              int e_q, double eps, pp_contact *out, double *appl, int *feasible);
 
+/* Contact c of p's edge against q's, built p -> q (above), written q -> p: the same-frame flip
+ * (pp_peg_contact_flip), with p_a q's closest point where the closest points are clamped (the
+ * contact built q -> p; peg_geometry.c). */
+void pp_peg_edge_edge_flip(const pp_polytope_view *p, const pp_polytope_view *q, pp_contact *c);
+
 /* The same contact when APPL^ee and its normal n (pp_peg_applicability_ee, not parallel) are
  * known: the callers that test the applicability first skip the closest points of the pairs
  * it rejects. Returns the edge–edge feasibility within eps. Same values, bit for bit, as

@@ -335,8 +335,10 @@ END_TEST
  * is written A -> B by the same-frame flip:
  *  C(t, +z) becomes face–vertex: n = +z (A's top face normal), p_a = t - 0.01 z = (1/2, 0,
  *  1/2), psi = 0.01; C(t, +x): n = +x, p_a = t, psi = 0;
- *  the edge–edge contact: n = (cos 35, 0, sin 35), p_a = t + psi n_BA = t - 0.01 s35 (c35, 0,
- *  s35), psi = 0.01 s35, features (A's edge, B's edge).
+ *  the edge–edge contact: n = (cos 35, 0, sin 35), psi = 0.01 s35, features (A's edge, B's
+ *  edge), p_a = the closest point of A's edge to B's, (1/2, 0, 1/2) (B's edge is clamped at the
+ *  tip t: the plain flip's t + psi n_BA = t - 0.01 s35 (c35, 0, s35) is off A's edge;
+ *  pp_peg_edge_edge_flip).
  */
 START_TEST(test_edge_vertex_flip)
 {
@@ -359,7 +361,7 @@ START_TEST(test_edge_vertex_flip)
     assert_contact(&r->c[0], PP_CONTACT_FACE_VERTEX, FACE_PZ, v, on_top, pz, 0.01, 1e-12);
     assert_contact(&r->c[1], PP_CONTACT_FACE_VERTEX, FACE_PX, v, tip, px, 0.0, 1e-12);
     const double s35 = sin(35 * PI / 180), c35 = cos(35 * PI / 180), psi = 0.01 * s35;
-    const double nee[3] = {c35, 0, s35}, pee[3] = {0.5 - psi * c35, 0, 0.51 - psi * s35};
+    const double nee[3] = {c35, 0, s35}, pee[3] = {0.5, 0, 0.5};
     ck_assert_int_eq(r->sets[1].kind, PP_PEG_SET_X);
     assert_contact(&r->c[2], PP_CONTACT_FACE_VERTEX, FACE_PZ, v, on_top, pz, 0.01, 1e-12);
     assert_contact(&r->c[3], PP_CONTACT_EDGE_EDGE, e_a, e_b, pee, nee, psi, 1e-12);
@@ -1246,7 +1248,8 @@ static int same_bits(const pp_contact *c, const pp_contact *d)
 /* Every contact of r and its applicability are those of the pose (a, b) itself, computed here
  * from scratch by the geometry's own functions: a vertex–face contact and APPL^vf from A's
  * vertex against B's face, a face–vertex one from B's vertex against A's face (flipped), an
- * edge–edge one from either side (the X of an edge–vertex configuration takes B's side). */
+ * edge–edge one from either side (the X of an edge–vertex configuration takes B's side,
+ * written A -> B by pp_peg_edge_edge_flip). */
 static void expect_values_of_pose(const result *r, const posed *a, const posed *b)
 {
     for (int i = 0; i < r->out.contact_count; ++i) {
@@ -1272,7 +1275,7 @@ static void expect_values_of_pose(const result *r, const posed *a, const posed *
                 ok = same_bits(c, &k) && memcmp(&appl, &r->appl[i], sizeof appl) == 0;
             if (!ok && pp_peg_edge_edge_contact(&b->view, c->feature_b, &a->view, c->feature_a,
                                                 EPS, &m, &appl_m, &feasible)) {
-                pp_peg_contact_flip(&m);
+                pp_peg_edge_edge_flip(&b->view, &a->view, &m);
                 ok = same_bits(c, &m) && memcmp(&appl_m, &r->appl[i], sizeof appl_m) == 0;
             }
             break;

@@ -409,6 +409,104 @@ START_TEST(test_contact_flip)
 }
 END_TEST
 
+/*
+ * An edge-edge contact whose closest points are clamped is the same contact built from either
+ * side (peg_geometry.c, pp_peg_edge_edge_flip). A = unit cube at the origin, its edge e_a from
+ * (-0.5, 0.5, 0.5) to (0.5, 0.5, 0.5) along x; B = a 0.2 x 0.2 bar turned 30 degrees about z,
+ * its bottom edge e_b at z = 0.51 along u = (cos 30, sin 30, 0), its line through
+ * X = (0.8, 0.5, 0.51) at the bar's parameter x_l = 0 (edge from x_l = -L/2 to L/2). The
+ * lines' common perpendicular is vertical, n = +z from A to B, psi = 0.01, its feet
+ * (0.8, 0.5, 0.5) and X: beyond A's end and within B's edge when L = 2.
+ *  - L = 2: c_p = A's end V = (0.5, 0.5, 0.5) (the vertex that touches), and
+ *    c_q = X - 0.3 cos 30 u = (0.575, 0.5 - 0.075 sqrt 3, 0.51). Built A -> B, p_a = V. Built
+ *    B -> A (p_a = c_q) and written A -> B: p_a = V too. The plain same-frame flip
+ *    (pp_peg_contact_flip, p_a + psi n) gives c_q - psi n = (0.575, 0.370, 0.5), 0.15 m from
+ *    V: what the builder wrote before.
+ *  - L = 0.4 with X at x_l = -0.5: both closest points clamped; the two sides still agree.
+ * pp_peg_contact_update in either frame gives the build's point in that frame.
+ */
+static posed bar_over_cube(double length, double x_cross)
+{
+    const double ez[3] = {0, 0, 1}, X[3] = {0.8, 0.5, 0.51};
+    double R[9];
+    rot_axis(ez, PI / 6, R);
+    const double local[3] = {x_cross, -0.1, -0.1}; /* the bottom edge's point at X */
+    double centre[3];
+    for (int r = 0; r < 3; ++r)
+        centre[r] = X[r] - (R[3 * r] * local[0] + R[3 * r + 1] * local[1] +
+                            R[3 * r + 2] * local[2]);
+    return box(length, 0.2, 0.2, centre, R);
+}
+
+/* The edge of p whose two ends both have world y, z within 1e-9 of (y, z) (A's edge). */
+static int edge_at(const pp_polytope_view *p, double y, double z)
+{
+    for (int e = 0; e < p->edge_count; ++e) {
+        const double *u = p->vertices + 3 * p->edges[4 * e],
+                     *v = p->vertices + 3 * p->edges[4 * e + 1];
+        if (fabs(u[1] - y) < 1e-9 && fabs(v[1] - y) < 1e-9 && fabs(u[2] - z) < 1e-9 &&
+            fabs(v[2] - z) < 1e-9)
+            return e;
+    }
+    ck_abort_msg("no edge at y = %g, z = %g", y, z);
+    return -1;
+}
+
+static int bottom_edge(const pp_polytope_view *p)
+{
+    /* the edge at z = 0.51 whose points lie on the line through X along u */
+    const double X[3] = {0.8, 0.5, 0.51}, u[3] = {cos(PI / 6), sin(PI / 6), 0};
+    for (int e = 0; e < p->edge_count; ++e) {
+        int on = 1;
+        for (int k = 0; k < 2; ++k) {
+            const double *v = p->vertices + 3 * p->edges[4 * e + k];
+            const double d[3] = {v[0] - X[0], v[1] - X[1], v[2] - X[2]};
+            const double along = d[0] * u[0] + d[1] * u[1];
+            on &= fabs(d[0] - along * u[0]) < 1e-9 && fabs(d[1] - along * u[1]) < 1e-9 &&
+                  fabs(d[2]) < 1e-9;
+        }
+        if (on) return e;
+    }
+    ck_abort_msg("no bottom edge on the line");
+    return -1;
+}
+
+START_TEST(test_edge_edge_clamped_either_side)
+{
+    const double zero[3] = {0, 0, 0}, n[3] = {0, 0, 1}, down[3] = {0, 0, -1};
+    const double lengths[2] = {2.0, 0.4}, cross[2] = {0.0, -0.5};
+    for (int k = 0; k < 2; ++k) {
+        posed a = box(1, 1, 1, zero, NULL), b = bar_over_cube(lengths[k], cross[k]);
+        const int ea = edge_at(&a.view, 0.5, 0.5), eb = bottom_edge(&b.view);
+        pp_contact from_a, from_b;
+        /* feasible or not (the segments are 0.15 m apart or more), alike from both sides */
+        const int fa = pp_peg_edge_edge_contact_along(&a.view, ea, &b.view, eb, EPS, n, &from_a);
+        const int fb = pp_peg_edge_edge_contact_along(&b.view, eb, &a.view, ea, EPS, down, &from_b);
+        ck_assert_int_eq(fa, fb);
+        pp_contact plain = from_b, b_frame = from_b;
+        pp_peg_contact_flip(&plain);
+        pp_peg_edge_edge_flip(&b.view, &a.view, &from_b);
+        ck_assert_double_eq_tol(from_a.psi, 0.01, 1e-12);
+        ck_assert_double_eq_tol(from_b.psi, 0.01, 1e-12);
+        assert_vec(from_b.n, 0, 0, 1, 0.0);
+        assert_vec(from_b.p_a, from_a.p_a[0], from_a.p_a[1], from_a.p_a[2], 1e-12);
+        if (k == 0) { /* A's vertex that touches; the plain flip's point 0.15 m from it */
+            assert_vec(from_a.p_a, 0.5, 0.5, 0.5, 1e-12);
+            assert_vec(plain.p_a, 0.575, 0.5 - 0.075 * sqrt(3.0), 0.5, 1e-12);
+        }
+        /* re-evaluated at the same poses in either frame: the same points */
+        pp_contact u = from_a, f = b_frame;
+        ck_assert_int_eq(pp_peg_contact_update(&a.view, &b.view, NULL, 0.0, &u), 1);
+        assert_vec(u.p_a, from_a.p_a[0], from_a.p_a[1], from_a.p_a[2], 1e-12);
+        ck_assert_int_eq(pp_peg_contact_update(&b.view, &a.view, NULL, 0.0, &f), 1);
+        assert_vec(f.p_a, b_frame.p_a[0], b_frame.p_a[1], b_frame.p_a[2], 1e-12);
+        ck_assert_double_eq_tol(f.psi, 0.01, 1e-12);
+        release(&a);
+        release(&b);
+    }
+}
+END_TEST
+
 /* ---- Classification ----------------------------------------------------------------------- */
 
 static int classify(const posed *a, const posed *b, pp_peg_config *out, int capacity)
@@ -892,6 +990,7 @@ int main(void)
     tcase_add_test(tc, test_classify_errors);
     tcase_add_test(tc, test_applicability_ee_domain);
     tcase_add_test(tc, test_contact_update);
+    tcase_add_test(tc, test_edge_edge_clamped_either_side);
     tcase_add_test(tc, test_classify_memo);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);

@@ -13,7 +13,8 @@
  *                   written B -> A, then flipped (pp_peg_contact_flip): n = eta_f,
  *                   p_a = v - psi eta_f
  *      edge–edge    n = ±(e_a x e_b)/|.|, the sign for which A's faces at e_a recede from n
- *                   (the sign APPL^ee picks, below); p_a = closest point of e_a to e_b;
+ *                   (the sign APPL^ee picks, below); p_a = closest point of e_a to e_b
+ *                   (also when built B -> A and flipped: pp_peg_edge_edge_flip);
  *                   psi = n . (p_b - p_a), the signed distance of the two LINES.
  *  - Applicability values are cosines (dimensionless, in [-1, 1]); >= 0 is the classical
  *    test (PEG Eq 28), >= eps_theta < 0 the relaxed one. Lengths in metres, angles in radians.
