@@ -525,18 +525,7 @@ static int answered_approximately(const pp_island_stats *s)
     return s->worst_fallback == 2 && s->worst_status == PP_LCP_APPROXIMATE;
 }
 
-/*
- * One fixed-point iteration of Stewart & Trinkle 1996 §3.6. The step's LCP enforces the gap
- * linearised at q^l, psi(q^l) + h G(q^l)^T nu >= 0; for a rotating body the true gap at
- * q^{l+1} misses that by O(h^2 |w|^2 r). Here the estimate nu^ of the last solve predicts
- * q^ = q^l + h f(nu^) (the integrator of stage 8), the contacts are rebuilt at q^, and the LCP
- * is solved again with the gap linearised there:
- *     psi(q^) + h G(q^)^T (nu - nu^) >= 0,   i.e.  psi' = psi(q^) - h G(q^)^T nu^  in place
- * of psi, Jacobians about the predicted centres. Newton–Euler keeps M(q^l) and nu*. At a
- * fixed point nu = nu^ the constraint is psi(q^{l+1}) >= 0 itself. *violation: how deep the
- * constraints built at q^ (with the working set) are violated there; *residual: max |nu - nu^|;
- * *solved: 0 when the LCP at q^ was not solved (nu is then not an estimate).
- */
+/* Do two boxes overlap (closed)? */
 static int boxes_meet(const pp_aabb *a, const pp_aabb *b)
 {
     for (int r = 0; r < 3; ++r)
@@ -599,6 +588,18 @@ static pp_status pairs_near_prediction(pp_world *world, pp_island_work *iw)
     return PP_OK;
 }
 
+/*
+ * One fixed-point iteration of Stewart & Trinkle 1996 §3.6. The step's LCP enforces the gap
+ * linearised at q^l, psi(q^l) + h G(q^l)^T nu >= 0; for a rotating body the true gap at
+ * q^{l+1} misses that by O(h^2 |w|^2 r). Here the estimate nu^ of the last solve predicts
+ * q^ = q^l + h f(nu^) (the integrator of stage 8), the contacts are rebuilt at q^, and the LCP
+ * is solved again with the gap linearised there:
+ *     psi(q^) + h G(q^)^T (nu - nu^) >= 0,   i.e.  psi' = psi(q^) - h G(q^)^T nu^  in place
+ * of psi, Jacobians about the predicted centres. Newton–Euler keeps M(q^l) and nu*. At a
+ * fixed point nu = nu^ the constraint is psi(q^{l+1}) >= 0 itself. *violation: how deep the
+ * constraints built at q^ (with the working set) are violated there; *residual: max |nu - nu^|;
+ * *solved: 0 when the LCP at q^ was not solved (nu is then not an estimate).
+ */
 static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int *model,
                              pp_set_index *index_a, pp_set_index *index_b, relin_work *work,
                              double *violation, double *residual, int *solved)
