@@ -33,6 +33,11 @@
  * kept an estimate 1.6e-8 m deep (peg_geometry.c, pp_peg_edge_edge_flip). Seeds 4 and 33 with
  * mu = 0.5 were over the bound too (1.1e-12, 2.5e-12 m^3; not traced: their trajectories
  * moved) and are within it with the same change.
+ * (6) h = 0.01, frictionless, seed 103: 5.9e-5 m^3 at step 180, hull 0 resting 1.5 cm from the
+ * -x end wall, struck by hull 1 at 5 m/s within the step, ended it 1 cm inside the wall: the
+ * pair was no candidate of stage 2 (its reach bounds the motion by the velocity at the start
+ * of the step); the re-linearisation now adds the pairs with static shapes near its predicted
+ * poses (relinearize.c, pairs_near_prediction; check_peg_struck_near_wall).
   */
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
@@ -63,6 +68,8 @@ static const pour_case CASES[] = {
     {0.01, 0.0, 8, 1e-12}, {0.01, 0.0, 9, 1e-12}, {0.01, 0.0, 10, 1e-12},
     /* regression (4): seeds over the bound on main before prime_at_largest_gap */
     {0.01, 0.0, 13, 1e-12}, {0.01, 0.0, 67, 1e-12}, {0.01, 0.0, 83, 1e-12}, {0.01, 0.0, 85, 1e-12},
+    /* regression (6): a pair with a wall missed by stage 2 */
+    {0.01, 0.0, 103, 1e-12},
     /* regression (5): with friction, over the bound before edge_edge_point */
     {0.01, 0.5, 13, 1e-12}, {0.01, 0.5, 4, 1e-12}, {0.01, 0.5, 33, 1e-12},
     {0.016, 0.0, 1, 1e-10}, {0.016, 0.0, 2, 1e-10},

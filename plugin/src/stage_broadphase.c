@@ -126,6 +126,24 @@ pp_status pp_stage_broadphase(pp_world *world)
     if (st == PP_OK) st = pp_grow((void **)&s->sap_index, &s->sap_capacity, s->shape_count, sizeof(int));
     if (st != PP_OK) return st;
 
+    /* the static shapes (not planes) for the re-linearisation's predicted poses */
+    int statics = 0;
+    for (int i = 0; i < s->shape_count; ++i)
+        statics += s->is_static[i] && s->shapes[i].kind != PP_SHAPE_PLANE;
+    if (statics > s->static_capacity) {
+        int cap = s->static_capacity;
+        st = pp_grow((void **)&s->static_shapes, &cap, statics, sizeof(int));
+        if (st == PP_OK)
+            st = pp_grow((void **)&s->static_aabbs, &s->static_capacity, statics, sizeof(pp_aabb));
+        if (st != PP_OK) return st;
+    }
+    s->static_count = 0;
+    for (int i = 0; i < s->shape_count; ++i) {
+        if (!s->is_static[i] || s->shapes[i].kind == PP_SHAPE_PLANE) continue;
+        pp_shape_aabb(&s->shapes[i], 0.5 * eps, &s->static_aabbs[s->static_count]);
+        s->static_shapes[s->static_count++] = i;
+    }
+
     int boxes = 0, planes = 0, moving = 0;
     for (int i = 0; i < s->shape_count; ++i) {
         if (s->shapes[i].kind == PP_SHAPE_PLANE) {

@@ -48,6 +48,8 @@ void pp_step_scratch_free(pp_step_scratch *s)
     free(s->shape_body);
     free(s->shape_motion);
     free(s->aabbs);
+    free(s->static_shapes);
+    free(s->static_aabbs);
     free(s->is_static);
     free(s->attachment);
     free(s->shape_terrain);

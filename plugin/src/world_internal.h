@@ -141,6 +141,8 @@ typedef struct pp_island_work {
     pp_constraint_list ordered;    /* list rewritten in the working set's order (relinearize.c) */
     int one_order;                 /* 1: this step's iterates' lists in that order */
     int *work_place;               /* per working set: its index in list, or -1 */
+    pp_pair *own_pairs;            /* pairs, copied here when a predicted pose adds pairs */
+    int own_pair_capacity;
     int work_place_capacity;
     int work_model;                /* the model whose sets `work` holds */
     int unreduced;                 /* PEG sets built without removing implied ones
@@ -223,6 +225,9 @@ typedef struct pp_step_scratch {
     pp_shape_attachment *attachment; /* body-frame pose of shapes on bodies */
     pp_aabb *aabbs;
     unsigned char *is_static;
+    int *static_shapes;            /* stage 2: the static shapes other than planes, and */
+    pp_aabb *static_aabbs;         /* their boxes grown by eps/2 (relinearize.c) */
+    int static_count, static_capacity;
     const struct pp_terrain **shape_terrain; /* a terrain triangle's terrain, else NULL */
     int *shape_triangle;           /* its triangle */
     int shape_count, shape_capacity;
