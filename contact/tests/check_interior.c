@@ -504,14 +504,21 @@ START_TEST(test_augmented_work_bound)
 }
 END_TEST
 
-START_TEST(test_deadline)
+/* The deadline and stop tests' LCP: tridiagonal M (2 on the diagonal, -0.5 beside it), q
+ * alternating -1, -1, 0.5; it converges in more than 6 interior iterations. */
+static void tridiagonal_lcp(int n, double *M, double *q)
 {
-    const int n = 40;
-    double M[40 * 40], q[40], x[40], v[40];
     for (int i = 0; i < n; ++i) {
         q[i] = (i % 3) ? -1.0 : 0.5;
         for (int j = 0; j < n; ++j) M[i + j * n] = i == j ? 2.0 : (abs(i - j) == 1 ? -0.5 : 0.0);
     }
+}
+
+START_TEST(test_deadline)
+{
+    const int n = 40;
+    double M[40 * 40], q[40], x[40], v[40];
+    tridiagonal_lcp(n, M, q);
     columns cols;
     to_columns(n, M, &cols);
     pp_interior ip;
@@ -548,10 +555,7 @@ START_TEST(test_stop)
 {
     const int n = 40;
     double M[40 * 40], q[40], x[40], v[40];
-    for (int i = 0; i < n; ++i) {
-        q[i] = (i % 3) ? -1.0 : 0.5;
-        for (int j = 0; j < n; ++j) M[i + j * n] = i == j ? 2.0 : (abs(i - j) == 1 ? -0.5 : 0.0);
-    }
+    tridiagonal_lcp(n, M, q);
     columns cols;
     to_columns(n, M, &cols);
     pp_interior ip;

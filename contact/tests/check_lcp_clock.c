@@ -163,19 +163,16 @@ START_TEST(past_deadline_without_a_sweep_is_z0)
 }
 END_TEST
 
-/* Before the deadline, a factorisation whose predicted time crosses it does not start: the
- * all-basic warm basis solves this LCP as it stands (warm_started, no pivot) when the clock
- * has room, but its basis solve is charged nb nnz(M_BB) = n (3 n - 2) (a charge of 5e7 at n
- * = 4 083, 0.1 s at PP_LCP_WORK_RATE; KLU does it in ~1 ms), so with 0.05 s left it is not
- * tried: the answer then comes from Lemke's path from w basic, or, when the clock runs out
- * first, from the fallback, whose own basis solve is held to its work bound; either way
- * not from the warm start. The same solve with 100 s on the clock is warm-started. */
-START_TEST(prediction_refuses_a_factorisation)
+/* The LCP of the two tests below: n = 4 083, tridiagonal M (2 on the diagonal, -0.5 beside
+ * it) by compressed columns, q = -1; with every unknown basic its basis solve is charged
+ * n nnz(M) = n (3 n - 2). */
+enum { NL = 4083 };
+static int cs[NL + 1], ri[3 * NL];
+static double vals[3 * NL], ql[NL], zl[NL];
+static unsigned char basis[NL];
+
+static pp_lcp_csc tridiagonal_lcp(void)
 {
-    enum { NL = 4083 };
-    static int cs[NL + 1], ri[3 * NL];
-    static double vals[3 * NL], ql[NL], zl[NL];
-    static unsigned char basis[NL];
     int p = 0;
     for (int j = 0; j < NL; ++j) {
         cs[j] = p;
@@ -186,8 +183,20 @@ START_TEST(prediction_refuses_a_factorisation)
         ql[j] = -1.0;
     }
     cs[NL] = p;
-    const pp_lcp_csc A = {NL, cs, ri, vals};
-    ck_assert_double_gt((double)NL * p, 0.1 * PP_LCP_WORK_RATE);
+    return (pp_lcp_csc){NL, cs, ri, vals};
+}
+
+/* Before the deadline, a factorisation whose predicted time crosses it does not start: the
+ * all-basic warm basis solves this LCP as it stands (warm_started, no pivot) when the clock
+ * has room, but its basis solve is charged nb nnz(M_BB) = n (3 n - 2) (a charge of 5e7 at n
+ * = 4 083, 0.1 s at PP_LCP_WORK_RATE; KLU does it in ~1 ms), so with 0.05 s left it is not
+ * tried: the answer then comes from Lemke's path from w basic, or, when the clock runs out
+ * first, from the fallback, whose own basis solve is held to its work bound; either way
+ * not from the warm start. The same solve with 100 s on the clock is warm-started. */
+START_TEST(prediction_refuses_a_factorisation)
+{
+    const pp_lcp_csc A = tridiagonal_lcp();
+    ck_assert_double_gt((double)NL * A.col_start[NL], 0.1 * PP_LCP_WORK_RATE);
     pp_lcp_workspace *ws;
     ck_assert_int_eq(pp_lcp_workspace_create(NL, &ws), PP_OK);
     for (int room = 0; room < 2; ++room) {
@@ -224,21 +233,7 @@ END_TEST
  * the budget's deadline is then still ahead of the solve's end, which the test reads. */
 START_TEST(clock_stopped_solve_ends_its_budget)
 {
-    enum { NL = 4083 };
-    static int cs[NL + 1], ri[3 * NL];
-    static double vals[3 * NL], ql[NL], zl[NL];
-    static unsigned char basis[NL];
-    int p = 0;
-    for (int j = 0; j < NL; ++j) {
-        cs[j] = p;
-        for (int i = j > 0 ? j - 1 : 0; i <= j + 1 && i < NL; ++i) {
-            ri[p] = i;
-            vals[p++] = i == j ? 2.0 : -0.5;
-        }
-        ql[j] = -1.0;
-    }
-    cs[NL] = p;
-    const pp_lcp_csc A = {NL, cs, ri, vals};
+    const pp_lcp_csc A = tridiagonal_lcp();
     pp_lcp_workspace *ws;
     ck_assert_int_eq(pp_lcp_workspace_create(NL, &ws), PP_OK);
     pp_lcp_budget b = pp_lcp_budget_start(0.05, -1);
