@@ -569,10 +569,7 @@ static pp_status pairs_near_prediction(pp_world *world, pp_island_work *iw)
                 for (int q = 0; q < iw->pair_count && !known; ++q)
                     known = iw->pairs[q].a == p.a && iw->pairs[q].b == p.b;
                 if (known) continue;
-                dGeomID gi = s->shape_geom[i], gj = s->shape_geom[j];
-                if (!(dGeomGetCategoryBits(gi) & dGeomGetCollideBits(gj)) &&
-                    !(dGeomGetCategoryBits(gj) & dGeomGetCollideBits(gi)))
-                    continue;
+                if (!pp_pair_may_collide(s->shape_geom[i], s->shape_geom[j])) continue;
                 /* the island's pairs are a slice of the step's list: copied to grow */
                 const int own = iw->pairs == iw->own_pairs;
                 pp_status st = pp_grow((void **)&iw->own_pairs, &iw->own_pair_capacity,

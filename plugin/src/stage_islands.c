@@ -32,7 +32,7 @@ static int is_dynamic(const pp_world *world, int b)
  * their near callback and PP_MODEL_ODE applies (ode_baseline.c): bodies joined by a joint other
  * than a contact joint do not collide (a hinge's two links overlap at the hinge by design; a
  * contact there would fight the joint and leave the LCP without a solution). */
-static int pair_may_collide(dGeomID g1, dGeomID g2)
+int pp_pair_may_collide(dGeomID g1, dGeomID g2)
 {
     dBodyID b1 = dGeomGetBody(g1), b2 = dGeomGetBody(g2);
     if (b1 && b1 == b2) return 0;
@@ -122,7 +122,7 @@ pp_status pp_stage_islands(pp_world *world)
         int a = s->shape_body[p->a], b = s->shape_body[p->b];
         if (a >= 0 && a == b) continue;
         if (pair_body(world, p) < 0) continue;
-        if (!pair_may_collide(s->shape_geom[p->a], s->shape_geom[p->b])) continue;
+        if (!pp_pair_may_collide(s->shape_geom[p->a], s->shape_geom[p->b])) continue;
         s->pairs[kept++] = *p;
     }
     s->pair_count = kept;

@@ -481,6 +481,9 @@ pp_status pp_stage_broadphase(pp_world *world);   /* candidate pairs into scratc
 /* stage_islands.c: stage 6, islands of dynamic bodies through the candidate pairs; the pairs
  * are regrouped island by island (a pair with no dynamic body is dropped: nothing can move). */
 pp_status pp_stage_islands(pp_world *world);
+/* dSpaceCollide's filters on a pair of geoms (same body, category/collide bits) and ODE's
+ * near-callback one (bodies joined by a non-contact joint do not collide); 1: may collide. */
+int pp_pair_may_collide(dGeomID g1, dGeomID g2);
 /* Fill island i's bodies (dynamic ones, then the kinematic ones its pairs touch) and pairs
  * into iw, and scratch.body_local for them. */
 pp_status pp_island_select(pp_world *world, int island, pp_island_work *iw);
