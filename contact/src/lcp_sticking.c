@@ -460,17 +460,27 @@ static double stick_eps(const pp_lcp_csc *A, const unsigned char *sliding)
  * STICK_ROUNDING of x_norm) in the answer z = (z_F, lambda): marked to slide (slides = 2: ST's
  * sigma column from the next solve on), counted in st->sliding_loaded. Needs the rows of
  * transpose_rows. */
+/* Unknown i's loaded sliding rows: 0 unless i is in the form of (2) (sliding), not yet marked,
+ * and z_i above limit; then the entries of its row with a normal (mu p) above limit. */
+static int loaded_sliding_rows(const pp_sticking *st, const unsigned char *sliding,
+                               const double *z, int i, double limit)
+{
+    int loaded = 0;
+    if (!sliding[i] || st->slides[i] || z[i] <= limit) return 0;
+    for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
+        loaded += st->row_val[t] > 0.0 && z[st->row_col[t]] > limit;
+    return loaded;
+}
+
 static int mark_sliding_loaded(pp_sticking *st, int n, const unsigned char *sliding,
                                const double *z, double x_norm)
 {
     for (int i = 0; i < n; ++i) {
-        if (!sliding[i] || st->slides[i] || z[i] <= STICK_ROUNDING * x_norm) continue;
-        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
-            if (st->row_val[t] > 0.0 && z[st->row_col[t]] > STICK_ROUNDING * x_norm) {
-                ++st->sliding_loaded; /* the normal (mu p) carries a load */
-                st->slides[i] = 2;
-                if (x_norm > 0.0) st->lambda_max = fmax(st->lambda_max, z[i] / x_norm);
-            }
+        const int loaded = loaded_sliding_rows(st, sliding, z, i, STICK_ROUNDING * x_norm);
+        if (!loaded) continue;
+        st->sliding_loaded += loaded; /* the normal (mu p) carries a load */
+        st->slides[i] = 2;
+        if (x_norm > 0.0) st->lambda_max = fmax(st->lambda_max, z[i] / x_norm);
     }
     return st->sliding_loaded;
 }
@@ -669,9 +679,10 @@ static void interior_basis(pp_sticking *st, int n, const unsigned char *sliding,
 
 /* The creeping round's early end (pp_interior stop, every STICK_SLIDE_TEST_EVERY iterations):
  * is its iterate x what the round's end would take, i.e. it marks no loaded sliding contact
- * (mark_sliding_loaded's test, counted without marking) and z = x passes the acceptance of
- * every solve (pp_lcp_csc_accept on ST's A, q with the solve's options)? The round used to run
- * its STICK_SLIDE_ITERATIONS whatever its iterates were; measured on the crash demo's impact
+ * (loaded_sliding_rows, mark_sliding_loaded's test, without marking) and z = x passes the
+ * acceptance of every solve (pp_lcp_csc_accept on ST's A, q with the solve's options)? The
+ * round used to run its STICK_SLIDE_ITERATIONS whatever its iterates were; measured on the
+ * crash demo's impact
  * (docs/performance.md "The crash impact's steps 15-19 solve by solve"), its iterate was
  * accepted from iteration 50-60 on (rel(z) 9.6e-10, 6.6e-10; 1.44e-10 after 300), 7-8 ms an
  * iteration on 4 980 unknowns. The test costs one product with A. z: the caller's output,
@@ -691,11 +702,8 @@ static int creep_answered(void *context, const double *x)
     const pp_sticking *st = c->st;
     const int n = c->A->n;
     const double limit = STICK_ROUNDING * pp_lcp_inf_norm(n, x);
-    for (int i = 0; i < n; ++i) {
-        if (!c->sliding[i] || st->slides[i] || x[i] <= limit) continue;
-        for (int t = st->row_start[i]; t < st->row_start[i + 1]; ++t)
-            if (st->row_val[t] > 0.0 && x[st->row_col[t]] > limit) return 0;
-    }
+    for (int i = 0; i < n; ++i)
+        if (loaded_sliding_rows(st, c->sliding, x, i, limit)) return 0;
     memcpy(c->z, x, (size_t)n * sizeof *x);
     pp_lcp_result r;
     memset(&r, 0, sizeof r);
