@@ -158,6 +158,70 @@ START_TEST(test_warm_kept)
 }
 END_TEST
 
+/* A first contact: the wall dropped from DROP above the ground (clock-free, the rule's size
+ * lowered). While it falls its bricks' sets are open and verified so (screening answers with
+ * no impulse), so its island starts every step warm with no p basic; the step it lands some
+ * set is violated at the free motion (S_0 not empty), and the island is declined before
+ * screening's first round (peg_mlcp.c "Declined islands", "A first contact"): peg_fallback 1,
+ * the answer bit for bit a twin's switched to the standard model for that step. The steps
+ * before it are PEG's (peg_fallback 0). Without the first contact's reading the landing is
+ * warm, so PEG screens it itself: peg_fallback 0 in every step, and the test fails (measured:
+ * declined at step 1, 354 unknowns solved by the standard model in 43 pivots). A drop of 0.3 m
+ * lands cold (its ground sets new that step) and is not the case meant. */
+START_TEST(test_first_contact_declined)
+{
+    enum { STEPS = 12 };
+    static const double DROP = 0.06; /* m: its sets with the ground present at step 0 */
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    pp_scene a, b;
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene_brick_wall(&a, ROWS, WIDE);
+    pp_scene_brick_wall(&b, ROWS, WIDE);
+    for (int i = 0; i < a.body_count; ++i) {
+        const dReal *x = dBodyGetPosition(a.bodies[i]);
+        dBodySetPosition(a.bodies[i], x[0], x[1], x[2] + DROP);
+        x = dBodyGetPosition(b.bodies[i]);
+        dBodySetPosition(b.bodies[i], x[0], x[1], x[2] + DROP);
+    }
+    pp_world *pa = pp_it_world_clock_free(&a, PP_MODEL_PEG);
+    pp_world *pb = pp_it_world_clock_free(&b, PP_MODEL_PEG);
+    int landed = -1;
+    for (int step = 0; step < STEPS && landed < 0; ++step) {
+        const pp_step_stats *t = stepped(pa, step, "dropped wall");
+        if (t->peg_fallback == 0) {
+            stepped(pb, step, "twin");
+            continue;
+        }
+        ck_assert_msg(t->peg_fallback == 1 && t->peg_i_sets + t->peg_x_sets > 0,
+                      "step %d: peg_fallback %d, %d I and %d X sets", step, t->peg_fallback,
+                      t->peg_i_sets, t->peg_x_sets);
+        landed = step;
+        ck_assert_int_eq(pp_world_set_model(pb, PP_MODEL_STANDARD), PP_OK);
+        stepped(pb, step, "twin, standard model");
+    }
+    ck_assert_msg(landed > 0, "the landing was not declined (step %d)", landed);
+    int moving = 0;
+    for (int i = 0; i < a.body_count; ++i) {
+        const dReal *va = dBodyGetLinearVel(a.bodies[i]), *vb = dBodyGetLinearVel(b.bodies[i]);
+        const dReal *wa = dBodyGetAngularVel(a.bodies[i]), *wb = dBodyGetAngularVel(b.bodies[i]);
+        for (int k = 0; k < 3; ++k) {
+            ck_assert_msg(va[k] == vb[k] && wa[k] == wb[k],
+                          "body %d: velocity not the standard model's (%.17g vs %.17g, %.17g "
+                          "vs %.17g)", i, va[k], vb[k], wa[k], wb[k]);
+        }
+        moving += va[2] > -1.0; /* the fall's 9.81 m/s^2 * ~0.25 s stopped */
+    }
+    ck_assert_msg(moving > 0, "the landing stopped no brick");
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
+    pp_world_destroy(pb);
+    pp_scene_destroy(&b);
+    pp_peg_sticking_min_n(stick_before);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
 /* A moving cold island above the rule's size with U sets only (K = 0): not declined. */
 START_TEST(test_u_sets_kept)
 {
@@ -194,6 +258,7 @@ int main(void)
     tcase_add_test(tc, test_impact_declined);
     tcase_add_test(tc, test_warm_kept);
     tcase_add_test(tc, test_u_sets_kept);
+    tcase_add_test(tc, test_first_contact_declined);
     suite_add_tcase(s, tc);
     return pp_it_run(s);
 }

@@ -331,13 +331,17 @@ struct pp_lcp_csc;
  * whole island's LCP), `result` holds its solves and the whole island's residual bounds and
  * *solved_n the unknowns of the LCP solved; *answered = 0: solve the whole island as without
  * screening, and *mark: the gate's bit (PP_PEG_SCREEN_CAPPED or 0) for the bytes of the
- * primaries' reduction if it answers. Errors: out of memory. */
+ * primaries' reduction if it answers. may_decline: the island would be declined cold
+ * (peg_mlcp.c, "Declined islands", but for its warm start); then *first_contact = 1 when the
+ * warm basis holds no set's p basic and S_0 is not empty (peg_mlcp.c, "A first contact"): no
+ * round is run, the caller declines the island. Errors: out of memory. */
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n,
                                const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
-                               int *solved_n, unsigned char *mark);
+                               int *solved_n, unsigned char *mark, int may_decline,
+                               int *first_contact);
 void pp_peg_screen_free(pp_peg_workspace *ws);
 /* Screening on (1, the default) or off (0, every island solved whole), for tests comparing the
  * two; returns the previous setting. */

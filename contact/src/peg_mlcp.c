@@ -1605,6 +1605,18 @@ int pp_peg_sticking_size(void) { return sticking_min_n; }
  * the bounded fallback answers it). The rule reads sizes and the warm start, and screening's
  * outcome, which the clock can decide (a round cut by it gives the island up); clock-free
  * the same islands are declined in every run.
+ *
+ * A first contact. An island that meets every condition but is warm is declined too, before
+ * screening's first round, when its warm basis holds no set's p basic (no set was active
+ * last time: every set was verified open) and some set closes at the free motion (w_p < 0
+ * beyond what the LCP resolves; a gap closed at relative rest, w_p = 0, as in a stack falling
+ * as one, is not): the landing of a body that fell with its sets in proximity
+ * (pp_peg_screen_island, may_decline and first_contact). The warm start holds nothing there (a
+ * basis of w basic is Lemke's cold start), and screening's rounds grow as the cold ones do:
+ * the convex scene's step 208 (the 90 cells at 8.5 m/s, 136 577 PEG unknowns) was screened in
+ * PEG's sets, round 1 on 3 242 unknowns (7 452 pivots) and round 2 on 11 794 (a 25 735-pivot
+ * path), past the clock; the standard model's LCP of the same pose is exact in ~5-8 s of CPU
+ * (docs/performance.md, "The landing's clock", "A first contact declined").
  */
 #ifndef PP_PEG_DECLINE_MIN_N
 #define PP_PEG_DECLINE_MIN_N 8000
@@ -1973,11 +1985,13 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
         pp_lcp_result abandoned; /* screening's rounds when it gave up: their counters */
         memset(&abandoned, 0, sizeof abandoned);
         if (joint_count == 0 && n >= csc_min_n) {
-            int answered = 0, solved_n = 0;
+            int answered = 0, solved_n = 0, first_contact = 0;
             unsigned char mark = 0; /* screening's gate, kept in the reduction's bytes */
             pp_status sst = pp_peg_screen_island(ws, pp, whole, list, count, s, n, options,
                                                  basis, stats, &abandoned, &answered,
-                                                 &solved_n, &mark);
+                                                 &solved_n, &mark,
+                                                 declined(ws, n, K, options, NULL),
+                                                 &first_contact);
             if (sst != PP_OK) return sst;
             if (answered) {
                 pp_lcp_result_merge(&stats->lcp, &abandoned, s == 0);
@@ -1985,7 +1999,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                 continue;
             }
             /* handed back unsolved ("Declined islands"): z = 0, screening's pivots counted */
-            if (declined(ws, n, K, options, basis)) {
+            if (first_contact || declined(ws, n, K, options, basis)) {
                 dense_store *d = ws->dense;
                 pp_status room = dense_reserve(d, n, 1, 1);
                 if (room != PP_OK) return room;

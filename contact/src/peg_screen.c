@@ -558,9 +558,11 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n, const pp_lcp_options *options, unsigned char *basis,
                                pp_peg_stats *stats, pp_lcp_result *result, int *answered,
-                               int *solved_n, unsigned char *mark)
+                               int *solved_n, unsigned char *mark, int may_decline,
+                               int *first_contact)
 {
     *answered = 0;
+    *first_contact = 0;
     *solved_n = 0;
     *mark = 0;
     memset(result, 0, sizeof *result);
@@ -587,22 +589,31 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     velocity_change(ws, whole, island, count, island, 0, NULL, dv);
     const double qmax = island_qmax(ws, whole, island, count);
     double zmax = 0.0, residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
-    int sets = 0, n_s = 0, slacks = 0, rolls = 0;
+    int sets = 0, n_s = 0, slacks = 0, rolls = 0, warm_active = 0, approaching = 0;
     for (int t = 0; t < count; ++t) {
         const int j = island[t];
         set_bytes(ws, whole, j, basis, wb);
         slacks += ws->slack_first[j + 1] - ws->slack_first[j];
         rolls += ws->roll_axes[j];
         double gap = INFINITY;
-        const int active = (given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1)) ||
-                           complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
-                                        &min_w, &compl, NULL, &gap);
+        const int was = given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1);
+        warm_active += was;
+        const int active = was || complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
+                                               &min_w, &compl, NULL, &gap);
+        approaching += !was && gap < -tol * qmax; /* closing at the free motion */
         /* 2: open by no more than the LCP resolves (the prediction below) */
         sc->in_s[j] = (unsigned char)(active ? 1 : gap <= tol * qmax ? 2 : 0);
         if (active) {
             ++sets;
             n_s += set_size(ws, j, k);
         }
+    }
+    /* A first contact (peg_mlcp.c, "Declined islands"): warm, no set active last time, some
+     * set closing at the free motion (w_p < 0 beyond what the LCP resolves; a gap closed at
+     * relative rest, w_p = 0, is not one): declined before any round */
+    if (may_decline && given->warm_start && basis && warm_active == 0 && approaching > 0) {
+        *first_contact = 1;
+        return PP_OK;
     }
     /* The prediction of the give-up ("Touching within the acceptance" at the top): the sets
      * touching within the acceptance on a body S_0 acts on, counted with S_0. */
