@@ -219,6 +219,44 @@ START_TEST(test_first_contact_declined)
 }
 END_TEST
 
+/* Sets touching at relative rest are no first contact (peg_mlcp.c "A first contact": a gap
+ * closed at w_p = 0, as in a stack falling as one, is not): the wall dropped from FALL, its
+ * bricks' joints touching, falls as one for its first IN_AIR steps, warm from step 1 with no
+ * set active (no impulse: every brick's velocity -g h (step + 1)), and some of its sets in the
+ * LCP solved (in S_0: touching); PEG answers every one of those steps (peg_fallback 0). Read
+ * as "S_0 not empty" instead, the rule declined steps 1 and 2 (measured, peg_fallback 1). */
+START_TEST(test_falling_wall_kept)
+{
+    enum { IN_AIR = 4 };
+    static const double FALL = 0.5; /* m: the ground's sets absent until step 3 */
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    pp_scene a;
+    pp_world *pa = dropped_wall(&a, FALL);
+    int touching = 0;
+    for (int step = 0; step < IN_AIR; ++step) {
+        const pp_step_stats *t = stepped(pa, step, "falling wall");
+        ck_assert_msg(t->peg_i_sets + t->peg_x_sets > 0 &&
+                          t->lcp_size + t->lcp_screened >= DECLINE_N,
+                      "step %d: %d I and %d X sets, %d unknowns: not the island meant", step,
+                      t->peg_i_sets, t->peg_x_sets, t->lcp_size + t->lcp_screened);
+        ck_assert_msg(t->peg_fallback == 0, "falling wall step %d: peg_fallback %d (declined)",
+                      step, t->peg_fallback);
+        touching += step > 0 && t->lcp_size > 0;
+        const double free_fall = -9.81 * H * (step + 1); /* m/s */
+        for (int i = 0; i < a.body_count; ++i)
+            ck_assert_msg(fabs(dBodyGetLinearVel(a.bodies[i])[2] - free_fall) <= 1e-9,
+                          "step %d, brick %d: v_z %.17g, not the free fall's %.17g", step, i,
+                          dBodyGetLinearVel(a.bodies[i])[2], free_fall);
+    }
+    ck_assert_msg(touching > 0, "no warm step solved a touching set");
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
+    pp_peg_sticking_min_n(stick_before);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
 /* A moving cold island above the rule's size with U sets only (K = 0): not declined. */
 START_TEST(test_u_sets_kept)
 {
@@ -256,6 +294,7 @@ int main(void)
     tcase_add_test(tc, test_warm_kept);
     tcase_add_test(tc, test_u_sets_kept);
     tcase_add_test(tc, test_first_contact_declined);
+    tcase_add_test(tc, test_falling_wall_kept);
     suite_add_tcase(s, tc);
     return pp_it_run(s);
 }
