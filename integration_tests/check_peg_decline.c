@@ -62,6 +62,34 @@ static pp_world *crash(pp_scene *s)
     return pp_it_world_clock_free(s, PP_MODEL_PEG);
 }
 
+/* The wall raised by `drop` (m) above the ground, under PEG. */
+static pp_world *dropped_wall(pp_scene *s, double drop)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene_brick_wall(s, ROWS, WIDE);
+    for (int i = 0; i < s->body_count; ++i) {
+        const dReal *x = dBodyGetPosition(s->bodies[i]);
+        dBodySetPosition(s->bodies[i], x[0], x[1], x[2] + drop);
+    }
+    return pp_it_world_clock_free(s, PP_MODEL_PEG);
+}
+
+/* Every body of scene a moves as its twin's in b, bit for bit (the answer applied is the
+ * twin's: the standard model's LCP answer). */
+static void assert_twin_velocities(const pp_scene *a, const pp_scene *b)
+{
+    ck_assert_int_eq(a->body_count, b->body_count);
+    for (int i = 0; i < a->body_count; ++i) {
+        const dReal *va = dBodyGetLinearVel(a->bodies[i]), *vb = dBodyGetLinearVel(b->bodies[i]);
+        const dReal *wa = dBodyGetAngularVel(a->bodies[i]);
+        const dReal *wb = dBodyGetAngularVel(b->bodies[i]);
+        for (int k = 0; k < 3; ++k)
+            ck_assert_msg(va[k] == vb[k] && wa[k] == wb[k],
+                          "body %d: velocity not the standard model's (%.17g vs %.17g, %.17g "
+                          "vs %.17g)", i, va[k], vb[k], wa[k], wb[k]);
+    }
+}
+
 static const pp_step_stats *stepped(pp_world *pw, int step, const char *what)
 {
     ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
@@ -96,18 +124,10 @@ START_TEST(test_impact_declined)
     ck_assert_int_eq(pp_world_set_model(pb, PP_MODEL_STANDARD), PP_OK);
     const pp_step_stats *u = stepped(pb, IMPACT_STEP, "twin, standard model");
     ck_assert_msg(u->peg_fallback == 0, "twin: peg_fallback %d", u->peg_fallback);
-    ck_assert_int_eq(a.body_count, b.body_count);
+    assert_twin_velocities(&a, &b);
     int moving = 0;
-    for (int i = 0; i < a.body_count; ++i) {
-        const dReal *va = dBodyGetLinearVel(a.bodies[i]), *vb = dBodyGetLinearVel(b.bodies[i]);
-        const dReal *wa = dBodyGetAngularVel(a.bodies[i]), *wb = dBodyGetAngularVel(b.bodies[i]);
-        for (int k = 0; k < 3; ++k) {
-            ck_assert_msg(va[k] == vb[k] && wa[k] == wb[k],
-                          "body %d: velocity not the standard model's (%.17g vs %.17g, %.17g "
-                          "vs %.17g)", i, va[k], vb[k], wa[k], wb[k]);
-            moving += fabs(va[k]) > 1e-3;
-        }
-    }
+    for (int i = 0; i < a.body_count; ++i)
+        for (int k = 0; k < 3; ++k) moving += fabs(dBodyGetLinearVel(a.bodies[i])[k]) > 1e-3;
     ck_assert_msg(moving > 1, "the impact moved no brick");
     pp_world_destroy(pa);
     pp_scene_destroy(&a);
@@ -128,15 +148,9 @@ START_TEST(test_warm_kept)
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene_brick_wall(&a, ROWS, WIDE);
     dWorldSetGravity(a.world, 0.0, 0.0, 0.0);
-    pp_config c = pp_config_default();
-    c.model = PP_MODEL_PEG;
-    c.friction_directions = 4;
-    c.lcp_budget_seconds = 0;
+    pp_config c = pp_it_config_clock_free(PP_MODEL_PEG);
     c.relinearize_iterations = 0; /* an iterate's sets are new at q^: cold */
-    dWorldSetAutoDisableFlag(a.world, 0);
-    pp_world *pa = NULL;
-    ck_assert_int_eq(pp_world_create(a.world, a.space, &c, &pa), PP_OK);
-    a.pegplus = pa;
+    pp_world *pa = pp_it_world_create(&a, &c);
     stepped(pa, 0, "wall at rest");
     for (int i = 0; i < a.body_count; ++i) dBodySetLinearVel(a.bodies[i], 0.0, 1.0, 0.0);
     pp_peg_decline_min_n(INT_MAX); /* the rule off: PEG answers the moving wall, cold */
@@ -175,17 +189,7 @@ START_TEST(test_first_contact_declined)
     const int decline_before = pp_peg_decline_min_n(DECLINE_N);
     const int stick_before = pp_peg_sticking_min_n(STICK_N);
     pp_scene a, b;
-    pp_set_log_hook(pp_log_discard, NULL);
-    pp_scene_brick_wall(&a, ROWS, WIDE);
-    pp_scene_brick_wall(&b, ROWS, WIDE);
-    for (int i = 0; i < a.body_count; ++i) {
-        const dReal *x = dBodyGetPosition(a.bodies[i]);
-        dBodySetPosition(a.bodies[i], x[0], x[1], x[2] + DROP);
-        x = dBodyGetPosition(b.bodies[i]);
-        dBodySetPosition(b.bodies[i], x[0], x[1], x[2] + DROP);
-    }
-    pp_world *pa = pp_it_world_clock_free(&a, PP_MODEL_PEG);
-    pp_world *pb = pp_it_world_clock_free(&b, PP_MODEL_PEG);
+    pp_world *pa = dropped_wall(&a, DROP), *pb = dropped_wall(&b, DROP);
     int landed = -1;
     for (int step = 0; step < STEPS && landed < 0; ++step) {
         const pp_step_stats *t = stepped(pa, step, "dropped wall");
@@ -201,22 +205,53 @@ START_TEST(test_first_contact_declined)
         stepped(pb, step, "twin, standard model");
     }
     ck_assert_msg(landed > 0, "the landing was not declined (step %d)", landed);
+    assert_twin_velocities(&a, &b);
     int moving = 0;
-    for (int i = 0; i < a.body_count; ++i) {
-        const dReal *va = dBodyGetLinearVel(a.bodies[i]), *vb = dBodyGetLinearVel(b.bodies[i]);
-        const dReal *wa = dBodyGetAngularVel(a.bodies[i]), *wb = dBodyGetAngularVel(b.bodies[i]);
-        for (int k = 0; k < 3; ++k) {
-            ck_assert_msg(va[k] == vb[k] && wa[k] == wb[k],
-                          "body %d: velocity not the standard model's (%.17g vs %.17g, %.17g "
-                          "vs %.17g)", i, va[k], vb[k], wa[k], wb[k]);
-        }
-        moving += va[2] > -1.0; /* the fall's 9.81 m/s^2 * ~0.25 s stopped */
-    }
+    for (int i = 0; i < a.body_count; ++i) /* the fall's 9.81 m/s^2 * ~0.25 s stopped */
+        moving += dBodyGetLinearVel(a.bodies[i])[2] > -1.0;
     ck_assert_msg(moving > 0, "the landing stopped no brick");
     pp_world_destroy(pa);
     pp_scene_destroy(&a);
     pp_world_destroy(pb);
     pp_scene_destroy(&b);
+    pp_peg_sticking_min_n(stick_before);
+    pp_peg_decline_min_n(decline_before);
+}
+END_TEST
+
+/* Sets touching at relative rest are no first contact (peg_mlcp.c "A first contact": a gap
+ * closed at w_p = 0, as in a stack falling as one, is not): the wall dropped from FALL, its
+ * bricks' joints touching, falls as one for its first IN_AIR steps, warm from step 1 with no
+ * set active (no impulse: every brick's velocity -g h (step + 1)), and some of its sets in the
+ * LCP solved (in S_0: touching); PEG answers every one of those steps (peg_fallback 0). Read
+ * as "S_0 not empty" instead, the rule declined steps 1 and 2 (measured, peg_fallback 1). */
+START_TEST(test_falling_wall_kept)
+{
+    enum { IN_AIR = 4 };
+    static const double FALL = 0.5; /* m: the ground's sets absent until step 3 */
+    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
+    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    pp_scene a;
+    pp_world *pa = dropped_wall(&a, FALL);
+    int touching = 0;
+    for (int step = 0; step < IN_AIR; ++step) {
+        const pp_step_stats *t = stepped(pa, step, "falling wall");
+        ck_assert_msg(t->peg_i_sets + t->peg_x_sets > 0 &&
+                          t->lcp_size + t->lcp_screened >= DECLINE_N,
+                      "step %d: %d I and %d X sets, %d unknowns: not the island meant", step,
+                      t->peg_i_sets, t->peg_x_sets, t->lcp_size + t->lcp_screened);
+        ck_assert_msg(t->peg_fallback == 0, "falling wall step %d: peg_fallback %d (declined)",
+                      step, t->peg_fallback);
+        touching += step > 0 && t->lcp_size > 0;
+        const double free_fall = -9.81 * H * (step + 1); /* m/s */
+        for (int i = 0; i < a.body_count; ++i)
+            ck_assert_msg(fabs(dBodyGetLinearVel(a.bodies[i])[2] - free_fall) <= 1e-9,
+                          "step %d, brick %d: v_z %.17g, not the free fall's %.17g", step, i,
+                          dBodyGetLinearVel(a.bodies[i])[2], free_fall);
+    }
+    ck_assert_msg(touching > 0, "no warm step solved a touching set");
+    pp_world_destroy(pa);
+    pp_scene_destroy(&a);
     pp_peg_sticking_min_n(stick_before);
     pp_peg_decline_min_n(decline_before);
 }
@@ -259,6 +294,7 @@ int main(void)
     tcase_add_test(tc, test_warm_kept);
     tcase_add_test(tc, test_u_sets_kept);
     tcase_add_test(tc, test_first_contact_declined);
+    tcase_add_test(tc, test_falling_wall_kept);
     suite_add_tcase(s, tc);
     return pp_it_run(s);
 }

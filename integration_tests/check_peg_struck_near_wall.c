@@ -54,12 +54,7 @@ START_TEST(test_struck_near_wall)
     int deepest_step = -1;
     for (int step = 0; step < 10; ++step) {
         ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
-        const pp_step_stats *t = pp_world_get_stats(pw);
-        ck_assert_msg(t->lcp_fallback <= 1 && t->lcp_approximate == 0 && t->islands_failed == 0 &&
-                          t->peg_fallback == 0,
-                      "step %d: lcp_fallback %d, approximate %d, failed %d, PEG fallback %d",
-                      step, t->lcp_fallback, t->lcp_approximate, t->islands_failed,
-                      t->peg_fallback);
+        pp_it_assert_lemke(pp_world_get_stats(pw), step);
         double d = pp_scene_max_penetration(&s);
         if (d > deepest) deepest = d, deepest_step = step;
     }

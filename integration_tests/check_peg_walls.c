@@ -16,30 +16,17 @@
 #include "pegplus/pegplus.h"
 #include "scenes.h"
 #include "it_common.h"
+#include "it_heap_state.h"
 
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static pp_world *world_for(pp_scene *s, pp_model model)
-{
-    pp_config c = pp_config_default();
-    c.model = model;
-    c.friction_directions = 4;
-    c.lcp_budget_seconds = 0.0; /* no clock: the answers do not depend on the machine */
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(s->world, s->space, &c, &pw), PP_OK);
-    return pw;
-}
-
 static void assert_exact_step(const pp_step_stats *t, int step)
 {
     ck_assert_msg(t->status == PP_OK, "step %d: status %d", step, t->status);
-    ck_assert_msg(t->lcp_fallback <= 1 && t->lcp_approximate == 0 && t->islands_failed == 0 &&
-                      t->peg_fallback == 0,
-                  "step %d: lcp_fallback %d, approximate %d, failed %d, PEG fallback %d", step,
-                  t->lcp_fallback, t->lcp_approximate, t->islands_failed, t->peg_fallback);
+    pp_it_assert_lemke(t, step);
 }
 
 static double max_speed(const pp_scene *s)
@@ -59,14 +46,14 @@ START_TEST(test_wall_at_rest)
     /* the standard model's LCP of the same wall: one step */
     pp_scene s;
     pp_scene_brick_wall(&s, 3, 4);
-    pp_world *pw = world_for(&s, PP_MODEL_STANDARD);
+    pp_world *pw = pp_it_world_clock_free(&s, PP_MODEL_STANDARD);
     ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
     int standard = pp_world_get_stats(pw)->lcp_size;
     pp_world_destroy(pw);
     pp_scene_destroy(&s);
 
     pp_scene_brick_wall(&s, 3, 4);
-    pw = world_for(&s, PP_MODEL_PEG);
+    pw = pp_it_world_clock_free(&s, PP_MODEL_PEG);
     int largest = 0, first = 0;
     for (int step = 0; step < 40; ++step) {
         ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
@@ -105,7 +92,7 @@ START_TEST(test_wall_hit)
     const double l[3] = {0.3, 0.3, 0.3};
     dBodyID b = pp_scene_add_box(&s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});
     dBodySetLinearVel(b, -2.0, 0.0, 0.0);
-    pp_world *pw = world_for(&s, PP_MODEL_PEG);
+    pp_world *pw = pp_it_world_clock_free(&s, PP_MODEL_PEG);
     double deepest = 0.0;
     for (int step = 0; step < 25; ++step) {
         ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);

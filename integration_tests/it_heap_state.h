@@ -12,8 +12,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* The pegplus world of a loaded scene, as the benchmark steps it: `model`, k = 4, auto-disable
- * off, and clock-free (the answers must not depend on the machine's load). */
 /* A body's speed for the rest checks: the larger of |v| (m/s) and |omega| (rad/s, as m/s at
  * 1 m). */
 static inline double pp_it_body_speed(dBodyID b)
@@ -23,17 +21,32 @@ static inline double pp_it_body_speed(dBodyID b)
                 sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]));
 }
 
-static inline pp_world *pp_it_world_clock_free(pp_scene *scene, pp_model model)
+/* The configuration the benchmark steps a scene with: `model`, k = 4, and clock-free (the
+ * answers must not depend on the machine's load). */
+static inline pp_config pp_it_config_clock_free(pp_model model)
 {
     pp_config c = pp_config_default();
     c.model = model;
     c.friction_directions = 4;
     c.lcp_budget_seconds = 0;
+    return c;
+}
+
+/* The pegplus world of a loaded scene under `c`, auto-disable off (scene->pegplus). */
+static inline pp_world *pp_it_world_create(pp_scene *scene, const pp_config *c)
+{
     dWorldSetAutoDisableFlag(scene->world, 0);
     pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(scene->world, scene->space, &c, &pw), PP_OK);
+    ck_assert_int_eq(pp_world_create(scene->world, scene->space, c, &pw), PP_OK);
     scene->pegplus = pw;
     return pw;
+}
+
+/* The pegplus world of a loaded scene, as the benchmark steps it (pp_it_config_clock_free). */
+static inline pp_world *pp_it_world_clock_free(pp_scene *scene, pp_model model)
+{
+    const pp_config c = pp_it_config_clock_free(model);
+    return pp_it_world_create(scene, &c);
 }
 
 /* Builds the heap of `boxes` (seed 1, as the benchmark does) named `name` in *scene, poses it

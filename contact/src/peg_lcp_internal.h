@@ -333,8 +333,10 @@ struct pp_lcp_csc;
  * screening, and *mark: the gate's bit (PP_PEG_SCREEN_CAPPED or 0) for the bytes of the
  * primaries' reduction if it answers. may_decline: the island would be declined cold
  * (peg_mlcp.c, "Declined islands", but for its warm start); then *first_contact = 1 when the
- * warm basis holds no set's p basic and S_0 is not empty (peg_mlcp.c, "A first contact"): no
- * round is run, the caller declines the island. Errors: out of memory. */
+ * warm basis holds no set's p basic and some set closes at the free motion (w_p < -tol
+ * max|q|: a set only touching, w_p = 0 to rounding, is in S_0 but is no first contact;
+ * peg_mlcp.c, "A first contact"): no round is run, the caller declines the island. Errors:
+ * out of memory. */
 pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
                                const lcp_layout *whole, const int *island, int count, int s,
                                int n,

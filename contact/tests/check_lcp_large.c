@@ -494,6 +494,26 @@ START_TEST(ladder_skips_rungs_below_the_tie_band)
 }
 END_TEST
 
+/* max_i |min(x_i, (M x + q)_i)| / (|q_i| + sum_j |M_ij| ||x||_inf) of a loaded instance, from
+ * its data alone; x = 0 fails (infinite). */
+static double instance_residual(const pp_lcp_instance *inst, const double *x)
+{
+    const int n = inst->n;
+    double xnorm = 0.0, worst = 0.0;
+    for (int i = 0; i < n; ++i) xnorm = fmax(xnorm, fabs(x[i]));
+    if (!(xnorm > 0.0)) return INFINITY;
+    for (int i = 0; i < n; ++i) {
+        double w = inst->q[i], row = 0.0;
+        for (int j = 0; j < n; ++j) {
+            w += inst->M[i + (size_t)j * n] * x[j];
+            row += fabs(inst->M[i + (size_t)j * n]);
+        }
+        double rel = fabs(fmin(x[i], w)) / (fabs(inst->q[i]) + row * xnorm);
+        if (!(rel <= worst)) worst = rel;
+    }
+    return worst;
+}
+
 /* Plain pivots, refined on failure (lemke.c): an island's LCP of check_joint_scenes' arm (PEG,
  * n = 208, data/arm_peg_n208.lcp), on the sparse basis. Its plain path leaves the feasible
  * region (a refined x below -1e-9 ||x||_inf after 89 pivots) and is run again with every
@@ -542,26 +562,71 @@ START_TEST(plain_path_given_up_is_refined)
         ck_assert_int_eq(r.attempts, 1);
         ck_assert(r.epsilon == 0.0);
         ck_assert_int_eq(r.fallback, 0);
-        /* max_i |min(x_i, (M x + q)_i)| / (|q_i| + sum_j |M_ij| ||x||_inf), from the data */
-        double xnorm = 0.0, worst = 0.0;
-        for (int i = 0; i < n; ++i) xnorm = fmax(xnorm, fabs(x[i]));
-        ck_assert_double_gt(xnorm, 0.0);
-        for (int i = 0; i < n; ++i) {
-            double w = inst.q[i], row = 0.0;
-            for (int j = 0; j < n; ++j) {
-                w += inst.M[i + (size_t)j * n] * x[j];
-                row += fabs(inst.M[i + (size_t)j * n]);
-            }
-            double rel = fabs(fmin(x[i], w)) / (fabs(inst.q[i]) + row * xnorm);
-            if (!(rel <= worst)) worst = rel;
-        }
-        ck_assert_double_le(worst, TOL_RESIDUAL);
+        ck_assert_double_le(instance_residual(&inst, x), TOL_RESIDUAL);
     }
     pp_lcp_workspace_destroy(ws);
     free(col_start);
     free(rows);
     free(values);
     free(x);
+    pp_lcp_instance_free(&inst);
+}
+END_TEST
+
+/* A plain path from a given basis given up is run again from that basis (lemke.c
+ * lemke_plain_first, "Plain pivots": refined as far as the plain path went and PLAIN_PERIOD
+ * pivots on, plain after). The arm's LCP (n = 208, sparse basis) from two given bases that
+ * Lemke must pivot from (neither is a solution): w basic everywhere (a warm start that knows
+ * no set, as an unknown set's bytes), and the answer's basis on the first 32 unknowns with w
+ * basic on the rest (a partly known warm start). With max_pivots = 120, which caps every path
+ * (the warm path at min(max_pivots, n)), the solve answers from the given basis
+ * (warm_lemke) on M itself (one attempt, eps 0) in more pivots than one path may take: two
+ * paths ran from the given basis, the plain one given up and its rerun, which answered;
+ * z checked here as an LCP answer (measured: 200 and 191 pivots). Without the rerun the given
+ * basis's path is dropped when its plain pivots give up and Lemke from w basic answers
+ * (warm_lemke 0: measured with lemke_plain_first returning every given basis's failure, as
+ * before 78b86ee). */
+START_TEST(plain_path_from_given_basis_is_rerun)
+{
+    enum { KNOWN = 32, CAP = 120 };
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "arm_peg_n208.lcp");
+    pp_lcp_instance inst;
+    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    const int n = inst.n;
+    ck_assert_int_ge(n, PP_LCP_SPARSE_MIN_N);
+    ck_assert_int_lt(CAP, n); /* the cap, not n, bounds the given basis's path */
+    double *x = malloc((size_t)n * sizeof *x);
+    unsigned char *answer = calloc((size_t)n, 1), *given = calloc((size_t)n, 1);
+    ck_assert(x && answer && given);
+    pp_lcp_workspace *ws;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0; /* no clock: the same paths on a loaded machine */
+    o.warm_start = 0;
+    pp_lcp_result r;
+    ck_assert_int_eq(pp_lcp_solve(ws, n, inst.M, inst.q, &o, answer, x, &r), PP_OK);
+    o.warm_start = 1;
+    o.max_pivots = CAP;
+    for (int known = 0; known <= KNOWN; known += KNOWN) {
+        for (int i = 0; i < n; ++i) given[i] = i < known ? answer[i] : 0;
+        ck_assert_int_eq(pp_lcp_solve(ws, n, inst.M, inst.q, &o, given, x, &r), PP_OK);
+        printf("check_lcp_large: from the answer's basis on %d unknowns: %d pivots, warm_lemke "
+               "%d, rel %.3g\n", known, r.pivots, r.warm_lemke, r.relative_residual);
+        ck_assert_int_eq(r.status, PP_LCP_SOLVED);
+        ck_assert_int_eq(r.warm_started, 0); /* pivoted from the given basis */
+        ck_assert_int_eq(r.warm_lemke, 1);   /* and answered by that path */
+        ck_assert_int_eq(r.attempts, 1);
+        ck_assert(r.epsilon == 0.0);
+        ck_assert_int_eq(r.fallback, 0);
+        ck_assert_int_gt(r.pivots, CAP);     /* two paths from the given basis */
+        ck_assert_int_le(r.pivots, 2 * CAP); /* and no third */
+        ck_assert_double_le(instance_residual(&inst, x), TOL_RESIDUAL);
+    }
+    pp_lcp_workspace_destroy(ws);
+    free(x);
+    free(answer);
+    free(given);
     pp_lcp_instance_free(&inst);
 }
 END_TEST
@@ -621,6 +686,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, fallback_unformed_is_the_fallbacks_answer);
     tcase_add_test(tc, ladder_skips_rungs_below_the_tie_band);
     tcase_add_test(tc, plain_path_given_up_is_refined);
+    tcase_add_test(tc, plain_path_from_given_basis_is_rerun);
     suite_add_tcase(s, tc);
     return s;
 }

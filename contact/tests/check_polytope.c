@@ -19,6 +19,10 @@ static const double MASS_TOL = 1e-12; /* relative, mass properties */
 
 #include "test_support.h"
 
+/* Check records every passing assertion with a write(2) (the location of the last check
+ * reached): the loops over vertices x faces below assert once a face (or an input point), on
+ * the same predicate, naming the first offender. Asserted point by point they made 677 505
+ * writes, 3.3 s of a 0.9 s CPU test, which passed Check's 4 s default under load 12. */
 static void check_closed_convex(const pp_polytope *p)
 {
     ck_assert_int_eq(p->vertex_count - p->edge_count + p->face_count, 2);
@@ -42,8 +46,12 @@ static void check_closed_convex(const pp_polytope *p)
         const double *n = p->face_normals + 3 * f;
         ck_assert_double_eq_tol(pp_v3_norm(n), 1.0, TOL);
         ck_assert(pp_v3_dot(n, p->centroid) < p->face_offsets[f]);
-        for (int v = 0; v < p->vertex_count; ++v)
-            ck_assert(pp_v3_dot(n, p->vertices + 3 * v) <= p->face_offsets[f] + TOL * scale);
+        /* every vertex on or below the face's plane */
+        int above = -1;
+        for (int v = 0; v < p->vertex_count && above < 0; ++v)
+            if (!(pp_v3_dot(n, p->vertices + 3 * v) <= p->face_offsets[f] + TOL * scale))
+                above = v;
+        ck_assert_msg(above < 0, "vertex %d above face %d", above, f);
         /* CCW seen from outside: Newell normal of the loop agrees with n */
         int first = p->face_first[f], count = p->face_first[f + 1] - first;
         double newell[3] = {0, 0, 0};
@@ -117,9 +125,14 @@ START_TEST(random_hull_contains_inputs)
     pp_polytope *p = NULL;
     ck_assert_int_eq(pp_polytope_from_points(pts, count, &p), PP_OK);
     check_closed_convex(p);
-    for (int i = 0; i < count; ++i)
-        for (int f = 0; f < p->face_count; ++f)
-            ck_assert(pp_v3_dot(p->face_normals + 3 * f, pts + 3 * i) <= p->face_offsets[f] + TOL);
+    /* every input point on or below every face's plane */
+    for (int i = 0; i < count; ++i) {
+        int above = -1;
+        for (int f = 0; f < p->face_count && above < 0; ++f)
+            if (!(pp_v3_dot(p->face_normals + 3 * f, pts + 3 * i) <= p->face_offsets[f] + TOL))
+                above = f;
+        ck_assert_msg(above < 0, "input point %d above face %d", i, above);
+    }
     for (int v = 0; v < p->vertex_count; ++v) {
         int found = 0;
         for (int i = 0; i < count && !found; ++i)

@@ -17,8 +17,10 @@
  * PEG LCP answered approximately is kept. A moving island's PEG LCP that PEG's solve declines
  * before solving it (contact/src/peg_mlcp.c "Declined islands": I/X sets, no warm start, not
  * answered by screening, 8 000 unknowns or more: an impact's, which no path of PEG's answers
- * within the clock) is replaced the same way, the standard model's solve getting the clock
- * that screening's rounds on the PEG LCP left (all of it unless a round ran: peg_mlcp.c).
+ * within the clock; or the same island warm, with no set active in its warm start and some set
+ * closing at the free motion: a first contact) is replaced the same way, the standard model's
+ * solve getting the clock that screening's rounds on the PEG LCP left (all of it unless a
+ * round ran: peg_mlcp.c).
  * If no answer is usable, the island runs without contact impulses (lcp_fallback 3):
  * the next step sees the gap psi < 0 and its psi/h term pushes the bodies apart. Either way
  * the status is in the step statistics, no other island is touched, and nothing non-finite

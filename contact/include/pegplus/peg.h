@@ -583,7 +583,11 @@ void pp_peg_workspace_fallback_start(pp_peg_workspace *workspace, const double *
  * with PEG I/X sets (K > 0), no joint rows, no warm start (options' warm_start off, or no
  * basis), not answered by constraint screening, of at least 8 000 unknowns: an impact's
  * island, whose PEG LCP no path of this library has answered within the clock
- * (peg_mlcp.c, "Declined islands"). Such an island is not solved: its z is 0, the call
+ * (peg_mlcp.c, "Declined islands"); and such an island with a warm start in which no set's
+ * p is basic while some set closes at the free motion (w_p < 0 beyond the LCP's
+ * acceptance), declined before screening's first round: a first contact, the landing of
+ * bodies that fell with their sets in proximity (peg_mlcp.c, "A first contact"). Such an
+ * island is not solved: its z is 0, the call
  * returns PP_ERR_SOLVER with stats.declined counting it, and the caller answers it another
  * way (the stepper: the standard model's constraints, pp_step_stats.peg_fallback). */
 void pp_peg_workspace_decline(pp_peg_workspace *workspace, int on);

@@ -312,7 +312,9 @@ typedef struct pp_step_stats {
     int peg_fallback;        /* PP_MODEL_PEG: island solves whose PEG LCP was not solved, or
                                 was declined as an impact's (a moving island with I/X sets,
                                 no joint rows, no warm start, 8 000 unknowns or more, not
-                                answered by constraint screening: pegplus/peg.h
+                                answered by constraint screening) or a first contact's (the
+                                same but warm, no set active in its warm start and some set
+                                closing at the free motion: pegplus/peg.h
                                 pp_peg_workspace_decline), so the standard model's
                                 constraints ran for that island instead (README "Failures");
                                 other islands are not affected */
