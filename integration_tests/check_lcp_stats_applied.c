@@ -22,7 +22,10 @@
  * (lcp_dropped 1), where main reported the iterate's residual, 3.22 and 0.722, for the applied
  * answers' 2.36 and 1.53e-4; the standard model keeps it at steps 4-6, where main reported
  * 1.96e-6 and 6.94e-8 at steps 5 and 6 for the applied 3.38e-8 and 2.83e-8. The iterate's
- * answer replaced a failed first one at standard steps 0, 1, 3 and PEG steps 3, 5.
+ * answer replaced a failed first one at standard steps 0, 1, 3 and PEG step 3 (and 5 until
+ * PEG's builder kept a set that two configurations make once, peg_constraints.c
+ * drop_repeated_sets: the hulls' LCPs lost a repeated vertex set, and PEG's step 5 now keeps
+ * its first answer, the iterate's fallback answer no better).
  */
 #include "pegplus/pegplus.h"
 #include "pegplus/lcp.h"
@@ -81,9 +84,9 @@ START_TEST(test_stats_of_the_answer_applied)
         pp_it_hulls_destroy(&first);
         pp_it_hulls_destroy(&relin);
     }
-    /* measured: PEG 4 steps (2 iterates dropped), 2 replaced; standard 3 (0), 3 */
+    /* measured: PEG refused at 6 steps (0-2, 5-7), 1 replaced; standard 3 (0), 3 */
     ck_assert_int_ge(kept_first, 3);
-    ck_assert_int_ge(replaced_first, 2);
+    ck_assert_int_ge(replaced_first, 1);
     if (model == PP_MODEL_PEG) ck_assert_int_ge(dropped_iterates, 2);
 }
 END_TEST

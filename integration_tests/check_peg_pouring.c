@@ -38,6 +38,14 @@
  * pair was no candidate of stage 2 (its reach bounds the motion by the velocity at the start
  * of the step); the re-linearisation now adds the pairs with static shapes near its predicted
  * poses (relinearize.c, pairs_near_prediction; check_peg_struck_near_wall).
+ * (7) h = 0.01, frictionless, seed 122: 3.0e-9 m^3 at step 321, a hull's vertex set built
+ * twice (the vertex near two edges of another hull, one copy per vertex–edge configuration);
+ * the re-linearisation's working set matched one copy at the predicted poses, the other kept
+ * a primary 6.5 mm below the set's largest gap and took its impulse at one iterate in three:
+ * the iteration cycled and kept an estimate 1.2e-5 m deep (peg_constraints.c,
+ * drop_repeated_sets). Frictionless seed 170 (2.1e-11 m^3, the same) and mu = 0.5 seed 40
+ * (2.5e-11 m^3, a face-on-face vertex set twice, its copies' impulses split anew at every
+ * iterate) are within the bound with the same change.
   */
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
@@ -72,6 +80,8 @@ static const pour_case CASES[] = {
     {0.01, 0.0, 103, 1e-12},
     /* regression (5): with friction, over the bound before edge_edge_point */
     {0.01, 0.5, 13, 1e-12}, {0.01, 0.5, 4, 1e-12}, {0.01, 0.5, 33, 1e-12},
+    /* regression (7): a vertex set made twice */
+    {0.01, 0.0, 122, 1e-12}, {0.01, 0.0, 170, 1e-12}, {0.01, 0.5, 40, 1e-12},
     {0.016, 0.0, 1, 1e-10}, {0.016, 0.0, 2, 1e-10},
 };
 

@@ -742,6 +742,75 @@ static pp_status reduce_pair(pp_peg_builder *b, pp_peg_output *out, int first_se
     return PP_OK;
 }
 
+/* Do contacts c and d constrain the same features (the same kind and feature pair, in the
+ * call's one frame A -> B)? */
+static int same_features(const pp_contact *c, const pp_contact *d)
+{
+    return c->kind == d->kind && c->feature_a == d->feature_a && c->feature_b == d->feature_b;
+}
+
+/* Does set t (contacts ct) hold the same features as set s (contacts cs)? A set's contacts
+ * are distinct feature pairs, so equal counts and each of s's among t's suffice. */
+static int same_set_features(const pp_contact *cs, int ns, const pp_contact *ct, int nt)
+{
+    if (ns != nt) return 0;
+    for (int i = 0; i < ns; ++i) {
+        int found = 0;
+        for (int j = 0; j < nt && !found; ++j) found = same_features(&cs[i], &ct[j]);
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/*
+ * A set made again by another configuration of the pair is dropped (the first made is kept).
+ * A vertex near several features of the other body gets its vertex set from each of their
+ * configurations (the vertex–edge one of every edge it is near, the vertex–vertex one of every
+ * vertex within eps). The copies are one constraint, max over the same faces g of
+ * psi(v, g) >= 0, at every pose, but two impulses in the LCP: two equal columns whose split of
+ * the set's impulse is arbitrary, and two normals where the configurations' applicability
+ * thresholds (appl_vv; none for the vertex–edge rule) pick different primaries (Eq 41 puts a
+ * set's impulse on its primary). With reduce they are equal rows (Rule 2); the stepper builds
+ * without it in moving islands, and the re-linearisation's working set (relinearize.c) knows a
+ * set by its features, one record for both copies: the copy it matched to the record followed
+ * the record's primary rules at the predicted pose, the other did not. Measured (PEG pouring,
+ * h = 0.01, frictionless seed 122, step 321): a hull's vertex near two edges of another got its
+ * vertex set (three faces) twice; at the predicted poses where both copies were built, the
+ * unmatched one kept the primary of the step's start, face 11, reading 6.5 mm below face 10,
+ * and took the pair's impulse (1.14 N s along face 11's normal, at the other iterates 1.11 N s
+ * along an edge pair's 13 degrees away): the iteration cycled with period 3 (residual
+ * 1.3 m/s) and the step kept an estimate 1.2e-5 m deep, 3.0e-9 m^3 of overlap. Frictionless
+ * seed 170 (2.1e-11 m^3) was the same; mu = 0.5 seed 40 (2.5e-11 m^3: a face-on-face vertex
+ * set twice, its copies' impulses split differently at every iterate) ends 1.8e-11 m deep.
+ * Identity of features, not of values: the same copies are dropped at every pose. Works on
+ * out->sets[first_set ..] and out->contacts[first_contact ..] in place.
+ */
+static void drop_repeated_sets(pp_peg_output *out, int first_set, int first_contact)
+{
+    int ws = first_set, wc = first_contact;
+    for (int s = first_set; s < out->set_count; ++s) {
+        const pp_peg_set set = out->sets[s];
+        const pp_contact *c = out->contacts + set.first;
+        int repeated = 0;
+        for (int t = first_set; t < ws && !repeated; ++t)
+            repeated = same_set_features(c, set.count, out->contacts + out->sets[t].first,
+                                         out->sets[t].count);
+        if (repeated) continue;
+        /* kept: its contacts move down to wc (never past a read: wc <= set.first) */
+        for (int k = 0; k < set.count; ++k) {
+            out->contacts[wc + k] = out->contacts[set.first + k];
+            if (out->applicability)
+                out->applicability[wc + k] = out->applicability[set.first + k];
+        }
+        out->sets[ws] = set;
+        out->sets[ws].first = wc;
+        ++ws;
+        wc += set.count;
+    }
+    out->set_count = out->sets_needed = ws;
+    out->contact_count = out->contacts_needed = wc;
+}
+
 /* ---- Entry points ------------------------------------------------------------------------- */
 
 static pp_status finish(const ctx *c)
@@ -835,6 +904,8 @@ static pp_status local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
     pp_status st = finish(&c);
     if (st == PP_OK && reduce)
         st = reduce_pair(builder, out, first_set, first_contact, reduce == PP_PEG_REDUCE_CORNERS);
+    else if (st == PP_OK)
+        drop_repeated_sets(out, first_set, first_contact);
     return st;
 }
 

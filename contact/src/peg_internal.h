@@ -140,7 +140,7 @@ int pp_peg_edges_at_vertex(pp_peg_builder *b, const pp_polytope_view *p, int v, 
 
 /* The sets of the rules of pegplus/peg.h within eps, appended to out, before the bound per
  * pair; reduce = 0 leaves the implied sets and duplicate rows in (for the tests of the
- * reduction rules). A builder is required. */
+ * reduction rules), each set once (a set made by two configurations: drop_repeated_sets). A builder is required. */
 pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             const pp_polytope_view *b, double eps, const pp_peg_params *params,
                             int reduce, pp_peg_output *out);

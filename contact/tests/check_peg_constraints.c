@@ -372,6 +372,76 @@ START_TEST(test_edge_vertex_flip)
 END_TEST
 
 /*
+ * A vertex near two edges of the other body gets its vertex set once. The octahedron's bottom
+ * tip t = (0.484, 0.484, 0.502) sits 0.002 above the cube's top face, 0.0161 from its top
+ * edges along x and along y (interior points: 0.0227 from their common corner, beyond eps =
+ * 0.02), so two vertex–edge configurations hold, and each makes t's vertex set over the faces
+ * within eps, I(+z (psi 0.002, primary), +x, +y (psi -0.016)). Those are one constraint; two
+ * copies were two impulses of it in the LCP, and without the reduction (pp_peg_local_sets
+ * with reduce = 0, the stepper's moving islands) both were kept (peg_constraints.c,
+ * drop_repeated_sets: PEG pouring seeds 122 and 170 cycled on the copy the re-linearisation's
+ * working set did not know). Now the unreduced output holds it once, and no two of its sets
+ * hold the same features; the reduced output is what it was (Rule 2 kept one copy).
+ */
+static result *local_with(pp_peg_builder *builder, const posed *a, const posed *b, int reduce);
+
+START_TEST(test_vertex_set_made_once)
+{
+    const double zero[3] = {0, 0, 0}, tip[3] = {0.484, 0.484, 0.502},
+                 x[3] = {tip[0], tip[1], tip[2] + 0.3};
+    posed a = octahedron(0.3, x, NULL), b = box(1, 1, 1, zero, NULL);
+    const int v = find_vertex(&a.view, tip);
+    pp_peg_builder *bd;
+    ck_assert_int_eq(pp_peg_builder_create(&bd), PP_OK);
+    const pp_peg_params params = pp_peg_params_default();
+    int n = 0, near_edges = 0;
+    ck_assert_int_eq(pp_peg_classify_near_features(bd, &a.view, &b.view, EPS, &params, &n), PP_OK);
+    for (int i = 0; i < n; ++i) {
+        ck_assert_int_ne(bd->configs[i].kind, PP_PEG_VERTEX_VERTEX);
+        near_edges += bd->configs[i].kind == PP_PEG_VERTEX_EDGE && bd->configs[i].feature_a == v;
+    }
+    ck_assert_int_eq(near_edges, 2);
+    for (int reduce = 0; reduce < 2; ++reduce) {
+        result *r = local_with(bd, &a, &b, reduce);
+        int copies = 0;
+        for (int s = 0; s < r->out.set_count; ++s) {
+            const pp_contact *c = &r->c[r->sets[s].first];
+            int faces = 0; /* the set's members among t's three faces */
+            for (int k = 0; k < r->sets[s].count; ++k)
+                faces += c[k].kind == PP_CONTACT_VERTEX_FACE && c[k].feature_a == v &&
+                         (c[k].feature_b == FACE_PZ || c[k].feature_b == FACE_PX ||
+                          c[k].feature_b == FACE_PY);
+            if (faces == 3 && r->sets[s].count == 3) {
+                ++copies;
+                ck_assert_int_eq(r->sets[s].kind, PP_PEG_SET_I);
+                ck_assert_int_eq(c[0].feature_b, FACE_PZ);
+                ck_assert_double_eq_tol(c[0].psi, 0.002, 1e-12);
+            }
+            for (int t = 0; t < s; ++t) { /* no two sets with the same features */
+                int same = r->sets[t].count == r->sets[s].count;
+                for (int k = 0; k < r->sets[s].count && same; ++k) {
+                    int found = 0;
+                    for (int m = 0; m < r->sets[t].count && !found; ++m) {
+                        const pp_contact *d = &r->c[r->sets[t].first + m];
+                        found = d->kind == c[k].kind && d->feature_a == c[k].feature_a &&
+                                d->feature_b == c[k].feature_b;
+                    }
+                    same = found;
+                }
+                ck_assert_msg(!same, "reduce %d: sets %d and %d hold the same features", reduce,
+                              t, s);
+            }
+        }
+        ck_assert_int_eq(copies, 1);
+        free(r);
+    }
+    pp_peg_builder_destroy(bd);
+    release(&a);
+    release(&b);
+}
+END_TEST
+
+/*
  * Vertex–vertex, axis-aligned cubes: A's corner 0 at v_a = v_b + (-0.003, -0.003, 0.01), v_b =
  * B's corner 7 = (1/2, 1/2, 1/2). Faces of B within eps of v_a: +x (psi -0.003, outside the
  * face by 0.01 in z: D = 0.0104, elevation asin(-0.003/0.0104) = -0.29 >= -0.4: feasible),
@@ -1377,6 +1447,7 @@ int main(void)
     tcase_add_test(tc, test_edge_edge);
     tcase_add_test(tc, test_vertex_edge);
     tcase_add_test(tc, test_edge_vertex_flip);
+    tcase_add_test(tc, test_vertex_set_made_once);
     tcase_add_test(tc, test_vertex_vertex);
     tcase_add_test(tc, test_vertex_vertex_x);
     tcase_add_test(tc, test_vertex_vertex_crossing);

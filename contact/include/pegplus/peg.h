@@ -56,7 +56,8 @@ typedef struct pp_peg_params {
                               splits a plane, U on face f1 alone; 0.995 */
     int reduce;            /* 1: remove implied sets and duplicate rows of the pair before
                               returning them ("Implied sets and duplicate rows" below); 0:
-                              every set of the rules. Default 1. Duplicate rows are found by
+                              every set of the rules, a set two configurations make (the
+                              vertex set of a vertex near two edges) once. Default 1. Duplicate rows are found by
                               value (psi, n, p_a within 1e-12), so which sets are removed
                               depends on exact coincidences of the pose: the stepper builds
                               with 0 at the re-linearisation's predicted poses, where a
