@@ -491,12 +491,38 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
  * every pivot at the largest iterate's size); the six that exceed it (7.9-66 times) all grew
  * their LCP 3-90 fold and ended refused (an earlier estimate kept), at 1.3-10 s a step.
  * Seed 1178's step now stops in its 6th iterate (854 unknowns), 2 355 pivots in all.
+ *
+ * An iterate grown past the first solve. On an island of the sticking solve's size
+ * (pp_peg_sticking_size(), 1 000 unknowns) or more, an iterate whose LCP at the predicted
+ * pose has more than RELIN_GROWN times the unknowns of the step's first LCP is not solved: it
+ * is cut as the work bound cuts (the best estimate kept, relinearize_cut). The sets new at q^
+ * are known neither to the warm start (used only where every set of a moving island is known,
+ * stage_time_step.c) nor to the sticking solve's start (an iterate's answers by constraint
+ * identity exist only after an iterate), so that LCP is solved cold, on more unknowns than the
+ * first, whose answer came from screening's warm rounds and the sticking solve started from
+ * the last step's answers. The cubic budget above does not bound it in time: at n0 = 5 000 it
+ * allows ~49 000 pivots of 1-4 ms (the sparse path's) plus the interior-point rounds, which
+ * pivot not at all. Measured (ODE's crash demo, the wall struck at 20 m/s, h = 0.05, both
+ * models; docs/performance.md "The crash impact's re-linearisation iterates"): first LCPs of
+ * 4 980-5 958 unknowns answered exactly in 1.5-5.8 s of CPU; their iterates 7 218-10 518
+ * unknowns (1.45-1.77 n0); step 15's iterate 0 (standard) a screening round of 2 856 unknowns
+ * cold (7 809 pivots, plain Lemke failed, answered on M + 1e-14 I: 10.8 s), the sticking
+ * solve's rounds refused (5.6 s), Lemke on Q past 22 000 pivots (> 145 s). Under the default
+ * 10 s clock every such iterate ran to the clock and was not applied, so the rule keeps the
+ * answer the clock kept and leaves the step the first solve's CPU (step 15 clock-free: > 150
+ * s -> 3.4 s standard, 1.6 s PEG). The heaps' iterates, which solve nearly the same LCP again
+ * (the kept answer), grew 1.069-1.093 times over the integration tests (177 iterates of
+ * islands of 1 000 unknowns or more) and are solved as before. Not caught: step 16's iterate
+ * (5 568 -> 6 636, 1.19 times; cold, its Lemke on Q past 30 s), which no growth threshold
+ * separates from the heaps' with margin (docs/performance.md, "Left").
  */
 #define RELIN_WORK_PATHS 20.0
 #define RELIN_WORK_FLOOR 100.0
+#define RELIN_GROWN 1.25
 
 typedef struct relin_work {
     double left;                   /* work the iterates may still spend */
+    int first;                     /* unknowns of the step's first LCP (n0) */
     int cut;                       /* 1: the budget cut an iterate, or left it no pivot */
     int approximate;               /* 1: an iterate's LCP was answered only approximately
                                       after exact answers (relinearize_step, "An iterate
@@ -507,6 +533,14 @@ static double pivot_cost(int n)
 {
     const double m = (double)n + RELIN_WORK_FLOOR;
     return m * m;
+}
+
+/* Is an iterate's LCP of `unknowns` one the iteration does not solve (relin_work, "An iterate
+ * grown past the first solve")? */
+static int grown_cold(const relin_work *work, int unknowns)
+{
+    return work->first >= pp_peg_sticking_size() &&
+           (double)unknowns > RELIN_GROWN * (double)work->first;
 }
 
 /* Were the island's LCP answers of the step so far (its statistics `s`: the worst status and
@@ -621,8 +655,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
         *solved = 1;
     } else if (st == PP_OK) {
         /* the pivots the work left allows at this LCP's size (relin_work) */
-        const double cost = pivot_cost(pp_island_lcp_unknowns(iw, world->config.friction_directions));
-        const double allowed = floor(work->left / cost);
+        const int unknowns = pp_island_lcp_unknowns(iw, world->config.friction_directions);
+        const double cost = pivot_cost(unknowns);
+        const double allowed = grown_cold(work, unknowns) ? 0.0 : floor(work->left / cost);
         if (allowed < 1.0) {
             work->cut = 1;
         } else {
@@ -921,7 +956,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     double best = HUGE_VAL, alpha = 1.0, last_residual = HUGE_VAL;
     const double n0 = (double)pp_island_lcp_unknowns(iw, world->config.friction_directions) +
                       RELIN_WORK_FLOOR;
-    relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0, 0, 0};
+    relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0,
+                       pp_island_lcp_unknowns(iw, world->config.friction_directions), 0, 0};
     memcpy(iw->nu_hat, iw->velocity, bytes);
     memcpy(iw->nu_kept, iw->velocity, bytes);
     pp_answer hat = *applied, kept = *applied; /* the answers behind nu_hat and nu_kept */

@@ -328,7 +328,9 @@ typedef struct pp_step_stats {
     int relinearize_cut;     /* island sub-steps whose re-linearisation stopped at half of
                                 pp_config.lcp_budget_seconds, on its work bound (pivots
                                 weighted by LCP size, proportional to the cube of the first
-                                LCP's; relinearize.c), or at an iterate whose LCP only the
+                                LCP's; relinearize.c), at an iterate whose LCP grew past 1.25
+                                times the first's on an island of 1 000 unknowns or more (not
+                                solved: relinearize.c), or at an iterate whose LCP only the
                                 bounded fallback answered (short of its acceptance: the budget
                                 ran out, or Lemke failed) after exact answers: that answer is
                                 not applied (counted in lcp_dropped, not in lcp_status,
