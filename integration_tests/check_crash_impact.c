@@ -42,14 +42,8 @@ static void impact(pp_model model, const char *name, int relinearize)
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene s;
     pp_scene_crash(&s, CRASH_H);
-<<<<<<< HEAD
     pp_config c = pp_it_config_clock_free(model);
-    c.relinearize_iterations = 0;
-=======
-    pp_world *pw = pp_it_world_clock_free(&s, model);
-    pp_config c = pp_world_get_config(pw);
     if (!relinearize) c.relinearize_iterations = 0;
->>>>>>> s17-crash
     c.lcp_budget_pivots = ISLAND_PIVOTS;
     pp_world *pw = pp_it_world_create(&s, &c);
     double before = 0.0;
