@@ -263,20 +263,30 @@ static pp_status snapshot_bodies(pp_world *world, double h)
     return PP_OK;
 }
 
-/* Stage 7: nu* = nu + h M^-1 (f_ext + tau_gyro) (Stewart–Trinkle Eq 5 without contacts). */
+/* Stage 7: nu* = nu + h M^-1 (f_ext + tau_gyro) (Stewart–Trinkle Eq 5 without contacts), here
+ * for the bodies in no island; an island's bodies get it in their island's job (step_island),
+ * on the worker that solves them. Each body's impulse reads only that body, so it is the same
+ * double whichever thread applies it and when. */
 static void time_step_free(pp_world *world, double h)
 {
     dVector3 g;
     dWorldGetGravity(world->ode_world, g);
-    double gravity[3] = {g[0], g[1], g[2]};
+    double *gravity = world->scratch.gravity;
+    for (int k = 0; k < 3; ++k) gravity[k] = g[k];
     for (int i = 0; i < world->body_count; ++i)
-        pp_body_apply_external_impulse(&world->bodies[i], gravity, h);
+        if (world->scratch.island_of_body[i] < 0)
+            pp_body_apply_external_impulse(&world->bodies[i], gravity, h);
 }
 
-/* Stage 8: x += h v, q <- q + h/2 (0,w) q normalised, damping (ODE's dxStepBody order). */
+/* Stage 8: x += h v, q <- q + h/2 (0,w) q normalised, damping (ODE's dxStepBody order), here
+ * for the bodies in no island (an island's in its job, after its time step: step_island). No
+ * island reads another island's dynamic bodies, and kinematic bodies, which islands share,
+ * are in none, so integrating an island's bodies before the other islands are solved changes
+ * nothing they read. */
 static void integrate_bodies(pp_world *world, double h)
 {
-    for (int i = 0; i < world->body_count; ++i) pp_body_integrate_pose(&world->bodies[i], h);
+    for (int i = 0; i < world->body_count; ++i)
+        if (world->scratch.island_of_body[i] < 0) pp_body_integrate_pose(&world->bodies[i], h);
 }
 
 /* Stages 2-6 for the interval ahead (dt): pose the shapes, find the candidate pairs, group
@@ -328,7 +338,7 @@ static void build_island(pp_world *world, int w, int island, double dt)
     pp_island_outcome *out = &s->outcomes[island];
     const pp_pair *pairs = &s->pairs[s->island_pair_first[island]];
     int count = s->island_pair_first[island + 1] - s->island_pair_first[island];
-    out->worker = w;
+    out->worker = out->built_by = w;
     out->set_first = worker->built.set_count;
     out->near_pairs = 0;
     out->reduced = island_at_rest(world, island, dt);
@@ -340,29 +350,86 @@ static void build_island(pp_world *world, int w, int island, double dt)
     out->set_count = worker->built.set_count - out->set_first;
 }
 
+/*
+ * Which worker runs which island. Each worker owns a contiguous share of the job's positions
+ * (worker w: positions [w n / T, (w + 1) n / T) of n, T workers), takes them from the front in
+ * order, and when its share is done takes the others' from their back, one at a time, until
+ * every share is empty. Results do not depend on it (they are merged in island order); what
+ * does is where an island's data lives. The shares are the same for the constraints' job and
+ * the time steps' job, and the same from one step to the next while the islands are, so an
+ * island is built, solved and warm-started by the same worker step after step and its
+ * contacts, LCP bases and workspace stay in that core's caches. Handed out by one shared
+ * counter instead, consecutive islands ran on alternate workers, an island changed worker
+ * between its build and its solve and from step to step, and every line of its data crossed
+ * between the cores (a line's transfer costs ~200 ns on this project's machine: a round trip
+ * of one atomic between the two vCPUs took 350-460 ns), and neighbouring islands' entries of
+ * the per-island and per-body arrays were written from both cores at once
+ * (docs/performance.md "Threads: islands kept on their worker").
+ */
+typedef struct island_share {
+    _Alignas(64) atomic_ullong span; /* first position (low 32 bits) and end (high 32) */
+} island_share;
+
 typedef struct island_job {
     pp_world *world;
     double dt;
     const int *order;   /* NULL: islands 0..count-1 */
     int count;
-    atomic_int next;
     void (*run)(struct island_job *job, int worker, int island);
+    int workers;        /* shares in use */
+    island_share share[PP_MAX_THREADS];
 } island_job;
+
+/* The first position of a share, or -1 when it is empty (the owner's end). */
+static int take_front(island_share *sh)
+{
+    unsigned long long v = atomic_load_explicit(&sh->span, memory_order_relaxed);
+    for (;;) {
+        unsigned first = (unsigned)v, end = (unsigned)(v >> 32);
+        if (first >= end) return -1;
+        if (atomic_compare_exchange_weak_explicit(&sh->span, &v, v + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (int)first;
+    }
+}
+
+/* The last position of a share, or -1 when it is empty (another worker's end). */
+static int take_back(island_share *sh)
+{
+    unsigned long long v = atomic_load_explicit(&sh->span, memory_order_relaxed);
+    for (;;) {
+        unsigned first = (unsigned)v, end = (unsigned)(v >> 32);
+        if (first >= end) return -1;
+        unsigned long long taken = (unsigned long long)(end - 1) << 32 | first;
+        if (atomic_compare_exchange_weak_explicit(&sh->span, &v, taken, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (int)(end - 1);
+    }
+}
 
 static void run_island_job(void *arg, int worker)
 {
     island_job *job = arg;
-    for (;;) {
-        int t = atomic_fetch_add(&job->next, 1);
-        if (t >= job->count) break;
+    for (int t; (t = take_front(&job->share[worker])) >= 0;)
         job->run(job, worker, job->order ? job->order[t] : t);
+    for (int k = 1; k < job->workers; ++k) {
+        island_share *other = &job->share[(worker + k) % job->workers];
+        for (int t; (t = take_back(other)) >= 0;)
+            job->run(job, worker, job->order ? job->order[t] : t);
     }
 }
 
 static void run_jobs(pp_world *world, island_job *job)
 {
     pp_thread_pool *pool = world->scratch.pool;
-    if (job->count > 1 && pool) pp_thread_pool_run(pool, run_island_job, job);
+    int parallel = job->count > 1 && pool;
+    job->workers = parallel ? pp_thread_pool_size(pool) : 1;
+    for (int w = 0; w < job->workers; ++w) {
+        unsigned long long first = (unsigned long long)((long long)job->count * w / job->workers);
+        unsigned long long end = (unsigned long long)((long long)job->count * (w + 1) / job->workers);
+        atomic_init(&job->share[w].span, end << 32 | first);
+    }
+    if (parallel) pp_thread_pool_run(pool, run_island_job, job);
     else run_island_job(job, 0);
 }
 
@@ -401,7 +468,7 @@ static pp_status build_constraints(pp_world *world, double dt)
     pp_step_scratch *s = &world->scratch;
     for (int w = 0; w < s->worker_count; ++w)
         s->workers[w].built.contact_count = s->workers[w].built.set_count = 0;
-    island_job job = {world, dt, NULL, s->island_count, 0, build_island_job};
+    island_job job = {world, dt, NULL, s->island_count, build_island_job, 0, {{0}}};
     run_jobs(world, &job);
     for (int i = 0; i < s->island_count; ++i)
         if (s->outcomes[i].status != PP_OK) return s->outcomes[i].status;
@@ -411,6 +478,7 @@ static pp_status build_constraints(pp_world *world, double dt)
         s->workers[0].built = t;
         int near = 0;
         for (int i = 0; i < s->island_count; ++i) {
+            s->outcomes[i].built_by = -1;
             s->island_set_first[i] = s->outcomes[i].set_first;
             near += s->outcomes[i].near_pairs;
         }
@@ -440,19 +508,21 @@ static pp_status build_constraints(pp_world *world, double dt)
     return st;
 }
 
-/* Island i's constraints at the sub-step's start: its sets of scratch.all (built island after
- * island: island_set_first). */
+/* Island i's constraints at the sub-step's start: its sets as its builder left them, the same
+ * sets and contacts as scratch.all's copy (island_set_first), read where they were written
+ * (the worker that built the island usually steps it: run_island_job). */
 static pp_status island_constraints(const pp_world *world, int island, pp_island_work *iw)
 {
     const pp_step_scratch *s = &world->scratch;
-    const pp_constraint_list *all = &s->all;
+    const pp_island_outcome *out = &s->outcomes[island];
+    const pp_constraint_list *from = out->built_by < 0 ? &s->all : &s->workers[out->built_by].built;
     pp_constraint_list *l = &iw->list;
     l->contact_count = l->set_count = 0;
     pp_status st = PP_OK;
-    for (int j = s->island_set_first[island]; j < s->island_set_first[island + 1] && st == PP_OK; ++j) {
-        const pp_peg_set *set = &all->sets[j];
-        st = pp_constraint_list_append(l, set, &all->contacts[set->first],
-                                       &all->restitution[3 * set->first]);
+    for (int j = out->set_first; j < out->set_first + out->set_count && st == PP_OK; ++j) {
+        const pp_peg_set *set = &from->sets[j];
+        st = pp_constraint_list_append(l, set, &from->contacts[set->first],
+                                       &from->restitution[3 * set->first]);
     }
     if (st == PP_OK) st = pp_constraint_list_index(l);
     iw->reduced = s->outcomes[island].reduced;
@@ -471,6 +541,8 @@ static void step_island(pp_world *world, int w, int island, double dt)
     memset(&iw->stats, 0, sizeof iw->stats);
     pp_warm_store_clear(iw->warm);
     pp_peg_workspace_forget(iw->peg); /* the island's answers its own, whichever worker */
+    for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e)
+        pp_body_apply_external_impulse(&world->bodies[s->island_bodies[e]], s->gravity, dt);
     pp_status st = pp_island_select(world, island, iw);
     if (st == PP_OK) st = island_constraints(world, island, iw);
     if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
@@ -494,6 +566,9 @@ static void step_island(pp_world *world, int w, int island, double dt)
     if (st == PP_OK) pp_contact_feedback_add_island(world, iw); /* dJointFeedback */
     out->info_count = worker->info_count - out->info_first;
     if (st == PP_OK && iw->warm) st = pp_warm_store_merge(worker->warm, iw->warm);
+    if (st == PP_OK) /* stage 8 for the island's bodies (integrate_bodies) */
+        for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e)
+            pp_body_integrate_pose(&world->bodies[s->island_bodies[e]], dt);
     out->stats = iw->stats;
     out->status = st;
 }
@@ -635,7 +710,7 @@ static pp_status time_step_islands(pp_world *world, double dt)
     }
     int parallel = order_islands(world);
 
-    island_job job = {world, dt, s->island_order, parallel, 0, step_island_job};
+    island_job job = {world, dt, s->island_order, parallel, step_island_job, 0, {{0}}};
     run_jobs(world, &job);
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
