@@ -438,27 +438,28 @@ static void build_island_job(island_job *job, int worker, int island)
     build_island(job->world, worker, island, job->dt);
 }
 
-/* Is worker 0's `built` list already what the merge below would make of it: every island
- * built by worker 0, one after the other in island order, each set's contacts right after the
- * previous set's (the builders leave no contact outside a set)? Then it becomes scratch.all
- * as it is, by exchanging the two lists, instead of a copy of every contact of the step: at
- * 100 islands that copy streamed the whole step's contacts through the caches twice more. */
+/* How many islands at the front of island order worker 0's `built` list holds as the merge
+ * below would make of them, and nothing else: islands 0..k-1 built by worker 0, one after the
+ * other, each set's contacts right after the previous set's (the builders leave no contact
+ * outside a set). Its list then becomes the front of scratch.all by exchanging the two lists,
+ * and only the other islands' sets are copied after it: with one thread every island (a copy
+ * of every contact of the step streamed them through the caches twice more), with several the
+ * islands of worker 0's share (run_island_job), the others' copied on the calling thread.
+ * 0 when its list holds an island out of that order (one taken from another share). */
 static int built_in_island_order(const pp_step_scratch *s)
 {
     if (s->worker_count < 1) return 0;
     const pp_constraint_list *b = &s->workers[0].built;
-    int sets = 0;
-    for (int i = 0; i < s->island_count; ++i) {
-        if (s->outcomes[i].worker != 0 || s->outcomes[i].set_first != sets) return 0;
-        sets += s->outcomes[i].set_count;
-    }
+    int sets = 0, k = 0;
+    for (; k < s->island_count && s->outcomes[k].built_by == 0 && s->outcomes[k].set_first == sets; ++k)
+        sets += s->outcomes[k].set_count;
     if (sets != b->set_count) return 0;
     int contacts = 0;
     for (int j = 0; j < b->set_count; ++j) {
         if (b->sets[j].first != contacts) return 0;
         contacts += b->sets[j].count;
     }
-    return contacts == b->contact_count;
+    return contacts == b->contact_count ? k : 0;
 }
 
 /* Stages 3-5 island by island on the workers, then merged in island order into scratch.all
@@ -472,38 +473,33 @@ static pp_status build_constraints(pp_world *world, double dt)
     run_jobs(world, &job);
     for (int i = 0; i < s->island_count; ++i)
         if (s->outcomes[i].status != PP_OK) return s->outcomes[i].status;
-    if (built_in_island_order(s)) { /* one worker built them all, in island order */
-        pp_constraint_list t = s->all;
-        s->all = s->workers[0].built;
-        s->workers[0].built = t;
-        int near = 0;
-        for (int i = 0; i < s->island_count; ++i) {
-            s->outcomes[i].built_by = -1;
-            s->island_set_first[i] = s->outcomes[i].set_first;
-            near += s->outcomes[i].near_pairs;
-        }
-        s->island_set_first[s->island_count] = s->all.set_count;
-        pp_constraint_stats(world, near);
-        return PP_OK;
-    }
     pp_constraint_list *all = &s->all;
-    all->contact_count = all->set_count = 0;
-    int near = 0;
+    int front = built_in_island_order(s), near = 0;
+    if (front > 0) { /* worker 0's list is the front of the step's: exchanged, not copied */
+        pp_constraint_list t = *all;
+        *all = s->workers[0].built;
+        s->workers[0].built = t;
+    } else {
+        all->contact_count = all->set_count = 0;
+    }
     for (int i = 0; i < s->island_count; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
-        if (out->status != PP_OK) return out->status;
-        const pp_constraint_list *b = &s->workers[out->worker].built;
-        s->island_set_first[i] = all->set_count;
+        pp_island_outcome *out = &s->outcomes[i];
+        s->island_set_first[i] = i < front ? out->set_first : all->set_count;
+        near += out->near_pairs;
+        if (i < front) {
+            out->built_by = -1; /* its sets are scratch.all's now */
+            continue;
+        }
+        const pp_constraint_list *b = &s->workers[out->built_by].built;
         for (int j = out->set_first; j < out->set_first + out->set_count; ++j) {
             const pp_peg_set *set = &b->sets[j];
             pp_status st = pp_constraint_list_append(all, set, &b->contacts[set->first],
                                                      &b->restitution[3 * set->first]);
             if (st != PP_OK) return st;
         }
-        near += out->near_pairs;
     }
     s->island_set_first[s->island_count] = all->set_count;
-    pp_status st = pp_constraint_list_index(all);
+    pp_status st = front == s->island_count ? PP_OK : pp_constraint_list_index(all);
     if (st == PP_OK) pp_constraint_stats(world, near);
     return st;
 }
@@ -680,17 +676,19 @@ static int order_islands(pp_world *world)
     return parallel;
 }
 
-/* The number of contacts of the step when worker 0 stepped every island, one after the other in
- * island order, and all succeeded: its contact list is then the step's as it is. Else -1. */
+/* How many islands at the front of island order worker 0's contact list holds as the step's
+ * first contacts, and nothing else: islands 0..k-1 stepped by worker 0, successfully, one after
+ * the other (build_constraints does the same with the constraint lists). */
 static int contacts_in_island_order(const pp_step_scratch *s)
 {
-    int total = 0;
-    for (int i = 0; i < s->island_count; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
-        if (out->status != PP_OK || out->worker != 0 || out->info_first != total) return -1;
+    if (s->worker_count < 1) return 0;
+    int total = 0, k = 0;
+    for (; k < s->island_count; ++k) {
+        const pp_island_outcome *out = &s->outcomes[k];
+        if (out->status != PP_OK || out->worker != 0 || out->info_first != total) break;
         total += out->info_count;
     }
-    return s->worker_count >= 1 && total == s->workers[0].info_count ? total : -1;
+    return total == s->workers[0].info_count ? k : 0;
 }
 
 /* Stages 7-8 island by island, on pp_config.threads workers: each island's LCP and
@@ -715,24 +713,23 @@ static pp_status time_step_islands(pp_world *world, double dt)
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
     s->info_count = 0;
-    int total = contacts_in_island_order(s);
-    if (total >= 0) { /* worker 0's contact list is the step's as it is: exchanged, not copied */
+    int front = contacts_in_island_order(s);
+    if (front > 0) { /* worker 0's contact list is the front of the step's: exchanged */
         pp_worker *w = &s->workers[0];
         pp_contact_info *t = s->info;
         int capacity = s->info_capacity;
         s->info = w->info;
         s->info_capacity = w->info_capacity;
-        s->info_count = total;
+        s->info_count = w->info_count;
         w->info = t;
         w->info_capacity = capacity;
         w->info_count = 0;
-        for (int i = 0; i < s->island_count; ++i)
-            merge_island_stats(&world->stats, &s->outcomes[i].stats);
     }
-    for (int i = 0; i < s->island_count && total < 0; ++i) {
+    for (int i = 0; i < s->island_count; ++i) {
         const pp_island_outcome *out = &s->outcomes[i];
         if (out->status != PP_OK) return out->status;
         merge_island_stats(&world->stats, &out->stats);
+        if (i < front) continue;
         const pp_worker *w = &s->workers[out->worker];
         st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + out->info_count + 1,
                      sizeof(pp_contact_info));
