@@ -348,6 +348,9 @@ static void build_island(pp_world *world, int w, int island, double dt)
                                        &worker->built, &out->near_pairs);
     worker->iw.unreduced = 0;
     out->set_count = worker->built.set_count - out->set_first;
+    out->contact_count = 0;
+    for (int j = out->set_first; j < worker->built.set_count; ++j)
+        out->contact_count += worker->built.sets[j].count;
 }
 
 /*
@@ -377,6 +380,7 @@ typedef struct island_job {
     int count;
     void (*run)(struct island_job *job, int worker, int island);
     int workers;        /* shares in use */
+    int front;          /* the merges' copy jobs: islands before it are in place */
     island_share share[PP_MAX_THREADS];
 } island_job;
 
@@ -438,6 +442,47 @@ static void build_island_job(island_job *job, int worker, int island)
     build_island(job->world, worker, island, job->dt);
 }
 
+/* Island i's sets, contacts and restitution copied from its builder's list into scratch.all
+ * at the places build_constraints gave them, and its contacts' primary marks (a set's first
+ * contact): what pp_constraint_list_append set after set and pp_constraint_list_index would
+ * make of them. Run on the workers, each copying the islands of its share (run_island_job),
+ * which it built, so an island's lists are read where they were written. */
+static void copy_island_sets_job(island_job *job, int worker, int island)
+{
+    (void)worker;
+    pp_step_scratch *s = &job->world->scratch;
+    if (island < job->front) return;
+    const pp_island_outcome *out = &s->outcomes[island];
+    const pp_constraint_list *b = &s->workers[out->built_by].built;
+    pp_constraint_list *all = &s->all;
+    int c = out->merged_contact_first, d = s->island_set_first[island];
+    for (int j = out->set_first; j < out->set_first + out->set_count; ++j, ++d) {
+        const pp_peg_set *set = &b->sets[j];
+        all->sets[d] = *set;
+        all->sets[d].first = c;
+        memcpy(&all->contacts[c], &b->contacts[set->first], (size_t)set->count * sizeof(pp_contact));
+        memcpy(&all->restitution[3 * c], &b->restitution[3 * set->first],
+               3 * (size_t)set->count * sizeof(double));
+        if (set->count > 0) {
+            memset(&all->primary[c], 0, (size_t)set->count);
+            all->primary[c] = 1;
+        }
+        c += set->count;
+    }
+}
+
+/* Island i's contact information copied from the list of the worker that stepped it into
+ * scratch.info at the place time_step_islands gave it (on the workers, as the sets above). */
+static void copy_island_info_job(island_job *job, int worker, int island)
+{
+    (void)worker;
+    pp_step_scratch *s = &job->world->scratch;
+    if (island < job->front) return;
+    const pp_island_outcome *out = &s->outcomes[island];
+    memcpy(&s->info[out->merged_contact_first], &s->workers[out->worker].info[out->info_first],
+           (size_t)out->info_count * sizeof(pp_contact_info));
+}
+
 /* How many islands at the front of island order worker 0's `built` list holds as the merge
  * below would make of them, and nothing else: islands 0..k-1 built by worker 0, one after the
  * other, each set's contacts right after the previous set's (the builders leave no contact
@@ -469,7 +514,7 @@ static pp_status build_constraints(pp_world *world, double dt)
     pp_step_scratch *s = &world->scratch;
     for (int w = 0; w < s->worker_count; ++w)
         s->workers[w].built.contact_count = s->workers[w].built.set_count = 0;
-    island_job job = {world, dt, NULL, s->island_count, build_island_job, 0, {{0}}};
+    island_job job = {.world = world, .dt = dt, .count = s->island_count, .run = build_island_job};
     run_jobs(world, &job);
     for (int i = 0; i < s->island_count; ++i)
         if (s->outcomes[i].status != PP_OK) return s->outcomes[i].status;
@@ -482,26 +527,37 @@ static pp_status build_constraints(pp_world *world, double dt)
     } else {
         all->contact_count = all->set_count = 0;
     }
+    /* where the other islands' sets and contacts go, in island order */
     for (int i = 0; i < s->island_count; ++i) {
         pp_island_outcome *out = &s->outcomes[i];
-        s->island_set_first[i] = i < front ? out->set_first : all->set_count;
         near += out->near_pairs;
         if (i < front) {
+            s->island_set_first[i] = out->set_first;
             out->built_by = -1; /* its sets are scratch.all's now */
             continue;
         }
-        const pp_constraint_list *b = &s->workers[out->built_by].built;
-        for (int j = out->set_first; j < out->set_first + out->set_count; ++j) {
-            const pp_peg_set *set = &b->sets[j];
-            pp_status st = pp_constraint_list_append(all, set, &b->contacts[set->first],
-                                                     &b->restitution[3 * set->first]);
-            if (st != PP_OK) return st;
-        }
+        s->island_set_first[i] = all->set_count;
+        out->merged_contact_first = all->contact_count;
+        all->set_count += out->set_count;
+        all->contact_count += out->contact_count;
     }
     s->island_set_first[s->island_count] = all->set_count;
-    pp_status st = front == s->island_count ? PP_OK : pp_constraint_list_index(all);
-    if (st == PP_OK) pp_constraint_stats(world, near);
-    return st;
+    if (front < s->island_count) {
+        int nc = all->contact_count;
+        pp_status st = pp_grow((void **)&all->sets, &all->set_capacity, all->set_count + 1,
+                               sizeof(pp_peg_set));
+        if (st == PP_OK) st = pp_grow((void **)&all->contacts, &all->contact_capacity, nc + 1,
+                                      sizeof(pp_contact));
+        if (st == PP_OK) st = pp_grow((void **)&all->restitution, &all->restitution_capacity,
+                                      3 * nc + 3, sizeof(double));
+        if (st == PP_OK) st = pp_grow((void **)&all->primary, &all->primary_capacity, nc + 1, 1);
+        if (st != PP_OK) return st;
+        island_job copy = {.world = world, .count = s->island_count, .front = front,
+                           .run = copy_island_sets_job};
+        run_jobs(world, &copy);
+    }
+    pp_constraint_stats(world, near);
+    return PP_OK;
 }
 
 /* Island i's constraints at the sub-step's start: its sets as its builder left them, the same
@@ -708,7 +764,8 @@ static pp_status time_step_islands(pp_world *world, double dt)
     }
     int parallel = order_islands(world);
 
-    island_job job = {world, dt, s->island_order, parallel, step_island_job, 0, {{0}}};
+    island_job job = {.world = world, .dt = dt, .order = s->island_order, .count = parallel,
+                       .run = step_island_job};
     run_jobs(world, &job);
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
@@ -726,17 +783,20 @@ static pp_status time_step_islands(pp_world *world, double dt)
         w->info_count = 0;
     }
     for (int i = 0; i < s->island_count; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
+        pp_island_outcome *out = &s->outcomes[i];
         if (out->status != PP_OK) return out->status;
         merge_island_stats(&world->stats, &out->stats);
         if (i < front) continue;
-        const pp_worker *w = &s->workers[out->worker];
-        st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + out->info_count + 1,
+        out->merged_contact_first = s->info_count;
+        s->info_count += out->info_count;
+    }
+    if (front < s->island_count) {
+        st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + 1,
                      sizeof(pp_contact_info));
         if (st != PP_OK) return st;
-        memcpy(&s->info[s->info_count], &w->info[out->info_first],
-               (size_t)out->info_count * sizeof(pp_contact_info));
-        s->info_count += out->info_count;
+        island_job copy = {.world = world, .count = s->island_count, .front = front,
+                           .run = copy_island_info_job};
+        run_jobs(world, &copy);
     }
     /* this sub-step's bases become the previous ones: each worker's store as it is
      * (exchanged), worker 0's first and the others' chained after it. A set's identity belongs

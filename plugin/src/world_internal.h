@@ -215,6 +215,9 @@ typedef struct pp_island_outcome {
     int set_first, set_count, near_pairs; /* stages 3-5: its sets in the worker's `built` */
     int built_by;                  /* the worker whose `built` holds them, -1: scratch.all
                                       (worker 0's list became it, world.c build_constraints) */
+    int contact_count;             /* the contacts of its sets */
+    int merged_contact_first;      /* where its contacts go in scratch.all (contacts) and in
+                                      scratch.info (contact information) */
     int reduced;                   /* built with implied sets removed (at rest) */
     pp_island_stats stats;
 } pp_island_outcome;
