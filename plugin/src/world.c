@@ -429,8 +429,9 @@ static void run_jobs(pp_world *world, island_job *job)
     int parallel = job->count > 1 && pool;
     job->workers = parallel ? pp_thread_pool_size(pool) : 1;
     for (int w = 0; w < job->workers; ++w) {
-        unsigned long long first = (unsigned long long)((long long)job->count * w / job->workers);
-        unsigned long long end = (unsigned long long)((long long)job->count * (w + 1) / job->workers);
+        long long n = job->count, t = job->workers;
+        unsigned long long first = (unsigned long long)(n * w / t);
+        unsigned long long end = (unsigned long long)(n * (w + 1) / t);
         atomic_init(&job->share[w].span, end << 32 | first);
     }
     if (parallel) pp_thread_pool_run(pool, run_island_job, job);
@@ -460,7 +461,8 @@ static void copy_island_sets_job(island_job *job, int worker, int island)
         const pp_peg_set *set = &b->sets[j];
         all->sets[d] = *set;
         all->sets[d].first = c;
-        memcpy(&all->contacts[c], &b->contacts[set->first], (size_t)set->count * sizeof(pp_contact));
+        memcpy(&all->contacts[c], &b->contacts[set->first],
+               (size_t)set->count * sizeof(pp_contact));
         memcpy(&all->restitution[3 * c], &b->restitution[3 * set->first],
                3 * (size_t)set->count * sizeof(double));
         if (set->count > 0) {
@@ -496,8 +498,10 @@ static int built_in_island_order(const pp_step_scratch *s)
     if (s->worker_count < 1) return 0;
     const pp_constraint_list *b = &s->workers[0].built;
     int sets = 0, k = 0;
-    for (; k < s->island_count && s->outcomes[k].built_by == 0 && s->outcomes[k].set_first == sets; ++k)
+    for (; k < s->island_count; ++k) {
+        if (s->outcomes[k].built_by != 0 || s->outcomes[k].set_first != sets) break;
         sets += s->outcomes[k].set_count;
+    }
     if (sets != b->set_count) return 0;
     int contacts = 0;
     for (int j = 0; j < b->set_count; ++j) {
