@@ -1,7 +1,7 @@
 /*
  * A small pool of POSIX threads that runs one job on every thread and waits for all of them
  * (pp_config.threads; the calling thread is worker 0). The islands of a step are independent
- * (stage_islands.c), so the time step hands them out with an atomic counter; what each
+ * (stage_islands.c), so each worker takes a share of them (world.c run_island_job); what each
  * island produces is merged afterwards in island order, so the result does not depend on
  * which thread ran which island, nor on how many threads there are.
  */

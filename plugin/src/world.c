@@ -263,20 +263,30 @@ static pp_status snapshot_bodies(pp_world *world, double h)
     return PP_OK;
 }
 
-/* Stage 7: nu* = nu + h M^-1 (f_ext + tau_gyro) (Stewart–Trinkle Eq 5 without contacts). */
+/* Stage 7: nu* = nu + h M^-1 (f_ext + tau_gyro) (Stewart–Trinkle Eq 5 without contacts), here
+ * for the bodies in no island; an island's bodies get it in their island's job (step_island),
+ * on the worker that solves them. Each body's impulse reads only that body, so it is the same
+ * double whichever thread applies it and when. */
 static void time_step_free(pp_world *world, double h)
 {
     dVector3 g;
     dWorldGetGravity(world->ode_world, g);
-    double gravity[3] = {g[0], g[1], g[2]};
+    double *gravity = world->scratch.gravity;
+    for (int k = 0; k < 3; ++k) gravity[k] = g[k];
     for (int i = 0; i < world->body_count; ++i)
-        pp_body_apply_external_impulse(&world->bodies[i], gravity, h);
+        if (world->scratch.island_of_body[i] < 0)
+            pp_body_apply_external_impulse(&world->bodies[i], gravity, h);
 }
 
-/* Stage 8: x += h v, q <- q + h/2 (0,w) q normalised, damping (ODE's dxStepBody order). */
+/* Stage 8: x += h v, q <- q + h/2 (0,w) q normalised, damping (ODE's dxStepBody order), here
+ * for the bodies in no island (an island's in its job, after its time step: step_island). No
+ * island reads another island's dynamic bodies, and kinematic bodies, which islands share,
+ * are in none, so integrating an island's bodies before the other islands are solved changes
+ * nothing they read. */
 static void integrate_bodies(pp_world *world, double h)
 {
-    for (int i = 0; i < world->body_count; ++i) pp_body_integrate_pose(&world->bodies[i], h);
+    for (int i = 0; i < world->body_count; ++i)
+        if (world->scratch.island_of_body[i] < 0) pp_body_integrate_pose(&world->bodies[i], h);
 }
 
 /* Stages 2-6 for the interval ahead (dt): pose the shapes, find the candidate pairs, group
@@ -328,7 +338,7 @@ static void build_island(pp_world *world, int w, int island, double dt)
     pp_island_outcome *out = &s->outcomes[island];
     const pp_pair *pairs = &s->pairs[s->island_pair_first[island]];
     int count = s->island_pair_first[island + 1] - s->island_pair_first[island];
-    out->worker = w;
+    out->worker = out->built_by = w;
     out->set_first = worker->built.set_count;
     out->near_pairs = 0;
     out->reduced = island_at_rest(world, island, dt);
@@ -338,31 +348,93 @@ static void build_island(pp_world *world, int w, int island, double dt)
                                        &worker->built, &out->near_pairs);
     worker->iw.unreduced = 0;
     out->set_count = worker->built.set_count - out->set_first;
+    out->contact_count = 0;
+    for (int j = out->set_first; j < worker->built.set_count; ++j)
+        out->contact_count += worker->built.sets[j].count;
 }
+
+/*
+ * Which worker runs which island. Each worker owns a contiguous share of the job's positions
+ * (worker w: positions [w n / T, (w + 1) n / T) of n, T workers), takes them from the front in
+ * order, and when its share is done takes the others' from their back, one at a time, until
+ * every share is empty. Results do not depend on it (they are merged in island order); what
+ * does is where an island's data lives. The shares are the same for the constraints' job and
+ * the time steps' job, and the same from one step to the next while the islands are, so an
+ * island is built, solved and warm-started by the same worker step after step and its
+ * contacts, LCP bases and workspace stay in that core's caches. Handed out by one shared
+ * counter instead, consecutive islands ran on alternate workers, an island changed worker
+ * between its build and its solve and from step to step, and every line of its data crossed
+ * between the cores (a line's transfer costs ~200 ns on this project's machine: a round trip
+ * of one atomic between the two vCPUs took 350-460 ns), and neighbouring islands' entries of
+ * the per-island and per-body arrays were written from both cores at once
+ * (docs/performance.md "Threads: islands kept on their worker").
+ */
+typedef struct island_share {
+    _Alignas(64) atomic_ullong span; /* first position (low 32 bits) and end (high 32) */
+} island_share;
 
 typedef struct island_job {
     pp_world *world;
     double dt;
     const int *order;   /* NULL: islands 0..count-1 */
     int count;
-    atomic_int next;
     void (*run)(struct island_job *job, int worker, int island);
+    int workers;        /* shares in use */
+    int front;          /* the merges' copy jobs: islands before it are in place */
+    island_share share[PP_MAX_THREADS];
 } island_job;
+
+/* The first position of a share, or -1 when it is empty (the owner's end). */
+static int take_front(island_share *sh)
+{
+    unsigned long long v = atomic_load_explicit(&sh->span, memory_order_relaxed);
+    for (;;) {
+        unsigned first = (unsigned)v, end = (unsigned)(v >> 32);
+        if (first >= end) return -1;
+        if (atomic_compare_exchange_weak_explicit(&sh->span, &v, v + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (int)first;
+    }
+}
+
+/* The last position of a share, or -1 when it is empty (another worker's end). */
+static int take_back(island_share *sh)
+{
+    unsigned long long v = atomic_load_explicit(&sh->span, memory_order_relaxed);
+    for (;;) {
+        unsigned first = (unsigned)v, end = (unsigned)(v >> 32);
+        if (first >= end) return -1;
+        unsigned long long taken = (unsigned long long)(end - 1) << 32 | first;
+        if (atomic_compare_exchange_weak_explicit(&sh->span, &v, taken, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (int)(end - 1);
+    }
+}
 
 static void run_island_job(void *arg, int worker)
 {
     island_job *job = arg;
-    for (;;) {
-        int t = atomic_fetch_add(&job->next, 1);
-        if (t >= job->count) break;
+    for (int t; (t = take_front(&job->share[worker])) >= 0;)
         job->run(job, worker, job->order ? job->order[t] : t);
+    for (int k = 1; k < job->workers; ++k) {
+        island_share *other = &job->share[(worker + k) % job->workers];
+        for (int t; (t = take_back(other)) >= 0;)
+            job->run(job, worker, job->order ? job->order[t] : t);
     }
 }
 
 static void run_jobs(pp_world *world, island_job *job)
 {
     pp_thread_pool *pool = world->scratch.pool;
-    if (job->count > 1 && pool) pp_thread_pool_run(pool, run_island_job, job);
+    int parallel = job->count > 1 && pool;
+    job->workers = parallel ? pp_thread_pool_size(pool) : 1;
+    for (int w = 0; w < job->workers; ++w) {
+        long long n = job->count, t = job->workers;
+        unsigned long long first = (unsigned long long)(n * w / t);
+        unsigned long long end = (unsigned long long)(n * (w + 1) / t);
+        atomic_init(&job->share[w].span, end << 32 | first);
+    }
+    if (parallel) pp_thread_pool_run(pool, run_island_job, job);
     else run_island_job(job, 0);
 }
 
@@ -371,19 +443,64 @@ static void build_island_job(island_job *job, int worker, int island)
     build_island(job->world, worker, island, job->dt);
 }
 
-/* Is worker 0's `built` list already what the merge below would make of it: every island
- * built by worker 0, one after the other in island order, each set's contacts right after the
- * previous set's (the builders leave no contact outside a set)? Then it becomes scratch.all
- * as it is, by exchanging the two lists, instead of a copy of every contact of the step: at
- * 100 islands that copy streamed the whole step's contacts through the caches twice more. */
+/* Island i's sets, contacts and restitution copied from its builder's list into scratch.all
+ * at the places build_constraints gave them, and its contacts' primary marks (a set's first
+ * contact): what pp_constraint_list_append set after set and pp_constraint_list_index would
+ * make of them. Run on the workers, each copying the islands of its share (run_island_job),
+ * which it built, so an island's lists are read where they were written. */
+static void copy_island_sets_job(island_job *job, int worker, int island)
+{
+    (void)worker;
+    pp_step_scratch *s = &job->world->scratch;
+    if (island < job->front) return;
+    const pp_island_outcome *out = &s->outcomes[island];
+    const pp_constraint_list *b = &s->workers[out->built_by].built;
+    pp_constraint_list *all = &s->all;
+    int c = out->merged_contact_first, d = s->island_set_first[island];
+    for (int j = out->set_first; j < out->set_first + out->set_count; ++j, ++d) {
+        const pp_peg_set *set = &b->sets[j];
+        all->sets[d] = *set;
+        all->sets[d].first = c;
+        memcpy(&all->contacts[c], &b->contacts[set->first],
+               (size_t)set->count * sizeof(pp_contact));
+        memcpy(&all->restitution[3 * c], &b->restitution[3 * set->first],
+               3 * (size_t)set->count * sizeof(double));
+        if (set->count > 0) {
+            memset(&all->primary[c], 0, (size_t)set->count);
+            all->primary[c] = 1;
+        }
+        c += set->count;
+    }
+}
+
+/* Island i's contact information copied from the list of the worker that stepped it into
+ * scratch.info at the place time_step_islands gave it (on the workers, as the sets above). */
+static void copy_island_info_job(island_job *job, int worker, int island)
+{
+    (void)worker;
+    pp_step_scratch *s = &job->world->scratch;
+    if (island < job->front) return;
+    const pp_island_outcome *out = &s->outcomes[island];
+    memcpy(&s->info[out->merged_contact_first], &s->workers[out->worker].info[out->info_first],
+           (size_t)out->info_count * sizeof(pp_contact_info));
+}
+
+/* How many islands at the front of island order worker 0's `built` list holds as the merge
+ * below would make of them, and nothing else: islands 0..k-1 built by worker 0, one after the
+ * other, each set's contacts right after the previous set's (the builders leave no contact
+ * outside a set). Its list then becomes the front of scratch.all by exchanging the two lists,
+ * and only the other islands' sets are copied after it: with one thread every island (a copy
+ * of every contact of the step streamed them through the caches twice more), with several the
+ * islands of worker 0's share (run_island_job), the others' copied on the calling thread.
+ * 0 when its list holds an island out of that order (one taken from another share). */
 static int built_in_island_order(const pp_step_scratch *s)
 {
     if (s->worker_count < 1) return 0;
     const pp_constraint_list *b = &s->workers[0].built;
-    int sets = 0;
-    for (int i = 0; i < s->island_count; ++i) {
-        if (s->outcomes[i].worker != 0 || s->outcomes[i].set_first != sets) return 0;
-        sets += s->outcomes[i].set_count;
+    int sets = 0, k = 0;
+    for (; k < s->island_count; ++k) {
+        if (s->outcomes[k].built_by != 0 || s->outcomes[k].set_first != sets) break;
+        sets += s->outcomes[k].set_count;
     }
     if (sets != b->set_count) return 0;
     int contacts = 0;
@@ -391,7 +508,7 @@ static int built_in_island_order(const pp_step_scratch *s)
         if (b->sets[j].first != contacts) return 0;
         contacts += b->sets[j].count;
     }
-    return contacts == b->contact_count;
+    return contacts == b->contact_count ? k : 0;
 }
 
 /* Stages 3-5 island by island on the workers, then merged in island order into scratch.all
@@ -401,58 +518,67 @@ static pp_status build_constraints(pp_world *world, double dt)
     pp_step_scratch *s = &world->scratch;
     for (int w = 0; w < s->worker_count; ++w)
         s->workers[w].built.contact_count = s->workers[w].built.set_count = 0;
-    island_job job = {world, dt, NULL, s->island_count, 0, build_island_job};
+    island_job job = {.world = world, .dt = dt, .count = s->island_count, .run = build_island_job};
     run_jobs(world, &job);
     for (int i = 0; i < s->island_count; ++i)
         if (s->outcomes[i].status != PP_OK) return s->outcomes[i].status;
-    if (built_in_island_order(s)) { /* one worker built them all, in island order */
-        pp_constraint_list t = s->all;
-        s->all = s->workers[0].built;
-        s->workers[0].built = t;
-        int near = 0;
-        for (int i = 0; i < s->island_count; ++i) {
-            s->island_set_first[i] = s->outcomes[i].set_first;
-            near += s->outcomes[i].near_pairs;
-        }
-        s->island_set_first[s->island_count] = s->all.set_count;
-        pp_constraint_stats(world, near);
-        return PP_OK;
-    }
     pp_constraint_list *all = &s->all;
-    all->contact_count = all->set_count = 0;
-    int near = 0;
+    int front = built_in_island_order(s), near = 0;
+    if (front > 0) { /* worker 0's list is the front of the step's: exchanged, not copied */
+        pp_constraint_list t = *all;
+        *all = s->workers[0].built;
+        s->workers[0].built = t;
+    } else {
+        all->contact_count = all->set_count = 0;
+    }
+    /* where the other islands' sets and contacts go, in island order */
     for (int i = 0; i < s->island_count; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
-        if (out->status != PP_OK) return out->status;
-        const pp_constraint_list *b = &s->workers[out->worker].built;
-        s->island_set_first[i] = all->set_count;
-        for (int j = out->set_first; j < out->set_first + out->set_count; ++j) {
-            const pp_peg_set *set = &b->sets[j];
-            pp_status st = pp_constraint_list_append(all, set, &b->contacts[set->first],
-                                                     &b->restitution[3 * set->first]);
-            if (st != PP_OK) return st;
-        }
+        pp_island_outcome *out = &s->outcomes[i];
         near += out->near_pairs;
+        if (i < front) {
+            s->island_set_first[i] = out->set_first;
+            out->built_by = -1; /* its sets are scratch.all's now */
+            continue;
+        }
+        s->island_set_first[i] = all->set_count;
+        out->merged_contact_first = all->contact_count;
+        all->set_count += out->set_count;
+        all->contact_count += out->contact_count;
     }
     s->island_set_first[s->island_count] = all->set_count;
-    pp_status st = pp_constraint_list_index(all);
-    if (st == PP_OK) pp_constraint_stats(world, near);
-    return st;
+    if (front < s->island_count) {
+        int nc = all->contact_count;
+        pp_status st = pp_grow((void **)&all->sets, &all->set_capacity, all->set_count + 1,
+                               sizeof(pp_peg_set));
+        if (st == PP_OK) st = pp_grow((void **)&all->contacts, &all->contact_capacity, nc + 1,
+                                      sizeof(pp_contact));
+        if (st == PP_OK) st = pp_grow((void **)&all->restitution, &all->restitution_capacity,
+                                      3 * nc + 3, sizeof(double));
+        if (st == PP_OK) st = pp_grow((void **)&all->primary, &all->primary_capacity, nc + 1, 1);
+        if (st != PP_OK) return st;
+        island_job copy = {.world = world, .count = s->island_count, .front = front,
+                           .run = copy_island_sets_job};
+        run_jobs(world, &copy);
+    }
+    pp_constraint_stats(world, near);
+    return PP_OK;
 }
 
-/* Island i's constraints at the sub-step's start: its sets of scratch.all (built island after
- * island: island_set_first). */
+/* Island i's constraints at the sub-step's start: its sets as its builder left them, the same
+ * sets and contacts as scratch.all's copy (island_set_first), read where they were written
+ * (the worker that built the island usually steps it: run_island_job). */
 static pp_status island_constraints(const pp_world *world, int island, pp_island_work *iw)
 {
     const pp_step_scratch *s = &world->scratch;
-    const pp_constraint_list *all = &s->all;
+    const pp_island_outcome *out = &s->outcomes[island];
+    const pp_constraint_list *from = out->built_by < 0 ? &s->all : &s->workers[out->built_by].built;
     pp_constraint_list *l = &iw->list;
     l->contact_count = l->set_count = 0;
     pp_status st = PP_OK;
-    for (int j = s->island_set_first[island]; j < s->island_set_first[island + 1] && st == PP_OK; ++j) {
-        const pp_peg_set *set = &all->sets[j];
-        st = pp_constraint_list_append(l, set, &all->contacts[set->first],
-                                       &all->restitution[3 * set->first]);
+    for (int j = out->set_first; j < out->set_first + out->set_count && st == PP_OK; ++j) {
+        const pp_peg_set *set = &from->sets[j];
+        st = pp_constraint_list_append(l, set, &from->contacts[set->first],
+                                       &from->restitution[3 * set->first]);
     }
     if (st == PP_OK) st = pp_constraint_list_index(l);
     iw->reduced = s->outcomes[island].reduced;
@@ -471,6 +597,8 @@ static void step_island(pp_world *world, int w, int island, double dt)
     memset(&iw->stats, 0, sizeof iw->stats);
     pp_warm_store_clear(iw->warm);
     pp_peg_workspace_forget(iw->peg); /* the island's answers its own, whichever worker */
+    for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e)
+        pp_body_apply_external_impulse(&world->bodies[s->island_bodies[e]], s->gravity, dt);
     pp_status st = pp_island_select(world, island, iw);
     if (st == PP_OK) st = island_constraints(world, island, iw);
     if (st == PP_OK) st = pp_island_time_step(world, iw, dt);
@@ -494,6 +622,9 @@ static void step_island(pp_world *world, int w, int island, double dt)
     if (st == PP_OK) pp_contact_feedback_add_island(world, iw); /* dJointFeedback */
     out->info_count = worker->info_count - out->info_first;
     if (st == PP_OK && iw->warm) st = pp_warm_store_merge(worker->warm, iw->warm);
+    if (st == PP_OK) /* stage 8 for the island's bodies (integrate_bodies) */
+        for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e)
+            pp_body_integrate_pose(&world->bodies[s->island_bodies[e]], dt);
     out->stats = iw->stats;
     out->status = st;
 }
@@ -605,17 +736,19 @@ static int order_islands(pp_world *world)
     return parallel;
 }
 
-/* The number of contacts of the step when worker 0 stepped every island, one after the other in
- * island order, and all succeeded: its contact list is then the step's as it is. Else -1. */
+/* How many islands at the front of island order worker 0's contact list holds as the step's
+ * first contacts, and nothing else: islands 0..k-1 stepped by worker 0, successfully, one after
+ * the other (build_constraints does the same with the constraint lists). */
 static int contacts_in_island_order(const pp_step_scratch *s)
 {
-    int total = 0;
-    for (int i = 0; i < s->island_count; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
-        if (out->status != PP_OK || out->worker != 0 || out->info_first != total) return -1;
+    if (s->worker_count < 1) return 0;
+    int total = 0, k = 0;
+    for (; k < s->island_count; ++k) {
+        const pp_island_outcome *out = &s->outcomes[k];
+        if (out->status != PP_OK || out->worker != 0 || out->info_first != total) break;
         total += out->info_count;
     }
-    return s->worker_count >= 1 && total == s->workers[0].info_count ? total : -1;
+    return total == s->workers[0].info_count ? k : 0;
 }
 
 /* Stages 7-8 island by island, on pp_config.threads workers: each island's LCP and
@@ -635,36 +768,39 @@ static pp_status time_step_islands(pp_world *world, double dt)
     }
     int parallel = order_islands(world);
 
-    island_job job = {world, dt, s->island_order, parallel, 0, step_island_job};
+    island_job job = {.world = world, .dt = dt, .order = s->island_order, .count = parallel,
+                       .run = step_island_job};
     run_jobs(world, &job);
     for (int t = parallel; t < s->island_count; ++t) step_island(world, 0, s->island_order[t], dt);
 
     s->info_count = 0;
-    int total = contacts_in_island_order(s);
-    if (total >= 0) { /* worker 0's contact list is the step's as it is: exchanged, not copied */
+    int front = contacts_in_island_order(s);
+    if (front > 0) { /* worker 0's contact list is the front of the step's: exchanged */
         pp_worker *w = &s->workers[0];
         pp_contact_info *t = s->info;
         int capacity = s->info_capacity;
         s->info = w->info;
         s->info_capacity = w->info_capacity;
-        s->info_count = total;
+        s->info_count = w->info_count;
         w->info = t;
         w->info_capacity = capacity;
         w->info_count = 0;
-        for (int i = 0; i < s->island_count; ++i)
-            merge_island_stats(&world->stats, &s->outcomes[i].stats);
     }
-    for (int i = 0; i < s->island_count && total < 0; ++i) {
-        const pp_island_outcome *out = &s->outcomes[i];
+    for (int i = 0; i < s->island_count; ++i) {
+        pp_island_outcome *out = &s->outcomes[i];
         if (out->status != PP_OK) return out->status;
         merge_island_stats(&world->stats, &out->stats);
-        const pp_worker *w = &s->workers[out->worker];
-        st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + out->info_count + 1,
+        if (i < front) continue;
+        out->merged_contact_first = s->info_count;
+        s->info_count += out->info_count;
+    }
+    if (front < s->island_count) {
+        st = pp_grow((void **)&s->info, &s->info_capacity, s->info_count + 1,
                      sizeof(pp_contact_info));
         if (st != PP_OK) return st;
-        memcpy(&s->info[s->info_count], &w->info[out->info_first],
-               (size_t)out->info_count * sizeof(pp_contact_info));
-        s->info_count += out->info_count;
+        island_job copy = {.world = world, .count = s->island_count, .front = front,
+                           .run = copy_island_info_job};
+        run_jobs(world, &copy);
     }
     /* this sub-step's bases become the previous ones: each worker's store as it is
      * (exchanged), worker 0's first and the others' chained after it. A set's identity belongs

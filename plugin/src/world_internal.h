@@ -203,6 +203,9 @@ typedef struct pp_worker {
     struct pp_warm_store *warm;    /* the LCP bases of its islands */
     struct pp_warm_store *warm_prev; /* workers 1..: theirs of the previous sub-step, chained
                                       after scratch.warm_prev (worker 0's is that store) */
+    char apart[64];                /* no cache line shared with the next worker's iw, which
+                                      another core writes (pp_worker is realloc'ed, so it is
+                                      kept apart by padding, not by alignment) */
 } pp_worker;
 
 /* What one island's step produced (filled by the worker that ran it). */
@@ -210,6 +213,11 @@ typedef struct pp_island_outcome {
     pp_status status;
     int worker, info_first, info_count;
     int set_first, set_count, near_pairs; /* stages 3-5: its sets in the worker's `built` */
+    int built_by;                  /* the worker whose `built` holds them, -1: scratch.all
+                                      (worker 0's list became it, world.c build_constraints) */
+    int contact_count;             /* the contacts of its sets */
+    int merged_contact_first;      /* where its contacts go in scratch.all (contacts) and in
+                                      scratch.info (contact information) */
     int reduced;                   /* built with implied sets removed (at rest) */
     pp_island_stats stats;
 } pp_island_outcome;
@@ -304,6 +312,7 @@ typedef struct pp_step_scratch {
                                       (islands share no dynamic body; see time_step_islands
                                       for kinematic ones); capacity island_body_capacity */
 
+    double gravity[3];             /* stage 7's, for the islands' jobs (world.c) */
     /* Stages 7-8 on pp_config.threads workers (world.c time_step_islands). */
     pp_thread_pool *pool;
     pp_worker *workers;
