@@ -112,6 +112,21 @@
  * step, no round. Where a step's friction does not decide (the heap without its prediction),
  * the cap gave it up at 1 114-1 117 pivots (0.37 s) once and the mark kept it after.
  *
+ * A partly known landing. The stepper starts a moving island warm only when every one of its
+ * sets is known from the last step (stage_time_step.c: on the pouring scene's degenerate LCPs
+ * a partial guess steered Lemke to other answers), and otherwise cold, its known sets' bytes
+ * still in `basis`. The convex demo's step 209 (the landing's second step, ~34 000 unknowns)
+ * meets new sets as the cells settle, so its S_0 (5 028 unknowns) was solved from w basic:
+ * 5 811 pivots, then rounds of 5 352, 5 490 and 5 496 warm from it (docs/performance.md, "The
+ * landing's clock"), though most of S_0's active sets were active at step 208. So an island of
+ * at least SCREEN_PARTIAL_MIN_N unknowns that the caller starts cold with some known set
+ * active (p basic in its bytes) is screened as a warm one: S_0 holds those sets, and the
+ * rounds start from the bytes (the new sets' w basic). Any start is a start: Lemke's path
+ * from it ends on an answer of S's LCP or gives the basis up for w basic (lcp.c), and the
+ * answer is verified as every round's. An island with no known set active, and every island
+ * below the size (the soak's, the pouring's, the heaps' moving islands), is screened as
+ * before, bit for bit.
+ *
  * Past the clock (the shared budget's deadline, lcp.c "The hard clock") no round with a
  * non-empty S starts, here or in the primaries' reduction below: its LCP would get no pivot,
  * only the fallback's answer, which is not an exact answer on S and so gives the island up
@@ -172,6 +187,20 @@ int pp_peg_screen_lemke_cheap(int divisor)
 {
     const int previous = screen_lemke_cheap;
     if (divisor >= 1) screen_lemke_cheap = divisor; /* else unchanged: n / 0 is no cap */
+    return previous;
+}
+
+/* Known sets of a large moving island started cold ("A partly known landing" at the top): the
+ * island's unknowns from which the caller's bytes of its known sets start screening's rounds.
+ * The size of the islands PEG declines (peg_mlcp.c PP_PEG_DECLINE_MIN_N): above every island
+ * of the soak, the pouring and the heaps' moving islands. */
+#define SCREEN_PARTIAL_MIN_N 8000
+static int screen_partial_min_n = SCREEN_PARTIAL_MIN_N;
+
+int pp_peg_screen_partial_min_n(int n)
+{
+    const int previous = screen_partial_min_n;
+    screen_partial_min_n = n;
     return previous;
 }
 
@@ -588,6 +617,9 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
      * (p basic). complete_set writes only O's place in z: it is rewritten below. */
     velocity_change(ws, whole, island, count, island, 0, NULL, dv);
     const double qmax = island_qmax(ws, whole, island, count);
+    /* a large moving island the caller starts cold, its known sets' bytes given ("A partly
+     * known landing" at the top): they start the rounds */
+    const int partial = !given->warm_start && basis && n >= screen_partial_min_n;
     double zmax = 0.0, residual = 0.0, rel = 0.0, min_w = INFINITY, compl = 0.0;
     int sets = 0, n_s = 0, slacks = 0, rolls = 0, warm_active = 0, approaching = 0;
     for (int t = 0; t < count; ++t) {
@@ -596,7 +628,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
         slacks += ws->slack_first[j + 1] - ws->slack_first[j];
         rolls += ws->roll_axes[j];
         double gap = INFINITY;
-        const int was = given->warm_start && basis && (basis[row_index(whole, j, 0)] & 1);
+        const int was = (given->warm_start || partial) && basis &&
+                        (basis[row_index(whole, j, 0)] & 1);
         warm_active += was;
         const int active = was || complete_set(ws, whole, dv, j, tol, 1, &zmax, &residual, &rel,
                                                &min_w, &compl, NULL, &gap);
@@ -662,6 +695,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
     pp_lcp_budget *budget = given->budget;
     const pp_lcp_budget budget_before = budget ? *budget : (pp_lcp_budget){0};
     pp_lcp_options opts = *given;
+    /* the caller's start, or the known sets' bytes where one of them was active */
+    opts.warm_start = given->warm_start || (partial && warm_active > 0);
     pp_lcp_result total; /* the rounds' counters, summed */
     memset(&total, 0, sizeof total);
     dense_store *d = ws->dense;

@@ -28,6 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* peg_screen.c "A partly known landing": the island size from which a moving island the caller
+ * starts cold starts screening's rounds from its known sets' bytes (default 8 000); returns
+ * the previous size. */
+int pp_peg_screen_partial_min_n(int n);
+
 #define G 9.81
 #define H 0.01
 #define K_DIRS 4
@@ -438,6 +443,72 @@ START_TEST(test_give_up_predicted)
 }
 END_TEST
 
+/*
+ * A partly known landing (peg_screen.c "A partly known landing"): a large moving island that
+ * the caller starts cold (o.warm_start = 0: some of its sets are new) but whose known sets'
+ * bytes it passes starts screening's rounds from those bytes. The fast box of
+ * test_fast_box_brings_in_gaps (1.5 m/s) solved cold; then the same row with the box at 1.6
+ * m/s, cold, its basis bytes the first answer's, the rule's size lowered to the island's: the
+ * rounds start from the first answer's active sets, and take fewer rounds and fewer pivots
+ * than the same solve with the rule off (main's: from w basic), every answer exact on the
+ * whole LCP, no gap ending closed, no energy gained.
+ */
+START_TEST(test_partly_known_starts_rounds)
+{
+    row first, r;
+    row_build(&first, 30, 10, 0.02, 0.001, 1.5, 0);
+    row_build(&r, 30, 10, 0.02, 0.001, 1.6, 0);
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+    solved s;
+    solve(ws, &first, NULL, 1, &s);
+    ck_assert_int_eq(s.status, PP_OK);
+    ck_assert_int_ge(s.stats.screen_rounds, 3);
+    const int n_max = pp_peg_lcp_size(r.ns, r.nc, K_DIRS) + 9 * r.ns;
+    solved out[2]; /* [0]: the rule off (main's cold rounds), [1]: on */
+    for (int on = 0; on < 2; ++on) {
+        solved *o = &out[on];
+        o->pn = calloc((size_t)r.nc, sizeof *o->pn);
+        o->nu = calloc(6 * (size_t)r.nb, sizeof *o->nu);
+        o->basis = malloc((size_t)n_max);
+        ck_assert(o->pn && o->nu && o->basis);
+        memcpy(o->basis, s.basis, (size_t)n_max); /* the known sets' bytes */
+        pp_mlcp_solution sol = {o->pn, NULL, NULL, NULL, o->nu, NULL};
+        pp_peg_problem p = row_problem(&r);
+        pp_lcp_options opt = pp_lcp_options_default();
+        opt.warm_start = 0; /* started cold by the caller */
+        const int before = pp_peg_screen_partial_min_n(on ? 257 : 1 << 30);
+        o->status = pp_peg_solve(ws, &p, &opt, o->basis, &sol, NULL, &o->stats);
+        pp_peg_screen_partial_min_n(before);
+        ck_assert_int_eq(o->status, PP_OK);
+        ck_assert_int_eq(o->stats.screen_whole, 0);
+        ck_assert_int_lt(o->stats.largest_island, o->stats.lcp_size);
+        expect_peg_lcp_solved(ws, TOL_LCP);
+        for (int i = 0; i < r.nc; ++i)
+            ck_assert_msg(end_gap(&r, &r.c[i], o->nu) >= -TOL_GAP, "rule %d: contact %d ends "
+                          "%g m closed", on, i, -end_gap(&r, &r.c[i], o->nu));
+        double v0[6 * 30];
+        for (int b = 0; b < r.nb; ++b) {
+            memcpy(&v0[6 * b], r.bodies[b].v, 3 * sizeof(double));
+            memcpy(&v0[6 * b + 3], r.bodies[b].w, 3 * sizeof(double));
+        }
+        ck_assert_double_le(kinetic_energy(&r, o->nu), kinetic_energy(&r, v0));
+        printf("check_peg_screen: partly known, rule %s: %d rounds, %d pivots (the first "
+               "answer cold: %d rounds, %d pivots)\n", on ? "on" : "off",
+               o->stats.screen_rounds, o->stats.lcp.pivots, s.stats.screen_rounds,
+               s.stats.lcp.pivots);
+    }
+    ck_assert_int_lt(out[1].stats.screen_rounds, out[0].stats.screen_rounds);
+    ck_assert_int_lt(out[1].stats.lcp.pivots, out[0].stats.lcp.pivots);
+    solved_free(&out[0]);
+    solved_free(&out[1]);
+    solved_free(&s);
+    pp_peg_workspace_destroy(ws);
+    row_free(&r);
+    row_free(&first);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("peg_screen");
@@ -449,6 +520,7 @@ int main(void)
     tcase_add_test(tc, test_all_open_no_lcp);
     tcase_add_test(tc, test_active_island_solved_whole);
     tcase_add_test(tc, test_give_up_predicted);
+    tcase_add_test(tc, test_partly_known_starts_rounds);
     suite_add_tcase(s, tc);
     SRunner *runner = srunner_create(s);
     srunner_run_all(runner, CK_NORMAL);
