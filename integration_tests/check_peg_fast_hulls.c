@@ -8,6 +8,14 @@
  * volume, pegplus/overlap.h), no kinetic energy gained, and the step's sets and contacts
  * within the bound (per builder call; the re-linearisation keeps the sets of each of its
  * iterates, so a step holds up to (iterations + 1) calls' worth); and the pair did meet.
+ *
+ * At h = 0.01 the small hull moves 25–50 cm a step, many times both hulls' size: it crosses the
+ * big hull within one step, and a time stepper that asks for no overlap at the step's end
+ * (ST96 Eq 29, PEG's sets) lets it pass through (seeds 2 and 3: no impulse at all; measured,
+ * docs/performance.md "Fast hulls, seed 1"). Those cases test the bound, not the collision.
+ * The cases with h = 5e-4 (|v| h = 1.25 cm, less than the small hull) resolve it: there the
+ * small hull must also be stopped, its velocity along the shot at most half the shot's after
+ * the run, with the same assertions every step.
  */
 #include "pegplus/geometry.h"
 #include "pegplus/overlap.h"
@@ -23,8 +31,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define H 0.01
-#define STEPS 30
 #define OVERLAP_TOL 1e-12 /* m^3 after every step, as the pouring test */
 #define ENERGY_TOL 1e-9   /* relative: an inelastic, frictionless or frictional contact only
                              removes kinetic energy */
@@ -32,17 +38,22 @@
 typedef struct fast_case {
     double speed, mu;
     int seed;
+    double h;    /* the time step, s */
+    int steps;   /* steps run */
+    int collide; /* assert that the small hull was stopped (h resolves the collision) */
 } fast_case;
 
-/* Seed 1 is left out: its small hull ends the impact step inside the big one (5e-7 m^3 at
- * 25 and at 50 m/s, with any spin from 0 to 20 rad/s). The separating set is met there by a
- * facet whose contact point lies on the plane of a face of the small hull 0.4 m from it: a
- * tiny impulse spins the 1 cm hull so that this plane swings clear at linear order, and the
- * re-linearisation (20 iterations) does not converge, keeping the first estimate
- * a known problem, reported with the branch). */
+/* Seed 1 at h = 0.01: the small hull passes through the big one (above). Its free motion
+ * ends 3.5e-7 m^3 inside, half way out of the far side; at 25 m/s the re-linearisation
+ * converges to a fixed point that clears it by pushing the small hull on through, an impulse
+ * along its motion that adds 2 % of kinetic energy (kept: no estimate within the energy bound
+ * is as feasible, relinearize.c energy_bounded_fixed_point); at 50 m/s it does not converge
+ * and the free motion is kept (5.1e-7 m^3 inside). Both are the pass-through, not the
+ * impact: at h = 5e-4 seed 1 collides, loses energy and ends apart (the cases below). */
 static const fast_case CASES[] = {
-    {25, 0.0, 2}, {25, 0.0, 3}, {25, 0.5, 4},
-    {50, 0.0, 2}, {50, 0.0, 3}, {50, 0.5, 4},
+    {25, 0.0, 2, 0.01, 30, 0},    {25, 0.0, 3, 0.01, 30, 0},    {25, 0.5, 4, 0.01, 30, 0},
+    {50, 0.0, 2, 0.01, 30, 0},    {50, 0.0, 3, 0.01, 30, 0},    {50, 0.5, 4, 0.01, 30, 0},
+    {25, 0.0, 1, 5e-4, 60, 1},    {25, 0.0, 2, 5e-4, 60, 1},
 };
 
 static uint64_t g_rng;
@@ -107,8 +118,8 @@ START_TEST(test_fast_hulls)
     const int calls = config.relinearize_iterations + 1;
     double energy = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
     int met = 0, max_contacts = 0, max_lcp = 0;
-    for (int step = 0; step < STEPS; ++step) {
-        ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
+    for (int step = 0; step < fc->steps; ++step) {
+        ck_assert_int_eq(pp_world_step(pw, fc->h), PP_OK);
         const pp_step_stats *s = pp_world_get_stats(pw);
         ck_assert_msg(s->peg_fallback == 0 && s->lcp_fallback < 2,
                       "%g m/s seed %d step %d: PEG fallback %d, LCP fallback %d", fc->speed,
@@ -132,8 +143,12 @@ START_TEST(test_fast_hulls)
     }
     ck_assert_msg(met, "%g m/s seed %d: the hulls never came within the margin", fc->speed,
                   fc->seed);
-    printf("fast hulls %g m/s, mu %g, seed %d: largest step %d contacts, LCP %d unknowns\n",
-           fc->speed, fc->mu, fc->seed, max_contacts, max_lcp);
+    if (fc->collide) /* shot along -x: stopped, not passed through */
+        ck_assert_msg(-dBodyGetLinearVel(body[1])[0] <= 0.5 * fc->speed,
+                      "%g m/s seed %d h %g: the small hull passed through at %g m/s", fc->speed,
+                      fc->seed, fc->h, -dBodyGetLinearVel(body[1])[0]);
+    printf("fast hulls %g m/s, mu %g, seed %d, h %g: largest step %d contacts, LCP %d unknowns\n",
+           fc->speed, fc->mu, fc->seed, fc->h, max_contacts, max_lcp);
     pp_world_destroy(pw);
     pp_polytope_destroy(poly[0]);
     pp_polytope_destroy(poly[1]);
