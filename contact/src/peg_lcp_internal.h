@@ -211,9 +211,14 @@ int pp_peg_csc_min_n(int n);
  * (peg_mlcp.c, PP_PEG_STICKING_MIN_N = 1000); a test may lower it to run it on a moderate
  * island, and restores it. Returns the previous value. */
 int pp_peg_sticking_min_n(int n);
-/* The fewest unknowns of an island that is declined (peg_mlcp.c, "Declined islands",
- * PP_PEG_DECLINE_MIN_N = 8 000); a test may lower it to decline a moderate island, and
- * restores it. Returns the previous value. */
+/* The fewest unknowns of an island that is declined (peg_mlcp.c, "Declined islands"); also
+ * the fewest from which screening starts a cold island's rounds from its known sets
+ * (peg_screen.c, "A partly known landing"). */
+#ifndef PP_PEG_DECLINE_MIN_N
+#define PP_PEG_DECLINE_MIN_N 8000
+#endif
+/* A test may lower the decline's size to decline a moderate island, and restores it. Returns
+ * the previous value. */
 int pp_peg_decline_min_n(int n);
 
 #define JAC(ws, row, side) (&(ws)->jac[(((size_t)(row)) * 2 + (side)) * 6])

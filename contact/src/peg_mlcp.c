@@ -1618,9 +1618,6 @@ int pp_peg_sticking_size(void) { return sticking_min_n; }
  * path), past the clock; the standard model's LCP of the same pose is exact in ~5-8 s of CPU
  * (docs/performance.md, "The landing's clock", "A first contact declined").
  */
-#ifndef PP_PEG_DECLINE_MIN_N
-#define PP_PEG_DECLINE_MIN_N 8000
-#endif
 static int decline_min_n = PP_PEG_DECLINE_MIN_N;
 
 int pp_peg_decline_min_n(int n)

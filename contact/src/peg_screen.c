@@ -119,7 +119,7 @@
  * meets new sets as the cells settle, so its S_0 (5 028 unknowns) was solved from w basic:
  * 5 811 pivots, then rounds of 5 352, 5 490 and 5 496 warm from it (docs/performance.md, "The
  * landing's clock"), though most of S_0's active sets were active at step 208. So an island of
- * at least SCREEN_PARTIAL_MIN_N unknowns that the caller starts cold with some known set
+ * at least PP_PEG_DECLINE_MIN_N unknowns that the caller starts cold with some known set
  * active (p basic in its bytes) is screened as a warm one: S_0 holds those sets, and the
  * rounds start from the bytes (the new sets' w basic). Any start is a start: Lemke's path
  * from it ends on an answer of S's LCP or gives the basis up for w basic (lcp.c), and the
@@ -192,10 +192,9 @@ int pp_peg_screen_lemke_cheap(int divisor)
 
 /* Known sets of a large moving island started cold ("A partly known landing" at the top): the
  * island's unknowns from which the caller's bytes of its known sets start screening's rounds.
- * The size of the islands PEG declines (peg_mlcp.c PP_PEG_DECLINE_MIN_N): above every island
- * of the soak, the pouring and the heaps' moving islands. */
-#define SCREEN_PARTIAL_MIN_N 8000
-static int screen_partial_min_n = SCREEN_PARTIAL_MIN_N;
+ * The size of the islands PEG declines (PP_PEG_DECLINE_MIN_N, peg_lcp_internal.h): above
+ * every island of the soak, the pouring and the heaps' moving islands. */
+static int screen_partial_min_n = PP_PEG_DECLINE_MIN_N;
 
 int pp_peg_screen_partial_min_n(int n)
 {
