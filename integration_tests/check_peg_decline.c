@@ -30,6 +30,8 @@
  *    0 pivots. The rule without "no warm start" declines it (peg_fallback 1).
  *  - no I/X sets: 60 spheres touching in a row on the plane, rolling at 1 m/s, cold: U sets
  *    only (K = 0), 714 unknowns, not declined. The rule without "K > 0" declines it.
+ * The rule's size itself, the library's own (8 000), at its boundary: test_size_boundary, the
+ * declined island's size read from pp_step_stats.peg_declined_largest.
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
@@ -62,16 +64,42 @@ static pp_world *crash(pp_scene *s)
     return pp_it_world_clock_free(s, PP_MODEL_PEG);
 }
 
-/* The wall raised by `drop` (m) above the ground, under PEG. */
-static pp_world *dropped_wall(pp_scene *s, double drop)
+/* The rule's and the sticking solve's sizes as the tests of the small crash want them
+ * (DECLINE_N, STICK_N), and the library's own put back. */
+typedef struct sizes {
+    int decline, sticking;
+} sizes;
+
+static sizes sizes_lowered(void)
+{
+    const int decline = pp_peg_decline_min_n(DECLINE_N);
+    return (sizes){decline, pp_peg_sticking_min_n(STICK_N)};
+}
+
+static void sizes_restored(sizes before)
+{
+    pp_peg_sticking_min_n(before.sticking);
+    pp_peg_decline_min_n(before.decline);
+}
+
+/* A wall of rows x wide bricks raised by `drop` (m) above the ground, under PEG with c. */
+static pp_world *dropped_wall_with(pp_scene *s, int rows, int wide, double drop,
+                                   const pp_config *c)
 {
     pp_set_log_hook(pp_log_discard, NULL);
-    pp_scene_brick_wall(s, ROWS, WIDE);
+    pp_scene_brick_wall(s, rows, wide);
     for (int i = 0; i < s->body_count; ++i) {
         const dReal *x = dBodyGetPosition(s->bodies[i]);
         dBodySetPosition(s->bodies[i], x[0], x[1], x[2] + drop);
     }
-    return pp_it_world_clock_free(s, PP_MODEL_PEG);
+    return pp_it_world_create(s, c);
+}
+
+/* The small wall raised by `drop` (m) above the ground, under PEG, clock-free. */
+static pp_world *dropped_wall(pp_scene *s, double drop)
+{
+    const pp_config c = pp_it_config_clock_free(PP_MODEL_PEG);
+    return dropped_wall_with(s, ROWS, WIDE, drop, &c);
 }
 
 /* Every body of scene a moves as its twin's in b, bit for bit (the answer applied is the
@@ -95,9 +123,9 @@ static const pp_step_stats *stepped(pp_world *pw, int step, const char *what)
     ck_assert_int_eq(pp_world_step(pw, H), PP_OK);
     const pp_step_stats *t = pp_world_get_stats(pw);
     printf("check_peg_decline: %s step %d: %d unknowns solved (largest %d), %d pivots, "
-           "peg_fallback %d, residual %.3g, I/X sets %d/%d\n",
+           "peg_fallback %d (declined: %d unknowns), residual %.3g, I/X sets %d/%d\n",
            what, step, t->lcp_size, t->lcp_largest, t->lcp_pivots, t->peg_fallback,
-           t->lcp_residual, t->peg_i_sets, t->peg_x_sets);
+           t->peg_declined_largest, t->lcp_residual, t->peg_i_sets, t->peg_x_sets);
     ck_assert_msg(t->status == PP_OK && t->lcp_status == 0 && t->lcp_fallback == 0 &&
                       t->lcp_approximate == 0 && t->islands_failed == 0,
                   "%s step %d: status %d, lcp status %d, lcp_fallback %d, approximate %d",
@@ -107,8 +135,7 @@ static const pp_step_stats *stepped(pp_world *pw, int step, const char *what)
 
 START_TEST(test_impact_declined)
 {
-    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
-    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    const sizes before = sizes_lowered();
     pp_scene a, b;
     pp_world *pa = crash(&a), *pb = crash(&b);
     for (int step = 0; step < IMPACT_STEP; ++step) {
@@ -129,12 +156,9 @@ START_TEST(test_impact_declined)
     for (int i = 0; i < a.body_count; ++i)
         for (int k = 0; k < 3; ++k) moving += fabs(dBodyGetLinearVel(a.bodies[i])[k]) > 1e-3;
     ck_assert_msg(moving > 1, "the impact moved no brick");
-    pp_world_destroy(pa);
-    pp_scene_destroy(&a);
-    pp_world_destroy(pb);
-    pp_scene_destroy(&b);
-    pp_peg_sticking_min_n(stick_before);
-    pp_peg_decline_min_n(decline_before);
+    pp_it_scene_destroy(&a);
+    pp_it_scene_destroy(&b);
+    sizes_restored(before);
 }
 END_TEST
 
@@ -142,8 +166,7 @@ END_TEST
  * answers it, not the standard model. */
 START_TEST(test_warm_kept)
 {
-    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
-    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    const sizes before = sizes_lowered();
     pp_scene a;
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene_brick_wall(&a, ROWS, WIDE);
@@ -165,10 +188,8 @@ START_TEST(test_warm_kept)
                   t->lcp_largest);
     ck_assert_msg(t->peg_fallback == 0, "sliding wall, warm: peg_fallback %d (declined)",
                   t->peg_fallback);
-    pp_world_destroy(pa);
-    pp_scene_destroy(&a);
-    pp_peg_sticking_min_n(stick_before);
-    pp_peg_decline_min_n(decline_before);
+    pp_it_scene_destroy(&a);
+    sizes_restored(before);
 }
 END_TEST
 
@@ -186,8 +207,7 @@ START_TEST(test_first_contact_declined)
 {
     enum { STEPS = 12 };
     static const double DROP = 0.06; /* m: its sets with the ground present at step 0 */
-    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
-    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    const sizes before = sizes_lowered();
     pp_scene a, b;
     pp_world *pa = dropped_wall(&a, DROP), *pb = dropped_wall(&b, DROP);
     int landed = -1;
@@ -210,12 +230,9 @@ START_TEST(test_first_contact_declined)
     for (int i = 0; i < a.body_count; ++i) /* the fall's 9.81 m/s^2 * ~0.25 s stopped */
         moving += dBodyGetLinearVel(a.bodies[i])[2] > -1.0;
     ck_assert_msg(moving > 0, "the landing stopped no brick");
-    pp_world_destroy(pa);
-    pp_scene_destroy(&a);
-    pp_world_destroy(pb);
-    pp_scene_destroy(&b);
-    pp_peg_sticking_min_n(stick_before);
-    pp_peg_decline_min_n(decline_before);
+    pp_it_scene_destroy(&a);
+    pp_it_scene_destroy(&b);
+    sizes_restored(before);
 }
 END_TEST
 
@@ -229,8 +246,7 @@ START_TEST(test_falling_wall_kept)
 {
     enum { IN_AIR = 4 };
     static const double FALL = 0.5; /* m: the ground's sets absent until step 3 */
-    const int decline_before = pp_peg_decline_min_n(DECLINE_N);
-    const int stick_before = pp_peg_sticking_min_n(STICK_N);
+    const sizes before = sizes_lowered();
     pp_scene a;
     pp_world *pa = dropped_wall(&a, FALL);
     int touching = 0;
@@ -250,10 +266,82 @@ START_TEST(test_falling_wall_kept)
                           dBodyGetLinearVel(a.bodies[i])[2], free_fall);
     }
     ck_assert_msg(touching > 0, "no warm step solved a touching set");
-    pp_world_destroy(pa);
-    pp_scene_destroy(&a);
-    pp_peg_sticking_min_n(stick_before);
-    pp_peg_decline_min_n(decline_before);
+    pp_it_scene_destroy(&a);
+    sizes_restored(before);
+}
+END_TEST
+
+/* The rule's size at its boundary, the library's own (PP_PEG_DECLINE_MIN_N, peg_lcp_internal.h;
+ * the 8 000 of pegplus.h peg_fallback: RULE_N here, so that moving it fails the test). Walls
+ * of SIZE_ROWS rows dropped from 0.06 m (test_first_contact_declined's drop), clock-free and
+ * without re-linearisation, so that each step solves one PEG LCP, of one island, whose size
+ * the step's statistics give: lcp_size + lcp_screened where PEG answered it,
+ * peg_declined_largest where it was declined. A wall's first step starts at rest (never
+ * declined); its second is the landing (I sets appear), where the wall of KEPT_WIDE columns
+ * holds just fewer than RULE_N PEG unknowns and PEG answers it, and the wall of one column
+ * more holds RULE_N or more and is declined (peg_fallback 1), the standard model answering it
+ * exactly (measured: 7 824 and 8 592 unknowns; ~0.6 s of CPU each landing). Both sizes are
+ * asserted within a factor 2 of RULE_N, so a rule of half (4 000) declines the first and one
+ * of twice (16 000) keeps the second: the test fails either way. The same landings with the
+ * size set through pp_peg_decline_min_n: at the kept wall's own size it is declined (all the
+ * rule's other conditions hold: its size alone kept it), one above the declined wall's keeps
+ * it, and the size reported is in both the one the rule read. */
+static pp_step_stats size_landing(int wide)
+{
+    enum { SIZE_ROWS = 6 };
+    static const double SIZE_DROP = 0.06; /* m */
+    pp_scene a;
+    pp_config c = pp_it_config_clock_free(PP_MODEL_PEG);
+    c.relinearize_iterations = 0; /* one PEG LCP a step: its size is the step's */
+    pp_world *pa = dropped_wall_with(&a, SIZE_ROWS, wide, SIZE_DROP, &c);
+    const pp_step_stats *t = stepped(pa, 0, "wall at its drop");
+    ck_assert_msg(t->peg_fallback == 0 && t->peg_declined_largest == 0,
+                  "step 0 (at rest at its start): peg_fallback %d, declined %d unknowns",
+                  t->peg_fallback, t->peg_declined_largest);
+    const pp_step_stats landed = *stepped(pa, 1, "wall landing");
+    ck_assert_msg(landed.islands == 1 && landed.substeps == 1 && landed.relinearizations == 0 &&
+                      landed.peg_i_sets > 0 && landed.peg_x_sets > 0,
+                  "landing: %d islands, %d sub-steps, %d re-linearisations, %d I and %d X "
+                  "sets: not the one PEG LCP with I/X sets meant",
+                  landed.islands, landed.substeps, landed.relinearizations, landed.peg_i_sets,
+                  landed.peg_x_sets);
+    pp_it_scene_destroy(&a);
+    return landed;
+}
+
+START_TEST(test_size_boundary)
+{
+    enum { RULE_N = 8000, KEPT_WIDE = 11, DECLINED_WIDE = KEPT_WIDE + 1 };
+    /* the library's own size */
+    const pp_step_stats kept = size_landing(KEPT_WIDE);
+    const int kept_n = kept.lcp_size + kept.lcp_screened;
+    ck_assert_msg(kept.peg_fallback == 0 && kept.peg_declined_largest == 0,
+                  "%d columns, %d unknowns: peg_fallback %d, declined %d unknowns", KEPT_WIDE,
+                  kept_n, kept.peg_fallback, kept.peg_declined_largest);
+    ck_assert_msg(kept_n >= RULE_N / 2 && kept_n < RULE_N,
+                  "%d columns: %d unknowns, not just below the rule's %d", KEPT_WIDE, kept_n,
+                  RULE_N);
+    const pp_step_stats declined = size_landing(DECLINED_WIDE);
+    const int declined_n = declined.peg_declined_largest;
+    ck_assert_msg(declined.peg_fallback == 1, "%d columns: peg_fallback %d (not declined)",
+                  DECLINED_WIDE, declined.peg_fallback);
+    ck_assert_msg(declined_n >= RULE_N && declined_n < 2 * RULE_N,
+                  "%d columns: declined at %d unknowns, not at or just above the rule's %d",
+                  DECLINED_WIDE, declined_n, RULE_N);
+    /* the size moved to each island's own: only the size decided */
+    const int size_before = pp_peg_decline_min_n(kept_n);
+    const pp_step_stats at = size_landing(KEPT_WIDE);
+    pp_peg_decline_min_n(declined_n + 1);
+    const pp_step_stats past = size_landing(DECLINED_WIDE);
+    pp_peg_decline_min_n(size_before);
+    ck_assert_msg(at.peg_fallback == 1 && at.peg_declined_largest == kept_n,
+                  "%d columns, the rule's size %d: peg_fallback %d, declined %d unknowns",
+                  KEPT_WIDE, kept_n, at.peg_fallback, at.peg_declined_largest);
+    ck_assert_msg(past.peg_fallback == 0 && past.peg_declined_largest == 0 &&
+                      past.lcp_size + past.lcp_screened == declined_n,
+                  "%d columns, the rule's size %d: peg_fallback %d, %d unknowns (declined %d)",
+                  DECLINED_WIDE, declined_n + 1, past.peg_fallback,
+                  past.lcp_size + past.lcp_screened, past.peg_declined_largest);
 }
 END_TEST
 
@@ -279,8 +367,7 @@ START_TEST(test_u_sets_kept)
                   t->peg_u_sets, t->peg_i_sets, t->peg_x_sets, t->lcp_largest);
     ck_assert_msg(t->peg_fallback == 0, "spheres (K = 0): peg_fallback %d (declined)",
                   t->peg_fallback);
-    pp_world_destroy(pa);
-    pp_scene_destroy(&a);
+    pp_it_scene_destroy(&a);
     pp_peg_decline_min_n(decline_before);
 }
 END_TEST
@@ -295,6 +382,7 @@ int main(void)
     tcase_add_test(tc, test_u_sets_kept);
     tcase_add_test(tc, test_first_contact_declined);
     tcase_add_test(tc, test_falling_wall_kept);
+    tcase_add_test(tc, test_size_boundary);
     suite_add_tcase(s, tc);
     return pp_it_run(s);
 }

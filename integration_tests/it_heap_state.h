@@ -49,6 +49,15 @@ static inline pp_world *pp_it_world_clock_free(pp_scene *scene, pp_model model)
     return pp_it_world_create(scene, &c);
 }
 
+/* Destroys a scene's pegplus world (scene->pegplus, as pp_it_world_create sets it), then the
+ * scene: the world first, since it reads the scene's ODE world as it goes. */
+static inline void pp_it_scene_destroy(pp_scene *scene)
+{
+    pp_world_destroy(scene->pegplus);
+    scene->pegplus = NULL;
+    pp_scene_destroy(scene);
+}
+
 /* Builds the heap of `boxes` (seed 1, as the benchmark does) named `name` in *scene, poses it
  * from the state file at `path` (read into *st; *script_steps the steps its script has run),
  * and returns its pp_it_world_clock_free world of `model`. Free with pp_world_destroy,

@@ -2005,6 +2005,7 @@ static pp_status solve_islands(pp_peg_workspace *ws, const pp_peg_problem *pp,
                     ws->z[d->island_map[a]] = ws->z_motion[d->island_map[a]] = 0.0;
                 stats->lcp.pivots += abandoned.pivots;
                 ++stats->declined;
+                if (n > stats->declined_largest) stats->declined_largest = n;
                 if (n > stats->largest_island) stats->largest_island = n;
                 result = PP_ERR_SOLVER;
                 continue;

@@ -472,6 +472,8 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
     if (st == PP_ERR_SOLVER && stats.declined > 0) {
         /* not solved, nothing applied or reported but the pivots spent (screening's rounds) */
         iw->stats.lcp_pivots += stats.lcp.pivots;
+        if (stats.declined_largest > iw->stats.peg_declined_largest)
+            iw->stats.peg_declined_largest = stats.declined_largest;
         iw->declined = 1;
         return PP_ERR_SOLVER;
     }

@@ -653,6 +653,8 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     t->lcp_solves += is->solves;
     t->lcp_warm_solves += is->lcp_warm;
     t->peg_fallback += is->peg_fallback;
+    if (is->peg_declined_largest > t->peg_declined_largest)
+        t->peg_declined_largest = is->peg_declined_largest;
     t->relinearizations += is->relinearizations;
     t->relinearize_refused += is->relinearize_refused;
     t->relinearize_cut += is->relinearize_cut;

@@ -108,6 +108,7 @@ typedef struct pp_island_stats {
     pp_answer applied;
     int worst_status, worst_fallback, failed;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
+    int peg_declined_largest;
     int joint_regularised;
     int load_shared, load_kept;
     int lcp_screened;

@@ -544,6 +544,8 @@ typedef struct pp_peg_stats {
     int screen_whole;           /* islands where screening did not settle: solved whole */
     int declined;               /* islands handed back unsolved (pp_peg_workspace_decline):
                                    their z is 0 and the call returns PP_ERR_SOLVER */
+    int declined_largest;       /* unknowns of the largest of them (the size the rule read),
+                                   0 when none */
 } pp_peg_stats;
 
 typedef struct pp_peg_workspace pp_peg_workspace;

@@ -318,6 +318,10 @@ typedef struct pp_step_stats {
                                 pp_peg_workspace_decline), so the standard model's
                                 constraints ran for that island instead (README "Failures");
                                 other islands are not affected */
+    int peg_declined_largest; /* PP_MODEL_PEG: unknowns of the largest PEG LCP declined in the
+                                 step (of the peg_fallback islands declined as an impact's or
+                                 a first contact's: the size the rule compared with its 8 000),
+                                 0 when none was */
     int load_shared;         /* island solves whose LCP had many solutions (redundant supports:
                                 a face on a face, a plate on balls) and whose answer load
                                 sharing replaced by the limit of a vanishing compliance
