@@ -514,6 +514,17 @@ static double instance_residual(const pp_lcp_instance *inst, const double *x)
     return worst;
 }
 
+/* The arm's LCP (check_joint_scenes' arm under PEG, n = 208, data/arm_peg_n208.lcp) into
+ * *inst; large enough for the sparse basis (PP_LCP_SPARSE_MIN_N). Free with
+ * pp_lcp_instance_free. */
+static void load_arm_lcp(pp_lcp_instance *inst)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "arm_peg_n208.lcp");
+    ck_assert_int_eq(pp_lcp_instance_load(path, inst), PP_OK);
+    ck_assert_int_ge(inst->n, PP_LCP_SPARSE_MIN_N);
+}
+
 /* Plain pivots, refined on failure (lemke.c): an island's LCP of check_joint_scenes' arm (PEG,
  * n = 208, data/arm_peg_n208.lcp), on the sparse basis. Its plain path leaves the feasible
  * region (a refined x below -1e-9 ||x||_inf after 89 pivots) and is run again with every
@@ -526,12 +537,9 @@ static double instance_residual(const pp_lcp_instance *inst, const double *x)
  * z (rel 1.1e-5). */
 START_TEST(plain_path_given_up_is_refined)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "arm_peg_n208.lcp");
     pp_lcp_instance inst;
-    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    load_arm_lcp(&inst);
     const int n = inst.n;
-    ck_assert_int_ge(n, PP_LCP_SPARSE_MIN_N);
     int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
     int *rows = malloc((size_t)n * n * sizeof *rows);
     double *values = malloc((size_t)n * n * sizeof *values), *x = malloc((size_t)n * sizeof *x);
@@ -589,12 +597,9 @@ END_TEST
 START_TEST(plain_path_from_given_basis_is_rerun)
 {
     enum { KNOWN = 32, CAP = 120 };
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "arm_peg_n208.lcp");
     pp_lcp_instance inst;
-    ck_assert_int_eq(pp_lcp_instance_load(path, &inst), PP_OK);
+    load_arm_lcp(&inst);
     const int n = inst.n;
-    ck_assert_int_ge(n, PP_LCP_SPARSE_MIN_N);
     ck_assert_int_lt(CAP, n); /* the cap, not n, bounds the given basis's path */
     double *x = malloc((size_t)n * sizeof *x);
     unsigned char *answer = calloc((size_t)n, 1), *given = calloc((size_t)n, 1);

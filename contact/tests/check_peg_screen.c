@@ -141,6 +141,21 @@ static pp_peg_problem row_problem(const row *r)
     return p;
 }
 
+/* A workspace for the row's bodies, contacts and sets, K_DIRS directions. */
+static pp_peg_workspace *row_workspace(const row *r)
+{
+    pp_peg_workspace *ws;
+    ck_assert_int_eq(pp_peg_workspace_create(r->nb, r->nc, r->ns, K_DIRS, &ws), PP_OK);
+    return ws;
+}
+
+/* The fast box's row (test_fast_box_brings_in_gaps): 30 boxes, 10 of them resting 1 mm apart,
+ * the others 2 cm up, the first box moving at v0 (m/s) along x. */
+static void fast_box_row(row *r, double v0)
+{
+    row_build(r, 30, 10, 0.02, 0.001, v0, 0);
+}
+
 typedef struct solved {
     double *pn, *nu;
     unsigned char *basis;
@@ -164,6 +179,18 @@ static void solve(pp_peg_workspace *ws, const row *r, const unsigned char *warm,
     const int before = pp_peg_screening(screen);
     out->status = pp_peg_solve(ws, &p, &o, out->basis, &sol, NULL, &out->stats);
     pp_peg_screening(before);
+}
+
+/* The fast box's row at v0 built in *r and solved cold with screening into *s: answered, its
+ * gaps brought in over 3 rounds or more. Returns the workspace, sized by the row. */
+static pp_peg_workspace *fast_box_solved(row *r, double v0, solved *s)
+{
+    fast_box_row(r, v0);
+    pp_peg_workspace *ws = row_workspace(r);
+    solve(ws, r, NULL, 1, s);
+    ck_assert_int_eq(s->status, PP_OK);
+    ck_assert_int_ge(s->stats.screen_rounds, 3); /* gaps brought in round by round */
+    return ws;
 }
 
 static void solved_free(solved *s)
@@ -204,6 +231,29 @@ static double kinetic_energy(const row *r, const double *nu)
  * friction). 40 boxes, the others 2 cm up; the only sets that can be active are the resting
  * boxes' supports.
  */
+/* The row's answer nu of the LCP that ws solved last, as the tests below ask of it: exact on
+ * the whole LCP (expect_peg_lcp_solved), no contact's gap ending closed (screened or not), and
+ * no kinetic energy gained over the row's velocities before the step; `what` names the solve
+ * in the messages. */
+static void expect_row_answer(pp_peg_workspace *ws, const row *r, const double *nu,
+                              const char *what)
+{
+    expect_peg_lcp_solved(ws, TOL_LCP);
+    for (int i = 0; i < r->nc; ++i)
+        ck_assert_msg(end_gap(r, &r->c[i], nu) >= -TOL_GAP, "%s: contact %d ends %g m closed",
+                      what, i, -end_gap(r, &r->c[i], nu));
+    double *before = malloc(6 * (size_t)r->nb * sizeof *before);
+    ck_assert_ptr_nonnull(before);
+    for (int b = 0; b < r->nb; ++b) {
+        memcpy(&before[6 * b], r->bodies[b].v, 3 * sizeof(double));
+        memcpy(&before[6 * b + 3], r->bodies[b].w, 3 * sizeof(double));
+    }
+    const double e_before = kinetic_energy(r, before), e_after = kinetic_energy(r, nu);
+    free(before);
+    ck_assert_msg(e_after <= e_before, "%s: kinetic energy %.17g after, %.17g before", what,
+                  e_after, e_before);
+}
+
 static const struct {
     int resting, options;
 } k_far[] = {{8, 0}, {12, ROW_I_SETS}, {12, ROW_I_SETS | ROW_ROLLING}};
@@ -213,8 +263,7 @@ START_TEST(test_far_row_screened)
     row r;
     const int resting = k_far[_i].resting, options = k_far[_i].options;
     row_build(&r, 40, resting, 0.02, 0.002, 0.0, options);
-    pp_peg_workspace *ws;
-    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+    pp_peg_workspace *ws = row_workspace(&r);
     solved s;
     solve(ws, &r, NULL, 1, &s);
     ck_assert_int_eq(s.status, PP_OK);
@@ -281,26 +330,12 @@ END_TEST
 START_TEST(test_fast_box_brings_in_gaps)
 {
     row r;
-    row_build(&r, 30, 10, 0.02, 0.001, 1.5, 0);
-    pp_peg_workspace *ws;
-    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
     solved s;
-    solve(ws, &r, NULL, 1, &s);
-    ck_assert_int_eq(s.status, PP_OK);
+    pp_peg_workspace *ws = fast_box_solved(&r, 1.5, &s);
     ck_assert_int_eq(s.stats.screen_whole, 0);
-    ck_assert_int_ge(s.stats.screen_rounds, 3); /* gaps brought in round by round */
     ck_assert_int_gt(s.stats.screened_sets, 0); /* the hovering boxes stay out */
     ck_assert_int_lt(s.stats.largest_island, s.stats.lcp_size);
-    expect_peg_lcp_solved(ws, TOL_LCP);
-    for (int i = 0; i < r.nc; ++i)
-        ck_assert_msg(end_gap(&r, &r.c[i], s.nu) >= -TOL_GAP, "contact %d ends %g m closed", i,
-                      -end_gap(&r, &r.c[i], s.nu));
-    double before[6 * 30];
-    for (int b = 0; b < r.nb; ++b) {
-        memcpy(&before[6 * b], r.bodies[b].v, 3 * sizeof(double));
-        memcpy(&before[6 * b + 3], r.bodies[b].w, 3 * sizeof(double));
-    }
-    ck_assert_double_le(kinetic_energy(&r, s.nu), kinetic_energy(&r, before));
+    expect_row_answer(ws, &r, s.nu, "fast box");
     /* the push reached past box 1: the gaps of boxes 1-2 and 2-3 carried impulse */
     ck_assert_double_gt(s.nu[6 * 2], 0.1);
     ck_assert_double_gt(s.nu[6 * 3], 0.0);
@@ -319,8 +354,7 @@ START_TEST(test_memory_follows_solved)
 {
     row r;
     row_build(&r, 500, 12, 0.02, 0.002, 0.0, 0);
-    pp_peg_workspace *ws;
-    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+    pp_peg_workspace *ws = row_workspace(&r);
     solved s;
     solve(ws, &r, NULL, 1, &s);
     ck_assert_int_eq(s.status, PP_OK);
@@ -353,8 +387,7 @@ START_TEST(test_all_open_no_lcp)
 {
     row r;
     row_build(&r, 40, 0, 0.02, 0.002, 0.0, ROW_I_SETS);
-    pp_peg_workspace *ws;
-    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+    pp_peg_workspace *ws = row_workspace(&r);
     solved s;
     solve(ws, &r, NULL, 1, &s);
     ck_assert_int_eq(s.status, PP_OK);
@@ -378,8 +411,7 @@ START_TEST(test_active_island_solved_whole)
     for (int boxes = 20; boxes >= 5; boxes -= 15) {
         row r;
         row_build(&r, boxes, boxes, 0.0, 0.002, 0.0, 0);
-        pp_peg_workspace *ws;
-        ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+        pp_peg_workspace *ws = row_workspace(&r);
         solved s;
         solve(ws, &r, NULL, 1, &s);
         ck_assert_int_eq(s.status, PP_OK);
@@ -410,8 +442,7 @@ START_TEST(test_give_up_predicted)
     for (int g = 0; g < 2; ++g) {
         row r;
         row_build(&r, 30, 16, 0.02, gaps[g], 1.5, 0);
-        pp_peg_workspace *ws;
-        ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
+        pp_peg_workspace *ws = row_workspace(&r);
         solved s, whole;
         solve(ws, &r, NULL, 0, &whole);
         solve(ws, &r, NULL, 1, &s);
@@ -456,14 +487,10 @@ END_TEST
 START_TEST(test_partly_known_starts_rounds)
 {
     row first, r;
-    row_build(&first, 30, 10, 0.02, 0.001, 1.5, 0);
-    row_build(&r, 30, 10, 0.02, 0.001, 1.6, 0);
-    pp_peg_workspace *ws;
-    ck_assert_int_eq(pp_peg_workspace_create(r.nb, r.nc, r.ns, K_DIRS, &ws), PP_OK);
     solved s;
-    solve(ws, &first, NULL, 1, &s);
-    ck_assert_int_eq(s.status, PP_OK);
-    ck_assert_int_ge(s.stats.screen_rounds, 3);
+    pp_peg_workspace *ws = fast_box_solved(&first, 1.5, &s);
+    fast_box_row(&r, 1.6); /* the same boxes and sets as the first: ws is sized for it */
+    ck_assert(r.nb == first.nb && r.nc == first.nc && r.ns == first.ns);
     const int n_max = pp_peg_lcp_size(r.ns, r.nc, K_DIRS) + 9 * r.ns;
     solved out[2]; /* [0]: the rule off (main's cold rounds), [1]: on */
     for (int on = 0; on < 2; ++on) {
@@ -483,16 +510,7 @@ START_TEST(test_partly_known_starts_rounds)
         ck_assert_int_eq(o->status, PP_OK);
         ck_assert_int_eq(o->stats.screen_whole, 0);
         ck_assert_int_lt(o->stats.largest_island, o->stats.lcp_size);
-        expect_peg_lcp_solved(ws, TOL_LCP);
-        for (int i = 0; i < r.nc; ++i)
-            ck_assert_msg(end_gap(&r, &r.c[i], o->nu) >= -TOL_GAP, "rule %d: contact %d ends "
-                          "%g m closed", on, i, -end_gap(&r, &r.c[i], o->nu));
-        double v0[6 * 30];
-        for (int b = 0; b < r.nb; ++b) {
-            memcpy(&v0[6 * b], r.bodies[b].v, 3 * sizeof(double));
-            memcpy(&v0[6 * b + 3], r.bodies[b].w, 3 * sizeof(double));
-        }
-        ck_assert_double_le(kinetic_energy(&r, o->nu), kinetic_energy(&r, v0));
+        expect_row_answer(ws, &r, o->nu, on ? "the rule on" : "the rule off");
         printf("check_peg_screen: partly known, rule %s: %d rounds, %d pivots (the first "
                "answer cold: %d rounds, %d pivots)\n", on ? "on" : "off",
                o->stats.screen_rounds, o->stats.lcp.pivots, s.stats.screen_rounds,
