@@ -1,6 +1,6 @@
 /*
  * Feature-pair contacts between polytopes (see pegplus/features.h for the conventions and
- * spec/PEG.md §3–§4 for the geometry). Brute force over feature pairs: after the proximity
+ * PEG Secs 4–5 for the geometry). Brute force over feature pairs: after the proximity
  * filter a pair of boxes costs 2·8·6 vertex–face and 12·12 edge–edge tests.
  */
 #include "pegplus/features.h"

@@ -8,7 +8,7 @@
  * point, w the support point of D in -v: v.w/|v| is a lower bound of the distance).
  *
  * Overlapping pairs: the depth is min over unit n of h_A(n) + h_B(-n); candidate normals from
- * libccd (GJK+EPA and MPR, spec/ODE.md §4), the centre direction and, for cores with few
+ * libccd (GJK+EPA and MPR, docs/references.md), the centre direction and, for cores with few
  * features, every separating axis, each refined by GJK (see core_penetration).
  *
  * Sphere and capsule are a point / segment core plus a radius: the distance between A ⊕ ball
@@ -31,7 +31,7 @@ _Static_assert(sizeof(ccd_real_t) == sizeof(double), "libccd must be built with 
 static const double GJK_RELATIVE_TOLERANCE = 1e-12; /* |v|^2 - v.w <= tol |v|^2 */
 static const double TOUCH_RELATIVE = 1e-12;         /* |v| below this * size: cores touch */
 static const int GJK_MAX_ITERATIONS = 256;
-static const double EPA_TOLERANCE = 1e-12;          /* spec/ODE.md §4 */
+static const double EPA_TOLERANCE = 1e-12;          /* docs/references.md */
 static const double MPR_TOLERANCE = 1e-12;
 static const unsigned long CCD_MAX_ITERATIONS = 500;
 /* Points of D one libccd call may ask for (ccd_budget): EPA asked for at most 45 and MPR 41 in
@@ -341,7 +341,7 @@ static void ccd_setup(ccd_t *ccd)
     CCD_INIT(ccd);
     ccd->support1 = ccd_support_counted;
     ccd->support2 = ccd_support;
-    ccd->center1 = ccd_center; /* MPR calls them: NULL crashes (spec/ODE.md §4) */
+    ccd->center1 = ccd_center; /* MPR calls them: NULL crashes (libccd's mpr.c) */
     ccd->center2 = ccd_center;
     ccd->max_iterations = CCD_MAX_ITERATIONS;
     ccd->epa_tolerance = EPA_TOLERANCE;
@@ -500,7 +500,7 @@ static void offer_axes(const pp_shape *a, const pp_shape *b, double tol, candida
  * h(n) = h_A(n) + h_B(-n), attained at the normal of the face of D nearest the origin. Every
  * candidate n gives an upper bound h(n), exact at that normal. Seeds: libccd EPA
  * (epa_tolerance 1e-12) and MPR normals (EPA alone returns depth 0 in symmetric face-face
- * cases and a bad normal when touching, spec/ODE.md §4), and the direction between the
+ * cases and a bad normal when touching, docs/references.md), and the direction between the
  * centres (a separating direction when the shapes just touch); each is refined by refine().
  * Each libccd call gets a support budget (ccd_budget): one that runs out offers no seed.
  * out->method is the seed whose normal (or its refinement) first reached the depth kept, to

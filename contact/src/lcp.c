@@ -900,7 +900,7 @@ static pp_lcp_status clock_out_answer(int n, const double *q, double entries,
 
 /*
  * The order of a full solve: the plain attempt (solve_once), the regularised retries of
- * spec/PEG.md §6, then the bounded fallback; all under one set of limits. The fallback starts from the caller's basis (still unchanged:
+ * docs/references.md, then the bounded fallback; all under one set of limits. The fallback starts from the caller's basis (still unchanged:
  * solve_once writes it only on success). Dense M or A by columns (pp_lcp_solve_csc).
  */
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
@@ -923,7 +923,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
         return PP_OK;
     }
 
-    /* spec/PEG.md §6: the authors retry Lemke on M + eps I, eps = 1e-16 doubling to 1e-6;
+    /* docs/references.md: the authors retry Lemke on M + eps I, eps = 1e-16 doubling to 1e-6;
      * here eps grows by PP_LCP_EPS_FACTOR (six retries instead of 34). If M + M^T is PSD,
      * M + eps I is positive definite, hence a P-matrix with a unique solution that Lemke
      * reaches: the shift removes the rank deficiency of redundant contacts. A shift below the

@@ -1,7 +1,7 @@
 /*
  * Lemke's method for LCP(M, q) (pegplus/lcp.h), as Stewart & Trinkle 1996 §4 use it, with
  * lexicographic degeneracy resolution, a warm start from the previous complementary basis
- * and the regularisation fallback of spec/PEG.md §6. The pivoting is the revised form
+ * and the regularisation fallback of docs/references.md. The pivoting is the revised form
  * (an explicit basis inverse) with every quantity the pivot rule reads refined to working
  * accuracy, because the Stewart–Trinkle LCPs of contact piles drive the bases along Lemke's
  * path to condition numbers of 1e10 and more (see "Accuracy" below).
@@ -12,7 +12,7 @@
  *   2. Lemke from the given basis, at most n pivots;
  *   3. Lemke from w basic;
  *   4. Lemke from w basic in double-double arithmetic (the rescue, further below);
- * and pp_lcp_solve adds the regularised retries of spec/PEG.md §6 after that.
+ * and pp_lcp_solve adds the regularised retries (docs/references.md) after that.
  *
  * Lemke (Cottle–Pang–Stone 1992, Algorithm 4.4.1). Append an artificial z0 with covering
  * vector d > 0 and solve

@@ -1,7 +1,7 @@
 /*
  * The Stewart–Trinkle step as an LCP (pegplus/mlcp.h).
  *
- * Mixed problem (spec/PEG.md §1, ST96 Eqs 25–28), unknowns nu, p_n, beta, sigma:
+ * Mixed problem (PEG Eqs 3–10, ST96 Eqs 25–28), unknowns nu, p_n, beta, sigma:
  *     M (nu - nu*) = G_n p_n + G_f beta                                   (PEG Eq 5)
  *     0 <= rho_n = G_n^T nu + psi/h         ⊥ p_n   >= 0                   (PEG Eq 7)
  *     0 <= rho_f = G_f^T nu + E sigma       ⊥ beta  >= 0                   (ST96 Eq 26)
@@ -141,7 +141,7 @@ void pp_mlcp_friction_directions(const double n[3], int k, double *d)
 }
 
 /* A: [-u; -(r_a x u)], B: [u; r_b x u] with r_a = p_a - x_a, r_b = p_a + psi n - x_b.
- * Derivation (spec/PEG.md §1): psi = n . (p_b - p_a) with p_a fixed in A and p_b fixed in B;
+ * Derivation (PEG Eqs 6–7): psi = n . (p_b - p_a) with p_a fixed in A and p_b fixed in B;
  * dpsi/dt = n . (v_B + w_B x r_b - v_A - w_A x r_a) + dn/dt . (p_b - p_a), and the last term
  * is psi dn/dt . n = 0 for a unit n. With n . (w x r) = w . (r x n) the rows above follow;
  * the same holds for the relative slip along a tangent u = d_j. */

@@ -1,6 +1,6 @@
 /*
  * Exact overlap volume of posed convex polytopes (pegplus/overlap.h): the metric of the PEG
- * pouring experiments (spec/PEG.md §5, SCENES.md "PEG pouring, 3D").
+ * pouring experiments (PEG Sec. 6, Figs 23–24; docs/references.md).
  *
  * A ∩ B is A cut by every face half-space of B. Working in the body frame of the polytope
  * being cut (so its vertices are used exactly as stored), each half-space n . x <= d of the
@@ -25,7 +25,7 @@
  * sum of signed tetrahedra (o, v0, vi, vi+1) over a fan of each face with o the mean of the
  * vertices (divergence theorem); every term is >= 0 up to round-off because o is inside.
  *
- * Why not qhull's half-space intersection (option "H"), which DESIGN.md names for overlap
+ * Why not qhull's half-space intersection (option "H"), the first design named for overlap
  * volumes: it needs a strictly interior point of A ∩ B (an LP per pair), it has no interior
  * point for the flat intersection of touching bodies (the commonest pair in a pile), and one
  * qhull run on 30 points costs ~80 us here against ~7 us for the whole clip of two 15-point

@@ -1,5 +1,5 @@
 /*
- * PEG constraint sets (spec/PEG.md §2.3–2.4 and the 3D rules of §3; pegplus/peg.h).
+ * PEG constraint sets (PEG Eqs 15–24, 39–47 and the 3D rules of Sec. 5; pegplus/peg.h).
  *
  * From the configurations of a near pair (peg_geometry.c) to U, I and X-b sets:
  *   U(C)                 0 <= psi ⊥ p >= 0                                     (Eqs 17–18)
@@ -478,8 +478,8 @@ static const double ROW_TOLERANCE = 1e-12; /* unit normals; m per metre of |p_a|
 /*
  * Do contacts c and d give the same rows of the PEG LCP? A contact enters the LCP only
  * through its gap psi, its normal n and its points p_a, p_b = p_a + psi n (the Jacobian
- * column [-n; -(r_a x n)], [n; r_b x n] and the friction directions built from n, spec §4 and
- * §2.5), and every contact of one call is between the same two bodies in the same frame
+ * column [-n; -(r_a x n)], [n; r_b x n] and the friction directions built from n, Eqs 48 and
+ * PEG Eq 6), and every contact of one call is between the same two bodies in the same frame
  * A -> B. So equal (psi, n, p_a) is an equal row: the same linear function
  * g(nu) = psi/h + G^T nu of the velocities, whatever features produced it (a vertex–face
  * contact at a vertex sitting on the other body's vertex, the face–vertex contact of that
@@ -587,7 +587,7 @@ void pp_peg_row_ids(const pp_contact *c, int nc, int *id, int *by_x)
  * Remove, before solving, what the other sets of the pair already say (peg.h "Implied sets
  * and duplicate rows"). Works on out->sets[first_set ..] and out->contacts[first_contact ..]
  * in place. Every set j enforces, linearised, max_{s in j} g_s(nu) >= 0 with its impulse on
- * its primary (Eqs 20, 24 -> 39, 40; spec §2.4), g_s = psi_s/h + G_s^T nu.
+ * its primary (Eqs 20, 24 -> 39, 40), g_s = psi_s/h + G_s^T nu.
  *
  * Rule 1 (duplicate rows in a set). A secondary whose row equals the primary's or an earlier
  * secondary's (same_row) is dropped: max(g, g, ...) = max(g, ...), so the set's constraint is
@@ -604,7 +604,7 @@ void pp_peg_row_ids(const pp_contact *c, int nc, int *id, int *by_x)
  * beta_S = 0 and sigma_S large enough. So every solution of the LCP without S, extended by
  * p_S = 0, beta_S = 0 and those c_S, sigma_S, solves the LCP with S: removing S loses no
  * solution's motion, it only removes the duplicate impulse columns that made the LCP
- * degenerate (spec §6: several sets sharing a primary give equal G_iota columns). Strict
+ * degenerate (docs/references.md: sets sharing a primary give equal G_iota columns). Strict
  * subsets chain to a minimal set, and among equal row sets the first is kept, so every
  * dropped set is implied by a KEPT one.
  * Examples. Two boxes face on face with coincident corners (an exactly aligned column): at a

@@ -1,5 +1,5 @@
 /*
- * PEG geometry (spec/PEG.md §3; pegplus/peg.h): applicability and feasibility tests, edge
+ * PEG geometry (PEG Secs 4–5; pegplus/peg.h): applicability and feasibility tests, edge
  * orientation, the same-frame flip, and the classification of a near polytope pair into
  * vertex–vertex, vertex–edge, edge–edge and vertex–face configurations.
  *
@@ -101,7 +101,8 @@ double pp_peg_applicability_vf(const pp_polytope_view *a, int v, const pp_polyto
     return worst;
 }
 
-/* Unit t-vectors of edge e: t1 = eta_f1 x e into f1, t2 = e x eta_f2 into f2 (spec §3). */
+/* Unit t-vectors of edge e (docs/references.md): t1 = eta_f1 x e into f1, t2 = e x eta_f2 into
+ * f2. */
 static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double t1[3],
                            double t2[3])
 {
@@ -133,7 +134,7 @@ static void edge_t_vectors(const pp_polytope_view *p, int e, double d[3], double
  * t-vector test is a test of n within 90 degrees of the arc's bisector: an orientation is
  * applicable only where n . (eta_a1 + eta_a2) > 0 and n . (eta_b1 + eta_b2) < 0 (n leaves A
  * and enters B across their edges: the authors' sign rule with edge_edge_3d.m's check from
- * A's side, spec §4), and gets -1 (never applicable) outside it.
+ * A's side, docs/references.md), and gets -1 (never applicable) outside it.
  */
 static double applicability_ee(const pp_polytope_view *a, int ea, const double *fa,
                                const pp_polytope_view *b, int eb, const double *fb,
@@ -524,7 +525,7 @@ static double point_depth(const pp_polytope_view *q, const double x[3])
  * overlapping by 1 mm had an edge–edge configuration with psi = -0.14 m whose closest points
  * were 0.13 m and 0.06 m outside the other body. As a U constraint that number asked the LCP
  * to push the pair apart by eps in one step (and made the re-linearisation leap). So, as a
- * vertex under a face is feasible while psi >= -delta (spec §3), a negative edge–edge gap is
+ * vertex under a face is feasible while psi >= -delta (PEG Sec. 4), a negative edge–edge gap is
  * feasible while it is a crossing in progress, psi >= -delta, and deeper only where the
  * crossing is verified: c_q inside p or c_p inside q. Otherwise the two edges do not overlap
  * each other at their common perpendicular and there is no contact of theirs to keep apart.

@@ -146,7 +146,7 @@ pp_status pp_peg_local_sets(pp_peg_builder *builder, const pp_polytope_view *a,
                             int reduce, pp_peg_output *out);
 
 /* Each edge's direction d = v1 - v0 and unit t-vectors t1 = eta_f1 x d, t2 = d x eta_f2
- * (spec §3), 9 doubles an edge, into frames[9 e ..]: what pp_peg_applicability_ee computes
+ * (PEG Sec. 4), 9 doubles an edge, into frames[9 e ..]: what pp_peg_applicability_ee computes
  * for its two edges at every call. pp_peg_applicability_ee_framed is pp_peg_applicability_ee
  * from such frames (the same arithmetic: the same value and normal, bit for bit), for the
  * loops over every edge pair of a pair of polytopes (separating_set). */

@@ -1,5 +1,5 @@
 /*
- * The PEG time step (spec/PEG.md §2.4–2.5, paper Eqs 39–49; pegplus/peg.h) as an LCP.
+ * The PEG time step (PEG Sec. 5, paper Eqs 39–49; pegplus/peg.h) as an LCP.
  *
  * Mixed problem, per constraint set j with primary iota_j and secondaries s = 1..k_j, and
  * friction directions d_l on the primary (Stewart–Trinkle 1996 Eqs 25–28 for the friction):
@@ -532,7 +532,7 @@ static void build_rolling(pp_peg_workspace *ws, const pp_mlcp_problem *p, int j,
 }
 
 /*
- * Stage 1: for every set, the rows' Jacobian blocks (spec §1/§4 columns through
+ * Stage 1: for every set, the rows' Jacobian blocks (the columns of mlcp.h, through
  * pp_mlcp_contact_jacobian), their psi/h terms, W_b g of its impulse columns, its mu, and the
  * per-body incidence lists and coupling flags (W_b != 0). A secondary given B -> A is flipped
  * into the primary's frame first (§2.4 same-frame rule), so that G_iota - G_s and

@@ -1,6 +1,6 @@
 /*
  * Convex polytopes (pegplus/geometry.h): hull of points by qhull, boxes, the PEG edge data
- * (spec/PEG.md §3), validation and mass properties.
+ * (PEG Sec. 4), validation and mass properties.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream: capture qhull's messages */
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the PEG constraint sets (pegplus/peg.h, spec/PEG.md §2.3–2.4, §3): per 3D
+ * Unit tests of the PEG constraint sets (pegplus/peg.h, PEG Secs 3 and 5): per 3D
  * configuration the generated U / I / X sets and their contacts against hand-derived ones
  * (polytope–plane, face on face, edge–edge, vertex–edge, edge–vertex with the same-frame
  * flip, vertex–vertex without and with its X, an edge crossing that only the X sees, nearly
@@ -876,7 +876,7 @@ static posed moved(const posed *p, const double t[3], const double axis[3], doub
 
 /* The linearised end gap psi + h psi_dot of contact c (A -> B) for the twists (v, w) of A and
  * B about their origins x_a, x_b: psi_dot = n . (u_B(p_b) - u_A(p_a)), p_b = p_a + psi n
- * (spec §1: G^T nu). */
+ * (PEG Eq 6: G^T nu). */
 static double linear_gap(const pp_contact *c, double h, const double va[3], const double wa[3],
                          const double xa[3], const double vb[3], const double wb[3],
                          const double xb[3])

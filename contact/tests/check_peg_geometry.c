@@ -1,5 +1,5 @@
 /*
- * Unit tests of the PEG geometry (pegplus/peg.h, spec/PEG.md §3): applicability (vertex–face,
+ * Unit tests of the PEG geometry (pegplus/peg.h, PEG Sec. 4): applicability (vertex–face,
  * edge–edge, parallel edges), edge orientation, vertex–face feasibility (inside, below by
  * less / more than delta, outside above / below the angle phi, beyond eps), segment closest
  * points (crossing, parallel, collinear, clamped, degenerate), the same-frame flip, and the

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the PEG time step (pegplus/peg.h pp_peg_solve; spec/PEG.md §2.5, Eqs 39–49):
+ * Unit tests of the PEG time step (pegplus/peg.h pp_peg_solve; PEG Sec. 5, Eqs 39–49):
  *  - with U sets only it is the standard Stewart–Trinkle step (same LCP, same answer);
  *  - a vertex passing over a convex edge is not blocked (the I set), where the two half-spaces
  *    of the standard model trap it;
@@ -361,7 +361,7 @@ END_TEST
  * v* = (0, 0, -g h). The tip is under the centre of mass, so the step must end at rest with
  * the weight carried along +z: the vertical impulse of all primaries is m g h, none acts
  * sideways. The primary of the vertex–edge I set is the top face (largest psi); with the
- * side face as primary the set could only push along x (spec §2.5 numerical check).
+ * side face as primary the set could only push along x (docs/references.md, "The primary matters").
  */
 START_TEST(test_resting_near_edge)
 {
@@ -701,7 +701,7 @@ END_TEST
  * Random states: a box of random size (0.1–1 m) at a random orientation, 2 mm into to 1 cm
  * away from the static unit cube (placed by bisection on pp_shape_distance), driven toward it
  * (up to 2 m/s, random spin), mu 0 (even loop index) or 0.5. The PEG LCP is neither symmetric
- * nor copositive, so Lemke is not guaranteed to process it (spec §6): this checks that it
+ * nor copositive, so Lemke need not process it (docs/references.md): this checks that it
  * does on such states (possibly through the regularisation fallback) and that every set's
  * linearised end gap holds.
  */

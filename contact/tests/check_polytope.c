@@ -1,5 +1,5 @@
 /*
- * Polytopes (pegplus/geometry.h): qhull hulls, boxes, the PEG edge conventions (spec/PEG.md §3)
+ * Polytopes (pegplus/geometry.h): qhull hulls, boxes, the PEG edge conventions (docs/references.md)
  * by hand values, rejection of degenerate input with the right status and message, mass
  * properties against closed forms.
  */

@@ -11,7 +11,7 @@
  *    to d(psi)/dt.
  *  - The time-stepping problem is posed in impulses p = h * lambda, not forces.
  *
- * Two error channels (STYLE.md):
+ * Two error channels (docs/style.md):
  *  - programmer errors at the API boundary (NULL, NaN, negative mass, bad config) are
  *    rejected with a pp_status and a message sent to the log hook, and change nothing;
  *  - numerical outcomes (solver failed, degenerate hull) are a returned pp_status plus

@@ -1,6 +1,6 @@
 /*
  * pegplus/features.h — contacts between feature pairs of polytopes (and polytope–half-space),
- * the input of the standard contact model and of PEG (spec/PEG.md §3, §4).
+ * the input of the standard contact model and of PEG (PEG Secs 4–5; docs/references.md).
  *
  * A contact C = {A, B, p_a, n, psi} (PEG Eq 3 context): n is the unit normal from A to B,
  * p_a the contact point on A, psi the gap (> 0 separated, < 0 overlapping), p_b = p_a + psi n.

@@ -1,5 +1,5 @@
 /*
- * pegplus/geometry.h — convex polytopes (spec/PEG.md §3), posed shapes, proximity queries
+ * pegplus/geometry.h — convex polytopes (PEG Sec. 4), posed shapes, proximity queries
  * (signed distance, closest points, normal) and a sweep-and-prune broadphase.
  *
  * Conventions (besides those of base.h):
@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------------------------
- * Polytope: a closed convex polyhedron in its body frame (spec/PEG.md §3).
+ * Polytope: a closed convex polyhedron in its body frame (PEG Sec. 4).
  *
  * Allocated and owned by the library (pp_polytope_from_points / pp_polytope_box), freed with
  * pp_polytope_destroy. The fields are public and read-only for the caller; only

@@ -265,7 +265,7 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
                              const double *q, const pp_lcp_options *options,
                              unsigned char *basis, double *z, pp_lcp_result *result);
 
-/* First regularisation and its cap (PEG authors' LCPdynamics.m, spec/PEG.md §6), and the
+/* First regularisation and its cap (PEG authors' LCPdynamics.m, docs/references.md), and the
  * factor between retries: 1e-16, 1e-14, ..., 1e-6, six retries (the authors double eps, 34
  * retries; each can cost a full Lemke path, which made hard problems take tens of seconds). */
 #define PP_LCP_EPS_FIRST 1e-16
@@ -273,7 +273,7 @@ pp_status pp_lcp_solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
 #define PP_LCP_EPS_FACTOR 100.0
 
 /*
- * pp_lcp_solve_lemke with the documented fallbacks (spec/PEG.md §6): when the plain solve
+ * pp_lcp_solve_lemke with the documented fallbacks (docs/references.md): when the plain solve
  * fails, retry from scratch with M + eps I for eps = 1e-16, 1e-14, ..., 1e-6
  * (PP_LCP_EPS_FACTOR). The first accepted attempt wins; result->epsilon says which eps
  * (0 = none) and result->residual is still measured against the ORIGINAL M. All attempts

@@ -1,6 +1,6 @@
 /*
  * pegplus/mlcp.h — the Stewart–Trinkle time-stepping subproblem with a friction pyramid
- * (Stewart & Trinkle 1996 Eqs 25–29; spec/PEG.md §1), reduced to an LCP by eliminating the
+ * (Stewart & Trinkle 1996 Eqs 25–29; PEG Eqs 3–10), reduced to an LCP by eliminating the
  * velocities (Schur complement, ST96 Eq 17/29) and solved with Lemke (pegplus/lcp.h).
  *
  * Plain data in, plain data out; no ODE. Units SI; vectors world frame; impulses p = h λ.
@@ -14,7 +14,7 @@
  * Contacts (pegplus/features.h pp_contact; kind, shape and feature fields are ignored).
  * C = {A, B, p_a, n, psi, mu}: n the unit normal from A to B, p_a the point on A, psi the gap,
  * p_b = p_a + psi n, lever arms r_a = p_a - x_A and r_b = p_b - x_B. Jacobian columns
- * (spec/PEG.md §1, §4):
+ * (PEG Sec. 2; docs/references.md "PEG conventions"):
  *     normal          A: [-n;   -(r_a x n)]      B: [n;   r_b x n]      so G_n^T nu = dpsi/dt
  *     friction d_j    A: [-d_j; -(r_a x d_j)]    B: [d_j; r_b x d_j]   (relative slip along d_j)
  * The directions d_j = cos(2 pi j/k) t1 + sin(2 pi j/k) t2 (j = 0..k-1) are evenly spaced in

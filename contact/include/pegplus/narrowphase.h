@@ -1,5 +1,5 @@
 /*
- * pegplus/narrowphase.h — the contacts between two posed shapes (DESIGN.md stage 4): the
+ * pegplus/narrowphase.h — the contacts between two posed shapes (docs/design.md "One step"): the
  * feature pairs of polytopes (pegplus/features.h) and closest-point contacts of smooth shapes.
  *
  * Conventions as in features.h: each contact has n the unit normal from the FIRST shape (A)

@@ -1,7 +1,7 @@
 /*
  * pegplus/overlap.h — exact volume of the intersection of two posed convex polytopes, and of
- * a posed polytope with a half-space: the overlap metric of the PEG experiments (spec/PEG.md
- * §5, "total overlap volume between bodies after every step"; SCENES.md "PEG pouring, 3D").
+ * a posed polytope with a half-space: the overlap metric of the PEG experiments (PEG
+ * Sec. 6, "total overlap volume between bodies after every step"; docs/references.md).
  *
  * Conventions (besides those of base.h and geometry.h):
  *  - A pose is position[3] and a rotation R[9], row-major: world = R * local + position.

@@ -1,13 +1,13 @@
 /*
  * pegplus/peg.h — the PEG contact model at the contact level (Williams, Lu, Trinkle 2016;
- * the maths in shared/spec/PEG.md): geometric tests, the configurations of a near polytope
+ * notes in docs/references.md): geometric tests, the configurations of a near polytope
  * pair, the U / I / X constraint sets they generate, and the PEG time-stepping problem
  * (Eqs 39–49) solved as an LCP with Lemke.
  *
  * Conventions (besides those of base.h, features.h and mlcp.h):
  *  - A and B are the two polytopes of a call, posed in the world (pp_polytope_view). Every
  *    contact a call returns is written in the frame A -> B: n points from A to B, p_a lies on
- *    A's feature, psi > 0 separated (spec §4 table):
+ *    A's feature, psi > 0 separated (docs/references.md):
  *      vertex–face  (vertex v of A, face f of B):  p_a = v, n = -eta_f, psi = eta_f . v - d_f
  *      face–vertex  (face f of A, vertex v of B):  the vertex–face contact of v against f
  *                   written B -> A, then flipped (pp_peg_contact_flip): n = eta_f,
@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------------------------
- * Parameters (spec/PEG.md §3 "Parameters used in the code"). The proximity distance eps is not
+ * Parameters (docs/references.md "PEG parameters"). The proximity distance eps is not
  * here: every call takes it, because the stepper's eps grows with the pair's speed.
  * ---------------------------------------------------------------------------------------- */
 typedef struct pp_peg_params {
@@ -78,7 +78,7 @@ pp_peg_params pp_peg_params_default(void);
 pp_status pp_peg_params_validate(const pp_peg_params *params);
 
 /* ------------------------------------------------------------------------------------------
- * Geometric tests (spec §3). Views are not validated (they come from pp_polytope_pose_view).
+ * Geometric tests (PEG Sec. 4). Views are not validated (they come from pp_polytope_pose_view).
  * ---------------------------------------------------------------------------------------- */
 
 /*
@@ -110,10 +110,10 @@ double pp_peg_applicability_ee(const pp_polytope_view *a, int edge_a, const pp_p
 
 /* The orientation vector O_e = e x (-(eta_f1 + eta_f2)) of edge e (not normalised): it is
  * perpendicular to e and to the inward bisector of the edge's faces and points toward f1's
- * side. The orientation of a direction u against e is u . O_e (spec §3). */
+ * side. The orientation of a direction u against e is u . O_e (docs/references.md). */
 void pp_peg_edge_orientation(const pp_polytope_view *p, int edge, double out[3]);
 
-/* Vertex–face feasibility (spec §3, paper's angle phi and depth delta), generalised from the
+/* Vertex–face feasibility (PEG Sec. 4, paper's angle phi and depth delta), generalised from the
  * authors' triangles to our convex polygon faces. */
 typedef struct pp_peg_vf_test {
     int feasible;          /* 1 feasible, 0 not */
@@ -144,12 +144,12 @@ double pp_peg_segments_closest(const double p0[3], const double p1[3], const dou
                                const double q1[3], double c_p[3], double c_q[3], double *s,
                                double *t);
 
-/* Edge–edge feasibility: segment distance <= eps (spec §3). Fills the closest points p_a on
+/* Edge–edge feasibility: segment distance <= eps (PEG Sec. 4). Fills the closest points p_a on
  * e_a and p_b on e_b and the distance (each optional). Returns 1 feasible, 0 not. */
 int pp_peg_feasibility_ee(const pp_polytope_view *a, int edge_a, const pp_polytope_view *b,
                           int edge_b, double eps, double p_a[3], double p_b[3], double *distance);
 
-/* The same-frame rule (spec §2.4): rewrite contact c, given as B -> A, as A -> B. Swaps the
+/* Same-frame rule (docs/references.md): rewrite contact c, given as B -> A, as A -> B. Swaps the
  * bodies, shapes and features, p_a <- p_a + psi n, n <- -n, psi unchanged; vertex–face
  * becomes face–vertex and back, motion <- -motion (B relative to A); t1, mu, mu2 unchanged.
  * Applying it twice restores c (up to round-off in p_a). */
@@ -172,7 +172,7 @@ int pp_peg_contact_update(const pp_polytope_view *a, const pp_polytope_view *b,
                           const double plane_normal[3], double plane_offset, pp_contact *c);
 
 /* ------------------------------------------------------------------------------------------
- * Configurations of a near pair (spec §3 "Constraint rules", 3D)
+ * Configurations of a near pair (PEG Sec. 5, Eqs 36–38, 3D)
  * ---------------------------------------------------------------------------------------- */
 typedef enum pp_peg_config_kind {
     PP_PEG_VERTEX_FACE = 0,    /* feature_a vertex of A, feature_b face of B */
@@ -198,7 +198,7 @@ typedef struct pp_peg_config {
 } pp_peg_config;
 
 /*
- * Classification of a near pair into configurations (spec §3, 3D; the authors'
+ * Classification of a near pair into configurations (PEG Sec. 5, 3D; the authors'
  * configuration_determine_constraints, made direct):
  *  1. vertex–vertex: |v_a - v_b| <= eps;
  *  2. vertex–edge / edge–vertex: a vertex within eps of an edge and farther than eps from
@@ -232,7 +232,7 @@ pp_status pp_peg_classify(pp_peg_builder *builder, const pp_polytope_view *a,
                           pp_peg_config *out, int capacity, int *count, int *needed);
 
 /* ------------------------------------------------------------------------------------------
- * Constraint sets (spec §2.3–2.4)
+ * Constraint sets (PEG Sec. 3, Eqs 15–24; Eqs 39–47)
  * ---------------------------------------------------------------------------------------- */
 typedef enum pp_peg_set_kind {
     PP_PEG_SET_U = 0,   /* one contact: 0 <= psi ⊥ p >= 0                         (Eqs 17–18) */
@@ -274,7 +274,7 @@ pp_status pp_peg_builder_create(pp_peg_builder **out);
 void pp_peg_builder_destroy(pp_peg_builder *builder);
 
 /*
- * The PEG constraint sets of polytopes A and B within eps (spec §3 rules, 3D), appended to
+ * The PEG constraint sets of polytopes A and B within eps (PEG Sec. 5 rules, 3D), appended to
  * `out`. Every contact has body/shape indices -1 and mu 0 (the caller fills them: all are
  * A -> B) and kind/feature fields as in features.h.
  *
@@ -327,9 +327,9 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  * the earlier candidate. The largest gap is the supporting plane of max_s psi_s (its
  * subgradient): for a vertex resting on a face near a convex edge it is the face it rests
  * on, which the authors' "smallest psi above -0.005" rule gets wrong within 5 mm of the edge
- * (spec §2.5 numerical check).
+ * (docs/references.md, "The primary matters").
  * Implied sets and duplicate rows are removed before returning (each rule's proof at
- * reduce_pair in peg_constraints.c; spec §2.4–2.5, Eqs 20, 24, 39–40). Two contacts give the
+ * reduce_pair in peg_constraints.c; PEG Eqs 20, 24, 39–40). Two contacts give the
  * same LCP row when their psi, n and p_a agree (to 1e-12, relative to |p_a| + 1 m for lengths):
  *  - Rule 1: a secondary repeating a row of its set is dropped (max(g, g, ..) = max(g, ..)); a
  *    set left with one contact becomes a U. Of contacts with one row the representative is
@@ -442,7 +442,7 @@ pp_status pp_peg_constraints_polytope_plane(const pp_polytope_view *a, const dou
 double pp_peg_set_slacks(const double *psi, int count, double *c);
 
 /* ------------------------------------------------------------------------------------------
- * The PEG time step (spec §2.5, Eqs 39–49), as an LCP
+ * The PEG time step (PEG Sec. 5, Eqs 39–49), as an LCP
  *
  * Unknowns per set j (n_s sets, K = sum_j (count_j - 1) slacks, k friction directions):
  * the primary impulse p_j, slacks c_j (count_j - 1, velocity units: c is rescaled by 1/h,
@@ -458,12 +458,13 @@ double pp_peg_set_slacks(const double *psi, int count, double *c);
  *                                                                  impulse)
  * E_I1 = blockdiag(tril(ones(k_j))) (Eq 43), E_I2 = blockdiag(ones(1, k_j)) (Eq 44),
  * psi_I = psi_iota - psi_s (Eq 45). Eliminating nu gives the LCP in
- * x = [p (n_s); c (K); beta (n_f k, set-major); sigma (n_f)] (spec §2.5 "Schur complement"),
+ * x = [p (n_s); c (K); beta (n_f k, set-major); sigma (n_f)] (Schur complement of Eq 48),
  * n_f the sets whose primary has mu > 0: a frictionless set has no beta, sigma (mu = 0 forces
  * beta = 0), so the LCP has n_s + K + n_f (k + 1) unknowns.
  * With only U sets this is exactly the LCP of pp_mlcp_solve on the same contacts.
- * The matrix is not symmetric nor copositive in general (spec §6): Lemke may fail; then the
- * step returns PP_ERR_SOLVER and the caller falls back to the standard model for the step.
+ * The matrix is neither symmetric nor copositive in general (docs/references.md): Lemke may
+ * fail; then the step returns PP_ERR_SOLVER and the caller falls back to the standard model
+ * for the step.
  * ---------------------------------------------------------------------------------------- */
 /*
  * One row of a joint (ODE's joints: docs/joints.md), in the form ODE's dxJoint::getInfo2
