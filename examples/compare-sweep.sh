@@ -25,8 +25,8 @@
 #                        --time=01:00:00") and stop
 #   --merge-only         merge DIR/runs/*.csv into the summary and figures
 #
-# B. The PEG paper's pouring experiment (SCENES.md "PEG pouring, 3D",
-# spec/PEG.md §5, the paper's figure 24) as a sweep of pegplus-compare --model runs:
+# B. The PEG paper's pouring experiment (PEG Sec. 6, the paper's figure 24;
+# docs/references.md) as a sweep of pegplus-compare --model runs:
 # models x step sizes h x seeds, one process and one CSV file per run, spread over the cores
 # with GNU parallel when it is installed, else xargs -P; then one merged CSV, a summary table
 # and the figures (gnuplot, when installed).

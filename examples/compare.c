@@ -1,6 +1,6 @@
 /*
- * pegplus-compare --model M: the PEG paper's experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md
- * §5, figure 24), one configuration per process (the workbench's other modes, any scene and
+ * pegplus-compare --model M: the PEG paper's experiment (PEG Sec. 6, figure 24;
+ * docs/references.md), one configuration per process (the workbench's other modes, any scene and
  * several models at once, are workbench.c, whose main calls pp_compare_pour_main when --model
  * is given), one CSV row per run, so that a sweep over models
  * x step sizes x seeds is spread by existing tools (compare-sweep.sh: xargs -P or GNU

@@ -2,11 +2,11 @@
  * pegplus-impact-benchmark: how long one PLUS impact takes (impact/, pegplus/impact.h), and
  * the paper's example-4 comparison with integrating a compliant contact through the impact.
  *
- * Part 1. Time per impact of pp_plus_solve on the paper's examples 1-3 (spec/PLUS.md §9 V1-V3),
+ * Part 1. Time per impact of pp_plus_solve on the paper's examples 1-3 (docs/references.md V1-V3),
  * each built here through the body form of impact.h: median and mean over many repetitions,
  * rounds and intervals per impact, and a PASS/FAIL check of each answer against §9.
  *
- * Part 2. Paper example 4 (SCENES.md "PLUS example 4 (timing)"): a triple pendulum whose tip
+ * Part 2. Paper example 4 (§4(d); docs/references.md): a triple pendulum whose tip
  * sphere strikes the ground, resolved two ways from the same state at the moment of touch:
  *  (a) stock ODE, hinge joints and a compliant contact (soft_erp / soft_cfm giving a linear
  *      spring k and damper c), stepped with dWorldStep through the impact at a small h;
@@ -255,7 +255,7 @@ static int add_brick(ib_scene *s, const double R[9], const double v[3])
     return ib_add_body(s, m, I, R, origin, v, w);
 }
 
-/* Example 1 (spec §9 V2): the brick turned by Rx(pi/4) Ry(pi/6) (body-fixed) falls at
+/* Example 1 (docs/references.md V2): the brick turned by Rx(pi/4) Ry(pi/6) (body-fixed) falls at
  * (-5, 0, -5.74) m/s onto its lowest corner sphere (r = 0.1 m); the contact is that
  * sphere's lowest point, r = (-0.02679, 0.10353, -0.62779) from the COM. */
 static void build_example1(ib_scene *s, double mu, double e_min)
@@ -279,7 +279,7 @@ static void build_example1(ib_scene *s, double mu, double e_min)
     ib_add_contact(s, -1, b, lowest, ground_frame, contact_params(mu, e_min));
 }
 
-/* Example 2 (spec §9 V3): the axis-aligned brick lands flat on its four bottom corners
+/* Example 2 (docs/references.md V3): the axis-aligned brick lands flat on its four bottom corners
  * (+-0.2, +-0.3, -0.5) at (-2, 0, -8.84) m/s, mu = 0.2, e_min = 0.414. */
 static void build_example2(ib_scene *s)
 {
@@ -294,7 +294,7 @@ static void build_example2(ib_scene *s)
         ib_add_contact(s, -1, b, corners[k], ground_frame, contact_params(0.2, 0.414));
 }
 
-/* Example 3 (spec §9 V1): Newton's cradle, five frictionless 1 kg balls of r = 0.25 m in a
+/* Example 3 (references.md V1): Newton's cradle, five frictionless 1 kg balls of r = 0.25 m in a
  * touching row; ball 1 (x = 2) moves at -2 m/s towards balls 2..5 (x = 1.5 ... 0), e = 1.
  * Contact k joins ball k+1 (side A) and ball k (side B), normal +x. */
 static void build_example3(ib_scene *s)
@@ -314,7 +314,7 @@ static void build_example3(ib_scene *s)
     }
 }
 
-/* The answers of spec §9, V2 (paper Table A1 / Fig. 10) for example 1. */
+/* The answers of V2 (paper Table A1 / Fig. 10; docs/references.md) for example 1. */
 typedef struct example1_answer {
     double mu, e_min, theta_max;
     int intervals;
@@ -414,7 +414,7 @@ static int check_int(const char *what, int got, int want, char *msg, size_t msg_
     return 0;
 }
 
-/* Check a solve against spec §9. Returns 1 on PASS; `msg` says what failed or the
+/* Check a solve against docs/references.md V1-V3. Returns 1 on PASS; `msg` says what failed or the
  * largest deviation from the tabulated numbers. */
 static int check_case(const impact_case *c, const ib_scene *s, const traced_solve *t, char *msg,
                       size_t msg_size)
@@ -607,7 +607,7 @@ static int run_part1(int reps, FILE *csv, double overhead)
 /* ----------------------------------------------------------------------------------- */
 
 /*
- * The scene (paper §4d, SCENES.md): three pin-connected cylinders (1 m, r 0.1 m, 1 kg), the
+ * The scene (paper §4(d)): three pin-connected cylinders (1 m, r 0.1 m, 1 kg), the
  * first pinned 2 m above the ground; a sphere (r 0.25 m, 1 kg, mu 0.1) welded to the free end
  * of the third. Motion is planar, in the x-z plane, with every hinge about y.
  *

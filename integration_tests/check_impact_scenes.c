@@ -1,7 +1,7 @@
 /*
  * PLUS wired into the step (issue 5), through ODE: Newton's cradle, the bouncing ball, the
- * PLUS example-1 brick and a resting box with e = 1. Answers from ../shared/SCENES.md and
- * ../shared/spec/PLUS.md §9.
+ * PLUS example-1 brick and a resting box with e = 1. Answers in docs/references.md
+ * ("Validation scenes", "PLUS validation cases").
  */
 #include "pegplus/pegplus.h"
 #include "scenes.h"
@@ -106,7 +106,7 @@ START_TEST(test_newtons_cradle)
 }
 END_TEST
 
-/* Bouncing ball (SCENES.md): r = 0.1 m, 1 kg, frictionless, bottom 1 m above the plane,
+/* Bouncing ball (docs/references.md): r = 0.1 m, 1 kg, frictionless, bottom 1 m above the plane,
  * e = 0.5, capture below 0.01 m/s. Apex heights e^(2n) h0 within 1 % for the first 4
  * bounces, then exact rest. h = 5e-5: ODE's semi-implicit Euler loses about v h / 2 of
  * height on every flight (1 % at the 4th bounce with h = 1e-4), which is the integrator's

@@ -1,6 +1,6 @@
 /*
  * The PEG contact model (Williams, Lu, Trinkle 2016) in the time stepper, through ODE, against
- * what physics demands (issue 4, ../shared/SCENES.md "Standard-model traps"):
+ * what physics demands (issue 4, docs/references.md "Standard-model traps"):
  *  - two boxes meeting corner to corner (the paper's vertex–vertex case, figs 5-6): the
  *    standard model's contacts pop the falling box (it gains energy in one step) or keep it
  *    stuck on the corner; PEG's I and X sets let it slide off the corner with no energy
@@ -33,7 +33,7 @@
  * step, a body pivoting on an edge gains ~1e-5 J a step at h = 0.01 (measured, both models). */
 #define ENERGY_TOL (0.5 * G * G * H * H)
 #define POP_ENERGY 0.01    /* J: a gain 20x the integrator's per-step error is a pop */
-#define REST_SPEED 1e-6    /* SCENES.md: at rest, max |v| < 1e-6 m/s */
+#define REST_SPEED 1e-6    /* references.md: at rest, max |v| < 1e-6 m/s */
 #define RELINEARIZE 10
 
 static void setup(void)

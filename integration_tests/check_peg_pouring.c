@@ -1,5 +1,5 @@
 /*
- * The PEG paper's 3D experiment (SCENES.md "PEG pouring, 3D"; spec/PEG.md §5): random convex
+ * The PEG paper's 3D experiment (PEG Sec. 6; docs/references.md): random convex
  * hulls dropped into an open box, frictionless, stepped by PP_MODEL_PEG with the Stewart–Trinkle
  * §3.6 re-linearisation. What the paper reports for PEG, and what physics demands of a
  * geometrically exact contact model: the total overlap volume between bodies stays at

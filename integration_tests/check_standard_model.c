@@ -1,6 +1,6 @@
 /*
  * The standard contact model in Stewart–Trinkle time stepping, through ODE, against the
- * answers of ../shared/SCENES.md (issue 3): box drop, resting column, incline stick/slide,
+ * answers of docs/references.md (issue 3): box drop, resting column, incline stick/slide,
  * the ST96 spinning rod and the ST96 four balls with their Table I convergence study.
  */
 #include "pegplus/pegplus.h"
@@ -16,8 +16,8 @@
 /* Overlap allowed at the end of a step: the gap is a linearised constraint (psi/h term), exact
  * for translation against a plane and second order in the rotation within a step. */
 #define OVERLAP_TOL 1e-9
-#define REST_SPEED 1e-6  /* SCENES.md: at rest, max |v| < 1e-6 m/s */
-#define REST_DRIFT 1e-6  /* SCENES.md: drift < 1e-6 m over 10 s */
+#define REST_SPEED 1e-6  /* references.md: at rest, max |v| < 1e-6 m/s */
+#define REST_DRIFT 1e-6  /* references.md: drift < 1e-6 m over 10 s */
 
 static void quiet(pp_log_level level, const char *message, void *user)
 {
@@ -167,7 +167,7 @@ END_TEST
 
 /* ---- Stewart & Trinkle 1996 §4: the spinning rod ----------------------------------------- */
 
-#define ROD_HEIGHT 0.9908 /* centre height giving the first impact at 0.383 s (SCENES.md) */
+#define ROD_HEIGHT 0.9908 /* centre height giving the first impact at 0.383 s (ST96 Fig. 3) */
 
 /* First time (s) the lowest point of the rod in free flight reaches the table: centre at
  * ROD_HEIGHT - g t^2/2, half-length 0.25 at elevation pi/6 + 4t, end radius 0.05. */

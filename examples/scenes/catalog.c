@@ -38,7 +38,7 @@ static void build_cradle(pp_scene *s)
     s->configure = cradle_configure;
 }
 
-/* Bouncing ball (SCENES.md): r = 0.1 m, 1 kg, frictionless, bottom 1 m above the plane,
+/* Bouncing ball (docs/references.md): r = 0.1 m, 1 kg, frictionless, bottom 1 m above the plane,
  * restitution 0.5, capture below 0.01 m/s: apex heights 0.25^n m. */
 static void bounce_configure(const pp_scene *s, pp_config *c)
 {

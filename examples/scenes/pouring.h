@@ -1,5 +1,5 @@
 /*
- * The PEG pouring scene, 3D (SCENES.md "PEG pouring, 3D"; spec/PEG.md §5, after the authors'
+ * The PEG pouring scene, 3D (PEG Sec. 6; docs/references.md; after the authors'
  * testGeometry_5.m): convex polyhedra dropped one at a time into an open box of five static
  * blocks, frictionless in the paper (the caller sets pp_config.surface.mu = 0).
  *

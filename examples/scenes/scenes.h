@@ -1,6 +1,6 @@
 /*
  * Scene builders shared by the integration tests, the demo, the compare tool and the
- * benchmarks, so that every model runs on exactly the same scene (SCENES.md).
+ * benchmarks, so that every model runs on exactly the same scene (docs/references.md).
  *
  * A scene owns an ODE world and a hash space; its bodies are listed in creation order.
  * Every builder is reproducible: random sizes and poses come from a generator of our own
@@ -75,7 +75,7 @@ void pp_scene_box_drop(pp_scene *scene, double drop_height);
 
 /* A column of `count` unit boxes (1 kg, 1 m) on the plane, released at rest. `gap` is the
  * vertical gap between consecutive boxes and between the lowest box and the plane (0: exactly
- * touching, as in SCENES.md). */
+ * touching, as in docs/references.md). */
 void pp_scene_box_column(pp_scene *scene, int count, double gap);
 
 /* A unit box (1 kg) resting on the plane z = 0 with gravity tilted by `theta` radians about y,

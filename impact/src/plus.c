@@ -1,9 +1,9 @@
 /*
  * The PLUS impact model (Uchida, Sherman, Delp 2015), paper convention throughout
- * (spec/PLUS.md §1): pi force-signed, v_end = v + A pi, pi_z >= 0.
+ * (§2(b)): pi force-signed, v_end = v + A pi, pi_z >= 0.
  *
  * Structure, outer to inner:
- *   pp_plus_solve            rounds (Algorithm 2, sequential mode of spec §2.2)
+ *   pp_plus_solve            rounds (Algorithm 2, the paper's sequential rounds, §3)
  *   run_round                intervals until alpha = 1 (§2e)
  *   solve_interval           the active-set loop of Algorithm 1 on Table 1
  *   solve_rows               min-norm least squares / Newton on the active rows
@@ -22,7 +22,7 @@
  * largest diagonal entry of A) that puts the friction rows in A's units, so that the
  * rank decision of the factorisation sees comparable columns; scaling a row does not
  * change the solution of a consistent system. The impending direction is the slip at
- * the END of the interval, as the paper's eq. 2.9 and Table 1 require (spec §7.1:
+ * the END of the interval, as the paper's eq. 2.9 and Table 1 require (docs/references.md:
  * Simbody's d = -(A pi) makes friction do positive work).
  *
  * Minimum norm (Table 1: minimise ||pi|| subject to the rows): the linear rows are
@@ -33,7 +33,7 @@
  * slides along a fixed guess direction, and each step is again a min-norm solve.
  *
  * Additions to the paper, for robustness where the end slip of an impending contact
- * vanishes (its direction is then undefined; spec §7.2.7):
+ * vanishes (its direction is then undefined; docs/references.md):
  *  - a contact whose end slip is zero for every pi (fixed by other rolling rows) keeps
  *    the guess direction ("pinned"): its friction is on the cone and does no work;
  *  - the direction is regularised, h = d / sqrt(|d|^2 + eps^2), eps = 1e-6 v_transition,
@@ -54,7 +54,7 @@
 /* Violations within this fraction of the worst one are released together, so that
  * symmetric contacts stay symmetric and the result does not depend on contact order. */
 #define PLUS_TIE_FRACTION 1e-8
-/* A step length this close to 1 is taken as 1: no sliver interval (spec §2.3). */
+/* A step length this close to 1 is taken as 1: no sliver interval. */
 #define PLUS_ALPHA_SLIVER 1e-8
 /* Remaining expansion impulse below this fraction of the total is treated as none. */
 #define PLUS_EXPANSION_NEGLIGIBLE 1e-14
@@ -123,7 +123,7 @@ pp_plus_config pp_plus_config_default(void)
     return c;
 }
 
-/* Fig. 2 / spec §3: zero up to v_capture, then the line from (0, 1) to
+/* Fig. 2 (docs/references.md): zero up to v_capture, then the line from (0, 1) to
  * (v_plastic, e_min), then e_min. */
 double pp_plus_cor(const pp_plus_contact_params *params, double approach_speed)
 {
@@ -397,7 +397,7 @@ static void expand_impulse(pp_plus_solver *s, const plus_call *c, const double *
  * fixed guess s->dir (linear); 1 uses the slip at the end of the interval (2.9b),
  * d = v_xy + (A pi)_xy, through the direction h = d / r, r = sqrt(|d|^2 + eps^2), with
  * eps = slip_eps far below v_transition (|h| = 1 to O(eps^2 / |d|^2)). The
- * regularisation makes the root regular where the end slip vanishes (spec §7.2.7); the
+ * regularisation makes the root regular where the end slip vanishes (docs/references.md); the
  * analytic derivative is
  *   dh_c / dpi_j = sum_c' (delta_cc' - h_c h_c') A_(c',j) / r.
  * Pinned contacts (structurally zero end slip) keep the fixed direction. */
@@ -638,7 +638,7 @@ static void release_worst(pp_plus_solver *s, const plus_call *c, double worst)
  *    tangent plane the solution is where the segment meets the ray u = R(+-theta) v0/|v0|
  *    (rotated towards delta): v0 + alpha delta = t u, so crossing with u gives
  *    alpha = (u x v0) / (delta x u); this is the positive root of the quadratic
- *    (q^2 - c^2 p r) a^2 + 2pq(1 - c^2) a + p^2(1 - c^2) = 0 of spec §2.5 on that side.
+ *    (q^2 - c^2 p r) a^2 + 2pq(1 - c^2) a + p^2(1 - c^2) = 0 (Eq 2.14 squared) on that side.
  *    It is clamped to [alpha_min, 1].  */
 static double sliding_step(const plus_call *c, const double v0[2], const double delta[2],
                            pp_plus_step_limit *limit)

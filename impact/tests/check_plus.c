@@ -1,5 +1,5 @@
 /*
- * PLUS validation cases V1-V6 of spec/PLUS.md §9, each also checked against the V7
+ * PLUS validation cases V1-V6 of docs/references.md, each also checked against the V7
  * invariants (fx_check_invariants), plus the COR function and boundary validation.
  */
 #include "plus_fixtures.h"
@@ -296,8 +296,8 @@ START_TEST(test_v3_four_point_brick)
      * solution spreads friction equally (0.1973 per point), which exceeds the cone at
      * the lightly loaded x = +0.2 points (mu pi_z = 0.1250), so Algorithm 1 moves those
      * two to impending slip (on the cone, zero end slip) and the x = -0.2 points roll.
-     * The final state is the same as with four rolling points (spec §9 V3 says "rolling
-     * for all four points"; that is not what the active-set rule gives). */
+     * The final state is the same as with four rolling points (the analytic V3 answer
+     * assumed rolling at all four points; the active-set rule gives this). */
     for (int k = 0; k < 4; ++k) {
         const pp_plus_contact_record *c = fx_record(&run, 4, r1->first_interval + 1, k);
         ck_assert_int_eq(c->friction, k < 2 ? PP_PLUS_ROLLING : PP_PLUS_IMPENDING);
@@ -396,7 +396,7 @@ START_TEST(test_v4_redundant_flat_drop)
 END_TEST
 
 /* ----------------------------------------------------------------------------------- */
-/* V5: impending slip (spec §7.1)                                                       */
+/* V5: impending slip (Eq 2.9)                                                          */
 /* ----------------------------------------------------------------------------------- */
 
 START_TEST(test_v5_impending_slip)

@@ -1,5 +1,5 @@
 /*
- * Randomized V7 invariant tests (spec/PLUS.md §9): random multi-contact configurations
+ * Randomized V7 invariant tests (docs/references.md): random multi-contact configurations
  * of one brick on the ground, two stacked bricks, and a cluster of balls on the ground,
  * with random velocities and materials. Every run must complete (PP_OK, no cap) and
  * satisfy fx_check_invariants: no energy gain, pi_z >= 0 and the friction cone in every

@@ -186,7 +186,7 @@ void fx_check_invariants(const fx_scene *s, const pp_plus_config *cfg, const fx_
     ck_assert_msg(fabs((ke1 - ke0) - r->kinetic_energy_change) <= 1e-9 * (ke0 + 1e-12),
                   "%s: dKE %g vs body form %g", label, r->kinetic_energy_change, ke1 - ke0);
 
-    /* Termination bounds (spec §9 V7). */
+    /* Termination bounds (V7, docs/references.md). */
     ck_assert_int_le(r->rounds, 50);
     ck_assert_int_eq(run->trace.truncated, 0);
     ck_assert_int_eq(run->trace.interval_count, r->intervals);

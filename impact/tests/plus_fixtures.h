@@ -78,7 +78,7 @@ const pp_plus_contact_record *fx_record(const fx_run *run, int m, int interval, 
 /* Largest approach speed left after a round cap, relative to the initial one. */
 #define FX_ROUND_CAP_RESIDUAL 1e-3
 
-/* Asserts every V7 invariant (spec §9) on a finished run with ck_assert; `label`
+/* Asserts every V7 invariant (docs/references.md) on a finished run with ck_assert; `label`
  * identifies the case in messages. The run must complete with PP_OK, except that
  * with allow_round_cap a round cap (PP_ERR_SOLVER, caps == PP_PLUS_CAP_ROUNDS) is
  * accepted when the approach left is below FX_ROUND_CAP_RESIDUAL of the initial one:

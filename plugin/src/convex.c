@@ -1,7 +1,7 @@
 /*
- * Convex polytopes for ODE geoms. ODE keeps the caller's dConvex arrays (planes, points,
- * polygons) by pointer and offers no getter for them (spec/ODE.md "Convex has no getter"), so
- * pegplus records the polytope when the geom is made (pp_convex_create) or registered
+ * Convex polytopes for ODE geoms. ODE keeps the caller's dConvex arrays (planes, points, polygons)
+ * by pointer and offers no getter for them (ODE 0.16's collision.h; docs/references.md), so pegplus
+ * records the polytope when the geom is made (pp_convex_create) or registered
  * (pp_world_register_convex).
  */
 #include "world_internal.h"

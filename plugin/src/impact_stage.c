@@ -11,7 +11,7 @@
  * rest of the step runs from there with the time stepper, which keeps persistent contacts and
  * the end-of-step gap >= 0. A step with no bouncing contact is one sub-step, as before.
  *
- * Surface mapping (DESIGN.md conventions): bounce -> PLUS e_min, bounce_vel -> v_capture, and
+ * Surface mapping (docs/drop-in.md): bounce -> PLUS e_min, bounce_vel -> v_capture, and
  * plus_v_plastic -> v_plastic (default: v_capture, so the coefficient of restitution is 0
  * below bounce_vel and bounce above it: ODE's dContactBounce semantics). A contact with bounce = 0 never triggers PLUS (the
  * time stepper's inelastic impact is the same answer).

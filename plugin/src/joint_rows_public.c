@@ -1,6 +1,6 @@
 /*
  * An ODE joint's constraint rows rebuilt from ODE's public C API plus a capture of what that
- * API does not expose (joint_rows_public.h, docs/joints-public-rows.md, ../spec JOINTS.md).
+ * API does not expose (joint_rows_public.h, docs/joints-public-rows.md).
  *
  * Each builder below writes the rows of ODE 0.16.2's getInfo2 for its type, in its order,
  * from public getters (anchors, axes, angles, positions, parameters, body poses and
@@ -115,7 +115,8 @@ static pp_joint_row *next_row(row_builder *bd)
 #define J2L(r) ((r)->J + 6)
 #define J2A(r) ((r)->J + 9)
 
-/* BALL (JOINTS.md §0): three rows along the world axes holding A1 = A2, rate k = fps erp. */
+/* BALL (docs/joints-public-rows.md): three rows along the world axes holding A1 = A2, rate
+ * k = fps erp. */
 static void ball_rows(row_builder *bd, double erp, const double A1[3], const double A2[3])
 {
     const joint_frame *f = &bd->f;
@@ -151,9 +152,9 @@ static void ball_rows(row_builder *bd, double erp, const double A1[3], const dou
                         : k * (A2[i] - a1[i] - f->p1[i]);
 }
 
-/* ORIENT (JOINTS.md §0): three angular rows holding the relative rotation at qrel; the error
- * quaternion qerr = (q1^-1 q2) qrel^-1 (no b2: q1^-1 qrel^-1), taken with qerr.w >= 0, gives
- * the rate 2 k R1 qerr.xyz (small-angle: the rotation angle is 2 |qerr.xyz|). */
+/* ORIENT (docs/joints-public-rows.md): three angular rows holding the relative rotation at qrel;
+ * the error quaternion qerr = (q1^-1 q2) qrel^-1 (no b2: q1^-1 qrel^-1), taken with qerr.w >= 0,
+ * gives the rate 2 k R1 qerr.xyz (small-angle: the rotation angle is 2 |qerr.xyz|). */
 static void orientation_rows(row_builder *bd, const double qrel[4])
 {
     const joint_frame *f = &bd->f;
@@ -182,7 +183,7 @@ static void orientation_rows(row_builder *bd, const double qrel[4])
     for (int i = 0; i < 3; ++i) r[i]->c = k2 * e[i];
 }
 
-/* ---- LIMOT: the limit / motor row (JOINTS.md §0) ----------------------------------------- */
+/* ---- LIMOT: the limit / motor row (docs/joints-public-rows.md) ---------------------------- */
 
 typedef struct limot {
     double lostop, histop, vel, fmax, fudge, normal_cfm, stop_erp, stop_cfm, bounce;

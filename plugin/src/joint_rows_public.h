@@ -1,21 +1,21 @@
 /*
- * An ODE joint's constraint rows rebuilt from ODE's public C API (docs/joints-public-rows.md):
- * the second source of joint rows, next to ode_joint_rows.c (which calls libode's private
- * dxJoint<Type>::getInfo1/getInfo2). Same rows, same order, same conventions (../spec
- * JOINTS.md §0): J = [J1 linear, J1 angular, J2 linear, J2 angular] in ODE's INTERNAL body
- * order (b1 = the joint's first non-NULL body; an attach (0, b) is stored as (b, 0)), world
- * frame, about each body's centre; c, cfm, lo, hi exactly as getInfo2 writes them, the
+ * An ODE joint's constraint rows rebuilt from ODE's public C API (docs/joints-public-rows.md): the
+ * second source of joint rows, next to ode_joint_rows.c (which calls libode's private
+ * dxJoint<Type>::getInfo1/getInfo2). Same rows, same order, same conventions
+ * (docs/joints-public-rows.md): J = [J1 linear, J1 angular, J2 linear, J2 angular] in ODE's
+ * INTERNAL body order (b1 = the joint's first non-NULL body; an attach (0, b) is stored as (b, 0)),
+ * world frame, about each body's centre; c, cfm, lo, hi exactly as getInfo2 writes them, the
  * limit/motor rows included.
  *
- * The public API does not expose every joint's state (JOINTS.md §2), so what it lacks is
- * captured once, when pegplus first sees the joint (pp_joint_capture): hinge / piston / DHinge
- * axis 2 in body 2's frame, slider and fixed qrel and offsets, hinge2's c0 / s0, PR's
- * rotoide axis in body 2's frame and its anchor in body 1's frame, PU's anchor in body 1's
- * frame, AMotor Euler reference vectors. A capture is exact when the joint is assembled at
- * that moment (no constraint error: the usual case, pegplus created right after the world is
- * built); the slider, PR and PU captures undo a prismatic displacement through the public
- * position, so they need no return to the set-up pose. A joint that drifted before the
- * capture (stepped by ODE, then switched to pegplus) carries the drift into its rows.
+ * The public API does not expose every joint's state (docs/joints-public-rows.md), so what it lacks
+ * is captured once, when pegplus first sees the joint (pp_joint_capture): hinge / piston / DHinge
+ * axis 2 in body 2's frame, slider and fixed qrel and offsets, hinge2's c0 / s0, PR's rotoide axis
+ * in body 2's frame and its anchor in body 1's frame, PU's anchor in body 1's frame, AMotor Euler
+ * reference vectors. A capture is exact when the joint is assembled at that moment (no constraint
+ * error: the usual case, pegplus created right after the world is built); the slider, PR and PU
+ * captures undo a prismatic displacement through the public position, so they need no return to the
+ * set-up pose. A joint that drifted before the capture (stepped by ODE, then switched to pegplus)
+ * carries the drift into its rows.
  *
  * Not rebuildable (return -1): Plane2D (its motor parameters have setters only),
  * Transmission (its phase is integrated inside getInfo2), contact and null joints, and an
@@ -51,7 +51,7 @@ typedef struct pp_joint_capture {
                                 (0 world, 1 b1, 2 b2); -1 undeclared */
 } pp_joint_capture;
 
-/* The external force ODE's getInfo2 adds for a motor powered at a stop (JOINTS.md §0 LIMOT):
+/* The external force ODE's getInfo2 adds for a motor powered at a stop (joints-public-rows.md):
  * force and torque on ODE's internal b1 ([0]) and b2 ([1]), about their centres, world frame. */
 typedef struct pp_joint_wrench {
     int active;              /* 1 if some motor of the joint is powered at a stop */

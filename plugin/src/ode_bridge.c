@@ -2,7 +2,7 @@
  * The bridge to ODE: find the bodies to manage (stage 1 discovery), check them, copy their
  * state out (snapshot) and write the result back (stage 9). Only plugin/ talks to ODE.
  *
- * ODE 0.16 has no public list of a world's bodies (spec/ODE.md §1): they are found through the
+ * ODE 0.16 has no public list of a world's bodies (docs/references.md): they are found through the
  * space tree (geom -> body), the joint graph (body -> joint -> body) and explicit registration.
  */
 #include "world_internal.h"

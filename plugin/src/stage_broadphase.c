@@ -1,9 +1,9 @@
 /*
- * Stage 2 of a pegplus step (DESIGN.md "One step"): the shapes posed from their bodies, how
+ * Stage 2 of a pegplus step (docs/design.md "One step"): the shapes posed from their bodies, how
  * far each can move in the step, and the candidate pairs of a sweep and prune over their
  * bounding boxes grown by that reach.
  *
- * The speculative margin (DESIGN.md conventions). Shape i can move at most
+ * The speculative margin (docs/design.md "One step"). Shape i can move at most
  * m_i = h (|v_i| + |a_i| h + |w_i| r_i) during the step (r_i its reach from the body's centre;
  * for a sphere the offset of its centre, as its turning about that centre moves no point of
  * the space it occupies), so a pair is near when its gap is below eps_ij = eps + m_i + m_j.

@@ -1,8 +1,8 @@
 /*
- * Stages 3-5 of a pegplus step (DESIGN.md "One step"): for each candidate pair, proximity
+ * Stages 3-5 of a pegplus step (docs/design.md "One step"): for each candidate pair, proximity
  * (stage 3: is the pair within eps_ij? libccd MPR, analytic for planes and spheres), its
  * feature contacts (stage 4) and the model's constraints on them (stage 5: the standard model
- * makes every feature contact a U constraint, PEG Eq 7; PEG makes U/I/X sets, spec/PEG.md §3),
+ * makes every feature contact a U constraint, PEG Eq 7; PEG makes U/I/X sets, PEG Sec. 5),
  * appended to a constraint list. ODE is only read here (the surface callback).
  */
 #include "world_internal.h"
@@ -303,7 +303,7 @@ int pp_update_contact(const pp_shape *sb, const pp_polytope_view *va,
 }
 
 /*
- * PEG's constraint sets of one near pair (spec/PEG.md §3, pegplus/peg.h): polytope against
+ * PEG's constraint sets of one near pair (PEG Sec. 5, pegplus/peg.h): polytope against
  * polytope gives U/I/X sets from the pair's configurations (vertex–face, edge–edge,
  * vertex–edge, vertex–vertex); polytope against a plane one U per vertex below eps (a
  * half-space has no edges or corners to trap anything). Spheres and capsules are smooth:

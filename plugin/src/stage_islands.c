@@ -1,5 +1,5 @@
 /*
- * Stage 6 of a pegplus step (DESIGN.md "One step"): contact islands.
+ * Stage 6 of a pegplus step (docs/design.md "One step"): contact islands.
  *
  * Two bodies can exchange an impulse in this step only if a candidate pair of stage 2 or a
  * joint (stage 1b) joins them: the broadphase boxes are grown by how far each shape can move in the step (and the

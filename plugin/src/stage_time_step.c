@@ -12,7 +12,7 @@
  * (pp_config.lcp_budget_seconds, pegplus/lcp.h pp_lcp_budget): Lemke, then Lemke on
  * M + eps I (lcp_fallback 1), and when the budget runs out or every exact attempt fails, the
  * bounded iterative fallback's answer, applied with its residual reported (lcp_fallback 2).
- * Under PP_MODEL_PEG a PEG LCP that Lemke cannot solve (not copositive, spec §6) is replaced
+ * Under PP_MODEL_PEG a PEG LCP that Lemke cannot solve (not copositive, references.md) is replaced
  * by the standard model's constraints on the island's pairs (pp_step_stats.peg_fallback); a
  * PEG LCP answered approximately is kept. A moving island's PEG LCP that PEG's solve declines
  * before solving it (contact/src/peg_mlcp.c "Declined islands": I/X sets, no warm start, not
@@ -304,7 +304,7 @@ int pp_island_lcp_unknowns(const pp_island_work *iw, int k)
 }
 
 /* With PP_LCP_DUMP_DIR set in the environment, an LCP the solver failed on is saved there
- * (pegplus/lcp.h text format) to become a regression test (STYLE.md "Tests"). */
+ * (pegplus/lcp.h text format) to become a regression test (docs/style.md "Tests"). */
 static void dump_failed_lcp(const pp_peg_workspace *peg, const char *what)
 {
     static int dumped;

@@ -1,5 +1,5 @@
 /*
- * Per-step memory of the pegplus models (STYLE.md "Memory"): arrays that grow to the peak and
+ * Per-step memory of the pegplus models (docs/style.md "Memory"): arrays that grow to the peak and
  * are reused, never allocated inside a solver's inner loop. The island work
  * (pp_island_work) is sized by the largest island, so the step's memory follows its largest
  * island, not the sum of them all.

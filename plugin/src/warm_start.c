@@ -1,5 +1,6 @@
 /*
- * The LCP warm start, kept by constraint identity (DESIGN.md "Solvers").
+ * The LCP warm start, kept by constraint identity (docs/design.md "Warm start by constraint
+ * identity").
  *
  * Lemke's method can start from a complementary basis guessed from the previous solve
  * (pegplus/lcp.h: it is tried first, and when it is not a solution Lemke pivots from it).

@@ -1,5 +1,5 @@
 /*
- * The pegplus world and pp_world_step: the nine stages of DESIGN.md "One step", top to bottom.
+ * The pegplus world and pp_world_step: the stages of docs/design.md "One step", top to bottom.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "world_internal.h"

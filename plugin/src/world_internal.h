@@ -115,7 +115,7 @@ typedef struct pp_island_stats {
 } pp_island_stats;
 
 /*
- * One contact island's time step (stages 7-8 of DESIGN.md, per island): its bodies, its
+ * One contact island's time step (docs/design.md "One step", per island): its bodies, its
  * candidate pairs, its constraints, the LCP and the ST96 §3.6 re-linearisation, all in memory
  * sized by the island (it grows to the largest island seen and is reused for the next one, so
  * the step's memory is that of its largest island, never of the whole world's contacts).
@@ -225,7 +225,7 @@ typedef struct pp_island_outcome {
 
 typedef struct pp_thread_pool pp_thread_pool;
 
-/* Per-step arrays of stages 2-8: they grow to the peak and are reused (STYLE.md "Memory"). */
+/* Per-step arrays of stages 2-8: they grow to the peak and are reused (docs/style.md "Memory"). */
 typedef struct pp_step_scratch {
     pp_shape *shapes;              /* stage 1: managed geoms as posed shapes */
     dGeomID *shape_geom;

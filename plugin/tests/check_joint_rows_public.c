@@ -1,5 +1,5 @@
 /*
- * The two sources of ODE joint rows checked against each other (../spec JOINTS.md §4,
+ * The two sources of ODE joint rows checked against each other (docs/joints.md,
  * docs/joints-public-rows.md): rows rebuilt from ODE's public API plus a capture taken at
  * set-up (joint_rows_public.c) against the rows of libode's own getInfo1/getInfo2
  * (ode_joint_rows.c), for every rebuildable joint type, in worlds stepped by dWorldStep.
@@ -1285,12 +1285,12 @@ static double rows_difference(dWorldID w, dJointID j)
     return d;
 }
 
-/* The capture's limit (JOINTS.md §2, spec check 7): a joint that is not assembled when
- * captured carries its error into the rows. A fixed joint whose body was displaced by
- * (0.01, 0.01, -0.01) m after dJointSetFixed: the rows' c differ by k = fps erp times the
- * displacement. A slider whose body spun for 200 dWorldStep steps: captured then, the rows
- * differ by what ERP had not yet corrected. Measured and printed; asserted for the displaced
- * joint, whose error is known. */
+/* The capture's limit (docs/joints-public-rows.md "When the rows are exact"): a joint that is not
+ * assembled when captured carries its error into the rows. A fixed joint whose body was displaced
+ * by (0.01, 0.01, -0.01) m after dJointSetFixed: the rows' c differ by k = fps erp times the
+ * displacement. A slider whose body spun for 200 dWorldStep steps: captured then, the rows differ
+ * by what ERP had not yet corrected. Measured and printed; asserted for the displaced joint, whose
+ * error is known. */
 START_TEST(test_capture_of_a_drifted_joint)
 {
     if (!pp_ode_joint_rows_available()) return;

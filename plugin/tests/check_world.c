@@ -315,7 +315,7 @@ START_TEST(test_body_discovery)
 END_TEST
 
 /* A box over a plane: PEG makes one U set per vertex within the margin (a half-space has no
- * edges or corners to trap anything, spec/PEG.md §3), so it takes exactly the step of the
+ * edges or corners to trap anything, PEG Sec. 5), so it takes exactly the step of the
  * standard model, whose contacts are the same four vertex–plane pairs. */
 START_TEST(test_peg_box_on_plane_matches_standard)
 {

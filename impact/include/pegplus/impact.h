@@ -1,6 +1,6 @@
 /*
  * pegplus/impact.h — the PLUS impact model (Uchida, Sherman, Delp 2015, "Making a
- * meaningful impact", Proc. R. Soc. A 471:20140859; algorithm in shared/spec/PLUS.md).
+ * meaningful impact", Proc. R. Soc. A 471:20140859; notes in docs/references.md).
  *
  * One call resolves one impact event among m proximal contacts: Poisson restitution
  * with the velocity-dependent COR of Fig. 2, impact rounds (Algorithm 2, sequential:
@@ -9,7 +9,7 @@
  * the active-set loop of Algorithm 1 and minimum-norm least squares (Table 1) for
  * load spreading over redundant contacts.
  *
- * Conventions (the paper's, spec §1):
+ * Conventions (the paper's, §2(b)):
  *  - Each contact k owns three consecutive components 3k+0, 3k+1, 3k+2 = (x, y, z):
  *    x and y span the tangent plane, z is the normal. With contact frame rows
  *    (t1, t2, n), t1 x t2 = n is recommended but not required.
@@ -64,7 +64,7 @@ pp_plus_contact_params pp_plus_contact_params_default(void);
  *   s <= v_capture         -> 0
  *   s >= v_plastic         -> e_min
  *   otherwise              -> 1 - (1 - e_min) s / v_plastic
- * (spec §3; the line runs from (0, 1) to (v_plastic, e_min), so e jumps from 0 to just
+ * (Fig. 2; the line runs from (0, 1) to (v_plastic, e_min), so e jumps from 0 to just
  * under 1 at v_capture). Negative s (separating) gives 0. */
 double pp_plus_cor(const pp_plus_contact_params *params, double approach_speed);
 
@@ -88,8 +88,8 @@ typedef struct pp_plus_config {
 
 /* The paper's Table A1 values where it gives them: v_transition 0.1 m/s,
  * theta_max 0.01 rad; alpha_min 1e-3, approach_tolerance 1e-6 m/s, newton_tolerance
- * 1e-12, rcond 1e-10, max_rounds 50, max_intervals 1000 (spec §9 V7 termination
- * bounds), max_active_set_passes 0 (= 3m + 2), max_newton_iterations 50. */
+ * 1e-12, rcond 1e-10, max_rounds 50, max_intervals 1000 (V7 termination
+ * bounds, docs/references.md), max_active_set_passes 0 (= 3m + 2), max_newton_iterations 50. */
 pp_plus_config pp_plus_config_default(void);
 
 /* ------------------------------------------------------------------------------------ */
