@@ -167,7 +167,7 @@ END_TEST
 
 /* ---- Stewart & Trinkle 1996 §4: the spinning rod ----------------------------------------- */
 
-#define ROD_HEIGHT 0.9908 /* centre height giving the first impact at 0.383 s (ST96 Fig. 3) */
+#define ROD_HEIGHT 0.9908 /* centre height giving the first impact at 0.383 s (ST96, rod) */
 
 /* First time (s) the lowest point of the rod in free flight reaches the table: centre at
  * ROD_HEIGHT - g t^2/2, half-length 0.25 at elevation pi/6 + 4t, end radius 0.05. */
