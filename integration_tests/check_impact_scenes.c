@@ -40,7 +40,7 @@ static pp_world *plus_world(const pp_scene *s, double mu, double bounce, double 
 
 static double kinetic_energy(const pp_scene *s) { return pp_scene_kinetic_energy(s); }
 
-/* Newton's cradle (PLUS Ex. 3, spec V1): 5 frictionless 1 kg balls of r = 0.25 m in a row,
+/* Newton's cradle (PLUS Ex. 3, V1): 5 frictionless 1 kg balls of r = 0.25 m in a row,
  * touching; the first arrives at 2 m/s (mid-step: it starts 0.013 m away). Sequential PLUS
  * rounds pass the impulse down the row: the last ball leaves at 2 m/s, the others stop;
  * momentum and energy are kept. Stock ODE with bounce = 1 solves all contacts at once and
@@ -160,7 +160,7 @@ START_TEST(test_bouncing_ball)
 }
 END_TEST
 
-/* PLUS example 1 (spec V2) through ODE: the single-point brick. A 2 kg brick, body inertia
+/* PLUS example 1 (V2) through ODE: the single-point brick. A 2 kg brick, body inertia
  * diag(0.1666667, 0.1333333, 0.0866667), R = Rx(pi/4) Ry(pi/6), touching the plane with the
  * lowest point of a corner sphere (r = 0.1) at r = (-0.02679, 0.10353, -0.62779) from the
  * centre of mass, arriving at v = (-5, 0, -5.74). No gravity, so the velocity after the step
@@ -205,7 +205,7 @@ START_TEST(test_plus_brick_through_ode)
     const double com[3] = {0, 0, -r[2] + 1e-4}; /* lowest point 0.1 mm above the plane */
     dBodySetPosition(b, com[0], com[1], com[2]);
     dBodySetLinearVel(b, -5, 0, -5.74);
-    dBodySetGyroscopicMode(b, 0); /* the spec's answer is the impact alone: no free precession */
+    dBodySetGyroscopicMode(b, 0); /* Table A1's answer is the impact alone: no free precession */
     dGeomID corner = dCreateSphere(space, 0.1);
     dGeomSetBody(corner, b);
     /* body-frame offset of the corner sphere's centre: R^T (r + 0.1 z) */

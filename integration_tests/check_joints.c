@@ -722,7 +722,7 @@ END_TEST
 
 /* ---- joints and contacts in one solve --------------------------------------------------- */
 
-/* ../spec JOINTS §7.6: a two-link arm, its shoulder hinge against its stop (link 1
+/* docs/joints.md "Measured": a two-link arm, its shoulder hinge against its stop (link 1
  * horizontal), its elbow free, drops the tip of link 2 (a 0.5 m bar) 8 mm onto a table: the
  * joint rows, the stop and the contact are one LCP. At rest the tip does not sink into the
  * table beyond the contact tolerance (1e-9 m; the corner's depth below the table top,

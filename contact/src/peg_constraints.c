@@ -336,7 +336,7 @@ static void add_other_faces(ctx *c, const pp_polytope_view *p, int v, const pp_p
 }
 
 /*
- * Vertex v of p near the interior of edge e of q (spec Eq 36; the authors'
+ * Vertex v of p near the interior of edge e of q (PEG Eq 36; the authors'
  * conf_make_vertex_edge). flip = 1 when p is B. Returns 1 when a set about v was made.
  *
  * Near a convex edge, v is outside q iff it is outside f1's or f2's plane: the I set
@@ -427,7 +427,7 @@ static int add_vertex_faces_to_x(ctx *c, const pp_polytope_view *p, int v,
 }
 
 /*
- * Vertex v_a of A near vertex v_b of B (spec Eqs 37–38): the set of v_a against B and of v_b
+ * Vertex v_a of A near vertex v_b of B (PEG Eqs 37–38): the set of v_a against B and of v_b
  * against A (vertex_set, primaries among the feasible faces with APPL^vf > appl_vv), and the
  * local separating-axis X (see peg.h) over the faces within eps of either vertex and the
  * edge pairs at (v_a, v_b) with APPL >= appl_x whose lines meet within the segments.

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #define PI_ 3.14159265358979323846
-#define TOL_TABLE 2e-4  /* absolute, for numbers the spec gives to 4 decimals */
+#define TOL_TABLE 2e-4  /* absolute, for numbers given to 4 decimals (Table A1) */
 #define TOL_EXACT 1e-12 /* relative, for closed-form results */
 
 static pp_plus_contact_params params(double mu, double e_min, double v_cap, double v_pl)

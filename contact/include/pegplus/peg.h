@@ -292,7 +292,7 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  *  - vertex–face, face–vertex (every vertex without a set from the rules below): the vertex
  *    set, qualifying = feasible with APPL^vf > appl_vf. Usually a U on one face.
  *  - edge–edge: U.
- *  - vertex–edge (v_a near edge e_b with faces f1, f2), spec Eq 36:
+ *  - vertex–edge (v_a near edge e_b with faces f1, f2), PEG Eq 36:
  *      if eta_1 . eta_2 > coplanar_cos (the edge only splits a plane): the vertex set without
  *      the lower of f1, f2 (smaller psi; f2 on a tie), plus the X sets below (the faces are
  *      not exactly coplanar: an edge of A at v_a dipping below f1 by less than their angle
@@ -305,7 +305,7 @@ void pp_peg_builder_destroy(pp_peg_builder *builder);
  *      within the segments (each extended by eps); it also holds the faces g other than
  *      f1, f2 within eps with APPL^vf(v_a, g) >= appl_x (A is then locally outside g's
  *      half-space, which contains B). Edge–vertex: the same with the roles swapped.
- *  - vertex–vertex (spec Eqs 37–38): the vertex sets of v_a against B and of v_b against A
+ *  - vertex–vertex (PEG Eqs 37–38): the vertex sets of v_a against B and of v_b against A
  *    (qualifying = feasible with APPL^vf > appl_vv), then ONE X-b set, the local
  *    separating-axis condition
  *        max( psi(v_a, f_b), psi(v_b, f_a), psi(e_a, e_b) ) >= 0
@@ -479,7 +479,7 @@ double pp_peg_set_slacks(const double *psi, int count, double *c);
  *                            when lo < 0, each with a sigma when its bound is finite:
  *        0 <=  w + sigma+  ⊥ beta+ >= 0,   0 <= h hi - beta+  ⊥ sigma+ >= 0
  *        0 <= -w + sigma-  ⊥ beta- >= 0,   0 <= -h lo - beta- ⊥ sigma- >= 0
- * (the Stewart–Trinkle friction split with a constant bound, as ../spec JOINTS §5), so
+ * (the Stewart–Trinkle friction split with a constant bound, docs/joints.md), so
  * p = h hi while w < 0, p = h lo while w > 0, and w = 0 in between; at lo = 0 a limit's
  * 0 <= w ⊥ p >= 0.
  */
