@@ -567,7 +567,7 @@ static int run_part1(int reps, FILE *csv, double overhead)
         {"ex1 brick mu=0.325", "Table A1 row 3", CASE_EXAMPLE1, &EXAMPLE1[2]},
         {"ex1 mu=0.325 th=0.15", "Fig. 10", CASE_EXAMPLE1, &EXAMPLE1[3]},
         {"ex1 mu=0.325 th=0.25", "Fig. 10", CASE_EXAMPLE1, &EXAMPLE1[4]},
-        {"ex2 four-point brick", "spec V3", CASE_EXAMPLE2, NULL},
+        {"ex2 four-point brick", "V3 (references.md)", CASE_EXAMPLE2, NULL},
         {"ex3 Newton's cradle", "Table 2", CASE_EXAMPLE3, NULL},
     };
     double *samples = malloc((size_t)reps * sizeof *samples);
