@@ -910,9 +910,10 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * segment point is not such an estimate: it is constructed to a chosen energy, so it is put
  * at the ceiling itself (less 1e-12 of it for the rounding of the root), not at the slack's
  * top. Put at the slack's top it gained that slack on every step that took it: measured
- * (docs/performance.md "Fast hulls, seed 1", 25 m/s seed 3, h = 5e-4, step 27: the fixed point
- * 0.548413081 J, nu* 0.548401552 J) +5.49e-10 J = 1e-9 KE(nu*) + 1e-12 J, an inelastic,
- * frictionless step gaining kinetic energy (check_fast_hull_energy). */
+ * (docs/performance.md "Fast hulls: energy at the re-linearisation's bound", PEG, 25 m/s
+ * seed 3, h = 5e-4, step 27: the fixed point 0.548413081 J, nu* 0.548401552 J) +5.49e-10 J =
+ * 1e-9 KE(nu*) + 1e-12 J, an inelastic, frictionless step gaining kinetic energy (and the
+ * standard model's seed 2 the same; check_fast_hull_energy). */
 static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw, double h,
                                             double ceiling, double bound, double best,
                                             double fixed_violation, pp_answer kept,
