@@ -151,49 +151,13 @@ static pp_status working_set_start(pp_world *world, pp_island_work *iw, int mode
  * bound), and >= 0 wherever the pair is apart. Measured (soak seed 2183): kept as read, the
  * edge pairs of a corner that met a face at the first solve's pose, carried to poses 8 cm
  * apart, read their lines' gap (lines meeting beyond both edges, psi ~ 0) and the iteration
- * converged to the boxes held apart by them, +851 J. PEG's sets: read_peg_set_apart. */
+ * converged to the boxes held apart by them, +851 J. PEG's sets read as they are. */
 static void read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw, pp_contact *c)
 {
     pp_contact q = *c, closest;
     if (iw->work_model != PP_MODEL_PEG &&
         !pp_contacts_at_pair_depth(s, &q, 1, q.shape_a, q.shape_b, &closest, NULL))
         c->psi = closest.psi;
-}
-
-/*
- * A PEG set carried to a predicted pose that reads violated, max_s psi_s < 0 (PEG Eqs 17-24:
- * the set is a disjunction, one member separating suffices), while its pair is apart there
- * (signed distance d > 0, pp_shape_distance) reads d on its member of largest gap: the set
- * reads max(max_s psi_s, d). A set's members are feature pairs of q^l, where one of them
- * separated; re-evaluated after the step's motion, every member can read negative although
- * the shapes are apart (an X set's edge lines meeting beyond the edges), and the non-linear
- * step then holds the pair apart by them. Where the pair overlaps, d <= 0, the set reads as
- * it is (a set's gap along its normal may exceed the pair's least depth, stage_time_step.c
- * energy_bounded). The reading is continuous in the pose where the pair is apart, as the
- * standard model's max(psi, d) (read_at_pair_depth).
- * Measured (docs/performance.md "Fast hulls: energy at the re-linearisation's bound",
- * 50 m/s seed 3, h = 5e-4, step 16: a 2 cm hull spinning at 3 996 rad/s, 1.57 rad a step,
- * passing an 8 cm hull): the free motion is apart at every pose along the step (exact overlap
- * volume 0 at 41 poses) and at its end (d = 3.47 cm), yet a carried X set of two edge pairs
- * read -1.69 cm there; the iteration went to a near fixed point holding the hulls 3.18 cm
- * apart by that set, +9.52e-3 J above the energy bound, kept (no estimate within the bound
- * was less violating). With the rule the run has no step gaining beyond round-off.
- * `c` holds the set's `count` members as re-evaluated at the current pose; returns the index
- * of the member read at d, or -1.
- */
-static int read_peg_set_apart(const pp_step_scratch *s, const pp_island_work *iw, pp_contact *c,
-                              int count)
-{
-    if (iw->work_model != PP_MODEL_PEG || count < 1) return -1;
-    int b = 0;
-    for (int i = 1; i < count; ++i)
-        if (c[i].psi > c[b].psi) b = i;
-    pp_contact q = c[b], closest;
-    if (pp_contacts_at_pair_depth(s, &q, 1, q.shape_a, q.shape_b, &closest, NULL) ||
-        !(closest.psi > 0.0))
-        return -1; /* reads no deeper than the pair (or not asked), or the pair overlaps */
-    c[b].psi = closest.psi;
-    return b;
 }
 
 /* Set w of the working set re-evaluated at the shapes' current poses and appended to the
@@ -210,7 +174,6 @@ static pp_status carry_set(pp_world *world, pp_island_work *iw, int w)
     for (int i = 0; i < set->count; ++i)
         if (!pp_update_contact(sb, &va, &vb, &c[i])) return PP_OK;
     for (int i = 0; i < set->count; ++i) read_at_pair_depth(s, iw, &c[i]);
-    read_peg_set_apart(s, iw, c, set->count);
     return pp_constraint_list_append(&iw->list, set, c, &iw->work.restitution[3 * set->first]);
 }
 
@@ -482,17 +445,12 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
         if (st != PP_OK) break;
         double m = -HUGE_VAL;
         int ok = 1;
-        pp_contact shallowest = c[0];
         for (int i = 0; i < set->count && ok; ++i) {
             pp_contact q = c[i];
             ok = pp_update_contact(sb, &va, &vb, &q);
             if (ok) read_at_pair_depth(s, iw, &q);
-            if (q.psi > m) {
-                m = q.psi;
-                shallowest = q;
-            }
+            if (q.psi > m) m = q.psi;
         }
-        if (ok && read_peg_set_apart(s, iw, &shallowest, 1) == 0) m = shallowest.psi;
         if (ok && -m > *violation) *violation = -m;
     }
     pose_bodies_predicted(world, iw, h, 1);
