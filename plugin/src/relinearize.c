@@ -860,10 +860,22 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
 /* The converged fixed point iw->velocity (violating the constraints by `fixed_violation` at
  * its pose; its answer iw->answer) checked against the energy bound (relinearize_step, "A
  * fixed point above the energy bound"); nu_kept: the least violating estimate within the
- * bound (`best`; its answers `kept`). *applied: the answers of the velocity kept. */
+ * bound (`best`; its answers `kept`). *applied: the answers of the velocity kept.
+ *
+ * `bound` is the test of estimates, ceiling (1 + 1e-9) + 1e-12 J with ceiling =
+ * max(KE(first solve), KE(nu*)): its slack is for the round-off of energies computed from
+ * LCP answers, so that an estimate at the ceiling is not refused for its last digits. The
+ * segment point is not such an estimate: it is constructed to a chosen energy, so it is put
+ * at the ceiling itself (less 1e-12 of it for the rounding of the root), not at the slack's
+ * top. Put at the slack's top it gained that slack on every step that took it: measured
+ * (docs/performance.md "Fast hulls: energy at the re-linearisation's bound", PEG, 25 m/s
+ * seed 3, h = 5e-4, step 27: the fixed point 0.548413081 J, nu* 0.548401552 J) +5.49e-10 J =
+ * 1e-9 KE(nu*) + 1e-12 J, an inelastic, frictionless step gaining kinetic energy (and the
+ * standard model's seed 2 the same; check_fast_hull_energy). */
 static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw, double h,
-                                            double bound, double best, double fixed_violation,
-                                            pp_answer kept, pp_answer *applied)
+                                            double ceiling, double bound, double best,
+                                            double fixed_violation, pp_answer kept,
+                                            pp_answer *applied)
 {
     const int n = 6 * iw->body_count;
     const size_t bytes = (size_t)n * sizeof(double);
@@ -874,7 +886,7 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     const double e0 = kinetic_energy(world, iw, iw->nu_kept);
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->velocity[j] - iw->nu_kept[j];
     const double ed = kinetic_energy(world, iw, iw->nu_hat), b = e1 - e0 - ed;
-    const double target = bound - 1e-12 * fabs(bound); /* rounding stays within the bound */
+    const double target = ceiling - 1e-12 * fabs(ceiling); /* the root's rounding: within */
     double s = ed > 0.0 ? (-b + sqrt(fmax(0.0, b * b + 4.0 * ed * (target - e0)))) / (2.0 * ed) : 0.0;
     s = fmin(1.0, fmax(0.0, s));
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] + s * (iw->velocity[j] - iw->nu_kept[j]);
@@ -952,7 +964,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     if (st != PP_OK) return st;
     double first = kinetic_energy(world, iw, iw->velocity);
     double free_motion = kinetic_energy(world, iw, NULL); /* nu* is still in the bodies */
-    double bound = (first > free_motion ? first : free_motion) * (1.0 + 1e-9) + 1e-12;
+    const double ceiling = first > free_motion ? first : free_motion;
+    double bound = ceiling * (1.0 + 1e-9) + 1e-12;
     double best = HUGE_VAL, alpha = 1.0, last_residual = HUGE_VAL;
     const double n0 = (double)pp_island_lcp_unknowns(iw, world->config.friction_directions) +
                       RELIN_WORK_FLOOR;
@@ -1002,7 +1015,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     }
     if (st != PP_OK) return st;
     if (converged)
-        return energy_bounded_fixed_point(world, iw, h, bound, best, last_violation, kept, applied);
+        return energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, last_violation, kept,
+                                          applied);
     if (solved && !cycled) { /* the last estimate, at its own predicted pose */
         memcpy(iw->nu_hat, iw->velocity, bytes);
         double violation = 0.0;
