@@ -26,9 +26,14 @@
  * of hulls 3 and 5; 100-290 pivots an iterate, the kinetic energy switching among 5.87376,
  * 5.87382 and 5.87388 J, 20 iterates without convergence, the estimate kept 3.05e-12 m^3
  * deep; with this rule from that step on, 11 pivots an iterate and converged at the 17th). So
- * the key holds the first twin's record, or the first loaded twin's (its p not zero: basic,
- * or a positive answer), and a later twin of the list starts from unknown_set_record's guess
- * (an answer: zeros) and counts as known: the first twin takes the load the twins share.
+ * of twins' Lemke bases (records of bytes 0 and 1) the key holds the first twin's, or the
+ * first one's with its p basic, and a later twin whose key finds such a record starts from
+ * unknown_set_record's guess and counts as known: the first twin takes the load the twins
+ * share. Any other record of twins (an answer; another solver's state, pegplus/peg.h
+ * pp_peg_solve: load sharing's compliant basis, the sticking solve's active set, whose
+ * compliance limit loads every twin) is the last twin's and gathered into each, as before
+ * (measured: with the rule on every record, heap100's resting island, 4 523 unknowns, lost
+ * its sticking solve's start at step 0: 1 134 pivots instead of 15, check_peg_heap100).
  *
  * The answer. The sticking solve of a large resting island (contact/src/lcp_sticking.c)
  * starts its interior-point stage from a point near the answer; the island's answer z of its
@@ -336,32 +341,37 @@ static pp_status find_twins(struct pp_warm_store *store, const pp_world *world,
     return PP_OK;
 }
 
-/* Does a record (`unit` bytes an unknown) hold its primary's p as basic or positive? */
-static int record_loaded(const unsigned char *rec, size_t unit)
+/* Is a basis record Lemke's alone (each byte 0 or 1: no other solver's state, pegplus/peg.h
+ * pp_peg_solve)? Only such records are told apart between twins ("Twins"). */
+static int lemke_record(const unsigned char *rec, int size)
 {
-    if (unit == 1) return rec[0] != 0;
-    double p;
-    memcpy(&p, rec, sizeof p);
-    return p != 0.0;
+    for (int i = 0; i < size; ++i)
+        if (rec[i] > 1) return 0;
+    return 1;
 }
 
 /* Each set's record in the store's records buffer (`unit` bytes an unknown, one set after
- * the other) inserted under its key, `answer` its kind (0: the basis bytes); of twins, the
- * first one's, or the first loaded one's ("Twins"). */
+ * the other) inserted under its key, `answer` its kind (0: the basis bytes). Of twins' Lemke
+ * bases ("Twins"), the first one's, or the first one's with its p basic; any other record of
+ * twins (an answer, another solver's state) the last one's. */
 static pp_status insert_records(struct pp_warm_store *store, const pp_world *world,
                                 const pp_constraint_list *list, int k, int answer, size_t unit)
 {
-    pp_status st = find_twins(store, world, list, k);
+    /* out of memory for the twins' table: the last twin's record, as for any record */
+    const int twins = answer == 0 && find_twins(store, world, list, k) == PP_OK;
     const unsigned char *rec = store->records;
-    int *twin = store->twin, *loaded = store->twin + list->set_count;
+    pp_status st = PP_OK;
     for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
         const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
         warm_key key = set_key(world, list, j, k);
         key.answer = answer;
-        const int first = twin[j] < 0 ? j : twin[j];
-        if (first == j || (!loaded[first] && record_loaded(rec, unit))) {
+        /* kept[first] of twins: 0 a Lemke basis without p basic, 1 with, 2 another record */
+        int *kept = twins ? store->twin + list->set_count : NULL;
+        const int first = twins && store->twin[j] >= 0 ? store->twin[j] : j;
+        const int lemke = twins && lemke_record(rec, size), loaded = lemke && rec[0] != 0;
+        if (first == j || kept[first] == 2 || !lemke || (kept[first] == 0 && loaded)) {
             st = insert(store, &key, rec, size);
-            loaded[first] = record_loaded(rec, unit);
+            if (twins) kept[first] = lemke ? loaded : 2;
         }
         rec += size;
     }
@@ -416,23 +426,24 @@ static void unknown_set_record(const pp_constraint_list *list, int j, unsigned c
 
 /* Each set's record found in either store, into first's records buffer (`unit` bytes an
  * unknown, kind `answer` as insert_records); a set no store knows gets unknown_set_record's
- * guess (the basis bytes) or zeros (an answer), and so does a later twin of the list, which
- * counts as found ("Twins"). Returns the sets found. */
+ * guess (the basis bytes) or zeros (an answer), and so does a later twin of the list whose
+ * key finds a Lemke basis, which counts as found ("Twins"). Returns the sets found. */
 static int gather_records(struct pp_warm_store *first, const struct pp_warm_store *second,
                           const pp_world *world, const pp_constraint_list *list, int k,
                           int answer, size_t unit)
 {
-    if (find_twins(first, world, list, k) != PP_OK) return 0;
+    /* out of memory for the twins' table: every set looked up, as without twins */
+    const int *twin =
+        answer == 0 && find_twins(first, world, list, k) == PP_OK ? first->twin : NULL;
     unsigned char *rec = first->records;
     int found = 0;
     for (int j = 0; j < list->set_count; ++j) {
         const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
         warm_key key = set_key(world, list, j, k);
         key.answer = answer;
-        warm_entry *e = first->twin[j] < 0 ? find_either(first, second, &key) : NULL;
-        if (first->twin[j] >= 0) { /* a later twin ("Twins"): its guess, known */
-            if (answer == 0) unknown_set_record(list, j, rec, size);
-            else memset(rec, 0, (size_t)size);
+        warm_entry *e = find_either(first, second, &key);
+        if (twin && twin[j] >= 0 && e && e->size == size && lemke_record(record_of(e), size)) {
+            unknown_set_record(list, j, rec, size); /* a later twin ("Twins"): known */
             ++found;
         } else if (e && e->size == size) {
             memcpy(rec, record_of(e), (size_t)size);
