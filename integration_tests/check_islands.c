@@ -344,6 +344,202 @@ START_TEST(test_nothing_dynamic_in_a_pair)
 }
 END_TEST
 
+/* ---- A failing island leaves ODE untouched (pegplus.h pp_world_step) ----------------------
+ * The program's surface callback gives one geom's pairs a NaN mu (rejected: "mu must be >= 0",
+ * stage_constraints.c) from the n-th time it is asked in a step: n = 1 fails the island while
+ * its constraints are built (stages 3-5, in the islands' job), n = 2 while it is
+ * re-linearised (stage 7: the contacts rebuilt at the predicted pose, in the time steps' job,
+ * where the islands beside it are solved and integrated). */
+typedef struct failing_surface {
+    dGeomID geom;   /* whose pairs fail */
+    int fail_from;  /* 0: never; n: from its n-th pair surface of the step */
+    int fail_late;  /* 0: never; n: from its n-th pair surface after the step's first
+                       sub-step */
+    int calls;      /* its pair surfaces in this step (the test resets them) */
+    int late_calls; /* of them, after the first sub-step */
+    const pp_step_stats *stats; /* the world's: filled as the step runs, substeps counting
+                                   the sub-steps done (world.c pegplus_substeps) */
+} failing_surface;
+
+static int failing_surface_fn(void *user, dGeomID g1, dGeomID g2, pp_surface *surface)
+{
+    failing_surface *f = user;
+    if (g1 != f->geom && g2 != f->geom) return 1;
+    /* one island holds every pair of the geom and one worker runs an island in a job, and
+     * the pool's run returns after every worker: one thread at a time counts */
+    const int late = f->stats->substeps >= 1;
+    ++f->calls;
+    f->late_calls += late;
+    if ((f->fail_from > 0 && f->calls >= f->fail_from) ||
+        (f->fail_late > 0 && f->late_calls >= f->fail_late))
+        surface->mu = NAN;
+    return 1;
+}
+
+/* What a failed step must not change: every body's state, force accumulators and enabled
+ * flag and its joint count (no contact joint made). */
+typedef struct ode_state {
+    dReal x[3], q[4], v[3], w[3], f[3], t[3];
+    int enabled, joints;
+} ode_state;
+
+static void read_state(dBodyID b, ode_state *s)
+{
+    memset(s, 0, sizeof *s);
+    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
+    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
+    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
+    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
+    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
+    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
+    s->enabled = dBodyIsEnabled(b);
+    s->joints = dBodyGetNumJoints(b);
+}
+
+/* Four settling stacks (bodies 0-11), a box falling onto the third (12), and away from them
+ * a box hanging from a hinge (13) whose motor drives it into its stop, so that ODE's getInfo2
+ * adds the motor's torque to the body's accumulator (joint.cpp dxJointLimitMotor::addLimot),
+ * with a dJointFeedback. The program adds a force to the falling box before each step. */
+typedef struct failure_world {
+    world_set w;
+    dJointID hinge;
+    dJointFeedback feedback;
+    failing_surface surface;
+    pp_world *pw;
+} failure_world;
+
+enum { FALLING = 12, ARM = 13, FAILING = 8 /* the third stack's top box */ };
+
+static void make_failure_world(failure_world *f, pp_model model, int threads, int bounce)
+{
+    memset(f, 0, sizeof *f);
+    make_world(&f->w);
+    for (int i = 0; i < 4; ++i) add_stack(&f->w, 4.0 * i, 0.0);
+    const double cube[3] = {0.4, 0.4, 0.4}, above[3] = {8.1, 0.0, 1.9}, hung[3] = {20.5, 0.0, 3.0};
+    add_box(&f->w, cube, above, 0.3);
+    dBodyID arm = add_box(&f->w, cube, hung, 0.0);
+    f->hinge = dJointCreateHinge(f->w.world, 0);
+    dJointAttach(f->hinge, arm, 0);
+    dJointSetHingeAnchor(f->hinge, 20.0, 0.0, 3.0);
+    dJointSetHingeAxis(f->hinge, 0.0, 1.0, 0.0);
+    dJointSetHingeParam(f->hinge, dParamLoStop, -0.2);
+    dJointSetHingeParam(f->hinge, dParamHiStop, 0.0);
+    dJointSetHingeParam(f->hinge, dParamVel, 1.0);
+    dJointSetHingeParam(f->hinge, dParamFMax, 3.0);
+    dJointSetFeedback(f->hinge, &f->feedback);
+    f->surface.geom = dBodyGetFirstGeom(f->w.bodies[FAILING]);
+    pp_config c = pp_config_default();
+    c.model = model;
+    c.threads = threads;
+    c.friction_directions = 4;
+    c.lcp_budget_seconds = 0.0; /* no clock: the twins' answers do not depend on speed */
+    c.surface_fn = failing_surface_fn;
+    c.surface_user = &f->surface;
+    if (bounce) {
+        c.surface.bounce = 0.5;
+        c.surface.bounce_vel = 0.1;
+    }
+    ck_assert_int_eq(pp_world_create(f->w.world, f->w.space, &c, &f->pw), PP_OK);
+    f->surface.stats = pp_world_get_stats(f->pw);
+}
+
+/* The program's step: its force on the falling box, then pp_world_step. */
+static pp_status step_failure_world(failure_world *f, int add_force)
+{
+    if (add_force) dBodyAddForce(f->w.bodies[FALLING], 0.3, -0.2, 0.0);
+    f->surface.calls = f->surface.late_calls = 0;
+    return pp_world_step(f->pw, H);
+}
+
+/* _i: model (standard, PEG) x threads (1, 2) x where the island fails: n = 1 its build,
+ * n = 2 its re-linearisation, and with restitution (bounce 0.5) in a step an impact splits
+ * (pp_step_stats.substeps >= 2), after the first sub-step was solved, integrated and its LCP
+ * bases made the next sub-step's: at the island's first pair surface after it (the second
+ * sub-step's build) or its second (then world.c has kept the step's first bases aside).
+ * A world whose step fails on the third stack's top box beside a twin that never fails:
+ * after the failed step ODE is as it was before it, bit for bit (bodies, accumulators, joint
+ * counts, dJointFeedback), the step lists no contacts and no impacts, and once the callback
+ * gives valid surfaces again the world steps on bit for bit as its twin: the islands solved
+ * and integrated beside the failing one left nothing behind, in ODE or in pegplus's own
+ * state (warm start, joint captures, accumulators). */
+START_TEST(test_failed_island_leaves_ode_untouched)
+{
+    enum { FAIL_STEP = 6, LAST_STEP = 80, AFTER = 30 };
+    const pp_model model = k_models[_i % 2];
+    const int threads = 1 + (_i / 2) % 2, mode = _i / 4;
+    static const char *const where[] = {"build", "re-linearisation",
+                                        "first surface after a sub-step",
+                                        "second surface after a sub-step"};
+    failure_world f[2];
+    for (int k = 0; k < 2; ++k) make_failure_world(&f[k], model, threads, mode >= 2);
+    const int nb = f[0].w.count;
+    int failed_at = -1, twin_calls = 0, relinearized = 0;
+    for (int step = 0; step < LAST_STEP && (failed_at < 0 || step <= failed_at + AFTER); ++step) {
+        ck_assert_int_eq(step_failure_world(&f[1], 1), PP_OK); /* the twin first */
+        const pp_step_stats *t = pp_world_get_stats(f[1].pw);
+        if (failed_at < 0 && (mode < 2 ? step == FAIL_STEP : f[1].surface.late_calls >= mode - 1)) {
+            /* this step fails in the other world: the failing island is re-linearised in it
+             * (n = 2 fails in stage 7) and solved beside other islands */
+            ck_assert_int_ge(t->islands, 5);
+            ck_assert_int_gt(t->relinearizations, 0);
+            twin_calls = f[1].surface.calls;
+            relinearized = t->relinearizations;
+            ode_state before[64], after;
+            dBodyAddForce(f[0].w.bodies[FALLING], 0.3, -0.2, 0.0); /* the program's */
+            for (int b = 0; b < nb; ++b) read_state(f[0].w.bodies[b], &before[b]);
+            const dJointFeedback feedback = f[0].feedback;
+            char *warm_before = NULL, *warm_after = NULL;
+            ck_assert_int_eq(pp_world_save_warm_start(f[0].pw, &warm_before), PP_OK);
+            f[0].surface.fail_from = mode < 2 ? mode + 1 : 0;
+            f[0].surface.fail_late = mode < 2 ? 0 : mode - 1;
+            ck_assert_int_eq(step_failure_world(&f[0], 0), PP_ERR_INVALID_ARGUMENT);
+            if (mode < 2) ck_assert_int_eq(f[0].surface.calls, mode + 1);
+            else ck_assert_int_eq(f[0].surface.late_calls, mode - 1); /* after a sub-step */
+            const pp_contact_info *contacts;
+            const pp_impact_info *impacts;
+            ck_assert_int_eq(pp_world_get_contacts(f[0].pw, &contacts), 0);
+            ck_assert_int_eq(pp_world_get_impacts(f[0].pw, &impacts), 0);
+            for (int b = 0; b < nb; ++b) {
+                read_state(f[0].w.bodies[b], &after);
+                ck_assert_msg(!memcmp(&before[b], &after, sizeof after),
+                              "%s, %d thread(s), failing in its %s: body %d of ODE changed by "
+                              "the failed step", pp_model_name(model), threads, where[mode], b);
+            }
+            ck_assert_msg(!memcmp(&feedback, &f[0].feedback, sizeof feedback),
+                          "%s, %d thread(s), failing in its %s: the failed step wrote the "
+                          "hinge's dJointFeedback", pp_model_name(model), threads, where[mode]);
+            /* the warm start the next step starts from: the last successful step's */
+            ck_assert_int_eq(pp_world_save_warm_start(f[0].pw, &warm_after), PP_OK);
+            ck_assert_msg(strcmp(warm_before, warm_after) == 0, "%s, %d thread(s), failing in "
+                          "its %s: the failed step changed the warm start", pp_model_name(model),
+                          threads, where[mode]);
+            free(warm_before);
+            free(warm_after);
+            /* valid surfaces again: the program steps on (its force still accumulated) */
+            f[0].surface.fail_from = f[0].surface.fail_late = 0;
+            failed_at = step;
+        }
+        ck_assert_int_eq(step_failure_world(&f[0], step != failed_at), PP_OK);
+        for (int b = 0; b < nb; ++b)
+            ck_assert_msg(same_state(f[0].w.bodies[b], f[1].w.bodies[b]),
+                          "%s, %d thread(s), failing in its %s: body %d differs from the twin "
+                          "that never failed at step %d (the failure at %d)",
+                          pp_model_name(model), threads, where[mode], b, step, failed_at);
+        ck_assert(!memcmp(&f[0].feedback, &f[1].feedback, sizeof f[0].feedback));
+    }
+    ck_assert_int_ge(failed_at, 0);
+    printf("check_islands: %s, %d thread(s): an island failing in its %s (step %d, surface "
+           "asked %d times, %d re-linearisations) left ODE as it was; %d steps on bit for bit "
+           "as a twin that never failed\n", pp_model_name(model), threads, where[mode],
+           failed_at, twin_calls, relinearized, AFTER);
+    for (int k = 0; k < 2; ++k) {
+        pp_world_destroy(f[k].pw);
+        destroy_world(&f[k].w);
+    }
+}
+END_TEST
+
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("islands");
@@ -355,6 +551,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_threads_bit_identical, 0, 4);
     tcase_add_test(tc, test_rest_one_solve);
     tcase_add_loop_test(tc, test_nothing_dynamic_in_a_pair, 0, 2);
+    tcase_add_loop_test(tc, test_failed_island_leaves_ode_untouched, 0, 16);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -606,12 +606,13 @@ pp_status pp_bridge_validate_geoms(const pp_world *world)
     return PP_OK;
 }
 
-pp_status pp_bridge_write_back(pp_world *world)
+pp_status pp_bridge_check_result(const pp_world *world)
 {
-    /* Check everything first so that a non-finite result writes nothing at all. A finite
-     * state can still be one ODE refuses: a quaternion whose squared norm overflowed in the
-     * normalisation comes out zero, and dBodySetQuaternion aborts in dxNormalize4 (found by
-     * fuzz_step with a gravity of 1e300); pp_body_problem names it ("far from unit length"). */
+    /* Everything is checked before anything is written, so that a non-finite result writes
+     * nothing at all. A finite state can still be one ODE refuses: a quaternion whose squared
+     * norm overflowed in the normalisation comes out zero, and dBodySetQuaternion aborts in
+     * dxNormalize4 (found by fuzz_step with a gravity of 1e300); pp_body_problem names it
+     * ("far from unit length"). */
     for (int i = 0; i < world->body_count; ++i) {
         if (!pp_body_is_finite(&world->bodies[i]) || pp_body_problem(&world->bodies[i])) {
             pp_log(PP_LOG_ERROR, "dBodyID %p: the step produced a non-finite state (%s); "
@@ -621,6 +622,11 @@ pp_status pp_bridge_write_back(pp_world *world)
             return PP_ERR_NUMERICAL;
         }
     }
+    return PP_OK;
+}
+
+void pp_bridge_write_back(pp_world *world)
+{
     for (int i = 0; i < world->body_count; ++i) {
         const pp_body *b = &world->bodies[i];
         dQuaternion q = {b->q[0], b->q[1], b->q[2], b->q[3]};
@@ -631,7 +637,54 @@ pp_status pp_bridge_write_back(pp_world *world)
         dBodySetForce(b->id, 0, 0, 0);
         dBodySetTorque(b->id, 0, 0, 0);
     }
+}
+
+/* One accumulator pair saved (the body's as ODE holds it now). */
+static pp_status save_accumulator(pp_world *world, dBodyID body)
+{
+    pp_status st = pp_grow((void **)&world->saved, &world->saved_capacity,
+                           world->saved_count + 1, sizeof *world->saved);
+    if (st != PP_OK) return st;
+    pp_saved_accumulator *a = &world->saved[world->saved_count++];
+    const dReal *f = dBodyGetForce(body), *t = dBodyGetTorque(body);
+    a->body = body;
+    for (int k = 0; k < 3; ++k) {
+        a->force[k] = f[k];
+        a->torque[k] = t[k];
+    }
     return PP_OK;
+}
+
+/* The accumulators of every managed body with a joint and of the bodies its joints join it
+ * to (getInfo2 adds to both ends; a partner may be one pegplus does not step), as ODE holds
+ * them before stage 1b. A body may be saved more than once, always with the same values: no
+ * getInfo2 runs between the saves. */
+pp_status pp_bridge_save_accumulators(pp_world *world)
+{
+    world->saved_count = 0;
+    pp_status st = PP_OK;
+    for (int i = 0; i < world->body_count && st == PP_OK; ++i) {
+        dBodyID body = world->bodies[i].id;
+        int joints = dBodyGetNumJoints(body);
+        if (joints > 0) st = save_accumulator(world, body);
+        for (int j = 0; j < joints && st == PP_OK; ++j) {
+            dJointID joint = dBodyGetJoint(body, j);
+            if (dJointGetType(joint) == dJointTypeContact) continue;
+            dBodyID other = dJointGetBody(joint, 0) == body ? dJointGetBody(joint, 1)
+                                                            : dJointGetBody(joint, 0);
+            if (other) st = save_accumulator(world, other);
+        }
+    }
+    return st;
+}
+
+void pp_bridge_restore_accumulators(pp_world *world)
+{
+    for (int i = 0; i < world->saved_count; ++i) {
+        const pp_saved_accumulator *a = &world->saved[i];
+        dBodySetForce(a->body, a->force[0], a->force[1], a->force[2]);
+        dBodySetTorque(a->body, a->torque[0], a->torque[1], a->torque[2]);
+    }
 }
 
 /* ---- Shapes (stage 1, geometry half) ----------------------------------------------------- */

@@ -98,6 +98,7 @@ void pp_step_scratch_free(pp_step_scratch *s)
         free(s->workers[i].info);
         pp_warm_store_destroy(s->workers[i].warm);
         pp_warm_store_destroy(s->workers[i].warm_prev);
+        pp_warm_store_destroy(s->workers[i].warm_kept);
     }
     free(s->workers);
     pp_thread_pool_destroy(s->pool);

@@ -155,6 +155,7 @@ void pp_world_destroy(pp_world *world)
     pp_auto_disable_free(world);
     free(world->joint_rows);
     free(world->joint_impulse);
+    free(world->saved);
     free(world);
 }
 
@@ -251,11 +252,16 @@ static void mark(pp_world *world, pp_stage stage, double *clock)
     *clock = now;
 }
 
-/* Stage 1: bodies to manage, their state, and their joints' rows. */
+/* Stage 1: bodies to manage, their state, and their joints' rows. Run again in a step (the
+ * auto-disable stage woke bodies), it starts from the accumulators the program left: ODE's
+ * getInfo2 adds a powered joint's motor force at a stop to them once a step, as dWorldStep
+ * calls it once. */
 static pp_status snapshot_bodies(pp_world *world, double h)
 {
+    pp_bridge_restore_accumulators(world);
     pp_status st = pp_bridge_collect(world);
     if (st == PP_OK) st = pp_bridge_snapshot(world, h);
+    if (st == PP_OK) st = pp_bridge_save_accumulators(world);
     if (st == PP_OK) st = pp_stage_joints(world, h);                /* 1b. joint rows  */
     if (st != PP_OK) return st;
     world->stats.bodies = world->body_count;
@@ -753,6 +759,32 @@ static int contacts_in_island_order(const pp_step_scratch *s)
     return total == s->workers[0].info_count ? k : 0;
 }
 
+/* The workers' stores (`kept` 0: warm, 1: warm_kept) exchanged with the previous ones
+ * (scratch.warm_prev, the workers' warm_prev), which are chained again, worker 0's first. */
+static void exchange_warm_stores(pp_step_scratch *s, int kept)
+{
+    const struct pp_warm_store *more = NULL;
+    for (int w = s->worker_count - 1; w >= 0; --w) {
+        pp_worker *k = &s->workers[w];
+        struct pp_warm_store **prev = w > 0 ? &k->warm_prev : &s->warm_prev;
+        struct pp_warm_store **with = kept ? &k->warm_kept : &k->warm;
+        struct pp_warm_store *t = *prev;
+        *prev = *with;
+        *with = t;
+        pp_warm_store_chain(*prev, more);
+        more = *prev;
+    }
+}
+
+/* A failed step leaves the warm start as the last successful step left it: the bases its
+ * first sub-step read are put back where a sub-step's exchange moved them (the workers'
+ * warm after the first sub-step; from the second on, warm_kept). */
+static void warm_start_undo(pp_step_scratch *s)
+{
+    if (s->warm_swaps > 0) exchange_warm_stores(s, s->warm_kept);
+    s->warm_model = s->warm_model_start;
+}
+
 /* Stages 7-8 island by island, on pp_config.threads workers: each island's LCP and
  * re-linearisation on its own bodies and pairs, in memory sized by the island. Then, in
  * island order whichever worker ran it, its contacts go to the contact list, its statistics
@@ -764,6 +796,20 @@ static pp_status time_step_islands(pp_world *world, double dt)
     pp_status st = PP_OK;
     if (!s->warm_prev) st = pp_warm_store_create(&s->warm_prev);
     if (st != PP_OK) return st;
+    if (s->warm_swaps == 1 && !s->warm_kept) { /* a second sub-step: the step's first */
+        for (int w = 0; w < s->worker_count && st == PP_OK; ++w) { /* stores are kept */
+            pp_worker *k = &s->workers[w];
+            if (!k->warm_kept) st = pp_warm_store_create(&k->warm_kept);
+        }
+        if (st != PP_OK) return st;
+        for (int w = 0; w < s->worker_count; ++w) {
+            pp_worker *k = &s->workers[w];
+            struct pp_warm_store *t = k->warm_kept;
+            k->warm_kept = k->warm;
+            k->warm = t;
+        }
+        s->warm_kept = 1;
+    }
     for (int w = 0; w < s->worker_count; ++w) {
         s->workers[w].info_count = 0;
         pp_warm_store_clear(s->workers[w].warm);
@@ -809,19 +855,9 @@ static pp_status time_step_islands(pp_world *world, double dt)
      * to one island, so no key is in two stores, and a lookup finds what a merge of them would
      * hold (the merge of every worker's store into one cost the calling thread ~4 % of a
      * 2-thread step on islands100, docs/performance.md "Threads") */
-    const struct pp_warm_store *more = NULL;
-    for (int w = s->worker_count - 1; w >= 1; --w) {
-        struct pp_warm_store *t = s->workers[w].warm_prev;
-        s->workers[w].warm_prev = s->workers[w].warm;
-        s->workers[w].warm = t;
-        pp_warm_store_chain(s->workers[w].warm_prev, more);
-        more = s->workers[w].warm_prev;
-    }
-    struct pp_warm_store *t = s->warm_prev;
-    s->warm_prev = s->workers[0].warm;
-    s->workers[0].warm = t;
-    pp_warm_store_chain(s->warm_prev, more);
+    exchange_warm_stores(s, 0);
     s->warm_model = world->config.model;
+    s->warm_swaps++;
     world->stats.lcp_warm_started = world->stats.lcp_solves > 0 &&
                                     world->stats.lcp_warm_solves == world->stats.lcp_solves;
     return st;
@@ -850,12 +886,26 @@ static pp_status auto_disable(pp_world *world, double h, double *clock)
 
 static pp_status pegplus_substeps(pp_world *world, double h);
 
-/* A failed step leaves ODE as it was: the auto-disable stage's changes are put back. */
+/* A failed step leaves ODE as it was (pegplus.h pp_world_step): nothing is written to the
+ * bodies before stage 9, which writes all or nothing; the auto-disable stage's changes and
+ * the force accumulators joints' getInfo2 changed are put back. An island's bodies are
+ * integrated in its job, but into the step's own copy (world->bodies), read afresh from ODE
+ * at the next step: a failing island leaves the islands solved beside it no trace. */
 static pp_status pegplus_step(pp_world *world, double h)
 {
+    pp_step_scratch *s = &world->scratch;
+    s->warm_swaps = s->warm_kept = 0;
+    s->warm_model_start = s->warm_model;
     pp_status st = pegplus_substeps(world, h);
-    if (st == PP_OK) pp_auto_disable_commit(world);
-    else pp_auto_disable_undo(world);
+    if (st == PP_OK) {
+        pp_auto_disable_commit(world);
+    } else {
+        pp_auto_disable_undo(world);
+        pp_bridge_restore_accumulators(world);
+        warm_start_undo(s);
+    }
+    world->saved_count = 0;
+    s->warm_swaps = s->warm_kept = 0;
     return st;
 }
 
@@ -902,9 +952,12 @@ static pp_status pegplus_substeps(pp_world *world, double h)
     world->stats.impacts = world->scratch.impacts;
     world->stats.min_gap = min_gap;
 
-    pp_joint_feedback(world, h);
-    pp_contact_feedback_write(world, h);
-    st = pp_bridge_write_back(world);                               /* 9. write back    */
+    st = pp_bridge_check_result(world);                             /* 9. write back:   */
+    if (st == PP_OK) {                                              /* all or nothing   */
+        pp_joint_feedback(world, h);
+        pp_contact_feedback_write(world, h);
+        pp_bridge_write_back(world);
+    }
     mark(world, PP_STAGE_WRITE_BACK, &clock);
     return st;
 }
@@ -944,5 +997,9 @@ pp_status pp_world_step(pp_world *world, double h)
     st = world->config.model == PP_MODEL_ODE ? ode_step(world, h) : pegplus_step(world, h);
     world->stats.time_total = pp_now_seconds() - start;
     world->stats.status = st;
+    if (st != PP_OK) { /* a failed step lists no contacts and no impacts (pegplus.h) */
+        world->scratch.info_count = 0;
+        world->scratch.impact_info_count = 0;
+    }
     return st;
 }

@@ -29,6 +29,13 @@ typedef struct pp_body {
     double max_angular_speed;                           /* dInfinity = off */
 } pp_body;
 
+/* A body's force and torque accumulators as the program left them before the step
+ * (ode_bridge.c pp_bridge_save_accumulators). */
+typedef struct pp_saved_accumulator {
+    dBodyID body;
+    double force[3], torque[3];
+} pp_saved_accumulator;
+
 /* One enabled ODE joint in the step (stage_joints.c), its bodies in ODE's internal order
  * (b1 = the body it acts on first, never 0; b2 = -1 for the static world, or a body pegplus
  * does not step) and its rows in world->joint_rows. */
@@ -204,6 +211,9 @@ typedef struct pp_worker {
     struct pp_warm_store *warm;    /* the LCP bases of its islands */
     struct pp_warm_store *warm_prev; /* workers 1..: theirs of the previous sub-step, chained
                                       after scratch.warm_prev (worker 0's is that store) */
+    struct pp_warm_store *warm_kept; /* from a step's second sub-step on: the store its first
+                                      read (worker 0: scratch.warm_prev's), put back if the
+                                      step fails (world.c); otherwise a spare */
     char apart[64];                /* no cache line shared with the next worker's iw, which
                                       another core writes (pp_worker is realloc'ed, so it is
                                       kept apart by padding, not by alignment) */
@@ -309,6 +319,9 @@ typedef struct pp_step_scratch {
                                       stores chained after it, pp_warm_store_chain) */
     pp_model warm_model;           /* the model of the step that filled warm_prev (or of the
                                       warm start restored into it) */
+    pp_model warm_model_start;     /* warm_model at the step's start */
+    int warm_swaps;                /* sub-steps of this step whose bases became warm_prev */
+    int warm_kept;                 /* the step's first stores are in the workers' warm_kept */
     int *body_local;               /* nb: local index of a body in the island being stepped
                                       (islands share no dynamic body; see time_step_islands
                                       for kinematic ones); capacity island_body_capacity */
@@ -363,6 +376,9 @@ struct pp_world {
     pp_joint *joints;              /* stage 1b: the joints of the step */
     int joint_count, joint_capacity;
     struct pp_joint_captures *captures; /* per joint, kept across steps (stage_joints.c) */
+    pp_saved_accumulator *saved;   /* the force accumulators stage 1b's getInfo2 may change,
+                                      as the program left them (ode_bridge.c) */
+    int saved_count, saved_capacity;
     pp_joint_row *joint_rows;      /* their rows (world body indices) */
     double *joint_impulse;         /* per row: impulse over the step so far (N s) */
     int joint_row_count, joint_row_capacity;
@@ -406,7 +422,15 @@ pp_status pp_bridge_validate_geoms(const pp_world *world);
 pp_status pp_bridge_validate_woken(const pp_world *world, const dBodyID *seeds, int seed_count);
 const char *pp_geom_class_name(dGeomID geom); /* "dBoxClass", ... */
 pp_status pp_bridge_snapshot(pp_world *world, double h);
-pp_status pp_bridge_write_back(pp_world *world);
+/* Stage 1b's getInfo2 adds a powered joint's motor force at a stop to its bodies' force
+ * accumulators in ODE: they are saved before it, put back when the step fails or stages 1-6
+ * run again in the step (auto-disable), and forgotten when the step ends. */
+pp_status pp_bridge_save_accumulators(pp_world *world);
+void pp_bridge_restore_accumulators(pp_world *world);
+/* Stage 9 in two halves: the check of every body's result (PP_ERR_NUMERICAL: nothing may be
+ * written), then the write, which cannot fail. */
+pp_status pp_bridge_check_result(const pp_world *world);
+void pp_bridge_write_back(pp_world *world);
 int pp_bridge_find_body(const pp_world *world, dBodyID body); /* index or -1 */
 void pp_bridge_order_free(pp_world *world);
 
