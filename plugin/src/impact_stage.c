@@ -776,23 +776,26 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * can end with it on the far side, every constraint met there: a 2 cm hull shot at 25-50 m/s
  * went through an 8 cm one at h = 0.01 under both models (docs/performance.md "Session 17:
  * the pass-through traced"). Per constraint set without restitution, take its gap psi (its
- * largest member's, PEG Eqs 20, 24), that member's velocity w of B's point relative to A's,
+ * largest member's, PEG Eqs 20, 24), its rate psi_dot, that member's velocity w of B's point
+ * relative to A's,
  * and thin = the smaller of the two shapes' half widths along w (half of
  * w^ . (s(w^) - s(-w^)), s the support points; a plane or a terrain triangle has none). When
- * |w| remaining - psi > thin, the rest of the step could carry the contact point past the
- * middle of the thinner shape, and the sub-step ends at
+ * the pair is closing (psi_dot < 0) and |w| remaining - psi > thin, the rest of the step could
+ * carry the contact point past the middle of the thinner shape, and the sub-step ends at
  *  - the touch, t = psi / -psi_dot (conservative advancement along the member's normal), when
- *    the pair is apart by more than the proximity margin eps and closing (psi_dot < 0): the
- *    next sub-step starts with the pair's sets built near the touch, not across the step;
+ *    the pair is apart by more than the proximity margin eps: the next sub-step starts with
+ *    the pair's sets built near the touch, not across the step;
  *  - t = (psi + thin) / |w| when it is within eps: the contact point moves at most half the
  *    thinner shape's width in the sub-step, so it cannot reach that shape's far side, and a
  *    spin the impulse gives is taken over at most about a radian at its lever (the LCP's
  *    rotation is first order; the hulls' first solve read 2.3 rad in one step).
  * A pair with a sphere is not split: its contact is one closest-point U set whose normal
- * passes through the sphere's centre, so the sphere's spin does not enter its gap and the
- * first solve stops its approach along the start's normal, on the near side (the crash
- * demo's 0.5 m ball at 20 m/s, h = 0.05, into 0.5 m bricks is solved in one sub-step, as
- * before). Sets with restitution are the bouncing contacts' case.
+ * passes through the sphere's centre (no far-side member; the sphere's spin does not enter its
+ * gap), and the crash demo's 0.5 m ball at 20 m/s, h = 0.05, into 0.5 m bricks stays one
+ * sub-step (split at the touch, that impact's LCPs ended in the bounded fallback). Not
+ * covered: the other shape's spin does enter, and a 2 cm hull shot at a 4 cm sphere at 25 m/s,
+ * h = 0.01, still goes through it (docs/performance.md "Fast pairs"). Sets with restitution
+ * are the bouncing contacts' case.
  *
  * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
  * step whatever it holds. The rule splits only pairs whose relative speed exceeds
