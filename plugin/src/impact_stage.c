@@ -722,15 +722,16 @@ static double half_width(const pp_step_scratch *s, int shape, const double u[3])
     return 0.5 * (u[0] * (up[0] - down[0]) + u[1] * (up[1] - down[1]) + u[2] * (up[2] - down[2]));
 }
 
-static int is_sphere(const pp_step_scratch *s, int shape)
+static int is_smooth(const pp_step_scratch *s, int shape)
 {
-    return shape >= 0 && s->shapes[shape].kind == PP_SHAPE_SPHERE;
+    return shape >= 0 && (s->shapes[shape].kind == PP_SHAPE_SPHERE ||
+                          s->shapes[shape].kind == PP_SHAPE_CAPSULE);
 }
 
 /*
  * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
- * (0, remaining) over the constraint sets without restitution whose pair has no sphere, or
- * `remaining`.
+ * (0, remaining) over the constraint sets without restitution whose pair has no sphere,
+ * capsule, plane or terrain triangle, or `remaining`.
  */
 static double fast_pair_time(const pp_world *world, double remaining)
 {
@@ -744,7 +745,7 @@ static double fast_pair_time(const pp_world *world, double remaining)
         const pp_contact *k = &s->all.contacts[set->first];
         for (int q = set->first + 1; q < set->first + set->count; ++q)
             if (s->all.contacts[q].psi > k->psi) k = &s->all.contacts[q];
-        if (is_sphere(s, k->shape_a) || is_sphere(s, k->shape_b)) continue;
+        if (is_smooth(s, k->shape_a) || is_smooth(s, k->shape_b)) continue;
         const double psi = k->psi, v = gap_rate(world, k, 0, NULL);
         if (!(v < 0.0)) continue; /* not closing: it cannot cross the other shape */
         const int apart = psi > eps;
@@ -753,7 +754,9 @@ static double fast_pair_time(const pp_world *world, double remaining)
         const double speed = sqrt(dot3(w, w));
         if (!(speed > 0.0)) continue;
         for (int q = 0; q < 3; ++q) w[q] /= speed;
-        const double thin = fmin(half_width(s, k->shape_a, w), half_width(s, k->shape_b, w));
+        const double ha = half_width(s, k->shape_a, w), hb = half_width(s, k->shape_b, w);
+        if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
+        const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
         const double t = apart ? psi / -v : (psi + thin) / speed;
         if (t > 0.0 && t < t_first) t_first = t;
@@ -777,11 +780,10 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * went through an 8 cm one at h = 0.01 under both models (docs/performance.md "Session 17:
  * the pass-through traced"). Per constraint set without restitution, take its gap psi (its
  * largest member's, PEG Eqs 20, 24), its rate psi_dot, that member's velocity w of B's point
- * relative to A's,
- * and thin = the smaller of the two shapes' half widths along w (half of
- * w^ . (s(w^) - s(-w^)), s the support points; a plane or a terrain triangle has none). When
- * the pair is closing (psi_dot < 0) and |w| remaining - psi > thin, the rest of the step could
- * carry the contact point past the middle of the thinner shape, and the sub-step ends at
+ * relative to A's, and thin = the smaller of the two shapes' half widths along w (half of
+ * w^ . (s(w^) - s(-w^)), s the support points). When the pair is closing (psi_dot < 0) and
+ * |w| remaining - psi > thin, the rest of the step could carry the contact point past the
+ * middle of the thinner shape, and the sub-step ends at
  *  - the touch, t = psi / -psi_dot (conservative advancement along the member's normal), when
  *    the pair is apart by more than the proximity margin eps: the next sub-step starts with
  *    the pair's sets built near the touch, not across the step;
@@ -789,8 +791,10 @@ static double fast_pair_time(const pp_world *world, double remaining)
  *    thinner shape's width in the sub-step, so it cannot reach that shape's far side, and a
  *    spin the impulse gives is taken over at most about a radian at its lever (the LCP's
  *    rotation is first order; the hulls' first solve read 2.3 rad in one step).
- * A pair with a sphere is not split: its contact is one closest-point U set whose normal
- * passes through the sphere's centre (no far-side member; the sphere's spin does not enter its
+ * Not split: a pair with a plane or a terrain triangle (a half-space has no far side: the
+ * other shape's contacts are U sets on its one normal; a hull sliding fast on the ground was
+ * split and then gained energy, soak seed 138), and a pair with a sphere or a capsule: its
+ * contact is one closest-point U set (no far-side member; a sphere's spin does not enter its
  * gap), and the crash demo's 0.5 m ball at 20 m/s, h = 0.05, into 0.5 m bricks stays one
  * sub-step (split at the touch, that impact's LCPs ended in the bounded fallback). Not
  * covered: the other shape's spin does enter, and a 2 cm hull shot at a 4 cm sphere at 25 m/s,
