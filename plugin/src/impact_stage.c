@@ -118,6 +118,23 @@ static double gap_rate(const pp_world *world, const pp_contact *c, int accel, co
                                body_twist(world, c->body_b, accel, g, nu_b));
 }
 
+/* The velocity of contact c's point on B relative to A's, world: the gap rate along each axis
+ * (the contact Jacobian of PEG Eq 7 with the axis for n). */
+static void relative_velocity(const pp_world *world, const pp_contact *c, double out[3])
+{
+    double nu_a[6], nu_b[6];
+    const double *ta = body_twist(world, c->body_a, 0, NULL, nu_a);
+    const double *tb = body_twist(world, c->body_b, 0, NULL, nu_b);
+    for (int k = 0; k < 3; ++k) {
+        double e[3] = {0.0, 0.0, 0.0}, ga[6], gb[6];
+        e[k] = 1.0;
+        pp_mlcp_contact_jacobian(c, body_x(world, c->body_a), body_x(world, c->body_b), e, ga, gb);
+        out[k] = 0.0;
+        if (ta) out[k] += dot3(ga, ta) + dot3(ga + 3, ta + 3);
+        if (tb) out[k] += dot3(gb, tb) + dot3(gb + 3, tb + 3);
+    }
+}
+
 static int island_root(int *parent, int i)
 {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
@@ -692,11 +709,102 @@ pp_status pp_stage_impact(pp_world *world, double dt)
     return PP_OK;
 }
 
+/* Half the width of shape `shape` along the unit u: half of u . (s(u) - s(-u)), s its support
+ * points (pegplus/geometry.h). HUGE_VAL for a plane, a terrain triangle (the solid is the
+ * terrain's, not the triangle's) or no shape. */
+static double half_width(const pp_step_scratch *s, int shape, const double u[3])
+{
+    if (shape < 0 || (s->shape_terrain && s->shape_terrain[shape])) return HUGE_VAL;
+    double up[3], down[3], m[3] = {-u[0], -u[1], -u[2]};
+    if (!pp_shape_support(&s->shapes[shape], u, 0.0, up) ||
+        !pp_shape_support(&s->shapes[shape], m, 0.0, down))
+        return HUGE_VAL;
+    return 0.5 * (u[0] * (up[0] - down[0]) + u[1] * (up[1] - down[1]) + u[2] * (up[2] - down[2]));
+}
+
+static int is_smooth(const pp_step_scratch *s, int shape)
+{
+    return shape >= 0 && (s->shapes[shape].kind == PP_SHAPE_SPHERE ||
+                          s->shapes[shape].kind == PP_SHAPE_CAPSULE);
+}
+
 /*
- * The time (0, remaining] at which the first bouncing contact closes: the smallest root of
+ * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
+ * (0, remaining) over the constraint sets without restitution whose pair has no sphere,
+ * capsule, plane or terrain triangle, or `remaining`.
+ */
+static double fast_pair_time(const pp_world *world, double remaining)
+{
+    const pp_step_scratch *s = &world->scratch;
+    const double eps = world->config.proximity_margin;
+    double t_first = remaining;
+    for (int j = 0; j < s->all.set_count; ++j) {
+        const pp_peg_set *set = &s->all.sets[j];
+        if (s->all.restitution[3 * set->first] > 0.0) continue; /* PLUS's: below */
+        /* the set's gap, max_s psi_s (PEG Eqs 20, 24), and the member that has it */
+        const pp_contact *k = &s->all.contacts[set->first];
+        for (int q = set->first + 1; q < set->first + set->count; ++q)
+            if (s->all.contacts[q].psi > k->psi) k = &s->all.contacts[q];
+        if (is_smooth(s, k->shape_a) || is_smooth(s, k->shape_b)) continue;
+        const double psi = k->psi, v = gap_rate(world, k, 0, NULL);
+        if (!(v < 0.0)) continue; /* not closing: it cannot cross the other shape */
+        const int apart = psi > eps;
+        double w[3];
+        relative_velocity(world, k, w);
+        const double speed = sqrt(dot3(w, w));
+        if (!(speed > 0.0)) continue;
+        for (int q = 0; q < 3; ++q) w[q] /= speed;
+        const double ha = half_width(s, k->shape_a, w), hb = half_width(s, k->shape_b, w);
+        if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
+        const double thin = fmin(ha, hb);
+        if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
+        const double t = apart ? psi / -v : (psi + thin) / speed;
+        if (t > 0.0 && t < t_first) t_first = t;
+    }
+    return t_first;
+}
+
+/*
+ * The time (0, remaining] at which the sub-step ends. `remaining` unless one of these comes
+ * first:
+ *
+ * Bouncing contacts: the time the first one closes, the smallest root of
  * psi + t (v_n + t a_n) = 0 (the semi-implicit Euler gap, a_n the gap acceleration from gravity
  * and the user's force/torque) among contacts with restitution that would arrive faster than
- * their capture speed. `remaining` when there is none.
+ * their capture speed, so PLUS sees the approach at the touch.
+ *
+ * Fast pairs (fast_pair_time; docs/design.md "Fast pairs"): the time stepper's constraints
+ * hold at the sub-step's end and are linearised at its start (ST96 Eq 29; PEG's max over a
+ * set's members, Eqs 20-24), so a sub-step that carries a body farther than the other is thick
+ * can end with it on the far side, every constraint met there: a 2 cm hull shot at 25-50 m/s
+ * went through an 8 cm one at h = 0.01 under both models (docs/performance.md "Session 17:
+ * the pass-through traced"). Per constraint set without restitution, take its gap psi (its
+ * largest member's, PEG Eqs 20, 24), its rate psi_dot, that member's velocity w of B's point
+ * relative to A's, and thin = the smaller of the two shapes' half widths along w (half of
+ * w^ . (s(w^) - s(-w^)), s the support points). When the pair is closing (psi_dot < 0) and
+ * |w| remaining - psi > thin, the rest of the step could carry the contact point past the
+ * middle of the thinner shape, and the sub-step ends at
+ *  - the touch, t = psi / -psi_dot (conservative advancement along the member's normal), when
+ *    the pair is apart by more than the proximity margin eps: the next sub-step starts with
+ *    the pair's sets built near the touch, not across the step;
+ *  - t = (psi + thin) / |w| when it is within eps: the contact point moves at most half the
+ *    thinner shape's width in the sub-step, so it cannot reach that shape's far side, and a
+ *    spin the impulse gives is taken over at most about a radian at its lever (the LCP's
+ *    rotation is first order; the hulls' first solve read 2.3 rad in one step).
+ * Not split: a pair with a plane or a terrain triangle (a half-space has no far side: the
+ * other shape's contacts are U sets on its one normal; a hull sliding fast on the ground was
+ * split and then gained energy, soak seed 138), and a pair with a sphere or a capsule: its
+ * contact is one closest-point U set (no far-side member; a sphere's spin does not enter its
+ * gap), and the crash demo's 0.5 m ball at 20 m/s, h = 0.05, into 0.5 m bricks stays one
+ * sub-step (split at the touch, that impact's LCPs ended in the bounded fallback). Not
+ * covered: the other shape's spin does enter, and a 2 cm hull shot at a 4 cm sphere at 25 m/s,
+ * h = 0.01, still goes through it (docs/performance.md "Fast pairs"). Sets with restitution
+ * are the bouncing contacts' case.
+ *
+ * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
+ * step whatever it holds. The rule splits only pairs whose relative speed exceeds
+ * thin / remaining (1 m/s for a 1 cm half width at h = 0.01), and a pair the time stepper
+ * stops is not split again.
  */
 double pp_time_to_impact(const pp_world *world, double remaining)
 {
@@ -704,7 +812,7 @@ double pp_time_to_impact(const pp_world *world, double remaining)
     dVector3 gv;
     dWorldGetGravity(world->ode_world, gv);
     double g[3] = {gv[0], gv[1], gv[2]};
-    double t_first = remaining;
+    double t_first = fast_pair_time(world, remaining);
     for (int c = 0; c < s->all.contact_count; ++c) {
         const pp_contact *k = &s->all.contacts[c];
         if (!s->all.primary[c] || k->psi <= PP_PROXIMAL_GAP || s->all.restitution[3 * c] <= 0.0)

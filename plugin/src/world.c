@@ -863,8 +863,10 @@ static pp_status time_step_islands(pp_world *world, double dt)
     return st;
 }
 
-/* A step is one sub-step unless a bouncing contact closes during it: then it is split at the
- * moment of touch so PLUS sees the true approach velocity (impact_stage.c). */
+/* A step is one sub-step unless a bouncing contact closes during it (then it is split at the
+ * moment of touch so PLUS sees the true approach velocity) or a fast pair would be carried
+ * past half the thinner shape's width (split at its touch, then in pieces that move it at most
+ * that far): impact_stage.c pp_time_to_impact. */
 #define PP_MAX_SUBSTEPS 16
 
 /* Stage 1c, ODE's auto-disable (stage_auto_disable.c): bodies idle long enough sleep, bodies

@@ -622,8 +622,9 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
                              const pp_world *world, const pp_island_work *iw,
                              unsigned char *basis, int *wanted);
 
-/* impact_stage.c: stage 6 (PLUS) and the time of the next impact. dt: the sub-step (contacts
- * deeper than max_correcting_velocity dt take no part in impacts). */
+/* impact_stage.c: stage 6 (PLUS) and the end of the sub-step (the next impact, or a fast
+ * pair's touch or its half-width limit: pp_time_to_impact's comment). dt: the sub-step
+ * (contacts deeper than max_correcting_velocity dt take no part in impacts). */
 pp_status pp_stage_impact(pp_world *world, double dt);
 double pp_time_to_impact(const pp_world *world, double remaining);
 /* The gap rate dpsi/dt = g_a . nu_a + g_b . nu_b of contact c (PEG Eq 7 row) for the twists
