@@ -13,29 +13,6 @@
  * (unknown_set_record), so a basis that matches in part is kept in part (Lemke then repairs
  * it) instead of being thrown away whenever the contact set changes anywhere.
  *
- * Twins. Two sets of one list can share that key: X or I sets of one pair with the same
- * primary contact, kind and size but other secondaries (peg_constraints.c makes one per
- * configuration; drop_repeated_sets drops only equal feature sets). Their impulses act along
- * the same primary (Eqs 40-41), so their p, beta and sigma columns of the LCP are equal; only
- * their slack rows (Eq 45) differ. One key holds one record: the twins' records were written
- * over each other and the last one gathered into both, a basis with both p basic (two equal
- * columns: M_BB singular, the warm basis not solved) or with neither (the primary's load
- * missing: w = -0.44 m/s), so Lemke pivoted from it or started cold, and each
- * re-linearisation iterate ended at another vertex of the iterate's LCP: with friction,
- * another split of a face contact's load among coplanar points, another velocity (measured:
- * PEG pouring, mu = 0.5, seed 5, step 341: twin X sets {VF 1/2, EE 5/15}, {VF 1/2, EE 6/15}
- * of hulls 3 and 5; 100-290 pivots an iterate, the kinetic energy switching among 5.87376,
- * 5.87382 and 5.87388 J, 20 iterates without convergence, the estimate kept 3.05e-12 m^3
- * deep; with this rule from that step on, 11 pivots an iterate and converged at the 17th). So
- * of twins' Lemke bases (records of bytes 0 and 1) the key holds the first twin's, or the
- * first one's with its p basic, and a later twin whose key finds such a record starts from
- * unknown_set_record's guess and counts as known: the first twin takes the load the twins
- * share. Any other record of twins (an answer; another solver's state, pegplus/peg.h
- * pp_peg_solve: load sharing's compliant basis, the sticking solve's active set, whose
- * compliance limit loads every twin) is the last twin's and gathered into each, as before
- * (measured: with the rule on every record, heap100's resting island, 4 523 unknowns, lost
- * its sticking solve's start at step 0: 1 134 pivots instead of 15, check_peg_heap100).
- *
  * The answer. The sticking solve of a large resting island (contact/src/lcp_sticking.c)
  * starts its interior-point stage from a point near the answer; the island's answer z of its
  * last solve is kept the same way, one record of doubles per set (the same unknowns as the
@@ -98,10 +75,6 @@ struct pp_warm_store {
     size_t pool_size, pool_capacity;
     unsigned char *records;  /* scratch: the records of one list */
     int records_capacity;
-    int *twin;               /* scratch, 2 per set of one list: find_twins */
-    int twin_capacity;
-    int *twin_slots;         /* scratch: find_twins' table */
-    int twin_slot_capacity;
     const struct pp_warm_store *more; /* looked in after this one (pp_warm_store_chain) */
 };
 
@@ -119,8 +92,6 @@ void pp_warm_store_destroy(struct pp_warm_store *store)
     free(store->slots);
     free(store->pool);
     free(store->records);
-    free(store->twin);
-    free(store->twin_slots);
     free(store);
 }
 
@@ -300,80 +271,18 @@ static pp_status records_buffer(struct pp_warm_store *store, int bytes)
     return pp_grow((void **)&store->records, &store->records_capacity, bytes > 0 ? bytes : 1, 1);
 }
 
-/* The list's twins (the file comment, "Twins") into store->twin: twin[j] the first set of the
- * list with set j's key where that is an earlier set, else -1; twin[n + j] (n sets) 0, for
- * insert_records. Only sets of more than one contact can be twins (two one-contact sets with
- * one key are one feature pair twice). */
-static pp_status find_twins(struct pp_warm_store *store, const pp_world *world,
-                            const pp_constraint_list *list, int k)
-{
-    const int n = list->set_count;
-    pp_status st = pp_grow((void **)&store->twin, &store->twin_capacity, 2 * n > 0 ? 2 * n : 1,
-                           sizeof *store->twin);
-    if (st != PP_OK) return st;
-    int *twin = store->twin, several = 0;
-    for (int j = 0; j < n; ++j) {
-        twin[j] = -1;
-        twin[n + j] = 0;
-        several += list->sets[j].count > 1;
-    }
-    if (several < 2) return PP_OK;
-    int capacity = 16;
-    while (capacity < 2 * several) capacity *= 2;
-    st = pp_grow((void **)&store->twin_slots, &store->twin_slot_capacity, capacity,
-                 sizeof *store->twin_slots);
-    if (st != PP_OK) return st;
-    int *slot = store->twin_slots; /* set index + 1, 0 empty */
-    memset(slot, 0, (size_t)capacity * sizeof *slot);
-    const unsigned mask = (unsigned)capacity - 1;
-    for (int j = 0; j < n; ++j) {
-        if (list->sets[j].count < 2) continue;
-        const warm_key key = set_key(world, list, j, k);
-        unsigned i = (unsigned)key_hash(&key) & mask;
-        for (; slot[i]; i = (i + 1) & mask) {
-            const warm_key other = set_key(world, list, slot[i] - 1, k);
-            if (key_equal(&key, &other)) {
-                twin[j] = slot[i] - 1;
-                break;
-            }
-        }
-        if (twin[j] < 0) slot[i] = j + 1;
-    }
-    return PP_OK;
-}
-
-/* Is a basis record Lemke's alone (each byte 0 or 1: no other solver's state, pegplus/peg.h
- * pp_peg_solve)? Only such records are told apart between twins ("Twins"). */
-static int lemke_record(const unsigned char *rec, int size)
-{
-    for (int i = 0; i < size; ++i)
-        if (rec[i] > 1) return 0;
-    return 1;
-}
-
 /* Each set's record in the store's records buffer (`unit` bytes an unknown, one set after
- * the other) inserted under its key, `answer` its kind (0: the basis bytes). Of twins' Lemke
- * bases ("Twins"), the first one's, or the first one's with its p basic; any other record of
- * twins (an answer, another solver's state) the last one's. */
+ * the other) inserted under its key, `answer` its kind (0: the basis bytes). */
 static pp_status insert_records(struct pp_warm_store *store, const pp_world *world,
                                 const pp_constraint_list *list, int k, int answer, size_t unit)
 {
-    /* out of memory for the twins' table: the last twin's record, as for any record */
-    const int twins = answer == 0 && find_twins(store, world, list, k) == PP_OK;
     const unsigned char *rec = store->records;
     pp_status st = PP_OK;
     for (int j = 0; j < list->set_count && st == PP_OK; ++j) {
         const int size = pp_peg_record_size(&list->sets[j], k) * (int)unit;
         warm_key key = set_key(world, list, j, k);
         key.answer = answer;
-        /* kept[first] of twins: 0 a Lemke basis without p basic, 1 with, 2 another record */
-        int *kept = twins ? store->twin + list->set_count : NULL;
-        const int first = twins && store->twin[j] >= 0 ? store->twin[j] : j;
-        const int lemke = twins && lemke_record(rec, size), loaded = lemke && rec[0] != 0;
-        if (first == j || kept[first] == 2 || !lemke || (kept[first] == 0 && loaded)) {
-            st = insert(store, &key, rec, size);
-            if (twins) kept[first] = lemke ? loaded : 2;
-        }
+        st = insert(store, &key, rec, size);
         rec += size;
     }
     return st;
@@ -427,15 +336,11 @@ static void unknown_set_record(const pp_constraint_list *list, int j, unsigned c
 
 /* Each set's record found in either store, into first's records buffer (`unit` bytes an
  * unknown, kind `answer` as insert_records); a set no store knows gets unknown_set_record's
- * guess (the basis bytes) or zeros (an answer), and so does a later twin of the list whose
- * key finds a Lemke basis, which counts as found ("Twins"). Returns the sets found. */
+ * guess (the basis bytes) or zeros (an answer). Returns the sets found. */
 static int gather_records(struct pp_warm_store *first, const struct pp_warm_store *second,
                           const pp_world *world, const pp_constraint_list *list, int k,
                           int answer, size_t unit)
 {
-    /* out of memory for the twins' table: every set looked up, as without twins */
-    const int *twin =
-        answer == 0 && find_twins(first, world, list, k) == PP_OK ? first->twin : NULL;
     unsigned char *rec = first->records;
     int found = 0;
     for (int j = 0; j < list->set_count; ++j) {
@@ -443,10 +348,7 @@ static int gather_records(struct pp_warm_store *first, const struct pp_warm_stor
         warm_key key = set_key(world, list, j, k);
         key.answer = answer;
         warm_entry *e = find_either(first, second, &key);
-        if (twin && twin[j] >= 0 && e && e->size == size && lemke_record(record_of(e), size)) {
-            unknown_set_record(list, j, rec, size); /* a later twin ("Twins"): known */
-            ++found;
-        } else if (e && e->size == size) {
+        if (e && e->size == size) {
             memcpy(rec, record_of(e), (size_t)size);
             ++found;
         } else if (answer == 0) {
