@@ -783,7 +783,7 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
             st->interior.stop_context = &test;
             st->interior.stop_every = STICK_SLIDE_TEST_EVERY;
         }
-        /* held to the shared budget's iterations as to the clock: a round left none is not
+        /* held to the shared budget's work as to the clock: a round left none is not
          * run, and one that stops at what was left is refused as past the clock */
         const int own_cap = creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS;
         int cap = interior_cap(o, n, own_cap);
