@@ -186,6 +186,8 @@ pp_lcp_budget pp_lcp_budget_start(double seconds, long pivots)
     b.pivots_used = 0;
     b.exhausted = 0;
     b.fallback_work = PP_LCP_FALLBACK_STEP_WORK;
+    b.work = -1.0;
+    b.work_used = 0.0;
     return b;
 }
 
@@ -211,6 +213,11 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
     l->deadline = pp_lcp_deadline(o, start);
     if (o->budget && o->budget->pivots >= 0 && o->budget->pivots < l->pivots_left)
         l->pivots_left = o->budget->pivots;
+    /* the budget's work (pp_lcp_budget.work) as pivots on n unknowns */
+    l->pivot_work = PP_LCP_PIVOT_WORK(n);
+    if (o->budget && o->budget->work >= 0.0 &&
+        floor(o->budget->work / l->pivot_work) < (double)l->pivots_left)
+        l->pivots_left = (long)floor(o->budget->work / l->pivot_work);
     l->attempt_deadline = l->deadline;
     l->attempt_pivots = 0;
     l->attempt_path = 0;
@@ -319,6 +326,10 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
         o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
                                                                : 0;
     o->budget->exhausted += ws->limits.stopped;
+    const double work = (double)result->pivots * ws->limits.pivot_work;
+    o->budget->work_used += work;
+    if (o->budget->work >= 0.0)
+        o->budget->work = work < o->budget->work ? o->budget->work - work : 0.0;
 }
 
 /* ---- The independent residual ------------------------------------------------------ */

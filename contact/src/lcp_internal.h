@@ -121,6 +121,7 @@ typedef struct pp_lcp_limits {
     int attempt_hit;      /* 1 once the attempt's share ran out (the next attempt may run) */
     int stopped;          /* 1 once any bound stopped an attempt of this solve */
     int factor_work_hits; /* Lemke paths ended by PP_LCP_FACTOR_WORK in this solve */
+    double pivot_work;    /* a pivot's charge to pp_lcp_budget.work: PP_LCP_PIVOT_WORK(n) */
 } pp_lcp_limits;
 
 /* The clock time (pp_lcp_clock) a solve starting at `start` must stop by: the smaller of its

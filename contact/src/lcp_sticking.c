@@ -710,6 +710,34 @@ static int creep_answered(void *context, const double *x)
     return pp_lcp_csc_accept(c->A, c->q, 0.0, c->o, c->z, c->st->w, &r);
 }
 
+/* An interior-point iteration's charge to the shared budget's work on n unknowns
+ * (pegplus/lcp.h pp_lcp_budget.work). */
+static double interior_work(int n)
+{
+    return PP_LCP_INTERIOR_WORK * PP_LCP_PIVOT_WORK(n);
+}
+
+/* The iterations a round on n unknowns may take: its own `cap`, held to the work the solve's
+ * shared budget has left (none given: the cap). */
+static int interior_cap(const pp_lcp_options *o, int n, int cap)
+{
+    const pp_lcp_budget *b = o->budget;
+    if (!b || b->work < 0.0) return cap;
+    const double left = floor(b->work / interior_work(n));
+    return left < (double)cap ? (int)left : cap;
+}
+
+/* A round's `iterations` on n unknowns charged to the solve's shared budget (as Lemke's
+ * pivots are, lcp.c). */
+static void interior_charge(const pp_lcp_options *o, int n, int iterations)
+{
+    pp_lcp_budget *b = o->budget;
+    if (!b) return;
+    const double work = (double)iterations * interior_work(n);
+    b->work_used += work;
+    if (b->work >= 0.0) b->work = work < b->work ? b->work - work : 0.0;
+}
+
 /* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii and D = I
  * on every unknown (lambda too: an open contact's lambda, p = beta = 0, is otherwise free in
  * [max_k -(E^T u)_k, inf) and the interior point takes it far inside, up to 2.3 where its
@@ -755,10 +783,19 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
             st->interior.stop_context = &test;
             st->interior.stop_every = STICK_SLIDE_TEST_EVERY;
         }
-        pp_interior_status s = pp_interior_solve(
-            &st->interior, &Q, q, STICK_INTERIOR_GAP,
-            creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS, deadline, x, v);
+        /* held to the shared budget's work as to the clock: a round left none is not
+         * run, and one that stops at what was left is refused as past the clock */
+        const int own_cap = creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS;
+        int cap = interior_cap(o, n, own_cap);
+        if (cap == 0) {
+            st->interior.stop = NULL;
+            st->interior.stop_context = NULL;
+            return PP_STICKING_FAILED;
+        }
+        pp_interior_status s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP, cap,
+                                                 deadline, x, v);
         st->interior_iterations += st->interior.iterations;
+        interior_charge(o, n, st->interior.iterations);
         /* A warm start that stalled: its iterate is no answer of this round's problem, and
          * its marks (below) are not those of the problem's answer. Heap50's iterates started
          * from the records stalled at round 0 after 58-80 iterations at a gap of 1.7e-9 -
@@ -770,17 +807,23 @@ static pp_sticking_outcome interior_rounds(pp_sticking *st, const pp_lcp_csc *A,
          * their members, traced"). (2) + eps D is strictly monotone on the contacts not in
          * ST's form (Q + eps D has symmetric part >= eps I there), so its answer is one,
          * whatever the start: the same round again cold (the start is a speed-up only). */
-        if (s == PP_INTERIOR_STALLED && st->interior.warm && !st->interior.stopped &&
+        int spent = s == PP_INTERIOR_STALLED && !st->interior.stopped &&
+                    st->interior.iterations >= cap && cap < own_cap;
+        if (s == PP_INTERIOR_STALLED && st->interior.warm && !st->interior.stopped && !spent &&
             pp_lcp_clock() <= deadline) {
+            cap = interior_cap(o, n, own_cap);
+            if (cap == 0) return PP_STICKING_FAILED;
             st->interior.first_order = creep;
-            s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP,
-                                  creep ? STICK_SLIDE_ITERATIONS : STICK_INTERIOR_ITERATIONS,
-                                  deadline, x, v);
+            s = pp_interior_solve(&st->interior, &Q, q, STICK_INTERIOR_GAP, cap, deadline, x, v);
             st->interior_iterations += st->interior.iterations;
+            interior_charge(o, n, st->interior.iterations);
+            spent = s == PP_INTERIOR_STALLED && !st->interior.stopped &&
+                    st->interior.iterations >= cap && cap < own_cap;
             ++st->cold_again;
         }
         if (s == PP_INTERIOR_FAILED) return PP_STICKING_FAILED;
-        if (s == PP_INTERIOR_STALLED && !st->interior.stopped && pp_lcp_clock() > deadline)
+        if (s == PP_INTERIOR_STALLED && !st->interior.stopped &&
+            (spent || pp_lcp_clock() > deadline))
             return PP_STICKING_FAILED;
         const double x_norm = pp_lcp_inf_norm(n, x);
         for (int i = 0; i < n; ++i) z[i] = x[i];

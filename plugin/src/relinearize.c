@@ -514,20 +514,54 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
  * (the kept answer), grew 1.069-1.093 times over the integration tests (177 iterates of
  * islands of 1 000 unknowns or more) and are solved as before. Not caught: step 16's iterate
  * (5 568 -> 6 636, 1.19 times; cold, its Lemke on Q past 30 s), which no growth threshold
- * separates from the heaps' with margin (docs/performance.md, "Left").
+ * separates from the heaps' with margin: the next rule catches it.
+ *
+ * An iterate's work bounded by the first solve's. On an island of the sticking solve's size
+ * or more, each iterate's solve may do at most
+ *     max(RELIN_OWN W_1, RELIN_WORK_PATHS (s + RELIN_WORK_FLOOR)^3),   s = 1 000,
+ * W_1 the step's first solve's own work, both in pp_lcp_budget.work's units (pegplus/lcp.h:
+ * a Lemke pivot on n unknowns (n + 100)^2, an interior-point iteration of the sticking solve
+ * PP_LCP_INTERIOR_WORK of them; counts, so the bound is the same on any machine). The shared
+ * budget holds each of the iterate's solves to it: Lemke's pivots (lcp.c start_limits) and
+ * the sticking solve's interior rounds (lcp_sticking.c interior_cap); an iterate that runs
+ * out is cut as the work bound cuts (work->cut: its answer not applied, the best estimate
+ * kept). The cubic bound above counts every pivot at the island's size and no interior
+ * iteration, so it let the crash's step-16 iterate spend its interior rounds (445
+ * iterations, 3-4 s) and then Lemke on Q; this one counts both at their own sizes. The
+ * floor is the whole iteration's budget (above) of an island of the sticking solve's least
+ * size: the heaps' iterates, whose first solve is warm and cheap, keep it. Measured
+ * (docs/performance.md "An iterate's work bounded by the first solve's"): 1 000 units take
+ * ~1e-10 s of CPU (the crash's first solves 2.1e10 - 9.0e10 units in 1.9 - 6.9 s); over the
+ * integration tests the costliest iterate solved (check_relinearize_order, heap50 under PEG:
+ * 1 708 pivots and 479 interior iterations on 2 410 unknowns, 1.9 s) ~2e10, 30 times its
+ * first solve's, under the floor 2.66e10; the crash's step-16 iterate (PEG 5 556 -> 6 726
+ * unknowns, standard 5 568 -> 6 636) is cut after half its first solve's 6.4e10 - 6.7e10,
+ * where it ran more than 30 s (clock-free) or to the clock.
  */
 #define RELIN_WORK_PATHS 20.0
 #define RELIN_WORK_FLOOR 100.0
 #define RELIN_GROWN 1.25
+#define RELIN_OWN 0.5
 
 typedef struct relin_work {
     double left;                   /* work the iterates may still spend */
     int first;                     /* unknowns of the step's first LCP (n0) */
+    double own;                    /* the first solve's own work (pp_lcp_budget.work_used) */
     int cut;                       /* 1: the budget cut an iterate, or left it no pivot */
     int approximate;               /* 1: an iterate's LCP was answered only approximately
                                       after exact answers (relinearize_step, "An iterate
                                       answered approximately"): not applied */
 } relin_work;
+
+/* The work an iterate's solve may do (relin_work, "An iterate's work bounded by the first
+ * solve's"), in pp_lcp_budget.work's units; -1: no bound (an island below the sticking
+ * solve's size) */
+static double own_allowance(const relin_work *work)
+{
+    if (work->first < pp_peg_sticking_size()) return -1.0;
+    const double s = (double)pp_peg_sticking_size() + RELIN_WORK_FLOOR;
+    return fmax(RELIN_OWN * work->own, RELIN_WORK_PATHS * s * s * s);
+}
 
 static double pivot_cost(int n)
 {
@@ -657,7 +691,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
         /* the pivots the work left allows at this LCP's size (relin_work) */
         const int unknowns = pp_island_lcp_unknowns(iw, world->config.friction_directions);
         const double cost = pivot_cost(unknowns);
-        const double allowed = grown_cold(work, unknowns) ? 0.0 : floor(work->left / cost);
+        double allowed = grown_cold(work, unknowns) ? 0.0 : floor(work->left / cost);
+        const double own = own_allowance(work);
+        int own_spent = 0;
         if (allowed < 1.0) {
             work->cut = 1;
         } else {
@@ -669,9 +705,16 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
             const long allow = allowed < 1e9 ? (long)allowed : 1000000000L;
             const int work_binds = island < 0 || allow < island;
             iw->budget.pivots = work_binds ? allow : island;
+            /* the first solve's own work bounds this iterate's (own_allowance) */
+            const double work_island = iw->budget.work;
+            iw->budget.work = own;
             st = pp_island_solve(world, iw, h, model, iw->nu_hat);
+            own_spent = own >= 0.0 && iw->budget.work < PP_LCP_PIVOT_WORK(unknowns);
+            iw->budget.work = work_island;
             work->left -= (double)(iw->stats.lcp_pivots - before.lcp_pivots) * cost;
-            work->cut = work_binds && iw->budget.pivots == 0 && iw->budget.exhausted > exhausted;
+            /* cut by the work bound, or by the first solve's own (own_allowance) */
+            work->cut = ((work_binds && iw->budget.pivots == 0) || own_spent) &&
+                        iw->budget.exhausted > exhausted;
             if (work_binds) /* the island's own pivots left, less those charged here */
                 iw->budget.pivots = island < 0 ? -1 : island - (allow - iw->budget.pivots);
             work->approximate = !work->cut && st == PP_OK && answers_exact(&before) &&
@@ -970,7 +1013,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     const double n0 = (double)pp_island_lcp_unknowns(iw, world->config.friction_directions) +
                       RELIN_WORK_FLOOR;
     relin_work work = {RELIN_WORK_PATHS * n0 * n0 * n0,
-                       pp_island_lcp_unknowns(iw, world->config.friction_directions), 0, 0};
+                       pp_island_lcp_unknowns(iw, world->config.friction_directions),
+                       iw->budget.work_used, 0, 0};
     memcpy(iw->nu_hat, iw->velocity, bytes);
     memcpy(iw->nu_kept, iw->velocity, bytes);
     pp_answer hat = *applied, kept = *applied; /* the answers behind nu_hat and nu_kept */

@@ -110,7 +110,30 @@ typedef struct pp_lcp_budget {
                                    call is also held to its own bound), charged by each;
                                    < 0: no shared limit. pp_lcp_budget_start sets
                                    PP_LCP_FALLBACK_STEP_WORK */
+    double work;                /* work the sharing solves may still do, in pivot units:
+                                   a Lemke pivot on an LCP of n unknowns counts
+                                   PP_LCP_PIVOT_WORK(n), an interior-point iteration of the
+                                   sticking solve (lcp_sticking.c) on n unknowns
+                                   PP_LCP_INTERIOR_WORK of them; each solve's pivots and
+                                   each interior round's iterations are held to what is
+                                   left (a round left none is not run); < 0: no limit
+                                   (pp_lcp_budget_start). Counts, not the clock: the same
+                                   problem gets the same work on any machine */
+    double work_used;           /* work charged so far (all sharing solves, also where
+                                   `work` is unlimited) */
 } pp_lcp_budget;
+
+/* The work of one Lemke pivot on an LCP of n unknowns in pp_lcp_budget.work's units: (n +
+ * 100)^2, the weight of plugin/src/relinearize.c's work bound (a dense pivot's update is
+ * O(n^2); the sparse path's, measured on the crash demo's impact, 0.3 ms at 1 800 unknowns
+ * and 1-4 ms at 6 700). */
+#define PP_LCP_PIVOT_WORK(n) (((double)(n) + 100.0) * ((double)(n) + 100.0))
+/* An interior-point iteration (a KLU factorisation of the Newton matrix and two solves) on n
+ * unknowns, in pivots on n unknowns: measured on the crash demo's impact (docs/performance.md
+ * "An iterate's work bounded by the first solve's"), 7.9 ms an iteration on 5 556 unknowns
+ * against 0.33 ms a pivot on screening's rounds of ~1 800, i.e. 2.7 (n + 100)^2 a pivot's
+ * units; rounded up. */
+#define PP_LCP_INTERIOR_WORK 3.0
 
 /* A monotonic clock in seconds (CLOCK_MONOTONIC): the time base of deadlines. */
 double pp_lcp_clock(void);
