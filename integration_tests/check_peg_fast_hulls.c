@@ -31,6 +31,7 @@
 #include "scenes.h"
 #include "it_common.h"
 #include "it_energy.h"
+#include "it_fast_hulls.h"
 
 #include <check.h>
 #include <math.h>
@@ -65,29 +66,9 @@ static const fast_case CASES[] = {
     {STD, 50, 0.0, 3, 0.01, 30, 1},
 };
 
-static uint64_t g_rng;
-
-static double uniform(double lo, double hi)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return lo + (hi - lo) * (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static void body_pose(dBodyID b, double x[3], double R[9])
-{
-    const dReal *p = dBodyGetPosition(b), *r = dBodyGetRotation(b);
-    for (int i = 0; i < 3; ++i) {
-        x[i] = p[i];
-        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
-    }
-}
-
 START_TEST(test_fast_hulls)
 {
     const fast_case *fc = &CASES[_i];
-    g_rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)fc->seed;
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scenes_init_ode();
     dWorldID world = dWorldCreate();
@@ -99,30 +80,10 @@ START_TEST(test_fast_hulls)
     pp_world *pw = NULL;
     ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
 
-    const double size[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
-    pp_polytope *poly[2];
-    dBodyID body[2];
-    for (int k = 0; k < 2; ++k) {
-        double pts[45];
-        for (int i = 0; i < 45; ++i) pts[i] = uniform(-0.5, 0.5) * size[k];
-        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &poly[k]), PP_OK);
-        double c[3] = {poly[k]->centroid[0], poly[k]->centroid[1], poly[k]->centroid[2]};
-        pp_polytope_destroy(poly[k]);
-        for (int i = 0; i < 15; ++i)
-            for (int r = 0; r < 3; ++r) pts[3 * i + r] -= c[r]; /* centre of mass at the origin */
-        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &poly[k]), PP_OK);
-        dGeomID geom;
-        ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
-        body[k] = dBodyCreate(world);
-        dMass m;
-        dMassSetSphereTotal(&m, mass[k], size[k] / 2);
-        dBodySetMass(body[k], &m);
-        dGeomSetBody(geom, body[k]);
-    }
-    dBodySetPosition(body[0], 0, 0, 0);
-    dBodySetPosition(body[1], 0.3 + uniform(0, 0.2), uniform(-0.02, 0.02), uniform(-0.02, 0.02));
-    dBodySetLinearVel(body[1], -fc->speed, uniform(-1, 1), uniform(-1, 1));
-    dBodySetAngularVel(body[1], uniform(-20, 20), uniform(-20, 20), uniform(-20, 20));
+    pp_it_fast_pair fp;
+    pp_it_fast_pair_build(pw, world, space, fc->seed, fc->speed, &fp);
+    pp_polytope *const *poly = fp.poly;
+    const dBodyID *body = fp.body;
 
     const int calls = config.relinearize_iterations + 1;
     double energy = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
@@ -141,8 +102,8 @@ START_TEST(test_fast_hulls)
         if (s->lcp_size > max_lcp) max_lcp = s->lcp_size;
         if (s->substeps > max_sub) max_sub = s->substeps;
         double xa[3], Ra[9], xb[3], Rb[9], v = -1.0;
-        body_pose(body[0], xa, Ra);
-        body_pose(body[1], xb, Rb);
+        pp_it_fast_body_pose(body[0], xa, Ra);
+        pp_it_fast_body_pose(body[1], xb, Rb);
         ck_assert_int_eq(pp_overlap_volume(poly[0], xa, Ra, poly[1], xb, Rb, &v), PP_OK);
         ck_assert_msg(v <= OVERLAP_TOL, "%s %g m/s seed %d: overlap %g m^3 after step %d",
                       MODEL(fc), fc->speed, fc->seed, v, step);

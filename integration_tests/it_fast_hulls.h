@@ -1,0 +1,72 @@
+/* The fast-hull pair of check_peg_fast_hulls and check_fast_hull_energy: an 8 cm and a 2 cm
+ * random 15-point hull (uniform sphere inertia), the small one shot along -x at `speed` with a
+ * random offset and spin at the big one at rest at the origin; the same hulls and shot by seed
+ * (docs/prototypes/fast-hull-scan.c draws the same). */
+#ifndef PP_IT_FAST_HULLS_H
+#define PP_IT_FAST_HULLS_H
+
+#include "pegplus/geometry.h"
+#include "pegplus/pegplus.h"
+
+#include <check.h>
+#include <stdint.h>
+
+typedef struct pp_it_fast_pair {
+    pp_polytope *poly[2]; /* body frames, for the exact overlap volume */
+    dBodyID body[2];      /* 0: the 8 cm hull, 1: the 2 cm hull */
+} pp_it_fast_pair;
+
+/* xorshift64 draws in [lo, hi). */
+static inline double pp_it_fast_uniform(uint64_t *rng, double lo, double hi)
+{
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    return lo + (hi - lo) * (double)(*rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Builds the pair of `seed` in `world`/`space` through `pw` and shoots the small hull. */
+static inline void pp_it_fast_pair_build(pp_world *pw, dWorldID world, dSpaceID space,
+                                         int seed, double speed, pp_it_fast_pair *fp)
+{
+    uint64_t rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)seed;
+    const double size[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
+    for (int k = 0; k < 2; ++k) {
+        double pts[45];
+        for (int i = 0; i < 45; ++i) pts[i] = pp_it_fast_uniform(&rng, -0.5, 0.5) * size[k];
+        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &fp->poly[k]), PP_OK);
+        double c[3] = {fp->poly[k]->centroid[0], fp->poly[k]->centroid[1],
+                       fp->poly[k]->centroid[2]};
+        pp_polytope_destroy(fp->poly[k]);
+        for (int i = 0; i < 15; ++i)
+            for (int r = 0; r < 3; ++r) pts[3 * i + r] -= c[r]; /* centre of mass at the origin */
+        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &fp->poly[k]), PP_OK);
+        dGeomID geom;
+        ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
+        fp->body[k] = dBodyCreate(world);
+        dMass m;
+        dMassSetSphereTotal(&m, mass[k], size[k] / 2);
+        dBodySetMass(fp->body[k], &m);
+        dGeomSetBody(geom, fp->body[k]);
+    }
+    dBodyID small = fp->body[1];
+    dBodySetPosition(fp->body[0], 0, 0, 0);
+    dBodySetPosition(small, 0.3 + pp_it_fast_uniform(&rng, 0, 0.2),
+                     pp_it_fast_uniform(&rng, -0.02, 0.02), pp_it_fast_uniform(&rng, -0.02, 0.02));
+    dBodySetLinearVel(small, -speed, pp_it_fast_uniform(&rng, -1, 1),
+                      pp_it_fast_uniform(&rng, -1, 1));
+    dBodySetAngularVel(small, pp_it_fast_uniform(&rng, -20, 20), pp_it_fast_uniform(&rng, -20, 20),
+                       pp_it_fast_uniform(&rng, -20, 20));
+}
+
+/* A body's pose as a position and a row-major rotation (ODE's 3x4 rows read as 3x3). */
+static inline void pp_it_fast_body_pose(dBodyID b, double x[3], double R[9])
+{
+    const dReal *p = dBodyGetPosition(b), *r = dBodyGetRotation(b);
+    for (int i = 0; i < 3; ++i) {
+        x[i] = p[i];
+        for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
+    }
+}
+
+#endif
