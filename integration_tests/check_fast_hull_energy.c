@@ -111,12 +111,7 @@ START_TEST(test_fast_hull_energy)
                   seed, -dBodyGetLinearVel(body[1])[0]);
     printf("fast hull energy, %s %g m/s seed %d: largest step gain %.3g relative, end %.9f J\n",
            model, ec->speed, seed, worst_gain, energy);
-    pp_world_destroy(pw);
-    pp_polytope_destroy(poly[0]);
-    pp_polytope_destroy(poly[1]);
-    dSpaceDestroy(space);
-    dWorldDestroy(world);
-    pp_set_log_hook(NULL, NULL);
+    pp_it_fast_pair_teardown(pw, &fp, space, world);
 }
 END_TEST
 

@@ -121,12 +121,7 @@ START_TEST(test_fast_hulls)
     printf("fast hulls %s %g m/s, mu %g, seed %d, h %g: largest step %d contacts, LCP %d "
            "unknowns, most sub-steps %d\n",
            MODEL(fc), fc->speed, fc->mu, fc->seed, fc->h, max_contacts, max_lcp, max_sub);
-    pp_world_destroy(pw);
-    pp_polytope_destroy(poly[0]);
-    pp_polytope_destroy(poly[1]);
-    dSpaceDestroy(space);
-    dWorldDestroy(world);
-    pp_set_log_hook(NULL, NULL);
+    pp_it_fast_pair_teardown(pw, &fp, space, world);
 }
 END_TEST
 

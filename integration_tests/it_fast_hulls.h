@@ -69,4 +69,16 @@ static inline void pp_it_fast_body_pose(dBodyID b, double x[3], double R[9])
     }
 }
 
+/* Destroys the world, the pair's polytopes, the space and the ODE world, and unhooks the log. */
+static inline void pp_it_fast_pair_teardown(pp_world *pw, pp_it_fast_pair *fp, dSpaceID space,
+                                            dWorldID world)
+{
+    pp_world_destroy(pw);
+    pp_polytope_destroy(fp->poly[0]);
+    pp_polytope_destroy(fp->poly[1]);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+    pp_set_log_hook(NULL, NULL);
+}
+
 #endif
