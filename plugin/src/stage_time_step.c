@@ -216,9 +216,14 @@ static double body_energy(const pp_mlcp_body *m, const double *nu)
  * model's and the re-linearisation's contacts are not sets). At the
  * step's start pose (`at_start`) a contact with psi < -PUSH_OUT_QUERY and an impulse asks
  * its pair's signed distance d (pp_shape_distance, once per pair and solve); where the pair
- * is apart, d > PUSH_OUT_QUERY, its allowance is p max(0, -max(psi, d) / h) = 0: no overlap,
- * no push-out work. (Where the shapes overlap, psi is kept as read: a set's gap along its
- * normal may legitimately exceed the pair's minimum depth.) Measured (soak seeds
+ * is apart or touching, d >= -PUSH_OUT_QUERY, its allowance is p max(0, -max(psi, d) / h),
+ * 0 (or the work of undoing at most PUSH_OUT_QUERY): no overlap, no push-out work. (Where the
+ * shapes overlap deeper, psi is kept as read: a set's gap along its normal may legitimately
+ * exceed the pair's minimum depth.) Touching counts: PEG, 50 m/s, seed 14 of
+ * check_fast_hull_energy, the fast-pair split's sub-step of 1.59e-4 s started with the hulls
+ * 3.5e-15 m apart and an X set's primary reading psi = -2.20 cm; the first solve pushed
+ * along it at -psi/h and took the island from 10.41 J to 72.43 J, inside the 154 J that psi
+ * gave (the step: 12.50 J -> 41.21 J). Measured (soak seeds
  * 3049 and 1246, PP_MODEL_PEG): after an impact, the sub-step of h = 4.3e-5 s (6.9e-5 s) met
  * a hull and a box 4.27 cm apart whose cross-contact set read psi = -4.6 mm on all its
  * contacts; its impulse (973 N s) pushed at -psi/h = 107 m/s and took the island from
@@ -272,7 +277,7 @@ static int energy_bounded(const pp_world *world, const pp_island_work *iw, doubl
         double psi = k->psi;
         if (at_start && p > 0.0 && psi < -PUSH_OUT_QUERY) {
             const double d = pair_distance(world, k, &pair);
-            if (d > PUSH_OUT_QUERY) psi = fmax(psi, d);
+            if (d >= -PUSH_OUT_QUERY) psi = fmax(psi, d);
         }
         allowance += p * fmax(0.0, -psi / h);
         impulse += fabs(p) + sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
@@ -534,16 +539,18 @@ static pp_status solve_once(pp_world *world, pp_island_work *iw, double h, int k
  * over the four sets holding the facet, +4.2e-5 J: the island got no contact impulse.
  *
  * The retry after such an answer, at the step's start pose: every set of a pair that is apart
- * (signed distance d > PUSH_OUT_QUERY) whose primary reads psi < -PUSH_OUT_QUERY takes its
- * member of largest psi as primary (swapped with it; the set's constraint, max_s psi_s >= 0
- * over the same members, is unchanged, only the impulse's direction moves). That member
- * reads the set's value, which is at least the pair's separating-axis gap, > 0 when apart
- * (peg_constraints.c): its allowance p max(0, -psi/h) is 0, so an exact answer of the
+ * or touching (signed distance d >= -PUSH_OUT_QUERY) whose primary reads psi <
+ * -PUSH_OUT_QUERY takes its member of largest psi as primary (swapped with it; the set's
+ * constraint, max_s psi_s >= 0 over the same members, is unchanged, only the impulse's
+ * direction moves). That member reads the set's value, which is at least the pair's
+ * separating-axis gap, > 0 when apart, ~0 when touching (peg_constraints.c): its allowance
+ * p max(0, -psi/h) is 0 (or that of at most PUSH_OUT_QUERY), so an exact answer of the
  * re-primed LCP does no push-out work there and keeps the energy bound by the derivation in
  * energy_bounded (seed 1246: -2.0e-4 J, p = 4.0e-5 N s along the facet, 36 pivots, r(z) =
- * 5e-20). Only a set with a member reading psi > PUSH_OUT_QUERY is re-primed. The list keeps
- * the new primaries for the rest of the step (reported contacts, warm start, the
- * re-linearisation's working set).
+ * 5e-20; check_fast_hull_energy's PEG 50 m/s seed 14, touching: 10.41 J -> 2.00 J). Only a
+ * set with a member reading psi >= -PUSH_OUT_QUERY is re-primed. The list keeps the new
+ * primaries for the rest of the step (reported contacts, warm start, the re-linearisation's
+ * working set).
  * Returns the number of sets re-primed.
  */
 static int reprime_apart_sets(const pp_world *world, pp_island_work *iw)
@@ -555,8 +562,8 @@ static int reprime_apart_sets(const pp_world *world, pp_island_work *iw)
         const int first = l->sets[j].first;
         if (l->sets[j].count < 2 || !(l->contacts[first].psi < -PUSH_OUT_QUERY)) continue;
         const int best = pp_constraint_set_largest_gap(l, j);
-        if (!(l->contacts[best].psi > PUSH_OUT_QUERY) ||
-            !(pair_distance(world, &l->contacts[first], &pair) > PUSH_OUT_QUERY))
+        if (!(l->contacts[best].psi >= -PUSH_OUT_QUERY) ||
+            !(pair_distance(world, &l->contacts[first], &pair) >= -PUSH_OUT_QUERY))
             continue;
         pp_constraint_list_swap(l, first, best);
         ++reprimed;
