@@ -55,7 +55,7 @@
 #define OVERLAP_TOL 1e-12     /* m^3 after every step, as check_peg_fast_hulls */
 #define ENERGY_ROUNDOFF 1e-12 /* relative gain of a step's kinetic energy: round-off only */
 #define STEP 5e-4             /* s */
-#define STEPS 60
+#define STEPS 100
 
 typedef struct energy_case {
     double speed; /* m/s, along -x */
