@@ -6,6 +6,7 @@
 #define PP_IT_FAST_HULLS_H
 
 #include "pegplus/geometry.h"
+#include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
 
 #include <check.h>
@@ -67,6 +68,16 @@ static inline void pp_it_fast_body_pose(dBodyID b, double x[3], double R[9])
         x[i] = p[i];
         for (int j = 0; j < 3; ++j) R[3 * i + j] = r[4 * i + j];
     }
+}
+
+/* The pair's exact overlap volume now (m^3, pegplus/overlap.h). */
+static inline double pp_it_fast_pair_overlap(const pp_it_fast_pair *fp)
+{
+    double xa[3], Ra[9], xb[3], Rb[9], v = -1.0;
+    pp_it_fast_body_pose(fp->body[0], xa, Ra);
+    pp_it_fast_body_pose(fp->body[1], xb, Rb);
+    ck_assert_int_eq(pp_overlap_volume(fp->poly[0], xa, Ra, fp->poly[1], xb, Rb, &v), PP_OK);
+    return v;
 }
 
 /* Destroys the world, the pair's polytopes, the space and the ODE world, and unhooks the log. */
