@@ -215,9 +215,7 @@ static void start_limits(pp_lcp_workspace *ws, int n, const pp_lcp_options *o, d
         l->pivots_left = o->budget->pivots;
     /* the budget's work (pp_lcp_budget.work) as pivots on n unknowns */
     l->pivot_work = PP_LCP_PIVOT_WORK(n);
-    if (o->budget && o->budget->work >= 0.0 &&
-        floor(o->budget->work / l->pivot_work) < (double)l->pivots_left)
-        l->pivots_left = (long)floor(o->budget->work / l->pivot_work);
+    l->pivots_left = pp_lcp_budget_work_cap(o->budget, l->pivot_work, l->pivots_left);
     l->attempt_deadline = l->deadline;
     l->attempt_pivots = 0;
     l->attempt_path = 0;
@@ -326,10 +324,7 @@ static void finish_limits(pp_lcp_workspace *ws, const pp_lcp_options *o, double 
         o->budget->pivots = result->pivots < o->budget->pivots ? o->budget->pivots - result->pivots
                                                                : 0;
     o->budget->exhausted += ws->limits.stopped;
-    const double work = (double)result->pivots * ws->limits.pivot_work;
-    o->budget->work_used += work;
-    if (o->budget->work >= 0.0)
-        o->budget->work = work < o->budget->work ? o->budget->work - work : 0.0;
+    pp_lcp_budget_charge_work(o->budget, (double)result->pivots * ws->limits.pivot_work);
 }
 
 /* ---- The independent residual ------------------------------------------------------ */

@@ -163,6 +163,23 @@ static inline int pp_lcp_work_fits(double work, double deadline)
     return deadline == INFINITY || pp_lcp_clock() + work / PP_LCP_WORK_RATE <= deadline;
 }
 
+/* The steps of `unit` work each that the budget's work (pegplus/lcp.h pp_lcp_budget.work)
+ * has left, held to `cap`; no budget, or no work limit: `cap`. */
+static inline long pp_lcp_budget_work_cap(const pp_lcp_budget *budget, double unit, long cap)
+{
+    if (!budget || budget->work < 0.0) return cap;
+    const double left = floor(budget->work / unit);
+    return left < (double)cap ? (long)left : cap;
+}
+
+/* `work` charged to the budget: counted in work_used, taken from a limited work (not below 0). */
+static inline void pp_lcp_budget_charge_work(pp_lcp_budget *budget, double work)
+{
+    if (!budget) return;
+    budget->work_used += work;
+    if (budget->work >= 0.0) budget->work = work < budget->work ? budget->work - work : 0.0;
+}
+
 /* Bases seen along one Lemke path, by hash (lemke.c, "Cycling"): direct-mapped. */
 #define PP_LCP_SEEN_BASES 4096
 

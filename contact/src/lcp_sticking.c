@@ -721,21 +721,14 @@ static double interior_work(int n)
  * shared budget has left (none given: the cap). */
 static int interior_cap(const pp_lcp_options *o, int n, int cap)
 {
-    const pp_lcp_budget *b = o->budget;
-    if (!b || b->work < 0.0) return cap;
-    const double left = floor(b->work / interior_work(n));
-    return left < (double)cap ? (int)left : cap;
+    return (int)pp_lcp_budget_work_cap(o->budget, interior_work(n), cap);
 }
 
 /* A round's `iterations` on n unknowns charged to the solve's shared budget (as Lemke's
  * pivots are, lcp.c). */
 static void interior_charge(const pp_lcp_options *o, int n, int iterations)
 {
-    pp_lcp_budget *b = o->budget;
-    if (!b) return;
-    const double work = (double)iterations * interior_work(n);
-    b->work_used += work;
-    if (b->work >= 0.0) b->work = work < b->work ? b->work - work : 0.0;
+    pp_lcp_budget_charge_work(o->budget, (double)iterations * interior_work(n));
 }
 
 /* The interior-point solve of (2) + eps D with eps = STICK_INTERIOR_EPS max A_ii and D = I
