@@ -427,10 +427,23 @@ static double set_violation(const pp_constraint_list *l)
     return worst;
 }
 
+/* The signed distance of shapes a and b at their current poses (pp_shape_distance), or
+ * -HUGE_VAL where it is not known. */
+static double pair_distance(const pp_step_scratch *s, int a, int b)
+{
+    pp_proximity near;
+    return pp_shape_distance(&s->shapes[a], &s->shapes[b], &near) == PP_OK ? near.distance
+                                                                            : -HUGE_VAL;
+}
+
 /* set_violation of the working set at the pose predicted by iw->nu_hat, its sets re-evaluated
- * there (the island's list is left as it is: its impulses are the last solve's). */
+ * there (the island's list is left as it is: its impulses are the last solve's). With
+ * `pair_depth`, a PEG set reads max(max_s psi_s, d), d its pair's signed distance there: how
+ * deep the pose puts the pair, not how deep one of its sets' features reads (the penetration
+ * energy_bounded_fixed_point compares; the standard model's sets read so already,
+ * read_at_pair_depth). */
 static pp_status working_set_violation(pp_world *world, pp_island_work *iw, double h,
-                                       double *violation)
+                                       int pair_depth, double *violation)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_status st = PP_OK;
@@ -451,6 +464,8 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
             if (ok) read_at_pair_depth(s, iw, &q);
             if (q.psi > m) m = q.psi;
         }
+        if (ok && pair_depth && iw->work_model == PP_MODEL_PEG && m < 0.0)
+            m = fmax(m, pair_distance(s, c[0].shape_a, c[0].shape_b));
         if (ok && -m > *violation) *violation = -m;
     }
     pose_bodies_predicted(world, iw, h, 1);
@@ -914,7 +929,20 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * (docs/performance.md "Fast hulls: energy at the re-linearisation's bound", PEG, 25 m/s
  * seed 3, h = 5e-4, step 27: the fixed point 0.548413081 J, nu* 0.548401552 J) +5.49e-10 J =
  * 1e-9 KE(nu*) + 1e-12 J, an inelastic, frictionless step gaining kinetic energy (and the
- * standard model's seed 2 the same; check_fast_hull_energy). */
+ * standard model's seed 2 the same; check_fast_hull_energy).
+ *
+ * Under PEG the two are compared by how deep their poses put each set's pair: a set reads
+ * max(max_s psi_s, d), d its pair's signed distance there (working_set_violation's
+ * pair_depth; the standard model's sets read so already). A PEG set's members are distances
+ * along its features' normals, and an edge pair's is the gap of the edges' lines, which reads
+ * below 0 where the edges have turned past each other and the hulls are apart. Measured
+ * (check_fast_hull_energy, PEG, 50 m/s seed 14, step 13: a sub-step of 4.63e-4 s turning the
+ * small hull, 1 500 rad/s, 0.70 rad): the fixed point, 1.15666 J against the bound
+ * 1.10429 J, was held by one carried set whose primary edge pair read 0 at its pose with the
+ * hulls 1.53 mm apart (psi' = -2.73 mm, the pair touching at q^l: p = 0.0129 N s pushing at
+ * 5.9 m/s); the segment point at the bound read 8.9e-5 m of violation from that same set
+ * with the hulls 1.42 mm apart, so the fixed point was kept (+4.7 % in the step). Read at the
+ * pair's depth the segment point violates nothing and is taken: the step loses energy. */
 static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw, double h,
                                             double ceiling, double bound, double best,
                                             double fixed_violation, pp_answer kept,
@@ -925,6 +953,14 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     const double e1 = kinetic_energy(world, iw, iw->velocity);
     *applied = iw->answer;
     if (e1 <= bound || best == HUGE_VAL) return PP_OK;
+    /* PEG: the fixed point's penetration read as the segment point's is (pair_depth) */
+    const int pair_depth = iw->work_model == PP_MODEL_PEG;
+    pp_status st = PP_OK;
+    if (pair_depth) {
+        memcpy(iw->nu_hat, iw->velocity, bytes);
+        st = working_set_violation(world, iw, h, 1, &fixed_violation);
+        if (st != PP_OK) return st;
+    }
     /* KE(nu_kept + s d), d = nu - nu_kept, is e0 + s (e1 - e0 - ed) + s^2 ed, ed = KE(d) */
     const double e0 = kinetic_energy(world, iw, iw->nu_kept);
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->velocity[j] - iw->nu_kept[j];
@@ -934,7 +970,7 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     s = fmin(1.0, fmax(0.0, s));
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] + s * (iw->velocity[j] - iw->nu_kept[j]);
     double violation = 0.0;
-    pp_status st = working_set_violation(world, iw, h, &violation);
+    st = working_set_violation(world, iw, h, pair_depth, &violation);
     if (st != PP_OK) return st;
     if (violation <= fixed_violation && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
         memcpy(iw->velocity, iw->nu_hat, bytes);
@@ -1064,7 +1100,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     if (solved && !cycled) { /* the last estimate, at its own predicted pose */
         memcpy(iw->nu_hat, iw->velocity, bytes);
         double violation = 0.0;
-        st = working_set_violation(world, iw, h, &violation);
+        st = working_set_violation(world, iw, h, 0, &violation);
         if (st != PP_OK) return st;
         const int within = kinetic_energy(world, iw, iw->velocity) <= bound;
         if (within ? violation <= best : near_fixed_point && violation < best) {
