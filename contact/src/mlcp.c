@@ -97,14 +97,27 @@ static double dot3(const double a[3], const double b[3])
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-void pp_mlcp_friction_directions(const double n[3], int k, double *d)
+int pp_mlcp_friction_axis(const double n[3])
 {
-    PP_ASSERT(n && d && k >= 1, "pp_mlcp_friction_directions: valid arguments");
-    /* t1: the world axis with the smallest |n_i|, projected on the tangent plane. Its
-     * squared norm is 1 - n_i^2 >= 2/3, so the normalisation is always well conditioned. */
     int axis = 0;
     if (fabs(n[1]) < fabs(n[axis])) axis = 1;
     if (fabs(n[2]) < fabs(n[axis])) axis = 2;
+    return axis;
+}
+
+void pp_mlcp_friction_directions(const double n[3], int k, double *d)
+{
+    pp_mlcp_friction_directions_about(n, -1, k, d);
+}
+
+void pp_mlcp_friction_directions_about(const double n[3], int axis, int k, double *d)
+{
+    PP_ASSERT(n && d && k >= 1 && axis < 3, "pp_mlcp_friction_directions: valid arguments");
+    /* t1: the world axis with the smallest |n_i| (or the caller's while its projection is
+     * long enough, PP_MLCP_AXIS_KEPT), projected on the tangent plane. The rule's has squared
+     * norm 1 - n_i^2 >= 2/3, so the normalisation is always well conditioned. */
+    if (axis < 0 || !(1.0 - n[axis] * n[axis] >= PP_MLCP_AXIS_KEPT))
+        axis = pp_mlcp_friction_axis(n);
     double t1[3] = {-n[axis] * n[0], -n[axis] * n[1], -n[axis] * n[2]};
     t1[axis] += 1.0;
     double len = sqrt(dot3(t1, t1));

@@ -420,11 +420,13 @@ static pp_status validate(pp_peg_workspace *ws, const pp_peg_problem *pp, int k,
             ((c->surface & PP_CONTACT_ROLLING) &&
              (!(c->rho[0] >= 0.0) || !isfinite(c->rho[0]) || !(c->rho[1] >= 0.0) ||
               !isfinite(c->rho[1]) || !(c->rho[2] >= 0.0) || !isfinite(c->rho[2]) ||
-              !finite_n(c->t1, 3)))) {
+              !finite_n(c->t1, 3))) ||
+            c->friction_axis < 0 || c->friction_axis > 3) {
             pp_log(PP_LOG_ERROR, "%s: contact %d: bodies (%d, %d) invalid for %d bodies, or "
                    "NaN/Inf, |n| = %g != 1, mu = %g < 0, mu2 = %g < 0, or soft_cfm < 0, "
-                   "soft_erp outside [0, 1], slip < 0, rho < 0", who, i, a, b,
-                   p->body_count, sqrt(nn), c->mu, c->mu2);
+                   "soft_erp outside [0, 1], slip < 0, rho < 0, friction_axis %d outside "
+                   "0..3", who, i, a, b, p->body_count, sqrt(nn), c->mu, c->mu2,
+                   c->friction_axis);
             return PP_ERR_INVALID_ARGUMENT;
         }
     }
@@ -593,7 +595,7 @@ static int build_rows(pp_peg_workspace *ws, const pp_peg_problem *pp, int k)
         ws->set_body[2 * j + 1] = c->body_b;
         ws->set_mu[j] = c->mu;
         ws->set_surface[j] = c->surface;
-        pp_mlcp_friction_directions(c->n, k, d);
+        pp_mlcp_friction_directions_about(c->n, c->friction_axis - 1, k, d);
         const int soft = (c->surface & PP_CONTACT_SOFT) != 0;
         if (c->surface) { /* the surface extensions (mlcp.h); nothing for a plain contact */
             double t1[3] = {0.0, 0.0, 0.0}, t2[3] = {0.0, 0.0, 0.0};

@@ -126,7 +126,54 @@ static int index_find(const pp_set_index *x, const pp_constraint_list *l, const 
     return -1;
 }
 
-/* The working set starts with the constraints the step's first solve used (at q^l). */
+/*
+ * A contact's friction pyramid through the step. The pyramid's directions d_l (ST96 Eq 13)
+ * are spaced from t1, the projection of a world axis on the tangent plane: the axis least
+ * aligned with n (pegplus/mlcp.h pp_mlcp_friction_directions), a choice that jumps where two
+ * components of n tie in magnitude. Each iterate builds its contacts at its own predicted
+ * pose, so a normal near such a tie took one axis at one iterate and the other at the next:
+ * the pyramid turned by a finite angle between iterates whose poses differ by nothing, and so
+ * did a sliding contact's friction (a vertex or facet of its pyramid), and the velocity
+ * F(nu^) the iterate returns. The fixed-point iteration (ST96 §3.6) cannot converge on a map
+ * that jumps: measured (PEG pouring, mu = 0.5, seed 73, step 355): an I set of hulls 2 and 6
+ * with n = (0.7134, 0.4954, 0.4955), sliding at p = 0.247 N s, took beta_5 alone in one
+ * pyramid and beta_2, beta_3 in the other (friction 12.5 degrees apart); the kinetic energy
+ * of the answers alternated 2.388 / 2.414 J for all 20 iterates (residual 0.15-0.38 m/s
+ * with the step length down to 1/16), the least violating estimate was kept 5.9e-7 m deep,
+ * and hull 1 ended the step 4.9e-11 m^3 inside the floor. So a set's contacts keep through
+ * the step's iterates the axis they had where they joined the working set (the step's
+ * start pose, for the first solve's sets): pp_contact.friction_axis, written on the working
+ * set's copy here and given to the set built again at q^ (keep_friction_axes); the pyramid
+ * is then a continuous function of the pose (pp_mlcp_friction_directions_about). Seed 73's
+ * step converges at the 15th iterate, 0 pivots an iterate, with no overlap. Where the axis
+ * is the rule's at q^ too (almost always), the directions are the same bits as before.
+ */
+static void mark_friction_axes(pp_contact *c, int count)
+{
+    for (int i = 0; i < count; ++i)
+        if (c[i].friction_axis == 0) c[i].friction_axis = 1 + pp_mlcp_friction_axis(c[i].n);
+}
+
+/* Contacts c[0, count) of a set built at q^ take the friction axes of the same feature pairs
+ * in `known` (the working set's copy of the set; "A contact's friction pyramid"). */
+static void keep_friction_axes(pp_contact *c, int count, const pp_contact *known,
+                               int known_count)
+{
+    for (int i = 0; i < count; ++i) {
+        const feature_key a = key_of(&c[i]);
+        for (int j = 0; j < known_count; ++j) {
+            const feature_key b = key_of(&known[j]);
+            if (a.kind == b.kind && a.shape1 == b.shape1 && a.feature1 == b.feature1 &&
+                a.shape2 == b.shape2 && a.feature2 == b.feature2) {
+                c[i].friction_axis = known[j].friction_axis;
+                break;
+            }
+        }
+    }
+}
+
+/* The working set starts with the constraints the step's first solve used (at q^l), each
+ * contact with its friction axis there ("A contact's friction pyramid"). */
 static pp_status working_set_start(pp_world *world, pp_island_work *iw, int model)
 {
     const pp_step_scratch *s = &world->scratch;
@@ -139,6 +186,8 @@ static pp_status working_set_start(pp_world *world, pp_island_work *iw, int mode
         pp_status st = pp_constraint_list_append(&iw->work, set, &l->contacts[set->first],
                                                  &l->restitution[3 * set->first]);
         if (st != PP_OK) return st;
+        const pp_peg_set *w = &iw->work.sets[iw->work.set_count - 1];
+        mark_friction_axes(&iw->work.contacts[w->first], w->count);
     }
     return PP_OK;
 }
@@ -345,10 +394,15 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
         if (!carryable(s, set, c)) continue;
         int known_set = index_find(work_index, &iw->work, c, set->count);
         if (known_set >= 0) {
-            keep_primary(l, set, &iw->work.contacts[iw->work.sets[known_set].first]);
+            const pp_peg_set *known = &iw->work.sets[known_set];
+            keep_primary(l, set, &iw->work.contacts[known->first]);
+            keep_friction_axes(c, set->count, &iw->work.contacts[known->first], known->count);
             continue;
         }
         st = pp_constraint_list_append(&iw->work, set, c, &l->restitution[3 * set->first]);
+        if (st != PP_OK) break;
+        const pp_peg_set *joined = &iw->work.sets[iw->work.set_count - 1];
+        mark_friction_axes(&iw->work.contacts[joined->first], joined->count);
         iw->work_place[iw->work.set_count - 1] = j;
     }
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w)

@@ -80,6 +80,12 @@ typedef struct pp_contact {
                                    for ANISOTROPIC: c->t1 projected on the tangent plane) and
                                    spinning friction about n (ODE's rho, rho2, rhoN, m): the
                                    torque about each axis is bounded by rho p_n; 0 = no row */
+    int friction_axis;          /* the world axis (1 + index: 1 x, 2 y, 3 z) whose projection
+                                   on the tangent plane is the friction pyramid's t1
+                                   (pegplus/mlcp.h pp_mlcp_friction_directions_about); 0: the
+                                   axis least aligned with n. The contact code leaves it 0;
+                                   the stepper's re-linearisation keeps a contact's axis of
+                                   the step's start at its predicted poses (relinearize.c) */
 } pp_contact;
 
 /* pp_contact.surface flags. ANISOTROPIC: the friction set is the polygon inscribed in the

@@ -195,6 +195,31 @@ void pp_mlcp_last_lcp(const pp_mlcp_workspace *workspace, int *n, const double *
 /* The k friction directions of unit normal n (3 doubles each, into d[3k]). */
 void pp_mlcp_friction_directions(const double n[3], int k, double *d);
 
+/* The world axis (0 x, 1 y, 2 z) least aligned with unit normal n, whose projection on the
+ * tangent plane is pp_mlcp_friction_directions' t1 (ties to the lower index). */
+int pp_mlcp_friction_axis(const double n[3]);
+
+/*
+ * The k friction directions of unit normal n with t1 the projection of world axis `axis`
+ * (0..2) on the tangent plane, while that projection keeps the squared length the rule's
+ * always has (1 - n_axis^2 >= 2/3, |n_axis| <= 1/sqrt 3) down to PP_MLCP_AXIS_KEPT; beyond
+ * it, and for axis < 0, pp_mlcp_friction_directions' own axis. With the rule's own axis the
+ * directions are pp_mlcp_friction_directions' bit for bit.
+ *
+ * Why a contact keeps an axis. The rule's axis is a discontinuous function of n: where two
+ * components of n tie in magnitude (|n_y| = |n_z| < |n_x|, say), t1 turns by a finite angle
+ * as n crosses the tie, and with it the pyramid (by 35-90 degrees for n near (0.71, 0.50,
+ * 0.50)). The LCP's answer at a sliding contact is a vertex or facet of its pyramid, so the
+ * answer jumps with the pyramid. Within a step, the re-linearisation's fixed point nu = F(nu^)
+ * (ST96 §3.6) needs F continuous: its iterates' contacts are built at predicted poses whose
+ * normals differ by the iterates' differences, and a normal on the tie made F jump between
+ * two answers at every iterate (relinearize.c, "A contact's friction pyramid through the
+ * step"). The axis kept from the step's start makes the pyramid a continuous function of n
+ * while |n_axis| stays below sqrt(1 - PP_MLCP_AXIS_KEPT).
+ */
+#define PP_MLCP_AXIS_KEPT (1.0 / 3.0)
+void pp_mlcp_friction_directions_about(const double n[3], int axis, int k, double *d);
+
 /*
  * Jacobian blocks of contact c for direction u (u = n: the normal column; u = d_j: a friction
  * column): g_a = [-u; -(r_a x u)] for body A at centre x_a, g_b = [u; r_b x u] for body B at
