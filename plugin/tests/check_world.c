@@ -500,6 +500,78 @@ START_TEST(test_bad_surface_rejected)
 }
 END_TEST
 
+/* ---- Stage 1b's accumulators saved once per body (ode_bridge.c pp_bridge_save_accumulators) --
+ * A chain A-B-C of hinges (A to the static world) and a disabled body D ball-jointed to both A
+ * and C: B is joined to two stepped bodies, A and C to two joints and D, which pegplus does not
+ * step until stage 1c wakes it, to two stepped bodies. getInfo2 may add to each of them, so
+ * each is saved, and once: read inside the surface callback (stage 2-6, after stage 1b), in the
+ * first pass (D not stepped) and in the pass after D is woken. */
+typedef struct saved_probe {
+    pp_world *pw;
+    dBodyID bodies[4];
+    int calls, duplicates, missing, largest;
+} saved_probe;
+
+static int probe_saved(void *user, dGeomID g1, dGeomID g2, pp_surface *surface)
+{
+    (void)g1, (void)g2, (void)surface;
+    saved_probe *p = user;
+    const pp_world *w = p->pw;
+    p->calls++;
+    if (w->saved_count > p->largest) p->largest = w->saved_count;
+    for (int i = 0; i < w->saved_count; ++i)
+        for (int j = i + 1; j < w->saved_count; ++j)
+            p->duplicates += w->saved[i].body == w->saved[j].body;
+    for (int b = 0; b < 4; ++b) {
+        int found = 0;
+        for (int i = 0; i < w->saved_count; ++i) found |= w->saved[i].body == p->bodies[b];
+        p->missing += !found;
+    }
+    return 1;
+}
+
+START_TEST(test_accumulators_saved_once)
+{
+    fixture f;
+    fixture_make(&f, PP_MODEL_STANDARD);
+    dCreatePlane(f.space, 0, 0, 1, 0);
+    saved_probe p = {.pw = f.pw};
+    p.bodies[0] = f.body; /* A, its 0.5 m box 5 mm above the plane: a candidate pair */
+    dBodySetPosition(f.body, 0, 0, 0.255);
+    dBodySetLinearVel(f.body, 0, 0, 0);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, 0.2, 0.2, 0.2);
+    for (int b = 1; b < 4; ++b) {
+        p.bodies[b] = dBodyCreate(f.world);
+        dBodySetMass(p.bodies[b], &m);
+        dBodySetPosition(p.bodies[b], 0.5 * b, 0, 2.0);
+    }
+    dJointID hinge[3];
+    for (int k = 0; k < 3; ++k) {
+        hinge[k] = dJointCreateHinge(f.world, 0);
+        dJointAttach(hinge[k], k ? p.bodies[k - 1] : p.bodies[0], k ? p.bodies[k] : 0);
+        dJointSetHingeAnchor(hinge[k], 0.5 * k - 0.25, 0, 2.0);
+        dJointSetHingeAxis(hinge[k], 0, 1, 0);
+    }
+    dJointID ball[2] = {dJointCreateBall(f.world, 0), dJointCreateBall(f.world, 0)};
+    dJointAttach(ball[0], p.bodies[0], p.bodies[3]);
+    dJointAttach(ball[1], p.bodies[3], p.bodies[2]);
+    dBodyDisable(p.bodies[3]);
+    pp_config c = pp_world_get_config(f.pw);
+    c.surface_fn = probe_saved;
+    c.surface_user = &p;
+    ck_assert_int_eq(pp_world_set_config(f.pw, &c), PP_OK);
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    ck_assert_int_gt(p.calls, 1); /* the first pass and the one after D woke */
+    ck_assert(dBodyIsEnabled(p.bodies[3]));
+    ck_assert_msg(p.duplicates == 0, "%d duplicate saves over %d reads", p.duplicates, p.calls);
+    ck_assert_int_eq(p.missing, 0);
+    ck_assert_int_eq(p.largest, 4);
+    ck_assert_int_eq(f.pw->saved_count, 0); /* forgotten when the step ends */
+    fixture_free(&f);
+}
+END_TEST
+
 /* The contacts of a step: a box resting on the plane has its 4 bottom corners in contact, and
  * the normal impulses carry its weight over the step (sum p_n = m g h, ST96 Eq 25 at rest). */
 START_TEST(test_contacts_reported)
@@ -596,6 +668,7 @@ int main(void)
     tcase_add_test(tc, test_register_convex);
     tcase_add_test(tc, test_unsupported_geom_reported_once);
     tcase_add_test(tc, test_bad_surface_rejected);
+    tcase_add_test(tc, test_accumulators_saved_once);
     tcase_add_test(tc, test_contacts_reported);
     tcase_add_loop_test(tc, test_sphere_margin_ignores_spin, 0, 3);
     suite_add_tcase(s, tc);
