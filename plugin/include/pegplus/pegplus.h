@@ -365,7 +365,11 @@ void pp_world_destroy(pp_world *world);
 /*
  * Advance by h seconds, PP_MIN_STEP <= h <= PP_MAX_STEP, with the current model. On any error
  * nothing in ODE has changed (bodies keep their state and force accumulators, no joint is
- * made) and the next step can run once the input is fixed.
+ * made) and the next step can run once the input is fixed. PP_ERR_NO_MEMORY too: under
+ * PP_MODEL_ODE the room for the step's contact list (pp_world_get_contacts) is taken before
+ * dWorldStep, so a step that could not list its contacts is refused unstepped (with a program's
+ * near callback the joints it made are in its own group, which it empties after pp_world_step
+ * as after dWorldStep), never stepped with a short list.
  *
  * Every model rejects, with PP_ERR_INVALID_ARGUMENT and one message naming the object (its
  * dWorldID, dBodyID or dGeomID pointer and geom class) and the parameter by the ODE call that
