@@ -53,6 +53,10 @@
  * Conventions: see pegplus/base.h (double precision, SI units, (w,x,y,z) quaternions).
  * Errors: every call returns a pp_status; a rejected call logs one message naming the problem
  * through the log hook (pp_set_log_hook) and changes nothing in ODE.
+ * Binary compatibility: none between versions before 1.0 (libpegplus.so.0). pp_config and
+ * pp_step_stats gain fields where they belong, beside the fields they qualify, not at their
+ * ends (pp_config is the program's own copy, which an appended field would not keep
+ * compatible either): a program is rebuilt against the pegplus.h of the library it runs with.
  */
 #ifndef PEGPLUS_PEGPLUS_H
 #define PEGPLUS_PEGPLUS_H
