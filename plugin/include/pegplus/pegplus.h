@@ -373,10 +373,10 @@ void pp_world_destroy(pp_world *world);
  * PP_MODEL_ODE the room for the step's contact list (pp_world_get_contacts) is taken before
  * dWorldStep, so a step that could not list its contacts is refused unstepped (with a program's
  * near callback the joints it made are in its own group, which it empties after pp_world_step
- * as after dWorldStep), never stepped with a short list. One thing ODE keeps cannot be put
- * back: a Transmission joint's gear phases, which getInfo2 advances (no setter); the retried
- * step is the clean one bit for bit while its gears turn at most 1 rad a step, to rounding
- * at 1.5 (docs/drop-in.md "Not in this slice").
+ * as after dWorldStep), never stepped with a short list. Under the pegplus models one thing
+ * ODE keeps cannot be put back: a Transmission joint's gear phases, which getInfo2 advances
+ * (ODE has no setter); the retried step is the clean one bit for bit while the gears turn at
+ * most 1 rad a step, equal to rounding at 1.5 rad (docs/drop-in.md "Not in this slice").
  *
  * Every model rejects, with PP_ERR_INVALID_ARGUMENT and one message naming the object (its
  * dWorldID, dBodyID or dGeomID pointer and geom class) and the parameter by the ODE call that
