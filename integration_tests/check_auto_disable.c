@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "it_common.h"
 #include "pegplus/pegplus.h"
@@ -226,6 +227,136 @@ START_TEST(program_enable_restarts_the_countdown)
 }
 END_TEST
 
+/* ---- A failing step after stage 1c's rerun (world.c auto_disable, snapshot_bodies) --------
+ * A sleeping box, a ball rolling into it, and away from them an arm whose hinge motor drives
+ * it into its stop, so that stage 1b adds the motor's torque to the arm's accumulator (ODE's
+ * addLimot) at every pass of stages 1-6. In the step the ball wakes the box, stages 1-6 run
+ * again; the program's surface callback then gives a NaN mu to a pair of the woken box (the
+ * second pass's stage 3-5), and the step fails. Every body, its accumulators and its enabled
+ * flag must be as before the step, bit for bit (the rerun puts the accumulators back before
+ * it saves them again: without that the failed step leaves the first pass's torque on the
+ * arm), and with valid surfaces again the world steps on as a twin that never failed. */
+typedef struct rerun_scene {
+    scene s;
+    dBodyID arm;
+    dJointID hinge;
+    int fail; /* the callback fails the woken box's pairs */
+} rerun_scene;
+
+static int fail_woken_box(void *user, dGeomID g1, dGeomID g2, pp_surface *surface)
+{
+    rerun_scene *r = user;
+    dGeomID box = dBodyGetFirstGeom(r->s.box);
+    if (r->fail && (g1 == box || g2 == box) && dBodyIsEnabled(r->s.box)) surface->mu = NAN;
+    return 1;
+}
+
+static void make_rerun_scene(rerun_scene *r, pp_model model)
+{
+    memset(r, 0, sizeof *r);
+    make_box(&r->s, model, 0.0);
+    pp_config c = pp_world_get_config(r->s.pw);
+    c.surface_fn = fail_woken_box;
+    c.surface_user = r;
+    c.lcp_budget_seconds = 0.0; /* no clock: the twins' answers do not depend on speed */
+    ck_assert_int_eq(pp_world_set_config(r->s.pw, &c), PP_OK);
+    r->arm = dBodyCreate(r->s.world);
+    dMass mass;
+    dMassSetBoxTotal(&mass, 1.0, 0.4, 0.4, 0.4);
+    dBodySetMass(r->arm, &mass);
+    dGeomSetBody(dCreateBox(r->s.space, 0.4, 0.4, 0.4), r->arm);
+    dBodySetPosition(r->arm, 20.5, 0, 3.0);
+    dBodySetAutoDisableFlag(r->arm, 0);
+    r->hinge = dJointCreateHinge(r->s.world, 0);
+    dJointAttach(r->hinge, r->arm, 0);
+    dJointSetHingeAnchor(r->hinge, 20.0, 0, 3.0);
+    dJointSetHingeAxis(r->hinge, 0, 1, 0);
+    dJointSetHingeParam(r->hinge, dParamLoStop, -0.2);
+    dJointSetHingeParam(r->hinge, dParamHiStop, 0.0);
+    dJointSetHingeParam(r->hinge, dParamVel, 1.0);
+    dJointSetHingeParam(r->hinge, dParamFMax, 3.0);
+}
+
+static void add_rolling_ball(rerun_scene *r)
+{
+    r->s.ball = dBodyCreate(r->s.world);
+    dMass mass;
+    dMassSetSphereTotal(&mass, 2.0, 0.25);
+    dBodySetMass(r->s.ball, &mass);
+    dGeomSetBody(dCreateSphere(r->s.space, 0.25), r->s.ball);
+    dBodySetPosition(r->s.ball, -1.5, 0, 0.25);
+    dBodySetLinearVel(r->s.ball, 2.0, 0, 0);
+    dBodySetAngularVel(r->s.ball, 0, 2.0 / 0.25, 0); /* rolling */
+    dBodySetAutoDisableFlag(r->s.ball, 0);
+}
+
+typedef struct body_state {
+    dReal x[3], q[4], v[3], w[3], f[3], t[3];
+    int enabled;
+} body_state;
+
+static void read_body_state(dBodyID b, body_state *s)
+{
+    memset(s, 0, sizeof *s);
+    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
+    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
+    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
+    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
+    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
+    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
+    s->enabled = dBodyIsEnabled(b);
+}
+
+/* _i: 0 standard model, 1 PEG */
+START_TEST(failed_step_after_rerun_restores_accumulators)
+{
+    enum { AFTER = 20 };
+    const pp_model model = MODELS[1 + _i];
+    rerun_scene r[2];
+    for (int k = 0; k < 2; ++k) {
+        make_rerun_scene(&r[k], model);
+        ck_assert_int_ge(steps_until_asleep(&r[k].s, r[k].s.box, 100), 0);
+        add_rolling_ball(&r[k]);
+    }
+    int failed_at = -1;
+    for (int step = 0; step < 80 && (failed_at < 0 || step <= failed_at + AFTER); ++step) {
+        const int asleep = !dBodyIsEnabled(r[1].s.box);
+        ck_assert_int_eq(pp_world_step(r[1].s.pw, H), PP_OK); /* the twin first */
+        if (failed_at < 0 && asleep && dBodyIsEnabled(r[1].s.box)) { /* woken in this step */
+            dBodyID bodies[3] = {r[0].s.box, r[0].s.ball, r[0].arm};
+            body_state before[3], after;
+            for (int b = 0; b < 3; ++b) read_body_state(bodies[b], &before[b]);
+            r[0].fail = 1;
+            ck_assert_int_eq(pp_world_step(r[0].s.pw, H), PP_ERR_INVALID_ARGUMENT);
+            r[0].fail = 0;
+            for (int b = 0; b < 3; ++b) {
+                read_body_state(bodies[b], &after);
+                ck_assert_msg(!memcmp(&before[b], &after, sizeof after),
+                              "%s: body %d (0 box, 1 ball, 2 arm) changed by the step failing "
+                              "after the rerun (arm torque %g -> %g)", pp_model_name(model), b,
+                              (double)before[2].t[1], (double)dBodyGetTorque(r[0].arm)[1]);
+            }
+            failed_at = step;
+        }
+        ck_assert_int_eq(pp_world_step(r[0].s.pw, H), PP_OK);
+        dBodyID a[3] = {r[0].s.box, r[0].s.ball, r[0].arm};
+        dBodyID b[3] = {r[1].s.box, r[1].s.ball, r[1].arm};
+        for (int k = 0; k < 3; ++k) {
+            body_state x, y;
+            read_body_state(a[k], &x);
+            read_body_state(b[k], &y);
+            ck_assert_msg(!memcmp(&x, &y, sizeof x), "%s: body %d differs from the twin at "
+                          "step %d (the failure at %d)", pp_model_name(model), k, step,
+                          failed_at);
+        }
+    }
+    ck_assert_int_ge(failed_at, 0);
+    printf("check_auto_disable: %s: a step failing after the box woke (step %d) left ODE as it "
+           "was; %d steps on bit for bit as the twin\n", pp_model_name(model), failed_at, AFTER);
+    for (int k = 0; k < 2; ++k) destroy(&r[k].s);
+}
+END_TEST
+
 static Suite *auto_disable_suite(void)
 {
     Suite *s = suite_create("auto_disable");
@@ -236,6 +367,7 @@ static Suite *auto_disable_suite(void)
     tcase_add_test(tc, dropped_box_sleeps_after_idle_steps);
     tcase_add_test(tc, sleeping_box_wakes_when_hit);
     tcase_add_test(tc, program_enable_restarts_the_countdown);
+    tcase_add_loop_test(tc, failed_step_after_rerun_restores_accumulators, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

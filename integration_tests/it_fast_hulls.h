@@ -8,6 +8,7 @@
 #include "pegplus/geometry.h"
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
+#include "it_energy.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -78,6 +79,46 @@ static inline double pp_it_fast_pair_overlap(const pp_it_fast_pair *fp)
     pp_it_fast_body_pose(fp->body[1], xb, Rb);
     ck_assert_int_eq(pp_overlap_volume(fp->poly[0], xa, Ra, fp->poly[1], xb, Rb, &v), PP_OK);
     return v;
+}
+
+/* The pair's kinetic energy now (J). */
+static inline double pp_it_fast_pair_energy(const pp_it_fast_pair *fp)
+{
+    return pp_it_kinetic_energy(fp->body[0]) + pp_it_kinetic_energy(fp->body[1]);
+}
+
+/* After each step of the case `what` (model, speed, seed, ...): no PEG fallback and an exact
+ * or regularised LCP answer (lcp_fallback < 2), an overlap volume of at most overlap_tol
+ * m^3, and a kinetic energy of at most (1 + energy_tol) times *energy, which becomes the new
+ * one. Returns the step's relative gain. */
+static inline double pp_it_fast_pair_check_step(const pp_it_fast_pair *fp, const pp_step_stats *s,
+                                                const char *what, int step, double overlap_tol,
+                                                double energy_tol, double *energy)
+{
+    ck_assert_msg(s->peg_fallback == 0 && s->lcp_fallback < 2,
+                  "%s step %d: PEG fallback %d, LCP fallback %d", what, step, s->peg_fallback,
+                  s->lcp_fallback);
+    const double v = pp_it_fast_pair_overlap(fp);
+    ck_assert_msg(v <= overlap_tol, "%s: overlap %g m^3 after step %d", what, v, step);
+    const double e = pp_it_fast_pair_energy(fp), gain = (e - *energy) / *energy;
+    ck_assert_msg(e <= *energy * (1.0 + energy_tol),
+                  "%s step %d: kinetic energy %.17g -> %.17g J (%+.3g relative)", what, step,
+                  *energy, e, gain);
+    *energy = e;
+    return gain;
+}
+
+/* At the end: the hulls met (some step had contacts), and when `collide`, the small hull,
+ * shot along -x at `speed`, was stopped rather than passed through (at most half its speed
+ * left along -x). */
+static inline void pp_it_fast_pair_check_end(const pp_it_fast_pair *fp, const char *what,
+                                             double speed, int met, int collide)
+{
+    ck_assert_msg(met, "%s: the hulls never came within the margin", what);
+    const double through = -dBodyGetLinearVel(fp->body[1])[0];
+    if (collide)
+        ck_assert_msg(through <= 0.5 * speed, "%s: the small hull passed through at %g m/s",
+                      what, through);
 }
 
 /* Destroys the world, the pair's polytopes, the space and the ODE world, and unhooks the log. */

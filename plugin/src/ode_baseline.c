@@ -168,18 +168,25 @@ static void near_callback(void *data, dGeomID g1, dGeomID g2)
     world->ode_contact_count = first + kept;
 }
 
-/* The step's contacts into pp_world_get_contacts' list, in its conventions: ODE's normal
- * points from g2 into g1 (moving g1 along it separates them), ours from g1 to g2; the gap is
- * -depth; the impulses are those on g2's body, h times the contact joint's force. The joint's
- * feedback f1 is the force on its first attached body: g1's, or g2's when g1 is static (ODE
- * stores an attach (0, b) as (b, 0)). */
-static pp_status contact_list(pp_world *world, double h)
+/* Room for the step's contact list (n entries), asked for before ODE is touched: a step that
+ * cannot list its contacts is refused with PP_ERR_NO_MEMORY, not stepped (pegplus.h
+ * pp_world_step), and the list is written after dWorldStep without allocating. */
+static pp_status reserve_contact_list(pp_world *world, int n)
+{
+    pp_step_scratch *s = &world->scratch;
+    return pp_grow((void **)&s->info, &s->info_capacity, n > 0 ? n : 1,
+                   sizeof(pp_contact_info));
+}
+
+/* The step's contacts into pp_world_get_contacts' list (reserved), in its conventions: ODE's
+ * normal points from g2 into g1 (moving g1 along it separates them), ours from g1 to g2; the
+ * gap is -depth; the impulses are those on g2's body, h times the contact joint's force. The
+ * joint's feedback f1 is the force on its first attached body: g1's, or g2's when g1 is static
+ * (ODE stores an attach (0, b) as (b, 0)). */
+static void contact_list(pp_world *world, double h)
 {
     pp_step_scratch *s = &world->scratch;
     int n = world->ode_contact_count;
-    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, n > 0 ? n : 1,
-                           sizeof(pp_contact_info));
-    if (st != PP_OK) return st;
     for (int i = 0; i < n; ++i) {
         const dContactGeom *g = &world->ode_contacts[i].geom;
         const dJointFeedback *fb = &world->ode_feedback[i];
@@ -199,7 +206,6 @@ static pp_status contact_list(pp_world *world, double h)
         for (int k = 0; k < 3; ++k) out->friction_impulse[k] = p2[k] - pn * out->normal[k];
     }
     s->info_count = n;
-    return PP_OK;
 }
 
 pp_status pp_ode_baseline_step(pp_world *world, double h)
@@ -212,6 +218,8 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     pp_status woken = pp_bridge_validate_woken(world, world->ode_contact_bodies,
                                                2 * world->ode_contact_count);
     if (woken != PP_OK) return woken;
+    pp_status st = reserve_contact_list(world, world->ode_contact_count);
+    if (st != PP_OK) return st;
     double max_depth = 0.0;
     for (int i = 0; i < world->ode_contact_count; ++i) {
         const dContact *c = &world->ode_contacts[i];
@@ -230,8 +238,7 @@ pp_status pp_ode_baseline_step(pp_world *world, double h)
     dJointGroupEmpty(world->contact_group);
     double t2 = pp_now_seconds();
 
-    pp_status st = contact_list(world, h);
-    if (st != PP_OK) return st;
+    contact_list(world, h);
     world->stats.ode_contacts = world->ode_contact_count;
     world->stats.ode_max_depth = max_depth;
     world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;
@@ -301,7 +308,9 @@ static void program_contact_info(const pp_world *world, int i, double h, pp_cont
  * dContact while the callback runs. A joint without feedback of its own gets pegplus's for the
  * step (ODE fills it after solving; it changes nothing in the step) and none again after it,
  * so ODE ends as the program's loop leaves it. The joints must live until the step is over
- * (the program empties its group after pp_world_step), as they must in the program's loop. */
+ * (the program empties its group after pp_world_step), as they must in the program's loop.
+ * Where a joint could not be recorded, or the list has no room, the step is refused before
+ * dWorldStep (PP_ERR_NO_MEMORY): the bodies are not stepped, no feedback is set. */
 pp_status pp_ode_program_callback_step(pp_world *world, double h)
 {
     double t0 = pp_now_seconds();
@@ -311,6 +320,17 @@ pp_status pp_ode_program_callback_step(pp_world *world, double h)
     if (world->space) dSpaceCollide(world->space, world->near_data, world->near_callback);
     recording = NULL;
     int n = world->ode_contact_count;
+    pp_step_scratch *s = &world->scratch;
+    s->info_count = 0;
+    pp_status st = reserve_contact_list(world, n);
+    if (st != PP_OK || world->ode_contacts_lost > 0) {
+        /* ODE not stepped: the callback's joints are in the program's group, which the program
+         * empties after pp_world_step as after its own dWorldStep */
+        pp_log(PP_LOG_ERROR, "PP_MODEL_ODE: out of memory recording the near callback's %d "
+                             "contacts; step refused, the bodies not stepped",
+               n + world->ode_contacts_lost);
+        return PP_ERR_NO_MEMORY;
+    }
     double max_depth = 0.0;
     for (int i = 0; i < n; ++i) {
         dJointID j = world->ode_program_joints[i];
@@ -329,22 +349,12 @@ pp_status pp_ode_program_callback_step(pp_world *world, double h)
         dWorldStep(world->ode_world, h);
     double t2 = pp_now_seconds();
 
-    pp_step_scratch *s = &world->scratch;
-    s->info_count = 0;
-    pp_status st = pp_grow((void **)&s->info, &s->info_capacity, n > 0 ? n : 1,
-                           sizeof(pp_contact_info));
     for (int i = 0; i < n; ++i) {
-        if (st == PP_OK) program_contact_info(world, i, h, &s->info[i]);
+        program_contact_info(world, i, h, &s->info[i]);
         dJointID j = world->ode_program_joints[i];
         if (dJointGetFeedback(j) == &world->ode_feedback[i]) dJointSetFeedback(j, NULL);
     }
-    if (st != PP_OK || world->ode_contacts_lost > 0) {
-        /* the step itself ran: only its list is short */
-        pp_log(PP_LOG_ERROR, "PP_MODEL_ODE: out of memory recording the near callback's "
-                             "contacts; pp_world_get_contacts lists %d of %d this step",
-               st == PP_OK ? n : 0, n + world->ode_contacts_lost);
-    }
-    if (st == PP_OK) s->info_count = n;
+    s->info_count = n;
     world->stats.ode_contacts = n;
     world->stats.ode_max_depth = max_depth;
     world->stats.time_stage[PP_STAGE_PROXIMITY] = t1 - t0;

@@ -655,27 +655,51 @@ static pp_status save_accumulator(pp_world *world, dBodyID body)
     return PP_OK;
 }
 
-/* The accumulators of every managed body with a joint and of the bodies its joints join it
- * to (getInfo2 adds to both ends; a partner may be one pegplus does not step), as ODE holds
- * them before stage 1b. A body may be saved more than once, always with the same values: no
- * getInfo2 runs between the saves. */
+static int by_body(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const pp_saved_accumulator *)a)->body;
+    uintptr_t y = (uintptr_t)((const pp_saved_accumulator *)b)->body;
+    return (x > y) - (x < y);
+}
+
+/* The accumulators of every body stage 1b's getInfo2 may add to, each saved once, as ODE holds
+ * them before stage 1b: every managed body with a joint, and the bodies its joints join it to
+ * (getInfo2 adds to both ends). A partner pegplus steps has a joint, so it is saved as itself;
+ * one it does not step (a disabled body, before stage 1c wakes it) may be joined to several
+ * bodies or by several joints: those are sorted and each kept once. Every save of a call
+ * precedes stage 1b, and a rerun of stage 1 puts the accumulators back before it saves
+ * (world.c snapshot_bodies), so a save never reads a value getInfo2 changed. */
 pp_status pp_bridge_save_accumulators(pp_world *world)
 {
     world->saved_count = 0;
-    pp_status st = PP_OK;
-    for (int i = 0; i < world->body_count && st == PP_OK; ++i) {
+    for (int i = 0; i < world->body_count; ++i) {
         dBodyID body = world->bodies[i].id;
-        int joints = dBodyGetNumJoints(body);
-        if (joints > 0) st = save_accumulator(world, body);
-        for (int j = 0; j < joints && st == PP_OK; ++j) {
+        if (dBodyGetNumJoints(body) == 0) continue;
+        pp_status st = save_accumulator(world, body);
+        if (st != PP_OK) return st;
+    }
+    const int managed = world->saved_count;
+    for (int i = 0; i < world->body_count; ++i) {
+        dBodyID body = world->bodies[i].id;
+        const int joints = dBodyGetNumJoints(body);
+        for (int j = 0; j < joints; ++j) {
             dJointID joint = dBodyGetJoint(body, j);
             if (dJointGetType(joint) == dJointTypeContact) continue;
             dBodyID other = dJointGetBody(joint, 0) == body ? dJointGetBody(joint, 1)
                                                             : dJointGetBody(joint, 0);
-            if (other) st = save_accumulator(world, other);
+            if (!other || pp_bridge_find_body(world, other) >= 0) continue;
+            pp_status st = save_accumulator(world, other);
+            if (st != PP_OK) return st;
         }
     }
-    return st;
+    pp_saved_accumulator *rest = world->saved + managed;
+    const int n = world->saved_count - managed;
+    if (n > 1) qsort(rest, (size_t)n, sizeof *rest, by_body);
+    int kept = 0;
+    for (int k = 0; k < n; ++k)
+        if (kept == 0 || rest[k].body != rest[kept - 1].body) rest[kept++] = rest[k];
+    world->saved_count = managed + kept;
+    return PP_OK;
 }
 
 void pp_bridge_restore_accumulators(pp_world *world)

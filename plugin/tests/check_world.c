@@ -7,8 +7,12 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char g_message[1024];
 static int g_messages;
@@ -500,6 +504,250 @@ START_TEST(test_bad_surface_rejected)
 }
 END_TEST
 
+/* ---- Stage 1b's accumulators saved once per body (ode_bridge.c pp_bridge_save_accumulators) --
+ * A chain A-B-C of hinges (A to the static world) and a disabled body D ball-jointed to both A
+ * and C: B is joined to two stepped bodies, A and C to two joints and D, which pegplus does not
+ * step until stage 1c wakes it, to two stepped bodies. getInfo2 may add to each of them, so
+ * each is saved, and once: read inside the surface callback (stage 2-6, after stage 1b), in the
+ * first pass (D not stepped) and in the pass after D is woken. */
+typedef struct saved_probe {
+    pp_world *pw;
+    dBodyID bodies[4];
+    int calls, duplicates, missing, largest;
+} saved_probe;
+
+static int probe_saved(void *user, dGeomID g1, dGeomID g2, pp_surface *surface)
+{
+    (void)g1, (void)g2, (void)surface;
+    saved_probe *p = user;
+    const pp_world *w = p->pw;
+    p->calls++;
+    if (w->saved_count > p->largest) p->largest = w->saved_count;
+    for (int i = 0; i < w->saved_count; ++i)
+        for (int j = i + 1; j < w->saved_count; ++j)
+            p->duplicates += w->saved[i].body == w->saved[j].body;
+    for (int b = 0; b < 4; ++b) {
+        int found = 0;
+        for (int i = 0; i < w->saved_count; ++i) found |= w->saved[i].body == p->bodies[b];
+        p->missing += !found;
+    }
+    return 1;
+}
+
+START_TEST(test_accumulators_saved_once)
+{
+    fixture f;
+    fixture_make(&f, PP_MODEL_STANDARD);
+    dCreatePlane(f.space, 0, 0, 1, 0);
+    saved_probe p = {.pw = f.pw};
+    p.bodies[0] = f.body; /* A, its 0.5 m box 5 mm above the plane: a candidate pair */
+    dBodySetPosition(f.body, 0, 0, 0.255);
+    dBodySetLinearVel(f.body, 0, 0, 0);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, 0.2, 0.2, 0.2);
+    for (int b = 1; b < 4; ++b) {
+        p.bodies[b] = dBodyCreate(f.world);
+        dBodySetMass(p.bodies[b], &m);
+        dBodySetPosition(p.bodies[b], 0.5 * b, 0, 2.0);
+    }
+    dJointID hinge[3];
+    for (int k = 0; k < 3; ++k) {
+        hinge[k] = dJointCreateHinge(f.world, 0);
+        dJointAttach(hinge[k], k ? p.bodies[k - 1] : p.bodies[0], k ? p.bodies[k] : 0);
+        dJointSetHingeAnchor(hinge[k], 0.5 * k - 0.25, 0, 2.0);
+        dJointSetHingeAxis(hinge[k], 0, 1, 0);
+    }
+    dJointID ball[2] = {dJointCreateBall(f.world, 0), dJointCreateBall(f.world, 0)};
+    dJointAttach(ball[0], p.bodies[0], p.bodies[3]);
+    dJointAttach(ball[1], p.bodies[3], p.bodies[2]);
+    dBodyDisable(p.bodies[3]);
+    pp_config c = pp_world_get_config(f.pw);
+    c.surface_fn = probe_saved;
+    c.surface_user = &p;
+    ck_assert_int_eq(pp_world_set_config(f.pw, &c), PP_OK);
+    ck_assert_int_eq(pp_world_step(f.pw, 0.01), PP_OK);
+    ck_assert_int_gt(p.calls, 1); /* the first pass and the one after D woke */
+    ck_assert(dBodyIsEnabled(p.bodies[3]));
+    ck_assert_msg(p.duplicates == 0, "%d duplicate saves over %d reads", p.duplicates, p.calls);
+    ck_assert_int_eq(p.missing, 0);
+    ck_assert_int_eq(p.largest, 4);
+    ck_assert_int_eq(f.pw->saved_count, 0); /* forgotten when the step ends */
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- PP_MODEL_ODE out of memory: refused unstepped (pegplus.h pp_world_step) ---------------
+ * ODE_BOXES boxes resting on a plane, 4 contacts each, stepped by PP_MODEL_ODE beside a twin
+ * world. In a child process (Check's fork is not relied on), the world's contact list (_i = 0,
+ * the baseline's own callback) or its record of the program's contact joints (_i = 1, the
+ * program's near callback) is given back (white box: every other array, and ODE's own step
+ * memory, was sized by the steps before), and the address space is capped (RLIMIT_AS) at
+ * ODE_ROOM above what the child holds, less than that array needs. The step must be refused
+ * with PP_ERR_NO_MEMORY and leave every body as it was (before: the baseline stepped ODE and
+ * then failed to list the contacts; the callback path stepped and returned PP_OK with a short
+ * list); with the cap lifted the next step is the twin's, bit for bit. Not under
+ * AddressSanitizer, whose shadow memory defeats an address-space cap. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PP_TEST_ASAN 1
+#endif
+#endif
+enum { ODE_BOXES = 1500, ODE_STEPS = 3 };
+#define ODE_ROOM ((rlim_t)256 << 10)
+
+typedef struct program_loop {
+    dWorldID world;
+    dJointGroupID group;
+} program_loop;
+
+static void program_near(void *data, dGeomID o1, dGeomID o2)
+{
+    program_loop *loop = data;
+    dContact contact[4];
+    memset(contact, 0, sizeof contact);
+    int n = pp_near_probe_collide(o1, o2, 4, &contact[0].geom, sizeof(dContact));
+    for (int i = 0; i < n; ++i) {
+        contact[i].surface.mode = dContactApprox1;
+        contact[i].surface.mu = 0.5;
+        dJointID j = pp_near_probe_joint_create_contact(loop->world, loop->group, &contact[i]);
+        dJointAttach(j, dGeomGetBody(o1), dGeomGetBody(o2));
+    }
+}
+
+typedef struct ode_boxes {
+    dWorldID world;
+    dSpaceID space;
+    dBodyID body[ODE_BOXES];
+    program_loop loop;
+    pp_world *pw;
+} ode_boxes;
+
+static void ode_boxes_make(ode_boxes *o, int callback)
+{
+    o->world = dWorldCreate();
+    dWorldSetGravity(o->world, 0, 0, -9.81);
+    o->space = dHashSpaceCreate(0);
+    dCreatePlane(o->space, 0, 0, 1, 0);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, 0.2, 0.2, 0.2);
+    for (int b = 0; b < ODE_BOXES; ++b) {
+        o->body[b] = dBodyCreate(o->world);
+        dBodySetMass(o->body[b], &m);
+        dGeomSetBody(dCreateBox(o->space, 0.2, 0.2, 0.2), o->body[b]);
+        dBodySetPosition(o->body[b], 0.5 * (b % 40), 0.5 * (b / 40), 0.0999);
+    }
+    pp_config c = pp_config_default();
+    c.model = PP_MODEL_ODE;
+    c.ode_max_contacts = 4;
+    ck_assert_int_eq(pp_world_create(o->world, o->space, &c, &o->pw), PP_OK);
+    o->loop.world = o->world;
+    o->loop.group = dJointGroupCreate(0);
+    if (callback)
+        ck_assert_int_eq(pp_world_set_near_callback(o->pw, &o->loop, program_near), PP_OK);
+}
+
+static pp_status ode_boxes_step(ode_boxes *o)
+{
+    pp_status st = pp_world_step(o->pw, 0.01);
+    dJointGroupEmpty(o->loop.group); /* the program's, after each step */
+    return st;
+}
+
+static void ode_boxes_free(ode_boxes *o)
+{
+    pp_world_destroy(o->pw);
+    dJointGroupDestroy(o->loop.group);
+    dSpaceDestroy(o->space);
+    dWorldDestroy(o->world);
+}
+
+#ifndef PP_TEST_ASAN
+static rlim_t address_space(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %lu kB", &kb) == 1) break;
+    fclose(f);
+    return (rlim_t)kb * 1024;
+}
+#endif
+
+START_TEST(test_ode_model_out_of_memory_unstepped)
+{
+#ifdef PP_TEST_ASAN
+    return;
+#else
+    const int callback = _i;
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        pp_set_log_hook(pp_log_discard, NULL);
+        static ode_boxes o[2];
+        for (int k = 0; k < 2; ++k) ode_boxes_make(&o[k], callback);
+        for (int step = 0; step < ODE_STEPS; ++step)
+            for (int k = 0; k < 2; ++k)
+                if (ode_boxes_step(&o[k]) != PP_OK) _exit(10);
+        const pp_contact_info *info;
+        if (pp_world_get_contacts(o[0].pw, &info) != 4 * ODE_BOXES) _exit(11);
+        pp_world *w = o[0].pw;
+        if (callback) { /* the record of the program's joints, given back */
+            free(w->ode_contacts);
+            free(w->ode_contact_bodies);
+            free(w->ode_feedback);
+            free(w->ode_program_joints);
+            w->ode_contacts = NULL;
+            w->ode_contact_bodies = NULL;
+            w->ode_feedback = NULL;
+            w->ode_program_joints = NULL;
+            w->ode_contact_capacity = 0;
+        } else { /* the contact list, given back */
+            free(w->scratch.info);
+            w->scratch.info = NULL;
+            w->scratch.info_capacity = 0;
+        }
+        body_bytes before[ODE_BOXES];
+        for (int b = 0; b < ODE_BOXES; ++b) before[b] = read_bytes(o[0].body[b]);
+        const rlim_t now = address_space();
+        if (now == 0) _exit(12);
+        struct rlimit was;
+        if (getrlimit(RLIMIT_AS, &was) != 0) _exit(13);
+        struct rlimit cap = {now + ODE_ROOM, was.rlim_max};
+        if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(13);
+        pp_status st = ode_boxes_step(&o[0]);
+        if (setrlimit(RLIMIT_AS, &was) != 0) _exit(13);
+        if (st != PP_ERR_NO_MEMORY) _exit(20 + (int)st);
+        if (pp_world_get_contacts(o[0].pw, &info) != 0) _exit(14);
+        for (int b = 0; b < ODE_BOXES; ++b) {
+            body_bytes after = read_bytes(o[0].body[b]);
+            if (memcmp(&before[b], &after, sizeof after)) _exit(15);
+        }
+        for (int k = 0; k < 2; ++k)
+            if (ode_boxes_step(&o[k]) != PP_OK) _exit(16);
+        if (pp_world_get_contacts(o[0].pw, &info) != 4 * ODE_BOXES) _exit(17);
+        for (int b = 0; b < ODE_BOXES; ++b) {
+            body_bytes x = read_bytes(o[0].body[b]), y = read_bytes(o[1].body[b]);
+            if (memcmp(&x, &y, sizeof x)) _exit(18);
+        }
+        for (int k = 0; k < 2; ++k) ode_boxes_free(&o[k]);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "%s: the capped PP_MODEL_ODE step: exit %d (signal %d; 14: contacts listed, "
+                  "15: a body stepped, 16-18: the next step not the twin's, 20 + status: not "
+                  "PP_ERR_NO_MEMORY)", callback ? "program's near callback" : "baseline",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+#endif
+}
+END_TEST
+
 /* The contacts of a step: a box resting on the plane has its 4 bottom corners in contact, and
  * the normal impulses carry its weight over the step (sum p_n = m g h, ST96 Eq 25 at rest). */
 START_TEST(test_contacts_reported)
@@ -596,6 +844,8 @@ int main(void)
     tcase_add_test(tc, test_register_convex);
     tcase_add_test(tc, test_unsupported_geom_reported_once);
     tcase_add_test(tc, test_bad_surface_rejected);
+    tcase_add_test(tc, test_accumulators_saved_once);
+    tcase_add_loop_test(tc, test_ode_model_out_of_memory_unstepped, 0, 2);
     tcase_add_test(tc, test_contacts_reported);
     tcase_add_loop_test(tc, test_sphere_margin_ignores_spin, 0, 3);
     suite_add_tcase(s, tc);

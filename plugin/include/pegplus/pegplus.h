@@ -53,6 +53,10 @@
  * Conventions: see pegplus/base.h (double precision, SI units, (w,x,y,z) quaternions).
  * Errors: every call returns a pp_status; a rejected call logs one message naming the problem
  * through the log hook (pp_set_log_hook) and changes nothing in ODE.
+ * Binary compatibility: none between versions before 1.0 (libpegplus.so.0). pp_config and
+ * pp_step_stats gain fields where they belong, beside the fields they qualify, not at their
+ * ends (pp_config is the program's own copy, which an appended field would not keep
+ * compatible either): a program is rebuilt against the pegplus.h of the library it runs with.
  */
 #ifndef PEGPLUS_PEGPLUS_H
 #define PEGPLUS_PEGPLUS_H
@@ -365,7 +369,14 @@ void pp_world_destroy(pp_world *world);
 /*
  * Advance by h seconds, PP_MIN_STEP <= h <= PP_MAX_STEP, with the current model. On any error
  * nothing in ODE has changed (bodies keep their state and force accumulators, no joint is
- * made) and the next step can run once the input is fixed.
+ * made) and the next step can run once the input is fixed. PP_ERR_NO_MEMORY too: under
+ * PP_MODEL_ODE the room for the step's contact list (pp_world_get_contacts) is taken before
+ * dWorldStep, so a step that could not list its contacts is refused unstepped (with a program's
+ * near callback the joints it made are in its own group, which it empties after pp_world_step
+ * as after dWorldStep), never stepped with a short list. Under the pegplus models one thing
+ * ODE keeps cannot be put back: a Transmission joint's gear phases, which getInfo2 advances
+ * (ODE has no setter); the retried step is the clean one bit for bit while the gears turn at
+ * most 1 rad a step, equal to rounding at 1.5 rad (docs/drop-in.md "Not in this slice").
  *
  * Every model rejects, with PP_ERR_INVALID_ARGUMENT and one message naming the object (its
  * dWorldID, dBodyID or dGeomID pointer and geom class) and the parameter by the ODE call that
