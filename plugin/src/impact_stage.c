@@ -824,10 +824,11 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * h = 0.01, went through it (the re-linearisation converged to the free motion). Where the
  * free motion ends inside the other shape it is one sub-step as before: the crash demo's 0.5 m
  * ball at 20 m/s, h = 0.05, into 0.5 m bricks, which split at every brick's touch in turn took
- * 5-8 sub-steps of the wall's whole impact LCP (docs/performance.md "Fast pairs with a
- * sphere"). Not covered: a spinning hull whose free motion ends inside a sphere can still
- * cross it by the first solve's rotation taken to first order. Sets with restitution are the
- * bouncing contacts' case.
+ * 8 sub-steps of the whole wall's impact LCP in check_peg_decline's small crash (5 and more in
+ * the crash's step 15, 8.8 s of CPU and unfinished at 73 s; docs/performance.md "Fast pairs
+ * with a sphere"). Not covered: a spinning hull whose free motion ends inside a sphere can
+ * still cross it by the first solve's rotation taken to first order. Sets with restitution are
+ * the bouncing contacts' case.
  *
  * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
  * step whatever it holds. The rule splits only pairs whose relative speed exceeds
