@@ -3,8 +3,10 @@
  * "Fast pairs"): check_peg_fast_hulls' shot (the same draws by seed: offset, shot along -x at
  * 25 and 50 m/s, spin; no gravity, frictionless, h = 0.01, clock-free) with one side a sphere:
  * a 2 cm hull or box (0.01 kg) shot at an 8 cm sphere (0.3 kg), and a 2 cm sphere shot at an
- * 8 cm hull or box, under PP_MODEL_PEG and PP_MODEL_STANDARD. The small body moves 25-50 cm a
- * step, many times either body's size.
+ * 8 cm hull or box; and the same with a capsule (radius a quarter of the size, length half of
+ * it): a 2 cm capsule shot at an 8 cm hull or box, a 2 cm hull at an 8 cm capsule; under
+ * PP_MODEL_PEG and PP_MODEL_STANDARD. The small body moves 25-50 cm a step, many times either
+ * body's size.
  *
  * Asserted after every step: PP_OK, no PEG or LCP fallback, no kinetic energy gained, the
  * pair not overlapping (pp_shape_distance, depth at most DEPTH_TOL), and the small body's
@@ -30,12 +32,12 @@
 #define DEPTH_TOL 1e-9  /* m after every step */
 #define ENERGY_TOL 1e-9 /* relative: a frictionless inelastic contact only removes energy */
 
-enum { HULL = 0, SPHERE = 1, BOX = 2 };
-static const char *const KIND[] = {"hull", "sphere", "box"};
+enum { HULL = 0, SPHERE = 1, BOX = 2, CAPSULE = 3 };
+static const char *const KIND[] = {"hull", "sphere", "box", "capsule"};
 
 typedef struct sphere_case {
     pp_model model;
-    int big, small; /* HULL, SPHERE, BOX */
+    int big, small; /* HULL, SPHERE, BOX, CAPSULE */
     double speed;
     int seed;
 } sphere_case;
@@ -45,15 +47,18 @@ typedef struct sphere_case {
 #define MODEL(c) ((c)->model == PP_MODEL_PEG ? "PEG" : "standard")
 #define PAIRS(m, v, s)                                                                         \
     {m, SPHERE, HULL, v, s}, {m, SPHERE, BOX, v, s}, {m, HULL, SPHERE, v, s},                  \
-        {m, BOX, SPHERE, v, s}
+        {m, BOX, SPHERE, v, s}, {m, HULL, CAPSULE, v, s}, {m, BOX, CAPSULE, v, s}
 static const sphere_case CASES[] = {
     PAIRS(PEG, 25, 3), PAIRS(PEG, 25, 4), PAIRS(PEG, 50, 3), PAIRS(PEG, 50, 4),
     PAIRS(STD, 25, 3), PAIRS(STD, 25, 4), PAIRS(STD, 50, 3), PAIRS(STD, 50, 4),
+    {PEG, CAPSULE, HULL, 25, 4}, {PEG, CAPSULE, HULL, 50, 4},
+    {STD, CAPSULE, HULL, 25, 4}, {STD, CAPSULE, HULL, 50, 4},
 };
 
 typedef struct body_shape {
     int kind;
-    double size;        /* m: the hull's cube of points, the sphere's diameter, the box's side */
+    double size;        /* m: the hull's cube of points, the sphere's diameter, the box's side,
+                           the capsule's radius x 4 and length x 2 (along its z) */
     pp_polytope *poly;  /* HULL: body frame */
 } body_shape;
 
@@ -65,6 +70,7 @@ static pp_shape posed(const body_shape *d, dBodyID b)
     const double len[3] = {d->size, d->size, d->size};
     if (d->kind == SPHERE) return pp_shape_make_sphere(0.5 * d->size, x);
     if (d->kind == BOX) return pp_shape_make_box(len, x, R);
+    if (d->kind == CAPSULE) return pp_shape_make_capsule(0.25 * d->size, 0.5 * d->size, x, R);
     return pp_shape_make_polytope(d->poly, x, R);
 }
 
@@ -84,6 +90,8 @@ static void build(pp_world *pw, dWorldID world, dSpaceID space, const sphere_cas
             geom = dCreateSphere(space, 0.5 * size[k]);
         } else if (kind[k] == BOX) {
             geom = dCreateBox(space, size[k], size[k], size[k]);
+        } else if (kind[k] == CAPSULE) {
+            geom = dCreateCapsule(space, 0.25 * size[k], 0.5 * size[k]);
         } else {
             pp_polytope *p;
             ck_assert_int_eq(pp_polytope_from_points(pts, 15, &p), PP_OK);
