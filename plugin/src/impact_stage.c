@@ -731,30 +731,40 @@ static int is_smooth(const pp_step_scratch *s, int shape)
 /*
  * A pair with a sphere or a capsule (one closest-point U set): whether the rest of the step's
  * free motion carries it through to apart again, each shape translated by its body's velocity
- * times `remaining` (the spin left out: a sphere's does not move its surface) and the two
- * apart there (pp_shape_distance > 0). Then ψ(q) >= 0 at the sub-step's end is met with no
- * impulse, on the far side, and the re-linearisation can converge to that (docs/design.md
- * "Fast pairs"). Not apart there (the 0.5 m crash ball 1 m a step into 0.5 m bricks ends
- * inside them): the end-of-step constraint has no answer but a collision. A failed query
- * counts as apart (the split is the safe side).
+ * times `remaining` (the spin left out: a sphere's does not move its surface): apart there
+ * (pp_shape_distance > 0) and receding there (n . (v_B - v_A) > 0, n from A to B), so past the
+ * other shape, not short of it (the distance along a translation is convex in time). Then
+ * ψ(q) >= 0 at the sub-step's end is met with no impulse, on the far side, and the
+ * re-linearisation can converge to that (docs/design.md "Fast pairs"). Not apart there (the
+ * 0.5 m crash ball 1 m a step into 0.5 m bricks ends inside them): the end-of-step constraint
+ * has no answer but a collision; apart and still closing (a brick the ball does not reach
+ * within the step): nothing to cross. A failed query counts as through (the safe side).
  */
-static int free_motion_apart(const pp_world *world, const pp_contact *k, double remaining)
+static int free_motion_through(const pp_world *world, const pp_contact *k, double remaining)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_shape a = s->shapes[k->shape_a], b = s->shapes[k->shape_b];
+    double w[3] = {0.0, 0.0, 0.0}; /* v_B - v_A */
     for (int q = 0; q < 3; ++q) {
-        if (k->body_a >= 0) a.position[q] += remaining * world->bodies[k->body_a].v[q];
-        if (k->body_b >= 0) b.position[q] += remaining * world->bodies[k->body_b].v[q];
+        if (k->body_a >= 0) {
+            a.position[q] += remaining * world->bodies[k->body_a].v[q];
+            w[q] -= world->bodies[k->body_a].v[q];
+        }
+        if (k->body_b >= 0) {
+            b.position[q] += remaining * world->bodies[k->body_b].v[q];
+            w[q] += world->bodies[k->body_b].v[q];
+        }
     }
     pp_proximity end;
-    return pp_shape_distance(&a, &b, &end) != PP_OK || end.distance > 0.0;
+    if (pp_shape_distance(&a, &b, &end) != PP_OK) return 1;
+    return end.distance > 0.0 && dot3(end.n, w) > 0.0;
 }
 
 /*
  * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
  * (0, remaining) over the constraint sets without restitution whose pair has no plane or
  * terrain triangle (and, with a sphere or a capsule, whose free motion would pass through:
- * free_motion_apart), or `remaining`.
+ * free_motion_through), or `remaining`.
  */
 static double fast_pair_time(const pp_world *world, double remaining)
 {
@@ -781,7 +791,7 @@ static double fast_pair_time(const pp_world *world, double remaining)
         if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
         const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
-        if (smooth && !free_motion_apart(world, k, remaining)) continue; /* cannot pass through */
+        if (smooth && !free_motion_through(world, k, remaining)) continue; /* cannot cross */
         const double t = apart ? psi / -v : (psi + thin) / speed;
         if (t > 0.0 && t < t_first) t_first = t;
     }
@@ -819,7 +829,7 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * other shape's contacts are U sets on its one normal; a hull sliding fast on the ground was
  * split and then gained energy, soak seed 138). A pair with a sphere or a capsule (one
  * closest-point U set) is split by the same rule only when the rest of the step's free motion
- * would carry it through to apart on the far side (free_motion_apart): there the end-of-step
+ * would carry it through to apart on the far side (free_motion_through): there the end-of-step
  * constraint is met with no impulse, and a 2 cm sphere shot at an 8 cm box at 25-50 m/s,
  * h = 0.01, went through it (the re-linearisation converged to the free motion). Where the
  * free motion ends inside the other shape it is one sub-step as before: the crash demo's 0.5 m
