@@ -757,7 +757,27 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
     }
     pp_proximity end;
     if (pp_shape_distance(&a, &b, &end) != PP_OK) return 1;
-    return end.distance > 0.0 && dot3(end.n, w) > 0.0;
+    if (!(end.distance > 0.0 && dot3(end.n, w) > 0.0)) return 0;
+    /* past it: through it only if the path overlapped it somewhere (a ball passing under a
+     * brick's corner does not). The signed distance along a translation is convex in time:
+     * ternary search for its least value, stopped at the first overlap. */
+    const pp_shape a0 = s->shapes[k->shape_a], b0 = s->shapes[k->shape_b];
+    double lo = 0.0, hi = remaining;
+    for (int it = 0; it < 40; ++it) {
+        const double t[2] = {lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0};
+        double f[2];
+        for (int j = 0; j < 2; ++j) {
+            b = b0;
+            for (int q = 0; q < 3; ++q) b.position[q] += t[j] * w[q]; /* relative to A */
+            pp_proximity at;
+            if (pp_shape_distance(&a0, &b, &at) != PP_OK) return 1;
+            if (at.distance <= 0.0) return 1;
+            f[j] = at.distance;
+        }
+        if (f[0] < f[1]) hi = t[1];
+        else lo = t[0];
+    }
+    return 0;
 }
 
 /*
