@@ -849,8 +849,8 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * other shape's contacts are U sets on its one normal; a hull sliding fast on the ground was
  * split and then gained energy, soak seed 138). A pair with a sphere or a capsule (one
  * closest-point U set) is split by the same rule only when the rest of the step's free motion
- * would carry it through to apart on the far side (free_motion_through): there the end-of-step
- * constraint is met with no impulse, and a 2 cm sphere shot at an 8 cm box at 25-50 m/s,
+ * would carry it through the other to apart on the far side (free_motion_through): there the
+ * end-of-step constraint is met with no impulse, and a 2 cm sphere shot at an 8 cm box at 25-50 m/s,
  * h = 0.01, went through it (the re-linearisation converged to the free motion). Where the
  * free motion ends inside the other shape it is one sub-step as before: the crash demo's 0.5 m
  * ball at 20 m/s, h = 0.05, into 0.5 m bricks, which split at every brick's touch in turn took
