@@ -729,9 +729,62 @@ static int is_smooth(const pp_step_scratch *s, int shape)
 }
 
 /*
+ * A pair with a sphere or a capsule (one closest-point U set): whether the rest of the step's
+ * free motion carries it through to apart again, each shape translated by its body's velocity
+ * times `remaining` (the spin left out: a sphere's does not move its surface): apart there
+ * (pp_shape_distance > 0) and receding there (n . (v_B - v_A) > 0, n from A to B), so past the
+ * other shape, not short of it (the distance along a translation is convex in time). Then
+ * ψ(q) >= 0 at the sub-step's end is met with no impulse, on the far side, and the
+ * re-linearisation can converge to that (docs/design.md "Fast pairs"). Not apart there (the
+ * 0.5 m crash ball 1 m a step into 0.5 m bricks ends inside them): the end-of-step constraint
+ * has no answer but a collision; apart and still closing (a brick the ball does not reach
+ * within the step): nothing to cross. A failed query counts as through (the safe side).
+ */
+static int free_motion_through(const pp_world *world, const pp_contact *k, double remaining)
+{
+    const pp_step_scratch *s = &world->scratch;
+    pp_shape a = s->shapes[k->shape_a], b = s->shapes[k->shape_b];
+    double w[3] = {0.0, 0.0, 0.0}; /* v_B - v_A */
+    for (int q = 0; q < 3; ++q) {
+        if (k->body_a >= 0) {
+            a.position[q] += remaining * world->bodies[k->body_a].v[q];
+            w[q] -= world->bodies[k->body_a].v[q];
+        }
+        if (k->body_b >= 0) {
+            b.position[q] += remaining * world->bodies[k->body_b].v[q];
+            w[q] += world->bodies[k->body_b].v[q];
+        }
+    }
+    pp_proximity end;
+    if (pp_shape_distance(&a, &b, &end) != PP_OK) return 1;
+    if (!(end.distance > 0.0 && dot3(end.n, w) > 0.0)) return 0;
+    /* past it: through it only if the path overlapped it somewhere (a ball passing under a
+     * brick's corner does not). The signed distance along a translation is convex in time:
+     * ternary search for its least value, stopped at the first overlap. */
+    const pp_shape a0 = s->shapes[k->shape_a], b0 = s->shapes[k->shape_b];
+    double lo = 0.0, hi = remaining;
+    for (int it = 0; it < 40; ++it) {
+        const double t[2] = {lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0};
+        double f[2];
+        for (int j = 0; j < 2; ++j) {
+            b = b0;
+            for (int q = 0; q < 3; ++q) b.position[q] += t[j] * w[q]; /* relative to A */
+            pp_proximity at;
+            if (pp_shape_distance(&a0, &b, &at) != PP_OK) return 1;
+            if (at.distance <= 0.0) return 1;
+            f[j] = at.distance;
+        }
+        if (f[0] < f[1]) hi = t[1];
+        else lo = t[0];
+    }
+    return 0;
+}
+
+/*
  * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
- * (0, remaining) over the constraint sets without restitution whose pair has no sphere,
- * capsule, plane or terrain triangle, or `remaining`.
+ * (0, remaining) over the constraint sets without restitution whose pair has no plane or
+ * terrain triangle (and, with a sphere or a capsule, whose free motion would pass through:
+ * free_motion_through), or `remaining`.
  */
 static double fast_pair_time(const pp_world *world, double remaining)
 {
@@ -745,7 +798,7 @@ static double fast_pair_time(const pp_world *world, double remaining)
         const pp_contact *k = &s->all.contacts[set->first];
         for (int q = set->first + 1; q < set->first + set->count; ++q)
             if (s->all.contacts[q].psi > k->psi) k = &s->all.contacts[q];
-        if (is_smooth(s, k->shape_a) || is_smooth(s, k->shape_b)) continue;
+        const int smooth = is_smooth(s, k->shape_a) || is_smooth(s, k->shape_b);
         const double psi = k->psi, v = gap_rate(world, k, 0, NULL);
         if (!(v < 0.0)) continue; /* not closing: it cannot cross the other shape */
         const int apart = psi > eps;
@@ -758,6 +811,7 @@ static double fast_pair_time(const pp_world *world, double remaining)
         if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
         const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
+        if (smooth && !free_motion_through(world, k, remaining)) continue; /* cannot cross */
         const double t = apart ? psi / -v : (psi + thin) / speed;
         if (t > 0.0 && t < t_first) t_first = t;
     }
@@ -793,13 +847,18 @@ static double fast_pair_time(const pp_world *world, double remaining)
  *    rotation is first order; the hulls' first solve read 2.3 rad in one step).
  * Not split: a pair with a plane or a terrain triangle (a half-space has no far side: the
  * other shape's contacts are U sets on its one normal; a hull sliding fast on the ground was
- * split and then gained energy, soak seed 138), and a pair with a sphere or a capsule: its
- * contact is one closest-point U set (no far-side member; a sphere's spin does not enter its
- * gap), and the crash demo's 0.5 m ball at 20 m/s, h = 0.05, into 0.5 m bricks stays one
- * sub-step (split at the touch, that impact's LCPs ended in the bounded fallback). Not
- * covered: the other shape's spin does enter, and a 2 cm hull shot at a 4 cm sphere at 25 m/s,
- * h = 0.01, still goes through it (docs/performance.md "Fast pairs"). Sets with restitution
- * are the bouncing contacts' case.
+ * split and then gained energy, soak seed 138). A pair with a sphere or a capsule (one
+ * closest-point U set) is split by the same rule only when the rest of the step's free motion
+ * would carry it through the other to apart on the far side (free_motion_through): there the
+ * end-of-step constraint is met with no impulse, and a 2 cm sphere shot at an 8 cm box at 25-50 m/s,
+ * h = 0.01, went through it (the re-linearisation converged to the free motion). Where the
+ * free motion ends inside the other shape it is one sub-step as before: the crash demo's 0.5 m
+ * ball at 20 m/s, h = 0.05, into 0.5 m bricks, which split at every brick's touch in turn took
+ * 8 sub-steps of the whole wall's impact LCP in check_peg_decline's small crash (5 and more in
+ * the crash's step 15, 8.8 s of CPU and unfinished at 73 s; docs/performance.md "Fast pairs
+ * with a sphere"). Not covered: a spinning hull whose free motion ends inside a sphere can
+ * still cross it by the first solve's rotation taken to first order. Sets with restitution are
+ * the bouncing contacts' case.
  *
  * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
  * step whatever it holds. The rule splits only pairs whose relative speed exceeds

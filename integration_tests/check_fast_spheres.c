@@ -1,0 +1,219 @@
+/*
+ * Fast pairs with a sphere (impact_stage.c fast_pair_time, free_motion_apart; docs/design.md
+ * "Fast pairs"): check_peg_fast_hulls' shot (the same draws by seed: offset, shot along -x at
+ * 25 and 50 m/s, spin; no gravity, frictionless, h = 0.01, clock-free) with one side a sphere:
+ * a 2 cm hull or box (0.01 kg) shot at an 8 cm sphere (0.3 kg), and a 2 cm sphere shot at an
+ * 8 cm hull or box; and the same with a capsule (radius a quarter of the size, length half of
+ * it): a 2 cm capsule shot at an 8 cm hull or box, a 2 cm hull at an 8 cm capsule; under
+ * PP_MODEL_PEG and PP_MODEL_STANDARD. The small body moves 25-50 cm a step, many times either
+ * body's size.
+ *
+ * Asserted after every step: PP_OK, no PEG or LCP fallback, no kinetic energy gained, the
+ * pair not overlapping (pp_shape_distance, depth at most DEPTH_TOL), and the small body's
+ * centre not inside the big shape anywhere on the chord from its step's start to its end,
+ * both in the big body's frame (it did not pass through the big one: a single frictionless
+ * collision deflects the path outward, so the chord of a step that met the big body stays
+ * outside it); and that the pair did meet. Before the split was extended to these pairs every
+ * one of these cases crossed the big body within one step under both models (a sphere's
+ * closest-point set is met at the end of the step on the far side with no impulse: the
+ * re-linearisation converged to the free motion), most with no change of velocity at all.
+ */
+#include "pegplus/geometry.h"
+#include "pegplus/pegplus.h"
+#include "scenes.h"
+#include "it_common.h"
+#include "it_energy.h"
+#include "it_fast_hulls.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+
+#define DEPTH_TOL 1e-9  /* m after every step */
+#define ENERGY_TOL 1e-9 /* relative: a frictionless inelastic contact only removes energy */
+
+enum { HULL = 0, SPHERE = 1, BOX = 2, CAPSULE = 3 };
+static const char *const KIND[] = {"hull", "sphere", "box", "capsule"};
+
+typedef struct sphere_case {
+    pp_model model;
+    int big, small; /* HULL, SPHERE, BOX, CAPSULE */
+    double speed;
+    int seed;
+} sphere_case;
+
+#define PEG PP_MODEL_PEG
+#define STD PP_MODEL_STANDARD
+#define MODEL(c) ((c)->model == PP_MODEL_PEG ? "PEG" : "standard")
+#define PAIRS(m, v, s)                                                                         \
+    {m, SPHERE, HULL, v, s}, {m, SPHERE, BOX, v, s}, {m, HULL, SPHERE, v, s},                  \
+        {m, BOX, SPHERE, v, s}, {m, HULL, CAPSULE, v, s}, {m, BOX, CAPSULE, v, s}
+static const sphere_case CASES[] = {
+    PAIRS(PEG, 25, 3), PAIRS(PEG, 25, 4), PAIRS(PEG, 50, 3), PAIRS(PEG, 50, 4),
+    PAIRS(STD, 25, 3), PAIRS(STD, 25, 4), PAIRS(STD, 50, 3), PAIRS(STD, 50, 4),
+    {PEG, CAPSULE, HULL, 25, 4}, {PEG, CAPSULE, HULL, 50, 4},
+    {STD, CAPSULE, HULL, 25, 4}, {STD, CAPSULE, HULL, 50, 4},
+};
+
+typedef struct body_shape {
+    int kind;
+    double size;        /* m: the hull's cube of points, the sphere's diameter, the box's side,
+                           the capsule's radius x 4 and length x 2 (along its z) */
+    pp_polytope *poly;  /* HULL: body frame */
+} body_shape;
+
+/* The shape at body b's pose (position x, row-major R), or at rest at the origin (b NULL). */
+static pp_shape posed(const body_shape *d, dBodyID b)
+{
+    double x[3] = {0, 0, 0}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    if (b) pp_it_fast_body_pose(b, x, R);
+    const double len[3] = {d->size, d->size, d->size};
+    if (d->kind == SPHERE) return pp_shape_make_sphere(0.5 * d->size, x);
+    if (d->kind == BOX) return pp_shape_make_box(len, x, R);
+    if (d->kind == CAPSULE) return pp_shape_make_capsule(0.25 * d->size, 0.5 * d->size, x, R);
+    return pp_shape_make_polytope(d->poly, x, R);
+}
+
+/* check_peg_fast_hulls' pair (it_fast_hulls.h, the same draws) with the chosen kinds. */
+static void build(pp_world *pw, dWorldID world, dSpaceID space, const sphere_case *c,
+                  body_shape shape[2], dBodyID body[2])
+{
+    uint64_t rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)c->seed;
+    const double size[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
+    const int kind[2] = {c->big, c->small};
+    for (int k = 0; k < 2; ++k) {
+        shape[k] = (body_shape){kind[k], size[k], NULL};
+        double pts[45];
+        for (int i = 0; i < 45; ++i) pts[i] = pp_it_fast_uniform(&rng, -0.5, 0.5) * size[k];
+        dGeomID geom;
+        if (kind[k] == SPHERE) {
+            geom = dCreateSphere(space, 0.5 * size[k]);
+        } else if (kind[k] == BOX) {
+            geom = dCreateBox(space, size[k], size[k], size[k]);
+        } else if (kind[k] == CAPSULE) {
+            geom = dCreateCapsule(space, 0.25 * size[k], 0.5 * size[k]);
+        } else {
+            pp_polytope *p;
+            ck_assert_int_eq(pp_polytope_from_points(pts, 15, &p), PP_OK);
+            const double cm[3] = {p->centroid[0], p->centroid[1], p->centroid[2]};
+            pp_polytope_destroy(p);
+            for (int i = 0; i < 15; ++i)
+                for (int r = 0; r < 3; ++r) pts[3 * i + r] -= cm[r];
+            ck_assert_int_eq(pp_polytope_from_points(pts, 15, &shape[k].poly), PP_OK);
+            ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
+        }
+        body[k] = dBodyCreate(world);
+        dMass m;
+        dMassSetSphereTotal(&m, mass[k], size[k] / 2);
+        dBodySetMass(body[k], &m);
+        dGeomSetBody(geom, body[k]);
+    }
+    dBodySetPosition(body[0], 0, 0, 0);
+    dBodySetPosition(body[1], 0.3 + pp_it_fast_uniform(&rng, 0, 0.2),
+                     pp_it_fast_uniform(&rng, -0.02, 0.02), pp_it_fast_uniform(&rng, -0.02, 0.02));
+    dBodySetLinearVel(body[1], -c->speed, pp_it_fast_uniform(&rng, -1, 1),
+                      pp_it_fast_uniform(&rng, -1, 1));
+    dBodySetAngularVel(body[1], pp_it_fast_uniform(&rng, -20, 20),
+                       pp_it_fast_uniform(&rng, -20, 20), pp_it_fast_uniform(&rng, -20, 20));
+}
+
+/* The small body's centre in the big body's frame. */
+static void centre_in_big(dBodyID big, dBodyID small, double out[3])
+{
+    double xa[3], Ra[9];
+    pp_it_fast_body_pose(big, xa, Ra);
+    const dReal *x = dBodyGetPosition(small);
+    for (int i = 0; i < 3; ++i)
+        out[i] = Ra[i] * (x[0] - xa[0]) + Ra[3 + i] * (x[1] - xa[1]) + Ra[6 + i] * (x[2] - xa[2]);
+}
+
+/* The least signed distance from the chord p0-p1 (the big body's frame) to the big shape:
+ * < 0 where the small body's centre went inside it (sampled every 1/400 of the chord, at
+ * most 1.25 mm apart for the 50 cm of a 50 m/s step). */
+static double chord_distance(const body_shape *big, const double p0[3], const double p1[3])
+{
+    const pp_shape at_rest = posed(big, NULL);
+    double least = HUGE_VAL;
+    for (int k = 0; k <= 400; ++k) {
+        double x[3];
+        for (int i = 0; i < 3; ++i) x[i] = p0[i] + (p1[i] - p0[i]) * k / 400.0;
+        const pp_shape point = pp_shape_make_sphere(1e-9, x);
+        pp_proximity pr;
+        ck_assert_int_eq(pp_shape_distance(&at_rest, &point, &pr), PP_OK);
+        least = fmin(least, pr.distance);
+    }
+    return least;
+}
+
+START_TEST(test_fast_spheres)
+{
+    const sphere_case *c = &CASES[_i];
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scenes_init_ode();
+    dWorldID world = dWorldCreate();
+    dSpaceID space = dHashSpaceCreate(0);
+    dWorldSetGravity(world, 0, 0, 0);
+    pp_config config = pp_config_default();
+    config.model = c->model;
+    config.surface.mu = 0.0;
+    config.lcp_budget_seconds = 0.0;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
+    body_shape shape[2];
+    dBodyID body[2];
+    build(pw, world, space, c, shape, body);
+
+    double energy = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
+    int met = 0, max_sub = 0;
+    for (int step = 0; step < 30; ++step) {
+        double p0[3], p1[3];
+        centre_in_big(body[0], body[1], p0);
+        ck_assert_int_eq(pp_world_step(pw, 0.01), PP_OK);
+        const pp_step_stats *s = pp_world_get_stats(pw);
+        ck_assert_msg(s->peg_fallback == 0 && s->lcp_fallback < 2,
+                      "%s %s<-%s %g m/s seed %d step %d: PEG fallback %d, LCP fallback %d",
+                      MODEL(c), KIND[c->big], KIND[c->small], c->speed, c->seed, step,
+                      s->peg_fallback, s->lcp_fallback);
+        met |= s->contacts > 0;
+        if (s->substeps > max_sub) max_sub = s->substeps;
+        centre_in_big(body[0], body[1], p1);
+        const double chord = chord_distance(&shape[0], p0, p1);
+        ck_assert_msg(chord >= 0.0,
+                      "%s %s<-%s %g m/s seed %d step %d: passed through the big body (its "
+                      "centre %.3g m inside it)", MODEL(c), KIND[c->big], KIND[c->small],
+                      c->speed, c->seed, step, -chord);
+        const pp_shape a = posed(&shape[0], body[0]), b = posed(&shape[1], body[1]);
+        pp_proximity pr;
+        ck_assert_int_eq(pp_shape_distance(&a, &b, &pr), PP_OK);
+        ck_assert_msg(pr.distance >= -DEPTH_TOL, "%s %s<-%s %g m/s seed %d step %d: %.3g m deep",
+                      MODEL(c), KIND[c->big], KIND[c->small], c->speed, c->seed, step,
+                      -pr.distance);
+        const double e = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
+        ck_assert_msg(e <= energy * (1.0 + ENERGY_TOL),
+                      "%s %s<-%s %g m/s seed %d step %d: energy %.17g -> %.17g", MODEL(c),
+                      KIND[c->big], KIND[c->small], c->speed, c->seed, step, energy, e);
+        energy = e;
+    }
+    ck_assert_msg(met, "%s<-%s %g m/s seed %d: the pair never came within the margin",
+                  KIND[c->big], KIND[c->small], c->speed, c->seed);
+    const dReal *v = dBodyGetLinearVel(body[1]);
+    printf("fast spheres %s %s<-%s %g m/s seed %d: v (%.3g, %.3g, %.3g), most sub-steps %d\n",
+           MODEL(c), KIND[c->big], KIND[c->small], c->speed, c->seed, v[0], v[1], v[2],
+           max_sub);
+    pp_world_destroy(pw);
+    for (int k = 0; k < 2; ++k) pp_polytope_destroy(shape[k].poly);
+    dSpaceDestroy(space);
+    dWorldDestroy(world);
+    pp_set_log_hook(NULL, NULL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fast_spheres");
+    TCase *tc = tcase_create("fast_spheres");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_fast_spheres, 0, (int)(sizeof CASES / sizeof CASES[0]));
+    suite_add_tcase(s, tc);
+    return pp_it_run(s);
+}
