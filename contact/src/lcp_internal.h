@@ -628,7 +628,7 @@ pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o);
  * plain attempt, given whether that attempt's last path ended on the cycling detector or on a
  * false end, and its pivots: those with eps <= tie_tol max_i |M_ii| when the LCP is large
  * (A by columns, or n >= PP_LCP_SPARSE_MIN_N) and either cycled with pivots > n or ended
- * falsely; else 0. */
+ * falsely without PEG's I/X sets (o->set_slack NULL); else 0. */
 int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_lcp_options *o,
                          int cycled, int false_end, int pivots);
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,

@@ -481,6 +481,10 @@ START_TEST(ladder_skips_rungs_below_the_tie_band)
     ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 0, 50 * NR), 0); /* ray, cap */
     /* a false end ("The ladder after a false end"): the same rungs, at any length */
     ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 1, NR / 2), 3);
+    static const int no_sets[NR] = {0}; /* PEG's I/X sets given: a false end keeps the ladder */
+    o.set_slack = no_sets;
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 1, NR / 2), 0);
+    o.set_slack = NULL;
     o.tie_tol = 0.0; /* exact ties: no band */
     ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 0);
     o.tie_tol = 1e-3; /* a band above every rung: the last one (1e-6) is kept */
