@@ -92,6 +92,7 @@ pp_status pp_lcp_workspace_init(void *buffer, size_t bytes, int n_max, pp_lcp_wo
     ws->m_row_values = NULL;
     ws->shift = 0.0;
     ws->cycled = 0;
+    ws->false_end = 0;
     ws->row_sums_of = NULL;
     ws->row_sums_n = 0;
     ws->limits.factor_deadline = INFINITY;
@@ -621,9 +622,12 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
                                   &refactorisations);
     result->pivots += pivots;
     result->refactorisations += refactorisations;
+    ws->false_end = 0;
     if (status != PP_LCP_SOLVED) return status;
 
+    result->relative_residual = INFINITY; /* a z not finite is measured so (no residual) */
     int ok = matrix_accept(m, q, eps, o, z, w, result);
+    const double path_rel = result->relative_residual; /* "The ladder after a false end" */
     pp_lcp_result best = *result;
     /* The pivoting's z is refined; a basis solve adds nothing when it is already far inside
      * the tolerance. */
@@ -644,6 +648,7 @@ static pp_lcp_status lemke_run_and_polish(pp_lcp_workspace *ws, const lcp_matrix
     }
     ws->shift = shift;
     *result = best;
+    ws->false_end = !ok && !(path_rel <= o->regularised_tol);
     return ok ? PP_LCP_SOLVED : PP_LCP_NUMERICAL;
 }
 
@@ -846,7 +851,32 @@ static pp_status solve_lemke(pp_lcp_workspace *workspace, int n, const double *M
  * of the sparse basis: the plain paths that cycle in the tests (soak_short, n = 50;
  * check_joint_scenes, n = 80-208, after 74-126 pivots) were solved by M + 1e-14 I, below
  * that band; there a rung costs little, and a path of at most n pivots or a dense LCP keeps
- * the full ladder. */
+ * the full ladder.
+ *
+ * ---- The ladder after a false end ------------------------------------------------------
+ *
+ * The same rungs are skipped on a large LCP whose plain attempt's last path ended falsely: z0
+ * left the basis (the pivoting's SOLVED), but its answer, and the polish's basis solves on M
+ * and M + eps I, miss by rel(z) > regularised_tol, far beyond what the path's refinement
+ * leaves on a basis it can factorise (ws->false_end, set in lemke_run_and_polish). The basis
+ * is numerically singular: M_BB of redundant supports (a brick on a brick, no compliance)
+ * has a null space that rounding fills, so z_B carries an arbitrary component of that space
+ * and w_N = M_NB z_B + q_N goes negative by the size of the data. A rung below the tie band
+ * lifts that null space by eps, which leaves M_BB + eps I singular to within the band where
+ * the path's tie decisions are the rounding's (above), so its path meets the same
+ * near-singular bases. Measured on ODE's crash demo under the standard model (docs/
+ * performance.md, "The ladder after a false end"; max |M_ii| 11.6, band 1.2e-11): on the
+ * three screening rounds whose plain attempt ended falsely (1 794, 3 156, 3 174 unknowns,
+ * rel(z) 7.8e-4 to 0.22, ||z|| 1 to 2 900 times the answer's), every rung below the band
+ * failed (M + 1e-16 I a false end again, 1e-14 and 1e-12 a ray or the cycling detector)
+ * and M + 1e-10 I solved; with the rule the same answer bit for bit, 2 952 / 5 877 / 5 856
+ * pivots instead of 5 424 / 12 750 / 12 436. A ray is not a false end: on that scene's
+ * round of 1 512 unknowns plain Lemke and M + 1e-16 I end on rays and M + 1e-14 I, below
+ * the band, solves; that ladder is kept whole. No length condition: the false end is the
+ * evidence, where a cycle of a short path (at most n pivots) is cheap to climb past. Not for
+ * PEG's LCPs with I/X sets (o->set_slack): on check_peg_pouring's seed 4 (mu 0.5, h 0.01) the
+ * rule there left 1.58e-12 m^3 of overlap after step 364 (the test's bound 1e-12); their
+ * ladder is kept whole. */
 
 /* max_i |M_ii|: dense M, or A by columns (each column holds its diagonal entry). */
 static double diagonal_scale(int n, const double *M, const pp_lcp_csc *A)
@@ -864,9 +894,11 @@ static double diagonal_scale(int n, const double *M, const pp_lcp_csc *A)
 }
 
 int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_lcp_options *o,
-                         int cycled, int pivots)
+                         int cycled, int false_end, int pivots)
 {
-    if (!(A || n >= PP_LCP_SPARSE_MIN_N) || !cycled || pivots <= n) return 0;
+    if (!(A || n >= PP_LCP_SPARSE_MIN_N) ||
+        !((cycled && pivots > n) || (false_end && !o->set_slack)))
+        return 0;
     const double below = o->tie_tol * diagonal_scale(n, M, A);
     int skipped = 0;
     for (double eps = PP_LCP_EPS_FIRST; eps <= below && skipped < PP_LCP_RETRIES - 1;
@@ -921,6 +953,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     unsigned char *out = basis ? basis : workspace->basis;
     result->attempts = 1;
     start_attempt(workspace, PP_LCP_RETRIES + 1, n);
+    workspace->false_end = 0;
     lcp_matrix m = {n, M, M, A, pp_lcp_row_sums_kept(workspace, n, M)};
     pp_lcp_status first = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     result->status = first;
@@ -941,8 +974,9 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     m.Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     double eps = PP_LCP_EPS_FIRST;
-    for (int skip = pp_lcp_rungs_skipped(n, M, A, o, workspace->cycled, result->pivots);
-         skip > 0; --skip) { /* "The ladder after a cycle" */
+    for (int skip = pp_lcp_rungs_skipped(n, M, A, o, workspace->cycled, workspace->false_end,
+                                         result->pivots);
+         skip > 0; --skip) { /* "The ladder after a cycle", "... after a false end" */
         eps *= PP_LCP_EPS_FACTOR;
         --retries_left;
     }

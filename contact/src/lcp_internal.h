@@ -223,6 +223,9 @@ struct pp_lcp_workspace {
                              M + shift I, added on the fly (no copy of M); else 0 */
     int cycled;           /* 1 when the last Lemke path ended on its cycling detector
                              (lemke.c, "Cycling"; pp_lcp_solve's ladder reads it) */
+    int false_end;        /* 1 when the last Lemke path of an attempt ended with z0 leaving
+                             on a basis whose answer, polished, misses by more than
+                             regularised_tol (lcp.c, "The ladder after a false end") */
     int pattern_shared;   /* during a public solve: the paths share M's pattern (below) */
     int *pattern_start;   /* n >= PP_LCP_SPARSE_MIN_N, once a path built it: M's nonzero */
     int *pattern_rows;    /*   pattern by columns, with the diagonal (lcp_sparse.c) */
@@ -620,13 +623,14 @@ int pp_lcp_csc_accept(const pp_lcp_csc *A, const double *q, double eps,
 pp_status pp_lcp_check_options(const char *who, int n, const pp_lcp_options *o);
 /* lcp.c: the order of a full solve (plain attempt, regularised retries, bounded fallback)
  * of LCP(M, q) dense, or by columns A (M NULL), under one set of limits. */
-/* lcp.c, "The ladder after a cycle": how many rungs of the regularised ladder (from
- * PP_LCP_EPS_FIRST, at most all but the last) a solve skips after its plain attempt, given
- * whether that attempt's last path ended on the cycling detector and its pivots: those with
- * eps <= tie_tol max_i |M_ii| when the LCP is large (A by columns, or n >= PP_LCP_SPARSE_MIN_N),
- * cycled and pivots > n; else 0. */
+/* lcp.c, "The ladder after a cycle" and "... after a false end": how many rungs of the
+ * regularised ladder (from PP_LCP_EPS_FIRST, at most all but the last) a solve skips after its
+ * plain attempt, given whether that attempt's last path ended on the cycling detector or on a
+ * false end, and its pivots: those with eps <= tie_tol max_i |M_ii| when the LCP is large
+ * (A by columns, or n >= PP_LCP_SPARSE_MIN_N) and either cycled with pivots > n or ended
+ * falsely without PEG's I/X sets (o->set_slack NULL); else 0. */
 int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_lcp_options *o,
-                         int cycled, int pivots);
+                         int cycled, int false_end, int pivots);
 pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M,
                              const pp_lcp_csc *A, const double *q, const pp_lcp_options *o,
                              unsigned char *basis, double *z, pp_lcp_result *result);

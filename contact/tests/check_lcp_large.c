@@ -20,11 +20,13 @@
 #include "test_support.h"
 
 #include <check.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define N 240
 #define TOL_RESIDUAL 1e-9 /* natural-map residual relative to the row data */
@@ -474,23 +476,158 @@ START_TEST(ladder_skips_rungs_below_the_tie_band)
     col_start[NR] = p;
     const pp_lcp_csc A = {NR, col_start, row_index, values};
     pp_lcp_options o = pp_lcp_options_default();
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 3); /* 1e-10 first */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR), 0);     /* short path */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 50 * NR), 0); /* ray, cap */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 3); /* 1e-10 first */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR), 0);     /* short path */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 0, 50 * NR), 0); /* ray, cap */
+    /* a false end ("The ladder after a false end"): the same rungs, at any length */
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 1, NR / 2), 3);
+    static const int no_sets[NR] = {0}; /* PEG's I/X sets given: a false end keeps the ladder */
+    o.set_slack = no_sets;
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 0, 1, NR / 2), 0);
+    o.set_slack = NULL;
     o.tie_tol = 0.0; /* exact ties: no band */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 0);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 0);
     o.tie_tol = 1e-3; /* a band above every rung: the last one (1e-6) is kept */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 5);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 5);
     o.tie_tol = 1e-12;
     values[col_start[77]] = 0.04; /* max |M_ii| = 2.55 now: 2.55e-12, so 1e-10 still */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 3);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 3);
     for (int j = 0; j < NR; ++j) values[col_start[j]] *= 0.1; /* 2.55e-13: 1e-12 first */
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, NR + 1), 2);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, NULL, &A, &o, 1, 0, NR + 1), 2);
     /* dense: the same rule from PP_LCP_SPARSE_MIN_N on, none below */
     static double M[NR * NR];
     for (int j = 0; j < NR; ++j) M[j + (size_t)j * NR] = j == 3 ? 11.2 : 1.0;
-    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, M, NULL, &o, 1, NR + 1), 3);
-    ck_assert_int_eq(pp_lcp_rungs_skipped(PP_LCP_SPARSE_MIN_N - 1, M, NULL, &o, 1, 10 * NR), 0);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(NR, M, NULL, &o, 1, 0, NR + 1), 3);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(PP_LCP_SPARSE_MIN_N - 1, M, NULL, &o, 1, 0, 10 * NR), 0);
+    ck_assert_int_eq(pp_lcp_rungs_skipped(PP_LCP_SPARSE_MIN_N - 1, M, NULL, &o, 0, 1, 10 * NR), 0);
+}
+END_TEST
+
+/* ---- The ladder after a false end: the crash impact's screening round ------------------ */
+
+/* The next whitespace-separated token of a gzip'd text file, '#' comments skipped to the end
+ * of their line; 0 at the end. */
+static int gz_token(gzFile f, char *buf, size_t size)
+{
+    int c;
+    do {
+        c = gzgetc(f);
+        if (c == '#')
+            while (c != EOF && c != '\n') c = gzgetc(f);
+    } while (c != EOF && isspace(c));
+    size_t k = 0;
+    while (c != EOF && !isspace(c) && k + 1 < size) {
+        buf[k++] = (char)c;
+        c = gzgetc(f);
+    }
+    buf[k] = '\0';
+    return k > 0;
+}
+
+static void gz_expect(gzFile f, const char *word)
+{
+    char buf[64];
+    ck_assert_msg(gz_token(f, buf, sizeof buf) && strcmp(buf, word) == 0, "expected '%s'", word);
+}
+
+static long gz_long(gzFile f)
+{
+    char buf[64];
+    ck_assert(gz_token(f, buf, sizeof buf));
+    return strtol(buf, NULL, 10);
+}
+
+static double gz_double(gzFile f)
+{
+    char buf[64];
+    ck_assert(gz_token(f, buf, sizeof buf));
+    return strtod(buf, NULL); /* the file's shortest round-trip decimals: the same double */
+}
+
+/*
+ * data/crash_standard_step16_n1794.csc.gz: ODE's crash demo under the standard model
+ * (clock-free, the default re-linearisation), step 16's first screening round, 1 794 unknowns,
+ * cold, as pp_lcp_solve_csc got it (M by columns, 299 zero diagonal entries, max |M_ii| 11.6:
+ * the wall's redundant supports, no compliance). Its plain attempt ends on a false end (z0
+ * leaves after 1 274 pivots on a basis whose answer misses by rel(z) 7.8e-4: numerically
+ * singular), and so do the rungs below the tie band, each from w basic: M + 1e-16 I a false end
+ * again (663 pivots), 1e-14 the cycling detector (969), 1e-12 a ray (840); M + 1e-10 I solves
+ * (1 678). "The ladder after a false end" (lcp.c) goes from the plain attempt to 1e-10, the
+ * same answer bit for bit in 2 952 pivots instead of 5 424. Here with the solve's pivots held
+ * to two paths of n (max_total_pivots = 2 n): solved on M + 1e-10 I within that, no fallback,
+ * z an answer of LCP(M, q) itself by this file's residual. Without the rule the ladder runs out
+ * of pivots on the 1e-12 rung and the fallback answers (approximate).
+ */
+START_TEST(ladder_after_a_false_end)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "crash_standard_step16_n1794.csc.gz");
+    gzFile f = gzopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    gz_expect(f, "pp_lcp_csc");
+    ck_assert_int_eq(gz_long(f), 1);
+    gz_expect(f, "n");
+    const int n = (int)gz_long(f);
+    gz_expect(f, "nnz");
+    const int nnz = (int)gz_long(f);
+    ck_assert(n == 1794 && nnz > 0);
+    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
+    int *rows = malloc((size_t)nnz * sizeof *rows);
+    double *values = malloc((size_t)nnz * sizeof *values), *q = malloc((size_t)n * sizeof *q);
+    double *z = malloc((size_t)n * sizeof *z);
+    ck_assert(col_start && rows && values && q && z);
+    gz_expect(f, "col_start");
+    for (int j = 0; j <= n; ++j) col_start[j] = (int)gz_long(f);
+    gz_expect(f, "row_index");
+    for (int t = 0; t < nnz; ++t) rows[t] = (int)gz_long(f);
+    gz_expect(f, "values");
+    for (int t = 0; t < nnz; ++t) values[t] = gz_double(f);
+    gz_expect(f, "q");
+    for (int i = 0; i < n; ++i) q[i] = gz_double(f);
+    gzclose(f);
+    ck_assert_int_eq(col_start[n], nnz);
+    const pp_lcp_csc A = {n, col_start, rows, values};
+
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0; /* no clock: the pivots alone bound the solve */
+    o.max_total_pivots = 2 * n;
+    pp_lcp_result r;
+    const pp_status st = pp_lcp_solve_csc(ws, &A, q, &o, NULL, z, &r);
+    printf("ladder_after_a_false_end: status %s, %d pivots, %d attempts, eps %g, rel %.3g, "
+           "fallback %d\n", pp_lcp_status_string(r.status), r.pivots, r.attempts, r.epsilon,
+           r.relative_residual, r.fallback);
+    ck_assert_int_eq(st, PP_OK);
+    ck_assert(r.status == PP_LCP_SOLVED && r.fallback == 0 && r.pivots <= 2 * n);
+    ck_assert_msg(r.epsilon == 1e-10 && r.attempts == 2, "eps %g after %d attempts", r.epsilon,
+                  r.attempts);
+    /* an answer of LCP(M, q) by its own residual, formed here from the columns */
+    double *w = malloc((size_t)n * sizeof *w), *row = malloc((size_t)n * sizeof *row);
+    ck_assert(w && row);
+    double znorm = 0.0, worst = 0.0;
+    for (int i = 0; i < n; ++i) {
+        ck_assert(z[i] >= 0.0);
+        w[i] = q[i];
+        row[i] = 0.0;
+        znorm = fmax(znorm, z[i]);
+    }
+    for (int j = 0; j < n; ++j)
+        for (int t = col_start[j]; t < col_start[j + 1]; ++t) {
+            w[rows[t]] += values[t] * z[j];
+            row[rows[t]] += fabs(values[t]);
+        }
+    for (int i = 0; i < n; ++i)
+        worst = fmax(worst, fabs(fmin(z[i], w[i])) / (fabs(q[i]) + row[i] * znorm));
+    ck_assert_msg(znorm > 0.0 && worst <= 1e-9, "rel(z) %g", worst);
+    free(w);
+    free(row);
+    pp_lcp_workspace_destroy(ws);
+    free(col_start);
+    free(rows);
+    free(values);
+    free(q);
+    free(z);
 }
 END_TEST
 
@@ -693,6 +830,12 @@ static Suite *lcp_large_suite(void)
     tcase_add_test(tc, plain_path_given_up_is_refined);
     tcase_add_test(tc, plain_path_from_given_basis_is_rerun);
     suite_add_tcase(s, tc);
+    /* a real LCP of 1 794 unknowns: 1-2 s of CPU, its own timeout for a loaded machine */
+    TCase *crash = tcase_create("crash_lcp");
+    tcase_add_checked_fixture(crash, setup, teardown);
+    tcase_set_timeout(crash, 120);
+    tcase_add_test(crash, ladder_after_a_false_end);
+    suite_add_tcase(s, crash);
     return s;
 }
 
