@@ -743,6 +743,10 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
  * near enough for a fixed point above the energy bound to be kept or an orbit to close. */
 #define RELIN_CONVERGED 1e-11
 #define RELIN_NEAR 1e-6
+/* The step length after a cycle (relinearize_step, "A cycle"): RELIN_CYCLE_STEP of the cycle's
+ * longest, at least pp_relinearize_damping's shortest. */
+#define RELIN_CYCLE_STEP 0.75
+#define RELIN_STEP_MIN (1.0 / 16.0)
 
 /* Is the estimate iw->velocity the fixed point nu = nu^ to tol (1 + |nu^|) per component? */
 static int fixed_point(const pp_island_work *iw, double tol)
@@ -949,10 +953,19 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     return PP_OK;
 }
 
+/* Is every constraint of the list one the working set carries (no closest-point contact of a
+ * smooth shape, rebuilt at every pose)? */
+static int carried_family(const pp_step_scratch *s, const pp_constraint_list *l)
+{
+    for (int j = 0; j < l->set_count; ++j)
+        if (!carryable(s, &l->sets[j], &l->contacts[l->sets[j].first])) return 0;
+    return 1;
+}
+
 /* The step lengths, families and models of the iterates whose estimates and answers
  * iw->orbit holds, by iterate number modulo PP_RELIN_PERIOD_MAX. */
 typedef struct relin_orbit {
-    double alpha[PP_RELIN_PERIOD_MAX];
+    double alpha[PP_RELIN_PERIOD_MAX], violation[PP_RELIN_PERIOD_MAX];
     int grew[PP_RELIN_PERIOD_MAX], sets[PP_RELIN_PERIOD_MAX], model[PP_RELIN_PERIOD_MAX];
 } relin_orbit;
 
@@ -971,14 +984,15 @@ static void orbit_record(pp_island_work *iw, relin_orbit *o, int it, double alph
     o->model[slot] = model;
 }
 
-/* Does iterate `it` repeat iterate it - p for some period 2 <= p <= PP_RELIN_PERIOD_MAX
- * (relinearize_step, "A cycle")? Returns p, or 0. */
+/* Does iterate `it` repeat iterate it - p for some period 2 <= p <= PP_RELIN_PERIOD_MAX,
+ * it - p >= from (the iterates since the step length was last held shorter; relinearize_step,
+ * "A cycle")? Returns p, or 0. */
 static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, double alpha,
-                        int grew, int model)
+                        int grew, int model, int from)
 {
     const int n = 6 * iw->body_count;
     int grown = grew; /* a residual grew within the period */
-    for (int p = 2; p <= PP_RELIN_PERIOD_MAX && p <= it; ++p) {
+    for (int p = 2; p <= PP_RELIN_PERIOD_MAX && p <= it - from; ++p) {
         const int slot = (it - p) % PP_RELIN_PERIOD_MAX;
         grown |= o->grew[(it - p + 1) % PP_RELIN_PERIOD_MAX];
         if (!grown || o->alpha[slot] != alpha || o->grew[slot] != grew ||
@@ -1020,6 +1034,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     pp_answer hat = *applied, kept = *applied; /* the answers behind nu_hat and nu_kept */
     relin_orbit orbit;
     int solved = 1, near_fixed_point = 0, converged = 0, cycled = 0, grew = 0;
+    int from = 0;     /* the first iterate a cycle may repeat (since the last cap) */
+    double cap = 1.0; /* the longest step allowed ("A cycle") */
     double last_violation = HUGE_VAL; /* of the last estimate evaluated, at its own pose */
     for (int it = 0; it < world->config.relinearize_iterations && st == PP_OK; ++it) {
         double violation = 0.0, residual = 0.0;
@@ -1047,13 +1063,33 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             break;
         }
         near_fixed_point = fixed_point(iw, RELIN_NEAR);
-        alpha = pp_relinearize_damping(alpha, residual, last_residual, &grew);
+        alpha = fmin(pp_relinearize_damping(alpha, residual, last_residual, &grew), cap);
         last_residual = residual;
-        if (!near_fixed_point && orbit_closes(iw, &orbit, it, alpha, grew, *model)) {
+        const int period =
+            near_fixed_point ? 0 : orbit_closes(iw, &orbit, it, alpha, grew, *model, from);
+        /* the cycle's estimates, iterates it - period + 1 .. it, each landed on by the step of
+         * the iterate before it: is the one the longest step landed on the least violating? */
+        double longest = 0.0, landed = 0.0;
+        for (int q = 0; q < period; ++q) {
+            const double a = orbit.alpha[(it - q - 1) % PP_RELIN_PERIOD_MAX];
+            if (a > longest) {
+                longest = a;
+                landed = q ? orbit.violation[(it - q) % PP_RELIN_PERIOD_MAX] : violation;
+            }
+        }
+        int least = period > 0 && carried_family(&world->scratch, &iw->list);
+        for (int q = 0; q < period && least; ++q)
+            least = landed <= (q ? orbit.violation[(it - q) % PP_RELIN_PERIOD_MAX] : violation);
+        if (period && least && cap > RELIN_STEP_MIN) { /* "A cycle": steps held shorter */
+            cap = fmax(RELIN_STEP_MIN, RELIN_CYCLE_STEP * longest);
+            alpha = fmin(alpha, cap);
+            from = it;
+        } else if (period) {
             cycled = 1; /* every later iterate repeats one already seen: nu_kept */
             break;
         }
         orbit_record(iw, &orbit, it, alpha, grew, *model);
+        orbit.violation[it % PP_RELIN_PERIOD_MAX] = violation;
         for (int j = 0; j < 6 * nb; ++j) iw->nu_hat[j] += alpha * (iw->velocity[j] - iw->nu_hat[j]);
         hat = alpha == 1.0 ? iw->answer : pp_answer_combine(hat, iw->answer);
     }
