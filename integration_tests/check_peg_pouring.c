@@ -52,6 +52,12 @@
  * components of n tie): the least violating estimate was kept; each contact now keeps its
  * axis of the step's start through the iterates (relinearize.c, "A contact's friction pyramid
  * through the step"). Seed 73 (4.9e-11 m^3 at step 355) was the same.
+ * (9) h = 0.01, frictionless, seeds 139 (3.0e-10 m^3 at step 488, hulls 6 and 7 face on face)
+ * and 152 (5.0e-11 m^3 at step 465, hulls 0 and 2): the re-linearisation's damped iteration
+ * closed a period-3 cycle (steps 1, 1/2, 1/2): the full step landed where the LCP at the
+ * predicted pose takes another of its solutions (Lemke's cold path too), the halved steps came
+ * back, and the iteration stopped with an estimate 2e-8 m deep over a face; its steps are now
+ * held shorter than the cycle's longest and it converges (relinearize.c, "A cycle").
   */
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
@@ -90,6 +96,8 @@ static const pour_case CASES[] = {
     {0.01, 0.0, 122, 1e-12}, {0.01, 0.0, 170, 1e-12}, {0.01, 0.5, 40, 1e-12},
     /* regression (8): a friction pyramid turning between the iterates */
     {0.01, 0.5, 55, 1e-12},
+    /* regression (9): a cycle of the damped re-linearisation */
+    {0.01, 0.0, 139, 1e-12}, {0.01, 0.0, 152, 1e-12},
     {0.016, 0.0, 1, 1e-10}, {0.016, 0.0, 2, 1e-10},
 };
 
