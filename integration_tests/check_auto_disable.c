@@ -290,23 +290,6 @@ static void add_rolling_ball(rerun_scene *r)
     dBodySetAutoDisableFlag(r->s.ball, 0);
 }
 
-typedef struct body_state {
-    dReal x[3], q[4], v[3], w[3], f[3], t[3];
-    int enabled;
-} body_state;
-
-static void read_body_state(dBodyID b, body_state *s)
-{
-    memset(s, 0, sizeof *s);
-    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
-    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
-    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
-    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
-    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
-    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
-    s->enabled = dBodyIsEnabled(b);
-}
-
 /* _i: 0 standard model, 1 PEG */
 START_TEST(failed_step_after_rerun_restores_accumulators)
 {
@@ -324,13 +307,13 @@ START_TEST(failed_step_after_rerun_restores_accumulators)
         ck_assert_int_eq(pp_world_step(r[1].s.pw, H), PP_OK); /* the twin first */
         if (failed_at < 0 && asleep && dBodyIsEnabled(r[1].s.box)) { /* woken in this step */
             dBodyID bodies[3] = {r[0].s.box, r[0].s.ball, r[0].arm};
-            body_state before[3], after;
-            for (int b = 0; b < 3; ++b) read_body_state(bodies[b], &before[b]);
+            pp_it_body_state before[3], after;
+            for (int b = 0; b < 3; ++b) pp_it_read_body_state(bodies[b], &before[b]);
             r[0].fail = 1;
             ck_assert_int_eq(pp_world_step(r[0].s.pw, H), PP_ERR_INVALID_ARGUMENT);
             r[0].fail = 0;
             for (int b = 0; b < 3; ++b) {
-                read_body_state(bodies[b], &after);
+                pp_it_read_body_state(bodies[b], &after);
                 ck_assert_msg(!memcmp(&before[b], &after, sizeof after),
                               "%s: body %d (0 box, 1 ball, 2 arm) changed by the step failing "
                               "after the rerun (arm torque %g -> %g)", pp_model_name(model), b,
@@ -342,9 +325,9 @@ START_TEST(failed_step_after_rerun_restores_accumulators)
         dBodyID a[3] = {r[0].s.box, r[0].s.ball, r[0].arm};
         dBodyID b[3] = {r[1].s.box, r[1].s.ball, r[1].arm};
         for (int k = 0; k < 3; ++k) {
-            body_state x, y;
-            read_body_state(a[k], &x);
-            read_body_state(b[k], &y);
+            pp_it_body_state x, y;
+            pp_it_read_body_state(a[k], &x);
+            pp_it_read_body_state(b[k], &y);
             ck_assert_msg(!memcmp(&x, &y, sizeof x), "%s: body %d differs from the twin at "
                           "step %d (the failure at %d)", pp_model_name(model), k, step,
                           failed_at);

@@ -376,26 +376,6 @@ static int failing_surface_fn(void *user, dGeomID g1, dGeomID g2, pp_surface *su
     return 1;
 }
 
-/* What a failed step must not change: every body's state, force accumulators and enabled
- * flag and its joint count (no contact joint made). */
-typedef struct ode_state {
-    dReal x[3], q[4], v[3], w[3], f[3], t[3];
-    int enabled, joints;
-} ode_state;
-
-static void read_state(dBodyID b, ode_state *s)
-{
-    memset(s, 0, sizeof *s);
-    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
-    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
-    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
-    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
-    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
-    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
-    s->enabled = dBodyIsEnabled(b);
-    s->joints = dBodyGetNumJoints(b);
-}
-
 /* Four settling stacks (bodies 0-11), a box falling onto the third (12), and away from them
  * a box hanging from a hinge (13) whose motor drives it into its stop, so that ODE's getInfo2
  * adds the motor's torque to the body's accumulator (joint.cpp dxJointLimitMotor::addLimot),
@@ -484,9 +464,10 @@ START_TEST(test_failed_island_leaves_ode_untouched)
             ck_assert_int_gt(t->relinearizations, 0);
             twin_calls = f[1].surface.calls;
             relinearized = t->relinearizations;
-            ode_state before[64], after;
+            pp_it_body_state before[64], after;
             dBodyAddForce(f[0].w.bodies[FALLING], 0.3, -0.2, 0.0); /* the program's */
-            for (int b = 0; b < nb; ++b) read_state(f[0].w.bodies[b], &before[b]);
+            for (int b = 0; b < nb; ++b) /* all ODE holds of it: it_common.h */
+                pp_it_read_body_state(f[0].w.bodies[b], &before[b]);
             const dJointFeedback feedback = f[0].feedback;
             char *warm_before = NULL, *warm_after = NULL;
             ck_assert_int_eq(pp_world_save_warm_start(f[0].pw, &warm_before), PP_OK);
@@ -500,7 +481,7 @@ START_TEST(test_failed_island_leaves_ode_untouched)
             ck_assert_int_eq(pp_world_get_contacts(f[0].pw, &contacts), 0);
             ck_assert_int_eq(pp_world_get_impacts(f[0].pw, &impacts), 0);
             for (int b = 0; b < nb; ++b) {
-                read_state(f[0].w.bodies[b], &after);
+                pp_it_read_body_state(f[0].w.bodies[b], &after);
                 ck_assert_msg(!memcmp(&before[b], &after, sizeof after),
                               "%s, %d thread(s), failing in its %s: body %d of ODE changed by "
                               "the failed step", pp_model_name(model), threads, where[mode], b);

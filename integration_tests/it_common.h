@@ -6,6 +6,7 @@
 #include "pegplus/pegplus.h"
 
 #include <check.h>
+#include <string.h>
 
 /* Runs every test of `suite` (each in a forked child, Check's default) and frees the runner.
  * Returns the process exit code: 0 when every test passed, 1 otherwise. */
@@ -27,6 +28,26 @@ static inline void pp_it_assert_lemke(const pp_step_stats *t, int step)
                       t->peg_fallback == 0,
                   "step %d: lcp_fallback %d, approximate %d, failed %d, PEG fallback %d", step,
                   t->lcp_fallback, t->lcp_approximate, t->islands_failed, t->peg_fallback);
+}
+
+/* A body as ODE holds it: pose, velocities, force and torque accumulators, enabled flag and
+ * joint count; zeroed first, so two are compared bit for bit with memcmp. */
+typedef struct pp_it_body_state {
+    dReal x[3], q[4], v[3], w[3], f[3], t[3];
+    int enabled, joints;
+} pp_it_body_state;
+
+static inline void pp_it_read_body_state(dBodyID b, pp_it_body_state *s)
+{
+    memset(s, 0, sizeof *s);
+    memcpy(s->x, dBodyGetPosition(b), sizeof s->x);
+    memcpy(s->q, dBodyGetQuaternion(b), sizeof s->q);
+    memcpy(s->v, dBodyGetLinearVel(b), sizeof s->v);
+    memcpy(s->w, dBodyGetAngularVel(b), sizeof s->w);
+    memcpy(s->f, dBodyGetForce(b), sizeof s->f);
+    memcpy(s->t, dBodyGetTorque(b), sizeof s->t);
+    s->enabled = dBodyIsEnabled(b);
+    s->joints = dBodyGetNumJoints(b);
 }
 
 #endif
