@@ -692,8 +692,9 @@ pp_status pp_bridge_save_accumulators(pp_world *world)
             if (st != PP_OK) return st;
         }
     }
-    pp_saved_accumulator *rest = world->saved + managed;
     const int n = world->saved_count - managed;
+    if (n == 0) return PP_OK; /* world->saved may still be NULL: no pointer arithmetic on it */
+    pp_saved_accumulator *rest = world->saved + managed;
     if (n > 1) qsort(rest, (size_t)n, sizeof *rest, by_body);
     int kept = 0;
     for (int k = 0; k < n; ++k)
