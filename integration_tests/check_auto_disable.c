@@ -267,14 +267,7 @@ static void make_rerun_scene(rerun_scene *r, pp_model model)
     dGeomSetBody(dCreateBox(r->s.space, 0.4, 0.4, 0.4), r->arm);
     dBodySetPosition(r->arm, 20.5, 0, 3.0);
     dBodySetAutoDisableFlag(r->arm, 0);
-    r->hinge = dJointCreateHinge(r->s.world, 0);
-    dJointAttach(r->hinge, r->arm, 0);
-    dJointSetHingeAnchor(r->hinge, 20.0, 0, 3.0);
-    dJointSetHingeAxis(r->hinge, 0, 1, 0);
-    dJointSetHingeParam(r->hinge, dParamLoStop, -0.2);
-    dJointSetHingeParam(r->hinge, dParamHiStop, 0.0);
-    dJointSetHingeParam(r->hinge, dParamVel, 1.0);
-    dJointSetHingeParam(r->hinge, dParamFMax, 3.0);
+    r->hinge = pp_it_hinge_into_stop(r->s.world, r->arm, 20.0, 0.0, 3.0);
 }
 
 static void add_rolling_ball(rerun_scene *r)

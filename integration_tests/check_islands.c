@@ -398,14 +398,7 @@ static void make_failure_world(failure_world *f, pp_model model, int threads, in
     const double cube[3] = {0.4, 0.4, 0.4}, above[3] = {8.1, 0.0, 1.9}, hung[3] = {20.5, 0.0, 3.0};
     add_box(&f->w, cube, above, 0.3);
     dBodyID arm = add_box(&f->w, cube, hung, 0.0);
-    f->hinge = dJointCreateHinge(f->w.world, 0);
-    dJointAttach(f->hinge, arm, 0);
-    dJointSetHingeAnchor(f->hinge, 20.0, 0.0, 3.0);
-    dJointSetHingeAxis(f->hinge, 0.0, 1.0, 0.0);
-    dJointSetHingeParam(f->hinge, dParamLoStop, -0.2);
-    dJointSetHingeParam(f->hinge, dParamHiStop, 0.0);
-    dJointSetHingeParam(f->hinge, dParamVel, 1.0);
-    dJointSetHingeParam(f->hinge, dParamFMax, 3.0);
+    f->hinge = pp_it_hinge_into_stop(f->w.world, arm, 20.0, 0.0, 3.0);
     dJointSetFeedback(f->hinge, &f->feedback);
     f->surface.geom = dBodyGetFirstGeom(f->w.bodies[FAILING]);
     pp_config c = pp_config_default();

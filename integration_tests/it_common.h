@@ -50,4 +50,21 @@ static inline void pp_it_read_body_state(dBodyID b, pp_it_body_state *s)
     s->joints = dBodyGetNumJoints(b);
 }
 
+/* A hinge joining `arm` to the static environment at (x, y, z) about the y axis, its motor
+ * driving it at 1 rad/s (at most 3 N m) into its stop at 0 (range [-0.2, 0]): held there, ODE's
+ * getInfo2 adds the motor's torque to the arm's accumulator at every step. */
+static inline dJointID pp_it_hinge_into_stop(dWorldID world, dBodyID arm, double x, double y,
+                                             double z)
+{
+    dJointID hinge = dJointCreateHinge(world, 0);
+    dJointAttach(hinge, arm, 0);
+    dJointSetHingeAnchor(hinge, x, y, z);
+    dJointSetHingeAxis(hinge, 0.0, 1.0, 0.0);
+    dJointSetHingeParam(hinge, dParamLoStop, -0.2);
+    dJointSetHingeParam(hinge, dParamHiStop, 0.0);
+    dJointSetHingeParam(hinge, dParamVel, 1.0);
+    dJointSetHingeParam(hinge, dParamFMax, 3.0);
+    return hinge;
+}
+
 #endif
