@@ -490,14 +490,32 @@ static double pair_distance(const pp_step_scratch *s, int a, int b)
                                                                             : -HUGE_VAL;
 }
 
+/* Is a pair of shapes one whose contacts the working set cannot carry (a sphere, capsule or
+ * another smooth shape: its closest-point contact is rebuilt at every pose, carryable)? */
+static int smooth_pair(const pp_step_scratch *s, const pp_pair *p)
+{
+    const int a = s->shapes[p->a].kind, b = s->shapes[p->b].kind;
+    return (a != PP_SHAPE_POLYTOPE && a != PP_SHAPE_PLANE) ||
+           (b != PP_SHAPE_POLYTOPE && b != PP_SHAPE_PLANE);
+}
+
+/* Has the island a pair of smooth_pair's kind? */
+static int has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw)
+{
+    for (int i = 0; i < iw->pair_count; ++i)
+        if (smooth_pair(s, &iw->pairs[i])) return 1;
+    return 0;
+}
+
 /* set_violation of the working set at the pose predicted by iw->nu_hat, its sets re-evaluated
  * there (the island's list is left as it is: its impulses are the last solve's). With
  * `pair_depth`, a PEG set reads max(max_s psi_s, d), d its pair's signed distance there: how
  * deep the pose puts the pair, not how deep one of its sets' features reads (the penetration
  * energy_bounded_fixed_point compares; the standard model's sets read so already,
- * read_at_pair_depth). */
+ * read_at_pair_depth). With `smooth`, the island's pairs the working set does not carry
+ * (smooth_pair) read their signed distance there too (-d, where they overlap). */
 static pp_status working_set_violation(pp_world *world, pp_island_work *iw, double h,
-                                       int pair_depth, double *violation)
+                                       int pair_depth, int smooth, double *violation)
 {
     const pp_step_scratch *s = &world->scratch;
     pp_status st = PP_OK;
@@ -521,6 +539,11 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
         if (ok && pair_depth && iw->work_model == PP_MODEL_PEG && m < 0.0)
             m = fmax(m, pair_distance(s, c[0].shape_a, c[0].shape_b));
         if (ok && -m > *violation) *violation = -m;
+    }
+    for (int i = 0; smooth && st == PP_OK && i < iw->pair_count; ++i) {
+        if (!smooth_pair(s, &iw->pairs[i])) continue;
+        const double d = pair_distance(s, iw->pairs[i].a, iw->pairs[i].b);
+        if (-d > *violation) *violation = -d;
     }
     pose_bodies_predicted(world, iw, h, 1);
     return st;
@@ -984,6 +1007,61 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * (polytopes, planes) are re-evaluated at the segment point's pose (working_set_violation),
  * not the closest-point contacts of smooth shapes.
  */
+/* The kept estimate's impulse extended toward the energy bound (relinearize_step, "A fixed
+ * point above the energy bound"): nu(s) = nu* + s (nu_kept - nu*), s in [1, s_max], s_max
+ * where KE(nu(s)) reaches `target` (KE is convex in s and KE(nu(0)) = KE(nu*) <= target, so
+ * the whole interval is within the bound). The least s found (bisection, RELIN_EXTEND_STEPS)
+ * whose pose violates no more than `fixed_violation` (working_set_violation) goes into
+ * iw->velocity, *found = 1; where s_max's pose violates more, *found = 0 and iw->velocity is
+ * left as it is. */
+#define RELIN_EXTEND_STEPS 16
+
+static pp_status kept_impulse_extended(pp_world *world, pp_island_work *iw, double h,
+                                       double target, double bound, int pair_depth, int smooth,
+                                       double fixed_violation, int *found)
+{
+    const int n = 6 * iw->body_count;
+    *found = 0;
+    /* nu* (the bodies' free velocity) in nu_hat, then d = nu_kept - nu* */
+    for (int l = 0; l < iw->body_count; ++l) {
+        memcpy(&iw->nu_hat[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
+        memcpy(&iw->nu_hat[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
+    }
+    const double e_star = kinetic_energy(world, iw, iw->nu_hat);
+    const double e_kept = kinetic_energy(world, iw, iw->nu_kept);
+    for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] - iw->nu_hat[j];
+    /* KE(nu* + s d) = e* + s b + s^2 ed, ed = KE(d), b = KE(nu_kept) - e* - ed */
+    const double ed = kinetic_energy(world, iw, iw->nu_hat), b = e_kept - e_star - ed;
+    if (!(ed > 0.0)) return PP_OK;
+    const double s_max = (-b + sqrt(fmax(0.0, b * b + 4.0 * ed * (target - e_star)))) / (2.0 * ed);
+    if (!(s_max > 1.0)) return PP_OK;
+    double lo = 1.0, hi = s_max, violation = 0.0;
+    pp_status st = PP_OK;
+    for (int k = 0; k <= RELIN_EXTEND_STEPS && st == PP_OK; ++k) {
+        const double s = k == 0 ? hi : 0.5 * (lo + hi);
+        for (int j = 0; j < n; ++j) { /* nu* + s d = nu_kept + (s - 1) d */
+            const int l = j / 6, r = j % 6;
+            const double star = r < 3 ? iw->mlcp_body[l].v[r] : iw->mlcp_body[l].w[r - 3];
+            iw->nu_hat[j] = star + s * (iw->nu_kept[j] - star);
+        }
+        st = working_set_violation(world, iw, h, pair_depth, smooth, &violation);
+        if (st != PP_OK) break;
+        if (violation <= fixed_violation) hi = s;
+        else if (k == 0) return PP_OK; /* the bound's end violates more: none */
+        else lo = s;
+    }
+    if (st != PP_OK) return st;
+    for (int j = 0; j < n; ++j) {
+        const int l = j / 6, r = j % 6;
+        const double star = r < 3 ? iw->mlcp_body[l].v[r] : iw->mlcp_body[l].w[r - 3];
+        iw->nu_hat[j] = star + hi * (iw->nu_kept[j] - star);
+    }
+    if (!(kinetic_energy(world, iw, iw->nu_hat) <= bound)) return PP_OK;
+    memcpy(iw->velocity, iw->nu_hat, (size_t)n * sizeof(double));
+    *found = 1;
+    return PP_OK;
+}
+
 /* The converged fixed point iw->velocity (violating the constraints by `fixed_violation` at
  * its pose; its answer iw->answer) checked against the energy bound (relinearize_step, "A
  * fixed point above the energy bound"); nu_kept: the least violating estimate within the
@@ -1022,12 +1100,14 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     const double e1 = kinetic_energy(world, iw, iw->velocity);
     *applied = iw->answer;
     if (e1 <= bound || best == HUGE_VAL) return PP_OK;
-    /* PEG: the fixed point's penetration read as the segment point's is (pair_depth) */
+    /* PEG: the fixed point's penetration read as the segment point's is (pair_depth); an
+     * island with a smooth shape's pair: read at those pairs' depth too (smooth) */
     const int pair_depth = iw->work_model == PP_MODEL_PEG;
+    const int smooth = has_smooth_pair(&world->scratch, iw);
     pp_status st = PP_OK;
-    if (pair_depth) {
+    if (pair_depth || smooth) {
         memcpy(iw->nu_hat, iw->velocity, bytes);
-        st = working_set_violation(world, iw, h, 1, &fixed_violation);
+        st = working_set_violation(world, iw, h, pair_depth, smooth, &fixed_violation);
         if (st != PP_OK) return st;
     }
     /* KE(nu_kept + s d), d = nu - nu_kept, is e0 + s (e1 - e0 - ed) + s^2 ed, ed = KE(d) */
@@ -1039,7 +1119,7 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     s = fmin(1.0, fmax(0.0, s));
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] + s * (iw->velocity[j] - iw->nu_kept[j]);
     double violation = 0.0;
-    st = working_set_violation(world, iw, h, pair_depth, &violation);
+    st = working_set_violation(world, iw, h, pair_depth, smooth, &violation);
     if (st != PP_OK) return st;
     if (violation <= fixed_violation && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
         memcpy(iw->velocity, iw->nu_hat, bytes);
@@ -1048,7 +1128,11 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
         memcpy(iw->velocity, iw->nu_kept, bytes);
         *applied = kept;
     } else {
-        return PP_OK; /* no estimate within the bound is as feasible: the fixed point */
+        int found = 0;
+        st = kept_impulse_extended(world, iw, h, target, bound, pair_depth, smooth,
+                                   fixed_violation, &found);
+        if (st != PP_OK || !found) return st; /* none within the bound as feasible: the fixed point */
+        *applied = kept;
     }
     iw->stats.relinearize_refused++;
     return PP_OK;
@@ -1201,13 +1285,16 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     if (solved && !cycled) { /* the last estimate, at its own predicted pose */
         memcpy(iw->nu_hat, iw->velocity, bytes);
         double violation = 0.0;
-        st = working_set_violation(world, iw, h, 0, &violation);
+        st = working_set_violation(world, iw, h, 0, 0, &violation);
         if (st != PP_OK) return st;
         const int within = kinetic_energy(world, iw, iw->velocity) <= bound;
-        if (within ? violation <= best : near_fixed_point && violation < best) {
+        if (within && violation <= best) {
             *applied = iw->answer;
             return PP_OK;
         }
+        if (!within && near_fixed_point && violation < best) /* above the bound: as a fixed point's */
+            return energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
+                                              applied);
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
     *applied = kept;
