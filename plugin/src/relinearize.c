@@ -1127,16 +1127,6 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     const double e1 = kinetic_energy(world, iw, iw->velocity);
     *applied = iw->answer;
     if (e1 <= bound || best == HUGE_VAL) return PP_OK;
-    /* PEG: the fixed point's penetration read as the segment point's is (pair_depth); an
-     * island with a smooth shape's pair: read at those pairs' depth too (smooth) */
-    const int pair_depth = iw->work_model == PP_MODEL_PEG;
-    const int smooth = has_smooth_pair(&world->scratch, iw);
-    pp_status st = PP_OK;
-    if (pair_depth || smooth) {
-        memcpy(iw->nu_hat, iw->velocity, bytes);
-        st = working_set_violation(world, iw, h, pair_depth, smooth, &fixed_violation);
-        if (st != PP_OK) return st;
-    }
     /* KE(nu_kept + s d), d = nu - nu_kept, is e0 + s (e1 - e0 - ed) + s^2 ed, ed = KE(d) */
     const double e0 = kinetic_energy(world, iw, iw->nu_kept);
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->velocity[j] - iw->nu_kept[j];
@@ -1144,24 +1134,40 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     const double target = ceiling - 1e-12 * fabs(ceiling); /* the root's rounding: within */
     double s = ed > 0.0 ? (-b + sqrt(fmax(0.0, b * b + 4.0 * ed * (target - e0)))) / (2.0 * ed) : 0.0;
     s = fmin(1.0, fmax(0.0, s));
-    for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] + s * (iw->velocity[j] - iw->nu_kept[j]);
-    double violation = 0.0;
-    st = working_set_violation(world, iw, h, pair_depth, smooth, &violation);
-    if (st != PP_OK) return st;
-    if (violation <= fixed_violation && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
-        memcpy(iw->velocity, iw->nu_hat, bytes);
-        *applied = pp_answer_combine(kept, iw->answer);
-    } else if (best <= fixed_violation) {
-        memcpy(iw->velocity, iw->nu_kept, bytes);
-        *applied = kept;
-    } else {
-        int found = 0;
-        st = kept_impulse_extended(world, iw, h, target, bound, pair_depth, smooth,
-                                   fixed_violation, &found);
-        /* none within the bound as feasible: the fixed point */
-        if (st != PP_OK || !found) return st;
-        *applied = kept;
+    /* PEG: the fixed point's penetration read as the segment point's is (pair_depth). An island
+     * with a smooth shape's pair is judged first with those pairs read at their depth too
+     * (smooth), then, where no estimate is as feasible so, as the working set alone reads */
+    const int pair_depth = iw->work_model == PP_MODEL_PEG;
+    const int smooth_first = has_smooth_pair(&world->scratch, iw);
+    int found = 0;
+    pp_status st = PP_OK;
+    for (int smooth = smooth_first; smooth >= 0 && !found; --smooth) {
+        double fixed = fixed_violation, violation = 0.0;
+        if (pair_depth || smooth) {
+            memcpy(iw->nu_hat, iw->velocity, bytes);
+            st = working_set_violation(world, iw, h, pair_depth, smooth, &fixed);
+            if (st != PP_OK) return st;
+        }
+        for (int j = 0; j < n; ++j)
+            iw->nu_hat[j] = iw->nu_kept[j] + s * (iw->velocity[j] - iw->nu_kept[j]);
+        st = working_set_violation(world, iw, h, pair_depth, smooth, &violation);
+        if (st != PP_OK) return st;
+        if (violation <= fixed && kinetic_energy(world, iw, iw->nu_hat) <= bound) {
+            memcpy(iw->velocity, iw->nu_hat, bytes);
+            *applied = pp_answer_combine(kept, iw->answer);
+            found = 1;
+        } else if (best <= fixed) {
+            memcpy(iw->velocity, iw->nu_kept, bytes);
+            *applied = kept;
+            found = 1;
+        } else {
+            st = kept_impulse_extended(world, iw, h, target, bound, pair_depth, smooth, fixed,
+                                       &found);
+            if (st != PP_OK) return st;
+            if (found) *applied = kept;
+        }
     }
+    if (!found) return PP_OK; /* no estimate within the bound is as feasible: the fixed point */
     iw->stats.relinearize_refused++;
     return PP_OK;
 }
