@@ -1016,6 +1016,10 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * pose, not in the working set) the fixed point and every candidate also read those pairs'
  * signed distances at their poses: read by the working set alone, the box shot by a sphere
  * (above, "No convergence") took the segment point 0.87 mm deep for a fixed point touching.
+ * Where no estimate within the bound is as feasible read so, the choice is made again as the
+ * working set alone reads (as before that reading): read so only, soak seed 515 (PEG, a hull,
+ * a capsule and 9 joint rows in the island, step 194) kept its fixed point 0.038 J above the
+ * bound where the segment point was 3.9e-8 m deeper at the capsule's pair.
  * Where neither the segment point nor nu_kept is as feasible, one more estimate within the
  * bound is tried before the fixed point is kept: nu_kept's impulse extended,
  *     nu(s) = nu* + s (nu_kept - nu*),   1 <= s <= s_max,
