@@ -1047,8 +1047,9 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
     } else if (best <= fixed_violation) {
         memcpy(iw->velocity, iw->nu_kept, bytes);
         *applied = kept;
-    } else {
-        return PP_OK; /* no estimate within the bound is as feasible: the fixed point */
+    } else { /* no estimate within the bound is as feasible: the fixed point, reported */
+        iw->stats.relinearize_over++; /* (world.c redoes the sub-step shorter, "Retried") */
+        return PP_OK;
     }
     iw->stats.relinearize_refused++;
     return PP_OK;
