@@ -179,6 +179,13 @@ void pp_near_probe_clear(pp_world *world)
     world->probe->count = 0;
 }
 
+void pp_near_probe_rerun(pp_world *world)
+{
+    if (!world->probe) return;
+    for (int i = 0; i < world->probe->capacity; ++i)
+        memset(world->probe->entry[i].impulse, 0, sizeof world->probe->entry[i].impulse);
+}
+
 static uint64_t pair_key(int a, int b)
 {
     if (a > b) {

@@ -1171,7 +1171,10 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
             if (found) *applied = kept;
         }
     }
-    if (!found) return PP_OK; /* no estimate within the bound is as feasible: the fixed point */
+    if (!found) { /* no estimate within the bound is as feasible: the fixed point, reported */
+        iw->stats.relinearize_over++; /* (world.c redoes the sub-step shorter, "Retried") */
+        return PP_OK;
+    }
     iw->stats.relinearize_refused++;
     return PP_OK;
 }

@@ -54,6 +54,9 @@ typedef struct adis_entry {
     dBodyID body;        /* NULL: empty slot */
     adis_counters now, next; /* committed, and this step's (pp_auto_disable_commit) */
     int slept;           /* pegplus disabled it (to recognise dBodyEnable by the program) */
+    int enabled_again;   /* step stamp at which it was stepped with `slept` set: slept is
+                            cleared by the commit, so a step undone and run again (a failed
+                            step, world.c "A sub-step redone shorter") sees it again */
     int samples;         /* ring size the buffer was made for */
     double *ring;        /* 6 per sample: lvel, avel */
     int seen;            /* step stamp */
@@ -288,7 +291,7 @@ pp_status pp_auto_disable_sleep(pp_world *world, double h)
         if (st != PP_OK) return st;
         if (e->slept) { /* enabled again by the program (dBodyEnable resets the countdown) */
             reset_counters(&e->next, body);
-            e->slept = 0;
+            e->enabled_again = a->stamp;
         }
         if (e->samples <= 0) continue;
         if (!a->awake[i] && dBodyGetNumJoints(body) == 0) continue; /* mid-air */
@@ -397,7 +400,10 @@ void pp_auto_disable_commit(pp_world *world)
     struct pp_auto_disable *a = world->auto_disable;
     if (!a) return;
     for (int i = 0; i < a->capacity; ++i)
-        if (a->slots[i].body && a->slots[i].seen == a->stamp) a->slots[i].now = a->slots[i].next;
+        if (a->slots[i].body && a->slots[i].seen == a->stamp) {
+            a->slots[i].now = a->slots[i].next;
+            if (a->slots[i].enabled_again == a->stamp) a->slots[i].slept = 0;
+        }
     for (int i = 0; i < a->change_count; ++i) {
         adis_entry *e = find_entry(a, a->changes[i].body);
         if (e) e->slept = !dBodyIsEnabled(e->body);

@@ -663,6 +663,7 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
         t->peg_declined_largest = is->peg_declined_largest;
     t->relinearizations += is->relinearizations;
     t->relinearize_refused += is->relinearize_refused;
+    t->relinearize_over += is->relinearize_over;
     t->relinearize_cut += is->relinearize_cut;
     t->islands_failed += a->fallback == 3;
     t->lcp_approximate += a->fallback == 2;
@@ -869,6 +870,28 @@ static pp_status time_step_islands(pp_world *world, double dt)
  * that far): impact_stage.c pp_time_to_impact. */
 #define PP_MAX_SUBSTEPS 16
 
+/*
+ * A sub-step redone shorter. Where an island's re-linearisation converges to a fixed point
+ * above the step's energy bound and no estimate within the bound is as feasible
+ * (relinearize.c energy_bounded_fixed_point, relinearize_over), energy and non-penetration
+ * cannot both hold at that sub-step's length: a corner comes over a face within the sub-step,
+ * an impact along a normal no constraint at its start describes. The step is then run again
+ * from its start (the failure path puts everything back: pegplus_step) with that sub-step
+ * halved, up to PP_RETRY_HALVINGS times a sub-step and PP_RETRY_RUNS runs a step; the rest of
+ * the step goes on as sub-steps do. A sub-step still above its bound after its halvings is kept
+ * (its count stays in relinearize_over). Earlier sub-steps run again give the same bits, so a
+ * step no island of which keeps such a fixed point is not touched (docs/performance.md "The
+ * standard model's fixed point above the energy bound: a sub-step redone shorter").
+ */
+#define PP_RETRY_HALVINGS 3
+#define PP_RETRY_RUNS 8
+
+typedef struct substep_plan {
+    int halvings[PP_MAX_SUBSTEPS + 1]; /* by sub-step number: the sub-step's length halved */
+    int runs;                          /* runs of the step so far, less one */
+    int again;                         /* this run stopped to be run again */
+} substep_plan;
+
 /* Stage 1c, ODE's auto-disable (stage_auto_disable.c): bodies idle long enough sleep, bodies
  * an awake body touches wake; while that changes which bodies are stepped, stages 1-6 run
  * again for the bodies stepped now. */
@@ -886,7 +909,7 @@ static pp_status auto_disable(pp_world *world, double h, double *clock)
     return st;
 }
 
-static pp_status pegplus_substeps(pp_world *world, double h);
+static pp_status pegplus_substeps(pp_world *world, double h, substep_plan *plan);
 
 /* A failed step leaves ODE as it was (pegplus.h pp_world_step): nothing is written to the
  * bodies before stage 9, which writes all or nothing; the auto-disable stage's changes and
@@ -898,7 +921,24 @@ static pp_status pegplus_step(pp_world *world, double h)
     pp_step_scratch *s = &world->scratch;
     s->warm_swaps = s->warm_kept = 0;
     s->warm_model_start = s->warm_model;
-    pp_status st = pegplus_substeps(world, h);
+    substep_plan plan;
+    memset(&plan, 0, sizeof plan);
+    pp_status st = pegplus_substeps(world, h, &plan);
+    while (st == PP_OK && plan.again) { /* "A sub-step redone shorter": back to the start */
+        pp_auto_disable_undo(world);
+        pp_bridge_restore_accumulators(world);
+        warm_start_undo(s);
+        s->warm_swaps = s->warm_kept = 0;
+        s->info_count = s->impact_info_count = 0;
+        pp_step_stats kept = world->stats; /* the times spent so far stay counted */
+        memset(&world->stats, 0, sizeof world->stats);
+        world->stats.model = kept.model;
+        memcpy(world->stats.time_stage, kept.time_stage, sizeof kept.time_stage);
+        plan.again = 0;
+        plan.runs++;
+        world->stats.substeps_retried = plan.runs;
+        st = pegplus_substeps(world, h, &plan);
+    }
     if (st == PP_OK) {
         pp_auto_disable_commit(world);
     } else {
@@ -911,7 +951,7 @@ static pp_status pegplus_step(pp_world *world, double h)
     return st;
 }
 
-static pp_status pegplus_substeps(pp_world *world, double h)
+static pp_status pegplus_substeps(pp_world *world, double h, substep_plan *plan)
 {
     double clock = pp_now_seconds();
     pp_status st = snapshot_bodies(world, h);                       /* 1. snapshot      */
@@ -921,7 +961,8 @@ static pp_status pegplus_substeps(pp_world *world, double h)
 
     double t = 0.0;
     world->scratch.impacts = 0;
-    pp_near_probe_clear(world); /* the callback is asked afresh every step */
+    if (plan->runs == 0) pp_near_probe_clear(world); /* the callback is asked afresh every */
+    else pp_near_probe_rerun(world);                 /* step, once                          */
     double min_gap = 0.0; /* over the sub-steps' starts (pp_step_stats.min_gap) */
     for (int sub = 1; t < h && st == PP_OK; ++sub) {
         double dt = h - t;
@@ -939,12 +980,19 @@ static pp_status pegplus_substeps(pp_world *world, double h)
             st = find_contacts(world, dt, &clock); /* new velocities, new reach */
             if (st != PP_OK) return st;
         }
-        if (sub < PP_MAX_SUBSTEPS) dt = pp_time_to_impact(world, dt);
+        if (sub < PP_MAX_SUBSTEPS) dt = ldexp(pp_time_to_impact(world, dt), -plan->halvings[sub]);
 
+        const int over = world->stats.relinearize_over;
         time_step_free(world, dt);                                  /* 7. time step     */
         st = time_step_islands(world, dt);
         mark(world, PP_STAGE_TIME_STEP, &clock);
         if (st != PP_OK) return st;
+        if (world->stats.relinearize_over > over && sub < PP_MAX_SUBSTEPS &&
+            plan->halvings[sub] < PP_RETRY_HALVINGS && plan->runs + 1 < PP_RETRY_RUNS) {
+            plan->halvings[sub]++; /* "A sub-step redone shorter" */
+            plan->again = 1;
+            return PP_OK;
+        }
 
         integrate_bodies(world, dt);                                /* 8. integrate     */
         mark(world, PP_STAGE_INTEGRATE, &clock);

@@ -115,6 +115,7 @@ typedef struct pp_island_stats {
     pp_answer applied;
     int worst_status, worst_fallback, failed;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
+    int relinearize_over; /* a converged fixed point kept above the energy bound */
     int peg_declined_largest;
     int joint_regularised;
     int load_shared, load_kept;
@@ -676,6 +677,9 @@ void pp_near_probe_free(pp_world *world);
  * impulses of an island's last solve and of a sub-step's impacts (scratch.impact_info from
  * `first` on) summed per pair, then written as impulse / h after the step. */
 void pp_contact_feedback_add_island(const pp_world *world, const pp_island_work *iw);
+/* The step run again from its start (world.c "A sub-step redone shorter"): the pairs' answers
+ * are kept (the callback is asked once a step), their impulses for dJointFeedback zeroed. */
+void pp_near_probe_rerun(pp_world *world);
 void pp_contact_feedback_add_impacts(const pp_world *world, int first);
 void pp_contact_feedback_write(const pp_world *world, double h);
 /* The probe's side of the interposed dCollide / dJointCreateContact: 1 when the call belongs

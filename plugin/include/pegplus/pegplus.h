@@ -348,6 +348,13 @@ typedef struct pp_step_stats {
                                 earlier estimate than the last (the one violating the
                                 constraints least within the energy bound; README), or
                                 converged above that bound and kept an answer within it */
+    int relinearize_over;    /* island sub-steps whose re-linearisation converged to a fixed
+                                point above the energy bound and kept it (no estimate within
+                                the bound as feasible), left after the retries below */
+    int substeps_retried;    /* how many times the step was run again from its start with the
+                                sub-step of such a fixed point halved (at most 3 halvings a
+                                sub-step; docs/design.md "A sub-step redone shorter"); 0 when
+                                no island kept a fixed point above its bound */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;
