@@ -780,6 +780,40 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
     return 0;
 }
 
+
+/*
+ * A pair with a sphere or a capsule whose free motion does not pass through: the largest angle
+ * either body would turn over the rest of the step (`remaining`) under the impulse p that meets
+ * the set's end-of-step gap linearised at the start, psi + remaining (psi_dot + k p) = 0 (ST96
+ * Eq 29 for one contact), k = sum_i (1/m_i + (r_i x n)^T W_i (r_i x n)) the pair's inverse
+ * effective mass along n at member `k` (W_i the world inverse inertia, r_i the lever): the
+ * angle |W_i (r_i x n)| p remaining. 0 when the pair is not closing faster than its gap allows.
+ * The LCP takes that rotation to first order: beyond a quarter turn the contact point's real
+ * motion along the tangent turns back while the linearised one goes on (sin against its
+ * argument), and a 2 cm box or hull struck at a corner by the impulse that stops it against an
+ * 8 cm sphere turned 3.7-6 rad in a step and crossed the sphere (docs/design.md "Fast pairs").
+ */
+static double impulse_turn(const pp_world *world, const pp_contact *k, double psi_dot,
+                           double remaining)
+{
+    double ga[6], gb[6], turn[2][3] = {{0.0}}, inv_k = 0.0;
+    pp_mlcp_contact_jacobian(k, body_x(world, k->body_a), body_x(world, k->body_b), k->n, ga, gb);
+    const double *g[2] = {ga, gb};
+    const int body[2] = {k->body_a, k->body_b};
+    for (int i = 0; i < 2; ++i) {
+        if (body[i] < 0 || !(world->bodies[body[i]].inv_mass > 0.0)) continue;
+        const pp_body *b = &world->bodies[body[i]];
+        double W[9];
+        present_inverse_inertia(b, W);
+        for (int r = 0; r < 3; ++r) turn[i][r] = dot3(&W[3 * r], g[i] + 3); /* W (r x n) */
+        inv_k += b->inv_mass * dot3(g[i], g[i]) + dot3(g[i] + 3, turn[i]);
+    }
+    const double dv = -(psi_dot + k->psi / remaining); /* the gap rate the step must remove */
+    if (!(dv > 0.0) || !(inv_k > 0.0)) return 0.0;
+    const double p = dv / inv_k;
+    return p * remaining * fmax(sqrt(dot3(turn[0], turn[0])), sqrt(dot3(turn[1], turn[1])));
+}
+
 /*
  * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
  * (0, remaining) over the constraint sets without restitution whose pair has no plane or
@@ -811,7 +845,11 @@ static double fast_pair_time(const pp_world *world, double remaining)
         if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
         const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
-        if (smooth && !free_motion_through(world, k, remaining)) continue; /* cannot cross */
+        /* cannot cross: neither carried through by the free motion nor turned past a quarter
+         * turn by the impulse that stops it */
+        if (smooth && !(impulse_turn(world, k, v, remaining) > 0.5 * M_PI) &&
+            !free_motion_through(world, k, remaining))
+            continue;
         const double t = apart ? psi / -v : (psi + thin) / speed;
         if (t > 0.0 && t < t_first) t_first = t;
     }
