@@ -788,10 +788,13 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
  * Eq 29 for one contact), k = sum_i (1/m_i + (r_i x n)^T W_i (r_i x n)) the pair's inverse
  * effective mass along n at member `k` (W_i the world inverse inertia, r_i the lever): the
  * angle |W_i (r_i x n)| p remaining. 0 when the pair is not closing faster than its gap allows.
- * The LCP takes that rotation to first order: beyond a quarter turn the contact point's real
- * motion along the tangent turns back while the linearised one goes on (sin against its
- * argument), and a 2 cm box or hull struck at a corner by the impulse that stops it against an
- * 8 cm sphere turned 3.7-6 rad in a step and crossed the sphere (docs/design.md "Fast pairs").
+ * The LCP takes that rotation to first order: the contact point moves theta |r| along its
+ * tangent where the body really moves it |r| sin(theta), and past a half turn the two have
+ * opposite signs: the point the constraint holds back has come round to the far side. A 2 cm
+ * hull or box struck at a corner against an 8 cm sphere at 25-50 m/s, h = 0.01, read 3.7-6 rad
+ * and crossed the sphere in one sub-step (docs/design.md "Fast pairs"). The crash demo's bricks
+ * read at most 1.4 rad, check_peg_decline's small crash 2.1 rad: not split (a quarter turn
+ * split the small crash at each brick's touch, as in "Fast pairs with a sphere").
  */
 static double impulse_turn(const pp_world *world, const pp_contact *k, double psi_dot,
                            double remaining)
@@ -845,9 +848,9 @@ static double fast_pair_time(const pp_world *world, double remaining)
         if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
         const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
-        /* cannot cross: neither carried through by the free motion nor turned past a quarter
+        /* cannot cross: neither carried through by the free motion nor turned past a half
          * turn by the impulse that stops it */
-        if (smooth && !(impulse_turn(world, k, v, remaining) > 0.5 * M_PI) &&
+        if (smooth && !(impulse_turn(world, k, v, remaining) > M_PI) &&
             !free_motion_through(world, k, remaining))
             continue;
         const double t = apart ? psi / -v : (psi + thin) / speed;
@@ -894,9 +897,10 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * ball at 20 m/s, h = 0.05, into 0.5 m bricks, which split at every brick's touch in turn took
  * 8 sub-steps of the whole wall's impact LCP in check_peg_decline's small crash (5 and more in
  * the crash's step 15, 8.8 s of CPU and unfinished at 73 s; docs/performance.md "Fast pairs
- * with a sphere"). Not covered: a spinning hull whose free motion ends inside a sphere can
- * still cross it by the first solve's rotation taken to first order. Sets with restitution are
- * the bouncing contacts' case.
+ * with a sphere"). It is split all the same when the impulse that stops it would turn a body
+ * past a half turn in the rest of the step (impulse_turn: the LCP's rotation is first order,
+ * and a 2 cm hull struck at a corner against an 8 cm sphere crossed it so). Sets with
+ * restitution are the bouncing contacts' case.
  *
  * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
  * step whatever it holds. The rule splits only pairs whose relative speed exceeds
