@@ -780,7 +780,6 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
     return 0;
 }
 
-
 /*
  * A pair with a sphere or a capsule whose free motion does not pass through: the largest angle
  * either body would turn over the rest of the step (`remaining`) under the impulse p that meets
@@ -791,7 +790,7 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
  * The LCP takes that rotation to first order: the contact point moves theta |r| along its
  * tangent where the body really moves it |r| sin(theta), and past a half turn the two have
  * opposite signs: the point the constraint holds back has come round to the far side. A 2 cm
- * hull or box struck at a corner against an 8 cm sphere at 25-50 m/s, h = 0.01, read 3.7-6 rad
+ * hull or box struck at a corner against an 8 cm sphere at 25-50 m/s, h = 0.01, read 3.2-6 rad
  * and crossed the sphere in one sub-step (docs/design.md "Fast pairs"). The crash demo's bricks
  * read at most 1.4 rad, check_peg_decline's small crash 2.1 rad: not split (a quarter turn
  * split the small crash at each brick's touch, as in "Fast pairs with a sphere").
