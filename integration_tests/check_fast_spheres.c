@@ -1,7 +1,8 @@
 /*
- * Fast pairs with a sphere (impact_stage.c fast_pair_time, free_motion_apart; docs/design.md
- * "Fast pairs"): check_peg_fast_hulls' shot (the same draws by seed: offset, shot along -x at
- * 25 and 50 m/s, spin; no gravity, frictionless, h = 0.01, clock-free) with one side a sphere:
+ * Fast pairs with a sphere (impact_stage.c fast_pair_time, free_motion_through,
+ * impulse_turn; docs/design.md "Fast pairs"): check_peg_fast_hulls' shot (the same draws by
+ * seed: offset, shot along -x at 25 and 50 m/s, spin; no gravity, frictionless, h = 0.01,
+ * clock-free) with one side a sphere:
  * a 2 cm hull or box (0.01 kg) shot at an 8 cm sphere (0.3 kg), and a 2 cm sphere shot at an
  * 8 cm hull or box; and the same with a capsule (radius a quarter of the size, length half of
  * it): a 2 cm capsule shot at an 8 cm hull or box, a 2 cm hull at an 8 cm capsule; under
@@ -16,7 +17,8 @@
  * outside it); and that the pair did meet. Before the split was extended to these pairs every
  * one of these cases crossed the big body within one step under both models (a sphere's
  * closest-point set is met at the end of the step on the far side with no impulse: the
- * re-linearisation converged to the free motion), most with no change of velocity at all.
+ * re-linearisation converged to the free motion), most with no change of velocity at all;
+ * the spun cases (SPUN) crossed it or ended steps deep in it until the half-turn rule.
  */
 #include "pegplus/geometry.h"
 #include "pegplus/pegplus.h"
@@ -48,11 +50,20 @@ typedef struct sphere_case {
 #define PAIRS(m, v, s)                                                                         \
     {m, SPHERE, HULL, v, s}, {m, SPHERE, BOX, v, s}, {m, HULL, SPHERE, v, s},                  \
         {m, BOX, SPHERE, v, s}, {m, HULL, CAPSULE, v, s}, {m, BOX, CAPSULE, v, s}
+/* The spun cases (fast_pair_time's half turn, impulse_turn): the free motion ends inside the
+ * big shape, and the impulse that stops the pair would turn the 2 cm body (or the capsule)
+ * 3.2-6 rad in the step; before that rule each crossed the big body or ended a step 3.6e-9 m
+ * to 36 mm deep in it (sphere <- hull 50 m/s seed 1: 36 mm, across). */
+#define SPUN(m)                                                                                \
+    {m, SPHERE, HULL, 50, 1}, {m, SPHERE, HULL, 50, 5}, {m, CAPSULE, HULL, 25, 1},             \
+        {m, CAPSULE, BOX, 50, 5}, {m, HULL, CAPSULE, 25, 1}, {m, HULL, CAPSULE, 50, 2},        \
+        {m, HULL, CAPSULE, 50, 5}
 static const sphere_case CASES[] = {
     PAIRS(PEG, 25, 3), PAIRS(PEG, 25, 4), PAIRS(PEG, 50, 3), PAIRS(PEG, 50, 4),
     PAIRS(STD, 25, 3), PAIRS(STD, 25, 4), PAIRS(STD, 50, 3), PAIRS(STD, 50, 4),
     {PEG, CAPSULE, HULL, 25, 4}, {PEG, CAPSULE, HULL, 50, 4},
     {STD, CAPSULE, HULL, 25, 4}, {STD, CAPSULE, HULL, 50, 4},
+    SPUN(PEG), SPUN(STD),
 };
 
 typedef struct body_shape {

@@ -781,6 +781,42 @@ static int free_motion_through(const pp_world *world, const pp_contact *k, doubl
 }
 
 /*
+ * A pair with a sphere or a capsule whose free motion does not pass through: the largest angle
+ * either body would turn over the rest of the step (`remaining`) under the impulse p that meets
+ * the set's end-of-step gap linearised at the start, psi + remaining (psi_dot + k p) = 0 (ST96
+ * Eq 29 for one contact), k = sum_i (1/m_i + (r_i x n)^T W_i (r_i x n)) the pair's inverse
+ * effective mass along n at member `k` (W_i the world inverse inertia, r_i the lever): the
+ * angle |W_i (r_i x n)| p remaining. 0 when the pair is not closing faster than its gap allows.
+ * The LCP takes that rotation to first order: the contact point moves theta |r| along its
+ * tangent where the body really moves it |r| sin(theta), and past a half turn the two have
+ * opposite signs: the point the constraint holds back has come round to the far side. A 2 cm
+ * hull or box struck at a corner against an 8 cm sphere at 25-50 m/s, h = 0.01, read 3.2-6 rad
+ * and crossed the sphere in one sub-step (docs/design.md "Fast pairs"). The crash demo's bricks
+ * read at most 1.4 rad, check_peg_decline's small crash 2.1 rad: not split (a quarter turn
+ * split the small crash at each brick's touch, as in "Fast pairs with a sphere").
+ */
+static double impulse_turn(const pp_world *world, const pp_contact *k, double psi_dot,
+                           double remaining)
+{
+    double ga[6], gb[6], turn[2][3] = {{0.0}}, inv_k = 0.0;
+    pp_mlcp_contact_jacobian(k, body_x(world, k->body_a), body_x(world, k->body_b), k->n, ga, gb);
+    const double *g[2] = {ga, gb};
+    const int body[2] = {k->body_a, k->body_b};
+    for (int i = 0; i < 2; ++i) {
+        if (body[i] < 0 || !(world->bodies[body[i]].inv_mass > 0.0)) continue;
+        const pp_body *b = &world->bodies[body[i]];
+        double W[9];
+        present_inverse_inertia(b, W);
+        for (int r = 0; r < 3; ++r) turn[i][r] = dot3(&W[3 * r], g[i] + 3); /* W (r x n) */
+        inv_k += b->inv_mass * dot3(g[i], g[i]) + dot3(g[i] + 3, turn[i]);
+    }
+    const double dv = -(psi_dot + k->psi / remaining); /* the gap rate the step must remove */
+    if (!(dv > 0.0) || !(inv_k > 0.0)) return 0.0;
+    const double p = dv / inv_k;
+    return p * remaining * fmax(sqrt(dot3(turn[0], turn[0])), sqrt(dot3(turn[1], turn[1])));
+}
+
+/*
  * The end of the sub-step for fast pairs (pp_time_to_impact, "Fast pairs"): the smallest t in
  * (0, remaining) over the constraint sets without restitution whose pair has no plane or
  * terrain triangle (and, with a sphere or a capsule, whose free motion would pass through:
@@ -811,7 +847,11 @@ static double fast_pair_time(const pp_world *world, double remaining)
         if (ha == HUGE_VAL || hb == HUGE_VAL) continue; /* a half-space: no far side */
         const double thin = fmin(ha, hb);
         if (speed * remaining - psi <= thin) continue; /* the rest of the step is short enough */
-        if (smooth && !free_motion_through(world, k, remaining)) continue; /* cannot cross */
+        /* cannot cross: neither carried through by the free motion nor turned past a half
+         * turn by the impulse that stops it */
+        if (smooth && !(impulse_turn(world, k, v, remaining) > M_PI) &&
+            !free_motion_through(world, k, remaining))
+            continue;
         const double t = apart ? psi / -v : (psi + thin) / speed;
         if (t > 0.0 && t < t_first) t_first = t;
     }
@@ -856,9 +896,10 @@ static double fast_pair_time(const pp_world *world, double remaining)
  * ball at 20 m/s, h = 0.05, into 0.5 m bricks, which split at every brick's touch in turn took
  * 8 sub-steps of the whole wall's impact LCP in check_peg_decline's small crash (5 and more in
  * the crash's step 15, 8.8 s of CPU and unfinished at 73 s; docs/performance.md "Fast pairs
- * with a sphere"). Not covered: a spinning hull whose free motion ends inside a sphere can
- * still cross it by the first solve's rotation taken to first order. Sets with restitution are
- * the bouncing contacts' case.
+ * with a sphere"). It is split all the same when the impulse that stops it would turn a body
+ * past a half turn in the rest of the step (impulse_turn: the LCP's rotation is first order,
+ * and a 2 cm hull struck at a corner against an 8 cm sphere crossed it so). Sets with
+ * restitution are the bouncing contacts' case.
  *
  * Bound: at most PP_MAX_SUBSTEPS sub-steps a step (world.c); the last takes the rest of the
  * step whatever it holds. The rule splits only pairs whose relative speed exceeds
