@@ -161,25 +161,15 @@ START_TEST(test_fast_boxes)
     pp_world *pw = NULL;
     ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
     /* it_fast_hulls.h's draws (a hull's 45 coordinates drawn and not used, then the shot) */
-    uint64_t rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)ec->seed;
+    uint64_t rng = pp_it_fast_seed(ec->seed);
     const double side[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
     dBodyID body[2];
     for (int k = 0; k < 2; ++k) {
         for (int i = 0; i < 45; ++i) (void)pp_it_fast_uniform(&rng, -0.5, 0.5);
-        dGeomID geom = dCreateBox(space, side[k], side[k], side[k]);
-        body[k] = dBodyCreate(world);
-        dMass m;
-        dMassSetSphereTotal(&m, mass[k], side[k] / 2);
-        dBodySetMass(body[k], &m);
-        dGeomSetBody(geom, body[k]);
+        const dGeomID geom = dCreateBox(space, side[k], side[k], side[k]);
+        body[k] = pp_it_fast_body(world, geom, mass[k], side[k]);
     }
-    dBodySetPosition(body[0], 0, 0, 0);
-    dBodySetPosition(body[1], 0.3 + pp_it_fast_uniform(&rng, 0, 0.2),
-                     pp_it_fast_uniform(&rng, -0.02, 0.02), pp_it_fast_uniform(&rng, -0.02, 0.02));
-    dBodySetLinearVel(body[1], -ec->speed, pp_it_fast_uniform(&rng, -1, 1),
-                      pp_it_fast_uniform(&rng, -1, 1));
-    dBodySetAngularVel(body[1], pp_it_fast_uniform(&rng, -20, 20),
-                       pp_it_fast_uniform(&rng, -20, 20), pp_it_fast_uniform(&rng, -20, 20));
+    pp_it_fast_shoot(body[0], body[1], &rng, ec->speed);
 
     double energy = pp_it_kinetic_energy(body[0]) + pp_it_kinetic_energy(body[1]);
     double worst_gain = -HUGE_VAL;

@@ -89,7 +89,7 @@ static pp_shape posed(const body_shape *d, dBodyID b)
 static void build(pp_world *pw, dWorldID world, dSpaceID space, const sphere_case *c,
                   body_shape shape[2], dBodyID body[2])
 {
-    uint64_t rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)c->seed;
+    uint64_t rng = pp_it_fast_seed(c->seed);
     const double size[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
     const int kind[2] = {c->big, c->small};
     for (int k = 0; k < 2; ++k) {
@@ -97,35 +97,17 @@ static void build(pp_world *pw, dWorldID world, dSpaceID space, const sphere_cas
         double pts[45];
         for (int i = 0; i < 45; ++i) pts[i] = pp_it_fast_uniform(&rng, -0.5, 0.5) * size[k];
         dGeomID geom;
-        if (kind[k] == SPHERE) {
+        if (kind[k] == SPHERE)
             geom = dCreateSphere(space, 0.5 * size[k]);
-        } else if (kind[k] == BOX) {
+        else if (kind[k] == BOX)
             geom = dCreateBox(space, size[k], size[k], size[k]);
-        } else if (kind[k] == CAPSULE) {
+        else if (kind[k] == CAPSULE)
             geom = dCreateCapsule(space, 0.25 * size[k], 0.5 * size[k]);
-        } else {
-            pp_polytope *p;
-            ck_assert_int_eq(pp_polytope_from_points(pts, 15, &p), PP_OK);
-            const double cm[3] = {p->centroid[0], p->centroid[1], p->centroid[2]};
-            pp_polytope_destroy(p);
-            for (int i = 0; i < 15; ++i)
-                for (int r = 0; r < 3; ++r) pts[3 * i + r] -= cm[r];
-            ck_assert_int_eq(pp_polytope_from_points(pts, 15, &shape[k].poly), PP_OK);
-            ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
-        }
-        body[k] = dBodyCreate(world);
-        dMass m;
-        dMassSetSphereTotal(&m, mass[k], size[k] / 2);
-        dBodySetMass(body[k], &m);
-        dGeomSetBody(geom, body[k]);
+        else
+            geom = pp_it_fast_centred_hull(pw, space, pts, &shape[k].poly);
+        body[k] = pp_it_fast_body(world, geom, mass[k], size[k]);
     }
-    dBodySetPosition(body[0], 0, 0, 0);
-    dBodySetPosition(body[1], 0.3 + pp_it_fast_uniform(&rng, 0, 0.2),
-                     pp_it_fast_uniform(&rng, -0.02, 0.02), pp_it_fast_uniform(&rng, -0.02, 0.02));
-    dBodySetLinearVel(body[1], -c->speed, pp_it_fast_uniform(&rng, -1, 1),
-                      pp_it_fast_uniform(&rng, -1, 1));
-    dBodySetAngularVel(body[1], pp_it_fast_uniform(&rng, -20, 20),
-                       pp_it_fast_uniform(&rng, -20, 20), pp_it_fast_uniform(&rng, -20, 20));
+    pp_it_fast_shoot(body[0], body[1], &rng, c->speed);
 }
 
 /* The small body's centre in the big body's frame. */

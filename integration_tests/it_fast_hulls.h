@@ -27,38 +27,67 @@ static inline double pp_it_fast_uniform(uint64_t *rng, double lo, double hi)
     return lo + (hi - lo) * (double)(*rng >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The generator of `seed`'s draws. */
+static inline uint64_t pp_it_fast_seed(int seed)
+{
+    return 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)seed;
+}
+
+/* A hull of the 15 points `pts` (45 coordinates, moved in place so that its centroid is the
+ * origin, the body's centre of mass) as a pegplus convex geom in `space`, and, when `poly` is
+ * not NULL, the same hull as a polytope in the body's frame (the caller destroys it). */
+static inline dGeomID pp_it_fast_centred_hull(pp_world *pw, dSpaceID space, double pts[45],
+                                              pp_polytope **poly)
+{
+    pp_polytope *p;
+    ck_assert_int_eq(pp_polytope_from_points(pts, 15, &p), PP_OK);
+    const double c[3] = {p->centroid[0], p->centroid[1], p->centroid[2]};
+    pp_polytope_destroy(p);
+    for (int i = 0; i < 15; ++i)
+        for (int r = 0; r < 3; ++r) pts[3 * i + r] -= c[r];
+    if (poly) ck_assert_int_eq(pp_polytope_from_points(pts, 15, poly), PP_OK);
+    dGeomID geom;
+    ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
+    return geom;
+}
+
+/* A body of `mass` with a uniform sphere's inertia of diameter `size`, carrying `geom`. */
+static inline dBodyID pp_it_fast_body(dWorldID world, dGeomID geom, double mass, double size)
+{
+    dBodyID b = dBodyCreate(world);
+    dMass m;
+    dMassSetSphereTotal(&m, mass, size / 2);
+    dBodySetMass(b, &m);
+    dGeomSetBody(geom, b);
+    return b;
+}
+
+/* The shot (after both bodies' 45 draws): `big` at rest at the origin, `small` 0.3-0.5 m along
+ * +x with a random offset, moving at `speed` along -x with a random sideways velocity and spin. */
+static inline void pp_it_fast_shoot(dBodyID big, dBodyID small, uint64_t *rng, double speed)
+{
+    dBodySetPosition(big, 0, 0, 0);
+    dBodySetPosition(small, 0.3 + pp_it_fast_uniform(rng, 0, 0.2),
+                     pp_it_fast_uniform(rng, -0.02, 0.02), pp_it_fast_uniform(rng, -0.02, 0.02));
+    dBodySetLinearVel(small, -speed, pp_it_fast_uniform(rng, -1, 1),
+                      pp_it_fast_uniform(rng, -1, 1));
+    dBodySetAngularVel(small, pp_it_fast_uniform(rng, -20, 20), pp_it_fast_uniform(rng, -20, 20),
+                       pp_it_fast_uniform(rng, -20, 20));
+}
+
 /* Builds the pair of `seed` in `world`/`space` through `pw` and shoots the small hull. */
 static inline void pp_it_fast_pair_build(pp_world *pw, dWorldID world, dSpaceID space,
                                          int seed, double speed, pp_it_fast_pair *fp)
 {
-    uint64_t rng = 0x9E3779B97F4A7C15ull + 0x1234567ull * (uint64_t)seed;
+    uint64_t rng = pp_it_fast_seed(seed);
     const double size[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};
     for (int k = 0; k < 2; ++k) {
         double pts[45];
         for (int i = 0; i < 45; ++i) pts[i] = pp_it_fast_uniform(&rng, -0.5, 0.5) * size[k];
-        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &fp->poly[k]), PP_OK);
-        double c[3] = {fp->poly[k]->centroid[0], fp->poly[k]->centroid[1],
-                       fp->poly[k]->centroid[2]};
-        pp_polytope_destroy(fp->poly[k]);
-        for (int i = 0; i < 15; ++i)
-            for (int r = 0; r < 3; ++r) pts[3 * i + r] -= c[r]; /* centre of mass at the origin */
-        ck_assert_int_eq(pp_polytope_from_points(pts, 15, &fp->poly[k]), PP_OK);
-        dGeomID geom;
-        ck_assert_int_eq(pp_convex_create(pw, space, pts, 15, &geom), PP_OK);
-        fp->body[k] = dBodyCreate(world);
-        dMass m;
-        dMassSetSphereTotal(&m, mass[k], size[k] / 2);
-        dBodySetMass(fp->body[k], &m);
-        dGeomSetBody(geom, fp->body[k]);
+        const dGeomID geom = pp_it_fast_centred_hull(pw, space, pts, &fp->poly[k]);
+        fp->body[k] = pp_it_fast_body(world, geom, mass[k], size[k]);
     }
-    dBodyID small = fp->body[1];
-    dBodySetPosition(fp->body[0], 0, 0, 0);
-    dBodySetPosition(small, 0.3 + pp_it_fast_uniform(&rng, 0, 0.2),
-                     pp_it_fast_uniform(&rng, -0.02, 0.02), pp_it_fast_uniform(&rng, -0.02, 0.02));
-    dBodySetLinearVel(small, -speed, pp_it_fast_uniform(&rng, -1, 1),
-                      pp_it_fast_uniform(&rng, -1, 1));
-    dBodySetAngularVel(small, pp_it_fast_uniform(&rng, -20, 20), pp_it_fast_uniform(&rng, -20, 20),
-                       pp_it_fast_uniform(&rng, -20, 20));
+    pp_it_fast_shoot(fp->body[0], fp->body[1], &rng, speed);
 }
 
 /* A body's pose as a position and a row-major rotation (ODE's 3x4 rows read as 3x3). */
