@@ -96,17 +96,9 @@ START_TEST(test_fast_hull_energy)
     const energy_case *ec = &CASES[_i];
     const int seed = ec->seed;
     const char *model = ec->model == PP_MODEL_PEG ? "PEG" : "standard";
-    pp_set_log_hook(pp_log_discard, NULL);
-    pp_scenes_init_ode();
-    dWorldID world = dWorldCreate();
-    dSpaceID space = dHashSpaceCreate(0);
-    dWorldSetGravity(world, 0, 0, 0);
-    pp_config config = pp_config_default();
-    config.model = ec->model;
-    config.surface.mu = 0.0;
-    config.lcp_budget_seconds = 0.0; /* no clock: only pivot caps bound the solves */
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
+    dWorldID world;
+    dSpaceID space;
+    pp_world *pw = pp_it_fast_world(ec->model, &world, &space);
 
     pp_it_fast_pair fp;
     pp_it_fast_pair_build(pw, world, space, seed, ec->speed, &fp);
@@ -149,17 +141,9 @@ START_TEST(test_fast_boxes)
 {
     const energy_case *ec = &BOX_CASES[_i];
     const char *model = ec->model == PP_MODEL_PEG ? "PEG" : "standard";
-    pp_set_log_hook(pp_log_discard, NULL);
-    pp_scenes_init_ode();
-    dWorldID world = dWorldCreate();
-    dSpaceID space = dHashSpaceCreate(0);
-    dWorldSetGravity(world, 0, 0, 0);
-    pp_config config = pp_config_default();
-    config.model = ec->model;
-    config.surface.mu = 0.0;
-    config.lcp_budget_seconds = 0.0;
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
+    dWorldID world;
+    dSpaceID space;
+    pp_world *pw = pp_it_fast_world(ec->model, &world, &space);
     /* it_fast_hulls.h's draws (a hull's 45 coordinates drawn and not used, then the shot) */
     uint64_t rng = pp_it_fast_seed(ec->seed);
     const double side[2] = {0.08, 0.02}, mass[2] = {0.3, 0.01};

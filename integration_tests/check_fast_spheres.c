@@ -141,17 +141,9 @@ static double chord_distance(const body_shape *big, const double p0[3], const do
 START_TEST(test_fast_spheres)
 {
     const sphere_case *c = &CASES[_i];
-    pp_set_log_hook(pp_log_discard, NULL);
-    pp_scenes_init_ode();
-    dWorldID world = dWorldCreate();
-    dSpaceID space = dHashSpaceCreate(0);
-    dWorldSetGravity(world, 0, 0, 0);
-    pp_config config = pp_config_default();
-    config.model = c->model;
-    config.surface.mu = 0.0;
-    config.lcp_budget_seconds = 0.0;
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
+    dWorldID world;
+    dSpaceID space;
+    pp_world *pw = pp_it_fast_world(c->model, &world, &space);
     body_shape shape[2];
     dBodyID body[2];
     build(pw, world, space, c, shape, body);

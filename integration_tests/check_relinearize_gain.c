@@ -87,17 +87,9 @@ static double distance(const pp_polytope *poly, const gain_case *c, dBodyID body
 START_TEST(test_relinearize_gain)
 {
     const gain_case *c = &CASES[_i];
-    pp_set_log_hook(pp_log_discard, NULL);
-    pp_scenes_init_ode();
-    dWorldID world = dWorldCreate();
-    dSpaceID space = dHashSpaceCreate(0);
-    dWorldSetGravity(world, 0, 0, 0);
-    pp_config config = pp_config_default();
-    config.model = c->model;
-    config.surface.mu = 0.0;
-    config.lcp_budget_seconds = 0.0;
-    pp_world *pw = NULL;
-    ck_assert_int_eq(pp_world_create(world, space, &config, &pw), PP_OK);
+    dWorldID world;
+    dSpaceID space;
+    pp_world *pw = pp_it_fast_world(c->model, &world, &space);
     pp_polytope *poly;
     dBodyID body[2];
     build(pw, world, space, c, &poly, body);

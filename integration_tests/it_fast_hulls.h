@@ -9,6 +9,7 @@
 #include "pegplus/overlap.h"
 #include "pegplus/pegplus.h"
 #include "it_energy.h"
+#include "scenes.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -73,6 +74,25 @@ static inline void pp_it_fast_shoot(dBodyID big, dBodyID small, uint64_t *rng, d
                       pp_it_fast_uniform(rng, -1, 1));
     dBodySetAngularVel(small, pp_it_fast_uniform(rng, -20, 20), pp_it_fast_uniform(rng, -20, 20),
                        pp_it_fast_uniform(rng, -20, 20));
+}
+
+/* The scans' world: ODE initialised, no gravity, a hash space, a pegplus world of `model`
+ * with frictionless surfaces and no clock (only the pivot caps bound the solves), the log
+ * silenced. */
+static inline pp_world *pp_it_fast_world(pp_model model, dWorldID *world, dSpaceID *space)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scenes_init_ode();
+    *world = dWorldCreate();
+    *space = dHashSpaceCreate(0);
+    dWorldSetGravity(*world, 0, 0, 0);
+    pp_config config = pp_config_default();
+    config.model = model;
+    config.surface.mu = 0.0;
+    config.lcp_budget_seconds = 0.0;
+    pp_world *pw = NULL;
+    ck_assert_int_eq(pp_world_create(*world, *space, &config, &pw), PP_OK);
+    return pw;
 }
 
 /* Builds the pair of `seed` in `world`/`space` through `pw` and shoots the small hull. */
