@@ -490,8 +490,17 @@ static double pair_distance(const pp_step_scratch *s, int a, int b)
                                                                             : -HUGE_VAL;
 }
 
+/* nu*, the island's free velocity (its bodies' mlcp_body v and w), into `nu` (6 a body). */
+static void free_velocity(const pp_island_work *iw, double *nu)
+{
+    for (int l = 0; l < iw->body_count; ++l) {
+        memcpy(&nu[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
+        memcpy(&nu[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
+    }
+}
+
 /* Is a pair of shapes one whose contacts the working set cannot carry (a sphere, capsule or
- * another smooth shape: its closest-point contact is rebuilt at every pose, carryable)? */
+ * another smooth shape: its closest-point contact is rebuilt at every pose, not carried)? */
 static int smooth_pair(const pp_step_scratch *s, const pp_pair *p)
 {
     const int a = s->shapes[p->a].kind, b = s->shapes[p->b].kind;
@@ -773,10 +782,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
     if (st == PP_OK) pp_island_shift_gaps(world, iw, h, iw->nu_hat);
     *solved = 0;
     if (st == PP_OK && iw->list.contact_count == 0) { /* nothing near q^: the free motion */
-        for (int l = 0; l < iw->body_count; ++l) {
-            memcpy(&iw->velocity[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
-            memcpy(&iw->velocity[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
-        }
+        free_velocity(iw, iw->velocity);
         iw->answer = (pp_answer){0, 0, 0, 0.0}; /* no LCP */
         *solved = 1;
     } else if (st == PP_OK) {
@@ -1045,6 +1051,16 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
  * *found = 0 and iw->velocity is left as it is. */
 #define RELIN_EXTEND_STEPS 16
 
+/* nu(s) = nu* + s (nu_kept - nu*) into iw->nu_hat (kept_impulse_extended) */
+static void kept_extended(pp_island_work *iw, double s)
+{
+    for (int j = 0; j < 6 * iw->body_count; ++j) {
+        const int l = j / 6, r = j % 6;
+        const double star = r < 3 ? iw->mlcp_body[l].v[r] : iw->mlcp_body[l].w[r - 3];
+        iw->nu_hat[j] = star + s * (iw->nu_kept[j] - star);
+    }
+}
+
 static pp_status kept_impulse_extended(pp_world *world, pp_island_work *iw, double h,
                                        double target, double bound, int pair_depth, int smooth,
                                        double fixed_violation, int *found)
@@ -1054,10 +1070,7 @@ static pp_status kept_impulse_extended(pp_world *world, pp_island_work *iw, doub
     /* a joint row's impulse scaled would break its equality (J nu(s) = (1 - s) J nu*) */
     if (iw->joint_row_count > 0) return PP_OK;
     /* nu* (the bodies' free velocity) in nu_hat, then d = nu_kept - nu* */
-    for (int l = 0; l < iw->body_count; ++l) {
-        memcpy(&iw->nu_hat[6 * l], iw->mlcp_body[l].v, 3 * sizeof(double));
-        memcpy(&iw->nu_hat[6 * l + 3], iw->mlcp_body[l].w, 3 * sizeof(double));
-    }
+    free_velocity(iw, iw->nu_hat);
     const double e_star = kinetic_energy(world, iw, iw->nu_hat);
     const double e_kept = kinetic_energy(world, iw, iw->nu_kept);
     for (int j = 0; j < n; ++j) iw->nu_hat[j] = iw->nu_kept[j] - iw->nu_hat[j];
@@ -1070,11 +1083,7 @@ static pp_status kept_impulse_extended(pp_world *world, pp_island_work *iw, doub
     pp_status st = PP_OK;
     for (int k = 0; k <= RELIN_EXTEND_STEPS && st == PP_OK; ++k) {
         const double s = k == 0 ? hi : 0.5 * (lo + hi);
-        for (int j = 0; j < n; ++j) { /* nu* + s d = nu_kept + (s - 1) d */
-            const int l = j / 6, r = j % 6;
-            const double star = r < 3 ? iw->mlcp_body[l].v[r] : iw->mlcp_body[l].w[r - 3];
-            iw->nu_hat[j] = star + s * (iw->nu_kept[j] - star);
-        }
+        kept_extended(iw, s);
         st = working_set_violation(world, iw, h, pair_depth, smooth, &violation);
         if (st != PP_OK) break;
         if (violation <= fixed_violation) hi = s;
@@ -1082,11 +1091,7 @@ static pp_status kept_impulse_extended(pp_world *world, pp_island_work *iw, doub
         else lo = s;
     }
     if (st != PP_OK) return st;
-    for (int j = 0; j < n; ++j) {
-        const int l = j / 6, r = j % 6;
-        const double star = r < 3 ? iw->mlcp_body[l].v[r] : iw->mlcp_body[l].w[r - 3];
-        iw->nu_hat[j] = star + hi * (iw->nu_kept[j] - star);
-    }
+    kept_extended(iw, hi);
     if (!(kinetic_energy(world, iw, iw->nu_hat) <= bound)) return PP_OK;
     memcpy(iw->velocity, iw->nu_hat, (size_t)n * sizeof(double));
     *found = 1;

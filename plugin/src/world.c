@@ -911,6 +911,15 @@ static pp_status auto_disable(pp_world *world, double h, double *clock)
 
 static pp_status pegplus_substeps(pp_world *world, double h, substep_plan *plan);
 
+/* What a run of the step changed outside the step's own copy, put back: the auto-disable
+ * stage's changes, the force accumulators joints' getInfo2 changed, the warm starts. */
+static void undo_run(pp_world *world)
+{
+    pp_auto_disable_undo(world);
+    pp_bridge_restore_accumulators(world);
+    warm_start_undo(&world->scratch);
+}
+
 /* A failed step leaves ODE as it was (pegplus.h pp_world_step): nothing is written to the
  * bodies before stage 9, which writes all or nothing; the auto-disable stage's changes and
  * the force accumulators joints' getInfo2 changed are put back. An island's bodies are
@@ -925,9 +934,7 @@ static pp_status pegplus_step(pp_world *world, double h)
     memset(&plan, 0, sizeof plan);
     pp_status st = pegplus_substeps(world, h, &plan);
     while (st == PP_OK && plan.again) { /* "A sub-step redone shorter": back to the start */
-        pp_auto_disable_undo(world);
-        pp_bridge_restore_accumulators(world);
-        warm_start_undo(s);
+        undo_run(world);
         s->warm_swaps = s->warm_kept = 0;
         s->info_count = s->impact_info_count = 0;
         pp_step_stats kept = world->stats; /* the times spent so far stay counted */
@@ -942,9 +949,7 @@ static pp_status pegplus_step(pp_world *world, double h)
     if (st == PP_OK) {
         pp_auto_disable_commit(world);
     } else {
-        pp_auto_disable_undo(world);
-        pp_bridge_restore_accumulators(world);
-        warm_start_undo(s);
+        undo_run(world);
     }
     world->saved_count = 0;
     s->warm_swaps = s->warm_kept = 0;
