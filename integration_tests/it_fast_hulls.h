@@ -136,6 +136,29 @@ static inline double pp_it_fast_pair_energy(const pp_it_fast_pair *fp)
     return pp_it_kinetic_energy(fp->body[0]) + pp_it_kinetic_energy(fp->body[1]);
 }
 
+/* After each step of the case `what`: no PEG fallback and an exact or regularised LCP answer
+ * (lcp_fallback < 2). */
+static inline void pp_it_fast_check_answer(const pp_step_stats *s, const char *what, int step)
+{
+    ck_assert_msg(s->peg_fallback == 0 && s->lcp_fallback < 2,
+                  "%s step %d: PEG fallback %d, LCP fallback %d", what, step, s->peg_fallback,
+                  s->lcp_fallback);
+}
+
+/* After each step of the case `what`: the two bodies' kinetic energy at most (1 + energy_tol)
+ * times *energy, which becomes the new one. Returns the step's relative gain. */
+static inline double pp_it_fast_check_energy(dBodyID a, dBodyID b, const char *what, int step,
+                                             double energy_tol, double *energy)
+{
+    const double e = pp_it_kinetic_energy(a) + pp_it_kinetic_energy(b);
+    const double gain = (e - *energy) / *energy;
+    ck_assert_msg(e <= *energy * (1.0 + energy_tol),
+                  "%s step %d: kinetic energy %.17g -> %.17g J (%+.3g relative)", what, step,
+                  *energy, e, gain);
+    *energy = e;
+    return gain;
+}
+
 /* After each step of the case `what` (model, speed, seed, ...): no PEG fallback and an exact
  * or regularised LCP answer (lcp_fallback < 2), an overlap volume of at most overlap_tol
  * m^3, and a kinetic energy of at most (1 + energy_tol) times *energy, which becomes the new
@@ -144,17 +167,10 @@ static inline double pp_it_fast_pair_check_step(const pp_it_fast_pair *fp, const
                                                 const char *what, int step, double overlap_tol,
                                                 double energy_tol, double *energy)
 {
-    ck_assert_msg(s->peg_fallback == 0 && s->lcp_fallback < 2,
-                  "%s step %d: PEG fallback %d, LCP fallback %d", what, step, s->peg_fallback,
-                  s->lcp_fallback);
+    pp_it_fast_check_answer(s, what, step);
     const double v = pp_it_fast_pair_overlap(fp);
     ck_assert_msg(v <= overlap_tol, "%s: overlap %g m^3 after step %d", what, v, step);
-    const double e = pp_it_fast_pair_energy(fp), gain = (e - *energy) / *energy;
-    ck_assert_msg(e <= *energy * (1.0 + energy_tol),
-                  "%s step %d: kinetic energy %.17g -> %.17g J (%+.3g relative)", what, step,
-                  *energy, e, gain);
-    *energy = e;
-    return gain;
+    return pp_it_fast_check_energy(fp->body[0], fp->body[1], what, step, energy_tol, energy);
 }
 
 /* At the end: the hulls met (some step had contacts), and when `collide`, the small hull,
