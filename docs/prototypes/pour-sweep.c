@@ -1,6 +1,7 @@
 /* PEG pouring sweep driver (a diagnostic, not part of the build): check_peg_pouring's
  * configuration for one seed (examples/scenes/pouring.h, 500 steps), the exact overlap volume
- * after every step; the last line "seed S h H mu MU worst V step K steps_over N refused R".
+ * after every step; the last line "seed S h H mu MU worst V step K steps_over N refused R
+ * projected P largest D" (P steps post-stabilised, D their largest displacement, m).
  * Used for README "Known problems", PEG's pouring (docs/performance.md, the eighteenth
  * session's merged main).
  *
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
     int steps = (int)lround(5.0 / h), next_drop = 0, worst_step = -1, refused = 0, over = 0;
     double worst = 0.0;
     long piv = 0;
+    int projected = 0;
+    double moved = 0.0;
     for (int step = 0; step < steps; ++step) {
         if (next_drop < PP_POUR_DROPS && step == pp_pour_drop_step(next_drop, h))
             pp_pour_scene_drop(&pour, world, next_drop++);
@@ -64,10 +67,13 @@ int main(int argc, char **argv)
         double v = -1.0;
         pp_pour_scene_overlap(&pour, &v);
         refused += st->relinearize_refused;
+        projected += st->positions_projected;
+        if (st->projection_largest > moved) moved = st->projection_largest;
         if (v > 1e-12) over++;
         if (verbose || (step >= from && step <= to))
-            printf("step %d overlap %.3g refused %d relin %d fallback %d/%d\n", step, v,
-                   st->relinearize_refused, st->relinearizations, st->peg_fallback, st->lcp_fallback);
+            printf("step %d overlap %.3g refused %d relin %d fallback %d/%d projected %d %.3g\n",
+                   step, v, st->relinearize_refused, st->relinearizations, st->peg_fallback,
+                   st->lcp_fallback, st->positions_projected, st->projection_largest);
         if (v > 1e-12) pairs(&pour);
         if (getenv("WATCH") && step >= atoi(getenv("WATCH")) - 3 && step <= atoi(getenv("WATCH")) + 1) {
             for (int b = 0; b < pour.scene.body_count; ++b) {
@@ -87,8 +93,8 @@ int main(int argc, char **argv)
         }
         if (v > worst) worst = v, worst_step = step;
     }
-    printf("seed %llu h %g mu %g worst %.3g step %d steps_over %d refused %d\n", seed, h, mu,
-           worst, worst_step, over, refused);
+    printf("seed %llu h %g mu %g worst %.3g step %d steps_over %d refused %d projected %d "
+           "largest %.3g\n", seed, h, mu, worst, worst_step, over, refused, projected, moved);
     pp_world_destroy(world);
     pp_pour_scene_destroy(&pour);
     return 0;

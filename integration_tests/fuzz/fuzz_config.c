@@ -97,7 +97,8 @@ static int config_ok(const pp_config *c)
            c->threads >= 1 && c->threads <= PP_MAX_THREADS &&
            c->lcp_budget_seconds >= 0.0 && c->lcp_budget_seconds <= 3600.0 &&
            c->lcp_budget_pivots >= 0 && (c->load_sharing == 0 || c->load_sharing == 1) &&
-           c->max_correcting_velocity > 0.0;
+           c->max_correcting_velocity > 0.0 &&
+           (c->post_stabilisation == 0 || c->post_stabilisation == 1);
 }
 
 static const char *const FIELDS[] = {"model", "ode_stepper", "ode_max_contacts", "mu", "bounce",
@@ -105,7 +106,8 @@ static const char *const FIELDS[] = {"model", "ode_stepper", "ode_max_contacts",
                                      "ode_soft_cfm", "proximity_margin", "friction_directions",
                                      "compliance", "relinearize_iterations", "threads",
                                      "lcp_budget_seconds", "load_sharing",
-                                     "max_correcting_velocity", "lcp_budget_pivots"};
+                                     "max_correcting_velocity", "lcp_budget_pivots",
+                                     "post_stabilisation"};
 
 static int names_a_field(const char *message)
 {
@@ -199,6 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.lcp_budget_seconds = fuzz_double(&r, 0.0, 0.05, 1);
     c.load_sharing = fuzz_field_int(&r, 0, 1);
     c.max_correcting_velocity = fuzz_double(&r, 0.0, 2.0, 1);
+    c.post_stabilisation = fuzz_field_int(&r, 0, 1);
     pair_surface ps;
     ps.surface = fuzz_surface(&r);
     ps.keep = fuzz_u8(&r) < 224;

@@ -201,7 +201,8 @@ static pp_status working_set_start(pp_world *world, pp_island_work *iw, int mode
  * edge pairs of a corner that met a face at the first solve's pose, carried to poses 8 cm
  * apart, read their lines' gap (lines meeting beyond both edges, psi ~ 0) and the iteration
  * converged to the boxes held apart by them, +851 J. PEG's sets read as they are. */
-static void read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw, pp_contact *c)
+void pp_island_read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw,
+                                  pp_contact *c)
 {
     pp_contact q = *c, closest;
     if (iw->work_model != PP_MODEL_PEG &&
@@ -222,7 +223,7 @@ static pp_status carry_set(pp_world *world, pp_island_work *iw, int w)
     if (st != PP_OK) return st;
     for (int i = 0; i < set->count; ++i)
         if (!pp_update_contact(sb, &va, &vb, &c[i])) return PP_OK;
-    for (int i = 0; i < set->count; ++i) read_at_pair_depth(s, iw, &c[i]);
+    for (int i = 0; i < set->count; ++i) pp_island_read_at_pair_depth(s, iw, &c[i]);
     return pp_constraint_list_append(&iw->list, set, c, &iw->work.restitution[3 * set->first]);
 }
 
@@ -440,7 +441,7 @@ static double kinetic_energy(const pp_world *world, const pp_island_work *iw, co
 /* Pose the island's bodies (and their shapes) at q^ = q^l + h f(nu^) (stage 8 with nu^),
  * saving q^l; or, with `restore`, put q^l back (stage 8 integrates from there). A kinematic
  * body's estimate is its own velocity (the solve leaves it as it is). */
-static void pose_bodies_predicted(pp_world *world, pp_island_work *iw, double h, int restore)
+void pp_island_pose_predicted(pp_world *world, pp_island_work *iw, double h, int restore)
 {
     for (int l = 0; l < iw->body_count; ++l) {
         pp_body *b = &world->bodies[iw->body[l]];
@@ -521,7 +522,7 @@ static int has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw)
  * `pair_depth`, a PEG set reads max(max_s psi_s, d), d its pair's signed distance there: how
  * deep the pose puts the pair, not how deep one of its sets' features reads (the penetration
  * energy_bounded_fixed_point compares; the standard model's sets read so already,
- * read_at_pair_depth). With `smooth`, the island's pairs the working set does not carry
+ * pp_island_read_at_pair_depth). With `smooth`, the island's pairs the working set does not carry
  * (smooth_pair) read their signed distance there too (-d, where they overlap). */
 static pp_status working_set_violation(pp_world *world, pp_island_work *iw, double h,
                                        int pair_depth, int smooth, double *violation)
@@ -529,7 +530,7 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
     const pp_step_scratch *s = &world->scratch;
     pp_status st = PP_OK;
     *violation = 0.0;
-    pose_bodies_predicted(world, iw, h, 0);
+    pp_island_pose_predicted(world, iw, h, 0);
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w) {
         const pp_peg_set *set = &iw->work.sets[w];
         const pp_contact *c = &iw->work.contacts[set->first];
@@ -542,7 +543,7 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
         for (int i = 0; i < set->count && ok; ++i) {
             pp_contact q = c[i];
             ok = pp_update_contact(sb, &va, &vb, &q);
-            if (ok) read_at_pair_depth(s, iw, &q);
+            if (ok) pp_island_read_at_pair_depth(s, iw, &q);
             if (q.psi > m) m = q.psi;
         }
         if (ok && pair_depth && iw->work_model == PP_MODEL_PEG && m < 0.0)
@@ -554,7 +555,7 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
         const double d = pair_distance(s, iw->pairs[i].a, iw->pairs[i].b);
         if (-d > *violation) *violation = -d;
     }
-    pose_bodies_predicted(world, iw, h, 1);
+    pp_island_pose_predicted(world, iw, h, 1);
     return st;
 }
 
@@ -771,7 +772,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
                              double *violation, double *residual, int *solved)
 {
     int nb = iw->body_count;
-    pose_bodies_predicted(world, iw, h, 0);
+    pp_island_pose_predicted(world, iw, h, 0);
     iw->list.contact_count = iw->list.set_count = 0;
     pp_status st = pairs_near_prediction(world, iw);
     if (st == PP_OK)
@@ -823,7 +824,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
             *solved = st == PP_OK && !work->cut && !work->approximate;
         }
     }
-    pose_bodies_predicted(world, iw, h, 1);
+    pp_island_pose_predicted(world, iw, h, 1);
     if (st == PP_ERR_SOLVER) {
         pp_log(PP_LOG_WARNING, "re-linearisation: the LCP at the predicted pose was not solved");
         return PP_OK;
@@ -1243,7 +1244,7 @@ static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, 
  * return *applied holds the answers of the velocity kept: an iterate's, or those an estimate
  * combines (pp_answer_combine over its damped steps since the last full one). */
 static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h, int *model,
-                                  pp_answer *applied)
+                                  pp_answer *applied, int *converged_out)
 {
     int nb = iw->body_count;
     size_t bytes = 6 * (size_t)nb * sizeof(double);
@@ -1325,6 +1326,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         hat = alpha == 1.0 ? iw->answer : pp_answer_combine(hat, iw->answer);
     }
     if (st != PP_OK) return st;
+    *converged_out = converged;
     if (converged)
         return energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, last_violation, kept,
                                           applied);
@@ -1377,6 +1379,7 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
 {
     int model = world->config.model;
     iw->dt = h;
+    iw->projected = 0; /* (stage_project.c) */
     pp_status st = pp_island_load(world, iw);
     if (st == PP_OK) st = pp_island_joint_rows(world, iw);
     if (st != PP_OK || (iw->list.contact_count == 0 && iw->joint_row_count == 0)) return st;
@@ -1410,8 +1413,12 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h)
             st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, PP_MODEL_PEG,
                                       &iw->list, NULL);
         }
-        if (st == PP_OK) st = relinearize_step(world, iw, h, &model, &applied);
+        int converged = 0;
+        if (st == PP_OK) st = relinearize_step(world, iw, h, &model, &applied, &converged);
         iw->unreduced = 0;
+        /* an estimate kept short of the fixed point: its pose post-stabilised */
+        if (st == PP_OK && !converged && world->config.post_stabilisation)
+            st = pp_island_project(world, iw, h);
     }
     iw->stats.applied = applied;
     if (st == PP_ERR_SOLVER) {

@@ -38,11 +38,11 @@ static pp_status grow_bodies(pp_island_work *iw)
     void **const arrays[] = {(void **)&iw->mlcp_body, (void **)&iw->velocity,
                              (void **)&iw->nu_hat, (void **)&iw->nu_kept,
                              (void **)&iw->pose_saved, (void **)&iw->solve_x,
-                             (void **)&iw->orbit};
+                             (void **)&iw->orbit, (void **)&iw->pose_projected};
     const size_t sizes[] = {sizeof(pp_mlcp_body), 6 * sizeof(double), 6 * sizeof(double),
                             6 * sizeof(double), 16 * sizeof(double), 3 * sizeof(double),
-                            12 * PP_RELIN_PERIOD_MAX * sizeof(double)};
-    return pp_grow_together(arrays, sizes, 7, &iw->body_array_capacity,
+                            12 * PP_RELIN_PERIOD_MAX * sizeof(double), 16 * sizeof(double)};
+    return pp_grow_together(arrays, sizes, 8, &iw->body_array_capacity,
                             iw->body_count > 0 ? iw->body_count : 1);
 }
 
@@ -96,6 +96,7 @@ void pp_island_work_free(pp_island_work *iw)
     free(iw->pose_saved);
     free(iw->solve_x);
     free(iw->orbit);
+    free(iw->pose_projected);
     memset(iw, 0, sizeof *iw);
 }
 

@@ -52,6 +52,7 @@ pp_config pp_config_default(void)
     c.lcp_budget_pivots = 0;
     c.load_sharing = 1;
     c.max_correcting_velocity = 0.1;
+    c.post_stabilisation = 1;
     return c;
 }
 
@@ -92,6 +93,8 @@ pp_status pp_config_validate(const pp_config *c)
         return reject("threads must be in 1..64", c->threads);
     if (c->load_sharing != 0 && c->load_sharing != 1)
         return reject("load_sharing must be 0 or 1", c->load_sharing);
+    if (c->post_stabilisation != 0 && c->post_stabilisation != 1)
+        return reject("post_stabilisation must be 0 or 1", c->post_stabilisation);
     if (!(c->max_correcting_velocity > 0.0)) /* INFINITY allowed: no bound */
         return reject("max_correcting_velocity must be > 0 m/s (INFINITY: no bound)",
                       c->max_correcting_velocity);
@@ -631,6 +634,7 @@ static void step_island(pp_world *world, int w, int island, double dt)
     if (st == PP_OK) /* stage 8 for the island's bodies (integrate_bodies) */
         for (int e = s->island_body_first[island]; e < s->island_body_first[island + 1]; ++e)
             pp_body_integrate_pose(&world->bodies[s->island_bodies[e]], dt);
+    if (st == PP_OK) pp_island_apply_projection(world, iw); /* stage_project.c */
     out->stats = iw->stats;
     out->status = st;
 }
@@ -664,6 +668,9 @@ static void merge_island_stats(pp_step_stats *t, const pp_island_stats *is)
     t->relinearizations += is->relinearizations;
     t->relinearize_refused += is->relinearize_refused;
     t->relinearize_over += is->relinearize_over;
+    t->positions_projected += is->positions_projected;
+    if (is->projection_largest > t->projection_largest)
+        t->projection_largest = is->projection_largest;
     t->relinearize_cut += is->relinearize_cut;
     t->islands_failed += a->fallback == 3;
     t->lcp_approximate += a->fallback == 2;

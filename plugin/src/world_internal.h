@@ -116,6 +116,8 @@ typedef struct pp_island_stats {
     int worst_status, worst_fallback, failed;
     int peg_fallback, relinearizations, relinearize_refused, relinearize_cut, solves;
     int relinearize_over; /* a converged fixed point kept above the energy bound */
+    int positions_projected;   /* post-stabilised (stage_project.c) */
+    double projection_largest; /* its largest displacement of a body point, m */
     int peg_declined_largest;
     int joint_regularised;
     int load_shared, load_kept;
@@ -188,6 +190,9 @@ typedef struct pp_island_work {
 
     /* ST96 §3.6 re-linearisation, 6 (16 for poses) per local body */
     double *nu_hat, *nu_kept, *pose_saved;
+    double *pose_projected;        /* 16 per local body: the end pose post-stabilisation
+                                      moved it to (stage_project.c), when `projected` */
+    int projected;
 
     /* The re-linearisation's last iterates, to tell a cycle (relinearize.c "A cycle"): the
      * estimates nu^ and the solves' answers F(nu^) of the last PP_RELIN_PERIOD_MAX iterates,
@@ -575,6 +580,18 @@ pp_status pp_island_time_step(pp_world *world, pp_island_work *iw, double h);
  * iterate's residual and the last one's; *grew (in: the last residual had grown, out: this
  * one has; 0 at the first) (exposed for its unit test). */
 double pp_relinearize_damping(double alpha, double residual, double last_residual, int *grew);
+/* relinearize.c: pose the island's bodies and shapes at q^ = q^l + h f(iw->nu_hat), saving
+ * q^l (restore 0), or put q^l back (restore 1); and a standard-model U set's gap read at its
+ * pair's signed distance where it reads deeper (PEG's sets read as they are). */
+void pp_island_pose_predicted(pp_world *world, pp_island_work *iw, double h, int restore);
+void pp_island_read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw,
+                                  pp_contact *c);
+/* stage_project.c: post-stabilisation of a step whose re-linearisation did not converge (the
+ * island's end poses moved onto its working set's constraints, velocities untouched); the
+ * poses are kept in iw->pose_projected and put on the bodies by pp_island_apply_projection
+ * after stage 8. */
+pp_status pp_island_project(pp_world *world, pp_island_work *iw, double h);
+void pp_island_apply_projection(pp_world *world, const pp_island_work *iw);
 
 /* thread_pool.c: run a job on every worker (the caller is worker 0) and wait for them. */
 pp_status pp_thread_pool_create(int threads, pp_thread_pool **out);

@@ -203,6 +203,17 @@ typedef struct pp_config {
                                      clock; but what it cuts is the same on every machine. It
                                      counts Lemke's pivots only: the interior-point rounds and
                                      the fallback are held to their own work bounds. */
+    int post_stabilisation;       /* pegplus models, 0 or 1; default 1: an island whose
+                                     re-linearisation did not converge (relinearize_refused,
+                                     or the last estimate kept short of its fixed point) and
+                                     whose kept end pose leaves a constraint of its working
+                                     set violated by more than 1e-13 m has that pose moved by
+                                     the smallest mass-weighted displacement onto the
+                                     constraints (Cline & Pai 2003; velocities unchanged),
+                                     when that displacement is at most 1e-6 m a body point
+                                     and ends within 1e-14 m (pp_step_stats.positions_projected;
+                                     docs/design.md "Post-stabilisation"). 0: the pose the
+                                     iteration kept. */
 } pp_config;
 
 #define PP_MAX_THREADS 64
@@ -355,6 +366,12 @@ typedef struct pp_step_stats {
                                 sub-step of such a fixed point halved (at most 3 halvings a
                                 sub-step; docs/design.md "A sub-step redone shorter"); 0 when
                                 no island kept a fixed point above its bound */
+    int positions_projected; /* island sub-steps whose re-linearisation did not converge and
+                                whose kept estimate's end pose was moved onto the working
+                                set's constraints (post-stabilisation: the smallest
+                                mass-weighted displacement, velocities unchanged; at most
+                                1e-6 m a body point, else not applied; docs/design.md) */
+    double projection_largest; /* the largest displacement of a body point they applied, m */
     double time_total;       /* the whole pp_world_step */
     double time_stage[PP_STAGE_COUNT];
 } pp_step_stats;

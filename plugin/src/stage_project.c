@@ -1,0 +1,302 @@
+/*
+ * Post-stabilisation of a step whose re-linearisation did not converge (after stage 7,
+ * per island; docs/design.md "Post-stabilisation").
+ *
+ * The Stewart–Trinkle §3.6 re-linearisation (relinearize.c) iterates the step's velocity to a
+ * fixed point nu^{l+1} = F(nu^{l+1}) whose end pose q^{l+1} = q^l + h f(nu^{l+1}) satisfies the
+ * constraints psi(q^{l+1}) >= 0 to round-off. Where it does not converge within its
+ * iterations it keeps the estimate that violates them least within the energy bound, and
+ * that pose may end a set 1e-10 .. 1e-9 m inside: measured on PEG's pouring with mu = 0.5
+ * (docs/performance.md "Post-stabilisation of an unconverged step"), a face contact whose
+ * load the normal rows leave free between 4-5 coplanar sliding points, or two twin X sets
+ * sharing a warm start, overlapping 2e-12 .. 7e-12 m^3 after the step. Making every such
+ * iteration converge was tried twice (docs/performance.md, s18-pour, s20-pourmu, s20-pour157):
+ * each rule moved other trajectories onto other unconverged steps.
+ *
+ * So the pose is corrected instead, the velocity left as the step chose it: the smallest
+ * displacement in the metric of the mass matrix that puts the island's working set back on
+ * its constraints (Cline & Pai 2003, "Post-stabilization for rigid body simulation with
+ * contact and constraints", the contact rows as inequalities; Anitescu & Hart 2004 for the
+ * same LCP form; docs/references.md):
+ *
+ *     min 1/2 dq^T M dq   subject to   psi(q^) + G^T dq >= 0,
+ *     dq = M^-1 G lambda,   0 <= lambda  _|_  psi(q^) + G^T M^-1 G lambda >= 0,
+ *
+ * G^T the rows of the gap rates (PEG Eq 7, pp_mlcp_contact_jacobian) taken at q^, one row a
+ * set of the working set (its member of largest gap: a set holds when max_s psi_s >= 0, PEG
+ * Eqs 39-40), sets within PROJECT_NEAR of contact only (the others cannot close within a
+ * displacement PROJECT_MAX), no friction. The LCP is the step's own Delassus operator without
+ * its friction rows; it is solved by Lemke (pp_lcp_solve), the displacement applied to the
+ * pose (the rotation part as a finite rotation of dq's angular part), and the sets read again
+ * there; at most PROJECT_ROUNDS rounds (psi is not linear). Kinetic energy does not change
+ * (the velocities are the step's); potential energy changes by the weight times the lift,
+ * at most m g PROJECT_MAX.
+ *
+ * It is applied only where it is small and complete: every set of the working set ends with
+ * max_s psi_s >= -PROJECT_TOL, and no point of any body moved by more than PROJECT_MAX
+ * (|dx| + |dtheta| reach). Otherwise the pose is left as the iteration kept it and nothing is
+ * counted, so a real failure (a deep pose) stays visible in the overlap and in
+ * relinearize_refused. Not in islands with joint rows (a displacement would move the joints'
+ * anchors apart) nor where an island's pair is smooth (a sphere or capsule's closest-point
+ * contact is not carried by the working set, relinearize.c smooth_pair). Counted in
+ * pp_step_stats.positions_projected and projection_largest.
+ */
+#include "world_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROJECT_MIN 1e-13  /* violation (m) below which a kept estimate is left as it is */
+#define PROJECT_TOL 1e-14  /* violation (m) a projected pose must end within */
+#define PROJECT_NEAR 1e-6  /* sets with max_s psi_s below this (m) are rows of the LCP */
+#define PROJECT_MAX 1e-6   /* largest displacement (m) of a body point applied */
+#define PROJECT_ROUNDS 3
+
+/* The rows of one round: per working set whose largest gap is below PROJECT_NEAR, that
+ * member at the current pose. */
+typedef struct project_rows {
+    pp_contact *row;
+    double *g;         /* 12 a row: g_a (6), g_b (6) */
+    double *minv_g;    /* 12 a row: M^-1 g_a, M^-1 g_b */
+    double *A, *q, *z; /* the LCP: column-major n x n, psi, lambda */
+    unsigned char *basis;
+    int count, capacity;
+} project_rows;
+
+static void rows_free(project_rows *r)
+{
+    free(r->row);
+    free(r->g);
+    free(r->minv_g);
+    free(r->A);
+    free(r->q);
+    free(r->z);
+    free(r->basis);
+    memset(r, 0, sizeof *r);
+}
+
+static pp_status rows_grow(project_rows *r, int need)
+{
+    if (need <= r->capacity) return PP_OK;
+    int cap = need > 2 * r->capacity ? need : 2 * r->capacity;
+    rows_free(r);
+    r->row = malloc((size_t)cap * sizeof *r->row);
+    r->g = malloc((size_t)cap * 12 * sizeof(double));
+    r->minv_g = malloc((size_t)cap * 12 * sizeof(double));
+    r->A = malloc((size_t)cap * (size_t)cap * sizeof(double));
+    r->q = malloc((size_t)cap * sizeof(double));
+    r->z = malloc((size_t)cap * sizeof(double));
+    r->basis = malloc((size_t)cap);
+    if (!r->row || !r->g || !r->minv_g || !r->A || !r->q || !r->z || !r->basis) {
+        rows_free(r);
+        return PP_ERR_NO_MEMORY;
+    }
+    r->capacity = cap;
+    return PP_OK;
+}
+
+/* The working set read at the bodies' current poses: its rows (sets within PROJECT_NEAR)
+ * into r, and the largest violation -max_s psi_s over the sets that could be read. */
+static pp_status read_rows(pp_world *world, pp_island_work *iw, project_rows *r,
+                           double *violation)
+{
+    const pp_step_scratch *s = &world->scratch;
+    pp_status st = rows_grow(r, iw->work.set_count > 0 ? iw->work.set_count : 1);
+    r->count = 0;
+    *violation = 0.0;
+    for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w) {
+        const pp_peg_set *set = &iw->work.sets[w];
+        const pp_contact *c = &iw->work.contacts[set->first];
+        const pp_shape *sb = &s->shapes[c[0].shape_b];
+        pp_polytope_view va, vb;
+        st = pp_pose_pair(iw, &s->shapes[c[0].shape_a], sb, &va, &vb);
+        if (st != PP_OK) break;
+        pp_contact best = c[0];
+        int ok = 1;
+        for (int i = 0; i < set->count && ok; ++i) {
+            pp_contact q = c[i];
+            ok = pp_update_contact(sb, &va, &vb, &q);
+            if (ok) pp_island_read_at_pair_depth(s, iw, &q);
+            if (ok && (i == 0 || q.psi > best.psi)) best = q;
+        }
+        if (!ok) continue; /* not readable here: left out, as the iteration leaves it */
+        if (-best.psi > *violation) *violation = -best.psi;
+        if (best.psi < PROJECT_NEAR) r->row[r->count++] = best;
+    }
+    return st;
+}
+
+/* M^-1 g for one side of a row: the body's inverse mass on the linear part, its world-frame
+ * inverse inertia (the step's, pp_island_load) on the angular part. */
+static void apply_inverse_mass(const pp_mlcp_body *b, const double g[6], double out[6])
+{
+    for (int i = 0; i < 3; ++i) out[i] = b->inv_mass * g[i];
+    for (int i = 0; i < 3; ++i)
+        out[3 + i] = b->inv_inertia[3 * i] * g[3] + b->inv_inertia[3 * i + 1] * g[4] +
+                     b->inv_inertia[3 * i + 2] * g[5];
+}
+
+/* The local index of a contact side's body when it is one of the island's dynamic bodies,
+ * else -1 (static geometry, a kinematic body: not moved). */
+static int moved_body(const pp_world *world, const pp_island_work *iw, int body)
+{
+    if (body < 0) return -1;
+    const int l = world->scratch.body_local[body];
+    return l >= 0 && l < iw->dynamic_count ? l : -1;
+}
+
+/* One round: the LCP of the rows at the current pose, its displacement added to dq (6 a
+ * local body) and put on the bodies. PP_ERR_SOLVER when the LCP is not solved. */
+static pp_status project_round(pp_world *world, pp_island_work *iw, project_rows *r,
+                               double *dq)
+{
+    const int n = r->count;
+    for (int k = 0; k < n; ++k) {
+        const pp_contact *c = &r->row[k];
+        const int la = moved_body(world, iw, c->body_a), lb = moved_body(world, iw, c->body_b);
+        double *g = &r->g[12 * k], *m = &r->minv_g[12 * k];
+        pp_mlcp_contact_jacobian(c, la >= 0 ? iw->mlcp_body[la].x : NULL,
+                                 lb >= 0 ? iw->mlcp_body[lb].x : NULL, c->n, g, g + 6);
+        memset(m, 0, 12 * sizeof(double));
+        if (la >= 0) apply_inverse_mass(&iw->mlcp_body[la], g, m);
+        if (lb >= 0) apply_inverse_mass(&iw->mlcp_body[lb], g + 6, m + 6);
+    }
+    /* A = G^T M^-1 G: rows k and j meet where they share a moved body */
+    for (int k = 0; k < n; ++k) {
+        const pp_contact *ck = &r->row[k];
+        const int bk[2] = {moved_body(world, iw, ck->body_a), moved_body(world, iw, ck->body_b)};
+        r->q[k] = ck->psi;
+        for (int j = 0; j < n; ++j) {
+            const pp_contact *cj = &r->row[j];
+            const int bj[2] = {moved_body(world, iw, cj->body_a),
+                               moved_body(world, iw, cj->body_b)};
+            double a = 0.0;
+            for (int u = 0; u < 2; ++u)
+                for (int v = 0; v < 2; ++v) {
+                    if (bk[u] < 0 || bk[u] != bj[v]) continue;
+                    const double *g = &r->g[12 * k + 6 * u], *m = &r->minv_g[12 * j + 6 * v];
+                    for (int e = 0; e < 6; ++e) a += g[e] * m[e];
+                }
+            r->A[(size_t)j * (size_t)n + (size_t)k] = a;
+        }
+    }
+    pp_lcp_workspace *ws = NULL;
+    pp_status st = pp_lcp_workspace_create(n, &ws);
+    if (st != PP_OK) return st;
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0; /* bounded by its pivots (50 n + 100 an attempt), not the clock */
+    o.fallback = 0;      /* an exact answer or none */
+    pp_lcp_result res;
+    memset(r->basis, 0, (size_t)n);
+    st = pp_lcp_solve(ws, n, r->A, r->q, &o, r->basis, r->z, &res);
+    pp_lcp_workspace_destroy(ws);
+    if (st != PP_OK) return st;
+    /* dq = M^-1 G lambda, put on the bodies: x += dx, R <- exp(dtheta) R */
+    double *step = calloc((size_t)iw->dynamic_count > 0 ? (size_t)iw->dynamic_count * 6 : 6,
+                          sizeof(double));
+    if (!step) return PP_ERR_NO_MEMORY;
+    for (int k = 0; k < n; ++k) {
+        const pp_contact *c = &r->row[k];
+        const int side[2] = {moved_body(world, iw, c->body_a), moved_body(world, iw, c->body_b)};
+        for (int u = 0; u < 2; ++u)
+            if (side[u] >= 0)
+                for (int e = 0; e < 6; ++e)
+                    step[6 * side[u] + e] += r->minv_g[12 * k + 6 * u + e] * r->z[k];
+    }
+    for (int l = 0; l < iw->dynamic_count; ++l) {
+        const double *d = &step[6 * l];
+        if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0 && d[3] == 0.0 && d[4] == 0.0 &&
+            d[5] == 0.0)
+            continue;
+        pp_body *b = &world->bodies[iw->body[l]];
+        pp_body moved = *b; /* a unit step at twist d: the finite rotation of stage 8 */
+        memcpy(moved.v, d, 3 * sizeof(double));
+        memcpy(moved.w, d + 3, 3 * sizeof(double));
+        moved.linear_damping = moved.angular_damping = 0.0;
+        moved.max_angular_speed = HUGE_VAL;
+        moved.finite_rotation = 1;
+        moved.finite_rotation_axis_set = 0;
+        pp_body_integrate_pose(&moved, 1.0);
+        memcpy(b->x, moved.x, sizeof b->x);
+        memcpy(b->q, moved.q, sizeof b->q);
+        memcpy(b->R, moved.R, sizeof b->R);
+        memcpy(iw->mlcp_body[l].x, b->x, sizeof b->x);
+        pp_pose_body_shapes(world, iw->body[l], iw->dt);
+        for (int e = 0; e < 6; ++e) dq[6 * l + e] += d[e];
+    }
+    free(step);
+    return PP_OK;
+}
+
+static int has_smooth_pair(const pp_world *world, const pp_island_work *iw)
+{
+    const pp_step_scratch *s = &world->scratch;
+    for (int i = 0; i < iw->pair_count; ++i) {
+        const int a = s->shapes[iw->pairs[i].a].kind, b = s->shapes[iw->pairs[i].b].kind;
+        if ((a != PP_SHAPE_POLYTOPE && a != PP_SHAPE_PLANE) ||
+            (b != PP_SHAPE_POLYTOPE && b != PP_SHAPE_PLANE))
+            return 1;
+    }
+    return 0;
+}
+
+pp_status pp_island_project(pp_world *world, pp_island_work *iw, double h)
+{
+    iw->projected = 0;
+    if (iw->joint_row_count > 0 || iw->work.set_count == 0 || has_smooth_pair(world, iw))
+        return PP_OK;
+    const int nb = iw->dynamic_count;
+    double *dq = calloc(nb > 0 ? 6 * (size_t)nb : 6, sizeof(double));
+    if (!dq) return PP_ERR_NO_MEMORY;
+    project_rows r = {0};
+    memcpy(iw->nu_hat, iw->velocity, 6 * (size_t)iw->body_count * sizeof(double));
+    pp_island_pose_predicted(world, iw, h, 0); /* q^ of the velocity the step keeps */
+    double violation = 0.0;
+    pp_status st = read_rows(world, iw, &r, &violation);
+    int done = st == PP_OK && violation <= PROJECT_MIN; /* nothing to correct */
+    const int needed = !done;
+    for (int round = 0; st == PP_OK && !done && round < PROJECT_ROUNDS; ++round) {
+        if (project_round(world, iw, &r, dq) != PP_OK) break; /* not solved: left as it is */
+        st = read_rows(world, iw, &r, &violation);
+        done = st == PP_OK && violation <= PROJECT_TOL;
+    }
+    double largest = 0.0;
+    for (int l = 0; l < nb; ++l) {
+        const double *d = &dq[6 * l];
+        const double moved = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) +
+                             sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]) *
+                                 pp_body_reach(world, iw->body[l]);
+        if (moved > largest) largest = moved;
+    }
+    if (st == PP_OK && needed && done && largest <= PROJECT_MAX) {
+        for (int l = 0; l < nb; ++l) {
+            const pp_body *b = &world->bodies[iw->body[l]];
+            double *p = &iw->pose_projected[16 * l];
+            memcpy(p, b->x, 3 * sizeof(double));
+            memcpy(p + 3, b->q, 4 * sizeof(double));
+            memcpy(p + 7, b->R, 9 * sizeof(double));
+        }
+        iw->projected = 1;
+        iw->stats.positions_projected++;
+        if (largest > iw->stats.projection_largest) iw->stats.projection_largest = largest;
+    }
+    pp_island_pose_predicted(world, iw, h, 1); /* q^l back: stage 8 integrates from there */
+    rows_free(&r);
+    free(dq);
+    return st;
+}
+
+/* After stage 8 (pp_body_integrate_pose with the island's velocities, the same q^ the
+ * projection started from): the projected poses. */
+void pp_island_apply_projection(pp_world *world, const pp_island_work *iw)
+{
+    if (!iw->projected) return;
+    for (int l = 0; l < iw->dynamic_count; ++l) {
+        pp_body *b = &world->bodies[iw->body[l]];
+        const double *p = &iw->pose_projected[16 * l];
+        memcpy(b->x, p, 3 * sizeof(double));
+        memcpy(b->q, p + 3, 4 * sizeof(double));
+        memcpy(b->R, p + 7, 9 * sizeof(double));
+    }
+}
