@@ -9,12 +9,16 @@
  *   box/polytope – box/polytope   vertex–face, face–vertex, edge–edge (pp_features_polytopes);
  *                                 a box is its 8-vertex polytope
  *   box/polytope – plane          the polytope's vertices below eps (pp_features_polytope_plane)
- *   sphere – anything             one closest-point contact (pp_shape_distance), any depth
+ *   sphere – anything             one closest-point contact (pp_shape_distance), any depth;
+ *                                 against a box/polytope also each vertex within eps (gap
+ *                                 |v - c| - r, normal along v - c) not at that contact (1e-6 m)
  *   capsule – plane               the two end spheres, each when within eps (a capsule lying
  *                                 on a plane gets 2 contacts)
  *   capsule – box/polytope/capsule  the end spheres' contacts, plus the closest-point contact of
- *                                 the whole capsule when it is not at an end (1e-6 m)
- *   capsule – sphere              one closest-point contact
+ *                                 the whole capsule when it is not at an end (1e-6 m); against
+ *                                 a box/polytope also each vertex within eps (gap to the
+ *                                 segment less the radius) not at one of those (1e-6 m)
+ *   capsule – sphere              the same: the end spheres' contacts and the closest point
  *   cylinder – plane              exact rim points: per cap its lowest rim point and 7 more
  *                                 rim points 45 degrees apart, each when within eps (lying:
  *                                 the two ends of the line contact; standing: an octagon)
