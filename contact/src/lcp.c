@@ -925,14 +925,23 @@ int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_l
  * attempt would have solved, the handed rung's answer replaces it: the polish (lemke.c)
  * still tries M_BB itself first, and the answer passes the same residual test on M. Failing,
  * the plain attempt and the ladder follow as without it, the handed rung not run twice.
- * Only on a large LCP (a short path costs little) without PEG's I/X sets (their ladder is
- * kept whole, "The ladder after a false end"); eps outside the ladder: ignored. */
-static double handed_rung(int large, const pp_lcp_options *o)
+ * Only a rung above the tie band (eps > tie_tol max |M_ii|), the rungs a false end or a
+ * long cycle leads to (above): the rungs below it fail on such bases by the rounding of the
+ * redundant supports that the rounds share, whereas a rung below the band that solved after
+ * a ray is its own path's (step 17's S_0, 1 512 unknowns, M + 1e-14 I after a ray: handed
+ * on, it answered round 1 on 1e-14 where main's ladder reached 1e-10, which moved the
+ * trajectory; step 18 then took 92 830 pivots instead of 55 028, docs/performance.md). With
+ * that, a handed rung answers as the ladder would have wherever the plain attempt fails. Only
+ * on a large LCP (a short path costs little) without PEG's I/X sets (their ladder is kept
+ * whole, "The ladder after a false end"); eps outside the ladder or in the band: ignored. */
+static double handed_rung(int n, const double *M, const pp_lcp_csc *A, int large,
+                          const pp_lcp_options *o)
 {
     if (!large || o->set_slack || !(o->first_rung > 0.0)) return 0.0;
     for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9);
          eps *= PP_LCP_EPS_FACTOR)
-        if (fabs(eps - o->first_rung) <= 1e-9 * eps) return eps;
+        if (fabs(eps - o->first_rung) <= 1e-9 * eps)
+            return eps > o->tie_tol * diagonal_scale(n, M, A) ? eps : 0.0;
     return 0.0;
 }
 
@@ -985,7 +994,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     workspace->false_end = 0;
     lcp_matrix m = {n, M, M, A, pp_lcp_row_sums_kept(workspace, n, M)};
     const int large = A || n >= PP_LCP_SPARSE_MIN_N;
-    const double handed = handed_rung(large, o);
+    const double handed = handed_rung(n, M, A, large, o);
     if (handed > 0.0) { /* "The rung handed on": M + eps I from w basic, first */
         workspace->shift = handed;
         pp_lcp_status s = solve_once(workspace, &m, handed, q, o, NULL, out, z, result);
