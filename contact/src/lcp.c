@@ -167,6 +167,7 @@ pp_lcp_options pp_lcp_options_default(void)
     o.fallback_start = NULL;
     o.contact_block = NULL;
     o.set_slack = NULL;
+    o.first_rung = 0.0;
     return o;
 }
 
@@ -907,6 +908,43 @@ int pp_lcp_rungs_skipped(int n, const double *M, const pp_lcp_csc *A, const pp_l
     return skipped;
 }
 
+/* ---- The rung handed on ----------------------------------------------------------------
+ *
+ * A caller that solves a sequence of LCPs of one island (peg_screen.c: the screening rounds
+ * of one solve, each S_k's LCP the previous one's with more sets) hands the eps of the rung
+ * the previous LCP was answered on (pp_lcp_options.first_rung); that rung is tried first,
+ * from w basic as on the ladder, before the plain attempt. The rounds share the redundant
+ * supports that made M_SS numerically singular, and a larger S keeps them, so a round whose
+ * predecessor needed M + eps I ends its plain attempt and its rungs below eps as that one
+ * did. Measured on ODE's crash demo under the standard model, step 17 (docs/performance.md,
+ * "The rung handed on"; s19: "The ladder after a false end"): rounds 2 and 3 (3 156, 3 174
+ * unknowns) each paid a plain attempt of ~3 100 pivots (a given basis singular on M, then w
+ * basic: a false end) before M + 1e-10 I solved in 2 779, as round 1 had. The answer of a
+ * rung is its path's (it depends only on M + eps I, q and d), so it is the one the ladder
+ * reaches whenever the plain attempt and the rungs below would have failed; where the plain
+ * attempt would have solved, the handed rung's answer replaces it: the polish (lemke.c)
+ * still tries M_BB itself first, and the answer passes the same residual test on M. Failing,
+ * the plain attempt and the ladder follow as without it, the handed rung not run twice.
+ * Only a rung above the tie band (eps > tie_tol max |M_ii|), the rungs a false end or a
+ * long cycle leads to (above): the rungs below it fail on such bases by the rounding of the
+ * redundant supports that the rounds share, whereas a rung below the band that solved after
+ * a ray is its own path's (step 17's S_0, 1 512 unknowns, M + 1e-14 I after a ray: handed
+ * on, it answered round 1 on 1e-14 where main's ladder reached 1e-10, which moved the
+ * trajectory; step 18 then took 92 830 pivots instead of 55 028, docs/performance.md). With
+ * that, a handed rung answers as the ladder would have wherever the plain attempt fails. Only
+ * on a large LCP (a short path costs little) without PEG's I/X sets (their ladder is kept
+ * whole, "The ladder after a false end"); eps outside the ladder or in the band: ignored. */
+static double handed_rung(int n, const double *M, const pp_lcp_csc *A, int large,
+                          const pp_lcp_options *o)
+{
+    if (!large || o->set_slack || !(o->first_rung > 0.0)) return 0.0;
+    for (double eps = PP_LCP_EPS_FIRST; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9);
+         eps *= PP_LCP_EPS_FACTOR)
+        if (fabs(eps - o->first_rung) <= 1e-9 * eps)
+            return eps > o->tie_tol * diagonal_scale(n, M, A) ? eps : 0.0;
+    return 0.0;
+}
+
 /* The bound of the fallback's work under the clock ("The hard clock"): the smaller of its
  * own (options.fallback_work, PP_LCP_FALLBACK_WORK), of what the shared budget has left
  * (held to PP_LCP_PAST_CLOCK_WORK once its deadline has passed), and of what is left of the
@@ -955,6 +993,28 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     start_attempt(workspace, PP_LCP_RETRIES + 1, n);
     workspace->false_end = 0;
     lcp_matrix m = {n, M, M, A, pp_lcp_row_sums_kept(workspace, n, M)};
+    const int large = A || n >= PP_LCP_SPARSE_MIN_N;
+    const double handed = handed_rung(n, M, A, large, o);
+    if (handed > 0.0) { /* "The rung handed on": M + eps I from w basic, first */
+        workspace->shift = handed;
+        pp_lcp_status s = solve_once(workspace, &m, handed, q, o, NULL, out, z, result);
+        workspace->shift = 0.0;
+        if (s == PP_LCP_SOLVED) {
+            result->status = PP_LCP_SOLVED;
+            result->epsilon = handed;
+            finish_limits(workspace, o, start, result);
+            pp_log(PP_LOG_WARNING, "lcp: solved with M + %g I (the rung handed on), residual "
+                   "%.3g", handed, result->residual);
+            return PP_OK;
+        }
+        int pivots = result->pivots, refactorisations = result->refactorisations;
+        reset_result(result);
+        result->pivots = pivots;
+        result->refactorisations = refactorisations;
+        result->attempts = 2;
+        start_attempt(workspace, PP_LCP_RETRIES + 1, n);
+        workspace->false_end = 0;
+    }
     pp_lcp_status first = solve_once(workspace, &m, 0.0, q, o, warm, out, z, result);
     result->status = first;
     if (first == PP_LCP_SOLVED) {
@@ -970,7 +1030,6 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
      * the schedule starts near 1.1e-16 max|M_ii|. */
     /* A large LCP (sparse basis) is not copied: its Lemke paths and basis solves add eps to
      * the diagonal as they read it (workspace shift). */
-    const int large = A || n >= PP_LCP_SPARSE_MIN_N;
     m.Me = large ? M : workspace->regularised;
     int retries_left = PP_LCP_RETRIES;
     double eps = PP_LCP_EPS_FIRST;
@@ -983,6 +1042,7 @@ pp_status pp_lcp_solve_order(pp_lcp_workspace *workspace, int n, const double *M
     for (; eps <= PP_LCP_EPS_MAX * (1.0 + 1e-9) && !workspace->limits.hit &&
            !pp_lcp_clock_out(workspace); /* "The hard clock": no retry's setup past it */
          eps *= PP_LCP_EPS_FACTOR) {
+        if (handed > 0.0 && fabs(eps - handed) <= 1e-9 * handed) continue; /* tried first */
         if (large) {
             workspace->shift = eps;
         } else {

@@ -783,6 +783,8 @@ pp_status pp_peg_screen_island(pp_peg_workspace *ws, const pp_peg_problem *pp,
             for (int a = 0; a < ns_n; ++a)
                 wb[d->island_map[a]] =
                     (unsigned char)((wb[d->island_map[a]] & ~1) | (d->island_basis[a] & 1));
+            /* the next round tries this round's rung first (lcp.c "The rung handed on") */
+            opts.first_rung = r.epsilon;
         }
         /* O at nu+ = nu* + W G x_S */
         velocity_change(ws, &L, island, count, sc->list, m, d->island_z, dv);

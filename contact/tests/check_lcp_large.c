@@ -631,6 +631,98 @@ START_TEST(ladder_after_a_false_end)
 }
 END_TEST
 
+/* The step-16 LCP above (data/crash_standard_step16_n1794.csc.gz) into *A and *q (malloc'd;
+ * free A's arrays and *q). */
+static void load_crash_step16(pp_lcp_csc *A, double **q)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "crash_standard_step16_n1794.csc.gz");
+    gzFile f = gzopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    gz_expect(f, "pp_lcp_csc");
+    ck_assert_int_eq(gz_long(f), 1);
+    gz_expect(f, "n");
+    const int n = (int)gz_long(f);
+    gz_expect(f, "nnz");
+    const int nnz = (int)gz_long(f);
+    ck_assert(n == 1794 && nnz > 0);
+    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
+    int *rows = malloc((size_t)nnz * sizeof *rows);
+    double *values = malloc((size_t)nnz * sizeof *values);
+    *q = malloc((size_t)n * sizeof **q);
+    ck_assert(col_start && rows && values && *q);
+    gz_expect(f, "col_start");
+    for (int j = 0; j <= n; ++j) col_start[j] = (int)gz_long(f);
+    gz_expect(f, "row_index");
+    for (int t = 0; t < nnz; ++t) rows[t] = (int)gz_long(f);
+    gz_expect(f, "values");
+    for (int t = 0; t < nnz; ++t) values[t] = gz_double(f);
+    gz_expect(f, "q");
+    for (int i = 0; i < n; ++i) (*q)[i] = gz_double(f);
+    gzclose(f);
+    ck_assert_int_eq(col_start[n], nnz);
+    *A = (pp_lcp_csc){n, col_start, rows, values};
+}
+
+/*
+ * "The rung handed on" (lcp.c): the step-16 LCP above, whose ladder answers on M + 1e-10 I
+ * after its plain attempt's false end (2 attempts), solved again with the rung handed on
+ * (pp_lcp_options.first_rung, as peg_screen.c hands a round's rung to the next round of the
+ * same island): one attempt, the same answer bit for bit, and fewer pivots by the plain
+ * attempt's (the lower rungs paid once, by the first solve, not again). A rung within the tie
+ * band (1e-12 <= tie_tol max |M_ii| = 1.2e-11: such a rung is its own path's) and a value
+ * that is no rung of the ladder (3e-11) are ignored: the same solve as without them, pivot for
+ * pivot. Clock-free.
+ */
+START_TEST(rung_handed_on)
+{
+    pp_lcp_csc A;
+    double *q;
+    load_crash_step16(&A, &q);
+    const int n = A.n;
+    double *z = malloc((size_t)n * sizeof *z), *z_ladder = malloc((size_t)n * sizeof *z);
+    ck_assert(z && z_ladder);
+    pp_lcp_workspace *ws = NULL;
+    ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
+    pp_lcp_options o = pp_lcp_options_default();
+    o.max_seconds = 0.0; /* no clock: the pivots alone bound the solve */
+    o.max_total_pivots = 4 * n;
+
+    pp_lcp_result ladder, r;
+    ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, q, &o, NULL, z_ladder, &ladder), PP_OK);
+    ck_assert(ladder.status == PP_LCP_SOLVED && ladder.fallback == 0);
+    ck_assert_msg(ladder.epsilon == 1e-10 && ladder.attempts == 2, "eps %g after %d attempts",
+                  ladder.epsilon, ladder.attempts);
+
+    o.first_rung = 1e-10;
+    ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, q, &o, NULL, z, &r), PP_OK);
+    printf("rung_handed_on: ladder %d pivots in %d attempts; handed 1e-10: %d pivots, %d "
+           "attempts\n", ladder.pivots, ladder.attempts, r.pivots, r.attempts);
+    ck_assert(r.status == PP_LCP_SOLVED && r.fallback == 0 && r.epsilon == 1e-10);
+    ck_assert_int_eq(r.attempts, 1);
+    ck_assert_msg(r.pivots > 0 && r.pivots < ladder.pivots, "%d pivots, the ladder's %d",
+                  r.pivots, ladder.pivots);
+    ck_assert(memcmp(z, z_ladder, (size_t)n * sizeof *z) == 0);
+
+    const double ignored[2] = {1e-12, 3e-11};
+    for (int c = 0; c < 2; ++c) {
+        o.first_rung = ignored[c];
+        ck_assert_int_eq(pp_lcp_solve_csc(ws, &A, q, &o, NULL, z, &r), PP_OK);
+        ck_assert(r.epsilon == 1e-10 && r.attempts == ladder.attempts);
+        ck_assert_int_eq(r.pivots, ladder.pivots);
+        ck_assert(memcmp(z, z_ladder, (size_t)n * sizeof *z) == 0);
+    }
+
+    pp_lcp_workspace_destroy(ws);
+    free((void *)A.col_start);
+    free((void *)A.row_index);
+    free((void *)A.values);
+    free(q);
+    free(z);
+    free(z_ladder);
+}
+END_TEST
+
 /* max_i |min(x_i, (M x + q)_i)| / (|q_i| + sum_j |M_ij| ||x||_inf) of a loaded instance, from
  * its data alone; x = 0 fails (infinite). */
 static double instance_residual(const pp_lcp_instance *inst, const double *x)
@@ -835,6 +927,7 @@ static Suite *lcp_large_suite(void)
     tcase_add_checked_fixture(crash, setup, teardown);
     tcase_set_timeout(crash, 120);
     tcase_add_test(crash, ladder_after_a_false_end);
+    tcase_add_test(crash, rung_handed_on);
     suite_add_tcase(s, crash);
     return s;
 }

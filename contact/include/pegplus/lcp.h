@@ -205,6 +205,12 @@ typedef struct pp_lcp_options {
                                    the repair leaves the slacks as the warm basis has them,
                                    and its rules for islands with I/X sets apply
                                    (lcp_warm_repair.c) */
+    double first_rung;          /* > 0: the eps of M + eps I tried first, before the plain
+                                   attempt, on a large LCP (sparse basis) without set_slack:
+                                   the rung an earlier LCP of the same island needed
+                                   (peg_screen.c hands a round's on to the next; lcp.c "The
+                                   rung handed on"). Failing, the plain attempt and the
+                                   ladder follow without that rung. 0 (default): none */
 } pp_lcp_options;
 
 /* The defaults above (warm_start on: it is used only when a basis is passed). */
