@@ -517,6 +517,28 @@ static int has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw)
     return 0;
 }
 
+/* Set w of the working set read at the current poses (world_internal.h). */
+pp_status pp_island_read_work_set(const pp_world *world, pp_island_work *iw, int w,
+                                  pp_contact *largest, int *readable)
+{
+    const pp_step_scratch *s = &world->scratch;
+    const pp_peg_set *set = &iw->work.sets[w];
+    const pp_contact *c = &iw->work.contacts[set->first];
+    const pp_shape *sb = &s->shapes[c[0].shape_b];
+    pp_polytope_view va, vb;
+    *readable = 0;
+    pp_status st = pp_pose_pair(iw, &s->shapes[c[0].shape_a], sb, &va, &vb);
+    if (st != PP_OK) return st;
+    for (int i = 0; i < set->count; ++i) {
+        pp_contact q = c[i];
+        if (!pp_update_contact(sb, &va, &vb, &q)) return PP_OK;
+        pp_island_read_at_pair_depth(s, iw, &q);
+        if (i == 0 || q.psi > largest->psi) *largest = q;
+    }
+    *readable = 1;
+    return PP_OK;
+}
+
 /* set_violation of the working set at the pose predicted by iw->nu_hat, its sets re-evaluated
  * there (the island's list is left as it is: its impulses are the last solve's). With
  * `pair_depth`, a PEG set reads max(max_s psi_s, d), d its pair's signed distance there: how
@@ -532,23 +554,14 @@ static pp_status working_set_violation(pp_world *world, pp_island_work *iw, doub
     *violation = 0.0;
     pp_island_pose_predicted(world, iw, h, 0);
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w) {
-        const pp_peg_set *set = &iw->work.sets[w];
-        const pp_contact *c = &iw->work.contacts[set->first];
-        const pp_shape *sb = &s->shapes[c[0].shape_b];
-        pp_polytope_view va, vb;
-        st = pp_pose_pair(iw, &s->shapes[c[0].shape_a], sb, &va, &vb);
-        if (st != PP_OK) break;
-        double m = -HUGE_VAL;
-        int ok = 1;
-        for (int i = 0; i < set->count && ok; ++i) {
-            pp_contact q = c[i];
-            ok = pp_update_contact(sb, &va, &vb, &q);
-            if (ok) pp_island_read_at_pair_depth(s, iw, &q);
-            if (q.psi > m) m = q.psi;
-        }
-        if (ok && pair_depth && iw->work_model == PP_MODEL_PEG && m < 0.0)
-            m = fmax(m, pair_distance(s, c[0].shape_a, c[0].shape_b));
-        if (ok && -m > *violation) *violation = -m;
+        pp_contact largest;
+        int ok = 0;
+        st = pp_island_read_work_set(world, iw, w, &largest, &ok);
+        if (st != PP_OK || !ok) continue;
+        double m = largest.psi;
+        if (pair_depth && iw->work_model == PP_MODEL_PEG && m < 0.0)
+            m = fmax(m, pair_distance(s, largest.shape_a, largest.shape_b));
+        if (-m > *violation) *violation = -m;
     }
     for (int i = 0; smooth && st == PP_OK && i < iw->pair_count; ++i) {
         if (!smooth_pair(s, &iw->pairs[i])) continue;

@@ -101,26 +101,14 @@ static pp_status rows_grow(project_rows *r, int need)
 static pp_status read_rows(pp_world *world, pp_island_work *iw, project_rows *r,
                            double *violation)
 {
-    const pp_step_scratch *s = &world->scratch;
     pp_status st = rows_grow(r, iw->work.set_count > 0 ? iw->work.set_count : 1);
     r->count = 0;
     *violation = 0.0;
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w) {
-        const pp_peg_set *set = &iw->work.sets[w];
-        const pp_contact *c = &iw->work.contacts[set->first];
-        const pp_shape *sb = &s->shapes[c[0].shape_b];
-        pp_polytope_view va, vb;
-        st = pp_pose_pair(iw, &s->shapes[c[0].shape_a], sb, &va, &vb);
-        if (st != PP_OK) break;
-        pp_contact best = c[0];
-        int ok = 1;
-        for (int i = 0; i < set->count && ok; ++i) {
-            pp_contact q = c[i];
-            ok = pp_update_contact(sb, &va, &vb, &q);
-            if (ok) pp_island_read_at_pair_depth(s, iw, &q);
-            if (ok && (i == 0 || q.psi > best.psi)) best = q;
-        }
-        if (!ok) continue; /* not readable here: left out, as the iteration leaves it */
+        pp_contact best;
+        int ok = 0;
+        st = pp_island_read_work_set(world, iw, w, &best, &ok);
+        if (st != PP_OK || !ok) continue; /* not readable here: left out, as the iteration is */
         if (-best.psi > *violation) *violation = -best.psi;
         if (best.psi < PROJECT_NEAR) r->row[r->count++] = best;
     }

@@ -586,6 +586,11 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
 void pp_island_pose_predicted(pp_world *world, pp_island_work *iw, double h, int restore);
 void pp_island_read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw,
                                   pp_contact *c);
+/* relinearize.c: set w of the working set read at the shapes' current poses, its member of
+ * largest gap (as pp_island_read_at_pair_depth reads it) into *largest; *readable 0 where a
+ * member cannot be re-evaluated there (the iteration then leaves the set out). */
+pp_status pp_island_read_work_set(const pp_world *world, pp_island_work *iw, int w,
+                                  pp_contact *largest, int *readable);
 /* stage_project.c: post-stabilisation of a step whose re-linearisation did not converge (the
  * island's end poses moved onto its working set's constraints, velocities untouched); the
  * poses are kept in iw->pose_projected and put on the bodies by pp_island_apply_projection
