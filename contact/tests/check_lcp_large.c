@@ -544,6 +544,39 @@ static double gz_double(gzFile f)
     return strtod(buf, NULL); /* the file's shortest round-trip decimals: the same double */
 }
 
+/* The step-16 LCP (data/crash_standard_step16_n1794.csc.gz, ladder_after_a_false_end below)
+ * into *A and *q (malloc'd; free A's arrays and *q). */
+static void load_crash_step16(pp_lcp_csc *A, double **q)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "crash_standard_step16_n1794.csc.gz");
+    gzFile f = gzopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    gz_expect(f, "pp_lcp_csc");
+    ck_assert_int_eq(gz_long(f), 1);
+    gz_expect(f, "n");
+    const int n = (int)gz_long(f);
+    gz_expect(f, "nnz");
+    const int nnz = (int)gz_long(f);
+    ck_assert(n == 1794 && nnz > 0);
+    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
+    int *rows = malloc((size_t)nnz * sizeof *rows);
+    double *values = malloc((size_t)nnz * sizeof *values);
+    *q = malloc((size_t)n * sizeof **q);
+    ck_assert(col_start && rows && values && *q);
+    gz_expect(f, "col_start");
+    for (int j = 0; j <= n; ++j) col_start[j] = (int)gz_long(f);
+    gz_expect(f, "row_index");
+    for (int t = 0; t < nnz; ++t) rows[t] = (int)gz_long(f);
+    gz_expect(f, "values");
+    for (int t = 0; t < nnz; ++t) values[t] = gz_double(f);
+    gz_expect(f, "q");
+    for (int i = 0; i < n; ++i) (*q)[i] = gz_double(f);
+    gzclose(f);
+    ck_assert_int_eq(col_start[n], nnz);
+    *A = (pp_lcp_csc){n, col_start, rows, values};
+}
+
 /*
  * data/crash_standard_step16_n1794.csc.gz: ODE's crash demo under the standard model
  * (clock-free, the default re-linearisation), step 16's first screening round, 1 794 unknowns,
@@ -560,33 +593,14 @@ static double gz_double(gzFile f)
  */
 START_TEST(ladder_after_a_false_end)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "crash_standard_step16_n1794.csc.gz");
-    gzFile f = gzopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    gz_expect(f, "pp_lcp_csc");
-    ck_assert_int_eq(gz_long(f), 1);
-    gz_expect(f, "n");
-    const int n = (int)gz_long(f);
-    gz_expect(f, "nnz");
-    const int nnz = (int)gz_long(f);
-    ck_assert(n == 1794 && nnz > 0);
-    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
-    int *rows = malloc((size_t)nnz * sizeof *rows);
-    double *values = malloc((size_t)nnz * sizeof *values), *q = malloc((size_t)n * sizeof *q);
+    pp_lcp_csc A;
+    double *q;
+    load_crash_step16(&A, &q);
+    const int n = A.n;
+    const int *col_start = A.col_start, *rows = A.row_index;
+    const double *values = A.values;
     double *z = malloc((size_t)n * sizeof *z);
-    ck_assert(col_start && rows && values && q && z);
-    gz_expect(f, "col_start");
-    for (int j = 0; j <= n; ++j) col_start[j] = (int)gz_long(f);
-    gz_expect(f, "row_index");
-    for (int t = 0; t < nnz; ++t) rows[t] = (int)gz_long(f);
-    gz_expect(f, "values");
-    for (int t = 0; t < nnz; ++t) values[t] = gz_double(f);
-    gz_expect(f, "q");
-    for (int i = 0; i < n; ++i) q[i] = gz_double(f);
-    gzclose(f);
-    ck_assert_int_eq(col_start[n], nnz);
-    const pp_lcp_csc A = {n, col_start, rows, values};
+    ck_assert(z != NULL);
 
     pp_lcp_workspace *ws = NULL;
     ck_assert_int_eq(pp_lcp_workspace_create(n, &ws), PP_OK);
@@ -623,46 +637,14 @@ START_TEST(ladder_after_a_false_end)
     free(w);
     free(row);
     pp_lcp_workspace_destroy(ws);
-    free(col_start);
-    free(rows);
-    free(values);
+    free((void *)A.col_start);
+    free((void *)A.row_index);
+    free((void *)A.values);
     free(q);
     free(z);
 }
 END_TEST
 
-/* The step-16 LCP above (data/crash_standard_step16_n1794.csc.gz) into *A and *q (malloc'd;
- * free A's arrays and *q). */
-static void load_crash_step16(pp_lcp_csc *A, double **q)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", PP_TEST_DATA_DIR, "crash_standard_step16_n1794.csc.gz");
-    gzFile f = gzopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    gz_expect(f, "pp_lcp_csc");
-    ck_assert_int_eq(gz_long(f), 1);
-    gz_expect(f, "n");
-    const int n = (int)gz_long(f);
-    gz_expect(f, "nnz");
-    const int nnz = (int)gz_long(f);
-    ck_assert(n == 1794 && nnz > 0);
-    int *col_start = malloc((size_t)(n + 1) * sizeof *col_start);
-    int *rows = malloc((size_t)nnz * sizeof *rows);
-    double *values = malloc((size_t)nnz * sizeof *values);
-    *q = malloc((size_t)n * sizeof **q);
-    ck_assert(col_start && rows && values && *q);
-    gz_expect(f, "col_start");
-    for (int j = 0; j <= n; ++j) col_start[j] = (int)gz_long(f);
-    gz_expect(f, "row_index");
-    for (int t = 0; t < nnz; ++t) rows[t] = (int)gz_long(f);
-    gz_expect(f, "values");
-    for (int t = 0; t < nnz; ++t) values[t] = gz_double(f);
-    gz_expect(f, "q");
-    for (int i = 0; i < n; ++i) (*q)[i] = gz_double(f);
-    gzclose(f);
-    ck_assert_int_eq(col_start[n], nnz);
-    *A = (pp_lcp_csc){n, col_start, rows, values};
-}
 
 /*
  * "The rung handed on" (lcp.c): the step-16 LCP above, whose ladder answers on M + 1e-10 I
