@@ -510,7 +510,7 @@ static int smooth_pair(const pp_step_scratch *s, const pp_pair *p)
 }
 
 /* Has the island a pair of smooth_pair's kind? */
-static int has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw)
+int pp_island_has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw)
 {
     for (int i = 0; i < iw->pair_count; ++i)
         if (smooth_pair(s, &iw->pairs[i])) return 1;
@@ -1162,7 +1162,7 @@ static pp_status energy_bounded_fixed_point(pp_world *world, pp_island_work *iw,
      * with a smooth shape's pair is judged first with those pairs read at their depth too
      * (smooth), then, where no estimate is as feasible so, as the working set alone reads */
     const int pair_depth = iw->work_model == PP_MODEL_PEG;
-    const int smooth_first = has_smooth_pair(&world->scratch, iw);
+    const int smooth_first = pp_island_has_smooth_pair(&world->scratch, iw);
     int found = 0;
     pp_status st = PP_OK;
     for (int smooth = smooth_first; smooth >= 0 && !found; --smooth) {
@@ -1356,7 +1356,7 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
          * constraint per corner"). Depths within the tie are round-off (3e-16 m measured) and
          * do not refuse an estimate. */
         double with_smooth = 0.0;
-        if (st == PP_OK && has_smooth_pair(&world->scratch, iw))
+        if (st == PP_OK && pp_island_has_smooth_pair(&world->scratch, iw))
             st = working_set_violation(world, iw, h, 0, 1, &with_smooth);
         if (with_smooth > SMOOTH_DEPTH_TIE) violation = fmax(violation, with_smooth);
         if (st != PP_OK) return st;

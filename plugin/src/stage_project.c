@@ -57,6 +57,8 @@
  * member at the current pose. */
 typedef struct project_rows {
     pp_contact *row;
+    int *side;         /* 2 a row: the local index of body_a's and body_b's body where it is
+                          moved (moved_body), else -1 */
     double *g;         /* 12 a row: g_a (6), g_b (6) */
     double *minv_g;    /* 12 a row: M^-1 g_a, M^-1 g_b */
     double *A, *q, *z; /* the LCP: column-major n x n, psi, lambda */
@@ -67,6 +69,7 @@ typedef struct project_rows {
 static void rows_free(project_rows *r)
 {
     free(r->row);
+    free(r->side);
     free(r->g);
     free(r->minv_g);
     free(r->A);
@@ -82,18 +85,28 @@ static pp_status rows_grow(project_rows *r, int need)
     int cap = need > 2 * r->capacity ? need : 2 * r->capacity;
     rows_free(r);
     r->row = malloc((size_t)cap * sizeof *r->row);
+    r->side = malloc((size_t)cap * 2 * sizeof *r->side);
     r->g = malloc((size_t)cap * 12 * sizeof(double));
     r->minv_g = malloc((size_t)cap * 12 * sizeof(double));
     r->A = malloc((size_t)cap * (size_t)cap * sizeof(double));
     r->q = malloc((size_t)cap * sizeof(double));
     r->z = malloc((size_t)cap * sizeof(double));
     r->basis = malloc((size_t)cap);
-    if (!r->row || !r->g || !r->minv_g || !r->A || !r->q || !r->z || !r->basis) {
+    if (!r->row || !r->side || !r->g || !r->minv_g || !r->A || !r->q || !r->z || !r->basis) {
         rows_free(r);
         return PP_ERR_NO_MEMORY;
     }
     r->capacity = cap;
     return PP_OK;
+}
+
+/* The local index of a contact side's body when it is one of the island's dynamic bodies,
+ * else -1 (static geometry, a kinematic body: not moved). */
+static int moved_body(const pp_world *world, const pp_island_work *iw, int body)
+{
+    if (body < 0) return -1;
+    const int l = world->scratch.body_local[body];
+    return l >= 0 && l < iw->dynamic_count ? l : -1;
 }
 
 /* The working set read at the bodies' current poses: its rows (sets within PROJECT_NEAR)
@@ -110,7 +123,11 @@ static pp_status read_rows(pp_world *world, pp_island_work *iw, project_rows *r,
         st = pp_island_read_work_set(world, iw, w, &best, &ok);
         if (st != PP_OK || !ok) continue; /* not readable here: left out, as the iteration is */
         if (-best.psi > *violation) *violation = -best.psi;
-        if (best.psi < PROJECT_NEAR) r->row[r->count++] = best;
+        if (best.psi < PROJECT_NEAR) {
+            r->side[2 * r->count] = moved_body(world, iw, best.body_a);
+            r->side[2 * r->count + 1] = moved_body(world, iw, best.body_b);
+            r->row[r->count++] = best;
+        }
     }
     return st;
 }
@@ -125,24 +142,16 @@ static void apply_inverse_mass(const pp_mlcp_body *b, const double g[6], double 
                      b->inv_inertia[3 * i + 2] * g[5];
 }
 
-/* The local index of a contact side's body when it is one of the island's dynamic bodies,
- * else -1 (static geometry, a kinematic body: not moved). */
-static int moved_body(const pp_world *world, const pp_island_work *iw, int body)
-{
-    if (body < 0) return -1;
-    const int l = world->scratch.body_local[body];
-    return l >= 0 && l < iw->dynamic_count ? l : -1;
-}
-
-/* One round: the LCP of the rows at the current pose, its displacement added to dq (6 a
- * local body) and put on the bodies. PP_ERR_SOLVER when the LCP is not solved. */
+/* One round: the LCP of the rows at the current pose, its displacement (`step`, 6 a local
+ * body, scratch) added to dq (6 a local body) and put on the bodies. PP_ERR_SOLVER when the
+ * LCP is not solved. */
 static pp_status project_round(pp_world *world, pp_island_work *iw, project_rows *r,
-                               double *dq)
+                               double *dq, double *step)
 {
     const int n = r->count;
     for (int k = 0; k < n; ++k) {
         const pp_contact *c = &r->row[k];
-        const int la = moved_body(world, iw, c->body_a), lb = moved_body(world, iw, c->body_b);
+        const int la = r->side[2 * k], lb = r->side[2 * k + 1];
         double *g = &r->g[12 * k], *m = &r->minv_g[12 * k];
         pp_mlcp_contact_jacobian(c, la >= 0 ? iw->mlcp_body[la].x : NULL,
                                  lb >= 0 ? iw->mlcp_body[lb].x : NULL, c->n, g, g + 6);
@@ -152,13 +161,10 @@ static pp_status project_round(pp_world *world, pp_island_work *iw, project_rows
     }
     /* A = G^T M^-1 G: rows k and j meet where they share a moved body */
     for (int k = 0; k < n; ++k) {
-        const pp_contact *ck = &r->row[k];
-        const int bk[2] = {moved_body(world, iw, ck->body_a), moved_body(world, iw, ck->body_b)};
-        r->q[k] = ck->psi;
+        const int *bk = &r->side[2 * k];
+        r->q[k] = r->row[k].psi;
         for (int j = 0; j < n; ++j) {
-            const pp_contact *cj = &r->row[j];
-            const int bj[2] = {moved_body(world, iw, cj->body_a),
-                               moved_body(world, iw, cj->body_b)};
+            const int *bj = &r->side[2 * j];
             double a = 0.0;
             for (int u = 0; u < 2; ++u)
                 for (int v = 0; v < 2; ++v) {
@@ -181,12 +187,9 @@ static pp_status project_round(pp_world *world, pp_island_work *iw, project_rows
     pp_lcp_workspace_destroy(ws);
     if (st != PP_OK) return st;
     /* dq = M^-1 G lambda, put on the bodies: x += dx, R <- exp(dtheta) R */
-    double *step = calloc((size_t)iw->dynamic_count > 0 ? (size_t)iw->dynamic_count * 6 : 6,
-                          sizeof(double));
-    if (!step) return PP_ERR_NO_MEMORY;
+    memset(step, 0, 6 * (size_t)iw->dynamic_count * sizeof(double));
     for (int k = 0; k < n; ++k) {
-        const pp_contact *c = &r->row[k];
-        const int side[2] = {moved_body(world, iw, c->body_a), moved_body(world, iw, c->body_b)};
+        const int *side = &r->side[2 * k];
         for (int u = 0; u < 2; ++u)
             if (side[u] >= 0)
                 for (int e = 0; e < 6; ++e)
@@ -213,29 +216,18 @@ static pp_status project_round(pp_world *world, pp_island_work *iw, project_rows
         pp_pose_body_shapes(world, iw->body[l], iw->dt);
         for (int e = 0; e < 6; ++e) dq[6 * l + e] += d[e];
     }
-    free(step);
     return PP_OK;
-}
-
-static int has_smooth_pair(const pp_world *world, const pp_island_work *iw)
-{
-    const pp_step_scratch *s = &world->scratch;
-    for (int i = 0; i < iw->pair_count; ++i) {
-        const int a = s->shapes[iw->pairs[i].a].kind, b = s->shapes[iw->pairs[i].b].kind;
-        if ((a != PP_SHAPE_POLYTOPE && a != PP_SHAPE_PLANE) ||
-            (b != PP_SHAPE_POLYTOPE && b != PP_SHAPE_PLANE))
-            return 1;
-    }
-    return 0;
 }
 
 pp_status pp_island_project(pp_world *world, pp_island_work *iw, double h)
 {
     iw->projected = 0;
-    if (iw->joint_row_count > 0 || iw->work.set_count == 0 || has_smooth_pair(world, iw))
+    if (iw->joint_row_count > 0 || iw->work.set_count == 0 ||
+        pp_island_has_smooth_pair(&world->scratch, iw))
         return PP_OK;
     const int nb = iw->dynamic_count;
-    double *dq = calloc(nb > 0 ? 6 * (size_t)nb : 6, sizeof(double));
+    /* dq: the displacement so far; then each round's (project_round's scratch) */
+    double *dq = calloc(nb > 0 ? 12 * (size_t)nb : 12, sizeof(double));
     if (!dq) return PP_ERR_NO_MEMORY;
     project_rows r = {0};
     memcpy(iw->nu_hat, iw->velocity, 6 * (size_t)iw->body_count * sizeof(double));
@@ -245,7 +237,8 @@ pp_status pp_island_project(pp_world *world, pp_island_work *iw, double h)
     int done = st == PP_OK && violation <= PROJECT_MIN; /* nothing to correct */
     const int needed = !done;
     for (int round = 0; st == PP_OK && !done && round < PROJECT_ROUNDS; ++round) {
-        if (project_round(world, iw, &r, dq) != PP_OK) break; /* not solved: left as it is */
+        if (project_round(world, iw, &r, dq, dq + 6 * nb) != PP_OK)
+            break; /* not solved: the pose left as it is */
         st = read_rows(world, iw, &r, &violation);
         done = st == PP_OK && violation <= PROJECT_TOL;
     }

@@ -586,6 +586,9 @@ double pp_relinearize_damping(double alpha, double residual, double last_residua
 void pp_island_pose_predicted(pp_world *world, pp_island_work *iw, double h, int restore);
 void pp_island_read_at_pair_depth(const pp_step_scratch *s, const pp_island_work *iw,
                                   pp_contact *c);
+/* relinearize.c: has the island a pair with a sphere, capsule or other smooth shape (its
+ * closest-point contacts are rebuilt at every pose, not carried by the working set)? */
+int pp_island_has_smooth_pair(const pp_step_scratch *s, const pp_island_work *iw);
 /* relinearize.c: set w of the working set read at the shapes' current poses, its member of
  * largest gap (as pp_island_read_at_pair_depth reads it) into *largest; *readable 0 where a
  * member cannot be re-evaluated there (the iteration then leaves the set out). */
