@@ -63,7 +63,7 @@ typedef struct project_rows {
     double *minv_g;    /* 12 a row: M^-1 g_a, M^-1 g_b */
     double *A, *q, *z; /* the LCP: column-major n x n, psi, lambda */
     unsigned char *basis;
-    int count, capacity;
+    int count, capacity, a_capacity;
 } project_rows;
 
 static void rows_free(project_rows *r)
@@ -79,25 +79,18 @@ static void rows_free(project_rows *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Room for `need` rows (pegplus's growing arrays, step_memory.c) and their n x n LCP. */
 static pp_status rows_grow(project_rows *r, int need)
 {
-    if (need <= r->capacity) return PP_OK;
-    int cap = need > 2 * r->capacity ? need : 2 * r->capacity;
-    rows_free(r);
-    r->row = malloc((size_t)cap * sizeof *r->row);
-    r->side = malloc((size_t)cap * 2 * sizeof *r->side);
-    r->g = malloc((size_t)cap * 12 * sizeof(double));
-    r->minv_g = malloc((size_t)cap * 12 * sizeof(double));
-    r->A = malloc((size_t)cap * (size_t)cap * sizeof(double));
-    r->q = malloc((size_t)cap * sizeof(double));
-    r->z = malloc((size_t)cap * sizeof(double));
-    r->basis = malloc((size_t)cap);
-    if (!r->row || !r->side || !r->g || !r->minv_g || !r->A || !r->q || !r->z || !r->basis) {
-        rows_free(r);
-        return PP_ERR_NO_MEMORY;
-    }
-    r->capacity = cap;
-    return PP_OK;
+    void **const arrays[] = {(void **)&r->row, (void **)&r->side, (void **)&r->g,
+                             (void **)&r->minv_g, (void **)&r->q, (void **)&r->z,
+                             (void **)&r->basis};
+    const size_t sizes[] = {sizeof *r->row, 2 * sizeof *r->side, 12 * sizeof(double),
+                            12 * sizeof(double), sizeof(double), sizeof(double), 1};
+    if (need > 46340) return PP_ERR_NO_MEMORY; /* need^2 past INT_MAX */
+    pp_status st = pp_grow_together(arrays, sizes, 7, &r->capacity, need);
+    return st == PP_OK ? pp_grow((void **)&r->A, &r->a_capacity, need * need, sizeof(double))
+                       : st;
 }
 
 /* The local index of a contact side's body when it is one of the island's dynamic bodies,
