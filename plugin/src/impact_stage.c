@@ -822,12 +822,13 @@ static double impulse_turn(const pp_world *world, const pp_contact *k, double ps
  * terrain triangle (and, with a sphere or a capsule, whose free motion would pass through:
  * free_motion_through), or `remaining`.
  */
-static double fast_pair_time(const pp_world *world, double remaining)
+static double fast_pair_time(const pp_world *world, int set_first, int set_end,
+                             double remaining)
 {
     const pp_step_scratch *s = &world->scratch;
     const double eps = world->config.proximity_margin;
     double t_first = remaining;
-    for (int j = 0; j < s->all.set_count; ++j) {
+    for (int j = set_first; j < set_end; ++j) {
         const pp_peg_set *set = &s->all.sets[j];
         if (s->all.restitution[3 * set->first] > 0.0) continue; /* PLUS's: below */
         /* the set's gap, max_s psi_s (PEG Eqs 20, 24), and the member that has it */
@@ -908,12 +909,26 @@ static double fast_pair_time(const pp_world *world, double remaining)
  */
 double pp_time_to_impact(const pp_world *world, double remaining)
 {
-    const pp_step_scratch *s = &world->scratch;
     dVector3 gv;
     dWorldGetGravity(world->ode_world, gv);
-    double g[3] = {gv[0], gv[1], gv[2]};
-    double t_first = fast_pair_time(world, remaining);
-    for (int c = 0; c < s->all.contact_count; ++c) {
+    const double g[3] = {gv[0], gv[1], gv[2]};
+    return pp_time_to_impact_sets(world, g, 0, world->scratch.all.set_count, remaining);
+}
+
+/* pp_time_to_impact over the sets [set_first, set_end) of scratch.all and their contacts (every
+ * contact is in one set), g the world's gravity. Each set's and contact's time reads only its
+ * own pair's bodies and shapes, and the answer is the least of them (or `remaining`), so the
+ * least over island after island's sets is the same double as over all of them at once, in
+ * any order: world.c takes it per island on the workers (time_to_impact). */
+double pp_time_to_impact_sets(const pp_world *world, const double g[3], int set_first,
+                              int set_end, double remaining)
+{
+    const pp_step_scratch *s = &world->scratch;
+    double t_first = fast_pair_time(world, set_first, set_end, remaining);
+    const int c_first = set_first < set_end ? s->all.sets[set_first].first : 0;
+    const int c_end = set_first < set_end ? s->all.sets[set_end - 1].first +
+                                                s->all.sets[set_end - 1].count : 0;
+    for (int c = c_first; c < c_end; ++c) { /* the sets' contacts, one after the other */
         const pp_contact *k = &s->all.contacts[c];
         if (!s->all.primary[c] || k->psi <= PP_PROXIMAL_GAP || s->all.restitution[3 * c] <= 0.0)
             continue;

@@ -871,6 +871,38 @@ static pp_status time_step_islands(pp_world *world, double dt)
     return st;
 }
 
+/* island i's pp_time_to_impact: its sets' and contacts' times, the least kept in its outcome */
+static void time_to_impact_job(island_job *job, int worker, int island)
+{
+    (void)worker;
+    pp_step_scratch *s = &job->world->scratch;
+    s->outcomes[island].impact_time =
+        pp_time_to_impact_sets(job->world, s->gravity, s->island_set_first[island],
+                               s->island_set_first[island + 1], job->dt);
+}
+
+/* The end of the sub-step (impact_stage.c pp_time_to_impact) taken island by island on the
+ * workers, in the shares the islands are built and stepped in, then the least of the islands'
+ * on the calling thread: a least is the same double in any order, so the same as
+ * pp_time_to_impact over scratch.all, whose sets are the islands' in island order (its cost,
+ * 3 % of the instructions of a step of islands100, was the largest stretch of the step on the
+ * calling thread alone: docs/performance.md "Threads: the end of the sub-step on the
+ * workers"). */
+static double time_to_impact(pp_world *world, double remaining)
+{
+    pp_step_scratch *s = &world->scratch;
+    dVector3 g;
+    dWorldGetGravity(world->ode_world, g);
+    for (int k = 0; k < 3; ++k) s->gravity[k] = g[k];
+    island_job job = {.world = world, .dt = remaining, .count = s->island_count,
+                      .run = time_to_impact_job};
+    run_jobs(world, &job);
+    double t_first = remaining;
+    for (int i = 0; i < s->island_count; ++i)
+        if (s->outcomes[i].impact_time < t_first) t_first = s->outcomes[i].impact_time;
+    return t_first;
+}
+
 /* A step is one sub-step unless a bouncing contact closes during it (then it is split at the
  * moment of touch so PLUS sees the true approach velocity) or a fast pair would be carried
  * past half the thinner shape's width (split at its touch, then in pieces that move it at most
@@ -992,7 +1024,7 @@ static pp_status pegplus_substeps(pp_world *world, double h, substep_plan *plan)
             st = find_contacts(world, dt, &clock); /* new velocities, new reach */
             if (st != PP_OK) return st;
         }
-        if (sub < PP_MAX_SUBSTEPS) dt = ldexp(pp_time_to_impact(world, dt), -plan->halvings[sub]);
+        if (sub < PP_MAX_SUBSTEPS) dt = ldexp(time_to_impact(world, dt), -plan->halvings[sub]);
 
         const int over = world->stats.relinearize_over;
         time_step_free(world, dt);                                  /* 7. time step     */
