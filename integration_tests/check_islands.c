@@ -194,6 +194,12 @@ START_TEST(test_threads_bit_identical)
     pp_world *pw[RUNS];
     for (int r = 0; r < RUNS; ++r) {
         pp_scene_box_pile(&scene[r], 30, 1);
+        /* a 0.2 m box fired at the pile's first column at 30 m/s: its pair is a fast pair
+         * (0.3 m a step against the thinner half width 0.1 m), which splits the step at its
+         * touch and then into pieces (impact_stage.c pp_time_to_impact, taken island by
+         * island on the workers: world.c time_to_impact) */
+        const double small[3] = {0.2, 0.2, 0.2}, from[3] = {-4.0, -1.6, 0.7};
+        dBodySetLinearVel(pp_scene_add_box(&scene[r], small, 1.0, from), 30.0, 0.0, 0.0);
         pp_config c = pp_config_default();
         c.model = k_models[_i % 2];
         c.friction_directions = 4;
@@ -208,13 +214,14 @@ START_TEST(test_threads_bit_identical)
         }
         ck_assert_int_eq(pp_world_create(scene[r].world, scene[r].space, &c, &pw[r]), PP_OK);
     }
-    int max_islands = 0, relinearized = 0, saved_entries = 0, impacts = 0;
+    int max_islands = 0, relinearized = 0, saved_entries = 0, impacts = 0, split = 0;
     for (int step = 0; step < STEPS; ++step) {
         for (int r = 0; r < RUNS; ++r) ck_assert_int_eq(pp_world_step(pw[r], H), PP_OK);
         const pp_step_stats *t = pp_world_get_stats(pw[0]);
         if (t->islands > max_islands) max_islands = t->islands;
         relinearized += t->relinearizations > 0;
         impacts += t->impacts;
+        split += t->substeps > 1;
         for (int r = 1; r < RUNS; ++r) {
             /* the step's LCP report (pegplus.h "The answers applied"), merged in island order
              * from each island's own record: the same for any number of threads */
@@ -263,9 +270,11 @@ START_TEST(test_threads_bit_identical)
     ck_assert_int_gt(relinearized, 0);
     ck_assert_int_gt(saved_entries, 0); /* the saves compared held bases */
     if (_i >= 2) ck_assert_int_gt(impacts, 0); /* PLUS ran on the merged list */
-    printf("check_islands: %s pile of 30%s, up to %d islands, %d steps re-linearised, %d "
-           "impacts: 1, 2 and 3 threads identical\n", pp_model_name(k_models[_i % 2]),
-           _i >= 2 ? " bouncing" : "", max_islands, relinearized, impacts);
+    ck_assert_int_gt(split, 0); /* the islands' ends of the sub-step were taken */
+    printf("check_islands: %s pile of 30%s and a fast box, up to %d islands, %d steps "
+           "re-linearised, %d impacts, %d steps split: 1, 2 and 3 threads identical\n",
+           pp_model_name(k_models[_i % 2]), _i >= 2 ? " bouncing" : "", max_islands,
+           relinearized, impacts, split);
     for (int r = 0; r < RUNS; ++r) {
         pp_world_destroy(pw[r]);
         pp_scene_destroy(&scene[r]);
