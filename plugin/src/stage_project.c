@@ -230,8 +230,9 @@ pp_status pp_island_project(pp_world *world, pp_island_work *iw, double h)
     int done = st == PP_OK && violation <= PROJECT_MIN; /* nothing to correct */
     const int needed = !done;
     for (int round = 0; st == PP_OK && !done && round < PROJECT_ROUNDS; ++round) {
-        if (project_round(world, iw, &r, dq, dq + 6 * nb) != PP_OK)
-            break; /* not solved: the pose left as it is */
+        const pp_status solved = project_round(world, iw, &r, dq, dq + 6 * nb);
+        if (solved == PP_ERR_NO_MEMORY) st = solved; /* returned: the step fails whole */
+        if (solved != PP_OK) break; /* not solved: the pose left as it is */
         st = read_rows(world, iw, &r, &violation);
         done = st == PP_OK && violation <= PROJECT_TOL;
     }
