@@ -367,20 +367,6 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
  * valid over the step's motion (its proximity eps_ij includes how far the shapes can move in
  * the step), so keeping it does not block the pair.
  */
-/* Has the pair of contact c room in list l for one more set of `count` contacts within the
- * bound per pair (PP_PEG_PAIR_MAX_SETS sets, PP_PEG_PAIR_MAX_CONTACTS contacts, peg.h)? */
-static int pair_has_room(const pp_constraint_list *l, const pp_contact *c, int count)
-{
-    int sets = 1, contacts = count;
-    for (int j = 0; j < l->set_count; ++j) {
-        const pp_contact *f = &l->contacts[l->sets[j].first];
-        if (f->shape_a != c->shape_a || f->shape_b != c->shape_b) continue;
-        sets++;
-        contacts += l->sets[j].count;
-    }
-    return sets <= PP_PEG_PAIR_MAX_SETS && contacts <= PP_PEG_PAIR_MAX_CONTACTS;
-}
-
 static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
                                    pp_set_index *fresh_index, pp_set_index *work_index)
 {
@@ -400,7 +386,6 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
         iw->work_place[w] = index_find(fresh_index, l, &iw->work.contacts[ws->first], ws->count);
         if (iw->work_place[w] >= 0) continue;
         const int at = l->set_count;
-        if (!pair_has_room(l, &iw->work.contacts[ws->first], ws->count)) continue;
         st = carry_set(world, iw, w);
         if (l->set_count > at) iw->work_place[w] = at;
     }
