@@ -398,7 +398,7 @@ pp_status pp_peg_constraints_polytopes(pp_peg_builder *builder, const pp_polytop
  *    separating set joins (if sigma <= motion), at most PP_PEG_SEPARATING_MAX_CONTACTS of
  *    its candidates, the largest gaps (a candidate left out of a max can only forbid more).
  * So a pair contributes at most PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS
- * contacts: with k friction directions at most 256 + 32 (k + 1) = 416 LCP unknowns at k = 4
+ * contacts: with k friction directions at most 256 + 32 (k + 2) = 448 LCP unknowns at k = 4
  * (pp_peg_lcp_size). What a cut leaves out: support at more points than the kept sets have
  * (a fast pair's first impact acts at the separating set's primary; at rest sigma ~ 0 and the
  * local sets are those of a slow pair), never the pair's non-overlap (the separating set).
