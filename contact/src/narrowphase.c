@@ -178,6 +178,38 @@ static pp_status capsule_contacts(const pp_shape *a, const pp_shape *b, double e
 }
 
 /*
+ * A point contact between a smooth shape (sphere or capsule, A when smooth_is_a) and a
+ * polytope point p at distance len from the smooth shape's core point c (d = p - c): gap
+ * len - r, normal along d (from A to B), unless a contact of the sink from `first` on already
+ * has its polytope point within SAME_POINT of p (vertex_contacts, edge_contacts).
+ */
+static void smooth_contact(const pp_shape *smooth, int smooth_is_a, const double c[3],
+                           const double p[3], const double d[3], double len, sink *s, int first)
+{
+    for (int j = first; j < *s->count; ++j) {
+        double d2 = 0.0;
+        for (int q = 0; q < 3; ++q) {
+            const double pj = smooth_is_a ? s->out[j].p_a[q] + s->out[j].psi * s->out[j].n[q]
+                                          : s->out[j].p_a[q];
+            d2 += (pj - p[q]) * (pj - p[q]);
+        }
+        if (d2 < SAME_POINT * SAME_POINT) return;
+    }
+    pp_contact k;
+    memset(&k, 0, sizeof k);
+    k.body_a = k.body_b = k.shape_a = k.shape_b = -1;
+    k.kind = PP_CONTACT_POINT;
+    k.feature_a = k.feature_b = -1;
+    k.psi = len - smooth->radius;
+    for (int q = 0; q < 3; ++q) {
+        const double u = d[q] / len; /* from the smooth shape toward the polytope */
+        k.n[q] = smooth_is_a ? u : -u;
+        k.p_a[q] = smooth_is_a ? c[q] + smooth->radius * u : p[q];
+    }
+    emit(s, &k);
+}
+
+/*
  * Edge contacts of a polytope against a capsule (A): for each edge p + u e (u in [0, 1]) whose
  * line's common perpendicular with the capsule's segment c + t a (|t| <= l / 2) has its feet
  * strictly inside both, p_s = c + t a and p_e = p + u e with
@@ -225,27 +257,7 @@ static void edge_contacts(const pp_shape *capsule, const pp_polytope_view *v, do
         }
         len = sqrt(len);
         if (!(len > 1e-12) || !(len - capsule->radius < eps)) continue;
-        int known = 0;
-        for (int j = first; j < *s->count && !known; ++j) {
-            double d2 = 0.0;
-            for (int k = 0; k < 3; ++k) {
-                const double pj = s->out[j].p_a[k] + s->out[j].psi * s->out[j].n[k];
-                d2 += (pj - pe[k]) * (pj - pe[k]);
-            }
-            known = d2 < SAME_POINT * SAME_POINT;
-        }
-        if (known) continue;
-        pp_contact c;
-        memset(&c, 0, sizeof c);
-        c.body_a = c.body_b = c.shape_a = c.shape_b = -1;
-        c.kind = PP_CONTACT_POINT;
-        c.feature_a = c.feature_b = -1;
-        c.psi = len - capsule->radius;
-        for (int k = 0; k < 3; ++k) {
-            c.n[k] = d[k] / len; /* from the capsule (A) toward the edge */
-            c.p_a[k] = ps[k] + capsule->radius * c.n[k];
-        }
-        emit(s, &c);
+        smooth_contact(capsule, 1, ps, pe, d, len, s, first); /* the capsule is A */
     }
 }
 
@@ -282,28 +294,7 @@ static pp_status vertex_contacts(const pp_shape *smooth, const pp_shape *poly, i
         }
         len = sqrt(len);
         if (!(len > 1e-12) || !(len - smooth->radius < eps)) continue;
-        pp_contact k;
-        memset(&k, 0, sizeof k);
-        k.body_a = k.body_b = k.shape_a = k.shape_b = -1;
-        k.kind = PP_CONTACT_POINT;
-        k.feature_a = k.feature_b = -1;
-        k.psi = len - smooth->radius;
-        for (int q = 0; q < 3; ++q) {
-            const double u = d[q] / len; /* from the smooth shape toward the vertex */
-            k.n[q] = smooth_is_a ? u : -u;
-            k.p_a[q] = smooth_is_a ? c[q] + smooth->radius * u : v[q];
-        }
-        int known = 0;
-        for (int j = first; j < *s->count && !known; ++j) {
-            double d2 = 0.0;
-            for (int q = 0; q < 3; ++q) {
-                const double pj = smooth_is_a ? s->out[j].p_a[q] + s->out[j].psi * s->out[j].n[q]
-                                              : s->out[j].p_a[q];
-                d2 += (pj - v[q]) * (pj - v[q]);
-            }
-            known = d2 < SAME_POINT * SAME_POINT;
-        }
-        if (!known) emit(s, &k);
+        smooth_contact(smooth, smooth_is_a, c, v, d, len, s, first);
     }
     if (capsule) edge_contacts(smooth, &pp.view, eps, s, first);
     unpose(&pp);
