@@ -907,21 +907,13 @@ static double fast_pair_time(const pp_world *world, int set_first, int set_end,
  * thin / remaining (1 m/s for a 1 cm half width at h = 0.01), and a pair the time stepper
  * stops is not split again.
  */
-double pp_time_to_impact(const pp_world *world, double remaining)
-{
-    dVector3 gv;
-    dWorldGetGravity(world->ode_world, gv);
-    const double g[3] = {gv[0], gv[1], gv[2]};
-    return pp_time_to_impact_sets(world, g, 0, world->scratch.all.set_count, remaining);
-}
-
-/* pp_time_to_impact over the sets [set_first, set_end) of scratch.all and their contacts (every
- * contact is in one set), g the world's gravity. Each set's and contact's time reads only its
- * own pair's bodies and shapes, and the answer is the least of them (or `remaining`), so the
- * least over island after island's sets is the same double as over all of them at once, in
- * any order: world.c takes it per island on the workers (time_to_impact). */
-double pp_time_to_impact_sets(const pp_world *world, const double g[3], int set_first,
-                              int set_end, double remaining)
+/* Taken over the sets [set_first, set_end) of scratch.all and their contacts (every contact is
+ * in one set), g the world's gravity. Each set's and contact's time reads only its own pair's
+ * bodies and shapes, and the answer is the least of them (or `remaining`), so the least over
+ * island after island's sets is the same double as over all of them at once, in any order:
+ * world.c takes it per island on the workers (time_to_impact). */
+double pp_time_to_impact(const pp_world *world, const double g[3], int set_first, int set_end,
+                         double remaining)
 {
     const pp_step_scratch *s = &world->scratch;
     double t_first = fast_pair_time(world, set_first, set_end, remaining);

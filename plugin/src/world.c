@@ -877,8 +877,8 @@ static void time_to_impact_job(island_job *job, int worker, int island)
     (void)worker;
     pp_step_scratch *s = &job->world->scratch;
     s->outcomes[island].impact_time =
-        pp_time_to_impact_sets(job->world, s->gravity, s->island_set_first[island],
-                               s->island_set_first[island + 1], job->dt);
+        pp_time_to_impact(job->world, s->gravity, s->island_set_first[island],
+                          s->island_set_first[island + 1], job->dt);
 }
 
 /* The end of the sub-step (impact_stage.c pp_time_to_impact) taken island by island on the

@@ -653,10 +653,9 @@ int pp_warm_store_get_joints(struct pp_warm_store *first, const struct pp_warm_s
  * pair's touch or its half-width limit: pp_time_to_impact's comment). dt: the sub-step
  * (contacts deeper than max_correcting_velocity dt take no part in impacts). */
 pp_status pp_stage_impact(pp_world *world, double dt);
-double pp_time_to_impact(const pp_world *world, double remaining);
-/* The same over the sets [set_first, set_end) of scratch.all (an island's), g the gravity. */
-double pp_time_to_impact_sets(const pp_world *world, const double g[3], int set_first,
-                              int set_end, double remaining);
+/* Over the sets [set_first, set_end) of scratch.all (an island's), g the gravity. */
+double pp_time_to_impact(const pp_world *world, const double g[3], int set_first, int set_end,
+                         double remaining);
 /* The gap rate dpsi/dt = g_a . nu_a + g_b . nu_b of contact c (PEG Eq 7 row) for the twists
  * nu_a, nu_b (6 each: linear, angular; NULL for a static side), the Jacobian taken about the
  * bodies' current centres. */
