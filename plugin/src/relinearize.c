@@ -367,6 +367,123 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
  * valid over the step's motion (its proximity eps_ij includes how far the shapes can move in
  * the step), so keeping it does not block the pair.
  */
+/* A set of the island's list as the pair bound ranks it (pair_bound). */
+typedef struct ranked_set {
+    int a, b;     /* its pair's shapes, the lower index first */
+    int pinned;   /* 1: a separating set built at this q^ (kept, as the builder keeps it) */
+    double gap;   /* max_s psi_s at q^ */
+    int set;      /* its place in the list */
+} ranked_set;
+
+static int ranked_order(const void *x, const void *y)
+{
+    const ranked_set *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->pinned != q->pinned) return p->pinned ? -1 : 1;
+    if (p->gap != q->gap) return p->gap < q->gap ? -1 : 1;
+    return p->set < q->set ? -1 : p->set > q->set;
+}
+
+/*
+ * The bound per pair across the iterates (pegplus/peg.h, "The bound per pair"). A PEG pair's
+ * sets in the list at q^ (those built there and those of the working set carried there) are
+ * held to PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS contacts by the builder's
+ * own cap taken over their union: a separating set built at q^ first, then whole sets by
+ * increasing max_s psi_s at q^ (the violated ones first, then those nearest to active) up to
+ * the first that does not fit (the builder skips it and goes on; here every set after it is
+ * left out too, so none left out reads deeper than one kept). A set left out stays in the
+ * working set and is ranked again at the next q^.
+ * `*fresh`, the list's sets built at q^ (first in the list), and iw->work_place follow.
+ *
+ * Why. Each build at a predicted pose within eps of a fast pair's touch gives 15-20 local sets
+ * (docs/performance.md "Two fast hulls under PEG"), and the working set keeps every iterate's:
+ * hulls25's meeting sub-step merged 57 sets / 537 contacts into one LCP of 1 700 unknowns,
+ * past the bound of one build, and ended on the bounded fallback. Carrying the working set's
+ * sets only while the pair had room, oldest first (branch s21-hullstep), let an iterate's
+ * list lack a set violated at its q^ while holding satisfied ones: the fast-hull scan's PEG
+ * 50 m/s seed 15 at h = 5e-4 then ran a sub-step whose iterates read 2.3e-5 m of violation
+ * in the working set against 2.27e-5 m in the list. Ranked by gap, a set left out has a gap
+ * at q^ no smaller than any kept set of its pair, so the list's violation (set_violation) is
+ * the working set's there, and a fixed point of the list (every kept set satisfied at its end
+ * pose) satisfies every set of the working set: a needed set is never dropped silently. The
+ * ST96 §4 argument of working_set_merge holds for the working set, which still only grows;
+ * the list's family can change more often than the working set, and the iteration is then
+ * bounded by its iteration cap, the kept estimate (the least violation within the energy
+ * bound, read over the whole working set by the ranking) and post-stabilisation (stage_project.c).
+ */
+static pp_status pair_bound(pp_island_work *iw, int *fresh)
+{
+    pp_constraint_list *l = &iw->list;
+    if (iw->work_model != PP_MODEL_PEG ||
+        (l->set_count <= PP_PEG_PAIR_MAX_SETS && l->contact_count <= PP_PEG_PAIR_MAX_CONTACTS))
+        return PP_OK; /* no pair can be over */
+    const int n = l->set_count;
+    ranked_set *r = malloc((size_t)n * sizeof *r);
+    int *place = malloc((size_t)n * sizeof *place);
+    if (!r || !place) {
+        free(r);
+        free(place);
+        return PP_ERR_NO_MEMORY;
+    }
+    for (int j = 0; j < n; ++j) {
+        const pp_contact *c = &l->contacts[l->sets[j].first];
+        double gap = c[0].psi;
+        for (int i = 1; i < l->sets[j].count; ++i)
+            if (c[i].psi > gap) gap = c[i].psi;
+        r[j] = (ranked_set){c[0].shape_a < c[0].shape_b ? c[0].shape_a : c[0].shape_b,
+                            c[0].shape_a < c[0].shape_b ? c[0].shape_b : c[0].shape_a,
+                            j < *fresh && l->sets[j].origin == PP_PEG_SEPARATING, gap, j};
+        place[j] = 1;
+    }
+    qsort(r, (size_t)n, sizeof *r, ranked_order);
+    int dropped = 0;
+    for (int g = 0; g < n;) {
+        int e = g, sets = 0, contacts = 0, full = 0;
+        while (e < n && r[e].a == r[g].a && r[e].b == r[g].b) ++e;
+        for (int k = g; k < e; ++k) {
+            const int count = l->sets[r[k].set].count;
+            full |= !r[k].pinned &&
+                    (sets >= PP_PEG_PAIR_MAX_SETS || contacts + count > PP_PEG_PAIR_MAX_CONTACTS);
+            if (!full) {
+                sets++;
+                contacts += count;
+            } else {
+                place[r[k].set] = 0;
+                dropped++;
+            }
+        }
+        g = e;
+    }
+    free(r);
+    pp_status st = PP_OK;
+    if (dropped > 0) { /* the kept sets in their order; place[j]: j's new place, or -1 */
+        pp_constraint_list *o = &iw->ordered;
+        o->set_count = o->contact_count = 0;
+        int kept_fresh = 0;
+        for (int j = 0; j < n && st == PP_OK; ++j) {
+            if (!place[j]) {
+                place[j] = -1;
+                continue;
+            }
+            place[j] = o->set_count;
+            kept_fresh += j < *fresh;
+            st = pp_constraint_list_append(o, &l->sets[j], &l->contacts[l->sets[j].first],
+                                           &l->restitution[3 * l->sets[j].first]);
+        }
+        if (st == PP_OK) {
+            for (int w = 0; w < iw->work.set_count; ++w)
+                if (iw->work_place[w] >= 0) iw->work_place[w] = place[iw->work_place[w]];
+            *fresh = kept_fresh;
+            pp_constraint_list t = *l;
+            *l = *o;
+            *o = t;
+        }
+    }
+    free(place);
+    return st;
+}
+
 static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
                                    pp_set_index *fresh_index, pp_set_index *work_index)
 {
@@ -406,6 +523,7 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
         mark_friction_axes(&iw->work.contacts[joined->first], joined->count);
         iw->work_place[iw->work.set_count - 1] = j;
     }
+    if (st == PP_OK) st = pair_bound(iw, &fresh);
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w)
         if (iw->work_place[w] >= 0) prime_at_largest_gap(l, iw->work_place[w]);
     if (st == PP_OK) st = list_in_work_order(world, iw, fresh);
@@ -1365,10 +1483,17 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             *applied = iw->answer;
             return PP_OK;
         }
-        /* above the bound, near its fixed point: judged as a fixed point above it is */
-        if (!within && near_fixed_point && violation < best)
-            return energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
-                                              applied);
+        /* above the bound and less violating than the kept estimate: judged as a fixed point
+         * above it is (the segment point at the bound, the kept estimate, its impulses
+         * extended: the first as feasible), near its fixed point or not ("The last estimate
+         * away from its fixed point"); only near it may it be kept above the bound */
+        if (!within && violation < best) {
+            const int over = iw->stats.relinearize_over;
+            st = energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
+                                            applied);
+            if (st != PP_OK || near_fixed_point || iw->stats.relinearize_over == over) return st;
+            iw->stats.relinearize_over = over; /* not a fixed point: the kept estimate, below */
+        }
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
     *applied = kept;
