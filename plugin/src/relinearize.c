@@ -172,24 +172,40 @@ static void keep_friction_axes(pp_contact *c, int count, const pp_contact *known
     }
 }
 
+/* A working set's marks (iw->work_mark; pair_bound): it carried a normal impulse in a solve of
+ * this step; it was in the list of the last iterate solved. */
+#define WORK_PUSHED 1
+#define WORK_LISTED 2
+
+/* Did the last solve, whose list holds `set`, give it a normal impulse? */
+static int set_pushed(const pp_island_work *iw, const pp_peg_set *set)
+{
+    for (int i = set->first; i < set->first + set->count; ++i)
+        if (iw->normal_impulse[i] > 0.0) return 1;
+    return 0;
+}
+
 /* The working set starts with the constraints the step's first solve used (at q^l), each
  * contact with its friction axis there ("A contact's friction pyramid"). */
-static pp_status working_set_start(pp_world *world, pp_island_work *iw, int model)
+static pp_status working_set_start(pp_world *world, pp_island_work *iw, int model, int solved)
 {
     const pp_step_scratch *s = &world->scratch;
     const pp_constraint_list *l = &iw->list;
     iw->work.set_count = iw->work.contact_count = 0;
     iw->work_model = model;
-    for (int j = 0; j < l->set_count; ++j) {
+    pp_status st = pp_grow((void **)&iw->work_mark, &iw->work_mark_capacity,
+                           l->set_count + 1, sizeof *iw->work_mark);
+    for (int j = 0; j < l->set_count && st == PP_OK; ++j) {
         const pp_peg_set *set = &l->sets[j];
         if (!carryable(s, set, &l->contacts[set->first])) continue;
-        pp_status st = pp_constraint_list_append(&iw->work, set, &l->contacts[set->first],
-                                                 &l->restitution[3 * set->first]);
+        st = pp_constraint_list_append(&iw->work, set, &l->contacts[set->first],
+                                       &l->restitution[3 * set->first]);
         if (st != PP_OK) return st;
         const pp_peg_set *w = &iw->work.sets[iw->work.set_count - 1];
         mark_friction_axes(&iw->work.contacts[w->first], w->count);
+        iw->work_mark[iw->work.set_count - 1] = solved && set_pushed(iw, set) ? WORK_PUSHED : 0;
     }
-    return PP_OK;
+    return st;
 }
 
 /* A U set (the standard model's) whose gap here reads deeper than its pair reads the pair's
@@ -341,6 +357,10 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
                                        &l->restitution[3 * set->first]);
     }
     if (st != PP_OK || o->set_count != l->set_count) return st; /* a set twice: as built */
+    next = o->set_count; /* the working set's places follow the sets not carried */
+    for (int w = 0; w < iw->work.set_count; ++w) next -= iw->work_place[w] >= 0;
+    for (int w = 0; w < iw->work.set_count; ++w)
+        if (iw->work_place[w] >= 0) iw->work_place[w] = next++;
     pp_constraint_list t = *l;
     *l = *o;
     *o = t;
@@ -370,7 +390,9 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
 /* A set of the island's list as the pair bound ranks it (pair_bound). */
 typedef struct ranked_set {
     int a, b;     /* its pair's shapes, the lower index first */
-    int pinned;   /* 1: a separating set built at this q^ (kept, as the builder keeps it) */
+    int rank;     /* 0: a separating set built at this q^ (kept, as the builder keeps it);
+                     1: pushing in a solve of the step; 2: violated at q^; 3: in the last
+                     iterate's list; 4: the others (pair_bound) */
     double gap;   /* max_s psi_s at q^ */
     int set;      /* its place in the list */
 } ranked_set;
@@ -380,7 +402,7 @@ static int ranked_order(const void *x, const void *y)
     const ranked_set *p = x, *q = y;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    if (p->pinned != q->pinned) return p->pinned ? -1 : 1;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
     if (p->gap != q->gap) return p->gap < q->gap ? -1 : 1;
     return p->set < q->set ? -1 : p->set > q->set;
 }
@@ -412,9 +434,10 @@ static int ranked_order(const void *x, const void *y)
  * bounded by its iteration cap, the kept estimate (the least violation within the energy
  * bound, read over the whole working set by the ranking) and post-stabilisation (stage_project.c).
  */
-static pp_status pair_bound(pp_island_work *iw, int *fresh)
+static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
 {
     pp_constraint_list *l = &iw->list;
+    *left_out = 0.0;
     if (iw->work_model != PP_MODEL_PEG ||
         (l->set_count <= PP_PEG_PAIR_MAX_SETS && l->contact_count <= PP_PEG_PAIR_MAX_CONTACTS))
         return PP_OK; /* no pair can be over */
@@ -426,14 +449,22 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh)
         free(place);
         return PP_ERR_NO_MEMORY;
     }
+    for (int j = 0; j < n; ++j) place[j] = 0; /* here: the set's work_mark */
+    for (int w = 0; w < iw->work.set_count; ++w)
+        if (iw->work_place[w] >= 0) place[iw->work_place[w]] = iw->work_mark[w];
     for (int j = 0; j < n; ++j) {
         const pp_contact *c = &l->contacts[l->sets[j].first];
         double gap = c[0].psi;
         for (int i = 1; i < l->sets[j].count; ++i)
             if (c[i].psi > gap) gap = c[i].psi;
+        const int rank = j < *fresh && l->sets[j].origin == PP_PEG_SEPARATING ? 0
+                         : place[j] & WORK_PUSHED                         ? 1
+                         : gap < 0.0                                      ? 2
+                         : place[j] & WORK_LISTED                         ? 3
+                                                                          : 4;
         r[j] = (ranked_set){c[0].shape_a < c[0].shape_b ? c[0].shape_a : c[0].shape_b,
-                            c[0].shape_a < c[0].shape_b ? c[0].shape_b : c[0].shape_a,
-                            j < *fresh && l->sets[j].origin == PP_PEG_SEPARATING, gap, j};
+                            c[0].shape_a < c[0].shape_b ? c[0].shape_b : c[0].shape_a, rank,
+                            gap, j};
         place[j] = 1;
     }
     qsort(r, (size_t)n, sizeof *r, ranked_order);
@@ -443,7 +474,7 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh)
         while (e < n && r[e].a == r[g].a && r[e].b == r[g].b) ++e;
         for (int k = g; k < e; ++k) {
             const int count = l->sets[r[k].set].count;
-            full |= !r[k].pinned &&
+            full |= r[k].rank != 0 &&
                     (sets >= PP_PEG_PAIR_MAX_SETS || contacts + count > PP_PEG_PAIR_MAX_CONTACTS);
             if (!full) {
                 sets++;
@@ -451,6 +482,7 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh)
             } else {
                 place[r[k].set] = 0;
                 dropped++;
+                if (-r[k].gap > *left_out) *left_out = -r[k].gap;
             }
         }
         g = e;
@@ -485,11 +517,13 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh)
 }
 
 static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
-                                   pp_set_index *fresh_index, pp_set_index *work_index)
+                                   pp_set_index *fresh_index, pp_set_index *work_index,
+                                   double *left_out)
 {
+    *left_out = 0.0;
     const pp_step_scratch *s = &world->scratch;
     pp_constraint_list *l = &iw->list;
-    if (model != iw->work_model) return working_set_start(world, iw, model); /* fell back */
+    if (model != iw->work_model) return working_set_start(world, iw, model, 0); /* fell back */
     int fresh = l->set_count, known = iw->work.set_count;
     pp_status st = index_build(fresh_index, l);
     if (st == PP_OK) st = index_build(work_index, &iw->work);
@@ -498,6 +532,9 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
     if (st == PP_OK)
         st = pp_grow((void **)&iw->work_place, &iw->work_place_capacity, known + fresh + 1,
                      sizeof *iw->work_place);
+    if (st == PP_OK)
+        st = pp_grow((void **)&iw->work_mark, &iw->work_mark_capacity, known + fresh + 1,
+                     sizeof *iw->work_mark);
     for (int w = 0; w < known && st == PP_OK; ++w) {
         const pp_peg_set *ws = &iw->work.sets[w];
         iw->work_place[w] = index_find(fresh_index, l, &iw->work.contacts[ws->first], ws->count);
@@ -522,8 +559,9 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
         const pp_peg_set *joined = &iw->work.sets[iw->work.set_count - 1];
         mark_friction_axes(&iw->work.contacts[joined->first], joined->count);
         iw->work_place[iw->work.set_count - 1] = j;
+        iw->work_mark[iw->work.set_count - 1] = 0; /* new at q^ */
     }
-    if (st == PP_OK) st = pair_bound(iw, &fresh);
+    if (st == PP_OK) st = pair_bound(iw, &fresh, left_out);
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w)
         if (iw->work_place[w] >= 0) prime_at_largest_gap(l, iw->work_place[w]);
     if (st == PP_OK) st = list_in_work_order(world, iw, fresh);
@@ -909,8 +947,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
     if (st == PP_OK)
         st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, (pp_model)*model,
                                   &iw->list, NULL);
-    if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b);
-    if (st == PP_OK) *violation = set_violation(&iw->list);
+    double left_out = 0.0; /* the deepest set pair_bound left out of the list */
+    if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b, &left_out);
+    if (st == PP_OK) *violation = fmax(set_violation(&iw->list), left_out);
     if (st == PP_OK) pp_island_shift_gaps(world, iw, h, iw->nu_hat);
     *solved = 0;
     if (st == PP_OK && iw->list.contact_count == 0) { /* nothing near q^: the free motion */
@@ -953,6 +992,14 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
              * in pp_step_stats.lcp_dropped, not in the status, residual and fallback */
             if (work->cut || work->approximate) st = st == PP_ERR_SOLVER ? PP_OK : st;
             *solved = st == PP_OK && !work->cut && !work->approximate;
+            if (*solved && *model == iw->work_model) /* the marks pair_bound reads */
+                for (int w = 0; w < iw->work.set_count; ++w) {
+                    const int j = iw->work_place[w];
+                    iw->work_mark[w] &= WORK_PUSHED;
+                    if (j >= 0)
+                        iw->work_mark[w] |= WORK_LISTED |
+                                            (set_pushed(iw, &iw->list.sets[j]) ? WORK_PUSHED : 0);
+                }
         }
     }
     pp_island_pose_predicted(world, iw, h, 1);
@@ -1372,6 +1419,8 @@ static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, 
     return 0;
 }
 
+
+
 /* The iteration after the first solve, whose answer is in iw->velocity and *applied; on
  * return *applied holds the answers of the velocity kept: an iterate's, or those an estimate
  * combines (pp_answer_combine over its damped steps since the last full one). */
@@ -1381,7 +1430,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     int nb = iw->body_count;
     size_t bytes = 6 * (size_t)nb * sizeof(double);
     pp_set_index *index_a = &iw->set_index[0], *index_b = &iw->set_index[1];
-    pp_status st = working_set_start(world, iw, *model);
+    /* the first solve's list, unless a PEG island at rest had its sets built again (reduced) */
+    pp_status st = working_set_start(world, iw, *model, !(*model == PP_MODEL_PEG && iw->reduced));
     if (st != PP_OK) return st;
     double first = kinetic_energy(world, iw, iw->velocity);
     double free_motion = kinetic_energy(world, iw, NULL); /* nu* is still in the bodies */
