@@ -1021,6 +1021,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
 #define RELIN_CONVERGED 1e-11
 #define SMOOTH_DEPTH_TIE 1e-9 /* m: a smooth pair's depth within it reads as touching */
 #define RELIN_NEAR 1e-6
+/* m: a kept estimate deeper than this is beyond post-stabilisation's reach (stage_project.c
+ * PROJECT_MAX); relinearize_step, "The last estimate away from its fixed point" */
+#define RELIN_RETRY_DEPTH 1e-6
 /* The step length after a cycle (relinearize_step, "A cycle"): RELIN_CYCLE_STEP of the cycle's
  * longest, at least pp_relinearize_damping's shortest. */
 #define RELIN_CYCLE_STEP 0.75
@@ -1542,7 +1545,10 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             st = energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
                                             applied);
             if (st != PP_OK || near_fixed_point || iw->stats.relinearize_over == over) return st;
-            iw->stats.relinearize_over = over; /* not a fixed point: the kept estimate, below */
+            /* not a fixed point: the kept estimate, below; counted (the sub-step redone
+             * shorter, world.c "A sub-step redone shorter") only where that estimate ends
+             * deeper than post-stabilisation reaches (RELIN_RETRY_DEPTH) */
+            if (!(best > RELIN_RETRY_DEPTH)) iw->stats.relinearize_over = over;
         }
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
