@@ -411,28 +411,35 @@ static int ranked_order(const void *x, const void *y)
  * The bound per pair across the iterates (pegplus/peg.h, "The bound per pair"). A PEG pair's
  * sets in the list at q^ (those built there and those of the working set carried there) are
  * held to PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS contacts by the builder's
- * own cap taken over their union: a separating set built at q^ first, then whole sets by
- * increasing max_s psi_s at q^ (the violated ones first, then those nearest to active) up to
- * the first that does not fit (the builder skips it and goes on; here every set after it is
- * left out too, so none left out reads deeper than one kept). A set left out stays in the
- * working set and is ranked again at the next q^.
- * `*fresh`, the list's sets built at q^ (first in the list), and iw->work_place follow.
+ * own cap taken over their union, in this order (ranked_set.rank, then increasing max_s psi_s
+ * at q^ within each): a separating set built at q^; the sets that carried a normal impulse in
+ * a solve of the step (WORK_PUSHED); those violated at q^; those of the last iterate's list
+ * (WORK_LISTED); the rest. Up to the first that does not fit (the builder skips it and goes
+ * on; here every set after it is left out too). A set left out stays in the working set and
+ * is ranked again at the next q^; `*left_out` is the deepest violation among them, which the
+ * iterate's violation takes in (relinearize), so the kept estimate is chosen by the whole
+ * working set's violation. `*fresh`, the list's sets built at q^ (first in the list), and
+ * iw->work_place follow.
  *
  * Why. Each build at a predicted pose within eps of a fast pair's touch gives 15-20 local sets
  * (docs/performance.md "Two fast hulls under PEG"), and the working set keeps every iterate's:
  * hulls25's meeting sub-step merged 57 sets / 537 contacts into one LCP of 1 700 unknowns,
  * past the bound of one build, and ended on the bounded fallback. Carrying the working set's
  * sets only while the pair had room, oldest first (branch s21-hullstep), let an iterate's
- * list lack a set violated at its q^ while holding satisfied ones: the fast-hull scan's PEG
- * 50 m/s seed 15 at h = 5e-4 then ran a sub-step whose iterates read 2.3e-5 m of violation
- * in the working set against 2.27e-5 m in the list. Ranked by gap, a set left out has a gap
- * at q^ no smaller than any kept set of its pair, so the list's violation (set_violation) is
- * the working set's there, and a fixed point of the list (every kept set satisfied at its end
- * pose) satisfies every set of the working set: a needed set is never dropped silently. The
- * ST96 §4 argument of working_set_merge holds for the working set, which still only grows;
- * the list's family can change more often than the working set, and the iteration is then
- * bounded by its iteration cap, the kept estimate (the least violation within the energy
- * bound, read over the whole working set by the ranking) and post-stabilisation (stage_project.c).
+ * list lack a set violated at its q^ while holding satisfied ones (the fast-hull scan's PEG
+ * 50 m/s seed 15 at h = 5e-4). Ranked by gap alone (branch s22-pairbound) the list's violation
+ * was the working set's at q^, but the family changed from iterate to iterate where more sets
+ * are violated at q^ than the cap holds: a 2 cm box sliding on an 8 cm box at 2 m/s (the
+ * sphere scan's PEG box <- box 50 m/s seed 4, step 1) had 87 sets in the working set, 41-83
+ * of them violated at each q^ (one face contact read through many feature pairs), and the
+ * 32 deepest left out the 2-4 sets that had carried the load in the last solve, so each
+ * answer let the box sink where the next list had no set: 20 iterates at a residual of ~3
+ * m/s, the step ending 7.7e-7 m deep (main: converged at 9 iterates, 4e-15 m). A set that
+ * carried an impulse is in the active family of ST96's fixed point; kept for the rest of the
+ * step it makes the list's family grow as the working set does, and the same step converges
+ * at 9 iterates, 1.8e-15 m deep. The last list's sets before the other satisfied ones: a set
+ * leaves the list only for a more needed one (ranked without that class, check_peg_pair_bound's
+ * hulls at 25 m/s kept an iterate answered on M + eps I at their meeting, lcp_fallback 1).
  */
 static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
 {
@@ -1022,7 +1029,7 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
 #define SMOOTH_DEPTH_TIE 1e-9 /* m: a smooth pair's depth within it reads as touching */
 #define RELIN_NEAR 1e-6
 /* m: a kept estimate deeper than this is beyond post-stabilisation's reach (stage_project.c
- * PROJECT_MAX); relinearize_step, "The last estimate away from its fixed point" */
+ * PROJECT_MAX; relinearize_step's end) */
 #define RELIN_RETRY_DEPTH 1e-6
 /* The step length after a cycle (relinearize_step, "A cycle"): RELIN_CYCLE_STEP of the cycle's
  * longest, at least pp_relinearize_damping's shortest. */
@@ -1538,16 +1545,21 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
         }
         /* above the bound and less violating than the kept estimate: judged as a fixed point
          * above it is (the segment point at the bound, the kept estimate, its impulses
-         * extended: the first as feasible), near its fixed point or not ("The last estimate
-         * away from its fixed point"); only near it may it be kept above the bound */
+         * extended: the first as feasible), near its fixed point or not; only near it may it
+         * be kept above the bound. Away from it, where none of those is as feasible, the kept
+         * estimate is applied, and where it ends deeper than post-stabilisation reaches the
+         * sub-step is redone shorter (relinearize_over, world.c "A sub-step redone shorter"):
+         * energy and non-penetration did not both hold at this length. Measured (the sphere
+         * scan's PEG hull <- box 25 m/s seed 1, h = 0.01, step 1, a sub-step of 1.46 ms): every
+         * iterate 1-5 % above the bound, the last 6.9e-8 m deep, the kept first solve 4 mm
+         * deep; kept silently, the next sub-step (35 us) pushed out at psi/h, 114 m/s, and the
+         * step ended at 30.9 J from 3.13 J. Redone shorter: no gain, 0 deep. */
         if (!within && violation < best) {
             const int over = iw->stats.relinearize_over;
             st = energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
                                             applied);
             if (st != PP_OK || near_fixed_point || iw->stats.relinearize_over == over) return st;
-            /* not a fixed point: the kept estimate, below; counted (the sub-step redone
-             * shorter, world.c "A sub-step redone shorter") only where that estimate ends
-             * deeper than post-stabilisation reaches (RELIN_RETRY_DEPTH) */
+            /* not a fixed point: the kept estimate, below; counted where it is deep */
             if (!(best > RELIN_RETRY_DEPTH)) iw->stats.relinearize_over = over;
         }
     }
