@@ -10,9 +10,11 @@
  * unknowns (lcp_largest: the island is the pair alone until it falls to the plane); and the
  * pair did meet. (Their overlap and energy are check_peg_fast_hulls' and the fast-hull scan's.)
  * Before the bound held across iterates the working set carried every iterate's sets into
- * one LCP: hulls25's meeting step solved 1 700 unknowns (57 sets, 537 contacts of the pair)
- * and applied the bounded fallback (lcp_fallback 2); hulls50's 1 435 (docs/performance.md
- * "Two fast hulls under PEG").
+ * one LCP: hulls25's meeting step solved 1 700 unknowns summed (57 sets, 537 contacts of the
+ * pair; one solve of 749), hulls50's 1 435 (822), and main 0191c61 fails here at both
+ * meeting steps with lcp_fallback 1 (docs/performance.md "Two fast hulls under PEG"). With
+ * the bound: every LCP at most 414 unknowns, both meeting steps exact (docs/performance.md
+ * "A fast pair's constraints within the bound, the box pairs kept").
  */
 #include "pegplus/peg.h"
 #include "pegplus/pegplus.h"
