@@ -23,9 +23,10 @@
  * slowed to 8.6 m/s and passes. The cases with mu = 0.5 glance off the big hull (deflected,
  * spinning) and are not asked to stop. The cases with h = 5e-4 (|v| h = 1.25 cm) resolve the
  * approach without a split. PEG 50 m/s seed 15 at h = 5e-4 (the fast-hull scan's): a sub-step
- * whose iterates cycle above the energy bound; a bound on a pair's sets in each iterate's list
- * (branch s22-pairbound, not merged) made it end a step 4.5e-11 m^3 inside (docs/performance.md
- * "A fast pair's constraints within the bound across the iterates").
+ * whose iterates cycle above the energy bound, its last estimate less violating than the kept
+ * one (relinearize.c relinearize_step's end; docs/performance.md "A fast pair's constraints
+ * within the bound across the iterates"): with the pair bound and without that rule it ended
+ * a step 4.5e-11 m^3 inside.
  */
 #include "pegplus/geometry.h"
 #include "pegplus/overlap.h"

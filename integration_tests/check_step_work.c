@@ -20,14 +20,26 @@
  * cap); the world advances, stays finite, and the next steps are PP_OK too; and the hulls
  * do not end up in each other or in the ground (overlap volumes, pp_overlap_volume).
  * The work bound is met with constraint screening off (loop 0: the whole LCPs, as when this
- * test was written). With screening (loop 1, the default: contact/src/peg_screen.c) the
- * iterates solve only their sets that can be active (measured: at most 308 of ~1 160
- * unknowns, 1 246 pivots over the 20 iterates), the bound is not reached, and the same
- * physics is asserted: exact answers, bounded pivots, the hulls advance without overlap.
+ * test was written) and on (loop 1, the default: contact/src/peg_screen.c). Before the
+ * per-pair bound across the iterates (relinearize.c pair_bound) the screened iterates solved
+ * only their sets that could be active (at most 308 of ~1 160 unknowns, 1 246 pivots over the
+ * 20 iterates) and the work bound was not reached; with it each iterate's list holds the two
+ * hulls' sets to one build's cap (at most 416 unknowns), the iterates are cut by the work
+ * bound as in loop 0 (measured: 11 iterates, 1 345 pivots), and the same physics is asserted.
+ *
+ * Screening's own path through a step's iterates (test_step_work_screened): an island of
+ * several pairs, none over the per-pair bound, whose LCPs of 257 unknowns or more are
+ * screened: check_peg_screen_scenes' wall of 2 x 3 bricks hit at 2 m/s by a 0.3 m box, under
+ * PEG, clock-free. Measured: the impact step (step 2) runs 6 iterates, 989 unknowns screened
+ * out over its solves, the largest LCP solved 310, 583 pivots. Asserted at every step
+ * through the impact: PP_OK, exact answers, the whole step pivoting less than one solve of
+ * its largest LCP may, no overlap beyond 1e-9 m; and a step whose iterates ran screened.
  */
 #include "pegplus/pegplus.h"
 #include "it_common.h"
+#include "it_heap_state.h"
 #include "it_hulls_1178.h"
+#include "scenes.h"
 
 #include "../contact/src/peg_lcp_internal.h" /* pp_peg_screening (exported by libpegplus) */
 
@@ -36,6 +48,7 @@
 #include <string.h>
 
 static const double H = 0.02, G = 9.81;
+#define H_WALL 0.01 /* the wall hit's step (test_step_work_screened) */
 /* the largest overlap the hulls may end a step with: the one the pegplus models leave at a
  * landing of a fast hull (this one lands on the ground at 4.8 m/s in the first step) */
 #define OVERLAP_MAX 1e-6 /* m^3 */
@@ -68,15 +81,11 @@ START_TEST(test_step_work_bounded)
     ck_assert_int_eq(t->lcp_status, 0);
     ck_assert_int_eq(t->lcp_fallback, 0);
     ck_assert_msg(t->lcp_residual <= 1e-9, "residual %.3g", t->lcp_residual);
-    /* without screening: the re-linearisation stopped by its work bound, an earlier estimate
-     * kept */
-    if (_i == 0) {
-        ck_assert_int_eq(t->relinearize_cut, 1);
-        ck_assert_int_ge(t->relinearize_refused, 1);
-        ck_assert_int_lt(t->relinearizations, pp_config_default().relinearize_iterations);
-    } else {
-        ck_assert_int_gt(t->lcp_screened, 0);
-    }
+    /* with screening or without: the re-linearisation stopped by its work bound, an earlier
+     * estimate kept (screening's own case: test_step_work_screened) */
+    ck_assert_int_eq(t->relinearize_cut, 1);
+    ck_assert_int_ge(t->relinearize_refused, 1);
+    ck_assert_int_lt(t->relinearizations, pp_config_default().relinearize_iterations);
     /* the whole step pivots less than pp_lcp_solve lets one solve of its largest LCP
      * (pegplus/lcp.h: 2 (50 n + 100)); before the bound, 20 iterates ran and then the last
      * one's Lemke path alone took that many */
@@ -111,6 +120,43 @@ START_TEST(test_step_work_bounded)
 }
 END_TEST
 
+/* The wall hit (check_peg_screen_scenes) through its impact: every step exact and bounded,
+ * and the iterates of a step screened. */
+#define WALL_STEPS 6
+#define WALL_OVERLAP 1e-9 /* m, as check_peg_screen_scenes */
+
+START_TEST(test_step_work_screened)
+{
+    pp_set_log_hook(pp_log_discard, NULL);
+    pp_scene s;
+    pp_scene_brick_wall(&s, 2, 3);
+    const double l[3] = {0.3, 0.3, 0.3};
+    dBodyID box = pp_scene_add_box(&s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});
+    dBodySetLinearVel(box, -2.0, 0.0, 0.0);
+    const dReal x0 = dBodyGetPosition(box)[0];
+    pp_world *pw = pp_it_world_clock_free(&s, PP_MODEL_PEG);
+    int screened_iterates = 0;
+    for (int step = 0; step < WALL_STEPS; ++step) {
+        ck_assert_int_eq(pp_world_step(pw, H_WALL), PP_OK);
+        const pp_step_stats *t = pp_world_get_stats(pw);
+        ck_assert_int_eq(t->lcp_status, 0);
+        ck_assert_int_eq(t->lcp_fallback, 0);
+        ck_assert_msg(t->lcp_residual <= 1e-9, "step %d: residual %.3g", step, t->lcp_residual);
+        ck_assert_msg(t->lcp_pivots < 2 * (50 * t->lcp_largest + 100),
+                      "step %d: %d pivots, largest LCP %d", step, t->lcp_pivots, t->lcp_largest);
+        ck_assert_msg(pp_scene_max_penetration(&s) <= WALL_OVERLAP, "step %d: overlap %g m", step,
+                      pp_scene_max_penetration(&s));
+        /* a step whose iterates ran, its island's LCPs (257 unknowns or more) screened */
+        screened_iterates += t->relinearizations > 1 && t->lcp_screened > 0 &&
+                             t->lcp_size + t->lcp_screened >= 257;
+    }
+    ck_assert_int_gt(screened_iterates, 0);
+    ck_assert_double_lt(dBodyGetPosition(box)[0], x0 - 0.5 * 2.0 * H_WALL); /* it moved */
+    pp_it_scene_destroy(&s);
+    pp_set_log_hook(NULL, NULL);
+}
+END_TEST
+
 int main(void)
 {
     dInitODE();
@@ -118,6 +164,7 @@ int main(void)
     TCase *tc = tcase_create("soak 1178");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_step_work_bounded, 0, 2); /* screening off, on */
+    tcase_add_test(tc, test_step_work_screened);
     suite_add_tcase(s, tc);
     int rc = pp_it_run(s);
     dCloseODE();

@@ -172,24 +172,40 @@ static void keep_friction_axes(pp_contact *c, int count, const pp_contact *known
     }
 }
 
+/* A working set's marks (iw->work_mark; pair_bound): it carried a normal impulse in a solve of
+ * this step; it was in the list of the last iterate solved. */
+#define WORK_PUSHED 1
+#define WORK_LISTED 2
+
+/* Did the last solve, whose list holds `set`, give it a normal impulse? */
+static int set_pushed(const pp_island_work *iw, const pp_peg_set *set)
+{
+    for (int i = set->first; i < set->first + set->count; ++i)
+        if (iw->normal_impulse[i] > 0.0) return 1;
+    return 0;
+}
+
 /* The working set starts with the constraints the step's first solve used (at q^l), each
  * contact with its friction axis there ("A contact's friction pyramid"). */
-static pp_status working_set_start(pp_world *world, pp_island_work *iw, int model)
+static pp_status working_set_start(pp_world *world, pp_island_work *iw, int model, int solved)
 {
     const pp_step_scratch *s = &world->scratch;
     const pp_constraint_list *l = &iw->list;
     iw->work.set_count = iw->work.contact_count = 0;
     iw->work_model = model;
-    for (int j = 0; j < l->set_count; ++j) {
+    pp_status st = pp_grow((void **)&iw->work_mark, &iw->work_mark_capacity,
+                           l->set_count + 1, sizeof *iw->work_mark);
+    for (int j = 0; j < l->set_count && st == PP_OK; ++j) {
         const pp_peg_set *set = &l->sets[j];
         if (!carryable(s, set, &l->contacts[set->first])) continue;
-        pp_status st = pp_constraint_list_append(&iw->work, set, &l->contacts[set->first],
-                                                 &l->restitution[3 * set->first]);
+        st = pp_constraint_list_append(&iw->work, set, &l->contacts[set->first],
+                                       &l->restitution[3 * set->first]);
         if (st != PP_OK) return st;
         const pp_peg_set *w = &iw->work.sets[iw->work.set_count - 1];
         mark_friction_axes(&iw->work.contacts[w->first], w->count);
+        iw->work_mark[iw->work.set_count - 1] = solved && set_pushed(iw, set) ? WORK_PUSHED : 0;
     }
-    return PP_OK;
+    return st;
 }
 
 /* A U set (the standard model's) whose gap here reads deeper than its pair reads the pair's
@@ -341,6 +357,10 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
                                        &l->restitution[3 * set->first]);
     }
     if (st != PP_OK || o->set_count != l->set_count) return st; /* a set twice: as built */
+    next = o->set_count; /* the working set's places follow the sets not carried */
+    for (int w = 0; w < iw->work.set_count; ++w) next -= iw->work_place[w] >= 0;
+    for (int w = 0; w < iw->work.set_count; ++w)
+        if (iw->work_place[w] >= 0) iw->work_place[w] = next++;
     pp_constraint_list t = *l;
     *l = *o;
     *o = t;
@@ -367,12 +387,150 @@ static pp_status list_in_work_order(pp_world *world, pp_island_work *iw, int fre
  * valid over the step's motion (its proximity eps_ij includes how far the shapes can move in
  * the step), so keeping it does not block the pair.
  */
-static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
-                                   pp_set_index *fresh_index, pp_set_index *work_index)
+/* A set of the island's list as the pair bound ranks it (pair_bound). */
+typedef struct ranked_set {
+    int a, b;     /* its pair's shapes, the lower index first */
+    int rank;     /* 0: a separating set built at this q^ (kept, as the builder keeps it);
+                     1: pushing in a solve of the step; 2: violated at q^; 3: in the last
+                     iterate's list; 4: the others (pair_bound) */
+    double gap;   /* max_s psi_s at q^ */
+    int set;      /* its place in the list */
+} ranked_set;
+
+static int ranked_order(const void *x, const void *y)
 {
+    const ranked_set *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+    if (p->gap != q->gap) return p->gap < q->gap ? -1 : 1;
+    return p->set < q->set ? -1 : p->set > q->set;
+}
+
+/*
+ * The bound per pair across the iterates (pegplus/peg.h, "The bound per pair"). A PEG pair's
+ * sets in the list at q^ (those built there and those of the working set carried there) are
+ * held to PP_PEG_PAIR_MAX_SETS sets and PP_PEG_PAIR_MAX_CONTACTS contacts by the builder's
+ * own cap taken over their union, in this order (ranked_set.rank, then increasing max_s psi_s
+ * at q^ within each): a separating set built at q^; the sets that carried a normal impulse in
+ * a solve of the step (WORK_PUSHED); those violated at q^; those of the last iterate's list
+ * (WORK_LISTED); the rest. Up to the first that does not fit (the builder skips it and goes
+ * on; here every set after it is left out too). A set left out stays in the working set and
+ * is ranked again at the next q^; `*left_out` is the deepest violation among them, which the
+ * iterate's violation takes in (relinearize), so the kept estimate is chosen by the whole
+ * working set's violation. `*fresh`, the list's sets built at q^ (first in the list), and
+ * iw->work_place follow.
+ *
+ * Why. Each build at a predicted pose within eps of a fast pair's touch gives 15-20 local sets
+ * (docs/performance.md "Two fast hulls under PEG"), and the working set keeps every iterate's:
+ * hulls25's meeting sub-step merged 57 sets / 537 contacts into one LCP of 1 700 unknowns,
+ * past the bound of one build, and ended on the bounded fallback. Carrying the working set's
+ * sets only while the pair had room, oldest first (branch s21-hullstep), let an iterate's
+ * list lack a set violated at its q^ while holding satisfied ones (the fast-hull scan's PEG
+ * 50 m/s seed 15 at h = 5e-4). Ranked by gap alone (branch s22-pairbound) the list's violation
+ * was the working set's at q^, but the family changed from iterate to iterate where more sets
+ * are violated at q^ than the cap holds: a 2 cm box sliding on an 8 cm box at 2 m/s (the
+ * sphere scan's PEG box <- box 50 m/s seed 4, step 1) had 87 sets in the working set, 41-83
+ * of them violated at each q^ (one face contact read through many feature pairs), and the
+ * 32 deepest left out the 2-4 sets that had carried the load in the last solve, so each
+ * answer let the box sink where the next list had no set: 20 iterates at a residual of ~3
+ * m/s, the step ending 7.7e-7 m deep (main: converged at 9 iterates, 4e-15 m). A set that
+ * carried an impulse is in the active family of ST96's fixed point; kept for the rest of the
+ * step it makes the list's family grow as the working set does, and the same step converges
+ * at 9 iterates, 1.8e-15 m deep. The last list's sets before the other satisfied ones: a set
+ * leaves the list only for a more needed one (ranked without that class, check_peg_pair_bound's
+ * hulls at 25 m/s kept an iterate answered on M + eps I at their meeting, lcp_fallback 1).
+ */
+static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
+{
+    pp_constraint_list *l = &iw->list;
+    *left_out = 0.0;
+    if (iw->work_model != PP_MODEL_PEG ||
+        (l->set_count <= PP_PEG_PAIR_MAX_SETS && l->contact_count <= PP_PEG_PAIR_MAX_CONTACTS))
+        return PP_OK; /* no pair can be over */
+    const int n = l->set_count;
+    ranked_set *r = malloc((size_t)n * sizeof *r);
+    int *place = malloc((size_t)n * sizeof *place);
+    if (!r || !place) {
+        free(r);
+        free(place);
+        return PP_ERR_NO_MEMORY;
+    }
+    for (int j = 0; j < n; ++j) place[j] = 0; /* here: the set's work_mark */
+    for (int w = 0; w < iw->work.set_count; ++w)
+        if (iw->work_place[w] >= 0) place[iw->work_place[w]] = iw->work_mark[w];
+    for (int j = 0; j < n; ++j) {
+        const pp_contact *c = &l->contacts[l->sets[j].first];
+        double gap = c[0].psi;
+        for (int i = 1; i < l->sets[j].count; ++i)
+            if (c[i].psi > gap) gap = c[i].psi;
+        const int rank = j < *fresh && l->sets[j].origin == PP_PEG_SEPARATING ? 0
+                         : place[j] & WORK_PUSHED                         ? 1
+                         : gap < 0.0                                      ? 2
+                         : place[j] & WORK_LISTED                         ? 3
+                                                                          : 4;
+        r[j] = (ranked_set){c[0].shape_a < c[0].shape_b ? c[0].shape_a : c[0].shape_b,
+                            c[0].shape_a < c[0].shape_b ? c[0].shape_b : c[0].shape_a, rank,
+                            gap, j};
+        place[j] = 1;
+    }
+    qsort(r, (size_t)n, sizeof *r, ranked_order);
+    int dropped = 0;
+    for (int g = 0; g < n;) {
+        int e = g, sets = 0, contacts = 0, full = 0;
+        while (e < n && r[e].a == r[g].a && r[e].b == r[g].b) ++e;
+        for (int k = g; k < e; ++k) {
+            const int count = l->sets[r[k].set].count;
+            full |= r[k].rank != 0 &&
+                    (sets >= PP_PEG_PAIR_MAX_SETS || contacts + count > PP_PEG_PAIR_MAX_CONTACTS);
+            if (!full) {
+                sets++;
+                contacts += count;
+            } else {
+                place[r[k].set] = 0;
+                dropped++;
+                if (-r[k].gap > *left_out) *left_out = -r[k].gap;
+            }
+        }
+        g = e;
+    }
+    free(r);
+    pp_status st = PP_OK;
+    if (dropped > 0) { /* the kept sets in their order; place[j]: j's new place, or -1 */
+        pp_constraint_list *o = &iw->ordered;
+        o->set_count = o->contact_count = 0;
+        int kept_fresh = 0;
+        for (int j = 0; j < n && st == PP_OK; ++j) {
+            if (!place[j]) {
+                place[j] = -1;
+                continue;
+            }
+            place[j] = o->set_count;
+            kept_fresh += j < *fresh;
+            st = pp_constraint_list_append(o, &l->sets[j], &l->contacts[l->sets[j].first],
+                                           &l->restitution[3 * l->sets[j].first]);
+        }
+        if (st == PP_OK) {
+            for (int w = 0; w < iw->work.set_count; ++w)
+                if (iw->work_place[w] >= 0) iw->work_place[w] = place[iw->work_place[w]];
+            *fresh = kept_fresh;
+            pp_constraint_list t = *l;
+            *l = *o;
+            *o = t;
+        }
+    }
+    free(place);
+    return st;
+}
+
+static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int model,
+                                   pp_set_index *fresh_index, pp_set_index *work_index,
+                                   double *left_out)
+{
+    *left_out = 0.0;
     const pp_step_scratch *s = &world->scratch;
     pp_constraint_list *l = &iw->list;
-    if (model != iw->work_model) return working_set_start(world, iw, model); /* fell back */
+    if (model != iw->work_model) return working_set_start(world, iw, model, 0); /* fell back */
     int fresh = l->set_count, known = iw->work.set_count;
     pp_status st = index_build(fresh_index, l);
     if (st == PP_OK) st = index_build(work_index, &iw->work);
@@ -381,6 +539,9 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
     if (st == PP_OK)
         st = pp_grow((void **)&iw->work_place, &iw->work_place_capacity, known + fresh + 1,
                      sizeof *iw->work_place);
+    if (st == PP_OK)
+        st = pp_grow((void **)&iw->work_mark, &iw->work_mark_capacity, known + fresh + 1,
+                     sizeof *iw->work_mark);
     for (int w = 0; w < known && st == PP_OK; ++w) {
         const pp_peg_set *ws = &iw->work.sets[w];
         iw->work_place[w] = index_find(fresh_index, l, &iw->work.contacts[ws->first], ws->count);
@@ -405,7 +566,9 @@ static pp_status working_set_merge(pp_world *world, pp_island_work *iw, int mode
         const pp_peg_set *joined = &iw->work.sets[iw->work.set_count - 1];
         mark_friction_axes(&iw->work.contacts[joined->first], joined->count);
         iw->work_place[iw->work.set_count - 1] = j;
+        iw->work_mark[iw->work.set_count - 1] = 0; /* new at q^ */
     }
+    if (st == PP_OK) st = pair_bound(iw, &fresh, left_out);
     for (int w = 0; w < iw->work.set_count && st == PP_OK; ++w)
         if (iw->work_place[w] >= 0) prime_at_largest_gap(l, iw->work_place[w]);
     if (st == PP_OK) st = list_in_work_order(world, iw, fresh);
@@ -791,8 +954,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
     if (st == PP_OK)
         st = pp_build_constraints(world, iw, iw->pairs, iw->pair_count, (pp_model)*model,
                                   &iw->list, NULL);
-    if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b);
-    if (st == PP_OK) *violation = set_violation(&iw->list);
+    double left_out = 0.0; /* the deepest set pair_bound left out of the list */
+    if (st == PP_OK) st = working_set_merge(world, iw, *model, index_a, index_b, &left_out);
+    if (st == PP_OK) *violation = fmax(set_violation(&iw->list), left_out);
     if (st == PP_OK) pp_island_shift_gaps(world, iw, h, iw->nu_hat);
     *solved = 0;
     if (st == PP_OK && iw->list.contact_count == 0) { /* nothing near q^: the free motion */
@@ -835,6 +999,14 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
              * in pp_step_stats.lcp_dropped, not in the status, residual and fallback */
             if (work->cut || work->approximate) st = st == PP_ERR_SOLVER ? PP_OK : st;
             *solved = st == PP_OK && !work->cut && !work->approximate;
+            if (*solved && *model == iw->work_model) /* the marks pair_bound reads */
+                for (int w = 0; w < iw->work.set_count; ++w) {
+                    const int j = iw->work_place[w];
+                    iw->work_mark[w] &= WORK_PUSHED;
+                    if (j >= 0)
+                        iw->work_mark[w] |= WORK_LISTED |
+                                            (set_pushed(iw, &iw->list.sets[j]) ? WORK_PUSHED : 0);
+                }
         }
     }
     pp_island_pose_predicted(world, iw, h, 1);
@@ -856,6 +1028,9 @@ static pp_status relinearize(pp_world *world, pp_island_work *iw, double h, int 
 #define RELIN_CONVERGED 1e-11
 #define SMOOTH_DEPTH_TIE 1e-9 /* m: a smooth pair's depth within it reads as touching */
 #define RELIN_NEAR 1e-6
+/* m: a kept estimate deeper than this is beyond post-stabilisation's reach (stage_project.c
+ * PROJECT_MAX; relinearize_step's end) */
+#define RELIN_RETRY_DEPTH 1e-6
 /* The step length after a cycle (relinearize_step, "A cycle"): RELIN_CYCLE_STEP of the cycle's
  * longest, at least pp_relinearize_damping's shortest. */
 #define RELIN_CYCLE_STEP 0.75
@@ -1254,6 +1429,8 @@ static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, 
     return 0;
 }
 
+
+
 /* The iteration after the first solve, whose answer is in iw->velocity and *applied; on
  * return *applied holds the answers of the velocity kept: an iterate's, or those an estimate
  * combines (pp_answer_combine over its damped steps since the last full one). */
@@ -1263,7 +1440,8 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
     int nb = iw->body_count;
     size_t bytes = 6 * (size_t)nb * sizeof(double);
     pp_set_index *index_a = &iw->set_index[0], *index_b = &iw->set_index[1];
-    pp_status st = working_set_start(world, iw, *model);
+    /* the first solve's list, unless a PEG island at rest had its sets built again (reduced) */
+    pp_status st = working_set_start(world, iw, *model, !(*model == PP_MODEL_PEG && iw->reduced));
     if (st != PP_OK) return st;
     double first = kinetic_energy(world, iw, iw->velocity);
     double free_motion = kinetic_energy(world, iw, NULL); /* nu* is still in the bodies */
@@ -1365,10 +1543,25 @@ static pp_status relinearize_step(pp_world *world, pp_island_work *iw, double h,
             *applied = iw->answer;
             return PP_OK;
         }
-        /* above the bound, near its fixed point: judged as a fixed point above it is */
-        if (!within && near_fixed_point && violation < best)
-            return energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
-                                              applied);
+        /* above the bound and less violating than the kept estimate: judged as a fixed point
+         * above it is (the segment point at the bound, the kept estimate, its impulses
+         * extended: the first as feasible), near its fixed point or not; only near it may it
+         * be kept above the bound. Away from it, where none of those is as feasible, the kept
+         * estimate is applied, and where it ends deeper than post-stabilisation reaches the
+         * sub-step is redone shorter (relinearize_over, world.c "A sub-step redone shorter"):
+         * energy and non-penetration did not both hold at this length. Measured (the sphere
+         * scan's PEG hull <- box 25 m/s seed 1, h = 0.01, step 1, a sub-step of 1.46 ms): every
+         * iterate 1-5 % above the bound, the last 6.9e-8 m deep, the kept first solve 4 mm
+         * deep; kept silently, the next sub-step (35 us) pushed out at psi/h, 114 m/s, and the
+         * step ended at 30.9 J from 3.13 J. Redone shorter: no gain, 0 deep. */
+        if (!within && violation < best) {
+            const int over = iw->stats.relinearize_over;
+            st = energy_bounded_fixed_point(world, iw, h, ceiling, bound, best, violation, kept,
+                                            applied);
+            if (st != PP_OK || near_fixed_point || iw->stats.relinearize_over == over) return st;
+            /* not a fixed point: the kept estimate, below; counted where it is deep */
+            if (!(best > RELIN_RETRY_DEPTH)) iw->stats.relinearize_over = over;
+        }
     }
     memcpy(iw->velocity, iw->nu_kept, bytes);
     *applied = kept;

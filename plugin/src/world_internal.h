@@ -152,6 +152,9 @@ typedef struct pp_island_work {
     pp_constraint_list ordered;    /* list rewritten in the working set's order (relinearize.c) */
     int one_order;                 /* 1: this step's iterates' lists in that order */
     int *work_place;               /* per working set: its index in list, or -1 */
+    unsigned char *work_mark;      /* per working set: WORK_PUSHED, WORK_LISTED (relinearize.c
+                                      pair_bound) */
+    int work_mark_capacity;
     pp_pair *own_pairs;            /* pairs, copied here when a predicted pose adds pairs */
     int own_pair_capacity;
     int work_place_capacity;
