@@ -44,11 +44,8 @@ START_TEST(test_wall_hit)
 {
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene s;
-    pp_scene_brick_wall(&s, ROWS, ROW);
     /* a 0.3 m box sliding at 2 m/s along -x into the middle brick of the lower row */
-    const double l[3] = {0.3, 0.3, 0.3};
-    dBodyID box = pp_scene_add_box(&s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});
-    dBodySetLinearVel(box, -2.0, 0.0, 0.0);
+    pp_scene_wall_hit(&s, ROWS, ROW);
     const dReal x_hit = dBodyGetPosition(s.bodies[ROW / 2])[0];
     pp_world *pw = pp_it_world_clock_free(&s, PP_MODEL_PEG);
     double deepest = 0.0, e0 = energy(&s), gain = 0.0;

@@ -129,10 +129,7 @@ START_TEST(test_step_work_screened)
 {
     pp_set_log_hook(pp_log_discard, NULL);
     pp_scene s;
-    pp_scene_brick_wall(&s, 2, 3);
-    const double l[3] = {0.3, 0.3, 0.3};
-    dBodyID box = pp_scene_add_box(&s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});
-    dBodySetLinearVel(box, -2.0, 0.0, 0.0);
+    dBodyID box = pp_scene_wall_hit(&s, 2, 3);
     const dReal x0 = dBodyGetPosition(box)[0];
     pp_world *pw = pp_it_world_clock_free(&s, PP_MODEL_PEG);
     int screened_iterates = 0;

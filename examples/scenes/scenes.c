@@ -334,6 +334,15 @@ void pp_scene_brick_wall(pp_scene *s, int rows, int wide)
     add_brick_wall(s, rows, wide);
 }
 
+dBodyID pp_scene_wall_hit(pp_scene *s, int rows, int wide)
+{
+    pp_scene_brick_wall(s, rows, wide);
+    const double l[3] = {0.3, 0.3, 0.3};
+    dBodyID box = pp_scene_add_box(s, l, 2.0, (const double[3]){0.5 + 0.15 + 0.05, 0.0, 0.15});
+    dBodySetLinearVel(box, -2.0, 0.0, 0.0);
+    return box;
+}
+
 void pp_scene_crash(pp_scene *s, double h)
 {
     scene_begin(s, "crash", 1, -9.81);

@@ -126,6 +126,11 @@ void pp_scene_islands(pp_scene *scene, int stacks, double gap, unsigned seed);
  * rows exactly touching each other and the plane, bricks of a row 1 mm apart. */
 void pp_scene_brick_wall(pp_scene *scene, int rows, int wide);
 
+/* pp_scene_brick_wall with a box hitting it: a 0.3 m cube (2 kg) whose near face is 5 cm from
+ * the wall's far face (x = 0.5 m) at the height of the lower row's middle, sliding at 2 m/s
+ * along -x into that row's middle brick. Returns the box. */
+dBodyID pp_scene_wall_hit(pp_scene *scene, int rows, int wide);
+
 /* ODE's demo_crash without the car: a wall of 75 bricks (0.5 x 0.6 x 0.3 m along x, y, z,
  * 1 kg) 15 wide along y and 5 high, its near face at x = 0, rows exactly touching each other
  * and the plane, bricks of a row 1 mm apart; a cannon ball (sphere of radius 0.5 m, 10 kg) is
