@@ -1429,8 +1429,6 @@ static int orbit_closes(const pp_island_work *iw, const relin_orbit *o, int it, 
     return 0;
 }
 
-
-
 /* The iteration after the first solve, whose answer is in iw->velocity and *applied; on
  * return *applied holds the answers of the velocity kept: an iterate's, or those an estimate
  * combines (pp_answer_combine over its damped steps since the last full one). */
