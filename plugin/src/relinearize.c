@@ -449,13 +449,12 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
         (l->set_count <= PP_PEG_PAIR_MAX_SETS && l->contact_count <= PP_PEG_PAIR_MAX_CONTACTS))
         return PP_OK; /* no pair can be over */
     const int n = l->set_count;
-    ranked_set *r = malloc((size_t)n * sizeof *r);
-    int *place = malloc((size_t)n * sizeof *place);
-    if (!r || !place) {
-        free(r);
-        free(place);
-        return PP_ERR_NO_MEMORY;
-    }
+    pp_status st = pp_grow(&iw->bound_rank, &iw->bound_rank_capacity, n, sizeof(ranked_set));
+    if (st == PP_OK) st = pp_grow((void **)&iw->bound_place, &iw->bound_place_capacity, n,
+                                  sizeof *iw->bound_place);
+    if (st != PP_OK) return st;
+    ranked_set *r = iw->bound_rank;
+    int *place = iw->bound_place;
     for (int j = 0; j < n; ++j) place[j] = 0; /* here: the set's work_mark */
     for (int w = 0; w < iw->work.set_count; ++w)
         if (iw->work_place[w] >= 0) place[iw->work_place[w]] = iw->work_mark[w];
@@ -494,8 +493,6 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
         }
         g = e;
     }
-    free(r);
-    pp_status st = PP_OK;
     if (dropped > 0) { /* the kept sets in their order; place[j]: j's new place, or -1 */
         pp_constraint_list *o = &iw->ordered;
         o->set_count = o->contact_count = 0;
@@ -519,7 +516,6 @@ static pp_status pair_bound(pp_island_work *iw, int *fresh, double *left_out)
             *o = t;
         }
     }
-    free(place);
     return st;
 }
 

@@ -72,6 +72,8 @@ void pp_island_work_free(pp_island_work *iw)
     pp_constraint_list_free(&iw->ordered);
     free(iw->work_place);
     free(iw->work_mark);
+    free(iw->bound_rank);
+    free(iw->bound_place);
     free(iw->own_pairs);
     for (int i = 0; i < 2; ++i) {
         free(iw->set_index[i].slot);

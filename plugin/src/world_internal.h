@@ -155,6 +155,9 @@ typedef struct pp_island_work {
     unsigned char *work_mark;      /* per working set: WORK_PUSHED, WORK_LISTED (relinearize.c
                                       pair_bound) */
     int work_mark_capacity;
+    void *bound_rank;              /* pair_bound's ranking of the list's sets (relinearize.c) */
+    int *bound_place;              /* and each set's mark, then its new place in the list */
+    int bound_rank_capacity, bound_place_capacity;
     pp_pair *own_pairs;            /* pairs, copied here when a predicted pose adds pairs */
     int own_pair_capacity;
     int work_place_capacity;
